@@ -1,0 +1,46 @@
+# One target per habit. `make help` lists them.
+PY ?= python
+
+.PHONY: help dev build test test-rust test-py lint fmt typecheck stubtest bench bench-rust ci
+
+help:  ## list targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
+
+dev:  ## build the extension in release mode into the active virtualenv (editable)
+	maturin develop --release -E test
+
+build:  ## build the abi3 wheel into dist/
+	maturin build --release -o dist
+
+test: test-rust test-py  ## all tests
+
+test-rust:  ## Rust kernel unit tests
+	cargo test --quiet
+
+test-py:  ## Python tests (parity, properties, CLI)
+	$(PY) -m pytest -q
+
+lint:  ## cargo fmt --check, clippy -D warnings, ruff
+	cargo fmt --check
+	cargo clippy --all-targets -- -D warnings
+	cargo clippy --all-targets --features python -- -D warnings
+	ruff check python tests benches
+	ruff format --check python tests benches
+
+fmt:  ## format Rust and Python
+	cargo fmt
+	ruff format python tests benches
+	ruff check --fix python tests benches
+
+typecheck:  ## mypy --strict on the package, stubtest on the native module
+	mypy
+	$(PY) -m mypy.stubtest toxeval._core --allowlist .ci/stubtest-allowlist.txt
+
+bench:  ## Python benchmarks against scikit-learn/SciPy/torchmetrics (see benches/README.md)
+	$(PY) benches/bench_metrics.py
+
+bench-rust:  ## criterion benches of the Rust kernels
+	cargo bench --bench kernels
+
+ci:  ## what CI runs
+	bash .ci/run

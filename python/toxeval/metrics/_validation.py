@@ -1,0 +1,226 @@
+"""Input validation with scikit-learn's rules and messages, fast on large arrays.
+
+scikit-learn validates with ``type_of_target`` (a full ``np.unique`` over y_true)
+and ``check_array``; at 1M x 15 that alone costs more than toxeval's kernels. The
+functions here return the same answers and raise the same errors, but decide the
+common numeric cases (bool/int/float arrays) in a few linear passes and fall back
+to the general rule only for exotic inputs (objects, strings).
+
+Warning and error classes: toxeval defines its own, so that scikit-learn is not a
+runtime dependency. When scikit-learn *is* imported in the process, warnings and
+parameter errors are raised as a class that subclasses both toxeval's and
+scikit-learn's, so ``warnings.filterwarnings(..., category=sklearn's class)`` and
+``pytest.warns(sklearn's class)`` keep working after swapping the import.
+"""
+
+from __future__ import annotations
+
+import sys
+import warnings
+from collections.abc import Sequence
+from functools import cache
+from typing import Any, Literal
+
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = [
+    "InvalidParameterError",
+    "UndefinedMetricWarning",
+    "assert_all_finite",
+    "check_consistent_length",
+    "to_array",
+    "type_of_target",
+    "warn_undefined",
+]
+
+
+class InvalidParameterError(ValueError, TypeError):
+    """A parameter has an invalid type or value (scikit-learn's class of the same name)."""
+
+
+class UndefinedMetricWarning(UserWarning):
+    """A metric is undefined for the input (scikit-learn's class of the same name)."""
+
+
+@cache
+def _bridged(ours: type, module: str, name: str) -> type:
+    sk = getattr(sys.modules.get(module), name, None)
+    if sk is None or issubclass(ours, sk):
+        return ours
+    return type(name, (ours, sk), {"__module__": ours.__module__, "__doc__": ours.__doc__})
+
+
+def _category(ours: type, module: str, name: str) -> type:
+    # Only bridge when scikit-learn is already imported: importing it here would
+    # cost over a second per process.
+    if module in sys.modules:
+        return _bridged(ours, module, name)
+    return ours
+
+
+def warn_undefined(message: str, stacklevel: int = 3) -> None:
+    """Emit ``UndefinedMetricWarning`` (bridged to scikit-learn's class if loaded)."""
+    cat = _category(UndefinedMetricWarning, "sklearn.exceptions", "UndefinedMetricWarning")
+    warnings.warn(message, cat, stacklevel=stacklevel)
+
+
+def invalid_parameter(message: str) -> Exception:
+    """Build ``InvalidParameterError`` (bridged to scikit-learn's class if loaded)."""
+    cat = _category(InvalidParameterError, "sklearn.utils._param_validation", "InvalidParameterError")
+    return cat(message)  # type: ignore[no-any-return]
+
+
+def to_array(x: Any) -> NDArray[Any]:
+    """``np.asarray`` as ``check_array(dtype=None)`` would: ragged input becomes object."""
+    if isinstance(x, np.ndarray):
+        return x
+    if hasattr(x, "toarray") and hasattr(x, "tocsr"):
+        raise invalid_parameter("sparse input is not supported here")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", np.exceptions.VisibleDeprecationWarning)
+            return np.asarray(x)
+    except (ValueError, np.exceptions.VisibleDeprecationWarning):
+        return np.asarray(x, dtype=object)
+
+
+def _num_samples(x: Any) -> int:
+    if hasattr(x, "shape") and x.shape is not None:
+        if len(x.shape) == 0:
+            raise TypeError(
+                f"Input should have at least 1 dimension i.e. satisfy `len(x.shape) > 0`, got scalar `{x!r}` instead."
+            )
+        return int(x.shape[0])
+    if not hasattr(x, "__len__"):
+        raise TypeError(f"Expected sequence or array-like, got {type(x)}")
+    return len(x)
+
+
+def check_consistent_length(*arrays: Any) -> None:
+    """scikit-learn's ``check_consistent_length`` (None entries are skipped)."""
+    lengths = [_num_samples(x) for x in arrays if x is not None]
+    if len(set(lengths)) > 1:
+        raise ValueError(
+            "Found input variables with inconsistent numbers of samples: "
+            f"{[int(n) for n in lengths]!r}"
+        )
+
+
+def assert_all_finite(x: NDArray[Any], *, input_name: str = "", allow_nan: bool = False) -> None:
+    """scikit-learn's ``_assert_all_finite`` messages for float arrays."""
+    if x.dtype.kind not in "fc" or x.size == 0:
+        return
+    # One pass for the common case: the sum of a finite array is finite (or overflows
+    # to inf, in which case we look closer).
+    with np.errstate(over="ignore", invalid="ignore"):
+        s = np.sum(x)
+    if np.isfinite(s):
+        return
+    has_nan = bool(np.isnan(x).any())
+    has_inf = bool(np.isinf(x).any())
+    if has_nan and not allow_nan:
+        kind = "NaN"
+    elif has_inf:
+        kind = "infinity or a value too large for " + repr(x.dtype)
+    else:
+        return
+    padded = f"{input_name} " if input_name else ""
+    raise ValueError(f"Input {padded}contains {kind}.")
+
+
+TargetType = Literal[
+    "binary",
+    "multiclass",
+    "multilabel-indicator",
+    "continuous",
+    "multiclass-multioutput",
+    "continuous-multioutput",
+    "unknown",
+]
+
+
+def _distinct_upto3(y: NDArray[Any]) -> NDArray[Any]:
+    """Up to three distinct values of a numeric array (all of them if there are <= 2)."""
+    if y.size == 0:
+        return y.ravel()
+    if y.dtype == np.bool_:
+        has_true = bool(y.any())
+        has_false = not bool(y.all())
+        return np.array([v for v, present in ((False, has_false), (True, has_true)) if present])
+    flat = y.ravel()
+    lo = flat.min()
+    hi = flat.max()
+    if lo == hi and not (y.dtype.kind == "f" and np.isnan(lo)):
+        return np.array([lo], dtype=y.dtype)
+    if y.dtype.kind == "f" and (np.isnan(lo) or np.isnan(hi)):
+        # NaN present: fall back to the exact rule.
+        return np.unique(flat)[:3]
+    others = (flat != lo) & (flat != hi)
+    if not others.any():
+        return np.array([lo, hi], dtype=y.dtype)
+    return np.array([lo, flat[np.argmax(others)], hi], dtype=y.dtype)
+
+
+def _is_integral_float(labels: NDArray[Any]) -> bool:
+    return bool(labels.dtype.kind == "f" and np.all(labels.astype(np.int64) == labels))
+
+
+def type_of_target(y: Any, input_name: str = "") -> TargetType:
+    """scikit-learn's ``type_of_target`` (dense inputs), in linear time for numeric arrays."""
+    valid = (isinstance(y, Sequence) or hasattr(y, "__array__")) and not isinstance(y, str)
+    if not valid:
+        raise ValueError(f"Expected array-like (array or non-string sequence), got {y!r}")
+    arr = to_array(y)
+    numeric = arr.dtype.kind in "biuf"
+
+    try:
+        first = arr[0]
+        if isinstance(first, bytes):
+            raise TypeError(
+                "Support for labels represented as bytes is not supported. Convert "
+                "the labels to a string or integer format."
+            )
+        if (
+            not hasattr(first, "__array__")
+            and isinstance(first, Sequence)
+            and not isinstance(first, str)
+        ):
+            raise ValueError(
+                "You appear to be using a legacy multi-label data"
+                " representation. Sequence of sequences are no"
+                " longer supported; use a binary array or sparse"
+                " matrix instead - the MultiLabelBinarizer"
+                " transformer can convert to this format."
+            )
+    except IndexError:
+        pass
+
+    if arr.ndim == 2 and arr.shape[1] > 1 and numeric:
+        labels = _distinct_upto3(arr)
+        if labels.shape[0] < 3 and (arr.dtype.kind in "biu" or _is_integral_float(labels)):
+            return "multilabel-indicator"
+    elif arr.ndim == 2 and arr.shape[1] > 1 and arr.size:
+        labels = np.unique(arr)
+        if labels.shape[0] < 3 and _is_integral_float(labels):
+            return "multilabel-indicator"
+
+    if arr.ndim not in (1, 2):
+        return "unknown"
+    if not min(arr.shape):
+        return "binary" if arr.ndim == 1 else "unknown"
+    if arr.dtype == object and not isinstance(arr.flat[0], str):
+        return "unknown"
+
+    suffix = "-multioutput" if arr.ndim == 2 and arr.shape[1] > 1 else ""
+    if arr.dtype.kind == "f":
+        with np.errstate(invalid="ignore"):
+            integral = arr.astype(np.int64)
+        if np.any(arr != integral.astype(arr.dtype)):
+            assert_all_finite(arr, input_name=input_name)
+            return "continuous" + suffix  # type: ignore[return-value]
+
+    n_unique = _distinct_upto3(arr).shape[0] if numeric else np.unique(arr).shape[0]
+    if n_unique > 2 or (arr.ndim == 2 and len(arr[0]) > 1):
+        return "multiclass" + suffix  # type: ignore[return-value]
+    return "binary"

@@ -1,0 +1,1 @@
+//! Per-label binary metrics (average precision, ROC AUC, curves).

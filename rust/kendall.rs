@@ -1,0 +1,1 @@
+//! Kendall's tau with SciPy's semantics.

@@ -1,0 +1,1 @@
+//! Per-row label-ranking metrics (ranking loss, LRAP, coverage, DCG/NDCG).

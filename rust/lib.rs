@@ -1,0 +1,22 @@
+//! toxeval's native core.
+//!
+//! Pure-Rust kernels for multi-label ranking metrics with scikit-learn's exact
+//! semantics (tie rules, undefined cases) and SciPy's Kendall tau. Nothing in the
+//! kernel modules knows about Python: they take `ndarray` views of any layout
+//! (C order, Fortran order, strided) and return `Result<_, MetricError>`.
+//! The PyO3 binding lives in `binding/` and is compiled only with the `python`
+//! feature, so `cargo test` exercises the kernels without libpython.
+
+pub mod binary_curve;
+pub mod error;
+pub mod kendall;
+pub mod label_ranking;
+pub mod parallel;
+pub mod score;
+pub mod sort;
+
+#[cfg(feature = "python")]
+mod binding;
+
+pub use error::MetricError;
+pub use score::Score;

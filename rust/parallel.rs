@@ -1,0 +1,158 @@
+//! The one place that decides how many threads a call uses, and the two
+//! parallel primitives every kernel is written with.
+//!
+//! Results never depend on the thread count: work is split into units whose
+//! boundaries are fixed by the input alone (one label, or one block of
+//! `ROW_BLOCK` rows), each unit is computed sequentially, and the per-unit results
+//! come back *in unit order* for the caller to reduce sequentially.
+//! Small inputs stay on the calling thread: starting or waking a pool costs more
+//! than scoring a few thousand values.
+
+use std::collections::HashMap;
+use std::ops::Range;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use rayon::prelude::*;
+
+use crate::error::{MetricError, Result};
+
+/// Rows per unit of work for per-row metrics. Fixed, so that reductions over
+/// blocks happen in the same order whatever the thread count.
+pub const ROW_BLOCK: usize = 8192;
+
+/// Below this many scalar elements a call runs on the calling thread.
+pub const PARALLEL_MIN_ELEMENTS: usize = 65_536;
+
+/// Environment variable that caps the thread count (like `OMP_NUM_THREADS`).
+pub const THREADS_ENV: &str = "TOXEVAL_NUM_THREADS";
+
+/// Resolve a joblib-style `n_jobs` into a thread count >= 1.
+///
+/// `None` means all available cores; positive values are taken as given;
+/// negative values count back from the number of cores (-1 = all, -2 = all but one).
+/// `0` is an error. The result is capped by `TOXEVAL_NUM_THREADS` when set.
+pub fn resolve_threads(n_jobs: Option<i64>) -> Result<usize> {
+    let cores = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
+    let requested = match n_jobs {
+        None => cores,
+        Some(0) => {
+            return Err(MetricError::value(
+                "n_jobs == 0 has no meaning; use None (all cores), a positive count, or -1",
+            ))
+        }
+        Some(n) if n > 0 => usize::try_from(n).unwrap_or(usize::MAX),
+        Some(n) => {
+            let back = usize::try_from(n.unsigned_abs()).unwrap_or(usize::MAX);
+            cores.saturating_add(1).saturating_sub(back).max(1)
+        }
+    };
+    let cap = std::env::var(THREADS_ENV)
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|&c| c > 0);
+    Ok(match cap {
+        Some(c) => requested.min(c),
+        None => requested,
+    }
+    .max(1))
+}
+
+fn pool(threads: usize) -> Result<Arc<rayon::ThreadPool>> {
+    static POOLS: OnceLock<Mutex<HashMap<usize, Arc<rayon::ThreadPool>>>> = OnceLock::new();
+    let pools = POOLS.get_or_init(|| Mutex::new(HashMap::new()));
+    // A poisoned lock only means another thread panicked while inserting; the map is
+    // still usable.
+    let mut guard = pools.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(p) = guard.get(&threads) {
+        return Ok(Arc::clone(p));
+    }
+    let p = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .thread_name(|i| format!("toxeval-{i}"))
+        .build()
+        .map_err(|e| MetricError::Threads(e.to_string()))?;
+    let p = Arc::new(p);
+    guard.insert(threads, Arc::clone(&p));
+    Ok(p)
+}
+
+/// How a call may run: resolved thread count plus the size that decides whether
+/// parallelism pays off.
+#[derive(Debug, Clone, Copy)]
+pub struct Parallelism {
+    pub threads: usize,
+}
+
+impl Parallelism {
+    pub fn sequential() -> Self {
+        Parallelism { threads: 1 }
+    }
+
+    pub fn new(n_jobs: Option<i64>) -> Result<Self> {
+        Ok(Parallelism {
+            threads: resolve_threads(n_jobs)?,
+        })
+    }
+
+    /// Whether a call over `elements` scalars should use the pool.
+    pub fn is_parallel_for(&self, elements: usize) -> bool {
+        self.threads > 1 && elements >= PARALLEL_MIN_ELEMENTS
+    }
+
+    /// `(0..n).map(f)`, in parallel when worthwhile; results in index order.
+    pub fn map<R, F>(&self, n: usize, elements: usize, f: F) -> Result<Vec<R>>
+    where
+        R: Send,
+        F: Fn(usize) -> R + Sync + Send,
+    {
+        if !self.is_parallel_for(elements) || n <= 1 {
+            return Ok((0..n).map(f).collect());
+        }
+        let p = pool(self.threads)?;
+        Ok(p.install(|| (0..n).into_par_iter().map(&f).collect()))
+    }
+
+    /// Apply `f` to consecutive blocks of `ROW_BLOCK` rows out of `n_rows`;
+    /// results in block order. `row_width` is the number of scalars per row.
+    pub fn map_row_blocks<R, F>(&self, n_rows: usize, row_width: usize, f: F) -> Result<Vec<R>>
+    where
+        R: Send,
+        F: Fn(Range<usize>) -> R + Sync + Send,
+    {
+        let n_blocks = n_rows.div_ceil(ROW_BLOCK);
+        self.map(n_blocks, n_rows.saturating_mul(row_width), |b| {
+            let start = b * ROW_BLOCK;
+            f(start..(start + ROW_BLOCK).min(n_rows))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resolve() {
+        assert!(resolve_threads(Some(0)).is_err());
+        assert_eq!(resolve_threads(Some(1)).unwrap(), 1);
+        assert!(resolve_threads(None).unwrap() >= 1);
+        assert!(resolve_threads(Some(-1)).unwrap() >= 1);
+        assert_eq!(resolve_threads(Some(-1000)).unwrap(), 1);
+    }
+
+    #[test]
+    fn blocks_cover_rows_in_order() {
+        for threads in [1, 2, 3] {
+            let par = Parallelism { threads };
+            let n = ROW_BLOCK * 3 + 17;
+            let blocks = par.map_row_blocks(n, 100, |r| r).unwrap();
+            assert_eq!(blocks.first().unwrap().start, 0);
+            assert_eq!(blocks.last().unwrap().end, n);
+            for w in blocks.windows(2) {
+                assert_eq!(w[0].end, w[1].start);
+            }
+        }
+    }
+}

@@ -1,0 +1,150 @@
+//! Score types and their order keys.
+//!
+//! Every ranking metric only needs to *order* scores and decide which scores are
+//! *equal*. Each supported score type maps to a `u64` key such that
+//! `a < b  <=>  key(a) < key(b)` and `a == b  <=>  key(a) == key(b)` for all
+//! non-NaN values. In particular `-0.0` and `0.0` get the same key (IEEE equality,
+//! as NumPy's `diff`/`unique` see them), unlike `f64::total_cmp`. Keys are computed
+//! in the input's own precision: float32 scores are never widened in a way that could
+//! split or merge ties.
+
+/// A score type the kernels accept.
+pub trait Score: Copy + Send + Sync + 'static {
+    /// Order-preserving, tie-preserving key (see module docs). NaN must be rejected
+    /// before keys are taken; its key is unspecified.
+    fn key(self) -> u64;
+    /// False for NaN and +-inf (integers are always finite).
+    fn is_finite(self) -> bool;
+    /// True for NaN only.
+    fn is_nan(self) -> bool;
+    /// The value as f64, for metrics that need magnitudes (never for ordering).
+    fn to_f64(self) -> f64;
+}
+
+impl Score for f64 {
+    #[inline]
+    fn key(self) -> u64 {
+        // +0.0 for both zeros, then flip so that unsigned order matches float order.
+        let x = if self == 0.0 { 0.0f64 } else { self };
+        let bits = x.to_bits();
+        if bits >> 63 == 1 {
+            !bits
+        } else {
+            bits | (1u64 << 63)
+        }
+    }
+    #[inline]
+    fn is_finite(self) -> bool {
+        f64::is_finite(self)
+    }
+    #[inline]
+    fn is_nan(self) -> bool {
+        f64::is_nan(self)
+    }
+    #[inline]
+    fn to_f64(self) -> f64 {
+        self
+    }
+}
+
+impl Score for f32 {
+    #[inline]
+    fn key(self) -> u64 {
+        let x = if self == 0.0 { 0.0f32 } else { self };
+        let bits = x.to_bits();
+        let k = if bits >> 31 == 1 {
+            !bits
+        } else {
+            bits | (1u32 << 31)
+        };
+        u64::from(k)
+    }
+    #[inline]
+    fn is_finite(self) -> bool {
+        f32::is_finite(self)
+    }
+    #[inline]
+    fn is_nan(self) -> bool {
+        f32::is_nan(self)
+    }
+    #[inline]
+    fn to_f64(self) -> f64 {
+        f64::from(self)
+    }
+}
+
+impl Score for i64 {
+    #[inline]
+    fn key(self) -> u64 {
+        (self as u64) ^ (1u64 << 63)
+    }
+    #[inline]
+    fn is_finite(self) -> bool {
+        true
+    }
+    #[inline]
+    fn is_nan(self) -> bool {
+        false
+    }
+    #[inline]
+    fn to_f64(self) -> f64 {
+        self as f64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn f64_keys_order_and_tie() {
+        let xs = [
+            -f64::INFINITY,
+            -1e300,
+            -1.0,
+            -1e-300,
+            -0.0,
+            0.0,
+            1e-300,
+            1.0,
+            2.0,
+            f64::INFINITY,
+        ];
+        for w in xs.windows(2) {
+            if w[0] == w[1] {
+                assert_eq!(w[0].key(), w[1].key());
+            } else {
+                assert!(w[0].key() < w[1].key(), "{} {}", w[0], w[1]);
+            }
+        }
+        assert_eq!((-0.0f64).key(), 0.0f64.key());
+    }
+
+    #[test]
+    fn f32_keys_order_and_tie() {
+        let xs = [
+            -f32::INFINITY,
+            -1.0f32,
+            -0.0,
+            0.0,
+            f32::MIN_POSITIVE,
+            0.5,
+            f32::MAX,
+        ];
+        for w in xs.windows(2) {
+            if w[0] == w[1] {
+                assert_eq!(w[0].key(), w[1].key());
+            } else {
+                assert!(w[0].key() < w[1].key());
+            }
+        }
+    }
+
+    #[test]
+    fn i64_keys_order() {
+        let xs = [i64::MIN, -1, 0, 1, (1i64 << 53), (1i64 << 53) + 1, i64::MAX];
+        for w in xs.windows(2) {
+            assert!(w[0].key() < w[1].key());
+        }
+    }
+}

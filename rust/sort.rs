@@ -1,0 +1,1 @@
+//! Sorting helpers shared by the kernels.
