@@ -1,0 +1,303 @@
+"""Taxonomies and label mappings, loaded from TOML data files.
+
+A taxonomy is an ordered list of categories; its order fixes the column order of
+every (N x K) label and score matrix toxeval builds. toxeval ships ``toxeval-15``
+(its own 15-category taxonomy; the paper's list is not public) and
+``openai-moderation-8``; any TOML file of the same format works (K >= 2).
+
+Format::
+
+    name = "toxeval-15"
+    version = "1.0"
+    description = "..."
+
+    [[category]]
+    id = "hate"                 # [a-z0-9_]+, unique
+    name = "Hate"
+    description = "Attacks on people for a protected attribute ..."
+    aliases = ["hateful", "hate speech"]
+
+A mapping translates another scheme's codes to a taxonomy's ids::
+
+    name = "llama-guard-3"
+    source = "Llama Guard 3 hazard codes"
+    target = "toxeval-15"
+
+    [map]
+    S1 = ["violence", "crime"]  # one code may map to several ids, or to []
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import unicodedata
+from collections.abc import Mapping as AbcMapping
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+__all__ = [
+    "Category",
+    "LabelMapping",
+    "Taxonomy",
+    "TaxonomyError",
+    "list_mappings",
+    "list_taxonomies",
+    "load_mapping",
+    "load_taxonomy",
+    "normalize_label",
+]
+
+DEFAULT_TAXONOMY = "toxeval-15"
+_ID_RE = re.compile(r"^[a-z0-9_]+$")
+
+
+class TaxonomyError(ValueError):
+    """A taxonomy or mapping file is missing, malformed, or refers to unknown ids."""
+
+
+def normalize_label(text: str) -> str:
+    """Canonical form for matching names and aliases.
+
+    Case-, accent-, punctuation- and plural-insensitive: ``"Self-Harm"``,
+    ``"self harm"`` and ``"self_harms"`` all become ``"self harm"``.
+    """
+    t = unicodedata.normalize("NFKD", text)
+    t = "".join(c for c in t if not unicodedata.combining(c)).lower()
+    t = re.sub(r"[^a-z0-9]+", " ", t).strip()
+    words = [_singular(w) for w in t.split()]
+    return " ".join(words)
+
+
+def _singular(word: str) -> str:
+    if len(word) <= 3 or word.endswith("ss") or word.endswith("us") or word.endswith("is"):
+        return word
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    if word.endswith(("ches", "shes", "xes", "ses", "zes")):
+        return word[:-2]
+    if word.endswith("s"):
+        return word[:-1]
+    return word
+
+
+@dataclass(frozen=True)
+class Category:
+    """One category of a taxonomy."""
+
+    id: str
+    name: str
+    description: str = ""
+    aliases: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Taxonomy:
+    """An ordered set of categories; ``ids[k]`` is column ``k`` of every matrix."""
+
+    name: str
+    version: str
+    categories: tuple[Category, ...]
+    description: str = ""
+    source: str = ""
+    _lookup: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if len(self.categories) < 2:
+            raise TaxonomyError(
+                f"taxonomy {self.name!r} has {len(self.categories)} categories; at least 2 are needed"
+            )
+        seen: dict[str, str] = {}
+        for cat in self.categories:
+            if not _ID_RE.match(cat.id):
+                raise TaxonomyError(
+                    f"taxonomy {self.name!r}: category id {cat.id!r} must match [a-z0-9_]+"
+                )
+            if cat.id in seen:
+                raise TaxonomyError(f"taxonomy {self.name!r}: duplicate category id {cat.id!r}")
+            seen[cat.id] = cat.id
+        lookup: dict[str, str] = {}
+        # ids first, then names, then aliases: an id always resolves to itself.
+        for pass_ in ("id", "name", "aliases"):
+            for cat in self.categories:
+                keys = cat.aliases if pass_ == "aliases" else (getattr(cat, pass_),)
+                for key in keys:
+                    norm = normalize_label(key)
+                    if not norm:
+                        continue
+                    other = lookup.get(norm)
+                    if other is not None and other != cat.id:
+                        if pass_ == "id":
+                            raise TaxonomyError(
+                                f"taxonomy {self.name!r}: {key!r} is ambiguous between "
+                                f"{other!r} and {cat.id!r}"
+                            )
+                        continue  # an earlier, stronger match wins
+                    lookup[norm] = cat.id
+        object.__setattr__(self, "_lookup", lookup)
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        return tuple(c.id for c in self.categories)
+
+    @property
+    def k(self) -> int:
+        return len(self.categories)
+
+    def __len__(self) -> int:
+        return len(self.categories)
+
+    def index(self, category_id: str) -> int:
+        """Column of ``category_id``; ``KeyError`` with the known ids otherwise."""
+        try:
+            return self.ids.index(category_id)
+        except ValueError:
+            raise KeyError(
+                f"unknown category {category_id!r} for taxonomy {self.name!r}; "
+                f"known: {', '.join(self.ids)}"
+            ) from None
+
+    def resolve(self, label: str) -> str | None:
+        """The category id that ``label`` names (id, name or alias), or None."""
+        return self._lookup.get(normalize_label(label))
+
+    def category(self, category_id: str) -> Category:
+        return self.categories[self.index(category_id)]
+
+
+@dataclass(frozen=True)
+class LabelMapping:
+    """Codes of another scheme (e.g. Llama Guard ``S1``) mapped to taxonomy ids."""
+
+    name: str
+    source: str
+    target: str
+    table: AbcMapping[str, tuple[str, ...]]
+
+    def map(self, code: str) -> tuple[str, ...] | None:
+        """Ids for ``code`` (case-insensitive), or None if the code is unknown."""
+        hit = self.table.get(code)
+        if hit is None:
+            hit = self._upper.get(code.strip().upper())
+        return hit
+
+    @property
+    def _upper(self) -> dict[str, tuple[str, ...]]:
+        return {k.upper(): v for k, v in self.table.items()}
+
+
+def _data_dir(kind: str) -> Any:
+    return resources.files("toxeval") / "data" / kind
+
+
+def list_taxonomies() -> list[str]:
+    """Names of the taxonomies shipped with toxeval."""
+    return sorted(
+        p.name.removesuffix(".toml")
+        for p in _data_dir("taxonomies").iterdir()
+        if p.name.endswith(".toml")
+    )
+
+
+def list_mappings() -> list[str]:
+    """Names of the label mappings shipped with toxeval."""
+    return sorted(
+        p.name.removesuffix(".toml")
+        for p in _data_dir("mappings").iterdir()
+        if p.name.endswith(".toml")
+    )
+
+
+def _read_toml(name_or_path: str | Path, kind: str) -> tuple[dict[str, Any], str]:
+    p = Path(name_or_path)
+    if p.suffix == ".toml" or p.exists():
+        if not p.is_file():
+            raise TaxonomyError(f"{kind} file not found: {p}")
+        text = p.read_text(encoding="utf-8")
+        origin = str(p)
+    else:
+        res = _data_dir("taxonomies" if kind == "taxonomy" else "mappings") / f"{name_or_path}.toml"
+        if not res.is_file():
+            known = list_taxonomies() if kind == "taxonomy" else list_mappings()
+            raise TaxonomyError(
+                f"unknown {kind} {str(name_or_path)!r}; built-in: {', '.join(known)} "
+                f"(or pass a path to a .toml file)"
+            )
+        text = res.read_text(encoding="utf-8")
+        origin = f"built-in:{name_or_path}"
+    try:
+        return tomllib.loads(text), origin
+    except tomllib.TOMLDecodeError as e:
+        raise TaxonomyError(f"{origin}: not valid TOML: {e}") from None
+
+
+def load_taxonomy(name_or_path: str | Path | Taxonomy = DEFAULT_TAXONOMY) -> Taxonomy:
+    """A built-in taxonomy by name (``toxeval-15``, ``openai-moderation-8``) or a TOML file."""
+    if isinstance(name_or_path, Taxonomy):
+        return name_or_path
+    doc, origin = _read_toml(name_or_path, "taxonomy")
+    cats = doc.get("category")
+    if not isinstance(cats, list) or not cats:
+        raise TaxonomyError(f"{origin}: no [[category]] tables")
+    out = []
+    for i, c in enumerate(cats):
+        if not isinstance(c, dict) or not isinstance(c.get("id"), str):
+            raise TaxonomyError(f"{origin}: category #{i + 1} has no string 'id'")
+        aliases = c.get("aliases", [])
+        if not isinstance(aliases, list) or not all(isinstance(a, str) for a in aliases):
+            raise TaxonomyError(
+                f"{origin}: category {c['id']!r}: 'aliases' must be a list of strings"
+            )
+        out.append(
+            Category(
+                id=c["id"],
+                name=str(c.get("name", c["id"])),
+                description=str(c.get("description", "")),
+                aliases=tuple(aliases),
+            )
+        )
+    return Taxonomy(
+        name=str(doc.get("name", Path(str(name_or_path)).stem)),
+        version=str(doc.get("version", "")),
+        categories=tuple(out),
+        description=str(doc.get("description", "")),
+        source=origin,
+    )
+
+
+def load_mapping(name_or_path: str | Path) -> LabelMapping:
+    """A built-in mapping (``llama-guard-3``, ``openai-moderation``) or a TOML file.
+
+    Every target id is checked against the target taxonomy.
+    """
+    doc, origin = _read_toml(name_or_path, "mapping")
+    table = doc.get("map")
+    target = doc.get("target", DEFAULT_TAXONOMY)
+    if not isinstance(table, dict):
+        raise TaxonomyError(f"{origin}: no [map] table")
+    tax = load_taxonomy(target)
+    clean: dict[str, tuple[str, ...]] = {}
+    for code, ids in table.items():
+        if isinstance(ids, str):
+            ids = [ids]
+        if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
+            raise TaxonomyError(f"{origin}: {code!r} must map to a list of category ids")
+        for i in ids:
+            if i not in tax.ids:
+                raise TaxonomyError(
+                    f"{origin}: {code!r} maps to {i!r}, which is not in taxonomy {tax.name!r}"
+                )
+        clean[str(code)] = tuple(ids)
+    return LabelMapping(
+        name=str(doc.get("name", Path(str(name_or_path)).stem)),
+        source=str(doc.get("source", "")),
+        target=str(target),
+        table=clean,
+    )
