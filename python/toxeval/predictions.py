@@ -1,0 +1,943 @@
+"""Prediction dumps: read, validate and join model predictions to a dataset.
+
+A dump holds, per item, either per-category scores (an object ``{"hate": 0.9, ...}``,
+one column per category id, or a K-vector), a set of labels (``labels: ["hate"]``), or
+the model's raw text (``output`` or ``text``, turned into a vector by
+:func:`toxeval.parsing.parse_outputs`). It is read from JSONL (``.jsonl``, ``.jsonl.gz``,
+``.ndjson``), CSV, Parquet (matched to the dataset by the ``id`` column), or NPY / NPZ
+(matched by row order, or by an ``ids`` array in an NPZ).
+
+Everything on the score path is columnar: pyarrow reads the file (with an explicit schema
+for JSONL, built from the first line), ids are joined with ``pyarrow.compute.index_in``
+and scores move as numpy arrays, so a million rows load without a Python object per row.
+Raw text is the exception: each output is parsed as a string.
+
+Nothing is dropped silently. Ids of the dataset without a prediction (*missing*), ids
+given twice (*duplicate*) and ids not in the dataset (*unknown*) are counted; with
+``on_mismatch="error"`` (the default) any of them raises :class:`PredictionError`, with
+``"drop"`` later duplicates and unknown rows are dropped and missing dataset rows are
+left out of scoring; the counts and the first few ids go into the report either way.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import json
+import math
+import re
+import zipfile
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from toxeval.taxonomy import LabelMapping, Taxonomy, load_mapping
+
+if TYPE_CHECKING:
+    from toxeval.datasets import Dataset
+
+__all__ = [
+    "FORMATS",
+    "MISMATCH_POLICIES",
+    "PARSE_POLICIES",
+    "PredictionError",
+    "Predictions",
+    "detect_format",
+    "predictions_from_array",
+    "read_predictions",
+]
+
+Format = Literal["auto", "jsonl", "csv", "parquet", "npy", "npz"]
+OnMismatch = Literal["error", "drop"]
+ParsePolicy = Literal["zeros", "exclude", "error"]
+Kind = Literal["scores", "labels", "text"]
+FORMATS: tuple[str, ...] = ("auto", "jsonl", "csv", "parquet", "npy", "npz")
+MISMATCH_POLICIES: tuple[str, ...] = ("error", "drop")
+PARSE_POLICIES: tuple[str, ...] = ("zeros", "exclude", "error")
+STATUSES: tuple[str, ...] = ("ok", "partial", "empty", "unparseable")
+
+# How many ids an error message or the report lists before "...".
+SHOW = 5
+_ID_COLUMNS = ("id",)
+_SCORE_COLUMNS = ("scores", "score", "y_score", "probs", "probabilities")
+_LABEL_COLUMNS = ("labels", "label", "categories", "y_pred")
+_TEXT_COLUMNS = ("output", "text", "response", "completion", "generation")
+# Columns that are never category scores (pandas index columns and the like).
+_IGNORED = re.compile(r"^(index|row|__index_level_\d+__|Unnamed: ?\d*|)$")
+
+
+class PredictionError(ValueError):
+    """A prediction dump is unreadable, malformed, or does not match the dataset."""
+
+
+@dataclass(frozen=True)
+class Predictions:
+    """Predictions aligned to a dataset's rows.
+
+    ``scores[i]`` is the score vector of dataset row ``i`` (columns in taxonomy order);
+    rows with ``scored[i] == False`` (no prediction, or excluded by the parse policy) hold
+    zeros and are left out of every figure.
+    """
+
+    scores: np.ndarray  # (N, K) float64
+    scored: np.ndarray  # (N,) bool
+    kind: Kind
+    source: str
+    format: str
+    sha256: str | None
+    n_read: int
+    on_mismatch: str
+    n_missing: int = 0
+    n_duplicate: int = 0
+    n_unknown: int = 0
+    missing_ids: tuple[str, ...] = ()
+    duplicate_ids: tuple[str, ...] = ()
+    unknown_ids: tuple[str, ...] = ()
+    n_out_of_range: int = 0
+    parse_policy: str | None = None
+    parse_counts: dict[str, int] | None = None
+    n_parse_excluded: int = 0
+    graded: bool = True
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def n_scored(self) -> int:
+        return int(self.scored.sum())
+
+    def summary(self) -> dict[str, Any]:
+        """JSON-ready description (everything but the score matrix)."""
+        return {
+            "source": self.source,
+            "format": self.format,
+            "kind": self.kind,
+            "sha256": self.sha256,
+            "rows_read": self.n_read,
+            "on_mismatch": self.on_mismatch,
+            "missing": {"count": self.n_missing, "first_ids": list(self.missing_ids)},
+            "duplicate": {"count": self.n_duplicate, "first_ids": list(self.duplicate_ids)},
+            "unknown": {"count": self.n_unknown, "first_ids": list(self.unknown_ids)},
+            "scores_outside_0_1": self.n_out_of_range,
+            "parse_policy": self.parse_policy,
+            "parse_status_counts": self.parse_counts,
+            "parse_excluded": self.n_parse_excluded,
+        }
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _ids_text(ids: Sequence[str], total: int | None = None) -> str:
+    shown = ", ".join(repr(i) for i in ids[:SHOW])
+    n = len(ids) if total is None else total
+    return shown + (", ..." if n > SHOW else "")
+
+
+def file_sha256(path: str | Path) -> str:
+    """SHA-256 of a file's bytes, read in 1 MiB blocks."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def detect_format(path: str | Path) -> str:
+    """The dump format implied by the file name (``.jsonl.gz`` -> ``jsonl``)."""
+    name = Path(path).name.lower()
+    for suffix in (".gz", ".bz2", ".zst", ".lz4"):
+        name = name.removesuffix(suffix)
+    if name.endswith((".jsonl", ".ndjson", ".json")):
+        return "jsonl"
+    for fmt in ("csv", "parquet", "npy", "npz"):
+        if name.endswith("." + fmt):
+            return fmt
+    if name.endswith(".pq"):
+        return "parquet"
+    if name.endswith(".tsv"):
+        return "csv"
+    raise PredictionError(
+        f"{path}: cannot tell the format from the file name; "
+        f"pass --format ({', '.join(FORMATS[1:])})"
+    )
+
+
+def _resolve_name(name: str, taxonomy: Taxonomy) -> str | None:
+    if name in taxonomy.ids:
+        return name
+    return taxonomy.resolve(name)
+
+
+def _open_text(path: Path) -> io.TextIOBase:
+    if path.name.lower().endswith(".gz"):
+        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8")
+    return open(path, encoding="utf-8")
+
+
+# --------------------------------------------------------------------------- readers
+
+
+def _first_json_line(path: Path) -> dict[str, Any]:
+    """The first non-blank line as a JSON object (errors carry the line number)."""
+    with _open_text(path) as f:
+        for lineno, line in enumerate(f, start=1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise PredictionError(f"{path}: line {lineno}: not valid JSON ({e.msg})") from None
+            if not isinstance(obj, dict):
+                raise PredictionError(
+                    f"{path}: line {lineno}: expected a JSON object, got {type(obj).__name__}"
+                )
+            return obj
+    raise PredictionError(f"{path}: empty file (no predictions)")
+
+
+def _scan_jsonl(path: Path, pyarrow_msg: str) -> PredictionError:
+    """Find the first bad line after pyarrow rejected the file (error path only)."""
+    kinds: dict[str, tuple[str, int]] = {}
+    with _open_text(path) as f:
+        for lineno, line in enumerate(f, start=1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as e:
+                return PredictionError(f"{path}: line {lineno}: not valid JSON ({e.msg})")
+            if not isinstance(obj, dict):
+                return PredictionError(
+                    f"{path}: line {lineno}: expected a JSON object, got {type(obj).__name__}"
+                )
+            for key, value in obj.items():
+                kind = _json_kind(value)
+                if kind == "null":
+                    continue
+                seen = kinds.get(key)
+                if seen is None:
+                    kinds[key] = (kind, lineno)
+                elif seen[0] != kind and {seen[0], kind} != {"int", "float"}:
+                    return PredictionError(
+                        f"{path}: line {lineno}: field {key!r} is a {kind}, but a "
+                        f"{seen[0]} on line {seen[1]}"
+                    )
+    msg = pyarrow_msg.removeprefix("JSON parse error: ")
+    return PredictionError(f"{path}: cannot read as JSON Lines: {msg}")
+
+
+def _json_kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "int"
+    if isinstance(value, float):
+        return "float"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "list"
+    return "object"
+
+
+def _json_schema(first: dict[str, Any]) -> pa.Schema:
+    """Explicit types for the fields the first line shows; others are inferred."""
+    fields = []
+    for key, value in first.items():
+        if key in _ID_COLUMNS:
+            fields.append((key, pa.int64() if _json_kind(value) == "int" else pa.string()))
+        elif isinstance(value, dict) and key in _SCORE_COLUMNS:
+            fields.append((key, pa.struct([(str(k), pa.float64()) for k in value])))
+        elif isinstance(value, list) and key in _SCORE_COLUMNS:
+            fields.append((key, pa.list_(pa.float64())))
+        elif isinstance(value, list) and key in _LABEL_COLUMNS:
+            fields.append((key, pa.list_(pa.string())))
+        elif isinstance(value, str) and (key in _TEXT_COLUMNS or key in _LABEL_COLUMNS):
+            fields.append((key, pa.string()))
+        elif _json_kind(value) in ("int", "float"):
+            fields.append((key, pa.float64()))
+    return pa.schema(fields)
+
+
+def _read_jsonl(path: Path) -> pa.Table:
+    import pyarrow.json as pj
+
+    first = _first_json_line(path)
+    opts = pj.ParseOptions(explicit_schema=_json_schema(first), unexpected_field_behavior="infer")
+    try:
+        return pj.read_json(path, parse_options=opts)
+    except (pa.ArrowInvalid, pa.ArrowTypeError) as e:
+        raise _scan_jsonl(path, str(e)) from None
+
+
+def _read_csv(path: Path) -> pa.Table:
+    import pyarrow.csv as pcsv
+
+    if path.stat().st_size == 0:
+        raise PredictionError(f"{path}: empty file (no predictions)")
+    delimiter = "\t" if path.name.lower().removesuffix(".gz").endswith(".tsv") else ","
+    try:
+        return pcsv.read_csv(
+            path,
+            parse_options=pcsv.ParseOptions(delimiter=delimiter, newlines_in_values=True),
+            convert_options=pcsv.ConvertOptions(
+                column_types={c: pa.string() for c in _ID_COLUMNS + _LABEL_COLUMNS + _TEXT_COLUMNS}
+            ),
+        )
+    except (pa.ArrowInvalid, pa.ArrowTypeError) as e:
+        raise PredictionError(f"{path}: cannot read as CSV: {e}") from None
+
+
+def _read_parquet(path: Path) -> pa.Table:
+    import pyarrow.parquet as pq
+
+    if path.stat().st_size == 0:
+        raise PredictionError(f"{path}: empty file (no predictions)")
+    try:
+        return pq.read_table(path)
+    except (pa.ArrowInvalid, OSError) as e:
+        raise PredictionError(f"{path}: cannot read as Parquet: {e}") from None
+
+
+def _read_numpy(path: Path, fmt: str) -> tuple[np.ndarray, np.ndarray | None]:
+    """Scores (and, from an NPZ, optional ids) from an .npy / .npz file."""
+    if path.stat().st_size == 0:
+        raise PredictionError(f"{path}: empty file (no predictions)")
+    try:
+        if fmt == "npy":
+            return np.load(path, allow_pickle=False), None
+        with np.load(path, allow_pickle=False) as z:
+            names = list(z.files)
+            key = next((n for n in _SCORE_COLUMNS + _LABEL_COLUMNS if n in names), None)
+            if key is None:
+                non_id = [n for n in names if n not in ("ids", "id")]
+                if len(non_id) != 1:
+                    raise PredictionError(
+                        f"{path}: NPZ holds {names}; name the score array 'scores' "
+                        f"(and optionally the ids 'ids')"
+                    )
+                key = non_id[0]
+            ids_key = "ids" if "ids" in names else ("id" if "id" in names else None)
+            return z[key], (z[ids_key] if ids_key else None)
+    except (ValueError, OSError, zipfile.BadZipFile) as e:
+        raise PredictionError(f"{path}: cannot read as {fmt.upper()}: {e}") from None
+
+
+# --------------------------------------------------------------------------- extraction
+
+
+def _column_values(col: Any, name: str, ids: pa.Array | None, path: str) -> np.ndarray:
+    """A numeric column as float64; a null names the row id."""
+    arr = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+    if not (
+        pa.types.is_integer(arr.type)
+        or pa.types.is_floating(arr.type)
+        or pa.types.is_boolean(arr.type)
+    ):
+        raise PredictionError(f"{path}: score column {name!r} is {arr.type}, not numeric")
+    if arr.null_count:
+        row = int(np.flatnonzero(arr.is_null().to_numpy(zero_copy_only=False))[0])
+        raise PredictionError(f"{path}: row {_row_name(ids, row)}: no score for {name!r}")
+    return np.asarray(arr.cast(pa.float64()).to_numpy(zero_copy_only=False), dtype=np.float64)
+
+
+def _row_name(ids: pa.Array | np.ndarray | None, row: int) -> str:
+    if ids is None:
+        return f"#{row + 1}"
+    value = ids[row]
+    if hasattr(value, "as_py"):
+        value = value.as_py()
+    return f"id {str(value)!r}"
+
+
+def _named_scores(
+    columns: dict[str, Any], taxonomy: Taxonomy, ids: pa.Array | None, path: str, what: str
+) -> np.ndarray:
+    """(M, K) scores from columns named after categories (ids, names or aliases)."""
+    unknown = []
+    by_cat: dict[str, str] = {}
+    for name in columns:
+        cat = _resolve_name(name, taxonomy)
+        if cat is None:
+            unknown.append(name)
+        elif cat in by_cat:
+            raise PredictionError(
+                f"{path}: {what} {by_cat[cat]!r} and {name!r} both name category {cat!r}"
+            )
+        else:
+            by_cat[cat] = name
+    if unknown:
+        raise PredictionError(
+            f"{path}: unknown categories in {what}s: {', '.join(map(repr, unknown))}; "
+            f"taxonomy {taxonomy.name!r} has: {', '.join(taxonomy.ids)}"
+        )
+    absent = [c for c in taxonomy.ids if c not in by_cat]
+    if absent:
+        raise PredictionError(
+            f"{path}: no scores for categories {', '.join(map(repr, absent))} "
+            f"(taxonomy {taxonomy.name!r} has K={taxonomy.k}: {', '.join(taxonomy.ids)})"
+        )
+    m = len(next(iter(columns.values())))
+    out = np.empty((m, taxonomy.k), dtype=np.float64)
+    for k, cat in enumerate(taxonomy.ids):
+        name = by_cat[cat]
+        out[:, k] = _column_values(columns[name], name, ids, path)
+    return out
+
+
+def _struct_scores(col: Any, taxonomy: Taxonomy, ids: pa.Array | None, path: str) -> np.ndarray:
+    arr = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+    if arr.null_count:
+        row = int(np.flatnonzero(arr.is_null().to_numpy(zero_copy_only=False))[0])
+        raise PredictionError(f"{path}: row {_row_name(ids, row)}: scores are missing (null)")
+    fields = {arr.type.field(i).name: arr.field(i) for i in range(arr.type.num_fields)}
+    return _named_scores(fields, taxonomy, ids, path, "score key")
+
+
+def _vector_scores(col: Any, taxonomy: Taxonomy, ids: pa.Array | None, path: str) -> np.ndarray:
+    arr = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+    if arr.null_count:
+        row = int(np.flatnonzero(arr.is_null().to_numpy(zero_copy_only=False))[0])
+        raise PredictionError(f"{path}: row {_row_name(ids, row)}: scores are missing (null)")
+    k = taxonomy.k
+    if pa.types.is_fixed_size_list(arr.type):
+        lengths = np.full(len(arr), arr.type.list_size)
+    else:
+        lengths = pc.list_value_length(arr).to_numpy(zero_copy_only=False)
+    bad = np.flatnonzero(lengths != k)
+    if bad.size:
+        row = int(bad[0])
+        raise PredictionError(
+            f"{path}: row {_row_name(ids, row)}: score vector has length {int(lengths[row])}, "
+            f"expected K={k} for taxonomy {taxonomy.name!r} ({', '.join(taxonomy.ids)})"
+        )
+    values = arr.flatten()
+    if values.null_count:
+        pos = int(np.flatnonzero(values.is_null().to_numpy(zero_copy_only=False))[0])
+        raise PredictionError(
+            f"{path}: row {_row_name(ids, pos // k)}: null score for {taxonomy.ids[pos % k]!r}"
+        )
+    flat = np.asarray(values.cast(pa.float64()).to_numpy(zero_copy_only=False), dtype=np.float64)
+    return flat.reshape(len(arr), k)
+
+
+def _map_scores(col: Any, taxonomy: Taxonomy, ids: pa.Array | None, path: str) -> np.ndarray:
+    """A map<string, number> column (Parquet) as (M, K) scores."""
+    arr = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+    m = len(arr)
+    lengths = pc.list_value_length(arr).fill_null(0).to_numpy(zero_copy_only=False)
+    rows = np.repeat(np.arange(m), lengths)
+    cols, source = _label_columns(arr.keys, taxonomy, None, path, "score key")
+    items = arr.items.cast(pa.float64())
+    if items.null_count:
+        pos = int(np.flatnonzero(items.is_null().to_numpy(zero_copy_only=False))[0])
+        raise PredictionError(f"{path}: row {_row_name(ids, int(rows[pos]))}: a score is null")
+    out = np.zeros((m, taxonomy.k), dtype=np.float64)
+    counts = np.zeros((m, taxonomy.k), dtype=np.int64)
+    out[rows[source], cols] = items.to_numpy(zero_copy_only=False)[source]
+    np.add.at(counts, (rows[source], cols), 1)
+    holes = np.argwhere(counts != 1)
+    if holes.size:
+        r, c = (int(v) for v in holes[0])
+        what = "no score" if counts[r, c] == 0 else "more than one score"
+        raise PredictionError(f"{path}: row {_row_name(ids, r)}: {what} for {taxonomy.ids[c]!r}")
+    return out
+
+
+def _label_columns(
+    values: pa.Array, taxonomy: Taxonomy, mapping: LabelMapping | None, path: str, what: str
+) -> tuple[np.ndarray, np.ndarray]:
+    """Column index per label string (resolving each distinct string once).
+
+    Returns ``(cols, source)``: for a label that maps to several categories (a mapping
+    code), one entry per category, and ``source`` gives the position in ``values``.
+    """
+    values = values.cast(pa.string())
+    if values.null_count:
+        raise PredictionError(f"{path}: a {what} is null")
+    uniq = pc.unique(values)
+    targets: list[tuple[int, ...]] = []
+    unknown = []
+    for name in uniq.to_pylist():  # one Python object per distinct label, not per row
+        cat = _resolve_name(name, taxonomy)
+        if cat is not None:
+            targets.append((taxonomy.index(cat),))
+            continue
+        mapped = mapping.map(name) if mapping is not None else None
+        if mapped is None:
+            unknown.append(name)
+            targets.append(())
+        else:
+            targets.append(tuple(taxonomy.index(c) for c in mapped if c in taxonomy.ids))
+    if unknown:
+        raise PredictionError(
+            f"{path}: unknown categories in {what}s: {', '.join(map(repr, sorted(unknown)))}; "
+            f"taxonomy {taxonomy.name!r} has: {', '.join(taxonomy.ids)}"
+        )
+    codes = pc.index_in(values, value_set=uniq).to_numpy(zero_copy_only=False)
+    if all(len(t) == 1 for t in targets):
+        lut = np.array([t[0] for t in targets], dtype=np.intp)
+        return lut[codes], np.arange(len(values))
+    n_targets = np.array([len(t) for t in targets], dtype=np.intp)
+    flat = np.array([c for t in targets for c in t], dtype=np.intp)
+    starts = np.concatenate([[0], np.cumsum(n_targets)[:-1]]).astype(np.intp)
+    per = n_targets[codes]
+    source = np.repeat(np.arange(len(values)), per)
+    offset = np.arange(per.sum()) - np.repeat(np.cumsum(per) - per, per)
+    return flat[starts[codes][source] + offset], source
+
+
+def _label_scores(
+    col: Any, taxonomy: Taxonomy, mapping: LabelMapping | None, path: str
+) -> np.ndarray:
+    """(M, K) 0/1 scores from a list-of-labels column (or a delimited string in CSV)."""
+    arr = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+    m = len(arr)
+    is_text = pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)
+    if is_text:
+        # CSV: "hate;violence", "hate, violence" or '["hate", "violence"]'
+        stripped = pc.utf8_trim(arr.fill_null(""), characters="[]\"' ")
+        arr = pc.split_pattern_regex(stripped, pattern=r"[\"']?\s*[,;|]\s*[\"']?")
+    elif not (pa.types.is_list(arr.type) or pa.types.is_large_list(arr.type)):
+        raise PredictionError(f"{path}: labels column is {arr.type}, expected a list of ids")
+    lengths = pc.list_value_length(arr).fill_null(0).to_numpy(zero_copy_only=False)
+    flat = arr.flatten()
+    rows = np.repeat(np.arange(m), lengths)
+    if is_text:
+        keep = pc.not_equal(flat, "")
+        flat = flat.filter(keep)
+        rows = rows[keep.to_numpy(zero_copy_only=False)]
+    out = np.zeros((m, taxonomy.k), dtype=np.float64)
+    if len(flat):
+        cols, source = _label_columns(flat, taxonomy, mapping, path, "label")
+        out[rows[source], cols] = 1.0
+    return out
+
+
+def _text_column(table: pa.Table) -> str | None:
+    for name in _TEXT_COLUMNS:
+        if name in table.column_names:
+            return name
+    return None
+
+
+def _extract(
+    table: pa.Table, taxonomy: Taxonomy, mapping: LabelMapping | None, path: str
+) -> tuple[Kind, np.ndarray | None, str | None]:
+    """The form of a table's predictions: (kind, scores or None, text column or None)."""
+    ids = table.column("id").combine_chunks() if "id" in table.column_names else None
+    for name in _SCORE_COLUMNS:
+        if name not in table.column_names:
+            continue
+        typ = table.schema.field(name).type
+        if pa.types.is_struct(typ):
+            return "scores", _struct_scores(table.column(name), taxonomy, ids, path), None
+        if pa.types.is_map(typ):
+            return "scores", _map_scores(table.column(name), taxonomy, ids, path), None
+        if pa.types.is_list(typ) or pa.types.is_large_list(typ) or pa.types.is_fixed_size_list(typ):
+            return "scores", _vector_scores(table.column(name), taxonomy, ids, path), None
+    named = {
+        n: table.column(n)
+        for n in table.column_names
+        if _resolve_name(n, taxonomy) is not None and n not in _ID_COLUMNS
+    }
+    if named:
+        extra = [
+            n
+            for n in table.column_names
+            if n not in named
+            and n not in _ID_COLUMNS + _LABEL_COLUMNS + _TEXT_COLUMNS
+            and not _IGNORED.match(n)
+            and (
+                pa.types.is_floating(table.schema.field(n).type)
+                or pa.types.is_integer(table.schema.field(n).type)
+            )
+        ]
+        cols = {**named, **{n: table.column(n) for n in extra}}
+        return "scores", _named_scores(cols, taxonomy, ids, path, "score column"), None
+    for name in _LABEL_COLUMNS:
+        if name in table.column_names:
+            return "labels", _label_scores(table.column(name), taxonomy, mapping, path), None
+    text = _text_column(table)
+    if text is not None:
+        return "text", None, text
+    raise PredictionError(
+        f"{path}: no predictions found; expected a 'scores' object or vector, one column per "
+        f"category id ({', '.join(taxonomy.ids)}), a 'labels' list, or an 'output'/'text' "
+        f"column (columns present: {', '.join(table.column_names) or 'none'})"
+    )
+
+
+# --------------------------------------------------------------------------- joining
+
+
+@dataclass(frozen=True)
+class _Join:
+    src: np.ndarray  # prediction rows used
+    dst: np.ndarray  # dataset rows they fill
+    n_missing: int
+    missing_ids: tuple[str, ...]
+    n_duplicate: int
+    duplicate_ids: tuple[str, ...]
+    n_unknown: int
+    unknown_ids: tuple[str, ...]
+
+
+def _join(pred_ids: pa.Array, dataset_ids: Sequence[str], path: str) -> _Join:
+    """Match prediction ids to dataset rows (vectorised: ``pc.index_in``)."""
+    if pred_ids.null_count:
+        row = int(np.flatnonzero(pred_ids.is_null().to_numpy(zero_copy_only=False))[0])
+        raise PredictionError(f"{path}: row #{row + 1} has no id")
+    if not (pa.types.is_string(pred_ids.type) or pa.types.is_large_string(pred_ids.type)):
+        pred_ids = pred_ids.cast(pa.string())
+    ds = pa.array(dataset_ids, type=pa.string())
+    pos = pc.index_in(pred_ids, value_set=ds)
+    known = pos.is_valid().to_numpy(zero_copy_only=False)
+    idx = pos.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+    unknown_rows = np.flatnonzero(~known)
+    known_rows = np.flatnonzero(known)
+    first_dst, first_at = np.unique(idx[known_rows], return_index=True)
+    src = known_rows[first_at]
+    order = np.argsort(src, kind="stable")
+    src, dst = src[order], first_dst[order]
+    dup_mask = np.ones(known_rows.size, dtype=bool)
+    dup_mask[first_at] = False
+    dup_rows = known_rows[dup_mask]
+    present = np.zeros(len(dataset_ids), dtype=bool)
+    present[dst] = True
+    missing_rows = np.flatnonzero(~present)
+    dup_ids = tuple(dict.fromkeys(pred_ids.take(pa.array(dup_rows[: SHOW * 4])).to_pylist()))
+    return _Join(
+        src=src,
+        dst=dst,
+        n_missing=int(missing_rows.size),
+        missing_ids=tuple(dataset_ids[int(i)] for i in missing_rows[:SHOW]),
+        n_duplicate=int(dup_rows.size),
+        duplicate_ids=tuple(str(i) for i in dup_ids[:SHOW]),
+        n_unknown=int(unknown_rows.size),
+        unknown_ids=tuple(str(i) for i in pred_ids.take(pa.array(unknown_rows[:SHOW])).to_pylist()),
+    )
+
+
+def _mismatch_error(path: str, j: _Join, n_dataset: int, n_read: int) -> PredictionError:
+    parts = []
+    if j.n_missing:
+        parts.append(
+            f"{j.n_missing} of {n_dataset} dataset ids have no prediction "
+            f"({_ids_text(j.missing_ids, j.n_missing)})"
+        )
+    if j.n_duplicate:
+        parts.append(
+            f"{j.n_duplicate} rows repeat an id already seen ({_ids_text(j.duplicate_ids, j.n_duplicate)})"
+        )
+    if j.n_unknown:
+        parts.append(
+            f"{j.n_unknown} of {n_read} prediction ids are not in the dataset "
+            f"({_ids_text(j.unknown_ids, j.n_unknown)})"
+        )
+    return PredictionError(
+        f"{path}: predictions do not match the dataset: {'; '.join(parts)}. "
+        f"Use --on-mismatch drop (on_mismatch='drop') to score the matching rows only"
+    )
+
+
+# --------------------------------------------------------------------------- entry points
+
+
+def _validate_scores(scores: np.ndarray, ids: Any, taxonomy: Taxonomy, path: str) -> int:
+    """Raise on NaN / inf (naming the row and category); return the count outside [0, 1]."""
+    finite = np.isfinite(scores)
+    if not finite.all():
+        r, c = (int(v) for v in np.argwhere(~finite)[0])
+        value = scores[r, c]
+        what = "NaN" if math.isnan(value) else str(value)
+        raise PredictionError(
+            f"{path}: row {_row_name(ids, r)}: score for {taxonomy.ids[c]!r} is {what}; "
+            f"scores must be finite"
+        )
+    return int(np.count_nonzero((scores < 0.0) | (scores > 1.0)))
+
+
+def _finish(
+    *,
+    dataset: Dataset,
+    kind: Kind,
+    scores_read: np.ndarray | None,
+    texts: pa.Array | None,
+    pred_ids: Any,
+    join: _Join | None,
+    path: str,
+    fmt: str,
+    sha: str | None,
+    n_read: int,
+    on_mismatch: str,
+    parse_policy: str,
+    mapping: LabelMapping | None,
+) -> Predictions:
+    taxonomy = dataset.taxonomy
+    n = len(dataset.ids)
+    if on_mismatch not in MISMATCH_POLICIES:
+        raise ValueError(f"on_mismatch must be one of {MISMATCH_POLICIES}, got {on_mismatch!r}")
+    if parse_policy not in PARSE_POLICIES:
+        raise ValueError(f"parse_policy must be one of {PARSE_POLICIES}, got {parse_policy!r}")
+    if join is None:
+        if n_read != n:
+            raise PredictionError(
+                f"{path}: {n_read} rows of predictions, but the dataset {dataset.name!r} has "
+                f"{n} rows; {fmt.upper()} predictions are matched by row order"
+                + (" (or add an 'ids' array)" if fmt == "npz" else "")
+            )
+        join = _Join(np.arange(n), np.arange(n), 0, (), 0, (), 0, ())
+    elif (join.n_missing or join.n_duplicate or join.n_unknown) and on_mismatch == "error":
+        raise _mismatch_error(path, join, n, n_read)
+
+    notes: list[str] = []
+    out = np.zeros((n, taxonomy.k), dtype=np.float64)
+    scored = np.zeros(n, dtype=bool)
+    scored[join.dst] = True
+    parse_counts: dict[str, int] | None = None
+    n_parse_excluded = 0
+    graded = True
+    n_out = 0
+    if kind == "text":
+        from toxeval.parsing import parse_outputs
+
+        assert texts is not None
+        used = texts.take(pa.array(join.src)).fill_null("").to_pylist()
+        batch = parse_outputs(used, taxonomy, mapping=mapping)
+        statuses = np.asarray(batch.statuses)
+        parse_counts = {s: int(np.count_nonzero(statuses == s)) for s in STATUSES}
+        bad = np.flatnonzero(statuses == "unparseable")
+        if bad.size and parse_policy == "error":
+            first = int(bad[0])
+            reason = batch.reasons[first] or "unparseable"
+            raise PredictionError(
+                f"{path}: {bad.size} of {len(used)} outputs are unparseable (first: "
+                f"{_row_name(pred_ids, int(join.src[first]))}: {reason}); use --parse-policy "
+                f"zeros or exclude to score them as all-zero or leave them out"
+            )
+        out[join.dst] = batch.scores
+        if bad.size and parse_policy == "exclude":
+            scored[join.dst[bad]] = False
+            n_parse_excluded = int(bad.size)
+        graded = bool(batch.graded)
+        n_out = int(np.count_nonzero((batch.scores < 0) | (batch.scores > 1)))
+    else:
+        assert scores_read is not None
+        n_out = _validate_scores(scores_read, pred_ids, taxonomy, path)
+        out[join.dst] = scores_read[join.src]
+        graded = kind == "scores" and not bool(np.isin(scores_read, (0.0, 1.0)).all())
+    if n_out:
+        notes.append(
+            f"{n_out} scores lie outside [0, 1] (logits?); ranking figures use them as they "
+            f"are, thresholded figures compare them with the threshold"
+        )
+    return Predictions(
+        scores=out,
+        scored=scored,
+        kind=kind,
+        source=path,
+        format=fmt,
+        sha256=sha,
+        n_read=n_read,
+        on_mismatch=on_mismatch,
+        n_missing=join.n_missing,
+        n_duplicate=join.n_duplicate,
+        n_unknown=join.n_unknown,
+        missing_ids=join.missing_ids,
+        duplicate_ids=join.duplicate_ids,
+        unknown_ids=join.unknown_ids,
+        n_out_of_range=n_out,
+        parse_policy=parse_policy if kind == "text" else None,
+        parse_counts=parse_counts,
+        n_parse_excluded=n_parse_excluded,
+        graded=graded,
+        notes=tuple(notes),
+    )
+
+
+def read_predictions(
+    path: str | Path,
+    dataset: Dataset,
+    *,
+    format: str = "auto",
+    on_mismatch: str = "error",
+    parse_policy: str = "zeros",
+    mapping: str | Path | LabelMapping | None = None,
+) -> Predictions:
+    """Read a prediction dump and align it to ``dataset``'s rows.
+
+    ``format``: ``auto`` (from the extension), ``jsonl``, ``csv``, ``parquet``, ``npy``,
+    ``npz``. ``on_mismatch``: ``error`` or ``drop`` (see the module docstring).
+    ``parse_policy`` (raw text only) decides what happens to unparseable outputs:
+    ``zeros`` scores them as all-zero vectors, ``exclude`` leaves them out, ``error``
+    raises. ``mapping`` translates other schemes' codes (e.g. Llama Guard ``S1``) in
+    label lists and raw text. Raises :class:`PredictionError` on any bad input.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise FileNotFoundError(f"predictions file not found: {p}")
+    fmt = detect_format(p) if format == "auto" else format
+    if fmt not in FORMATS[1:]:
+        raise ValueError(f"format must be one of {', '.join(FORMATS)}, got {format!r}")
+    mp = load_mapping(mapping) if isinstance(mapping, (str, Path)) else mapping
+    sha = file_sha256(p)
+    src = str(p)
+    if fmt in ("npy", "npz"):
+        arr, ids = _read_numpy(p, fmt)
+        return _from_array(
+            arr,
+            ids,
+            dataset,
+            src,
+            fmt=fmt,
+            sha=sha,
+            on_mismatch=on_mismatch,
+            parse_policy=parse_policy,
+            mapping=mp,
+        )
+    readers = {"jsonl": _read_jsonl, "csv": _read_csv, "parquet": _read_parquet}
+    table = readers[fmt](p)
+    if table.num_rows == 0:
+        raise PredictionError(f"{src}: empty file (no predictions)")
+    if "id" not in table.column_names:
+        raise PredictionError(
+            f"{src}: no 'id' column to match predictions to the dataset "
+            f"(columns: {', '.join(table.column_names)})"
+        )
+    kind, scores, text_col = _extract(table, dataset.taxonomy, mp, src)
+    ids = table.column("id").combine_chunks()
+    join = _join(ids, dataset.ids, src)
+    texts = table.column(text_col).combine_chunks() if text_col else None
+    if texts is not None and not pa.types.is_string(texts.type):
+        raise PredictionError(f"{src}: column {text_col!r} is {texts.type}, expected text")
+    return _finish(
+        dataset=dataset,
+        kind=kind,
+        scores_read=scores,
+        texts=texts,
+        pred_ids=ids,
+        join=join,
+        path=src,
+        fmt=fmt,
+        sha=sha,
+        n_read=table.num_rows,
+        on_mismatch=on_mismatch,
+        parse_policy=parse_policy,
+        mapping=mp,
+    )
+
+
+def _from_array(
+    arr: np.ndarray,
+    ids: np.ndarray | None,
+    dataset: Dataset,
+    src: str,
+    *,
+    fmt: str,
+    sha: str | None,
+    on_mismatch: str,
+    parse_policy: str,
+    mapping: LabelMapping | None,
+) -> Predictions:
+    taxonomy = dataset.taxonomy
+    if arr.dtype.kind not in "biuf":
+        raise PredictionError(f"{src}: array dtype {arr.dtype} is not numeric")
+    if arr.ndim != 2:
+        raise PredictionError(f"{src}: scores must be a 2-D (N, K) array, got shape {arr.shape}")
+    if arr.shape[0] == 0:
+        raise PredictionError(f"{src}: empty file (no predictions)")
+    if arr.shape[1] != taxonomy.k:
+        raise PredictionError(
+            f"{src}: score matrix has {arr.shape[1]} columns, expected K={taxonomy.k} for "
+            f"taxonomy {taxonomy.name!r} ({', '.join(taxonomy.ids)})"
+        )
+    scores = np.asarray(arr, dtype=np.float64)
+    join = None
+    pred_ids: Any = None
+    if ids is not None:
+        if ids.ndim != 1 or len(ids) != len(arr):
+            raise PredictionError(
+                f"{src}: 'ids' has shape {ids.shape}, expected ({len(arr)},) like the scores"
+            )
+        pred_ids = pa.array(ids.astype(str))
+        join = _join(pred_ids, dataset.ids, src)
+    kind: Kind = "labels" if arr.dtype.kind == "b" else "scores"
+    return _finish(
+        dataset=dataset,
+        kind=kind,
+        scores_read=scores,
+        texts=None,
+        pred_ids=pred_ids,
+        join=join,
+        path=src,
+        fmt=fmt,
+        sha=sha,
+        n_read=len(arr),
+        on_mismatch=on_mismatch,
+        parse_policy=parse_policy,
+        mapping=mapping,
+    )
+
+
+def predictions_from_array(
+    scores: np.ndarray,
+    dataset: Dataset,
+    *,
+    source: str = "array",
+    ids: Sequence[str] | np.ndarray | None = None,
+    on_mismatch: str = "error",
+) -> Predictions:
+    """Predictions from an in-memory (N, K) score matrix (row order, or joined by ``ids``)."""
+    arr = np.asarray(scores)
+    id_arr = None if ids is None else np.asarray(ids)
+    return _from_array(
+        arr,
+        id_arr,
+        dataset,
+        source,
+        fmt="array",
+        sha=None,
+        on_mismatch=on_mismatch,
+        parse_policy="zeros",
+        mapping=None,
+    )
+
+
+def predictions_from_texts(
+    texts: Sequence[str],
+    dataset: Dataset,
+    *,
+    source: str = "texts",
+    parse_policy: str = "zeros",
+    mapping: str | Path | LabelMapping | None = None,
+) -> Predictions:
+    """Predictions from raw model outputs, one per dataset row, in row order."""
+    mp = load_mapping(mapping) if isinstance(mapping, (str, Path)) else mapping
+    if len(texts) != len(dataset.ids):
+        raise PredictionError(
+            f"{source}: {len(texts)} outputs, but the dataset {dataset.name!r} has "
+            f"{len(dataset.ids)} rows"
+        )
+    return _finish(
+        dataset=dataset,
+        kind="text",
+        scores_read=None,
+        texts=pa.array(list(texts), type=pa.string()),
+        pred_ids=pa.array(list(dataset.ids), type=pa.string()),
+        join=None,
+        path=source,
+        fmt="texts",
+        sha=None,
+        n_read=len(texts),
+        on_mismatch="error",
+        parse_policy=parse_policy,
+        mapping=mp,
+    )
