@@ -1,0 +1,560 @@
+"""Scoring: every figure of a toxeval report, from a dataset and aligned predictions.
+
+Headline figures are the standard rank-based definitions with scikit-learn semantics,
+computed by :mod:`toxeval.metrics` with ``mask=dataset.mask`` so that unknown labels are
+never negatives:
+
+* **mAP** (primary): macro average precision over the categories with at least one known
+  positive among the scored rows; the other categories are listed and excluded (AP of a
+  category without positives is undefined; scikit-learn would count it as 0).
+* **label ranking loss**, **LRAP**, **coverage error**, **one-error**: per row over the
+  known labels of that row.
+* at a threshold (default 0.5, ``score >= threshold`` is a positive): **micro F1**,
+  **macro F1** (over the same categories as mAP) and **Hamming loss**, all over known
+  cells only.
+* a per-category table: AP, ROC AUC (NaN where the known labels have one class only),
+  F1, support (known positives), known negatives and unknown count.
+
+Beside them, the benchmark card's reference recipe (:mod:`toxeval.card_recipe`) on the
+predictions thresholded at ``threshold``, restricted to rows whose labels are all known,
+labelled as the card's recipe with its caveats.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from toxeval import card_recipe
+from toxeval.predictions import (
+    PredictionError,
+    Predictions,
+    predictions_from_array,
+    predictions_from_texts,
+    read_predictions,
+)
+from toxeval.taxonomy import LabelMapping, Taxonomy, load_taxonomy
+
+if TYPE_CHECKING:
+    from toxeval.datasets import Dataset
+
+__all__ = ["SCHEMA_VERSION", "EvaluationResult", "evaluate", "score", "score_predictions"]
+
+SCHEMA_VERSION = "1"
+Progress = Callable[[str], None]
+
+CARD_CAVEATS = (
+    "The card's recipe divides running true positives by the row index and walks rows in "
+    "dataset order, so its 'AP' is not average precision (perfect predictions do not "
+    "score 1, row order changes it; a category with no true positive gives NaN and then "
+    "mAP is NaN). Its ranking loss is the strict pairwise inversion count (ties are free); "
+    "the literal code raises a broadcasting error on rows with 2..K-2 positives, where "
+    "toxeval still counts pairs. Computed on predictions thresholded at the threshold."
+)
+
+
+def _version() -> str:
+    from toxeval._core import __version__
+
+    return str(__version__)
+
+
+@dataclass
+class EvaluationResult:
+    """Every figure of one evaluation, plus what was evaluated and how.
+
+    ``to_dict()`` is the body of ``results.json`` (see docs/cli.md for the schema).
+    """
+
+    config: dict[str, Any]
+    dataset: dict[str, Any]
+    system: dict[str, Any]
+    counts: dict[str, Any]
+    figures: dict[str, Any]
+    per_category: list[dict[str, Any]]
+    excluded_categories: list[str]
+    card_recipe: dict[str, Any]
+    agreement: dict[str, Any] | None
+    parse: dict[str, Any] | None
+    binary_scores: bool
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def map(self) -> float:
+        return float(self.figures["map"])
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "toxeval_version": _version(),
+            "config": self.config,
+            "dataset": self.dataset,
+            "system": self.system,
+            "counts": self.counts,
+            "figures": self.figures,
+            "per_category": self.per_category,
+            "excluded_categories": self.excluded_categories,
+            "card_recipe": self.card_recipe,
+            "agreement": self.agreement,
+            "parse": self.parse,
+            "binary_scores": self.binary_scores,
+            "notes": self.notes,
+        }
+
+
+# --------------------------------------------------------------------------- figures
+
+
+def _f(x: Any) -> float:
+    return float(x)
+
+
+def _masked_ap_auc(
+    y: np.ndarray, s: np.ndarray, m: np.ndarray, included: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per-category AP (on ``included``) and ROC AUC (where both classes are known)."""
+    from toxeval import metrics
+
+    k = y.shape[1]
+    ap = np.full(k, np.nan)
+    auc = np.full(k, np.nan)
+    known_pos = ((y == 1) & m).sum(axis=0)
+    known_neg = ((y == 0) & m).sum(axis=0)
+    two = (known_pos > 0) & (known_neg > 0)
+    for target, cols, fn in (
+        (ap, np.flatnonzero(included), metrics.average_precision_score),
+        (auc, np.flatnonzero(two), metrics.roc_auc_score),
+    ):
+        if cols.size >= 2:
+            vals = fn(y[:, cols], s[:, cols], average=None, mask=m[:, cols])
+            target[cols] = np.asarray(vals, dtype=np.float64)
+        elif cols.size == 1:
+            c = int(cols[0])
+            known = m[:, c]
+            target[c] = _f(fn(y[known, c], s[known, c]))
+    return ap, auc
+
+
+def _one_error(y: np.ndarray, s: np.ndarray, m: np.ndarray) -> float:
+    """One-error over known labels (numpy fallback when toxeval.metrics has none).
+
+    Per row with at least one known label: 1 if the highest-scored known label is not
+    relevant (a tie at the top with any irrelevant label counts as an error), else 0;
+    averaged over those rows. NaN when no row has a known label.
+    """
+    rows = m.any(axis=1)
+    if not rows.any():
+        return float("nan")
+    y, s, m = y[rows], s[rows].astype(np.float64), m[rows]
+    s_known = np.where(m, s, -np.inf)
+    top = s_known.max(axis=1, keepdims=True)
+    at_top = m & (s_known == top)
+    err = (at_top & (y != 1)).any(axis=1)
+    return float(err.mean())
+
+
+def _rowwise(y: np.ndarray, s: np.ndarray, m: np.ndarray) -> tuple[float, float, float, float]:
+    """(label ranking loss, LRAP, coverage error, one-error) with ``mask=m``."""
+    from toxeval import metrics
+
+    if y.shape[0] == 0:
+        nan = float("nan")
+        return nan, nan, nan, nan
+    lrl = _f(metrics.label_ranking_loss(y, s, mask=m))
+    lrap = _f(metrics.label_ranking_average_precision_score(y, s, mask=m))
+    cov = _f(metrics.coverage_error(y, s, mask=m))
+    one = getattr(metrics, "one_error", None)
+    oe = _f(one(y, s, mask=m)) if one is not None else _one_error(y, s, m)
+    return lrl, lrap, cov, oe
+
+
+def _threshold_figures(
+    y: np.ndarray, s: np.ndarray, m: np.ndarray, threshold: float, included: np.ndarray
+) -> tuple[dict[str, float], np.ndarray]:
+    """Micro / macro F1 and Hamming loss over known cells; per-category F1."""
+    pred = s >= threshold
+    pos = (y == 1) & m
+    neg = (y == 0) & m
+    tp = (pred & pos).sum(axis=0).astype(np.float64)
+    fp = (pred & neg).sum(axis=0).astype(np.float64)
+    fn = (~pred & pos).sum(axis=0).astype(np.float64)
+    denom = 2 * tp + fp + fn
+    # zero_division=0, as scikit-learn's f1_score returns by default
+    f1 = np.divide(2 * tp, denom, out=np.zeros_like(tp), where=denom > 0)
+    micro_den = float(denom.sum())
+    n_known = int(m.sum())
+    return {
+        "micro_f1": 2 * float(tp.sum()) / micro_den if micro_den > 0 else 0.0,
+        "macro_f1": float(f1[included].mean()) if included.any() else float("nan"),
+        "hamming_loss": float(fp.sum() + fn.sum()) / n_known if n_known else float("nan"),
+    }, f1
+
+
+def _map(ap: np.ndarray, included: np.ndarray) -> float:
+    return float(np.mean(ap[included])) if included.any() else float("nan")
+
+
+def _agreement(
+    dataset: Dataset, rows: np.ndarray, s: np.ndarray, y: np.ndarray, m: np.ndarray
+) -> dict[str, Any] | None:
+    """Annotator disagreement: share of contested cells, mAP on unanimous vs contested rows."""
+    soft = getattr(dataset, "soft", None)
+    n_ann = getattr(dataset, "n_annotators", None)
+    if soft is None or n_ann is None:
+        return None
+    annotated = np.asarray(n_ann)[rows] > 0
+    if not annotated.any():
+        return None
+    sf = np.asarray(soft, dtype=np.float64)[rows]
+    cells = m & annotated[:, None]
+    contested = cells & (sf > 0) & (sf < 1)
+    contested_rows = contested.any(axis=1)
+    out: dict[str, Any] = {
+        "annotated_rows": int(annotated.sum()),
+        "annotated_cells": int(cells.sum()),
+        "contested_cells": int(contested.sum()),
+        "contested_cell_fraction": float(contested.sum() / cells.sum()) if cells.any() else None,
+        "contested_rows": int((contested_rows & annotated).sum()),
+    }
+    for name, sel in (
+        ("unanimous", annotated & ~contested_rows),
+        ("contested", annotated & contested_rows),
+    ):
+        inc = ((y[sel] == 1) & m[sel]).sum(axis=0) > 0
+        if sel.sum() >= 2 and inc.any():
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                ap, _ = _masked_ap_auc(y[sel], s[sel], m[sel], inc)
+            out[f"map_{name}_rows"] = _map(ap, inc)
+        else:
+            out[f"map_{name}_rows"] = None
+        out[f"n_{name}_rows"] = int(sel.sum())
+    return out
+
+
+def _card(
+    y: np.ndarray, s: np.ndarray, m: np.ndarray, threshold: float, ids: Sequence[str]
+) -> dict[str, Any]:
+    full = m.all(axis=1)
+    n_full = int(full.sum())
+    out: dict[str, Any] = {
+        "label": "benchmark card's reference recipe (compatibility mode; not standard AP)",
+        "threshold": threshold,
+        "rows_used": n_full,
+        "rows_skipped_partial_labels": int((~full).sum()),
+        "caveats": CARD_CAVEATS,
+    }
+    if n_full == 0:
+        out.update(map=None, label_ranking_loss=None, per_category_ap={})
+        return out
+    yb = y[full].astype(np.int64)
+    pb = (s[full] >= threshold).astype(np.int64)
+    aps = card_recipe.card_average_precision(yb, pb)
+    m_ap, lrl = card_recipe.compute_metrics(yb, pb)
+    out.update(
+        map=m_ap,
+        label_ranking_loss=lrl,
+        per_category_ap={c: float(a) for c, a in zip(ids, aps, strict=True)},
+    )
+    return out
+
+
+def score_predictions(
+    preds: Predictions,
+    dataset: Dataset,
+    *,
+    threshold: float = 0.5,
+    system: dict[str, Any] | None = None,
+    config: dict[str, Any] | None = None,
+    progress: Progress | None = None,
+) -> EvaluationResult:
+    """Compute every figure for predictions already aligned to ``dataset``."""
+    if not math.isfinite(threshold):
+        raise ValueError(f"threshold must be a finite number, got {threshold}")
+    if progress:
+        progress("scoring")
+    tax = dataset.taxonomy
+    rows = np.asarray(preds.scored, dtype=bool)
+    y_all = np.asarray(dataset.y_true)
+    m_all = np.asarray(dataset.mask, dtype=bool)
+    y = np.ascontiguousarray(y_all[rows])
+    s = np.ascontiguousarray(preds.scores[rows])
+    m = np.ascontiguousarray(m_all[rows])
+    n = len(dataset.ids)
+    n_scored = int(rows.sum())
+    if n_scored == 0:
+        raise PredictionError(f"{preds.source}: no dataset row has a usable prediction")
+    notes = list(preds.notes)
+
+    known_pos = ((y == 1) & m).sum(axis=0)
+    known_neg = ((y == 0) & m).sum(axis=0)
+    unknown = (~m).sum(axis=0)
+    included = known_pos > 0
+    excluded = [c for c, inc in zip(tax.ids, included, strict=True) if not inc]
+    if excluded:
+        notes.append(
+            f"mAP and macro F1 average over {int(included.sum())} of {tax.k} categories; "
+            f"excluded (no known positive among the scored rows): {', '.join(excluded)}"
+        )
+    report = _multilabel_report(y, s, m, threshold)
+    if report is None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ap, auc = _masked_ap_auc(y, s, m, included)
+            lrl, lrap, cov, oe = _rowwise(y, s, m)
+    else:
+        ap = np.asarray(report["ap"], dtype=np.float64)
+        ap[~included] = np.nan
+        auc = np.asarray(report["roc_auc"], dtype=np.float64)
+        lrl, lrap, cov, oe = (
+            float(report[k]) for k in ("label_ranking_loss", "lrap", "coverage_error", "one_error")
+        )
+    thr, f1 = _threshold_figures(y, s, m, threshold, included)
+    one_class = [
+        c for c, p, q in zip(tax.ids, known_pos, known_neg, strict=True) if p == 0 or q == 0
+    ]
+    if one_class:
+        notes.append(
+            "ROC AUC is undefined (NaN) where the known labels have one class only: "
+            + ", ".join(one_class)
+        )
+    binary = bool(np.isin(s, (0.0, 1.0)).all())
+    if binary:
+        notes.append(
+            "scores are binary (0/1): ties are heavy, so AP, ROC AUC and the ranking figures "
+            "describe a single operating point; graded scores rank better"
+        )
+    figures = {
+        "map": _map(ap, included),
+        "label_ranking_loss": lrl,
+        "lrap": lrap,
+        "coverage_error": cov,
+        "one_error": oe,
+        "threshold": threshold,
+        **thr,
+    }
+    per_category = [
+        {
+            "id": c,
+            "name": tax.category(c).name,
+            "ap": float(ap[k]),
+            "roc_auc": float(auc[k]),
+            "f1": float(f1[k]),
+            "support": int(known_pos[k]),
+            "negatives": int(known_neg[k]),
+            "unknown": int(unknown[k]),
+            "in_map": bool(included[k]),
+        }
+        for k, c in enumerate(tax.ids)
+    ]
+    n_no_known = int((~m.any(axis=1)).sum())
+    if n_no_known:
+        notes.append(f"{n_no_known} scored rows have no known label")
+    counts = {
+        "dataset_rows": n,
+        "scored": n_scored,
+        "excluded": n - n_scored,
+        "missing_prediction": preds.n_missing,
+        "excluded_by_parse_policy": preds.n_parse_excluded,
+        "duplicate_rows_dropped": preds.n_duplicate,
+        "unknown_ids_dropped": preds.n_unknown,
+        "rows_without_known_labels": n_no_known,
+        "known_cells": int(m.sum()),
+        "unknown_cells": int((~m).sum()),
+    }
+    if preds.n_missing:
+        notes.append(
+            f"{preds.n_missing} dataset rows have no prediction and are not scored "
+            f"(on_mismatch={preds.on_mismatch})"
+        )
+    if preds.n_duplicate or preds.n_unknown:
+        notes.append(
+            f"dropped {preds.n_duplicate} duplicate and {preds.n_unknown} unknown-id "
+            f"prediction rows (on_mismatch={preds.on_mismatch})"
+        )
+    card = _card(y, s, m, threshold, tax.ids)
+    if card["rows_skipped_partial_labels"]:
+        notes.append(
+            f"the card's recipe uses the {card['rows_used']} rows whose labels are all known "
+            f"(it has no notion of unknown labels)"
+        )
+    parse = None
+    if preds.parse_counts is not None:
+        parse = {
+            "policy": preds.parse_policy,
+            "status_counts": preds.parse_counts,
+            "excluded": preds.n_parse_excluded,
+            "graded": preds.graded,
+        }
+    cfg = {
+        "threshold": threshold,
+        "taxonomy": {"name": tax.name, "version": tax.version, "k": tax.k, "ids": list(tax.ids)},
+        **(config or {}),
+    }
+    ds = {
+        "name": dataset.name,
+        "level": dataset.level,
+        "source": dataset.source,
+        "sha256": dataset.sha256,
+        "rows": n,
+    }
+    return EvaluationResult(
+        config=cfg,
+        dataset=ds,
+        system=system or {"kind": "predictions", **preds.summary()},
+        counts=counts,
+        figures=figures,
+        per_category=per_category,
+        excluded_categories=excluded,
+        card_recipe=card,
+        agreement=_agreement(dataset, rows, s, y, m),
+        parse=parse,
+        binary_scores=binary,
+        notes=notes,
+    )
+
+
+def _multilabel_report(
+    y: np.ndarray, s: np.ndarray, m: np.ndarray, threshold: float
+) -> dict[str, Any] | None:
+    """All ranking figures in one native pass, when toxeval.metrics provides it."""
+    from toxeval import metrics
+
+    fn = getattr(metrics, "multilabel_report", None)
+    if fn is None:
+        return None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = fn(y, s, mask=m)
+    keys = ("ap", "roc_auc", "label_ranking_loss", "lrap", "coverage_error", "one_error")
+    try:
+        got = {k: out[k] for k in keys}
+    except (KeyError, TypeError, IndexError):
+        return None  # an engine version with another layout: compute figure by figure
+    return got
+
+
+# --------------------------------------------------------------------------- API
+
+
+def _load(
+    dataset: Dataset | str | Path | None,
+    taxonomy: str | Path | Taxonomy | None,
+    data_dir: str | Path | None,
+    rule: str,
+    progress: Progress | None,
+) -> Dataset:
+    from toxeval.datasets import Dataset as _Dataset
+    from toxeval.datasets import load_dataset
+
+    if isinstance(dataset, _Dataset):
+        if taxonomy is not None and load_taxonomy(taxonomy).ids != dataset.taxonomy.ids:
+            raise ValueError(
+                f"taxonomy {load_taxonomy(taxonomy).name!r} does not match the dataset's "
+                f"{dataset.taxonomy.name!r}"
+            )
+        return dataset
+    if progress:
+        progress("reading dataset")
+    return load_dataset(dataset, taxonomy=taxonomy, data_dir=data_dir, rule=rule)  # type: ignore[arg-type]
+
+
+def score(
+    predictions: str | Path | Predictions | np.ndarray | Sequence[str],
+    dataset: Dataset | str | Path | None = None,
+    *,
+    taxonomy: str | Path | Taxonomy | None = None,
+    threshold: float = 0.5,
+    parse_policy: str = "zeros",
+    on_mismatch: str = "error",
+    format: str = "auto",
+    mapping: str | Path | LabelMapping | None = None,
+    data_dir: str | Path | None = None,
+    rule: str = "majority",
+    progress: Progress | None = None,
+) -> EvaluationResult:
+    """Score predictions against a dataset.
+
+    ``predictions``: a dump file (JSONL / CSV / Parquet / NPY / NPZ, see
+    :func:`toxeval.predictions.read_predictions`), an (N, K) score array in dataset row
+    order, a list of N raw model outputs, or a :class:`Predictions`. ``dataset``: a
+    :class:`~toxeval.datasets.Dataset`, a registry name or a path (``None`` = the embedded
+    demo set). Unknown labels are masked in every figure.
+    """
+    ds = _load(dataset, taxonomy, data_dir, rule, progress)
+    if isinstance(predictions, Predictions):
+        preds = predictions
+    elif isinstance(predictions, (str, Path)):
+        if progress:
+            progress("reading predictions")
+        preds = read_predictions(
+            predictions,
+            ds,
+            format=format,
+            on_mismatch=on_mismatch,
+            parse_policy=parse_policy,
+            mapping=mapping,
+        )
+    elif isinstance(predictions, np.ndarray):
+        preds = predictions_from_array(predictions, ds)
+    else:
+        if progress:
+            progress("parsing outputs")
+        preds = predictions_from_texts(
+            list(predictions), ds, parse_policy=parse_policy, mapping=mapping
+        )
+    config = {
+        "parse_policy": parse_policy if preds.kind == "text" else None,
+        "on_mismatch": on_mismatch,
+        "format": preds.format,
+        "mapping": _mapping_name(mapping),
+        "rule": rule,
+    }
+    return score_predictions(preds, ds, threshold=threshold, config=config, progress=progress)
+
+
+def _mapping_name(mapping: str | Path | LabelMapping | None) -> str | None:
+    if mapping is None:
+        return None
+    if isinstance(mapping, LabelMapping):
+        return mapping.name
+    return str(mapping)
+
+
+def evaluate(
+    dataset: Dataset | str | Path | None = None,
+    detector: str = "lexicon",
+    *,
+    taxonomy: str | Path | Taxonomy | None = None,
+    threshold: float = 0.5,
+    data_dir: str | Path | None = None,
+    rule: str = "majority",
+    progress: Progress | None = None,
+) -> EvaluationResult:
+    """Run a detector over a dataset and score it (default: the lexicon baseline on the
+    embedded demo set, offline). Response-level datasets are scored on the responses."""
+    from toxeval.detectors import get_detector
+
+    ds = _load(dataset, taxonomy, data_dir, rule, progress)
+    det = get_detector(detector, ds.taxonomy)
+    if progress:
+        progress("detecting")
+    texts = ds.responses if ds.level == "response" and ds.responses is not None else ds.texts
+    scores = np.asarray(det.predict_scores(texts), dtype=np.float64)
+    preds = predictions_from_array(scores, ds, source=f"detector:{detector}")
+    system = {
+        "kind": "detector",
+        "detector": str(getattr(det, "name", detector)),
+        "detector_version": str(getattr(det, "version", _version())),
+        "input": "responses" if texts is ds.responses else "texts",
+    }
+    config = {"detector": detector, "rule": rule}
+    return score_predictions(
+        preds, ds, threshold=threshold, system=system, config=config, progress=progress
+    )
