@@ -448,6 +448,7 @@ def _load(
     taxonomy: str | Path | Taxonomy | None,
     data_dir: str | Path | None,
     rule: str,
+    min_annotators: int,
     progress: Progress | None,
 ) -> Dataset:
     from toxeval.datasets import Dataset as _Dataset
@@ -462,7 +463,13 @@ def _load(
         return dataset
     if progress:
         progress("reading dataset")
-    return load_dataset(dataset, taxonomy=taxonomy, data_dir=data_dir, rule=rule)  # type: ignore[arg-type]
+    return load_dataset(
+        dataset,
+        taxonomy=taxonomy,
+        data_dir=data_dir,
+        rule=rule,  # type: ignore[arg-type]
+        min_annotators=min_annotators,
+    )
 
 
 def score(
@@ -477,6 +484,7 @@ def score(
     mapping: str | Path | LabelMapping | None = None,
     data_dir: str | Path | None = None,
     rule: str = "majority",
+    min_annotators: int = 1,
     progress: Progress | None = None,
 ) -> EvaluationResult:
     """Score predictions against a dataset.
@@ -487,7 +495,7 @@ def score(
     :class:`~toxeval.datasets.Dataset`, a registry name or a path (``None`` = the embedded
     demo set). Unknown labels are masked in every figure.
     """
-    ds = _load(dataset, taxonomy, data_dir, rule, progress)
+    ds = _load(dataset, taxonomy, data_dir, rule, min_annotators, progress)
     if isinstance(predictions, Predictions):
         preds = predictions
     elif isinstance(predictions, (str, Path)):
@@ -515,6 +523,7 @@ def score(
         "format": preds.format,
         "mapping": _mapping_name(mapping),
         "rule": rule,
+        "min_annotators": min_annotators,
     }
     return score_predictions(preds, ds, threshold=threshold, config=config, progress=progress)
 
@@ -535,13 +544,14 @@ def evaluate(
     threshold: float = 0.5,
     data_dir: str | Path | None = None,
     rule: str = "majority",
+    min_annotators: int = 1,
     progress: Progress | None = None,
 ) -> EvaluationResult:
     """Run a detector over a dataset and score it (default: the lexicon baseline on the
     embedded demo set, offline). Response-level datasets are scored on the responses."""
     from toxeval.detectors import get_detector
 
-    ds = _load(dataset, taxonomy, data_dir, rule, progress)
+    ds = _load(dataset, taxonomy, data_dir, rule, min_annotators, progress)
     det = get_detector(detector, ds.taxonomy)
     if progress:
         progress("detecting")
@@ -554,7 +564,7 @@ def evaluate(
         "detector_version": str(getattr(det, "version", _version())),
         "input": "responses" if texts is ds.responses else "texts",
     }
-    config = {"detector": detector, "rule": rule}
+    config = {"detector": detector, "rule": rule, "min_annotators": min_annotators}
     return score_predictions(
         preds, ds, threshold=threshold, system=system, config=config, progress=progress
     )

@@ -1,0 +1,296 @@
+"""The ``toxeval`` command line: evaluate, score, datasets, taxonomy.
+
+Exit codes: 0 ok; 2 bad usage or bad input (a one-line ``toxeval: error: ...`` on stderr,
+no traceback); 1 internal error (one line and a hint to rerun with ``TOXEVAL_DEBUG=1``,
+which prints the traceback). See docs/cli.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import traceback
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, NoReturn
+
+if TYPE_CHECKING:
+    from toxeval.scoring import EvaluationResult
+
+__all__ = ["main"]
+
+PROG = "toxeval"
+
+
+class _UsageError(Exception):
+    """Bad command-line usage (exit code 2)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise _UsageError(f"{message} (see '{self.prog} --help')")
+
+
+def _version() -> str:
+    from toxeval._core import __version__
+
+    return str(__version__)
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    p = _Parser(
+        prog=PROG,
+        description="Multi-label toxicity evaluation: mAP, label ranking loss and more, "
+        "with unknown labels masked.",
+    )
+    p.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    sub = p.add_subparsers(dest="command", parser_class=_Parser)
+
+    def common(sp: argparse.ArgumentParser, dataset_required: bool) -> None:
+        sp.add_argument(
+            "--dataset",
+            metavar="NAME|PATH",
+            required=dataset_required,
+            default=None,
+            help="registry name (Q-A-MLL, H-X-MLL, R-A-MLL, openai-moderation) or a file; "
+            "default: the embedded demo set",
+        )
+        sp.add_argument("--data-dir", metavar="DIR", help="where registry datasets are looked for")
+        sp.add_argument("--taxonomy", metavar="NAME|FILE", help="taxonomy name or TOML file")
+        sp.add_argument(
+            "--rule",
+            choices=("majority", "union", "at_least"),
+            default="majority",
+            help="how per-annotator labels become targets (default: majority)",
+        )
+        sp.add_argument(
+            "--min-annotators",
+            type=int,
+            default=1,
+            metavar="K",
+            help="with --rule at_least: annotators needed for a positive",
+        )
+        sp.add_argument(
+            "--threshold",
+            type=float,
+            default=0.5,
+            help="score >= threshold counts as positive for F1, Hamming loss and the card "
+            "recipe (default 0.5)",
+        )
+        sp.add_argument(
+            "--out", metavar="DIR", help="write results.json, report.md, per_category.csv"
+        )
+        sp.add_argument(
+            "--quiet", "-q", action="store_true", help="no progress bar; one summary line"
+        )
+
+    ev = sub.add_parser("evaluate", help="run a detector over a dataset and score it")
+    common(ev, dataset_required=False)
+    ev.add_argument("--detector", default="lexicon", help="detector name (default: lexicon)")
+
+    sc = sub.add_parser("score", help="score an existing prediction dump")
+    sc.add_argument("predictions", metavar="PREDICTIONS", help="JSONL/CSV/Parquet/NPY/NPZ file")
+    common(sc, dataset_required=True)
+    sc.add_argument(
+        "--format", choices=("auto", "jsonl", "csv", "parquet", "npy", "npz"), default="auto"
+    )
+    sc.add_argument(
+        "--parse-policy",
+        choices=("zeros", "exclude", "error"),
+        default="zeros",
+        help="raw-text outputs that cannot be parsed: score as all-zero (default), leave "
+        "out, or fail",
+    )
+    sc.add_argument(
+        "--on-mismatch",
+        choices=("error", "drop"),
+        default="error",
+        help="missing, duplicate or unknown ids: fail (default) or drop and report",
+    )
+    sc.add_argument("--mapping", metavar="NAME|FILE", help="code mapping, e.g. llama-guard-3")
+
+    ds = sub.add_parser("datasets", help="list known datasets and where each is looked for")
+    ds.add_argument("--data-dir", metavar="DIR")
+
+    tx = sub.add_parser("taxonomy", help="print a taxonomy's categories and definitions")
+    tx.add_argument("name", nargs="?", default="toxeval-15", metavar="NAME|FILE")
+    return p
+
+
+def _stderr_console() -> Any:
+    from rich.console import Console
+
+    return Console(stderr=True)
+
+
+@contextmanager
+def _progress(quiet: bool) -> Iterator[Callable[[str], None]]:
+    """A transient spinner on stderr naming the current step (off when quiet or no TTY)."""
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    console = _stderr_console()
+    enabled = not quiet and console.is_terminal
+    with Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+        disable=not enabled,
+    ) as prog:
+        task = prog.add_task("starting", total=None)
+
+        def step(name: str) -> None:
+            prog.update(task, description=name)
+
+        yield step
+
+
+def _finish(result: EvaluationResult, args: argparse.Namespace) -> None:
+    from rich.console import Console
+
+    from toxeval.report import render, write_outputs
+
+    if args.out:
+        write_outputs(result, args.out)
+    if args.quiet:
+        f = result.figures
+        print(
+            f"mAP {f['map']:.4f}  label ranking loss {f['label_ranking_loss']:.4f}  "
+            f"({result.counts['scored']} scored, {result.counts['excluded']} excluded)"
+        )
+    else:
+        render(result, Console())
+        if args.out:
+            print(f"wrote results.json, report.md, per_category.csv to {args.out}")
+
+
+def _cmd_evaluate(args: argparse.Namespace) -> int:
+    from toxeval.scoring import evaluate
+
+    with _progress(args.quiet) as step:
+        result = evaluate(
+            args.dataset,
+            args.detector,
+            taxonomy=args.taxonomy,
+            threshold=args.threshold,
+            data_dir=args.data_dir,
+            rule=args.rule,
+            min_annotators=args.min_annotators,
+            progress=step,
+        )
+    _finish(result, args)
+    return 0
+
+
+def _cmd_score(args: argparse.Namespace) -> int:
+    from toxeval.scoring import score
+
+    with _progress(args.quiet) as step:
+        result = score(
+            args.predictions,
+            args.dataset,
+            taxonomy=args.taxonomy,
+            threshold=args.threshold,
+            parse_policy=args.parse_policy,
+            on_mismatch=args.on_mismatch,
+            format=args.format,
+            mapping=args.mapping,
+            data_dir=args.data_dir,
+            rule=args.rule,
+            min_annotators=args.min_annotators,
+            progress=step,
+        )
+    _finish(result, args)
+    return 0
+
+
+def _cmd_datasets(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.table import Table
+
+    from toxeval.datasets import list_datasets
+
+    table = Table(title="known datasets")
+    for col in ("name", "level", "found", "where looked", "description"):
+        table.add_column(col)
+    for info in list_datasets(args.data_dir):
+        table.add_row(
+            info.name,
+            info.level,
+            info.path or "not found",
+            "\n".join(info.looked_at) or "-",
+            info.description,
+        )
+    Console().print(table)
+    return 0
+
+
+def _cmd_taxonomy(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.table import Table
+
+    from toxeval.taxonomy import list_taxonomies, load_taxonomy
+
+    tax = load_taxonomy(args.name)
+    table = Table(
+        title=f"{tax.name} {tax.version} (K={tax.k})",
+        caption=f"{tax.description}\nbuilt-in: {', '.join(list_taxonomies())}",
+        show_lines=True,
+    )
+    for col in ("id", "name", "definition", "aliases"):
+        table.add_column(col)
+    for c in tax.categories:
+        table.add_row(c.id, c.name, c.description, ", ".join(c.aliases))
+    Console().print(table)
+    return 0
+
+
+_COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "evaluate": _cmd_evaluate,
+    "score": _cmd_score,
+    "datasets": _cmd_datasets,
+    "taxonomy": _cmd_taxonomy,
+}
+
+
+def _error(msg: str) -> None:
+    line = " ".join(str(msg).split())  # one line, whatever the message holds
+    print(f"{PROG}: error: {line}", file=sys.stderr)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``toxeval`` command; returns the exit code."""
+    debug = os.environ.get("TOXEVAL_DEBUG", "") not in ("", "0")
+    try:
+        args = _build_parser().parse_args(argv)
+        command = args.command or "evaluate"
+        if args.command is None:
+            rest = list(sys.argv[1:] if argv is None else argv)
+            args = _build_parser().parse_args(["evaluate", *rest])
+        return _COMMANDS[command](args)
+    except _UsageError as e:
+        _error(str(e))
+        return 2
+    except (ValueError, FileNotFoundError, IsADirectoryError, PermissionError) as e:
+        # DatasetError, PredictionError, TaxonomyError and validation errors are ValueErrors.
+        if debug:
+            traceback.print_exc()
+        _error(str(e) or type(e).__name__)
+        return 2
+    except KeyboardInterrupt:
+        _error("interrupted")
+        return 130
+    except Exception as e:
+        if debug:
+            traceback.print_exc()
+        _error(
+            f"internal error: {type(e).__name__}: {e} "
+            f"(rerun with TOXEVAL_DEBUG=1 for the traceback, and please report it)"
+        )
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

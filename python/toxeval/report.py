@@ -1,0 +1,211 @@
+"""Reports: the rich terminal view of an :class:`EvaluationResult` and its output files.
+
+``write_outputs(result, out_dir)`` writes ``results.json`` (the versioned schema in
+docs/cli.md: sorted keys, no timestamps, NaN as ``null``, so two runs of the same command
+give identical bytes), ``report.md`` and ``per_category.csv``.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from toxeval.scoring import EvaluationResult
+
+__all__ = ["render", "results_json", "write_outputs"]
+
+CSV_COLUMNS = ("id", "name", "ap", "roc_auc", "f1", "support", "negatives", "unknown", "in_map")
+
+
+def _clean(obj: Any) -> Any:
+    """JSON-ready copy: NaN/inf -> None, numpy scalars -> Python, tuples -> lists."""
+    if isinstance(obj, dict):
+        return {str(k): _clean(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_clean(v) for v in obj]
+    if hasattr(obj, "item") and not isinstance(obj, (str, bytes)):
+        obj = obj.item()
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    return obj
+
+
+def results_json(result: EvaluationResult) -> str:
+    """The deterministic ``results.json`` text."""
+    return json.dumps(_clean(result.to_dict()), sort_keys=True, indent=2, allow_nan=False) + "\n"
+
+
+def _fmt(x: Any, digits: int = 4) -> str:
+    if x is None:
+        return "n/a"
+    if isinstance(x, bool):
+        return "yes" if x else "no"
+    if isinstance(x, int):
+        return str(x)
+    if isinstance(x, float):
+        return "n/a" if not math.isfinite(x) else f"{x:.{digits}f}"
+    return str(x)
+
+
+def _system_line(result: EvaluationResult) -> str:
+    sysd = result.system
+    if sysd.get("kind") == "detector":
+        return f"detector {sysd.get('detector')} {sysd.get('detector_version', '')}".strip()
+    return f"predictions {sysd.get('source')} ({sysd.get('format')}, {sysd.get('kind')})"
+
+
+def _summary_rows(result: EvaluationResult) -> list[tuple[str, str]]:
+    f = result.figures
+    c = result.counts
+    inc = sum(1 for r in result.per_category if r["in_map"])
+    rows = [
+        (
+            "dataset",
+            f"{result.dataset['name']} ({result.dataset['level']}, {c['dataset_rows']} rows)",
+        ),
+        ("system", _system_line(result)),
+        ("taxonomy", f"{result.config['taxonomy']['name']} (K={result.config['taxonomy']['k']})"),
+        ("scored / excluded", f"{c['scored']} / {c['excluded']}"),
+        ("mAP", f"{_fmt(f['map'])}  (macro AP over {inc} categories with a known positive)"),
+        ("label ranking loss", _fmt(f["label_ranking_loss"])),
+        ("LRAP", _fmt(f["lrap"])),
+        ("coverage error", _fmt(f["coverage_error"])),
+        ("one-error", _fmt(f["one_error"])),
+        (f"micro F1 @ {f['threshold']:g}", _fmt(f["micro_f1"])),
+        (f"macro F1 @ {f['threshold']:g}", _fmt(f["macro_f1"])),
+        (f"Hamming loss @ {f['threshold']:g}", _fmt(f["hamming_loss"])),
+    ]
+    if result.parse is not None:
+        counts = ", ".join(f"{k} {v}" for k, v in result.parse["status_counts"].items())
+        rows.append(("parse status", f"{counts}; policy {result.parse['policy']}"))
+    card = result.card_recipe
+    rows.append(
+        (
+            "card recipe (compat.)",
+            f"mAP {_fmt(card.get('map'))}, LRL {_fmt(card.get('label_ranking_loss'))} "
+            f"on {card['rows_used']} fully labelled rows",
+        )
+    )
+    if result.agreement is not None:
+        a = result.agreement
+        rows.append(
+            (
+                "annotator agreement",
+                f"contested cells {_fmt(a.get('contested_cell_fraction'))}; mAP unanimous rows "
+                f"{_fmt(a.get('map_unanimous_rows'))}, contested rows "
+                f"{_fmt(a.get('map_contested_rows'))}",
+            )
+        )
+    return rows
+
+
+def render(result: EvaluationResult, console: Console | None = None) -> None:
+    """Print the summary panel, the per-category table and the notes."""
+    from rich.console import Console
+    from rich.panel import Panel
+    from rich.table import Table
+
+    con = console or Console()
+    summary = Table.grid(padding=(0, 2))
+    summary.add_column(style="bold")
+    summary.add_column()
+    for k, v in _summary_rows(result):
+        summary.add_row(k, v)
+    con.print(Panel(summary, title="toxeval", expand=False))
+
+    table = Table(title="per category (known labels only)")
+    for col, just in (
+        ("category", "left"),
+        ("AP", "right"),
+        ("ROC AUC", "right"),
+        ("F1", "right"),
+        ("support", "right"),
+        ("negatives", "right"),
+        ("unknown", "right"),
+    ):
+        table.add_column(col, justify=just)  # type: ignore[arg-type]
+    for r in result.per_category:
+        name = r["id"] if r["in_map"] else f"{r['id']} (excluded)"
+        table.add_row(
+            name,
+            _fmt(r["ap"]),
+            _fmt(r["roc_auc"]),
+            _fmt(r["f1"]),
+            str(r["support"]),
+            str(r["negatives"]),
+            str(r["unknown"]),
+        )
+    con.print(table)
+    notes = [*result.notes, "card recipe: " + result.card_recipe["caveats"]]
+    for note in notes:
+        con.print(f"[dim]note:[/dim] {note}", highlight=False)
+
+
+def report_markdown(result: EvaluationResult) -> str:
+    lines = ["# toxeval report", ""]
+    lines += ["| | |", "| --- | --- |"]
+    lines += [f"| {k} | {v} |" for k, v in _summary_rows(result)]
+    lines += ["", "## Per category (known labels only)", ""]
+    lines += [
+        "| category | AP | ROC AUC | F1 | support | negatives | unknown | in mAP |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
+    ]
+    for r in result.per_category:
+        lines.append(
+            f"| {r['id']} | {_fmt(r['ap'])} | {_fmt(r['roc_auc'])} | {_fmt(r['f1'])} | "
+            f"{r['support']} | {r['negatives']} | {r['unknown']} | {_fmt(r['in_map'])} |"
+        )
+    if result.excluded_categories:
+        lines += [
+            "",
+            "Excluded from mAP and macro F1 (no known positive): "
+            + ", ".join(result.excluded_categories),
+        ]
+    lines += ["", "## Card's reference recipe (compatibility mode)", ""]
+    card = result.card_recipe
+    lines.append(
+        f"mAP {_fmt(card.get('map'))}, label ranking loss "
+        f"{_fmt(card.get('label_ranking_loss'))}, on {card['rows_used']} fully labelled rows "
+        f"(threshold {card['threshold']:g})."
+    )
+    lines += ["", card["caveats"], "", "## Notes", ""]
+    lines += [f"- {n}" for n in result.notes] or ["- none"]
+    return "\n".join(lines) + "\n"
+
+
+def per_category_csv(result: EvaluationResult) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(CSV_COLUMNS)
+    for r in result.per_category:
+        w.writerow(
+            [
+                "" if isinstance(r[c], float) and not math.isfinite(r[c]) else r[c]
+                for c in CSV_COLUMNS
+            ]
+        )
+    return buf.getvalue()
+
+
+def write_outputs(result: EvaluationResult, out_dir: str | Path) -> list[Path]:
+    """Write ``results.json``, ``report.md`` and ``per_category.csv``; return their paths."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    files = {
+        "results.json": results_json(result),
+        "report.md": report_markdown(result),
+        "per_category.csv": per_category_csv(result),
+    }
+    paths = []
+    for name, text in files.items():
+        p = out / name
+        p.write_text(text, encoding="utf-8", newline="\n")
+        paths.append(p)
+    return paths
