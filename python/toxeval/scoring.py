@@ -451,16 +451,15 @@ def _load(
     min_annotators: int,
     progress: Progress | None,
 ) -> Dataset:
-    from toxeval.datasets import Dataset as _Dataset
-    from toxeval.datasets import load_dataset
-
-    if isinstance(dataset, _Dataset):
+    if dataset is not None and not isinstance(dataset, (str, Path)):  # a Dataset
         if taxonomy is not None and load_taxonomy(taxonomy).ids != dataset.taxonomy.ids:
             raise ValueError(
                 f"taxonomy {load_taxonomy(taxonomy).name!r} does not match the dataset's "
                 f"{dataset.taxonomy.name!r}"
             )
         return dataset
+    from toxeval.datasets import load_dataset
+
     if progress:
         progress("reading dataset")
     return load_dataset(

@@ -1,0 +1,338 @@
+"""toxeval.scoring: every figure equals scikit-learn on the known cells, computed here
+independently; excluded categories are listed; unknown labels never act as negatives.
+
+Until ``toxeval.metrics`` provides the ranking functions, ``standin_metrics`` puts
+scikit-learn-based masked versions on the module for the duration of a test (tests only;
+the package never imports scikit-learn). Once the engine lands they are not used.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import warnings
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pytest
+import sklearn.metrics as skm
+
+import toxeval.metrics
+from toxeval.predictions import predictions_from_array
+from toxeval.scoring import score, score_predictions
+from toxeval.taxonomy import Category, Taxonomy, load_taxonomy
+
+# --------------------------------------------------------------------------- helpers
+
+
+@dataclasses.dataclass(frozen=True)
+class _StandinDataset:
+    """Fields of toxeval.datasets.Dataset (used only while that module is absent)."""
+
+    name: str
+    level: str
+    taxonomy: Taxonomy
+    ids: list[str]
+    texts: list[str]
+    responses: list[str] | None
+    y_true: np.ndarray
+    mask: np.ndarray
+    soft: np.ndarray | None
+    n_annotators: np.ndarray | None
+    source: str
+    sha256: str
+
+
+def small_taxonomy(k: int = 4) -> Taxonomy:
+    return Taxonomy(
+        name=f"test-{k}",
+        version="1",
+        categories=tuple(
+            Category(id=f"c{i}", name=f"Category {i}", description=f"test category {i}")
+            for i in range(k)
+        ),
+    )
+
+
+def make_dataset(
+    y: Any,
+    mask: Any = None,
+    *,
+    taxonomy: Taxonomy | None = None,
+    ids: list[str] | None = None,
+    soft: Any = None,
+    n_annotators: Any = None,
+) -> Any:
+    y = np.asarray(y, dtype=np.int8)
+    n, k = y.shape
+    tax = taxonomy or small_taxonomy(k)
+    m = np.ones_like(y, dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
+    fields = dict(
+        name="test",
+        level="prompt",
+        taxonomy=tax,
+        ids=ids or [f"r{i}" for i in range(n)],
+        texts=[f"text {i}" for i in range(n)],
+        responses=None,
+        y_true=np.where(m, y, 0).astype(np.int8),
+        mask=m,
+        soft=soft,
+        n_annotators=n_annotators,
+        source="test",
+        sha256="0" * 64,
+    )
+    try:
+        from toxeval.datasets import Dataset
+    except ImportError:
+        return _StandinDataset(**fields)  # type: ignore[arg-type]
+    return Dataset(**fields)  # type: ignore[arg-type]
+
+
+def _masked_columns(fn: Any) -> Any:
+    def metric(y: Any, s: Any, *, average: Any = "macro", mask: Any = None, **kw: Any) -> Any:
+        y, s = np.asarray(y), np.asarray(s)
+        if y.ndim == 1:
+            return fn(y, s, **kw)
+        m = np.ones_like(y, dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
+        vals = np.array([fn(y[m[:, k], k], s[m[:, k], k]) for k in range(y.shape[1])])
+        return vals if average is None else float(np.mean(vals))
+
+    return metric
+
+
+def _masked_rows(row_fn: Any) -> Any:
+    def metric(y: Any, s: Any, *, mask: Any = None, **kw: Any) -> float:
+        y, s = np.asarray(y), np.asarray(s, dtype=np.float64)
+        m = np.ones_like(y, dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
+        return float(np.mean([row_fn(y[i][m[i]] == 1, s[i][m[i]]) for i in range(len(y))]))
+
+    return metric
+
+
+def _lrl_row(rel: np.ndarray, s: np.ndarray) -> float:
+    p, q = s[rel], s[~rel]
+    if p.size == 0 or q.size == 0:
+        return 0.0
+    return float((p[:, None] <= q[None, :]).sum() / (p.size * q.size))
+
+
+def _lrap_row(rel: np.ndarray, s: np.ndarray) -> float:
+    if rel.sum() == 0 or rel.all():
+        return 1.0
+    out = [((s >= s[j]) & rel).sum() / (s >= s[j]).sum() for j in np.flatnonzero(rel)]
+    return float(np.mean(out))
+
+
+def _coverage_row(rel: np.ndarray, s: np.ndarray) -> float:
+    if rel.sum() == 0:
+        return 0.0
+    return float((s >= s[rel].min()).sum())
+
+
+STANDINS = {
+    "average_precision_score": _masked_columns(skm.average_precision_score),
+    "roc_auc_score": _masked_columns(skm.roc_auc_score),
+    "label_ranking_loss": _masked_rows(_lrl_row),
+    "label_ranking_average_precision_score": _masked_rows(_lrap_row),
+    "coverage_error": _masked_rows(_coverage_row),
+}
+
+
+@pytest.fixture(autouse=True)
+def standin_metrics(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    install_standins(monkeypatch)
+    yield
+
+
+def install_standins(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name, fn in STANDINS.items():
+        if not hasattr(toxeval.metrics, name):
+            monkeypatch.setattr(toxeval.metrics, name, fn, raising=False)
+
+
+def _random_case(seed: int, n: int = 60, k: int = 5, p_unknown: float = 0.2) -> tuple[Any, ...]:
+    rng = np.random.default_rng(seed)
+    y = (rng.random((n, k)) < 0.3).astype(np.int8)
+    mask = rng.random((n, k)) >= p_unknown
+    s = np.round(rng.random((n, k)), 1)  # tie-heavy
+    return y, mask, s
+
+
+# --------------------------------------------------------------------------- tests
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_per_category_ap_auc_equal_sklearn_on_known_cells(seed: int) -> None:
+    y, mask, s = _random_case(seed)
+    ds = make_dataset(y, mask)
+    res = score_predictions(predictions_from_array(s, ds), ds)
+    aps = []
+    for k, row in enumerate(res.per_category):
+        known = mask[:, k]
+        yk, sk = y[known, k], s[known, k]
+        assert row["support"] == int(yk.sum())
+        assert row["negatives"] == int((yk == 0).sum())
+        assert row["unknown"] == int((~known).sum())
+        if yk.sum() > 0:
+            ap = skm.average_precision_score(yk, sk)
+            assert row["ap"] == pytest.approx(ap, rel=1e-12)
+            aps.append(ap)
+        if 0 < yk.sum() < yk.size:
+            assert row["roc_auc"] == pytest.approx(skm.roc_auc_score(yk, sk), rel=1e-12)
+    assert res.figures["map"] == pytest.approx(np.mean(aps), rel=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_threshold_figures_equal_sklearn_on_known_cells(seed: int) -> None:
+    y, mask, s = _random_case(seed)
+    ds = make_dataset(y, mask)
+    res = score_predictions(predictions_from_array(s, ds), ds, threshold=0.5)
+    pred = (s >= 0.5).astype(int)
+    yt, yp = y[mask], pred[mask]
+    assert res.figures["micro_f1"] == pytest.approx(skm.f1_score(yt, yp), rel=1e-12)
+    assert res.figures["hamming_loss"] == pytest.approx(float(np.mean(yt != yp)), rel=1e-12)
+    f1s = []
+    for k in range(y.shape[1]):
+        known = mask[:, k]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            f1 = skm.f1_score(y[known, k], pred[known, k], zero_division=0)
+        assert res.per_category[k]["f1"] == pytest.approx(f1, rel=1e-12)
+        if y[known, k].sum() > 0:
+            f1s.append(f1)
+    assert res.figures["macro_f1"] == pytest.approx(np.mean(f1s), rel=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_rowwise_figures_equal_sklearn_when_fully_known(seed: int) -> None:
+    y, _, s = _random_case(seed, p_unknown=0.0)
+    ds = make_dataset(y)
+    res = score_predictions(predictions_from_array(s, ds), ds)
+    assert res.figures["label_ranking_loss"] == pytest.approx(
+        skm.label_ranking_loss(y, s), rel=1e-12
+    )
+    assert res.figures["lrap"] == pytest.approx(
+        skm.label_ranking_average_precision_score(y, s), rel=1e-12
+    )
+    assert res.figures["coverage_error"] == pytest.approx(skm.coverage_error(y, s), rel=1e-12)
+
+
+def test_rowwise_ranking_loss_uses_known_labels_only() -> None:
+    # every row keeps >= 1 known positive and >= 1 known negative
+    y = np.array([[1, 0, 1, 0], [0, 1, 1, 0], [1, 1, 0, 0]])
+    mask = np.array([[1, 1, 0, 1], [1, 1, 1, 0], [1, 0, 1, 1]], dtype=bool)
+    s = np.array([[0.2, 0.5, 0.9, 0.1], [0.3, 0.3, 0.8, 0.9], [0.6, 0.1, 0.4, 0.6]])
+    ds = make_dataset(y, mask)
+    res = score_predictions(predictions_from_array(s, ds), ds)
+    want = np.mean(
+        [skm.label_ranking_loss([y[i][mask[i]]], [s[i][mask[i]]]) for i in range(3)]
+    )
+    assert res.figures["label_ranking_loss"] == pytest.approx(want, rel=1e-12)
+
+
+def test_unknown_cells_never_act_as_negatives() -> None:
+    y, mask, s = _random_case(11)
+    ds1 = make_dataset(y, mask)
+    flipped = np.where(mask, y, 1 - y)  # change every unknown cell
+    ds2 = make_dataset(flipped, mask)
+    r1 = score_predictions(predictions_from_array(s, ds1), ds1)
+    r2 = score_predictions(predictions_from_array(s, ds2), ds2)
+    assert r1.figures == r2.figures
+    assert r1.per_category == r2.per_category
+
+
+def test_categories_without_known_positive_are_excluded_and_listed() -> None:
+    y = np.array([[1, 0, 0], [0, 1, 0], [1, 1, 0], [0, 0, 1]])
+    mask = np.ones_like(y, dtype=bool)
+    mask[3, 2] = False  # c2's only positive is unknown
+    s = np.array([[0.9, 0.1, 0.2], [0.2, 0.8, 0.1], [0.7, 0.6, 0.3], [0.1, 0.1, 0.9]])
+    ds = make_dataset(y, mask)
+    res = score_predictions(predictions_from_array(s, ds), ds)
+    assert res.excluded_categories == ["c2"]
+    assert not res.per_category[2]["in_map"]
+    assert np.isnan(res.per_category[2]["ap"])
+    assert any("excluded" in n and "c2" in n for n in res.notes)
+    want = np.mean([skm.average_precision_score(y[:, k], s[:, k]) for k in (0, 1)])
+    assert res.figures["map"] == pytest.approx(want, rel=1e-12)
+
+
+def test_binary_scores_are_flagged() -> None:
+    y = np.array([[1, 0], [0, 1], [1, 1], [0, 0]])
+    ds = make_dataset(y)
+    res = score_predictions(predictions_from_array(y.astype(float), ds), ds)
+    assert res.binary_scores
+    assert any("binary" in n for n in res.notes)
+    res2 = score_predictions(predictions_from_array(y * 0.5 + 0.2, ds), ds)
+    assert not res2.binary_scores
+
+
+def test_card_recipe_on_fully_known_rows_only() -> None:
+    from toxeval.card_recipe import compute_metrics
+
+    y, mask, s = _random_case(3, k=3, p_unknown=0.1)
+    ds = make_dataset(y, mask)
+    res = score_predictions(predictions_from_array(s, ds), ds, threshold=0.5)
+    full = mask.all(axis=1)
+    m_ap, lrl = compute_metrics(y[full], (s[full] >= 0.5).astype(int))
+    card = res.card_recipe
+    assert card["rows_used"] == int(full.sum())
+    assert card["rows_skipped_partial_labels"] == int((~full).sum())
+    assert card["label_ranking_loss"] == pytest.approx(lrl)
+    if np.isnan(m_ap):
+        assert np.isnan(card["map"])
+    else:
+        assert card["map"] == pytest.approx(m_ap)
+    assert "recipe" in card["label"]
+    assert any("fully known" in n or "all known" in n for n in res.notes)
+
+
+def test_missing_predictions_are_counted_and_not_scored() -> None:
+    y, _, s = _random_case(5, n=10, p_unknown=0.0)
+    ds = make_dataset(y)
+    ids = [f"r{i}" for i in range(8)]
+    preds = predictions_from_array(s[:8], ds, ids=ids, on_mismatch="drop")
+    res = score_predictions(preds, ds)
+    assert res.counts["scored"] == 8
+    assert res.counts["missing_prediction"] == 2
+    assert res.counts["excluded"] == 2
+    want = skm.label_ranking_loss(y[:8], s[:8])
+    assert res.figures["label_ranking_loss"] == pytest.approx(want, rel=1e-12)
+    assert any("no prediction" in n for n in res.notes)
+
+
+def test_agreement_figures_when_soft_labels_exist() -> None:
+    y = np.array([[1, 0], [0, 1], [1, 1], [0, 0], [1, 0], [0, 1]])
+    soft = np.array([[1, 0], [0, 1], [0.6, 1], [0.2, 0], [1, 0], [0, 0.7]])
+    n_ann = np.array([5, 5, 5, 5, 0, 5])
+    ds = make_dataset(y, soft=soft, n_annotators=n_ann)
+    s = np.array([[0.9, 0.1], [0.2, 0.8], [0.5, 0.7], [0.3, 0.1], [0.8, 0.3], [0.1, 0.6]])
+    res = score_predictions(predictions_from_array(s, ds), ds)
+    a = res.agreement
+    assert a is not None
+    assert a["annotated_rows"] == 5
+    assert a["contested_cells"] == 3
+    assert a["contested_cell_fraction"] == pytest.approx(3 / 10)
+    assert a["n_contested_rows"] == 3
+    assert a["n_unanimous_rows"] == 2
+
+
+def test_score_accepts_texts_and_reports_parse_counts() -> None:
+    pytest.importorskip("toxeval.parsing")
+    tax = load_taxonomy("toxeval-15")
+    y = np.zeros((4, tax.k), dtype=np.int8)
+    y[0, tax.index("hate")] = 1
+    y[1, tax.index("violence")] = 1
+    ds = make_dataset(y, taxonomy=tax)
+    outputs = ["hate", "violence", "none", "I cannot help with that."]
+    res = score(outputs, ds, parse_policy="exclude")
+    assert res.parse is not None
+    assert res.parse["policy"] == "exclude"
+    assert sum(res.parse["status_counts"].values()) == 4
+    assert res.counts["excluded_by_parse_policy"] == res.parse["status_counts"]["unparseable"]
+
+
+def test_threshold_must_be_finite() -> None:
+    y = np.array([[1, 0], [0, 1]])
+    ds = make_dataset(y)
+    with pytest.raises(ValueError, match="threshold"):
+        score_predictions(predictions_from_array(y * 0.7, ds), ds, threshold=float("nan"))
