@@ -224,9 +224,7 @@ def test_rowwise_ranking_loss_uses_known_labels_only() -> None:
     s = np.array([[0.2, 0.5, 0.9, 0.1], [0.3, 0.3, 0.8, 0.9], [0.6, 0.1, 0.4, 0.6]])
     ds = make_dataset(y, mask)
     res = score_predictions(predictions_from_array(s, ds), ds)
-    want = np.mean(
-        [skm.label_ranking_loss([y[i][mask[i]]], [s[i][mask[i]]]) for i in range(3)]
-    )
+    want = np.mean([skm.label_ranking_loss([y[i][mask[i]]], [s[i][mask[i]]]) for i in range(3)])
     assert res.figures["label_ranking_loss"] == pytest.approx(want, rel=1e-12)
 
 
