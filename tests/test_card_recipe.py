@@ -13,7 +13,6 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from toxeval.card_recipe import card_average_precision, card_ranking_loss, compute_metrics
 
 
@@ -25,7 +24,7 @@ def literal_compute_metrics(y_true, y_pred):  # type: ignore[no-untyped-def]
         fp = (y_pred[:, k] == 1) & (y_true[:, k] == 0)  # noqa: F841 (unused in the card too)
         precisions = np.cumsum(tp) / np.arange(1, len(tp) + 1)
         aps.append(np.mean(precisions[tp]))
-    mAP = np.mean(aps)  # noqa: N806
+    mAP = np.mean(aps)
     pos = y_true == 1
     neg = y_true == 0
     lrl_vals = []
@@ -35,7 +34,7 @@ def literal_compute_metrics(y_true, y_pred):  # type: ignore[no-untyped-def]
         else:
             swaps = np.sum(y_pred[i, pos[i]] < y_pred[i, neg[i]])
             lrl_vals.append(swaps / (pos[i].sum() * neg[i].sum()))
-    LRL = np.mean(lrl_vals)  # noqa: N806
+    LRL = np.mean(lrl_vals)
     return mAP, LRL
 
 

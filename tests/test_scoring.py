@@ -16,7 +16,6 @@ from typing import Any
 import numpy as np
 import pytest
 import sklearn.metrics as skm
-
 import toxeval.metrics
 from toxeval.predictions import predictions_from_array
 from toxeval.scoring import score, score_predictions

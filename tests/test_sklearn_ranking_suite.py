@@ -22,9 +22,8 @@ from types import ModuleType
 import pytest
 
 pytest.importorskip("sklearn")
-import sklearn  # noqa: E402
-
-import toxeval.metrics as tm  # noqa: E402
+import sklearn
+import toxeval.metrics as tm
 
 SWAPPED = (
     "average_precision_score",

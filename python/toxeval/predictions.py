@@ -432,7 +432,9 @@ def _map_scores(col: Any, taxonomy: Taxonomy, ids: pa.Array | None, path: str) -
     """A map<string, number> column (Parquet) as (M, K) scores."""
     arr = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
     m = len(arr)
-    lengths = pc.list_value_length(arr).fill_null(0).to_numpy(zero_copy_only=False)
+    if arr.offset:
+        arr = pa.concat_arrays([arr])  # unsliced, so offsets index keys/items directly
+    lengths = np.diff(arr.offsets.to_numpy(zero_copy_only=False))
     rows = np.repeat(np.arange(m), lengths)
     cols, source = _label_columns(arr.keys, taxonomy, None, path, "score key")
     items = arr.items.cast(pa.float64())

@@ -1,0 +1,387 @@
+"""toxeval.predictions: every format and form, joins by id, mismatch policies, and every
+bad input with its message (JSONL line numbers included)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from test_scoring import make_dataset, small_taxonomy
+from toxeval.predictions import PredictionError, detect_format, read_predictions
+
+TAX = small_taxonomy(3)  # ids c0, c1, c2
+Y = np.array([[1, 0, 0], [0, 1, 0], [1, 1, 0], [0, 0, 1]])
+IDS = ["a", "b", "c", "d"]
+S = np.array([[0.9, 0.1, 0.2], [0.2, 0.8, 0.1], [0.7, 0.6, 0.3], [0.1, 0.25, 0.9]])
+
+
+@pytest.fixture
+def ds() -> Any:
+    return make_dataset(Y, taxonomy=TAX, ids=list(IDS))
+
+
+def _jsonl(path: Path, rows: list[Any], *, gz: bool = False) -> Path:
+    text = "".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows)
+    if gz:
+        with gzip.open(path, "wt", encoding="utf-8") as f:
+            f.write(text)
+    else:
+        path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _struct_rows(order: list[int] | None = None) -> list[dict[str, Any]]:
+    order = order if order is not None else list(range(4))
+    return [{"id": IDS[i], "scores": {f"c{k}": float(S[i, k]) for k in range(3)}} for i in order]
+
+
+# --------------------------------------------------------------------------- formats, forms
+
+
+@pytest.mark.parametrize("gz", [False, True])
+def test_jsonl_score_objects_joined_by_id(tmp_path: Path, ds: Any, gz: bool) -> None:
+    p = _jsonl(tmp_path / ("p.jsonl.gz" if gz else "p.jsonl"), _struct_rows([3, 1, 0, 2]), gz=gz)
+    pr = read_predictions(p, ds)
+    np.testing.assert_array_equal(pr.scores, S)
+    assert pr.scored.all()
+    assert pr.kind == "scores" and pr.format == "jsonl"
+    assert len(pr.sha256 or "") == 64
+
+
+def test_jsonl_score_object_keys_may_be_names_or_aliases(tmp_path: Path, ds: Any) -> None:
+    rows = [
+        {"id": IDS[i], "scores": {"Category 0": S[i, 0], "c1": S[i, 1], "CATEGORY 2": S[i, 2]}}
+        for i in range(4)
+    ]
+    pr = read_predictions(_jsonl(tmp_path / "p.jsonl", rows), ds)
+    np.testing.assert_array_equal(pr.scores, S)
+
+
+def test_jsonl_vector_and_integer_ids(tmp_path: Path) -> None:
+    ds = make_dataset(Y, taxonomy=TAX, ids=["1", "2", "3", "4"])
+    rows = [{"id": i + 1, "scores": S[i].tolist()} for i in range(4)]
+    pr = read_predictions(_jsonl(tmp_path / "p.jsonl", rows), ds)
+    np.testing.assert_array_equal(pr.scores, S)
+
+
+def test_jsonl_per_category_columns(tmp_path: Path, ds: Any) -> None:
+    rows = [{"id": IDS[i], **{f"c{k}": S[i, k] for k in range(3)}} for i in range(4)]
+    pr = read_predictions(_jsonl(tmp_path / "p.jsonl", rows), ds)
+    np.testing.assert_array_equal(pr.scores, S)
+
+
+def test_jsonl_labels(tmp_path: Path, ds: Any) -> None:
+    rows = [{"id": IDS[i], "labels": [f"c{k}" for k in range(3) if Y[i, k]]} for i in range(4)]
+    rows[0]["labels"] = []
+    pr = read_predictions(_jsonl(tmp_path / "p.jsonl", rows), ds)
+    want = Y.astype(float)
+    want[0] = 0
+    np.testing.assert_array_equal(pr.scores, want)
+    assert pr.kind == "labels"
+    assert not pr.graded
+
+
+def test_jsonl_text_is_parsed(tmp_path: Path) -> None:
+    pytest.importorskip("toxeval.parsing")
+    from toxeval.taxonomy import load_taxonomy
+
+    tax = load_taxonomy("toxeval-15")
+    y = np.zeros((3, tax.k), dtype=np.int8)
+    ds = make_dataset(y, taxonomy=tax, ids=["x", "y", "z"])
+    rows = [
+        {"id": "x", "output": "hate, violence"},
+        {"id": "y", "output": "none"},
+        {"id": "z", "output": "I can't help with that."},
+    ]
+    pr = read_predictions(_jsonl(tmp_path / "p.jsonl", rows), ds, parse_policy="exclude")
+    assert pr.kind == "text"
+    assert pr.scores[0, tax.index("hate")] == 1.0
+    assert pr.parse_counts is not None and pr.parse_counts["empty"] == 1
+    assert pr.parse_counts["unparseable"] == 1
+    assert pr.n_parse_excluded == 1 and not pr.scored[2]
+    with pytest.raises(PredictionError, match="unparseable.*id 'z'"):
+        read_predictions(tmp_path / "p.jsonl", ds, parse_policy="error")
+    pz = read_predictions(tmp_path / "p.jsonl", ds, parse_policy="zeros")
+    assert pz.scored.all() and not pz.scores[2].any()
+
+
+def test_csv_columns_and_labels(tmp_path: Path, ds: Any) -> None:
+    p = tmp_path / "p.csv"
+    lines = ["Unnamed: 0,id,c0,c1,c2,model"] + [
+        f"{i},{IDS[i]},{S[i, 0]},{S[i, 1]},{S[i, 2]},m" for i in range(4)
+    ]
+    p.write_text("\n".join(lines) + "\n")
+    np.testing.assert_array_equal(read_predictions(p, ds).scores, S)
+    q = tmp_path / "q.csv"
+    q.write_text('id,labels\na,c0\nb,"[""c1""]"\nc,c0;c1\nd,\n')
+    want = Y.astype(float)
+    want[3] = 0
+    np.testing.assert_array_equal(read_predictions(q, ds).scores, want)
+
+
+def test_csv_numeric_ids_match_string_ids(tmp_path: Path) -> None:
+    ds = make_dataset(Y, taxonomy=TAX, ids=["10", "20", "30", "40"])
+    p = tmp_path / "p.csv"
+    p.write_text(
+        "id,c0,c1,c2\n"
+        + "".join(f"{(i + 1) * 10},{S[i, 0]},{S[i, 1]},{S[i, 2]}\n" for i in range(4))
+    )
+    np.testing.assert_array_equal(read_predictions(p, ds).scores, S)
+
+
+@pytest.mark.parametrize("form", ["struct", "list", "fixed", "map", "columns", "labels"])
+def test_parquet_forms(tmp_path: Path, ds: Any, form: str) -> None:
+    order = [2, 0, 3, 1]
+    ids = pa.array([IDS[i] for i in order])
+    sc = S[order]
+    if form == "struct":
+        col = pa.StructArray.from_arrays([pa.array(sc[:, k]) for k in range(3)], ["c0", "c1", "c2"])
+        table = pa.table({"id": ids, "scores": col})
+    elif form == "list":
+        table = pa.table({"id": ids, "scores": pa.array(sc.tolist(), pa.list_(pa.float32()))})
+    elif form == "fixed":
+        table = pa.table({"id": ids, "scores": pa.array(sc.tolist(), pa.list_(pa.float64(), 3))})
+    elif form == "map":
+        items = [[(f"c{k}", float(r[k])) for k in (2, 0, 1)] for r in sc]
+        table = pa.table({"id": ids, "scores": pa.array(items, pa.map_(pa.string(), pa.float64()))})
+    elif form == "columns":
+        table = pa.table({"id": ids, **{f"c{k}": sc[:, k] for k in range(3)}})
+    else:
+        labels = [[f"c{k}" for k in range(3) if Y[i, k]] for i in order]
+        table = pa.table({"id": ids, "labels": labels})
+    p = tmp_path / "p.parquet"
+    pq.write_table(table, p)
+    pr = read_predictions(p, ds)
+    want = Y.astype(float) if form == "labels" else S
+    np.testing.assert_allclose(pr.scores, want, rtol=1e-7 if form == "list" else 0)
+
+
+def test_npy_and_npz_by_row_order(tmp_path: Path, ds: Any) -> None:
+    np.save(tmp_path / "p.npy", S)
+    np.testing.assert_array_equal(read_predictions(tmp_path / "p.npy", ds).scores, S)
+    np.savez(tmp_path / "p.npz", scores=S.astype(np.float32))
+    np.testing.assert_allclose(read_predictions(tmp_path / "p.npz", ds).scores, S, rtol=1e-7)
+    np.savez(tmp_path / "q.npz", S)  # a single unnamed array
+    np.testing.assert_array_equal(read_predictions(tmp_path / "q.npz", ds).scores, S)
+
+
+def test_npz_with_ids_is_joined(tmp_path: Path, ds: Any) -> None:
+    order = [1, 3, 0, 2]
+    np.savez(tmp_path / "p.npz", scores=S[order], ids=np.array([IDS[i] for i in order]))
+    np.testing.assert_array_equal(read_predictions(tmp_path / "p.npz", ds).scores, S)
+
+
+def test_format_flag_overrides_extension(tmp_path: Path, ds: Any) -> None:
+    p = _jsonl(tmp_path / "preds.txt", _struct_rows())
+    with pytest.raises(PredictionError, match="--format"):
+        read_predictions(p, ds)
+    np.testing.assert_array_equal(read_predictions(p, ds, format="jsonl").scores, S)
+    assert detect_format("x.ndjson") == "jsonl"
+    assert detect_format("x.PARQUET") == "parquet"
+
+
+def test_many_rows_load_vectorised(tmp_path: Path) -> None:
+    n = 200_000
+    rng = np.random.default_rng(0)
+    y = (rng.random((n, 3)) < 0.2).astype(np.int8)
+    ids = [f"id{i}" for i in range(n)]
+    ds = make_dataset(y, taxonomy=TAX, ids=ids)
+    s = rng.random((n, 3))
+    perm = rng.permutation(n)
+    p = tmp_path / "big.parquet"
+    pq.write_table(
+        pa.table({"id": pa.array(ids).take(pa.array(perm)), "scores": pa.array(s[perm].tolist())}),
+        p,
+    )
+    np.testing.assert_array_equal(read_predictions(p, ds).scores, s)
+
+
+# --------------------------------------------------------------------------- mismatches
+
+
+def test_missing_ids_error_then_drop(tmp_path: Path, ds: Any) -> None:
+    p = _jsonl(tmp_path / "p.jsonl", _struct_rows([0, 1, 2]))
+    with pytest.raises(PredictionError, match=r"1 of 4 dataset ids have no prediction \('d'\)"):
+        read_predictions(p, ds)
+    pr = read_predictions(p, ds, on_mismatch="drop")
+    assert pr.n_missing == 1 and pr.missing_ids == ("d",)
+    assert pr.scored.tolist() == [True, True, True, False]
+    assert pr.summary()["missing"] == {"count": 1, "first_ids": ["d"]}
+
+
+def test_duplicate_ids_error_then_keep_first(tmp_path: Path, ds: Any) -> None:
+    rows = _struct_rows()
+    later = {"id": "b", "scores": {"c0": 0.0, "c1": 0.0, "c2": 0.0}}
+    p = _jsonl(tmp_path / "p.jsonl", [*rows, later])
+    with pytest.raises(PredictionError, match=r"1 rows repeat an id already seen \('b'\)"):
+        read_predictions(p, ds)
+    pr = read_predictions(p, ds, on_mismatch="drop")
+    np.testing.assert_array_equal(pr.scores, S)  # the first 'b' is kept
+    assert pr.n_duplicate == 1 and pr.duplicate_ids == ("b",)
+
+
+def test_unknown_ids_error_then_drop(tmp_path: Path, ds: Any) -> None:
+    extra = [{"id": f"zz{i}", "scores": {"c0": 0.5, "c1": 0.5, "c2": 0.5}} for i in range(7)]
+    p = _jsonl(tmp_path / "p.jsonl", [*_struct_rows(), *extra])
+    with pytest.raises(
+        PredictionError, match=r"7 of 11 prediction ids are not in the dataset \('zz0'.*, \.\.\.\)"
+    ):
+        read_predictions(p, ds)
+    pr = read_predictions(p, ds, on_mismatch="drop")
+    np.testing.assert_array_equal(pr.scores, S)
+    assert pr.n_unknown == 7 and pr.unknown_ids[:2] == ("zz0", "zz1")
+
+
+def test_all_three_mismatches_in_one_message(tmp_path: Path, ds: Any) -> None:
+    rows = _struct_rows([0, 1, 1])
+    rows.append({"id": "q", "scores": {"c0": 0, "c1": 0, "c2": 0}})
+    p = _jsonl(tmp_path / "p.jsonl", rows)
+    with pytest.raises(PredictionError) as e:
+        read_predictions(p, ds)
+    msg = str(e.value)
+    assert "2 of 4 dataset ids have no prediction" in msg
+    assert "1 rows repeat" in msg and "not in the dataset ('q')" in msg
+    assert "--on-mismatch drop" in msg
+
+
+def test_npy_length_must_equal_n(tmp_path: Path, ds: Any) -> None:
+    np.save(tmp_path / "p.npy", S[:3])
+    with pytest.raises(
+        PredictionError, match="3 rows of predictions, but the dataset 'test' has 4 rows"
+    ):
+        read_predictions(tmp_path / "p.npy", ds)
+
+
+# --------------------------------------------------------------------------- bad input
+
+
+def test_nan_and_inf_name_row_and_column(tmp_path: Path, ds: Any) -> None:
+    rows = _struct_rows()
+    rows[2] = '{"id": "c", "scores": {"c0": 0.1, "c1": NaN, "c2": 0.3}}'
+    p = _jsonl(tmp_path / "p.jsonl", rows)
+    with pytest.raises(PredictionError, match=r"row id 'c': score for 'c1' is NaN"):
+        read_predictions(p, ds)
+    s = S.copy()
+    s[1, 2] = np.inf
+    np.save(tmp_path / "p.npy", s)
+    with pytest.raises(PredictionError, match=r"row #2: score for 'c2' is inf"):
+        read_predictions(tmp_path / "p.npy", ds)
+
+
+def test_wrong_k_names_expected_k_and_ids(tmp_path: Path, ds: Any) -> None:
+    rows = [{"id": IDS[i], "scores": S[i].tolist()} for i in range(4)]
+    rows[1]["scores"] = [0.1, 0.2]
+    p = _jsonl(tmp_path / "p.jsonl", rows)
+    with pytest.raises(
+        PredictionError, match=r"row id 'b': score vector has length 2, expected K=3 .*c0, c1, c2"
+    ):
+        read_predictions(p, ds)
+    np.save(tmp_path / "p.npy", np.zeros((4, 5)))
+    with pytest.raises(PredictionError, match=r"5 columns, expected K=3 .*\(c0, c1, c2\)"):
+        read_predictions(tmp_path / "p.npy", ds)
+
+
+def test_unknown_category_names_are_listed(tmp_path: Path, ds: Any) -> None:
+    rows = _struct_rows()
+    rows[3]["scores"]["bogus"] = 0.2
+    rows[3]["scores"]["weird"] = 0.1
+    p = _jsonl(tmp_path / "p.jsonl", rows)
+    with pytest.raises(
+        PredictionError, match=r"unknown categories in score keys: 'bogus', 'weird'"
+    ):
+        read_predictions(p, ds)
+    q = _jsonl(tmp_path / "q.jsonl", [{"id": "a", "labels": ["c0", "nope"]}])
+    with pytest.raises(PredictionError, match=r"unknown categories in labels: 'nope'"):
+        read_predictions(q, ds)
+    r = tmp_path / "r.csv"
+    r.write_text("id,c0,c1,c2,extra\na,1,0,0,0.5\n")
+    with pytest.raises(PredictionError, match="unknown categories in score columns: 'extra'"):
+        read_predictions(r, ds)
+
+
+def test_missing_category_or_null_score(tmp_path: Path, ds: Any) -> None:
+    rows = [{"id": IDS[i], "scores": {"c0": S[i, 0], "c1": S[i, 1]}} for i in range(4)]
+    with pytest.raises(PredictionError, match="no scores for categories 'c2'"):
+        read_predictions(_jsonl(tmp_path / "p.jsonl", rows), ds)
+    rows = _struct_rows()
+    del rows[2]["scores"]["c1"]
+    with pytest.raises(PredictionError, match="row id 'c': no score for 'c1'"):
+        read_predictions(_jsonl(tmp_path / "q.jsonl", rows), ds)
+
+
+def test_scores_outside_unit_interval_are_allowed_and_noted(tmp_path: Path, ds: Any) -> None:
+    np.save(tmp_path / "p.npy", S * 10 - 5)
+    pr = read_predictions(tmp_path / "p.npy", ds)
+    assert pr.n_out_of_range > 0
+    assert any("outside [0, 1]" in n for n in pr.notes)
+
+
+@pytest.mark.parametrize("name", ["p.jsonl", "p.jsonl.gz", "p.csv", "p.parquet", "p.npy", "p.npz"])
+def test_empty_file(tmp_path: Path, ds: Any, name: str) -> None:
+    p = tmp_path / name
+    if name.endswith(".gz"):
+        with gzip.open(p, "wb"):
+            pass
+    else:
+        p.write_bytes(b"")
+    with pytest.raises(PredictionError, match="empty file"):
+        read_predictions(p, ds)
+
+
+def test_blank_lines_only_is_empty(tmp_path: Path, ds: Any) -> None:
+    p = tmp_path / "p.jsonl"
+    p.write_text("\n\n  \n")
+    with pytest.raises(PredictionError, match="empty file"):
+        read_predictions(p, ds)
+
+
+def test_malformed_jsonl_reports_line_number(tmp_path: Path, ds: Any) -> None:
+    rows: list[Any] = _struct_rows()
+    lines = [
+        json.dumps(rows[0]),
+        "",
+        json.dumps(rows[1]),
+        '{"id": "c", "scores": {"c0": 0.1,',
+        json.dumps(rows[3]),
+    ]
+    p = tmp_path / "p.jsonl"
+    p.write_text("\n".join(lines) + "\n")
+    with pytest.raises(PredictionError, match=r"p\.jsonl: line 4: not valid JSON"):
+        read_predictions(p, ds)
+    q = tmp_path / "q.jsonl"
+    q.write_text("not json\n")
+    with pytest.raises(PredictionError, match="line 1: not valid JSON"):
+        read_predictions(q, ds)
+
+
+def test_inconsistent_types_report_line_number(tmp_path: Path, ds: Any) -> None:
+    rows: list[Any] = _struct_rows()
+    rows[2] = {"id": "c", "scores": "high"}
+    p = _jsonl(tmp_path / "p.jsonl", rows)
+    with pytest.raises(
+        PredictionError, match=r"line 3: field 'scores' is a string, but a object on line 1"
+    ):
+        read_predictions(p, ds)
+
+
+def test_no_id_column_and_no_predictions(tmp_path: Path, ds: Any) -> None:
+    p = _jsonl(tmp_path / "p.jsonl", [{"scores": [0.1, 0.2, 0.3]}])
+    with pytest.raises(PredictionError, match="no 'id' column"):
+        read_predictions(p, ds)
+    q = _jsonl(tmp_path / "q.jsonl", [{"id": "a", "model": "x"}])
+    with pytest.raises(PredictionError, match="no predictions found"):
+        read_predictions(q, ds)
+
+
+def test_missing_file_and_bad_policy(tmp_path: Path, ds: Any) -> None:
+    with pytest.raises(FileNotFoundError, match="predictions file not found"):
+        read_predictions(tmp_path / "nope.jsonl", ds)
+    p = _jsonl(tmp_path / "p.jsonl", _struct_rows())
+    with pytest.raises(ValueError, match="on_mismatch"):
+        read_predictions(p, ds, on_mismatch="ignore")
