@@ -105,7 +105,7 @@ def test_jsonl_text_is_parsed(tmp_path: Path) -> None:
     assert pr.parse_counts is not None and pr.parse_counts["empty"] == 1
     assert pr.parse_counts["unparseable"] == 1
     assert pr.n_parse_excluded == 1 and not pr.scored[2]
-    with pytest.raises(PredictionError, match="unparseable.*id 'z'"):
+    with pytest.raises(PredictionError, match=r"unparseable.*id 'z'"):
         read_predictions(tmp_path / "p.jsonl", ds, parse_policy="error")
     pz = read_predictions(tmp_path / "p.jsonl", ds, parse_policy="zeros")
     assert pz.scored.all() and not pz.scores[2].any()
