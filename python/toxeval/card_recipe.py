@@ -98,7 +98,7 @@ def card_ranking_loss(y_true: object, y_pred: object) -> float:
         with np.errstate(invalid="ignore", divide="ignore"):
             loss = np.where(pairs > 0, swaps / np.maximum(pairs, 1), 0.0)
         total += float(loss.sum())
-    return total / n
+    return float(total / n)
 
 
 def compute_metrics(y_true: object, y_pred: object) -> tuple[float, float]:

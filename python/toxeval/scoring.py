@@ -144,11 +144,12 @@ def _masked_ap_auc(
 def _one_error(y: np.ndarray, s: np.ndarray, m: np.ndarray) -> float:
     """One-error over known labels (numpy fallback when toxeval.metrics has none).
 
-    Per row with at least one known label: 1 if the highest-scored known label is not
+    Per row with at least one known positive: 1 if the highest-scored known label is not
     relevant (a tie at the top with any irrelevant label counts as an error), else 0;
-    averaged over those rows. NaN when no row has a known label.
+    averaged over those rows (rows without a known positive have no right answer and are
+    left out). NaN when no row has a known positive.
     """
-    rows = m.any(axis=1)
+    rows = ((y == 1) & m).any(axis=1)
     if not rows.any():
         return float("nan")
     y, s, m = y[rows], s[rows].astype(np.float64), m[rows]
@@ -466,7 +467,7 @@ def _load(
         dataset,
         taxonomy=taxonomy,
         data_dir=data_dir,
-        rule=rule,  # type: ignore[arg-type]
+        rule=rule,  # type: ignore[arg-type,unused-ignore]
         min_annotators=min_annotators,
     )
 
