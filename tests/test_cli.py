@@ -14,7 +14,6 @@ from typing import Any
 import numpy as np
 import pytest
 from test_scoring import STANDINS, install_standins
-
 from toxeval.cli import main
 
 REPO = Path(__file__).resolve().parents[1]
