@@ -653,6 +653,22 @@ def _mismatch_error(path: str, j: _Join, n_dataset: int, n_read: int) -> Predict
 # --------------------------------------------------------------------------- entry points
 
 
+def _is_identity(join: _Join, n: int) -> bool:
+    return join.src.size == n and bool(
+        np.array_equal(join.src, np.arange(n)) and np.array_equal(join.dst, join.src)
+    )
+
+
+def _all_binary(scores: np.ndarray) -> bool:
+    """True when every score is exactly 0 or 1 (checked in blocks, stops early)."""
+    flat = scores.reshape(-1)
+    for start in range(0, flat.size, 1 << 20):
+        block = flat[start : start + (1 << 20)]
+        if not ((block == 0.0) | (block == 1.0)).all():
+            return False
+    return True
+
+
 def _validate_scores(scores: np.ndarray, ids: Any, taxonomy: Taxonomy, path: str) -> int:
     """Raise on NaN / inf (naming the row and category); return the count outside [0, 1]."""
     finite = np.isfinite(scores)
@@ -734,8 +750,11 @@ def _finish(
     else:
         assert scores_read is not None
         n_out = _validate_scores(scores_read, pred_ids, taxonomy, path)
-        out[join.dst] = scores_read[join.src]
-        graded = kind == "scores" and not bool(np.isin(scores_read, (0.0, 1.0)).all())
+        if _is_identity(join, n) and scores_read.shape[0] == n:
+            out = scores_read  # rows already in dataset order: no gather
+        else:
+            out[join.dst] = scores_read[join.src]
+        graded = kind == "scores" and not _all_binary(scores_read)
     if n_out:
         notes.append(
             f"{n_out} scores lie outside [0, 1] (logits?); ranking figures use them as they "

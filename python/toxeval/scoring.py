@@ -35,6 +35,7 @@ from toxeval import card_recipe
 from toxeval.predictions import (
     PredictionError,
     Predictions,
+    _all_binary,
     predictions_from_array,
     predictions_from_texts,
     read_predictions,
@@ -325,7 +326,7 @@ def score_predictions(
             "ROC AUC is undefined (NaN) where the known labels have one class only: "
             + ", ".join(one_class)
         )
-    binary = bool(np.isin(s, (0.0, 1.0)).all())
+    binary = _all_binary(s)
     if binary:
         notes.append(
             "scores are binary (0/1): ties are heavy, so AP, ROC AUC and the ranking figures "
