@@ -423,3 +423,17 @@ def test_demo_set_constraints() -> None:
     assert (~ds.mask).any()  # partial labels exercise masks
     assert len(set(ds.texts)) == n
     assert not (load_dataset(rule="union").y_true == ds.y_true).all()
+
+
+def test_annotations_column_wise_path(tmp_path: Path, tax3: Path) -> None:
+    # every row has annotations and no labels: the pyarrow path; a repeated id in one
+    # annotator's list counts once
+    rows = [
+        {"id": "1", "text": "x", "annotations": [["a"], ["a", "b"], ["b"], []]},
+        {"id": "2", "text": "y", "annotations": [["c"], ["c"], ["a", "c", "c"]]},
+    ]
+    ds = load_dataset(_jsonl(tmp_path / "ann.jsonl", rows), taxonomy=tax3)
+    np.testing.assert_array_equal(ds.y_true, [[0, 0, 0], [0, 0, 1]])
+    assert ds.soft is not None
+    np.testing.assert_allclose(ds.soft, [[0.5, 0.5, 0.0], [1 / 3, 0.0, 1.0]])
+    np.testing.assert_array_equal(ds.n_annotators, [4, 3])
