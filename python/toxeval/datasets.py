@@ -1,0 +1,1143 @@
+"""Evaluation datasets: the documented schema, its readers, and the dataset registry.
+
+A dataset is N texts (prompts, or prompt + response for response-level benchmarks) with an
+(N, K) label matrix in a taxonomy's column order and an (N, K) mask of which labels are
+known. Unknown labels never become silent negatives: they are 0 in ``y_true`` and False in
+``mask``, and the metrics skip them. The schema (see docs/datasets.md):
+
+- ``id`` (unique) and ``text``; optional ``response``;
+- ``labels`` as a list of category ids (complete annotation), an object
+  ``{id: 1 | 0 | null}`` (null or an absent key = unknown), or a K-vector with -1/null for
+  unknown; or, in CSV/Parquet/JSONL, one column per category id with 1/0/empty;
+- optional ``annotations``: a list of per-annotator label lists, from which the targets
+  come by a rule (majority, union, at least k) and soft labels are the agreement fraction.
+
+Readers: JSONL (also gzip), CSV and Parquet. Simple, regular files are read column-wise with
+pyarrow so a million rows need no Python object per row for the label matrix; a JSONL file
+that pyarrow cannot read in one piece (malformed line, mixed label forms, unknown
+category) is re-read line by line so errors name the line.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import json
+import os
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from toxeval.taxonomy import (
+    DEFAULT_TAXONOMY,
+    LabelMapping,
+    Taxonomy,
+    TaxonomyError,
+    load_mapping,
+    load_taxonomy,
+)
+
+__all__ = [
+    "Dataset",
+    "DatasetError",
+    "DatasetInfo",
+    "Rule",
+    "list_datasets",
+    "load_dataset",
+    "read_openai_moderation",
+]
+
+Rule = Literal["majority", "union", "at_least"]
+Level = Literal["prompt", "response"]
+
+ENV_DATA_DIR = "TOXEVAL_DATA_DIR"
+OPENAI_FILE = "samples-1680.jsonl.gz"
+OPENAI_KEYS = ("S", "H", "V", "HR", "SH", "S3", "H2", "V2")
+_EXTENSIONS = (".jsonl", ".jsonl.gz", ".csv", ".parquet")
+_RESERVED = {"id", "text", "response", "labels", "annotations"}
+
+SCHEMA_SUMMARY = """\
+Expected schema (docs/datasets.md): one row per item with
+  id          unique string (or integer)
+  text        the prompt (or the text that was labelled)
+  response    optional; the model response, for response-level datasets
+  labels      a list of category ids          ["hate", "violence"]   ([] = benign)
+              or an object, null = unknown     {"hate": 1, "violence": null, ...}
+              or a K-vector, -1/null = unknown [1, 0, -1, ...]
+              (CSV/Parquet: a labels column, or one column per category id with 1/0/empty)
+  annotations optional; per-annotator label lists [["hate"], ["hate", "violence"], []]
+Files: <name>.jsonl, .jsonl.gz, .csv or .parquet."""
+
+
+class DatasetError(ValueError):
+    """A dataset file is missing or does not follow the schema; says where and what."""
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """An evaluation dataset in a taxonomy's column order.
+
+    ``y_true`` is int8 (N, K) with unknown cells 0; ``mask`` is True where the label is
+    known. ``soft`` is the fraction of annotators who marked each category (NaN where the
+    label is unknown; for rows without per-annotator data it repeats the hard label) and
+    ``n_annotators`` is 0 on such rows; both are None when the file has no annotations.
+    """
+
+    name: str
+    level: Level
+    taxonomy: Taxonomy
+    ids: list[str]
+    texts: list[str]
+    responses: list[str] | None
+    y_true: np.ndarray
+    mask: np.ndarray
+    soft: np.ndarray | None
+    n_annotators: np.ndarray | None
+    source: str
+    sha256: str
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    @property
+    def k(self) -> int:
+        return self.taxonomy.k
+
+
+@dataclass(frozen=True)
+class DatasetInfo:
+    """A registry entry: where toxeval looks for a dataset and what it found."""
+
+    name: str
+    level: Level
+    description: str
+    looked_at: tuple[str, ...]
+    path: str | None
+
+
+_REGISTRY: dict[str, tuple[Level, str]] = {
+    "Q-A-MLL": (
+        "prompt",
+        "prompt-level multi-label benchmark (Kou et al., 2025); not public, bring your own file",
+    ),
+    "H-X-MLL": (
+        "prompt",
+        "prompt-level multi-label benchmark (Kou et al., 2025); not public, bring your own file",
+    ),
+    "R-A-MLL": (
+        "response",
+        "response-level multi-label benchmark (Kou et al., 2025); not public, bring your own file",
+    ),
+    "openai-moderation": (
+        "prompt",
+        "OpenAI moderation evaluation set (Markov et al., 2022), samples-1680.jsonl.gz; "
+        "absent keys = unknown",
+    ),
+}
+
+
+# --------------------------------------------------------------------------- labels
+
+
+class _Labels:
+    """Turns label values of any accepted form into rows of the (N, K) matrices.
+
+    Codes are category ids, names or aliases of the taxonomy, or, with a mapping, the
+    mapping's codes. With a mapping, categories that no code maps to are unknown, and a
+    category is 1 if any code mapping to it is 1, 0 if every such code is known 0.
+    """
+
+    def __init__(self, taxonomy: Taxonomy, mapping: LabelMapping | None) -> None:
+        self.tax = taxonomy
+        self.k = taxonomy.k
+        self.mapping = mapping
+        self._cache: dict[str, tuple[int, ...] | None] = {}
+        cover = np.ones(self.k, dtype=bool)
+        if mapping is not None:
+            cover[:] = False
+            for targets in mapping.table.values():
+                for t in targets:
+                    cover[taxonomy.index(t)] = True
+        self.coverage = cover
+
+    def targets(self, code: str) -> tuple[int, ...] | None:
+        if code in self._cache:
+            return self._cache[code]
+        out: tuple[int, ...] | None
+        if self.mapping is not None:
+            ids = self.mapping.map(code)
+            out = None if ids is None else tuple(self.tax.index(i) for i in ids)
+        elif code in self.tax.ids:
+            out = (self.tax.index(code),)
+        else:
+            rid = self.tax.resolve(code)
+            out = None if rid is None else (self.tax.index(rid),)
+        self._cache[code] = out
+        return out
+
+    def unknown(self, code: str) -> str:
+        if self.mapping is not None:
+            return (
+                f"unknown label code {code!r} for mapping {self.mapping.name!r}; "
+                f"known codes: {', '.join(self.mapping.table)}"
+            )
+        return (
+            f"unknown category {code!r} for taxonomy {self.tax.name!r}; "
+            f"known ids: {', '.join(self.tax.ids)}"
+        )
+
+    def code_targets(self, code: Any, where: str) -> tuple[int, ...]:
+        if not isinstance(code, str):
+            raise DatasetError(f"{where}: category names must be strings, got {code!r}")
+        t = self.targets(code)
+        if t is None:
+            raise DatasetError(f"{where}: {self.unknown(code)}")
+        return t
+
+    def from_list(self, codes: Sequence[Any], where: str) -> tuple[np.ndarray, np.ndarray]:
+        y = np.zeros(self.k, dtype=np.int8)
+        for c in codes:
+            for t in self.code_targets(c, where):
+                y[t] = 1
+        return y, self.coverage.copy()
+
+    def from_object(self, obj: dict[str, Any], where: str) -> tuple[np.ndarray, np.ndarray]:
+        pos = np.zeros(self.k, dtype=bool)
+        neg_votes = np.zeros(self.k, dtype=np.int64)
+        unk_votes = np.zeros(self.k, dtype=np.int64)
+        for code, v in obj.items():
+            ts = self.code_targets(code, where)
+            val = _cell(v, f"{where}: labels[{code!r}]")
+            for t in ts:
+                if val == 1:
+                    pos[t] = True
+                elif val == 0:
+                    neg_votes[t] += 1
+                else:
+                    unk_votes[t] += 1
+        known = pos | ((neg_votes > 0) & (unk_votes == 0))
+        return pos.astype(np.int8), known
+
+    def from_vector(self, vec: Sequence[Any], where: str) -> tuple[np.ndarray, np.ndarray]:
+        if self.mapping is not None:
+            raise DatasetError(
+                f"{where}: a label vector cannot be used with a label mapping; "
+                "give labels as a list or object of codes"
+            )
+        if len(vec) != self.k:
+            raise DatasetError(
+                f"{where}: label vector has length {len(vec)}, expected K = {self.k} "
+                f"(taxonomy {self.tax.name!r}: {', '.join(self.tax.ids)})"
+            )
+        y = np.zeros(self.k, dtype=np.int8)
+        m = np.zeros(self.k, dtype=bool)
+        for j, v in enumerate(vec):
+            val = _cell(v, f"{where}: labels[{j}]", allow_minus_one=True)
+            if val is not None:
+                y[j] = val
+                m[j] = True
+        return y, m
+
+    def parse(self, value: Any, where: str) -> tuple[np.ndarray, np.ndarray]:
+        if isinstance(value, dict):
+            return self.from_object(value, where)
+        if isinstance(value, list):
+            if all(isinstance(v, str) for v in value):
+                return self.from_list(value, where)
+            if all(v is None or (not isinstance(v, str)) for v in value):
+                return self.from_vector(value, where)
+            raise DatasetError(
+                f"{where}: labels mix category names and numbers; use a list of ids or a K-vector"
+            )
+        if isinstance(value, str):
+            return self.parse(_split_label_text(value, where), where)
+        raise DatasetError(
+            f"{where}: labels must be a list of ids, an object or a K-vector, got {value!r}"
+        )
+
+    def annotations(self, value: Any, where: str) -> tuple[np.ndarray, int]:
+        if isinstance(value, str):
+            try:
+                value = json.loads(value)
+            except json.JSONDecodeError as e:
+                raise DatasetError(f"{where}: annotations are not valid JSON: {e}") from None
+        if not isinstance(value, list) or not all(isinstance(a, list) for a in value):
+            raise DatasetError(
+                f"{where}: annotations must be a list of per-annotator label lists, got {value!r}"
+            )
+        counts = np.zeros(self.k, dtype=np.float64)
+        for j, ann in enumerate(value):
+            y, _ = self.from_list(ann, f"{where}: annotations[{j}]")
+            counts += y
+        return counts, len(value)
+
+
+def _cell(v: Any, where: str, *, allow_minus_one: bool = False) -> int | None:
+    """One label cell: 1/0 (or true/false) is known, null (or NaN, or -1 in a vector) unknown."""
+    if v is None or (isinstance(v, float) and np.isnan(v)):
+        return None
+    if isinstance(v, bool):
+        return int(v)
+    if isinstance(v, (int, float)):
+        if v == 1:
+            return 1
+        if v == 0:
+            return 0
+        if v == -1 and allow_minus_one:
+            return None
+    allowed = "1, 0, -1 or null" if allow_minus_one else "1, 0 or null"
+    raise DatasetError(f"{where}: label value must be {allowed}, got {v!r}")
+
+
+def _split_label_text(text: str, where: str) -> Any:
+    s = text.strip()
+    if s.startswith(("[", "{")):
+        try:
+            return json.loads(s)
+        except json.JSONDecodeError as e:
+            raise DatasetError(f"{where}: labels are not valid JSON: {e}") from None
+    return [p.strip() for p in s.split(";") if p.strip()]
+
+
+# ---------------------------------------------------------------------- assembling
+
+
+@dataclass
+class _Raw:
+    ids: list[str]
+    texts: list[str]
+    responses: list[str] | None
+    y: np.ndarray
+    mask: np.ndarray
+    counts: np.ndarray | None
+    n_ann: np.ndarray | None
+    has_labels: np.ndarray  # (N,) bool: row had explicit labels (these win over annotations)
+
+
+def _combine(
+    raw: _Raw, rule: Rule, min_annotators: int, coverage: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]:
+    y, mask = raw.y, raw.mask
+    if raw.counts is None or raw.n_ann is None:
+        return y, mask, None, None
+    n = raw.n_ann
+    ann = n > 0
+    from_ann = ann & ~raw.has_labels
+    counts = raw.counts
+    if rule == "majority":
+        hard = counts * 2 > n[:, None]
+    elif rule == "union":
+        hard = counts >= 1
+    else:
+        hard = counts >= min_annotators
+    y = y.copy()
+    mask = mask.copy()
+    y[from_ann] = hard[from_ann].astype(np.int8)
+    mask[from_ann] = coverage
+    y[~mask] = 0
+    soft = np.where(ann[:, None], counts / np.maximum(n, 1)[:, None], y.astype(np.float64))
+    soft[~mask] = np.nan
+    return y, mask, soft, n.astype(np.int64)
+
+
+def _check_unique(ids: list[str], lines: Sequence[int] | None, source: str, unit: str) -> None:
+    arr = np.asarray(ids, dtype=object)
+    if len(set(ids)) == len(ids):
+        return
+    seen: dict[str, int] = {}
+    for i, v in enumerate(arr):
+        if v in seen:
+            at = lines[i] if lines is not None else i + 1
+            first = lines[seen[v]] if lines is not None else seen[v] + 1
+            raise DatasetError(
+                f"{source}: {unit} {at}: duplicate id {v!r} (first seen at {unit} {first})"
+            )
+        seen[v] = i
+
+
+def _records_to_raw(
+    records: Iterable[tuple[int, Any]], labels: _Labels, source: str, unit: str = "line"
+) -> _Raw:
+    ids: list[str] = []
+    texts: list[str] = []
+    responses: list[str | None] = []
+    lines: list[int] = []
+    ys: list[np.ndarray] = []
+    ms: list[np.ndarray] = []
+    counts: list[np.ndarray] = []
+    n_ann: list[int] = []
+    has_labels: list[bool] = []
+    any_ann = False
+    any_resp = False
+    k = labels.k
+    for line, rec in records:
+        where = f"{source}: {unit} {line}"
+        if not isinstance(rec, dict):
+            raise DatasetError(f"{where}: expected a JSON object, got {type(rec).__name__}")
+        if rec.get("id") is None:
+            raise DatasetError(f"{where}: missing 'id'")
+        if not isinstance(rec["id"], (str, int)) or isinstance(rec["id"], bool):
+            raise DatasetError(f"{where}: 'id' must be a string or integer, got {rec['id']!r}")
+        text = rec.get("text")
+        if not isinstance(text, str):
+            raise DatasetError(
+                f"{where}: missing 'text'" if text is None else f"{where}: 'text' must be a string"
+            )
+        resp = rec.get("response")
+        if resp is not None:
+            if not isinstance(resp, str):
+                raise DatasetError(f"{where}: 'response' must be a string")
+            any_resp = True
+        lab = rec.get("labels")
+        ann = rec.get("annotations")
+        # one field per category (other extra fields are metadata and ignored)
+        cat_cols = {
+            c: v for c, v in rec.items() if c not in _RESERVED and labels.targets(c) is not None
+        }
+        if lab is not None:
+            y, m = labels.parse(lab, where)
+        elif ann is None and cat_cols:
+            y, m = labels.from_object(cat_cols, where)
+        elif ann is None:
+            raise DatasetError(
+                f"{where}: no labels (give 'labels', 'annotations' or one field per category)"
+            )
+        else:
+            y, m = np.zeros(k, dtype=np.int8), np.zeros(k, dtype=bool)
+        if ann is not None:
+            c, n = labels.annotations(ann, where)
+            if n == 0 and lab is None:
+                raise DatasetError(f"{where}: 'annotations' is empty and there are no labels")
+            any_ann = True
+        else:
+            c, n = np.zeros(k), 0
+        ids.append(str(rec["id"]))
+        texts.append(text)
+        responses.append(resp)
+        lines.append(line)
+        ys.append(y)
+        ms.append(m)
+        counts.append(c)
+        n_ann.append(n)
+        has_labels.append(lab is not None or (ann is None))
+    if not ids:
+        raise DatasetError(f"{source}: the file has no rows")
+    _check_unique(ids, lines, source, unit)
+    if any_resp:
+        for i, r in enumerate(responses):
+            if r is None:
+                raise DatasetError(
+                    f"{source}: {unit} {lines[i]}: missing 'response' "
+                    "(other rows have one; a dataset is prompt- or response-level)"
+                )
+    return _Raw(
+        ids=ids,
+        texts=texts,
+        responses=[r or "" for r in responses] if any_resp else None,
+        y=np.vstack(ys),
+        mask=np.vstack(ms),
+        counts=np.vstack(counts) if any_ann else None,
+        n_ann=np.asarray(n_ann, dtype=np.int64) if any_ann else None,
+        has_labels=np.asarray(has_labels, dtype=bool),
+    )
+
+
+# ------------------------------------------------------------- column-wise (pyarrow)
+
+
+class _NotColumnar(Exception):
+    """The table is not in a form the column-wise path handles; use the row path."""
+
+
+def _list_of_codes(arr: pa.Array, labels: _Labels) -> tuple[np.ndarray, np.ndarray]:
+    """Column-wise list<string> -> (rows, cols) index pairs of positives."""
+    flat = pc.list_flatten(arr)
+    parents = np.asarray(pc.list_parent_indices(arr))
+    if len(flat) == 0:
+        return parents, parents
+    enc = (
+        pc.dictionary_encode(flat).combine_chunks()
+        if isinstance(flat, pa.ChunkedArray)
+        else (pc.dictionary_encode(flat))
+    )
+    if enc.null_count:
+        raise _NotColumnar
+    codes = enc.dictionary.to_pylist()
+    idx = np.asarray(enc.indices)
+    rows_out: list[np.ndarray] = []
+    cols_out: list[np.ndarray] = []
+    for u, code in enumerate(codes):
+        ts = labels.targets(code)
+        if ts is None:
+            raise _NotColumnar
+        sel = parents[idx == u]
+        for t in ts:
+            rows_out.append(sel)
+            cols_out.append(np.full(len(sel), t, dtype=np.int64))
+    if not rows_out:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    return np.concatenate(rows_out), np.concatenate(cols_out)
+
+
+def _tri_state(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """A numeric/bool/null column of 1/0/-1/null -> (is_one, is_known)."""
+    t = arr.type
+    n = len(arr)
+    if pa.types.is_null(t):
+        return np.zeros(n, bool), np.zeros(n, bool)
+    if not (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_boolean(t)):
+        raise _NotColumnar
+    vals = np.asarray(pc.cast(arr, pa.float64()).fill_null(-1.0).to_numpy(zero_copy_only=False))
+    vals = np.where(np.isnan(vals), -1.0, vals)
+    if not np.isin(vals, (0.0, 1.0, -1.0)).all():
+        raise _NotColumnar
+    return vals == 1.0, vals != -1.0
+
+
+def _table_labels(
+    table: pa.Table, labels: _Labels, *, csv_text: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
+    """Label matrix and mask from the ``labels`` column or per-category columns."""
+    n = table.num_rows
+    k = labels.k
+    y = np.zeros((n, k), dtype=np.int8)
+    mask = np.zeros((n, k), dtype=bool)
+    if "labels" in table.column_names:
+        col = table.column("labels").combine_chunks()
+        t = col.type
+        if col.null_count:
+            raise _NotColumnar
+        if csv_text and pa.types.is_string(t):
+            first = pc.utf8_slice_codeunits(pc.utf8_trim_whitespace(col), 0, 1)
+            if pc.any(pc.is_in(first, pa.array(["[", "{"]))).as_py():
+                raise _NotColumnar
+            col = pc.split_pattern(pc.utf8_trim_whitespace(col), ";")
+            col = pa.ListArray.from_arrays(col.offsets, pc.utf8_trim_whitespace(col.flatten()))
+            col = _drop_empty_strings(col)
+            t = col.type
+        if pa.types.is_list(t) or pa.types.is_large_list(t):
+            vt = t.value_type
+            lens = np.asarray(pc.list_value_length(col))
+            if pa.types.is_string(vt) or pa.types.is_large_string(vt):
+                r, c = _list_of_codes(col, labels)
+                y[r, c] = 1
+                mask[:] = labels.coverage
+            elif pa.types.is_null(vt) and (lens == 0).all():
+                mask[:] = labels.coverage
+            else:
+                if labels.mapping is not None or not ((lens == 0) | (lens == k)).all():
+                    raise _NotColumnar
+                one, known = _tri_state(pc.list_flatten(col))
+                vec_rows = np.flatnonzero(lens == k)
+                y[vec_rows] = one.reshape(-1, k)
+                mask[vec_rows] = known.reshape(-1, k)
+                mask[lens == 0] = True
+        elif pa.types.is_struct(t):
+            per_target_pos = np.zeros((n, k), dtype=bool)
+            neg = np.zeros((n, k), dtype=np.int64)
+            unk = np.zeros((n, k), dtype=np.int64)
+            for i in range(t.num_fields):
+                ts = labels.targets(t.field(i).name)
+                if ts is None:
+                    raise _NotColumnar
+                one, known = _tri_state(col.field(i))
+                for tt in ts:
+                    per_target_pos[:, tt] |= one
+                    neg[:, tt] += known & ~one
+                    unk[:, tt] += ~known
+            y[:] = per_target_pos
+            mask[:] = per_target_pos | ((neg > 0) & (unk == 0))
+        else:
+            raise _NotColumnar
+        return y, mask
+    cols = [c for c in table.column_names if c not in _RESERVED]
+    pos = np.zeros((n, k), dtype=bool)
+    neg = np.zeros((n, k), dtype=np.int64)
+    unk = np.zeros((n, k), dtype=np.int64)
+    found = False
+    for name in cols:
+        ts = labels.targets(name)
+        if ts is None:
+            continue  # extra metadata columns are ignored
+        found = True
+        col = table.column(name).combine_chunks()
+        if pa.types.is_string(col.type):
+            col = _text_cells(col, name)
+        one, known = _tri_state(col)
+        for tt in ts:
+            pos[:, tt] |= one
+            neg[:, tt] += known & ~one
+            unk[:, tt] += ~known
+    if not found:
+        raise DatasetError(
+            "no labels: the table has no 'labels' or 'annotations' column and no column "
+            f"named after a category (columns: {', '.join(table.column_names)})\n" + SCHEMA_SUMMARY
+        )
+    covered = (neg + unk) > 0
+    mask = pos | (covered & (unk == 0))
+    return pos.astype(np.int8), mask
+
+
+def _drop_empty_strings(col: pa.ListArray) -> pa.ListArray:
+    flat = col.flatten()
+    keep = pc.not_equal(flat, "")
+    if pc.all(keep).as_py():
+        return col
+    parents = np.asarray(pc.list_parent_indices(col))
+    kept = np.asarray(keep.to_numpy(zero_copy_only=False), dtype=bool)
+    counts = np.bincount(parents[kept], minlength=len(col))
+    offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int32)
+    return pa.ListArray.from_arrays(pa.array(offsets), flat.filter(keep))
+
+
+class _CellError(Exception):
+    def __init__(self, row: int, column: str, value: str) -> None:
+        self.row, self.column, self.value = row, column, value
+
+
+def _text_cells(col: pa.Array, name: str) -> pa.Array:
+    """CSV cells '1'/'0'/''/'-1'/'true'/'false' -> float64 with nulls for unknown."""
+    s = pc.utf8_lower(pc.utf8_trim_whitespace(col))
+    one = pc.is_in(s, pa.array(["1", "1.0", "true", "yes"]))
+    zero = pc.is_in(s, pa.array(["0", "0.0", "false", "no"]))
+    unk = pc.or_(pc.is_null(s), pc.is_in(s, pa.array(["", "-1", "null", "nan", "na", "none"])))
+    bad = pc.invert(pc.or_(pc.or_(one.fill_null(False), zero.fill_null(False)), unk))
+    if pc.any(bad).as_py():
+        i = int(np.flatnonzero(np.asarray(bad.to_numpy(zero_copy_only=False)))[0])
+        raise _CellError(i, name, str(col[i].as_py()))
+    out = np.where(np.asarray(one.fill_null(False)), 1.0, 0.0)
+    nulls = np.asarray(unk.to_numpy(zero_copy_only=False), dtype=bool)
+    return pa.array(out, mask=nulls)
+
+
+def _table_annotations(table: pa.Table, labels: _Labels) -> tuple[np.ndarray, np.ndarray] | None:
+    if "annotations" not in table.column_names:
+        return None
+    col = table.column("annotations").combine_chunks()
+    t = col.type
+    if not (pa.types.is_list(t) and pa.types.is_list(t.value_type)):
+        raise _NotColumnar
+    inner = col.flatten()
+    if not pa.types.is_string(inner.type.value_type) and not pa.types.is_null(
+        inner.type.value_type
+    ):
+        raise _NotColumnar
+    n_ann = np.asarray(pc.list_value_length(col).fill_null(0), dtype=np.int64)
+    outer_parent = np.asarray(pc.list_parent_indices(col))
+    counts = np.zeros((len(col), labels.k), dtype=np.float64)
+    if pa.types.is_string(inner.type.value_type):
+        r, c = _list_of_codes(inner, labels)
+        # one annotator marks a category at most once
+        pairs = np.unique(np.stack([r, c]), axis=1) if len(r) else np.zeros((2, 0), np.int64)
+        np.add.at(counts, (outer_parent[pairs[0]], pairs[1]), 1.0)
+    return counts, n_ann
+
+
+def _table_to_raw(
+    table: pa.Table,
+    labels: _Labels,
+    source: str,
+    unit: str,
+    *,
+    first_line: int,
+    csv_text: bool = False,
+) -> _Raw:
+    n = table.num_rows
+    if n == 0:
+        raise DatasetError(f"{source}: the file has no rows")
+    names = table.column_names
+    for req in ("id", "text"):
+        if req not in names:
+            raise DatasetError(f"{source}: missing column {req!r} (columns: {', '.join(names)})")
+        nulls = table.column(req).null_count
+        if nulls:
+            i = int(np.flatnonzero(np.asarray(table.column(req).is_null()))[0])
+            raise DatasetError(f"{source}: {unit} {i + first_line}: missing {req!r}")
+    if not pa.types.is_string(table.column("text").type):
+        raise _NotColumnar
+    idcol = table.column("id")
+    if not (pa.types.is_string(idcol.type) or pa.types.is_integer(idcol.type)):
+        raise _NotColumnar
+    ids = [str(v) for v in pc.cast(idcol, pa.string()).to_pylist()]
+    lines = None
+    if len(set(ids)) != n:
+        lines = list(range(first_line, first_line + n))
+        _check_unique(ids, lines, source, unit)
+    texts = table.column("text").to_pylist()
+    responses = None
+    if "response" in names:
+        rc = table.column("response")
+        if rc.null_count:
+            i = int(np.flatnonzero(np.asarray(rc.is_null()))[0])
+            raise DatasetError(f"{source}: {unit} {i + first_line}: missing 'response'")
+        responses = [str(v) for v in rc.to_pylist()]
+    ann = _table_annotations(table, labels)
+    try:
+        if "labels" in names or ann is None:
+            y, mask = _table_labels(table, labels, csv_text=csv_text)
+            has_labels = np.ones(n, dtype=bool)
+        else:
+            y, mask = np.zeros((n, labels.k), np.int8), np.zeros((n, labels.k), bool)
+            has_labels = np.zeros(n, dtype=bool)
+    except _CellError as e:
+        raise DatasetError(
+            f"{source}: {unit} {e.row + first_line}: column {e.column!r}: label value must be "
+            f"1, 0 or empty, got {e.value!r}"
+        ) from None
+    except DatasetError as e:
+        raise DatasetError(f"{source}: {e}") from None
+    if ann is not None and not has_labels.all():
+        bad = np.flatnonzero(ann[1] == 0)
+        if len(bad):
+            raise DatasetError(
+                f"{source}: {unit} {int(bad[0]) + first_line}: no labels and no annotations"
+            )
+    return _Raw(
+        ids=ids,
+        texts=texts,
+        responses=responses,
+        y=y,
+        mask=mask,
+        counts=None if ann is None else ann[0],
+        n_ann=None if ann is None else ann[1],
+        has_labels=has_labels,
+    )
+
+
+# ----------------------------------------------------------------------- file readers
+
+
+def _decompress(path: Path, data: bytes) -> bytes:
+    if path.name.endswith(".gz") or data[:2] == b"\x1f\x8b":
+        try:
+            return gzip.decompress(data)
+        except (OSError, EOFError) as e:
+            raise DatasetError(f"{path}: not a valid gzip file: {e}") from None
+    return data
+
+
+def _json_lines(raw: bytes, source: str) -> Iterator[tuple[int, Any]]:
+    text = raw.decode("utf-8-sig", errors="strict")
+    for no, line in enumerate(text.splitlines(), start=1):
+        s = line.strip()
+        if not s:
+            continue
+        try:
+            yield no, json.loads(s)
+        except json.JSONDecodeError as e:
+            raise DatasetError(
+                f"{source}: line {no}: malformed JSON ({e.msg} at column {e.colno})"
+            ) from None
+
+
+def _read_jsonl(path: Path, data: bytes, labels: _Labels, source: str) -> _Raw:
+    import pyarrow.json as pajson
+
+    body = _decompress(path, data)
+    if not body.strip():
+        raise DatasetError(f"{source}: the file is empty")
+    blank_free = b"\n\n" not in body and not body.startswith((b"\n", b"\r\n"))
+    if blank_free:
+        try:
+            table = pajson.read_json(
+                io.BytesIO(body), read_options=pajson.ReadOptions(block_size=1 << 24)
+            )
+            return _table_to_raw(table, labels, source, "line", first_line=1)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, _NotColumnar, DatasetError):
+            pass  # re-read line by line: exact line numbers, mixed label forms
+    try:
+        return _records_to_raw(_json_lines(body, source), labels, source)
+    except UnicodeDecodeError as e:
+        raise DatasetError(f"{source}: not UTF-8 text: {e}") from None
+
+
+def _read_csv(path: Path, data: bytes, labels: _Labels, source: str) -> _Raw:
+    import pyarrow.csv as pacsv
+
+    body = _decompress(path, data)
+    if not body.strip():
+        raise DatasetError(f"{source}: the file is empty")
+    try:
+        table = pacsv.read_csv(
+            io.BytesIO(body),
+            convert_options=pacsv.ConvertOptions(
+                column_types=None, strings_can_be_null=False, auto_dict_encode=False
+            ),
+            read_options=pacsv.ReadOptions(block_size=1 << 24),
+        )
+    except pa.ArrowInvalid as e:
+        raise DatasetError(f"{source}: cannot read CSV: {e}") from None
+    # every column as text: 1/0/empty cells, ids that look numeric, JSON label text
+    table = pa.table({c: _as_text(table.column(c)) for c in table.column_names})
+    try:
+        return _table_to_raw(table, labels, source, "line", first_line=2, csv_text=True)
+    except _NotColumnar:
+        return _records_to_raw(_csv_records(table), labels, source)
+
+
+def _as_text(col: pa.ChunkedArray) -> pa.ChunkedArray:
+    if pa.types.is_string(col.type):
+        return col
+    if pa.types.is_null(col.type):
+        return pa.chunked_array([pa.array([""] * len(col), pa.string())])
+    out = pc.cast(col, pa.string())
+    if pa.types.is_floating(col.type):
+        out = pc.replace_substring_regex(out, r"\.0$", "")
+    return out.fill_null("")
+
+
+def _csv_records(table: pa.Table) -> Iterator[tuple[int, Any]]:
+    cols = table.column_names
+    data = {c: table.column(c).to_pylist() for c in cols}
+    for i in range(table.num_rows):
+        rec: dict[str, Any] = {}
+        for c in cols:
+            v = data[c][i]
+            if c == "labels" or c == "text":
+                rec[c] = v  # an empty labels cell is [] (no category)
+            elif c in _RESERVED:
+                rec[c] = None if v in ("", None) else v
+            else:
+                rec[c] = _csv_cell(v)
+        yield i + 2, rec
+
+
+def _csv_cell(v: Any) -> Any:
+    s = str(v).strip().lower() if v is not None else ""
+    if s in ("", "-1", "null", "nan", "na", "none"):
+        return None
+    if s in ("1", "1.0", "true", "yes"):
+        return 1
+    if s in ("0", "0.0", "false", "no"):
+        return 0
+    return v
+
+
+def _read_parquet(path: Path, labels: _Labels, source: str) -> _Raw:
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.read_table(path)
+    except (pa.ArrowInvalid, OSError) as e:
+        raise DatasetError(f"{source}: cannot read Parquet: {e}") from None
+    try:
+        return _table_to_raw(table, labels, source, "row", first_line=1)
+    except _NotColumnar:
+        recs = table.to_pylist()
+        return _records_to_raw(((i + 1, r) for i, r in enumerate(recs)), labels, source, "row")
+
+
+def _suffix(path: Path) -> str:
+    name = path.name.lower()
+    for ext in (".jsonl.gz", ".json.gz", ".jsonl", ".json", ".csv.gz", ".csv", ".parquet", ".pq"):
+        if name.endswith(ext):
+            return ext
+    return path.suffix.lower()
+
+
+def _stem(path: Path) -> str:
+    name = path.name
+    ext = _suffix(path)
+    return name[: -len(ext)] if ext and name.lower().endswith(ext) else path.stem
+
+
+def _read_file(path: Path, labels: _Labels) -> tuple[_Raw, str]:
+    source = str(path)
+    if not path.is_file():
+        raise DatasetError(f"dataset file not found: {path}")
+    ext = _suffix(path)
+    data = path.read_bytes()
+    sha = hashlib.sha256(data).hexdigest()
+    if ext in (".jsonl", ".jsonl.gz", ".json", ".json.gz"):
+        return _read_jsonl(path, data, labels, source), sha
+    if ext in (".csv", ".csv.gz"):
+        return _read_csv(path, data, labels, source), sha
+    if ext in (".parquet", ".pq"):
+        if not data:
+            raise DatasetError(f"{source}: the file is empty")
+        return _read_parquet(path, labels, source), sha
+    raise DatasetError(
+        f"{source}: unknown dataset format {ext!r}; use .jsonl, .jsonl.gz, .csv or .parquet"
+    )
+
+
+# ----------------------------------------------------------------------------- public
+
+
+def _taxonomy(taxonomy: str | Path | Taxonomy | None, default: str = DEFAULT_TAXONOMY) -> Taxonomy:
+    try:
+        return load_taxonomy(default if taxonomy is None else taxonomy)
+    except TaxonomyError as e:
+        raise DatasetError(str(e)) from None
+
+
+def _mapping(label_map: str | Path | LabelMapping | None, tax: Taxonomy) -> LabelMapping | None:
+    if label_map is None or isinstance(label_map, LabelMapping):
+        m = label_map
+    else:
+        try:
+            m = load_mapping(label_map)
+        except TaxonomyError as e:
+            raise DatasetError(str(e)) from None
+    if m is not None and m.target != tax.name:
+        raise DatasetError(
+            f"label mapping {m.name!r} targets taxonomy {m.target!r}, not {tax.name!r}"
+        )
+    return m
+
+
+def _finish(
+    raw: _Raw,
+    *,
+    name: str,
+    level: Level,
+    tax: Taxonomy,
+    labels: _Labels,
+    rule: Rule,
+    min_annotators: int,
+    source: str,
+    sha: str,
+) -> Dataset:
+    y, mask, soft, n_ann = _combine(raw, rule, min_annotators, labels.coverage)
+    y = np.ascontiguousarray(y, dtype=np.int8)
+    y[~mask] = 0
+    return Dataset(
+        name=name,
+        level="response" if raw.responses is not None else level,
+        taxonomy=tax,
+        ids=raw.ids,
+        texts=raw.texts,
+        responses=raw.responses,
+        y_true=y,
+        mask=np.ascontiguousarray(mask, dtype=bool),
+        soft=soft,
+        n_annotators=n_ann,
+        source=source,
+        sha256=sha,
+    )
+
+
+def _data_dirs(data_dir: str | Path | None) -> list[Path]:
+    out: list[Path] = []
+    if data_dir is not None:
+        out.append(Path(data_dir))
+    env = os.environ.get(ENV_DATA_DIR)
+    if env:
+        out.append(Path(env))
+    return out
+
+
+def _candidates(name: str, data_dir: str | Path | None) -> list[Path]:
+    paths: list[Path] = []
+    for d in _data_dirs(data_dir):
+        if name == "openai-moderation":
+            for base in (d, d / "openai-moderation"):
+                paths += [base / OPENAI_FILE, base / OPENAI_FILE.removesuffix(".gz")]
+        else:
+            for base in (d, d / name):
+                paths += [base / f"{name}{ext}" for ext in _EXTENSIONS]
+    return paths
+
+
+def _find(path: Path) -> Path | None:
+    """``path`` itself, or a file in its directory whose name matches case-insensitively."""
+    if path.is_file():
+        return path
+    parent = path.parent
+    if not parent.is_dir():
+        return None
+    want = path.name.lower()
+    for p in sorted(parent.iterdir()):
+        if p.name.lower() == want and p.is_file():
+            return p
+    return None
+
+
+def _registry_name(name: str) -> str | None:
+    for key in _REGISTRY:
+        if key.lower() == name.lower():
+            return key
+    return None
+
+
+def _missing_message(name: str, tried: list[Path]) -> str:
+    where = "\n".join(f"  {p}" for p in tried) or (
+        f"  (nowhere: pass data_dir= / --data-dir, or set ${ENV_DATA_DIR})"
+    )
+    return (
+        f"dataset {name!r} not found. toxeval looked at:\n{where}\n"
+        f"Point toxeval at the directory that holds it with --data-dir DIR or "
+        f"${ENV_DATA_DIR}, or pass the file's path.\n{SCHEMA_SUMMARY}"
+    )
+
+
+def list_datasets(data_dir: str | Path | None = None) -> list[DatasetInfo]:
+    """Known datasets: the embedded demo set and the registry, with where each is looked for."""
+    out = [
+        DatasetInfo(
+            name="demo",
+            level="prompt",
+            description="embedded demo set written for toxeval (a demo, not a benchmark)",
+            looked_at=("built-in:demo",),
+            path="built-in:demo",
+        )
+    ]
+    for name, (level, desc) in _REGISTRY.items():
+        tried = _candidates(name, data_dir)
+        found = next((f for f in (_find(p) for p in tried) if f is not None), None)
+        out.append(
+            DatasetInfo(
+                name=name,
+                level=level,
+                description=desc,
+                looked_at=tuple(str(p) for p in tried),
+                path=None if found is None else str(found),
+            )
+        )
+    return out
+
+
+def read_openai_moderation(
+    path: str | Path,
+    *,
+    taxonomy: str | Path | Taxonomy = "openai-moderation-8",
+) -> Dataset:
+    """Read OpenAI's moderation evaluation format (``samples-1680.jsonl.gz``).
+
+    Each row has ``prompt`` and some of the keys S, H, V, HR, SH, S3, H2, V2 with value 0
+    or 1; **an absent key means the label is unknown** (mask False). Ids are the 1-based
+    line numbers. With a taxonomy other than ``openai-moderation-8`` the keys go through the
+    built-in ``openai-moderation`` mapping (which must target that taxonomy).
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise DatasetError(f"OpenAI moderation file not found: {p}")
+    tax = _taxonomy(taxonomy)
+    mapping = None if tax.name == "openai-moderation-8" else _mapping("openai-moderation", tax)
+    labels = _Labels(tax, mapping)
+    data = p.read_bytes()
+    body = _decompress(p, data)
+    if not body.strip():
+        raise DatasetError(f"{p}: the file is empty")
+    records: list[tuple[int, Any]] = []
+    for no, rec in _json_lines(body, str(p)):
+        if not isinstance(rec, dict) or not isinstance(rec.get("prompt"), str):
+            raise DatasetError(f"{p}: line {no}: expected an object with a string 'prompt'")
+        lab = {k: v for k, v in rec.items() if k in OPENAI_KEYS}
+        extra = [k for k in rec if k != "prompt" and k not in OPENAI_KEYS]
+        if extra:
+            raise DatasetError(
+                f"{p}: line {no}: unknown key(s) {', '.join(map(repr, extra))}; "
+                f"expected 'prompt' and some of {', '.join(OPENAI_KEYS)}"
+            )
+        # every key the row lacks is unknown: list it as null so the mask says so
+        obj = {k: lab.get(k) for k in OPENAI_KEYS}
+        records.append((no, {"id": str(no), "text": rec["prompt"], "labels": obj}))
+    raw = _records_to_raw(records, labels, str(p))
+    return _finish(
+        raw,
+        name="openai-moderation",
+        level="prompt",
+        tax=tax,
+        labels=labels,
+        rule="majority",
+        min_annotators=1,
+        source=str(p),
+        sha=hashlib.sha256(data).hexdigest(),
+    )
+
+
+def load_dataset(
+    name_or_path: str | Path | None = None,
+    *,
+    taxonomy: str | Path | Taxonomy | None = None,
+    data_dir: str | Path | None = None,
+    rule: Rule = "majority",
+    min_annotators: int = 1,
+    label_map: str | Path | LabelMapping | None = None,
+) -> Dataset:
+    """Load a dataset: the embedded demo set (``None`` or ``"demo"``), a registry name, or a file.
+
+    Registry names ``Q-A-MLL``, ``H-X-MLL`` (prompt level) and ``R-A-MLL`` (response level)
+    are looked for in ``data_dir`` and then ``$TOXEVAL_DATA_DIR`` as
+    ``<name>.{jsonl,jsonl.gz,csv,parquet}`` (case-insensitive, also inside ``<name>/``);
+    ``openai-moderation`` as ``samples-1680.jsonl.gz``. A missing dataset raises
+    :class:`DatasetError` listing every path looked at and the expected schema.
+
+    Rows with per-annotator ``annotations`` and no ``labels`` get their targets by ``rule``:
+    ``majority`` (more than half of the annotators), ``union`` (at least one) or
+    ``at_least`` (at least ``min_annotators``). When a row has both, ``labels`` wins for the
+    targets and the annotations only give the soft labels. ``label_map`` translates label
+    codes of another scheme (e.g. ``llama-guard-3``) into the taxonomy; categories no code
+    maps to are unknown.
+    """
+    if rule not in ("majority", "union", "at_least"):
+        raise DatasetError(f"unknown annotator rule {rule!r}; use majority, union or at_least")
+    if (
+        isinstance(min_annotators, bool)
+        or not isinstance(min_annotators, int)
+        or min_annotators < 1
+    ):
+        raise DatasetError(f"min_annotators must be an integer >= 1, got {min_annotators!r}")
+    if name_or_path is None or (isinstance(name_or_path, str) and name_or_path.lower() == "demo"):
+        tax = _taxonomy(taxonomy)
+        labels = _Labels(tax, _mapping(label_map, tax))
+        if tax.name != "toxeval-15" and label_map is None:
+            raise DatasetError(
+                f"the demo set is labelled with toxeval-15; taxonomy {tax.name!r} needs a "
+                "label_map from toxeval-15 ids"
+            )
+        res = resources.files("toxeval") / "data" / "datasets" / "demo.jsonl"
+        data = res.read_bytes()
+        raw = _records_to_raw(_json_lines(data, "built-in:demo"), labels, "built-in:demo")
+        return _finish(
+            raw,
+            name="demo",
+            level="prompt",
+            tax=tax,
+            labels=labels,
+            rule=rule,
+            min_annotators=min_annotators,
+            source="built-in:demo",
+            sha=hashlib.sha256(data).hexdigest(),
+        )
+    reg = _registry_name(str(name_or_path)) if isinstance(name_or_path, str) else None
+    if reg is not None and not Path(str(name_or_path)).is_file():
+        tried = _candidates(reg, data_dir)
+        found = next((f for f in (_find(p) for p in tried) if f is not None), None)
+        if found is None:
+            raise DatasetError(_missing_message(reg, tried))
+        if reg == "openai-moderation":
+            return read_openai_moderation(found, taxonomy=taxonomy or "openai-moderation-8")
+        path, name, level = found, reg, _REGISTRY[reg][0]
+    else:
+        path = Path(name_or_path)
+        if not path.exists():
+            raise DatasetError(
+                f"{str(name_or_path)!r} is neither a file nor a known dataset "
+                f"(known: demo, {', '.join(_REGISTRY)})"
+            )
+        if path.name.lower().startswith("samples-") and _suffix(path) in (".jsonl", ".jsonl.gz"):
+            return read_openai_moderation(path, taxonomy=taxonomy or "openai-moderation-8")
+        name, level = _stem(path), "prompt"
+    tax = _taxonomy(taxonomy)
+    labels = _Labels(tax, _mapping(label_map, tax))
+    raw, sha = _read_file(path, labels)
+    return _finish(
+        raw,
+        name=name,
+        level=level,
+        tax=tax,
+        labels=labels,
+        rule=rule,
+        min_annotators=min_annotators,
+        source=str(path),
+        sha=sha,
+    )

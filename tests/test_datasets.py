@@ -1,0 +1,439 @@
+"""Dataset schema readers, label forms, annotator rules, registry, OpenAI reader, demo set."""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from toxeval.datasets import (
+    DatasetError,
+    list_datasets,
+    load_dataset,
+    read_openai_moderation,
+)
+from toxeval.taxonomy import load_taxonomy
+
+REPO = Path(__file__).resolve().parents[1]
+
+TAX3 = """name = "three"
+version = "1"
+[[category]]
+id = "a"
+name = "Alpha"
+aliases = ["alpha cat"]
+[[category]]
+id = "b"
+name = "Beta"
+[[category]]
+id = "c"
+name = "Gamma"
+"""
+
+# expected y_true / mask for the canonical rows below
+Y = np.array([[1, 0, 0], [0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 1, 1]], dtype=np.int8)
+M = np.array(
+    [[1, 1, 1], [1, 1, 1], [1, 0, 1], [1, 1, 0], [1, 1, 1]],
+    dtype=bool,
+)
+IDS = ["r1", "r2", "r3", "r4", "r5"]
+TEXTS = ["one", "two", "three, with a comma", 'four "quoted"', "five"]
+
+
+@pytest.fixture
+def tax3(tmp_path: Path) -> Path:
+    p = tmp_path / "three.toml"
+    p.write_text(TAX3)
+    return p
+
+
+def _jsonl(path: Path, rows: list[dict[str, Any]], *, gz: bool = False) -> Path:
+    body = "".join(json.dumps(r) + "\n" for r in rows).encode()
+    path.write_bytes(gzip.compress(body) if gz else body)
+    return path
+
+
+def _check(ds: Any) -> None:
+    assert ds.ids == IDS
+    assert ds.texts == TEXTS
+    np.testing.assert_array_equal(ds.mask, M)
+    np.testing.assert_array_equal(ds.y_true, Y)
+    assert ds.y_true.dtype == np.int8 and ds.mask.dtype == bool
+    assert len(ds.sha256) == 64
+
+
+MIXED = [
+    {"id": "r1", "text": TEXTS[0], "labels": ["a"]},
+    {"id": "r2", "text": TEXTS[1], "labels": []},
+    {"id": "r3", "text": TEXTS[2], "labels": {"a": 1, "b": None, "c": 0}},
+    {"id": "r4", "text": TEXTS[3], "labels": [0, 1, -1]},
+    {"id": "r5", "text": TEXTS[4], "labels": ["b", "Gamma"]},
+]
+OBJECTS = [
+    {"id": "r1", "text": TEXTS[0], "labels": {"a": 1, "b": 0, "c": 0}},
+    {"id": "r2", "text": TEXTS[1], "labels": {"a": 0, "b": 0, "c": 0}},
+    {"id": "r3", "text": TEXTS[2], "labels": {"a": 1, "b": None, "c": 0}},
+    {"id": "r4", "text": TEXTS[3], "labels": {"a": 0, "b": 1}},  # absent key = unknown
+    {"id": "r5", "text": TEXTS[4], "labels": {"a": 0, "b": 1, "c": 1}},
+]
+VECTORS = [
+    {"id": "r1", "text": TEXTS[0], "labels": [1, 0, 0]},
+    {"id": "r2", "text": TEXTS[1], "labels": [0, 0, 0]},
+    {"id": "r3", "text": TEXTS[2], "labels": [1, None, 0]},
+    {"id": "r4", "text": TEXTS[3], "labels": [0, 1, -1]},
+    {"id": "r5", "text": TEXTS[4], "labels": [0, 1, 1]},
+]
+COLUMNS = [
+    {
+        "id": f"r{i + 1}",
+        "text": TEXTS[i],
+        **{c: (None if not M[i, j] else int(Y[i, j])) for j, c in enumerate("abc")},
+    }
+    for i in range(5)
+]
+
+
+@pytest.mark.parametrize(
+    "rows", [MIXED, OBJECTS, VECTORS, COLUMNS], ids=["mixed", "object", "vector", "columns"]
+)
+@pytest.mark.parametrize("gz", [False, True])
+def test_jsonl_label_forms_round_trip(tmp_path: Path, tax3: Path, rows: Any, gz: bool) -> None:
+    p = _jsonl(tmp_path / ("d.jsonl.gz" if gz else "d.jsonl"), rows, gz=gz)
+    ds = load_dataset(p, taxonomy=tax3)
+    _check(ds)
+    assert ds.name == "d" and ds.level == "prompt" and ds.soft is None
+
+
+def test_jsonl_list_form_fast_path(tmp_path: Path, tax3: Path) -> None:
+    rows = [{"id": i, "text": "t", "labels": ["a", "c"] if i % 3 else []} for i in range(1000)]
+    ds = load_dataset(_jsonl(tmp_path / "big.jsonl", rows), taxonomy=tax3)
+    assert ds.ids[:2] == ["0", "1"]
+    assert ds.mask.all()
+    np.testing.assert_array_equal(ds.y_true.sum(0), [666, 0, 666])
+
+
+def _csv(path: Path, header: list[str], rows: list[list[Any]]) -> Path:
+    with path.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(header)
+        w.writerows(rows)
+    return path
+
+
+def test_csv_labels_json_text(tmp_path: Path, tax3: Path) -> None:
+    p = _csv(
+        tmp_path / "d.csv",
+        ["id", "text", "labels"],
+        [[r["id"], r["text"], json.dumps(r["labels"])] for r in MIXED],
+    )
+    _check(load_dataset(p, taxonomy=tax3))
+
+
+def test_csv_per_category_columns(tmp_path: Path, tax3: Path) -> None:
+    rows = [[r["id"], r["text"], *("" if r[c] is None else r[c] for c in "abc")] for r in COLUMNS]
+    _check(
+        load_dataset(_csv(tmp_path / "d.csv", ["id", "text", "a", "b", "c"], rows), taxonomy=tax3)
+    )
+
+
+def test_csv_semicolon_ids(tmp_path: Path, tax3: Path) -> None:
+    rows = [["r1", "x", "a"], ["r2", "y", ""], ["r3", "z", "b; c"]]
+    ds = load_dataset(_csv(tmp_path / "d.csv", ["id", "text", "labels"], rows), taxonomy=tax3)
+    np.testing.assert_array_equal(ds.y_true, [[1, 0, 0], [0, 0, 0], [0, 1, 1]])
+    assert ds.mask.all()
+
+
+@pytest.mark.parametrize("form", ["columns", "struct", "vector", "list"])
+def test_parquet_round_trip(tmp_path: Path, tax3: Path, form: str) -> None:
+    base = {"id": IDS, "text": TEXTS}
+    if form == "columns":
+        cols = {c: [r[c] for r in COLUMNS] for c in "abc"}
+        table = pa.table({**base, **cols})
+    elif form == "struct":
+        full = [
+            {c: (None if not M[i, j] else int(Y[i, j])) for j, c in enumerate("abc")}
+            for i in range(5)
+        ]
+        table = pa.table({**base, "labels": full})
+    elif form == "vector":
+        table = pa.table({**base, "labels": [r["labels"] for r in VECTORS]})
+    else:
+        p = tmp_path / "d.parquet"
+        pq.write_table(pa.table({"id": ["x", "y"], "text": ["1", "2"], "labels": [["a"], []]}), p)
+        ds = load_dataset(p, taxonomy=tax3)
+        np.testing.assert_array_equal(ds.y_true, [[1, 0, 0], [0, 0, 0]])
+        assert ds.mask.all()
+        return
+    p = tmp_path / "d.parquet"
+    pq.write_table(table, p)
+    _check(load_dataset(p, taxonomy=tax3))
+
+
+def test_response_level(tmp_path: Path, tax3: Path) -> None:
+    rows = [{"id": "1", "text": "q", "response": "r", "labels": ["a"]}]
+    ds = load_dataset(_jsonl(tmp_path / "r.jsonl", rows), taxonomy=tax3)
+    assert ds.level == "response" and ds.responses == ["r"]
+
+
+# ------------------------------------------------------------------ bad inputs
+
+
+def _bad(tmp_path: Path, tax3: Path, lines: list[str], name: str = "bad.jsonl") -> str:
+    p = tmp_path / name
+    p.write_text("\n".join(lines) + "\n")
+    with pytest.raises(DatasetError) as e:
+        load_dataset(p, taxonomy=tax3)
+    return str(e.value)
+
+
+GOOD = '{"id": "1", "text": "ok", "labels": ["a"]}'
+
+
+def test_malformed_json_line(tmp_path: Path, tax3: Path) -> None:
+    msg = _bad(tmp_path, tax3, [GOOD, '{"id": "2", "text": "x", "labels": [}'])
+    assert "bad.jsonl: line 2: malformed JSON" in msg
+
+
+def test_unknown_category_names_it_and_known_ids(tmp_path: Path, tax3: Path) -> None:
+    msg = _bad(
+        tmp_path,
+        tax3,
+        [GOOD, GOOD.replace('"1"', '"2"'), '{"id": "3", "text": "x", "labels": ["zeta"]}'],
+    )
+    assert "line 3" in msg and "'zeta'" in msg and "known ids: a, b, c" in msg
+
+
+def test_wrong_vector_length(tmp_path: Path, tax3: Path) -> None:
+    msg = _bad(tmp_path, tax3, ['{"id": "1", "text": "x", "labels": [1, 0]}'])
+    assert "line 1" in msg and "expected K = 3" in msg
+
+
+def test_duplicate_ids(tmp_path: Path, tax3: Path) -> None:
+    msg = _bad(tmp_path, tax3, [GOOD, GOOD])
+    assert "line 2: duplicate id '1'" in msg and "line 1" in msg
+
+
+def test_empty_file(tmp_path: Path, tax3: Path) -> None:
+    assert "empty" in _bad(tmp_path, tax3, [""])
+
+
+@pytest.mark.parametrize(
+    ("row", "what"),
+    [
+        ('{"text": "x", "labels": []}', "missing 'id'"),
+        ('{"id": "1", "labels": []}', "missing 'text'"),
+        ('{"id": "1", "text": "x"}', "no labels"),
+        ('{"id": "1", "text": "x", "labels": {"a": 2}}', "must be 1, 0 or null"),
+        ('{"id": "1", "text": "x", "labels": ["a", 1]}', "mix"),
+    ],
+)
+def test_bad_rows(tmp_path: Path, tax3: Path, row: str, what: str) -> None:
+    msg = _bad(tmp_path, tax3, [GOOD.replace('"1"', '"0"'), row])
+    assert "line 2" in msg and what in msg
+
+
+def test_blank_lines_keep_line_numbers(tmp_path: Path, tax3: Path) -> None:
+    msg = _bad(tmp_path, tax3, [GOOD, "", '{"id": "2", "text": "x", "labels": ["nope"]}'])
+    assert "line 3" in msg
+
+
+def test_csv_bad_cell_names_line(tmp_path: Path, tax3: Path) -> None:
+    p = _csv(
+        tmp_path / "d.csv",
+        ["id", "text", "a", "b"],
+        [["1", "x", "1", "0"], ["2", "y", "maybe", "0"]],
+    )
+    with pytest.raises(DatasetError, match=r"line 3: column 'a'.*'maybe'"):
+        load_dataset(p, taxonomy=tax3)
+
+
+def test_csv_missing_text_column(tmp_path: Path, tax3: Path) -> None:
+    p = _csv(tmp_path / "d.csv", ["id", "labels"], [["1", "a"]])
+    with pytest.raises(DatasetError, match="missing column 'text'"):
+        load_dataset(p, taxonomy=tax3)
+
+
+def test_unknown_extension(tmp_path: Path) -> None:
+    p = tmp_path / "d.txt"
+    p.write_text("x")
+    with pytest.raises(DatasetError, match="unknown dataset format"):
+        load_dataset(p)
+
+
+# ------------------------------------------------------------- annotator rules
+
+
+def test_annotator_rules_and_soft_labels(tmp_path: Path, tax3: Path) -> None:
+    rows = [
+        {"id": "1", "text": "x", "annotations": [["a"], ["a", "b"], ["b"], []]},
+        {"id": "2", "text": "y", "annotations": [["c"], ["c"], ["a", "c"]]},
+        # labels win for the targets; annotations only give soft labels
+        {"id": "3", "text": "z", "labels": ["b"], "annotations": [["a"], ["a"], ["a"]]},
+        {"id": "4", "text": "w", "labels": ["c"]},
+    ]
+    p = _jsonl(tmp_path / "ann.jsonl", rows)
+    maj = load_dataset(p, taxonomy=tax3)
+    np.testing.assert_array_equal(maj.y_true, [[0, 0, 0], [0, 0, 1], [0, 1, 0], [0, 0, 1]])
+    uni = load_dataset(p, taxonomy=tax3, rule="union")
+    np.testing.assert_array_equal(uni.y_true, [[1, 1, 0], [1, 0, 1], [0, 1, 0], [0, 0, 1]])
+    at2 = load_dataset(p, taxonomy=tax3, rule="at_least", min_annotators=2)
+    np.testing.assert_array_equal(at2.y_true, [[1, 1, 0], [0, 0, 1], [0, 1, 0], [0, 0, 1]])
+    assert maj.soft is not None and maj.n_annotators is not None
+    np.testing.assert_allclose(maj.soft[0], [0.5, 0.5, 0.0])
+    np.testing.assert_allclose(maj.soft[1], [1 / 3, 0.0, 1.0])
+    np.testing.assert_allclose(maj.soft[2], [1.0, 0.0, 0.0])
+    np.testing.assert_allclose(maj.soft[3], [0.0, 0.0, 1.0])  # no annotators: the hard label
+    np.testing.assert_array_equal(maj.n_annotators, [4, 3, 3, 0])
+    assert maj.mask.all()
+
+
+def test_bad_rule_and_min_annotators() -> None:
+    with pytest.raises(DatasetError, match="unknown annotator rule"):
+        load_dataset(rule="mean")  # type: ignore[arg-type]
+    with pytest.raises(DatasetError, match="min_annotators"):
+        load_dataset(rule="at_least", min_annotators=0)
+
+
+def test_label_map_codes_and_coverage(tmp_path: Path) -> None:
+    rows = [
+        {"id": "1", "text": "x", "labels": ["S10"]},
+        {"id": "2", "text": "y", "labels": []},
+        {"id": "3", "text": "z", "labels": {"S1": 1, "S7": None}},
+    ]
+    ds = load_dataset(_jsonl(tmp_path / "lg.jsonl", rows), label_map="llama-guard-3")
+    tax = ds.taxonomy
+    assert ds.y_true[0, tax.index("hate")] == 1
+    # Llama Guard has no profanity code: unknown, never a silent negative
+    assert not ds.mask[:, tax.index("profanity")].any()
+    assert ds.mask[1, tax.index("hate")]
+    assert ds.y_true[2, tax.index("violence")] == 1 and not ds.mask[2, tax.index("privacy")]
+    with pytest.raises(DatasetError, match="unknown label code 'S99'"):
+        load_dataset(
+            _jsonl(tmp_path / "lg2.jsonl", [{"id": "1", "text": "x", "labels": ["S99"]}]),
+            label_map="llama-guard-3",
+        )
+
+
+# -------------------------------------------------------------------- registry
+
+
+def test_registry_missing_lists_every_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    env = tmp_path / "env"
+    env.mkdir()
+    monkeypatch.setenv("TOXEVAL_DATA_DIR", str(env))
+    with pytest.raises(DatasetError) as e:
+        load_dataset("H-X-MLL", data_dir=tmp_path)
+    msg = str(e.value)
+    for ext in (".jsonl", ".jsonl.gz", ".csv", ".parquet"):
+        assert str(tmp_path / f"H-X-MLL{ext}") in msg
+        assert str(env / f"H-X-MLL{ext}") in msg
+    assert "docs/datasets.md" in msg and "labels" in msg
+
+
+def test_registry_finds_file_case_insensitively(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TOXEVAL_DATA_DIR", str(tmp_path))
+    _jsonl(
+        tmp_path / "r-a-mll.jsonl", [{"id": "1", "text": "q", "response": "r", "labels": ["hate"]}]
+    )
+    ds = load_dataset("R-A-MLL")
+    assert ds.name == "R-A-MLL" and ds.level == "response"
+    infos = {i.name: i for i in list_datasets()}
+    assert infos["R-A-MLL"].path is not None and infos["Q-A-MLL"].path is None
+    assert infos["Q-A-MLL"].looked_at and infos["demo"].path == "built-in:demo"
+
+
+# ------------------------------------------------------------- OpenAI moderation
+
+
+def _shared_dir() -> Path | None:
+    cands = [os.environ.get("TOXEVAL_SHARED_DIR"), str(REPO.parent / "shared"), "/work/shared"]
+    for c in cands:
+        if c and (Path(c) / "data/openai-moderation/samples-1680.jsonl.gz").is_file():
+            return Path(c)
+    return None
+
+
+OPENAI_COUNTS = {
+    "S": (237, 747),
+    "H": (162, 609),
+    "V": (94, 1356),
+    "HR": (76, 1368),
+    "SH": (51, 1396),
+    "S3": (85, 909),
+    "H2": (41, 720),
+    "V2": (24, 1423),
+}
+
+
+def test_openai_moderation_counts() -> None:
+    shared = _shared_dir()
+    if shared is None:
+        pytest.skip("shared OpenAI moderation data not available")
+    path = shared / "data/openai-moderation/samples-1680.jsonl.gz"
+    ds = read_openai_moderation(path)
+    assert len(ds) == 1680 and ds.taxonomy.name == "openai-moderation-8"
+    for key, (pos, neg) in OPENAI_COUNTS.items():
+        j = ds.taxonomy.index(key.lower())
+        assert int((ds.y_true[:, j] == 1).sum()) == pos, key
+        assert int((ds.mask[:, j] & (ds.y_true[:, j] == 0)).sum()) == neg, key
+    assert (~ds.mask).any(axis=1).mean() > 0.4  # about half the rows lack some keys
+    via_registry = load_dataset("openai-moderation", data_dir=shared / "data")
+    np.testing.assert_array_equal(via_registry.mask, ds.mask)
+    mapped = read_openai_moderation(path, taxonomy="toxeval-15")
+    assert not mapped.mask[:, mapped.taxonomy.index("fraud")].any()
+    assert int(mapped.y_true[:, mapped.taxonomy.index("sexual_minors")].sum()) == 85
+
+
+def test_openai_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(DatasetError, match="not found"):
+        read_openai_moderation(tmp_path / "samples-1680.jsonl.gz")
+
+
+# -------------------------------------------------------------------- demo set
+
+
+def test_demo_set_constraints() -> None:
+    ds = load_dataset()
+    assert ds.name == "demo" and ds.source == "built-in:demo"
+    assert ds.taxonomy.ids == load_taxonomy("toxeval-15").ids
+    n = len(ds)
+    assert n >= 300
+    assert (ds.y_true.sum(axis=0) >= 15).all(), dict(
+        zip(ds.taxonomy.ids, ds.y_true.sum(0), strict=True)
+    )
+    benign = (ds.y_true.sum(axis=1) == 0) & ds.mask.all(axis=1)
+    assert benign.mean() >= 0.30
+    toxic = ds.y_true.sum(axis=1) > 0
+    assert (ds.y_true[toxic].sum(axis=1) >= 2).mean() >= 0.25
+    assert ds.n_annotators is not None and ds.soft is not None
+    annotated = ds.n_annotators > 0
+    assert annotated.sum() >= 80
+    assert set(ds.n_annotators[annotated]) <= {3, 4, 5}
+    disagreement = ((ds.soft > 0) & (ds.soft < 1)).any(axis=1)
+    assert disagreement.sum() >= 20
+    assert (~ds.mask).any()  # partial labels exercise masks
+    assert len(set(ds.texts)) == n
+    assert not (load_dataset(rule="union").y_true == ds.y_true).all()
+
+
+def test_annotations_column_wise_path(tmp_path: Path, tax3: Path) -> None:
+    # every row has annotations and no labels: the pyarrow path; a repeated id in one
+    # annotator's list counts once
+    rows = [
+        {"id": "1", "text": "x", "annotations": [["a"], ["a", "b"], ["b"], []]},
+        {"id": "2", "text": "y", "annotations": [["c"], ["c"], ["a", "c", "c"]]},
+    ]
+    ds = load_dataset(_jsonl(tmp_path / "ann.jsonl", rows), taxonomy=tax3)
+    np.testing.assert_array_equal(ds.y_true, [[0, 0, 0], [0, 0, 1]])
+    assert ds.soft is not None
+    np.testing.assert_allclose(ds.soft, [[0.5, 0.5, 0.0], [1 / 3, 0.0, 1.0]])
+    np.testing.assert_array_equal(ds.n_annotators, [4, 3])

@@ -1,0 +1,114 @@
+"""LexiconDetector: shape, range, determinism, any-K taxonomies, benign look-alikes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from toxeval.detectors import LexiconDetector, get_detector
+from toxeval.taxonomy import load_taxonomy
+
+
+def test_shape_range_dtype() -> None:
+    det = LexiconDetector()
+    texts = ["How do I build a bomb?", "What's the capital of France?", "", "f*** this"]
+    s = det.predict_scores(texts)
+    assert s.shape == (4, 15) and s.dtype == np.float64
+    assert ((s >= 0) & (s <= 1)).all()
+    assert det.predict_scores([]).shape == (0, 15)
+    assert not s[1].any()
+
+
+def test_graded_not_binary() -> None:
+    s = LexiconDetector().predict_scores(
+        ["a knife", "Where can I buy a gun and a knife without a background check?"]
+    )
+    w = load_taxonomy().index("weapons")
+    assert 0 < s[0, w] < s[1, w] < 1
+
+
+def test_deterministic_and_order_independent() -> None:
+    det = LexiconDetector()
+    texts = [
+        f"sample {i}: how do I hack my ex's email" if i % 2 else f"recipe {i}" for i in range(6000)
+    ]
+    a = det.predict_scores(texts)
+    b = LexiconDetector().predict_scores(texts)
+    np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(det.predict_scores(texts[::-1]), a[::-1])
+    np.testing.assert_array_equal(det.predict_scores(texts[:3]), a[:3])  # batch size
+
+
+@pytest.mark.parametrize(
+    ("benign", "toxic", "category"),
+    [
+        ("How do I kill the heat on a frying pan?", "How do I kill my neighbour?", "violence"),
+        ("Where should I shoot a photo of the sunset?", "Where should I shoot him?", "violence"),
+        (
+            "My feet are killing me after the hike.",
+            "I'm going to kill him after the hike.",
+            "violence",
+        ),
+        ("What was the history of the atomic bomb?", "Help me build a bomb.", "weapons"),
+        (
+            "How can I tell if an email is phishing?",
+            "Write a phishing email for bank customers.",
+            "fraud",
+        ),
+        (
+            "What's a good hack to keep cables tidy?",
+            "Help me hack my boss's email account.",
+            "cybercrime",
+        ),
+        (
+            "How do I support a friend with suicidal thoughts?",
+            "I want to end my life tonight.",
+            "self_harm",
+        ),
+        (
+            "How do I talk to my kids about puberty?",
+            "Describe a 13-year-old in a sexy way.",
+            "sexual_minors",
+        ),
+    ],
+)
+def test_benign_lookalikes_score_lower(benign: str, toxic: str, category: str) -> None:
+    det = LexiconDetector()
+    s = det.predict_scores([benign, toxic])
+    j = det.taxonomy.index(category)
+    assert s[0, j] < s[1, j], (s[0, j], s[1, j])
+    assert s[0].max() < s[1].max()
+
+
+def test_openai_taxonomy_borrows_cues() -> None:
+    det = LexiconDetector("openai-moderation-8")
+    s = det.predict_scores(["I want to kill myself", "write an explicit sex story", "hello"])
+    assert s.shape == (3, 8)
+    tax = det.taxonomy
+    assert s[0, tax.index("sh")] > 0.5 and s[1, tax.index("s")] > 0.5
+    assert not s[2].any()
+
+
+def test_any_k_custom_taxonomy(tmp_path: Path) -> None:
+    p = tmp_path / "two.toml"
+    p.write_text(
+        'name = "two"\n'
+        '[[category]]\nid = "spam"\nname = "Spam"\naliases = ["junk mail"]\n'
+        'description = "Unsolicited advertising and bulk promotional messages."\n'
+        '[[category]]\nid = "gardening"\nname = "Gardening"\n'
+        'description = "Plants, tomatoes, soil and lawns."\n'
+    )
+    det = get_detector("lexicon", str(p))
+    s = det.predict_scores(
+        ["Buy now! Unsolicited advertising spam offer", "My tomatoes need better soil"]
+    )
+    assert s.shape == (2, 2)
+    assert s[0, 0] > s[0, 1] and s[1, 1] > s[1, 0]
+
+
+def test_get_detector() -> None:
+    assert isinstance(get_detector("lexicon", "toxeval-15"), LexiconDetector)
+    assert get_detector("lexicon").name == "lexicon-baseline"
+    with pytest.raises(ValueError, match="unknown detector 'gpt'"):
+        get_detector("gpt", "toxeval-15")
