@@ -286,13 +286,15 @@ _LABEL_CONTAINERS = (
     "output",
     "answer",
 )
-_CONTAINER_KEYS = frozenset(normalize_label(k) for k in _SCORE_CONTAINERS + _LABEL_CONTAINERS)
+_CONTAINERS = tuple(normalize_label(k) for k in _SCORE_CONTAINERS + _LABEL_CONTAINERS)
+_CONTAINER_KEYS = frozenset(_CONTAINERS)
 # Boolean verdict keys: value True means "toxic" unless the key is in _SAFE_FLAGS.
 _UNSAFE_FLAGS = frozenset(
     normalize_label(k)
     for k in ("unsafe", "flagged", "toxic", "is toxic", "is_unsafe", "harmful", "is harmful")
 )
 _SAFE_FLAGS = frozenset(normalize_label(k) for k in ("safe", "is safe", "is_safe", "benign"))
+_SPECIAL_KEYS = _CONTAINER_KEYS | _UNSAFE_FLAGS | _SAFE_FLAGS
 # Keys that carry commentary, not categories.
 _META_KEYS = frozenset(
     normalize_label(k)
@@ -428,7 +430,7 @@ class _Parser:
         cid = self.col.get(name)
         if cid is not None:
             return (cid,)
-        norm = normalize_label(name)
+        norm = _norm(name)
         if not norm:
             return None
         hit = self.taxonomy.resolve(norm)
@@ -576,7 +578,7 @@ class _Parser:
 
     @staticmethod
     def _is_lead(lead: str) -> bool:
-        words = normalize_label(lead).split()
+        words = _norm(lead).split()
         return bool(words) and len(words) <= 8 and any(w in _LEAD_WORDS for w in words)
 
     # ---- Llama Guard
@@ -704,29 +706,23 @@ class _Parser:
             if i < 0:
                 return None
             tried += 1
-            end = _balanced_end(s, i)
-            if end < 0:
-                if i == 0 and starts_json:
-                    value, ok = _loads(s)  # e.g. a truncated but repairable object
-                    if ok:
-                        return self._interpret_top(value, depth)
+            value, end, ok = _decode_at(s, i)
+            whole = i == 0 and starts_json
+            if not ok:
+                if whole and (end < 0 or end >= len(s)):
                     acc = _Acc()
-                    acc.errors.append("malformed JSON (unbalanced brackets)")
+                    acc.errors.append(
+                        "malformed JSON" + (" (unbalanced brackets)" if end < 0 else "")
+                    )
                     return acc
                 pos = i + 1
                 continue
-            value, ok = _loads(s[i : end + 1])
-            if ok:
-                acc = self._interpret_top(value, depth)
-                if i == 0 and starts_json and end + 1 >= len(s.rstrip()):
-                    return acc  # the output IS this JSON: its verdict stands
-                if acc.resolved and not acc.errors:
-                    return acc
-                if i == 0 and starts_json and (acc.errors or acc.unknown):
-                    return acc
-            elif i == 0 and starts_json and end + 1 >= len(s.rstrip()):
-                acc = _Acc()
-                acc.errors.append("malformed JSON")
+            acc = self._interpret_top(value, depth)
+            if whole and (end >= len(s) or not s[end:].strip()):
+                return acc  # the output IS this JSON: its verdict stands
+            if acc.resolved and not acc.errors:
+                return acc
+            if whole and (acc.errors or acc.unknown):
                 return acc
             pos = i + 1
         return None
@@ -738,7 +734,10 @@ class _Parser:
             return acc
         self._interpret(value, acc, depth)
         if not acc.resolved and not acc.unknown and not acc.errors:
-            acc.errors.append(f"JSON {type(value).__name__} names no category")
+            if acc.unsafe_flag:
+                acc.errors.append("flagged unsafe but no category given")
+            else:
+                acc.errors.append(f"JSON {type(value).__name__} names no category")
         return acc
 
     def _interpret(self, value: Any, acc: _Acc, depth: int) -> None:
@@ -768,7 +767,7 @@ class _Parser:
 
     def _interpret_item(self, item: dict[str, Any], acc: _Acc, depth: int) -> None:
         """A list element like {"category": "hate", "score": 0.9}."""
-        keys = {normalize_label(str(k)): k for k in item}
+        keys = {_norm(str(k)): k for k in item}
         name_key = next((keys[k] for k in _ITEM_NAME_KEYS if k in keys), None)
         if name_key is None or not isinstance(item[name_key], str):
             self._interpret_dict(item, acc, depth)
@@ -801,23 +800,24 @@ class _Parser:
     def _interpret_dict(self, obj: dict[str, Any], acc: _Acc, depth: int) -> None:
         norm = {}
         for k in obj:
-            norm.setdefault(normalize_label(str(k)), k)
+            norm.setdefault(_norm(str(k)), k)
+        special = norm.keys() & _SPECIAL_KEYS
         # Verdict flags ("unsafe": true / "safe": false / "flagged": true).
-        for nk, k in norm.items():
-            v = obj[k]
-            if nk in _UNSAFE_FLAGS or nk in _SAFE_FLAGS:
-                if self.resolve(str(k)) is not None:
-                    continue  # a category that happens to be called "toxic"
-                flag, _, _ = _json_value(v)
-                if flag is not None:
-                    unsafe = bool(flag) if nk in _UNSAFE_FLAGS else not bool(flag)
-                    acc.unsafe_flag = unsafe
-                    if not unsafe:
-                        acc.resolved = True
+        for nk in special:
+            if nk not in _UNSAFE_FLAGS and nk not in _SAFE_FLAGS:
+                continue
+            k = norm[nk]
+            if self.resolve(str(k)):
+                continue  # a category that happens to be called "toxic"
+            flag, _, _ = _json_value(obj[k])
+            if flag is not None:
+                unsafe = bool(flag) if nk in _UNSAFE_FLAGS else not bool(flag)
+                acc.unsafe_flag = unsafe
+                if not unsafe:
+                    acc.resolved = True
         # Containers ({"categories": [...]}, {"category_scores": {...}}): first that says something.
-        for ck in _SCORE_CONTAINERS + _LABEL_CONTAINERS:
-            nk = normalize_label(ck)
-            if nk in norm and self.resolve(str(norm[nk])) is None:
+        for nk in _CONTAINERS if special else ():
+            if nk in norm and not self.resolve(str(norm[nk])):
                 sub = _Acc()
                 inner = obj[norm[nk]]
                 if isinstance(inner, (list, dict)) and not inner:
@@ -830,11 +830,9 @@ class _Parser:
         # Otherwise a category -> score/bool object.
         for k, v in obj.items():
             ks = str(k)
-            nk = normalize_label(ks)
+            nk = _norm(ks)
             hit = self.resolve(ks)
-            if hit is None and (
-                nk in _META_KEYS or nk in _UNSAFE_FLAGS or nk in _SAFE_FLAGS or nk in _CONTAINER_KEYS
-            ):
+            if not hit and (nk in _META_KEYS or nk in _SPECIAL_KEYS):
                 continue
             if isinstance(v, dict):
                 inner = _inner_value(v)
@@ -864,6 +862,18 @@ class _Parser:
 
 
 _MISS = object()
+_NORM_CACHE: dict[str, str] = {}
+
+
+def _norm(text: str) -> str:
+    """normalize_label, cached (keys and names repeat across millions of outputs)."""
+    hit = _NORM_CACHE.get(text)
+    if hit is None:
+        hit = normalize_label(text)
+        if len(_NORM_CACHE) >= _MAX_CACHE:
+            _NORM_CACHE.clear()
+        _NORM_CACHE[text] = hit
+    return hit
 
 
 def _merge(acc: _Acc, sub: _Acc) -> None:
@@ -926,11 +936,29 @@ def _text_value(t: str) -> tuple[float | None, bool, str | None]:
 
 def _inner_value(v: dict[str, Any]) -> Any:
     """{"score": 0.9, "flagged": true} -> 0.9; {"flagged": true} -> True; else None."""
-    keys = {normalize_label(str(k)): k for k in v}
+    keys = {_norm(str(k)): k for k in v}
     for name in (*_ITEM_SCORE_KEYS, *_ITEM_FLAG_KEYS):
         if name in keys:
             return v[keys[name]]
     return None
+
+
+_DECODER = json.JSONDecoder()
+
+
+def _decode_at(s: str, i: int) -> tuple[Any, int, bool]:
+    """(value, end, ok) for the JSON value starting at ``s[i]``; ``end`` is exclusive, -1 if
+    the brackets never balance. Strict JSON first (C speed), then the repaired text."""
+    try:
+        value, end = _DECODER.raw_decode(s, i)
+        return value, end, True
+    except (ValueError, RecursionError):
+        pass
+    close = _balanced_end(s, i)
+    if close < 0:
+        return None, -1, False
+    value, ok = _loads(s[i : close + 1])
+    return value, close + 1, ok
 
 
 def _next_open(s: str, pos: int) -> int:
