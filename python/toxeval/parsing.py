@@ -55,6 +55,7 @@ __all__ = [
     "Policy",
     "Status",
     "UnparseableOutputError",
+    "clear_caches",
     "parse_output",
     "parse_outputs",
 ]
@@ -912,8 +913,6 @@ def _json_value(v: Any) -> tuple[float | None, bool, str | None]:
         return (None if err else x), True, err
     if isinstance(v, str):
         return _text_value(v)
-    if isinstance(v, list):
-        return None, False, None
     return None, False, f"unsupported value {json.dumps(v)[:40]}"
 
 
@@ -1097,6 +1096,15 @@ def _repair_json(s: str) -> str | None:
 _TAXONOMY_CACHE: dict[Any, Taxonomy] = {}
 _PARSERS: dict[tuple[int, int, float], tuple[Taxonomy, LabelMapping | None, _Parser]] = {}
 _DEFAULT_MAPPINGS: dict[str, tuple[LabelMapping | None, str]] = {}
+
+
+def clear_caches() -> None:
+    """Forget cached taxonomies, parsers, parsed outputs and the default Llama Guard mapping
+    (e.g. after installing a mapping file in a running process)."""
+    _TAXONOMY_CACHE.clear()
+    _PARSERS.clear()
+    _DEFAULT_MAPPINGS.clear()
+    _NORM_CACHE.clear()
 
 
 def _taxonomy(taxonomy: Taxonomy | str | Path) -> Taxonomy:
