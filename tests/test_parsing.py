@@ -14,10 +14,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import toxeval.parsing as parsing
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-import toxeval.parsing as parsing
 from toxeval.parsing import (
     STATUSES,
     ParsedBatch,
@@ -219,7 +218,10 @@ GRADED_CASES: list[tuple[str, dict[str, float]]] = [
     ('{"hate": 0.9, "violence": 0.1}', {"hate": 0.9, "violence": 0.1}),
     ('{"Hate": 1, "sexual": 0}', {"hate": 1.0}),
     ('{"scores": {"hate": 0.75}}', {"hate": 0.75}),
-    ('{"category_scores": {"hate": 0.93, "violence": 0.02}, "flagged": true}', {"hate": 0.93, "violence": 0.02}),
+    (
+        '{"category_scores": {"hate": 0.93, "violence": 0.02}, "flagged": true}',
+        {"hate": 0.93, "violence": 0.02},
+    ),
     (
         '[{"category": "hate", "score": 0.8}, {"label": "violence", "probability": 0.3}]',
         {"hate": 0.8, "violence": 0.3},
@@ -329,7 +331,9 @@ UNPARSEABLE_CASES: list[tuple[str, str]] = [
 ]
 
 
-@pytest.mark.parametrize(("text", "reason"), UNPARSEABLE_CASES, ids=[c[0][:40] for c in UNPARSEABLE_CASES])
+@pytest.mark.parametrize(
+    ("text", "reason"), UNPARSEABLE_CASES, ids=[c[0][:40] for c in UNPARSEABLE_CASES]
+)
 def test_unparseable_forms(text: str, reason: str) -> None:
     r = p(text)
     assert r.status == "unparseable", r
@@ -352,7 +356,9 @@ PARTIAL_CASES: list[tuple[str, set[str], tuple[str, ...]]] = [
 ]
 
 
-@pytest.mark.parametrize(("text", "labels", "unknown"), PARTIAL_CASES, ids=[c[0][:40] for c in PARTIAL_CASES])
+@pytest.mark.parametrize(
+    ("text", "labels", "unknown"), PARTIAL_CASES, ids=[c[0][:40] for c in PARTIAL_CASES]
+)
 def test_partial_lists_unknown_names(text: str, labels: set[str], unknown: tuple[str, ...]) -> None:
     r = p(text)
     assert r.status == "partial", r
@@ -437,7 +443,9 @@ def test_llama_guard_default_mapping_for_other_taxonomy(
     monkeypatch.setattr(
         parsing,
         "load_mapping",
-        lambda name: real(files["map15"]) if name == parsing.DEFAULT_LLAMA_GUARD_MAPPING else real(name),
+        lambda name: (
+            real(files["map15"]) if name == parsing.DEFAULT_LLAMA_GUARD_MAPPING else real(name)
+        ),
     )
     r = parse_output("unsafe\nS1", load_taxonomy(files["custom2"]))
     assert r.status == "unparseable" and r.reason is not None and "targets" in r.reason
@@ -447,7 +455,9 @@ def test_llama_guard_default_mapping_for_other_taxonomy(
 
 
 def test_parse_outputs_matches_parse_output(files: dict[str, Path]) -> None:
-    texts = [c[0] for c in OK_CASES + GRADED_CASES] + EMPTY_CASES + [c[0] for c in UNPARSEABLE_CASES]
+    texts = (
+        [c[0] for c in OK_CASES + GRADED_CASES] + EMPTY_CASES + [c[0] for c in UNPARSEABLE_CASES]
+    )
     texts += [c[0] for c in PARTIAL_CASES] + ["hate"] * 5
     b = parse_outputs(texts)
     assert isinstance(b, ParsedBatch)
@@ -487,7 +497,9 @@ def test_apply_policy() -> None:
     assert keep.tolist() == [True, True, True] and not scores[1].any()
     scores, keep = b.apply_policy("exclude")
     assert keep.tolist() == [True, False, True]
-    with pytest.raises(UnparseableOutputError, match="1 of 3 outputs are unparseable.*row 1: refusal"):
+    with pytest.raises(
+        UnparseableOutputError, match=r"1 of 3 outputs are unparseable.*row 1: refusal"
+    ):
         b.apply_policy("error")
     with pytest.raises(ValueError, match="unknown unparseable-row policy"):
         b.apply_policy("drop")  # type: ignore[arg-type]
@@ -548,7 +560,7 @@ def spelled(draw: st.DrawFn, tax: Taxonomy, cid: str) -> str:
     name = draw(st.sampled_from(_names(tax, cid)))
     words = normalize_label(name).split() if draw(st.booleans()) else [name]
     seps = [draw(st.sampled_from([" ", "_", "-", "  ", " - "])) for _ in words[1:]]
-    text = words[0] + "".join(s + w for s, w in zip(seps, words[1:]))
+    text = words[0] + "".join(s + w for s, w in zip(seps, words[1:], strict=True))
     if draw(st.booleans()) and normalize_label(text + "s") == normalize_label(text):
         text += "s"
     text = "".join(c.upper() if draw(st.booleans()) else c.lower() for c in text)
@@ -562,7 +574,9 @@ NONE_WORDS = ["none", "None.", "safe", "No categories", "N/A", "not toxic", "ben
 
 
 @st.composite
-def rendered(draw: st.DrawFn, tax: Taxonomy, mapping_path: Path) -> tuple[str, frozenset[str], dict[str, object]]:
+def rendered(
+    draw: st.DrawFn, tax: Taxonomy, mapping_path: Path
+) -> tuple[str, frozenset[str], dict[str, object]]:
     """(output text, the label set it encodes, parse_output keyword arguments)."""
     ids = list(tax.ids)
     chosen = draw(st.lists(st.sampled_from(ids), unique=True, max_size=len(ids)))
@@ -633,7 +647,11 @@ def rendered(draw: st.DrawFn, tax: Taxonomy, mapping_path: Path) -> tuple[str, f
     elif style == "numbered":
         text = as_list([f"{i + 1}. {spell(c)}" for i, c in enumerate(chosen)], "\n")
     elif style == "lead_in":
-        lead = draw(st.sampled_from(["Categories", "Labels", "Answer", "Final answer", "Detected categories"]))
+        lead = draw(
+            st.sampled_from(
+                ["Categories", "Labels", "Answer", "Final answer", "Detected categories"]
+            )
+        )
         text = f"{lead}: " + as_list([spell(c) for c in chosen], ", ")
     elif style == "names":
         text = as_list([spell(c) for c in chosen], draw(st.sampled_from([", ", "\n", "; "])))
@@ -644,9 +662,13 @@ def rendered(draw: st.DrawFn, tax: Taxonomy, mapping_path: Path) -> tuple[str, f
     return text, labels, kw
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(data=st.data())
-def test_property_rendered_label_sets_parse_back(files: dict[str, Path], data: st.DataObject) -> None:
+def test_property_rendered_label_sets_parse_back(
+    files: dict[str, Path], data: st.DataObject
+) -> None:
     tax, mapping_path = _tax(files, data.draw(st.sampled_from(TAXONOMIES)))
     text, labels, kw = data.draw(rendered(tax, mapping_path))
     want_scores = kw.pop("_scores", None)
@@ -666,25 +688,70 @@ def test_property_rendered_label_sets_parse_back(files: dict[str, Path], data: s
 
 
 FRAGMENTS = [
-    "{", "}", "[", "]", '"', "'", ",", ":", "\n", " ", "```", "```json\n", "hate", "Violence",
-    "self-harm", "0.5", "1.5", "NaN", "-Infinity", "true", "null", "unsafe", "safe", "S1", "none",
-    "categories", "I can't", "\\", "1e999", "-", "* ", "1. ", "/", ";", "é", "\x00", "\ud800",
-    "categories:", "score", "'s", "99999999999999999999999",
+    "{",
+    "}",
+    "[",
+    "]",
+    '"',
+    "'",
+    ",",
+    ":",
+    "\n",
+    " ",
+    "```",
+    "```json\n",
+    "hate",
+    "Violence",
+    "self-harm",
+    "0.5",
+    "1.5",
+    "NaN",
+    "-Infinity",
+    "true",
+    "null",
+    "unsafe",
+    "safe",
+    "S1",
+    "none",
+    "categories",
+    "I can't",
+    "\\",
+    "1e999",
+    "-",
+    "* ",
+    "1. ",
+    "/",
+    ";",
+    "é",
+    "\x00",
+    "\ud800",
+    "categories:",
+    "score",
+    "'s",
+    "99999999999999999999999",
 ]
 
 
 @settings(max_examples=500, deadline=None)
-@given(st.one_of(st.text(max_size=200), st.lists(st.sampled_from(FRAGMENTS), max_size=40).map("".join)))
+@given(
+    st.one_of(st.text(max_size=200), st.lists(st.sampled_from(FRAGMENTS), max_size=40).map("".join))
+)
 def test_fuzz_never_raises(text: str) -> None:
     for tax in (TOX15,):
         r = parse_output(text, tax)
         check_invariants(r, tax)
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(data=st.data())
 def test_fuzz_never_raises_with_mapping_and_k2(files: dict[str, Path], data: st.DataObject) -> None:
-    text = data.draw(st.lists(st.sampled_from([*FRAGMENTS, "toxic speech", "scam", "S2", "S3"]), max_size=30).map("".join))
+    text = data.draw(
+        st.lists(
+            st.sampled_from([*FRAGMENTS, "toxic speech", "scam", "S2", "S3"]), max_size=30
+        ).map("".join)
+    )
     tax = load_taxonomy(files["custom2"])
     r = parse_output(text, tax, mapping=files["map2"])
     check_invariants(r, tax)
@@ -702,7 +769,16 @@ def test_fuzz_never_raises_with_mapping_and_k2(files: dict[str, Path], data: st.
         "'" + "a" * 100_000,
         '{"hate": ' + "9" * 10_000 + "}",
     ],
-    ids=["deep-list", "open-braces", "deep-object", "long-list", "long-word", "fences", "open-quote", "huge-int"],
+    ids=[
+        "deep-list",
+        "open-braces",
+        "deep-object",
+        "long-list",
+        "long-word",
+        "fences",
+        "open-quote",
+        "huge-int",
+    ],
 )
 def test_adversarial_inputs_are_bounded(text: str) -> None:
     r = p(text)

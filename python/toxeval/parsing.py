@@ -138,7 +138,7 @@ class ParsedBatch:
     def status_counts(self) -> dict[str, int]:
         """Rows per status, every status present (zero counts included), in STATUSES order."""
         values, counts = np.unique(self.statuses, return_counts=True)
-        found = {str(v): int(c) for v, c in zip(values, counts)}
+        found = {str(v): int(c) for v, c in zip(values, counts, strict=True)}
         return {s: found.get(s, 0) for s in STATUSES}
 
     def apply_policy(self, policy: Policy = "zeros") -> tuple[np.ndarray, np.ndarray]:
@@ -385,7 +385,9 @@ class _Acc:
 
 # A parsed row: status, label columns, (cols, values) of non-zero scores, unknown, reason,
 # graded. Kept as a plain tuple so that a million of them stay cheap.
-_Row = tuple[str, tuple[int, ...], tuple[int, ...], tuple[float, ...], tuple[str, ...], "str | None", bool]
+_Row = tuple[
+    str, tuple[int, ...], tuple[int, ...], tuple[float, ...], tuple[str, ...], "str | None", bool
+]
 
 
 def _unparseable(reason: str, unknown: tuple[str, ...] = ()) -> _Row:
@@ -657,10 +659,8 @@ class _Parser:
             hit = self.resolve(name)
             value, graded, err = _text_value(kv.group(2))
             if hit is None:
-                if value:
+                if value or err is not None:
                     acc.add_unknown(name)
-                elif value is not None:
-                    acc.notes.append(f"ignored {name!r} (unrecognised, scored 0)")
                 return
             if err is not None:
                 acc.errors.append(f"{name!r}: {err}")
@@ -799,7 +799,7 @@ class _Parser:
         acc.add(hit, value)
 
     def _interpret_dict(self, obj: dict[str, Any], acc: _Acc, depth: int) -> None:
-        norm = {}
+        norm: dict[str, Any] = {}
         for k in obj:
             norm.setdefault(_norm(str(k)), k)
         special = norm.keys() & _SPECIAL_KEYS
@@ -1095,7 +1095,7 @@ def _repair_json(s: str) -> str | None:
 
 _TAXONOMY_CACHE: dict[Any, Taxonomy] = {}
 _PARSERS: dict[tuple[int, int, float], tuple[Taxonomy, LabelMapping | None, _Parser]] = {}
-_DEFAULT_MAPPINGS: dict[str, tuple[LabelMapping | None, str]] = {}
+_DEFAULT_MAPPINGS: dict[tuple[str, tuple[str, ...]], tuple[LabelMapping | None, str]] = {}
 
 
 def clear_caches() -> None:
@@ -1138,7 +1138,8 @@ def _mapping(mapping: LabelMapping | str | Path | None) -> LabelMapping | None:
 
 def _default_llama_guard_mapping(tax: Taxonomy) -> tuple[LabelMapping | None, str]:
     """The built-in Llama Guard 3 mapping if it exists and targets ``tax``; else a reason."""
-    hit = _DEFAULT_MAPPINGS.get(tax.name)
+    key = (tax.name, tax.ids)
+    hit = _DEFAULT_MAPPINGS.get(key)
     if hit is not None:
         return hit
     try:
@@ -1146,15 +1147,17 @@ def _default_llama_guard_mapping(tax: Taxonomy) -> tuple[LabelMapping | None, st
         err = ""
     except Exception as exc:
         m, err = None, f"built-in mapping {DEFAULT_LLAMA_GUARD_MAPPING!r} is not available ({exc})"
-    if m is not None and Path(m.target).stem != tax.name and m.target != tax.name:
-        m, err = (
-            None,
-            f"built-in mapping {DEFAULT_LLAMA_GUARD_MAPPING!r} targets {m.target!r}, "
-            f"not {tax.name!r}",
-        )
+    if m is not None:
+        mapped = {i for ids in m.table.values() for i in ids}
+        if m.target != tax.name and not mapped <= set(tax.ids):
+            err = (
+                f"built-in mapping {DEFAULT_LLAMA_GUARD_MAPPING!r} targets {m.target!r}, "
+                f"not {tax.name!r}"
+            )
+            m = None
     if m is None:
         err += "; pass mapping= (a LabelMapping or a mapping TOML file)"
-    _DEFAULT_MAPPINGS[tax.name] = (m, err)
+    _DEFAULT_MAPPINGS[key] = (m, err)
     return m, err
 
 
@@ -1238,7 +1241,11 @@ def parse_outputs(
         if type(text) is not str and not isinstance(text, str):
             raise TypeError(
                 f"parse_outputs expects model outputs as str; row {i} is {type(text).__name__}"
-                + (" (a missing output: fill it with '' to mark it unparseable)" if text is None else "")
+                + (
+                    " (a missing output: fill it with '' to mark it unparseable)"
+                    if text is None
+                    else ""
+                )
             )
         append(parse(text))
     n = len(rows)
