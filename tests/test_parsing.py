@@ -201,6 +201,13 @@ OK_CASES: list[tuple[str, set[str]]] = [
     ('My analysis: {"categories": ["extremism"]} (high confidence)', {"extremism"}),
     ('I think [see note 1] the answer is ["profanity"].', {"profanity"}),
     ("unsafe\nhate, violence", {"hate", "violence"}),
+    ("hate, fraud\n\nExplanation: the text uses a slur and, also, a scam.", {"hate", "fraud"}),
+    ("Categories: violence\nReasoning: it describes an attack", {"violence"}),
+    ("Reasoning: the text insults a group, badly.\nFinal answer: hate", {"hate"}),
+    (
+        "Let me think step by step.\nIt mentions a scam.\n\n**Categories:** fraud, crime",
+        {"fraud", "crime"},
+    ),
 ]
 
 

@@ -336,6 +336,7 @@ _FALSE_WORDS = frozenset(("no", "n", "false", "f", "0", "absent", "none", "safe"
 _FENCE_RE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\n?(.*?)(?:```|\Z)", re.DOTALL)
 _PLAIN_RE = re.compile(r"[A-Za-z0-9_ ,\-]+")
 _LEAD_RE = re.compile(r"\A[ \t]*([^\n:{}\[\]]{1,60}?)[ \t]*[:=][ \t]*(.*)\Z", re.DOTALL)
+_LEAD_LINE_RE = re.compile(r"^[ \t]*[*#>]*[ \t]*([A-Za-z][A-Za-z _*-]{0,59}?)[ \t]*[:=]", re.M)
 _LG_RE = re.compile(r"\A\s*(unsafe|safe)\b[ \t]*[:.,-]?[ \t]*(.*)\Z", re.DOTALL | re.IGNORECASE)
 _CODE_RE = re.compile(r"\A[Ss]\d{1,3}\Z")
 _SPLIT_RE = re.compile(r"[\n\r,;|]+")
@@ -346,6 +347,12 @@ _KV_RE = re.compile(
     r"(yes|no|true|false|y|n|present|absent|[-+]?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?%?|"
     r"[-+]?\.\d+|nan|inf|-inf)\s*\)?\s*\Z",
     re.IGNORECASE,
+)
+# A line that starts commentary after the answer ("Explanation: ..."): the answer ends there.
+_COMMENTARY_RE = re.compile(
+    r"^[ \t]*[-*#>]*[ \t]*(?:explanation|reason|reasoning|rationale|justification|analysis"
+    r"|notes?|comments?)[ \t]*[:=]",
+    re.IGNORECASE | re.MULTILINE,
 )
 _SUBSPLIT_RE = re.compile(r"\s*/\s*|\s+and\s+|\s*&\s*|\s+or\s+|\s*\+\s*", re.IGNORECASE)
 _HEAD_RE = re.compile(r"\s*(?:\(|:|\s-\s|\s–\s|\s—\s)")
@@ -548,6 +555,12 @@ class _Parser:
         if whole is not None:
             return whole
         m = _LEAD_RE.match(body)
+        if (m is None or not self._is_lead(m.group(1))) and "\n" in body:
+            # Reasoning first, answer last: "...\nFinal answer: hate".
+            leads = [x for x in _LEAD_LINE_RE.finditer(body) if self._is_lead(x.group(1))]
+            if leads:
+                body = body[leads[-1].start() :].strip()
+                m = _LEAD_RE.match(body)
         if m is not None and self._is_lead(m.group(1)):
             body = m.group(2).strip()
             if not body:
@@ -561,11 +574,18 @@ class _Parser:
             whole = self._whole(body)
             if whole is not None:
                 return whole
-        # 4. Llama Guard: "unsafe\nS1,S10".
+        # 4. commentary after the answer ("hate\nExplanation: ...") is not part of it.
+        cm = _COMMENTARY_RE.search(body)
+        if cm is not None and body[: cm.start()].strip():
+            body = body[: cm.start()].strip()
+            whole = self._whole(body)
+            if whole is not None:
+                return whole
+        # 5. Llama Guard: "unsafe\nS1,S10".
         lg = _LG_RE.match(body)
         if lg is not None and lg.group(1).lower() == "unsafe":
             return self._llama_guard(lg.group(2))
-        # 5. a list of names, ids, aliases or "name: score" pairs.
+        # 6. a list of names, ids, aliases or "name: score" pairs.
         return self._list(body)
 
     def _whole(self, body: str) -> _Acc | None:
