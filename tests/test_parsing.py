@@ -792,6 +792,19 @@ def test_adversarial_inputs_are_bounded(text: str) -> None:
     check_invariants(r, TOX15)
 
 
+@settings(max_examples=300, deadline=None)
+@given(
+    st.one_of(
+        st.text(max_size=40),
+        st.text(alphabet="aAbBsS yY-_.,/'0123456789\té", max_size=40),
+    )
+)
+def test_cached_normaliser_matches_taxonomy(text: str) -> None:
+    parsing.clear_caches()
+    assert parsing._norm(text) == normalize_label(text)
+    assert parsing._norm(text) == normalize_label(text)  # cached
+
+
 def test_huge_int_and_overflow_scores_are_unparseable() -> None:
     assert p('{"hate": 1e999}').status == "unparseable"
     assert math.isinf(float("1e999"))
