@@ -166,6 +166,7 @@ OK_CASES: list[tuple[str, set[str]]] = [
     ("Privacy Violations!", {"privacy"}),
     ("hate and violence", {"hate", "violence"}),
     ("hate violence", {"hate", "violence"}),
+    ("hate - violence", {"hate", "violence"}),
     ('"hate", "violence"', {"hate", "violence"}),
     # lead-ins and markdown
     ("Categories: hate, harassment", {"hate", "harassment"}),
@@ -334,6 +335,7 @@ UNPARSEABLE_CASES: list[tuple[str, str]] = [
     ("[[[[", "malformed JSON"),
     ("42", "no category"),
     ("Categories:", "nothing after it"),
+    ("no hate", "no category recognised"),
     ('{"hate": [1, 2]}', ""),
 ]
 

@@ -696,6 +696,16 @@ class _Parser:
                 acc.graded = True
             acc.add(hit, float(value or 0.0))
             return
+        # "hate/harassment", "violence and weapons", "hate - violence", "hate violence":
+        # every part must be a category ("no hate" is not {hate}).
+        for parts in (_SUBSPLIT_RE.split(p), p.split()):
+            if len(parts) < 2 or len(parts) > 20:
+                continue
+            hits = [self.resolve(x.strip(_STRIP_CHARS)) for x in parts if x.strip(_STRIP_CHARS)]
+            if hits and all(hits):
+                for h in hits:
+                    acc.add(h or (), 1.0)
+                return
         # The head ("Hate - attacks on groups", "Hate (explicit)") or tail ("Detected: hate").
         head = _HEAD_RE.split(p, maxsplit=1)[0].strip(_STRIP_CHARS)
         if head and head != p:
@@ -708,15 +718,6 @@ class _Parser:
             hit = self.resolve(tail) if tail else None
             if hit is not None:
                 acc.add(hit, 1.0)
-                return
-        # "hate/harassment", "violence and weapons", "hate violence".
-        for parts in (_SUBSPLIT_RE.split(p), p.split()):
-            if len(parts) < 2 or len(parts) > 20:
-                continue
-            hits = [self.resolve(x.strip(_STRIP_CHARS)) for x in parts if x.strip(_STRIP_CHARS)]
-            if hits and all(h is not None for h in hits):
-                for h in hits:
-                    acc.add(h or (), 1.0)
                 return
         acc.add_unknown(p)
 
