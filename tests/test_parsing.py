@@ -1,0 +1,812 @@
+"""Tests for toxeval.parsing: free-text model outputs turned into label vectors.
+
+Named cases for every accepted form, property tests that render a random label set in
+many output styles and parse it back exactly, and a fuzz test that nothing raises.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+import toxeval.parsing as parsing
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from toxeval.parsing import (
+    STATUSES,
+    ParsedBatch,
+    ParseResult,
+    UnparseableOutputError,
+    parse_output,
+    parse_outputs,
+)
+from toxeval.taxonomy import Taxonomy, load_mapping, load_taxonomy, normalize_label
+
+TOX15 = load_taxonomy("toxeval-15")
+
+# ----------------------------------------------------------------------------- fixtures
+
+CUSTOM5_TOML = textwrap.dedent(
+    """
+    name = "custom-5"
+    version = "1"
+
+    [[category]]
+    id = "insult"
+    name = "Insults"
+    aliases = ["name calling", "put-down"]
+
+    [[category]]
+    id = "threat"
+    name = "Threats of violence"
+    aliases = ["intimidation", "menace"]
+
+    [[category]]
+    id = "spam"
+    name = "Spam"
+    aliases = ["junk mail", "advertising"]
+
+    [[category]]
+    id = "self_harm"
+    name = "Self-harm"
+    aliases = ["suicide", "self injury"]
+
+    [[category]]
+    id = "doxxing"
+    name = "Doxxing"
+    aliases = ["personal information leak"]
+    """
+)
+
+CUSTOM2_TOML = textwrap.dedent(
+    """
+    name = "binary-2"
+    version = "1"
+
+    [[category]]
+    id = "toxic_speech"
+    name = "Toxic speech"
+    aliases = ["toxicity", "abuse"]
+
+    [[category]]
+    id = "scam"
+    name = "Scams"
+    aliases = ["phishing"]
+    """
+)
+
+
+def _write_mapping(path: Path, target: str, ids: tuple[str, ...]) -> Path:
+    lines = [
+        'name = "test-guard"',
+        'source = "test Llama Guard codes"',
+        f"target = {json.dumps(target)}",
+        "",
+        "[map]",
+    ]
+    lines += [f'S{i + 1} = ["{cid}"]' for i, cid in enumerate(ids)]
+    lines.append(f"S{len(ids) + 1} = []")  # a code with no counterpart in the taxonomy
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.fixture(autouse=True)
+def _fresh_caches() -> None:
+    parsing.clear_caches()
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    d = tmp_path_factory.mktemp("parsing")
+    c5 = d / "custom5.toml"
+    c5.write_text(CUSTOM5_TOML, encoding="utf-8")
+    c2 = d / "custom2.toml"
+    c2.write_text(CUSTOM2_TOML, encoding="utf-8")
+    return {
+        "custom5": c5,
+        "custom2": c2,
+        "map15": _write_mapping(d / "map15.toml", "toxeval-15", TOX15.ids),
+        "map5": _write_mapping(d / "map5.toml", str(c5), load_taxonomy(c5).ids),
+        "map2": _write_mapping(d / "map2.toml", str(c2), load_taxonomy(c2).ids),
+    }
+
+
+def p(text: str, **kw: object) -> ParseResult:
+    return parse_output(text, **kw)  # type: ignore[arg-type]
+
+
+def check_invariants(r: ParseResult, tax: Taxonomy) -> None:
+    assert r.status in STATUSES
+    assert r.scores.shape == (tax.k,)
+    assert r.scores.dtype == np.float64
+    assert np.all(np.isfinite(r.scores))
+    assert np.all((r.scores >= 0.0) & (r.scores <= 1.0))
+    assert r.labels <= set(tax.ids)
+    if r.reason is not None:
+        assert not r.reason.startswith("parser error"), r.reason
+    if r.status == "unparseable":
+        assert r.reason
+        assert not r.labels
+        assert not r.scores.any()
+    elif r.status == "partial":
+        assert r.unknown and r.reason
+    elif r.status == "empty":
+        assert not r.labels and not r.scores.any() and not r.unknown
+    else:
+        assert not r.unknown
+        assert r.scores.any()
+    if not r.graded:
+        assert set(np.unique(r.scores)) <= {0.0, 1.0}
+        assert r.labels == {tax.ids[i] for i in np.flatnonzero(r.scores)}
+
+
+# ----------------------------------------------------------------------------- named cases
+
+OK_CASES: list[tuple[str, set[str]]] = [
+    # plain lists of ids, names, aliases
+    ("hate", {"hate"}),
+    ("hate, violence", {"hate", "violence"}),
+    ("Hate,Violence", {"hate", "violence"}),
+    ("HATE; harassment", {"hate", "harassment"}),
+    ("hate / violence / weapons", {"hate", "violence", "weapons"}),
+    ("hate\nviolence\n", {"hate", "violence"}),
+    ("- hate\n- Self-harm\n- drugs", {"hate", "self_harm", "drugs"}),
+    ("* Hate\n* Fraud and scams", {"hate", "fraud"}),
+    ("• violence\n• weapons", {"violence", "weapons"}),
+    ("1. hate\n2. violence", {"hate", "violence"}),
+    ("1) sexual\n2) Sexual content involving minors", {"sexual", "sexual_minors"}),
+    ("sexual_minors", {"sexual_minors"}),
+    ("self harms", {"self_harm"}),
+    ("SELF_HARM.", {"self_harm"}),
+    ("Privacy Violations!", {"privacy"}),
+    ("hate and violence", {"hate", "violence"}),
+    ("hate violence", {"hate", "violence"}),
+    ("hate - violence", {"hate", "violence"}),
+    ('"hate", "violence"', {"hate", "violence"}),
+    # lead-ins and markdown
+    ("Categories: hate, harassment", {"hate", "harassment"}),
+    ("Final answer: violence", {"violence"}),
+    ("The categories are:\n- hate\n- fraud", {"hate", "fraud"}),
+    ("**Categories:** `hate`, `drugs`", {"hate", "drugs"}),
+    ("Labels = [hate, violence]", {"hate", "violence"}),
+    ("Hate - attacks on a protected group", {"hate"}),
+    ("Detected: misinformation", {"misinformation"}),
+    # JSON lists
+    ('["hate", "violence"]', {"hate", "violence"}),
+    ('["Self-harm", "Other non-violent crime"]', {"self_harm", "crime"}),
+    ("['hate', 'violence',]", {"hate", "violence"}),
+    ("[hate, violence]", {"hate", "violence"}),
+    # JSON objects of bools / yes-no strings
+    ('{"hate": true, "violence": false}', {"hate"}),
+    ('{"Hate": "yes", "Violence": "no", "drugs": "Yes"}', {"hate", "drugs"}),
+    ("{'hate': True, 'violence': False,}", {"hate"}),
+    ('{"hate": null, "violence": true}', {"violence"}),
+    # nested forms
+    ('{"categories": ["hate", "self-harm"]}', {"hate", "self_harm"}),
+    ('{"labels": {"hate": true, "sexual": false}}', {"hate"}),
+    ('{"unsafe": true, "categories": ["hate"]}', {"hate"}),
+    ('{"safe": false, "violated_categories": "hate, fraud"}', {"hate", "fraud"}),
+    ('[{"category": "hate"}, {"category": "violence"}]', {"hate", "violence"}),
+    ('{"hate": {"flagged": true}, "violence": {"flagged": false}}', {"hate"}),
+    ('{"hate": true, "reasoning": "uses a slur"}', {"hate"}),
+    # JSON in fences and prose
+    ('```json\n{"hate": true}\n```', {"hate"}),
+    ('```\n["violence"]\n```', {"violence"}),
+    ("```\nhate, drugs\n```", {"hate", "drugs"}),
+    ('Sure. Here is the result:\n```json\n["fraud"]\n```\nLet me know.', {"fraud"}),
+    ('My analysis: {"categories": ["extremism"]} (high confidence)', {"extremism"}),
+    ('I think [see note 1] the answer is ["profanity"].', {"profanity"}),
+    ("unsafe\nhate, violence", {"hate", "violence"}),
+    ("hate, fraud\n\nExplanation: the text uses a slur and, also, a scam.", {"hate", "fraud"}),
+    ("Categories: violence\nReasoning: it describes an attack", {"violence"}),
+    ("Reasoning: the text insults a group, badly.\nFinal answer: hate", {"hate"}),
+    (
+        "Let me think step by step.\nIt mentions a scam.\n\n**Categories:** fraud, crime",
+        {"fraud", "crime"},
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), OK_CASES, ids=[c[0][:40] for c in OK_CASES])
+def test_ok_forms(text: str, expected: set[str]) -> None:
+    r = p(text)
+    assert r.status == "ok", r
+    assert r.labels == expected
+    assert not r.graded
+    assert r.scores.tolist() == [1.0 if i in expected else 0.0 for i in TOX15.ids]
+    check_invariants(r, TOX15)
+
+
+GRADED_CASES: list[tuple[str, dict[str, float]]] = [
+    ('{"hate": 0.9, "violence": 0.1}', {"hate": 0.9, "violence": 0.1}),
+    ('{"Hate": 1, "sexual": 0}', {"hate": 1.0}),
+    ('{"scores": {"hate": 0.75}}', {"hate": 0.75}),
+    (
+        '{"category_scores": {"hate": 0.93, "violence": 0.02}, "flagged": true}',
+        {"hate": 0.93, "violence": 0.02},
+    ),
+    (
+        '[{"category": "hate", "score": 0.8}, {"label": "violence", "probability": 0.3}]',
+        {"hate": 0.8, "violence": 0.3},
+    ),
+    ('{"hate": {"score": 0.6}}', {"hate": 0.6}),
+    ('{"hate": "0.7"}', {"hate": 0.7}),
+    ('```json\n{"drugs": 0.55, "weapons": 0.45}\n```', {"drugs": 0.55, "weapons": 0.45}),
+    ('Scores follow {"fraud": 0.61} as requested', {"fraud": 0.61}),
+    ("hate: 0.9\nviolence: 0.1", {"hate": 0.9, "violence": 0.1}),
+    ("hate (0.92), violence (20%)", {"hate": 0.92, "violence": 0.2}),
+    ("{'hate': 0.4, 'crime': 0.8,}", {"hate": 0.4, "crime": 0.8}),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), GRADED_CASES, ids=[c[0][:40] for c in GRADED_CASES])
+def test_graded_forms_keep_scores(text: str, expected: dict[str, float]) -> None:
+    r = p(text)
+    assert r.status == "ok", r
+    assert r.graded
+    want = np.array([expected.get(i, 0.0) for i in TOX15.ids])
+    np.testing.assert_array_equal(r.scores, want)
+    assert r.labels == {k for k, v in expected.items() if v >= 0.5}
+    check_invariants(r, TOX15)
+
+
+def test_threshold_semantics() -> None:
+    # labels are score >= threshold; the score vector is never thresholded.
+    r = p('{"hate": 0.5, "violence": 0.4999, "drugs": 0.2}')
+    assert r.labels == {"hate"}
+    assert r.scores[TOX15.index("violence")] == 0.4999
+    r = p('{"hate": 0.5, "violence": 0.4999, "drugs": 0.2}', threshold=0.2)
+    assert r.labels == {"hate", "violence", "drugs"}
+    # all scores below the threshold: still "ok" (the vector is not all zero).
+    r = p('{"hate": 0.1}')
+    assert r.status == "ok" and r.labels == frozenset() and r.graded
+    # an all-zero graded vector is "empty".
+    r = p('{"hate": 0, "violence": 0.0}')
+    assert r.status == "empty" and r.graded
+    with pytest.raises(ValueError, match="threshold"):
+        p("hate", threshold=1.5)
+
+
+EMPTY_CASES = [
+    "none",
+    "None.",
+    "NONE",
+    "safe",
+    "Safe",
+    "no categories",
+    "No categories.",
+    "not toxic",
+    "Non-toxic",
+    "benign",
+    "N/A",
+    "n/a",
+    "[]",
+    "{}",
+    "```json\n[]\n```",
+    '{"categories": []}',
+    '{"unsafe": false}',
+    '{"safe": true}',
+    '{"flagged": false, "categories": {"hate": false, "violence": false}}',
+    '{"hate": false, "violence": false}',
+    "Categories: none",
+    "Answer: N/A",
+    "The text is safe.",
+    "This content appears to be benign",
+    "none of the above",
+]
+
+
+@pytest.mark.parametrize("text", EMPTY_CASES)
+def test_empty_forms(text: str) -> None:
+    r = p(text)
+    assert r.status == "empty", r
+    assert r.labels == frozenset()
+    assert not r.scores.any()
+    check_invariants(r, TOX15)
+
+
+UNPARSEABLE_CASES: list[tuple[str, str]] = [
+    ("", "empty output"),
+    ("   \n ", "empty output"),
+    ("I can't help with that.", "refusal"),
+    ("I'm sorry, but I cannot assist with this request.", "refusal"),
+    ("As an AI language model, I do not classify content.", "refusal"),
+    ("I won't do that", "refusal"),
+    ("spam, eggs", "no category recognised: 'spam', 'eggs'"),
+    ("The weather is nice today", "no category recognised"),
+    ('{"hate": NaN}', "NaN"),
+    ('{"hate": 1.5}', "outside [0, 1]"),
+    ('{"hate": -0.1}', "outside [0, 1]"),
+    ('{"hate": Infinity}', "outside [0, 1]"),
+    ("hate: 1.7", "outside [0, 1]"),
+    ('{"hate": 0.9, "violence": NaN}', "NaN"),
+    ('{"spam": 0.9}', "no category recognised: 'spam'"),
+    ('["spam"]', "no category recognised"),
+    ('{"unsafe": true, "categories": []}', "flagged unsafe but no category"),
+    ('{"safe": false}', "flagged unsafe but no category"),
+    ("unsafe", "without category codes"),
+    ("{", "malformed JSON"),
+    ('{"hate": tru', "malformed JSON"),
+    ("[[[[", "malformed JSON"),
+    ("42", "no category"),
+    ("Categories:", "nothing after it"),
+    ("no hate", "no category recognised"),
+    ('{"hate": [1, 2]}', ""),
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"), UNPARSEABLE_CASES, ids=[c[0][:40] for c in UNPARSEABLE_CASES]
+)
+def test_unparseable_forms(text: str, reason: str) -> None:
+    r = p(text)
+    assert r.status == "unparseable", r
+    assert r.reason is not None and reason in r.reason, r.reason
+    check_invariants(r, TOX15)
+
+
+def test_refusal_has_no_unknown_names() -> None:
+    r = p("I can't help with that.")
+    assert r.unknown == ()
+    assert r.reason is not None and r.reason.startswith("refusal")
+
+
+PARTIAL_CASES: list[tuple[str, set[str], tuple[str, ...]]] = [
+    ("hate, spam", {"hate"}, ("spam",)),
+    ("- violence\n- clickbait\n- Drugs", {"violence", "drugs"}, ("clickbait",)),
+    ('["hate", "spam"]', {"hate"}, ("spam",)),
+    ('{"hate": true, "spam": true}', {"hate"}, ("spam",)),
+    ('{"hate": 0.8, "spam": 0.3}', {"hate"}, ("spam",)),
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "labels", "unknown"), PARTIAL_CASES, ids=[c[0][:40] for c in PARTIAL_CASES]
+)
+def test_partial_lists_unknown_names(text: str, labels: set[str], unknown: tuple[str, ...]) -> None:
+    r = p(text)
+    assert r.status == "partial", r
+    assert r.labels == labels
+    assert r.unknown == unknown
+    assert r.reason is not None and all(u in r.reason for u in unknown)
+    check_invariants(r, TOX15)
+
+
+def test_unknown_name_scored_zero_is_not_partial() -> None:
+    # an unrecognised key with a false/zero value loses nothing.
+    r = p('{"hate": true, "spam": false}')
+    assert r.status == "ok" and r.unknown == ()
+
+
+def test_non_str_raises_type_error() -> None:
+    for bad in (None, 3, b"hate", ["hate"], {"hate": 1}):
+        with pytest.raises(TypeError, match="expects the model output as a str"):
+            parse_output(bad)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="row 1 is NoneType"):
+        parse_outputs(["hate", None])  # type: ignore[list-item]
+    with pytest.raises(TypeError, match="row 2 is int"):
+        parse_outputs(["hate", "violence", 7])  # type: ignore[list-item]
+
+
+def test_scores_are_read_only() -> None:
+    r = p("hate")
+    with pytest.raises(ValueError):
+        r.scores[0] = 0.5
+    assert p("hate").scores[TOX15.index("hate")] == 1.0  # the cached result is intact
+
+
+# ----------------------------------------------------------------------------- Llama Guard
+
+
+def test_llama_guard_with_explicit_mapping(files: dict[str, Path]) -> None:
+    m = load_mapping(files["map15"])
+    r = p("unsafe\nS1,S10", mapping=m)
+    assert r.status == "ok" and r.labels == {TOX15.ids[0], TOX15.ids[9]}
+    assert p("safe", mapping=m).status == "empty"
+    assert p("Unsafe\nS3, s5\n", mapping=m).labels == {TOX15.ids[2], TOX15.ids[4]}
+    # a path works as well as a LabelMapping
+    assert p("unsafe\nS2", mapping=str(files["map15"])).labels == {TOX15.ids[1]}
+    # an unknown code: partial
+    r = p("unsafe\nS1,S99", mapping=m)
+    assert r.status == "partial" and r.unknown == ("S99",)
+    # a code that maps to no category of the taxonomy: a valid all-zero answer, explained
+    r = p("unsafe\nS16", mapping=m)
+    assert r.status == "empty" and r.reason is not None and "S16" in r.reason
+    # codes listed without the verdict line still resolve through an explicit mapping
+    assert p("S1, S2", mapping=m).labels == {TOX15.ids[0], TOX15.ids[1]}
+
+
+def test_llama_guard_default_mapping_absent_is_graceful(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(parsing, "DEFAULT_LLAMA_GUARD_MAPPING", "no-such-mapping-xyz")
+    r = p("unsafe\nS1,S10")
+    assert r.status == "unparseable"
+    assert r.reason is not None
+    assert "no-such-mapping-xyz" in r.reason and "mapping=" in r.reason
+    assert p("safe").status == "empty"  # 'safe' needs no mapping
+
+
+def test_llama_guard_default_mapping_used_when_present(
+    monkeypatch: pytest.MonkeyPatch, files: dict[str, Path]
+) -> None:
+    real = parsing.load_mapping
+
+    def fake(name: str | Path) -> object:
+        if name == parsing.DEFAULT_LLAMA_GUARD_MAPPING:
+            return real(files["map15"])
+        return real(name)
+
+    monkeypatch.setattr(parsing, "load_mapping", fake)
+    r = p("unsafe\nS1,S10")
+    assert r.status == "ok" and r.labels == {TOX15.ids[0], TOX15.ids[9]}
+
+
+def test_llama_guard_default_mapping_for_other_taxonomy(
+    monkeypatch: pytest.MonkeyPatch, files: dict[str, Path]
+) -> None:
+    real = parsing.load_mapping
+    monkeypatch.setattr(
+        parsing,
+        "load_mapping",
+        lambda name: (
+            real(files["map15"]) if name == parsing.DEFAULT_LLAMA_GUARD_MAPPING else real(name)
+        ),
+    )
+    r = parse_output("unsafe\nS1", load_taxonomy(files["custom2"]))
+    assert r.status == "unparseable" and r.reason is not None and "targets" in r.reason
+
+
+# ----------------------------------------------------------------------------- batches
+
+
+def test_parse_outputs_matches_parse_output(files: dict[str, Path]) -> None:
+    texts = (
+        [c[0] for c in OK_CASES + GRADED_CASES] + EMPTY_CASES + [c[0] for c in UNPARSEABLE_CASES]
+    )
+    texts += [c[0] for c in PARTIAL_CASES] + ["hate"] * 5
+    b = parse_outputs(texts)
+    assert isinstance(b, ParsedBatch)
+    assert len(b) == len(texts)
+    assert b.scores.shape == (len(texts), TOX15.k) and b.scores.dtype == np.float64
+    assert b.statuses.shape == (len(texts),)
+    assert b.graded  # some rows carry scores
+    for i, t in enumerate(texts):
+        r = p(t)
+        assert b.statuses[i] == r.status
+        assert b.labels[i] == r.labels
+        assert b.unknown[i] == r.unknown
+        assert b.reasons[i] == r.reason
+        np.testing.assert_array_equal(b.scores[i], r.scores)
+        row = b[i]
+        assert row.status == r.status and row.graded == r.graded
+    counts = b.status_counts()
+    assert list(counts) == list(STATUSES)
+    assert sum(counts.values()) == len(texts)
+    assert counts["unparseable"] == len(UNPARSEABLE_CASES)
+    assert counts["partial"] == len(PARTIAL_CASES)
+
+
+def test_batch_graded_flag_and_binary() -> None:
+    b = parse_outputs(["hate", "violence, drugs", "none"])
+    assert not b.graded and b.is_binary
+    assert b.status_counts() == {"ok": 2, "partial": 0, "empty": 1, "unparseable": 0}
+    b = parse_outputs(["hate", '{"hate": 0.3}'])
+    assert b.graded and not b.is_binary
+    b = parse_outputs([])
+    assert b.scores.shape == (0, TOX15.k) and b.status_counts()["ok"] == 0
+
+
+def test_apply_policy() -> None:
+    b = parse_outputs(["hate", "I can't help with that", "none"])
+    scores, keep = b.apply_policy("zeros")
+    assert keep.tolist() == [True, True, True] and not scores[1].any()
+    scores, keep = b.apply_policy("exclude")
+    assert keep.tolist() == [True, False, True]
+    with pytest.raises(
+        UnparseableOutputError, match=r"1 of 3 outputs are unparseable.*row 1: refusal"
+    ):
+        b.apply_policy("error")
+    with pytest.raises(ValueError, match="unknown unparseable-row policy"):
+        b.apply_policy("drop")  # type: ignore[arg-type]
+    ok = parse_outputs(["hate"])
+    assert ok.apply_policy("error")[1].tolist() == [True]
+
+
+def test_custom_k2_taxonomy(files: dict[str, Path]) -> None:
+    tax = load_taxonomy(files["custom2"])
+    assert parse_output("toxic speech, phishing", tax).labels == {"toxic_speech", "scam"}
+    assert parse_output("Abuse", str(files["custom2"])).labels == {"toxic_speech"}
+    r = parse_output('{"toxicity": 0.8, "scams": 0.1}', tax)
+    assert r.graded and r.scores.tolist() == [0.8, 0.1]
+    r = parse_output("hate", tax)  # a toxeval-15 id means nothing here
+    assert r.status == "unparseable" and r.unknown == ("hate",)
+    b = parse_outputs(["scam", "none", "unsafe\nS2"], tax, mapping=files["map2"])
+    assert b.scores.shape == (3, 2)
+    assert b.labels == [frozenset({"scam"}), frozenset(), frozenset({"scam"})]
+
+
+def test_taxonomy_category_called_safe_wins(tmp_path: Path) -> None:
+    f = tmp_path / "t.toml"
+    f.write_text(
+        '[[category]]\nid = "safe"\nname = "Safe"\n[[category]]\nid = "unsafe_x"\nname = "Bad"\n',
+        encoding="utf-8",
+    )
+    assert parse_output("safe", load_taxonomy(f)).labels == {"safe"}
+
+
+# ----------------------------------------------------------------------------- property tests
+
+TAXONOMIES = ("toxeval-15", "custom5", "custom2")
+
+
+def _tax(files: dict[str, Path], key: str) -> tuple[Taxonomy, Path]:
+    if key == "toxeval-15":
+        return TOX15, files["map15"]
+    mp = files["map5"] if key == "custom5" else files["map2"]
+    return load_taxonomy(files[key]), mp
+
+
+def _names(tax: Taxonomy, cid: str) -> list[str]:
+    """Every spelling of ``cid`` (id, name, aliases) that resolves to it on its own."""
+    cat = tax.category(cid)
+    out = []
+    for n in (cat.id, cat.name, *cat.aliases):
+        if tax.resolve(n) != cid or any(ch in n for ch in ",;|\n"):
+            continue
+        if parse_output(n, tax).labels != {cid}:
+            continue
+        out.append(n)
+    return out or [cid]
+
+
+@st.composite
+def spelled(draw: st.DrawFn, tax: Taxonomy, cid: str) -> str:
+    """A name, id or alias of ``cid`` in random case, word separators and plural."""
+    name = draw(st.sampled_from(_names(tax, cid)))
+    words = normalize_label(name).split() if draw(st.booleans()) else [name]
+    seps = [draw(st.sampled_from([" ", "_", "-", "  ", " - "])) for _ in words[1:]]
+    text = words[0] + "".join(s + w for s, w in zip(seps, words[1:], strict=True))
+    if draw(st.booleans()) and normalize_label(text + "s") == normalize_label(text):
+        text += "s"
+    text = "".join(c.upper() if draw(st.booleans()) else c.lower() for c in text)
+    if normalize_label(text) != normalize_label(name):
+        text = name  # a separator changed the words; keep the original spelling
+    text += draw(st.sampled_from(["", "", ".", "!"]))
+    return text
+
+
+NONE_WORDS = ["none", "None.", "safe", "No categories", "N/A", "not toxic", "benign"]
+
+
+@st.composite
+def rendered(
+    draw: st.DrawFn, tax: Taxonomy, mapping_path: Path
+) -> tuple[str, frozenset[str], dict[str, object]]:
+    """(output text, the label set it encodes, parse_output keyword arguments)."""
+    ids = list(tax.ids)
+    chosen = draw(st.lists(st.sampled_from(ids), unique=True, max_size=len(ids)))
+    labels = frozenset(chosen)
+    style = draw(
+        st.sampled_from(
+            [
+                "json_bool",
+                "json_scores",
+                "json_list",
+                "json_names",
+                "fenced",
+                "prose_json",
+                "nested",
+                "comma_ids",
+                "newline_ids",
+                "bullets",
+                "numbered",
+                "lead_in",
+                "names",
+                "llama_guard",
+            ]
+        )
+    )
+    kw: dict[str, object] = {}
+    others = [i for i in ids if i not in labels]
+
+    def obj_bools() -> str:
+        keys = chosen + draw(st.lists(st.sampled_from(others), unique=True)) if others else chosen
+        order = draw(st.permutations(keys)) if keys else []
+        return json.dumps({k: k in labels for k in order})
+
+    def as_list(items: list[str], sep: str) -> str:
+        return sep.join(items) if items else draw(st.sampled_from(NONE_WORDS))
+
+    spell: Callable[[str], str] = lambda cid: draw(spelled(tax, cid))  # noqa: E731
+    if style == "json_bool":
+        text = obj_bools()
+    elif style == "json_scores":
+        hi = st.floats(0.5, 1.0)
+        lo = st.floats(0.0, 0.5, exclude_max=True)
+        obj = {k: draw(hi) for k in chosen}
+        if others:
+            obj.update({k: draw(lo) for k in draw(st.lists(st.sampled_from(others), unique=True))})
+        text = json.dumps(obj)
+        kw["_scores"] = obj
+    elif style == "json_list":
+        text = json.dumps(chosen)
+    elif style == "json_names":
+        text = json.dumps([spell(c) for c in chosen])
+    elif style == "fenced":
+        inner = draw(st.sampled_from([obj_bools(), json.dumps(chosen)]))
+        lang = draw(st.sampled_from(["json", "JSON", ""]))
+        text = f"Here is my analysis.\n```{lang}\n{inner}\n```\nLet me know if you need more."
+    elif style == "prose_json":
+        text = f"Sure! The answer is {json.dumps({'categories': chosen})} based on the text."
+    elif style == "nested":
+        key = draw(st.sampled_from(["categories", "labels", "violated_categories"]))
+        flag = {"unsafe": bool(chosen)} if draw(st.booleans()) else {}
+        text = json.dumps({**flag, key: chosen})
+    elif style == "comma_ids":
+        text = as_list(chosen, draw(st.sampled_from([",", ", ", " , ", ";", " / "])))
+    elif style == "newline_ids":
+        text = as_list(chosen, "\n")
+    elif style == "bullets":
+        b = draw(st.sampled_from(["- ", "* ", "• "]))
+        text = as_list([b + spell(c) for c in chosen], "\n")
+    elif style == "numbered":
+        text = as_list([f"{i + 1}. {spell(c)}" for i, c in enumerate(chosen)], "\n")
+    elif style == "lead_in":
+        lead = draw(
+            st.sampled_from(
+                ["Categories", "Labels", "Answer", "Final answer", "Detected categories"]
+            )
+        )
+        text = f"{lead}: " + as_list([spell(c) for c in chosen], ", ")
+    elif style == "names":
+        text = as_list([spell(c) for c in chosen], draw(st.sampled_from([", ", "\n", "; "])))
+    else:
+        codes = [f"S{ids.index(c) + 1}" for c in chosen]
+        text = "unsafe\n" + ",".join(codes) if codes else "safe"
+        kw["mapping"] = load_mapping(mapping_path)
+    return text, labels, kw
+
+
+@settings(
+    max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(data=st.data())
+def test_property_rendered_label_sets_parse_back(
+    files: dict[str, Path], data: st.DataObject
+) -> None:
+    tax, mapping_path = _tax(files, data.draw(st.sampled_from(TAXONOMIES)))
+    text, labels, kw = data.draw(rendered(tax, mapping_path))
+    want_scores = kw.pop("_scores", None)
+    r = parse_output(text, tax, **kw)  # type: ignore[arg-type]
+    check_invariants(r, tax)
+    assert r.labels == labels, (text, r)
+    if want_scores is not None:
+        assert isinstance(want_scores, dict)
+        assert r.graded == bool(want_scores)
+        want = np.array([float(want_scores.get(i, 0.0)) for i in tax.ids])
+        np.testing.assert_array_equal(r.scores, want)
+        assert r.status == ("empty" if not want.any() else "ok")
+    else:
+        assert not r.graded
+        assert r.status == ("ok" if labels else "empty"), (text, r)
+        assert r.scores.tolist() == [1.0 if i in labels else 0.0 for i in tax.ids]
+
+
+FRAGMENTS = [
+    "{",
+    "}",
+    "[",
+    "]",
+    '"',
+    "'",
+    ",",
+    ":",
+    "\n",
+    " ",
+    "```",
+    "```json\n",
+    "hate",
+    "Violence",
+    "self-harm",
+    "0.5",
+    "1.5",
+    "NaN",
+    "-Infinity",
+    "true",
+    "null",
+    "unsafe",
+    "safe",
+    "S1",
+    "none",
+    "categories",
+    "I can't",
+    "\\",
+    "1e999",
+    "-",
+    "* ",
+    "1. ",
+    "/",
+    ";",
+    "é",
+    "\x00",
+    "\ud800",
+    "categories:",
+    "score",
+    "'s",
+    "99999999999999999999999",
+]
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.one_of(st.text(max_size=200), st.lists(st.sampled_from(FRAGMENTS), max_size=40).map("".join))
+)
+def test_fuzz_never_raises(text: str) -> None:
+    for tax in (TOX15,):
+        r = parse_output(text, tax)
+        check_invariants(r, tax)
+
+
+@settings(
+    max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(data=st.data())
+def test_fuzz_never_raises_with_mapping_and_k2(files: dict[str, Path], data: st.DataObject) -> None:
+    text = data.draw(
+        st.lists(
+            st.sampled_from([*FRAGMENTS, "toxic speech", "scam", "S2", "S3"]), max_size=30
+        ).map("".join)
+    )
+    tax = load_taxonomy(files["custom2"])
+    r = parse_output(text, tax, mapping=files["map2"])
+    check_invariants(r, tax)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[" * 50_000 + "]" * 50_000,
+        "{" * 100_000,
+        '{"a":' * 5000 + "1" + "}" * 5000,
+        "hate, " * 20_000,
+        "x" * 1_000_000,
+        "```" * 1000,
+        "'" + "a" * 100_000,
+        '{"hate": ' + "9" * 10_000 + "}",
+    ],
+    ids=[
+        "deep-list",
+        "open-braces",
+        "deep-object",
+        "long-list",
+        "long-word",
+        "fences",
+        "open-quote",
+        "huge-int",
+    ],
+)
+def test_adversarial_inputs_are_bounded(text: str) -> None:
+    r = p(text)
+    check_invariants(r, TOX15)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.one_of(
+        st.text(max_size=40),
+        st.text(alphabet="aAbBsS yY-_.,/'0123456789\té", max_size=40),
+    )
+)
+def test_cached_normaliser_matches_taxonomy(text: str) -> None:
+    parsing.clear_caches()
+    assert parsing._norm(text) == normalize_label(text)
+    assert parsing._norm(text) == normalize_label(text)  # cached
+
+
+def test_huge_int_and_overflow_scores_are_unparseable() -> None:
+    assert p('{"hate": 1e999}').status == "unparseable"
+    assert math.isinf(float("1e999"))
