@@ -34,6 +34,7 @@ import sys
 import unicodedata
 from collections.abc import Mapping as AbcMapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -188,7 +189,7 @@ class LabelMapping:
             hit = self._upper.get(code.strip().upper())
         return hit
 
-    @property
+    @cached_property
     def _upper(self) -> dict[str, tuple[str, ...]]:
         return {k.upper(): v for k, v in self.table.items()}
 
