@@ -10,8 +10,8 @@
      (Parquet: ``scores`` is a struct column with one float64 field per category), scores
      correlated with the labels and rounded to 6 decimals, rows in a shuffled order.
 
-2. Runs ``toxeval score`` (or the command in ``$TOXEVAL_BENCH_CLI``) PRED --dataset DATASET --out DIR`` as a subprocess, each format with
-   the dataset of the same format, ``--repeats`` times, and records the wall time and the
+2. Runs ``toxeval score PRED --dataset DATASET --out DIR`` as a subprocess (``toxeval`` may be
+   replaced by a command in ``$TOXEVAL_BENCH_CLI``), each format with the dataset of the same format, ``--repeats`` times, and records the wall time and the
    child's peak RSS. The peak comes from ``os.wait4`` (that child's own ``ru_maxrss``);
    ``getrusage(RUSAGE_CHILDREN)`` is recorded too but is a running maximum over every child
    reaped so far, so it cannot tell two runs apart.
