@@ -10,7 +10,8 @@ peak. The child:
    and reads the baseline RSS; where the reset is not possible it falls back to the
    current high-water mark (``VmHWM`` or ``ru_maxrss``) as baseline;
 4. calls the function once and reads ``VmHWM`` (``ru_maxrss`` elsewhere) again;
-5. prints one JSON object: baseline, peak, growth and growth / ``y_score.nbytes``.
+5. prints one JSON object: baseline, peak, growth and growth / ``y_score.nbytes`` (for
+   kendalltau: / the nbytes of one of its two length-N vectors).
 
 Usage (normally called by the bench)::
 
@@ -95,15 +96,17 @@ def probe(
     fn(*args, **case.kwargs)
     peak = _maxrss_bytes()
     growth = max(0, peak - baseline)
+    # The scores argument: y_score (N x 15), or x2 (length N) for kendalltau.
+    scores_nbytes = int(args[1].nbytes)
     out.update(
         status="ok",
         peak_reset=reset,
         baseline_bytes=baseline,
         peak_bytes=peak,
         growth_bytes=growth,
-        y_score_nbytes=int(arrays.y_score.nbytes),
+        y_score_nbytes=scores_nbytes,
         input_nbytes=int(sum(a.nbytes for a in args)),
-        growth_over_y_score=growth / arrays.y_score.nbytes,
+        growth_over_y_score=growth / scores_nbytes,
     )
     return out
 
