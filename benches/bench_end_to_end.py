@@ -1,0 +1,323 @@
+"""Time ``toxeval score`` end to end on a 1,000,000-row prediction dump (JSONL and Parquet).
+
+    python benches/bench_end_to_end.py [--rows 1M] [--formats jsonl,parquet] [--out bench-results/]
+
+1. Generates (once; reused while rows/seed match) in ``--data-dir``:
+
+   * ``dataset.jsonl`` / ``dataset.parquet``: rows ``{"id", "text", "labels": [category ids]}``
+     with each of the 15 categories present with probability 0.10;
+   * ``predictions.jsonl`` / ``predictions.parquet``: rows ``{"id", "scores": {category: float}}``
+     (Parquet: ``scores`` is a struct column with one float64 field per category), scores
+     correlated with the labels and rounded to 6 decimals, rows in a shuffled order.
+
+2. Runs ``toxeval score PRED --dataset DATASET --out DIR`` as a subprocess (``toxeval`` may be
+   replaced by a command in ``$TOXEVAL_BENCH_CLI``), each format with the dataset of the same format, ``--repeats`` times, and records the wall time and the
+   child's peak RSS. The peak comes from ``os.wait4`` (that child's own ``ru_maxrss``);
+   ``getrusage(RUSAGE_CHILDREN)`` is recorded too but is a running maximum over every child
+   reaped so far, so it cannot tell two runs apart.
+
+3. Writes ``bench_end_to_end.json`` and ``.md`` with PASS/FAIL against the targets:
+   JSONL <= 10 s, Parquet <= 3 s, peak RSS < 3 GB.
+
+If ``toxeval score`` is not available (the CLI is not built yet) the command prints a SKIP
+message and exits 0 without generating anything (``--generate-only`` generates anyway).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import resource
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+CATEGORIES: tuple[str, ...] = (
+    "hate",
+    "harassment",
+    "violence",
+    "self_harm",
+    "sexual",
+    "sexual_minors",
+    "weapons",
+    "drugs",
+    "fraud",
+    "cybercrime",
+    "privacy",
+    "crime",
+    "extremism",
+    "misinformation",
+    "profanity",
+)
+PREVALENCE = 0.10
+TARGETS_S = {"jsonl": 10.0, "parquet": 3.0}
+MAX_PEAK_BYTES = 3 * 10**9
+DEFAULT_SEED = 20251130
+FORMAT_VERSION = 1  # bump when the generated files change shape
+
+
+# --------------------------------------------------------------------------- data
+
+
+def _arrow_tables(rows: int, seed: int) -> tuple[Any, Any]:
+    """(dataset, predictions) as pyarrow Tables; predictions in a shuffled row order."""
+    import pyarrow as pa
+
+    rng = np.random.default_rng(seed)
+    labels = rng.random((rows, len(CATEGORIES))) < PREVALENCE
+    scores = np.round(0.75 * rng.random((rows, len(CATEGORIES))) + 0.25 * labels, 6)
+    ids = pa.array([f"item-{i:07d}" for i in range(rows)], type=pa.string())
+    texts = pa.array([f"synthetic prompt number {i}" for i in range(rows)], type=pa.string())
+
+    # labels as list<string>: offsets from the per-row counts, values from the category names
+    counts = labels.sum(axis=1)
+    offsets = np.zeros(rows + 1, dtype=np.int32)
+    np.cumsum(counts, out=offsets[1:])
+    _, cols = np.nonzero(labels)  # row-major: grouped by row, categories in taxonomy order
+    values = pa.DictionaryArray.from_arrays(pa.array(cols.astype(np.int32)), pa.array(CATEGORIES))
+    label_lists = pa.ListArray.from_arrays(pa.array(offsets), values.cast(pa.string()))
+    dataset = pa.table({"id": ids, "text": texts, "labels": label_lists})
+
+    order = rng.permutation(rows)
+    struct = pa.StructArray.from_arrays(
+        [pa.array(scores[order, j]) for j in range(len(CATEGORIES))], names=list(CATEGORIES)
+    )
+    predictions = pa.table({"id": ids.take(pa.array(order)), "scores": struct})
+    return dataset, predictions
+
+
+def _write_jsonl(table: Any, path: Path) -> None:
+    """JSON Lines, one object per row; polars when present (fast), else the json module."""
+    tmp = path.with_suffix(".tmp")
+    try:
+        import polars as pl
+
+        pl.from_arrow(table).write_ndjson(tmp)  # type: ignore[union-attr]
+    except ImportError:
+        with tmp.open("w", encoding="utf-8") as fh:
+            for batch in table.to_batches(max_chunksize=65536):
+                fh.writelines(
+                    json.dumps(row, separators=(",", ":")) + "\n" for row in batch.to_pylist()
+                )
+    tmp.replace(path)
+
+
+def generate(rows: int, data_dir: Path, seed: int, force: bool = False) -> dict[str, Path]:
+    """Write the four files (skipped when a matching manifest says they are there)."""
+    import pyarrow.parquet as pq
+
+    paths = {
+        "dataset.jsonl": data_dir / "dataset.jsonl",
+        "dataset.parquet": data_dir / "dataset.parquet",
+        "predictions.jsonl": data_dir / "predictions.jsonl",
+        "predictions.parquet": data_dir / "predictions.parquet",
+    }
+    manifest = data_dir / "manifest.json"
+    want = {"rows": rows, "seed": seed, "categories": list(CATEGORIES), "version": FORMAT_VERSION}
+    if not force and manifest.exists() and all(p.exists() for p in paths.values()):
+        with contextlib.suppress(ValueError):
+            if json.loads(manifest.read_text()) == want:
+                return paths
+    data_dir.mkdir(parents=True, exist_ok=True)
+    manifest.unlink(missing_ok=True)
+    t0 = time.perf_counter()
+    dataset, predictions = _arrow_tables(rows, seed)
+    pq.write_table(dataset, paths["dataset.parquet"])
+    pq.write_table(predictions, paths["predictions.parquet"])
+    _write_jsonl(dataset, paths["dataset.jsonl"])
+    _write_jsonl(predictions, paths["predictions.jsonl"])
+    manifest.write_text(json.dumps(want) + "\n")
+    print(
+        f"generated {rows:,} rows in {data_dir} ({time.perf_counter() - t0:.1f} s)", file=sys.stderr
+    )
+    return paths
+
+
+# --------------------------------------------------------------------------- the CLI
+
+
+def toxeval_command() -> list[str]:
+    """How to run the CLI: $TOXEVAL_BENCH_CLI, the `toxeval` script beside this Python, on PATH, or -c."""
+    override = os.environ.get("TOXEVAL_BENCH_CLI")
+    if override:
+        return shlex.split(override)
+    beside = Path(sys.executable).with_name("toxeval")
+    if beside.exists():
+        return [str(beside)]
+    found = shutil.which("toxeval")
+    if found:
+        return [found]
+    return [sys.executable, "-c", "import sys; from toxeval.cli import main; sys.exit(main())"]
+
+
+def score_available(cmd: list[str]) -> tuple[bool, str]:
+    """True when `toxeval score --help` runs; otherwise the reason."""
+    try:
+        proc = subprocess.run(
+            [*cmd, "score", "--help"], capture_output=True, text=True, timeout=120, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return False, f"{type(exc).__name__}: {exc}"
+    if proc.returncode != 0:
+        last = (proc.stderr.strip().splitlines() or ["exit code " + str(proc.returncode)])[-1]
+        return False, last
+    return True, ""
+
+
+def run_once(cmd: list[str], timeout: float) -> dict[str, Any]:
+    """Wall time and peak RSS of one child process (its own rusage via os.wait4)."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = t0 + timeout
+    while True:
+        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            break
+        if time.perf_counter() > deadline:
+            proc.kill()
+            pid, status, usage = os.wait4(proc.pid, 0)
+            break
+        time.sleep(0.005)
+    wall = time.perf_counter() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)  # already reaped: keep Popen consistent
+    stderr = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+    if proc.stderr:
+        proc.stderr.close()
+    scale = 1 if sys.platform == "darwin" else 1024  # ru_maxrss: bytes on macOS, KiB elsewhere
+    return {
+        "wall_s": wall,
+        "peak_rss_bytes": int(usage.ru_maxrss) * scale,
+        "rusage_children_maxrss_bytes": int(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+        * scale,
+        "returncode": proc.returncode,
+        "timed_out": wall > timeout,
+        "stderr_tail": stderr.strip().splitlines()[-5:],
+    }
+
+
+# --------------------------------------------------------------------------- report
+
+
+def render(doc: dict[str, Any]) -> str:
+    lines = [
+        "# toxeval score end to end",
+        "",
+        f"{doc['rows']:,} rows x {len(CATEGORIES)} categories; command `{' '.join(doc['command'])} score PRED --dataset DATASET --out DIR`.",
+        "",
+        "| format | prediction file | runs | median wall | peak RSS (max) | wall target | memory target |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in doc["results"]:
+        lines.append(
+            f"| {r['format']} | {r['predictions_mib']:.0f} MiB | {len(r['runs'])} | "
+            f"{r['median_wall_s']:.2f} s | {r['max_peak_rss_bytes'] / 2**30:.2f} GiB | "
+            f"<= {r['target_s']:g} s **{r['wall_result']}** | < 3 GB **{r['memory_result']}** |"
+        )
+    failed = [r for r in doc["results"] if r["failed_runs"]]
+    for r in failed:
+        lines += [
+            "",
+            f"{r['format']}: {r['failed_runs']} run(s) failed; last stderr: `{' / '.join(r['last_stderr'])}`",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def parse_rows(text: str) -> int:
+    t = text.strip().lower().replace("_", "")
+    mult = 1_000_000 if t.endswith("m") else 1_000 if t.endswith("k") else 1
+    return int(float(t.rstrip("mk")) * mult)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument("--rows", default="1M", help="rows in the dump (default 1M)")
+    p.add_argument("--formats", default="jsonl,parquet")
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--out", type=Path, default=Path("bench-results"))
+    p.add_argument("--data-dir", type=Path, default=None, help="default: OUT/e2e-data")
+    p.add_argument("--seed", type=int, default=DEFAULT_SEED)
+    p.add_argument("--timeout", type=float, default=300.0, help="seconds per CLI run")
+    p.add_argument("--regenerate", action="store_true", help="rewrite the data files")
+    p.add_argument("--generate-only", action="store_true", help="write the data files and stop")
+    a = p.parse_args(argv)
+    rows = parse_rows(a.rows)
+    formats = [f.strip() for f in a.formats.split(",") if f.strip()]
+    unknown = set(formats) - set(TARGETS_S)
+    if unknown:
+        p.error(f"unknown format(s) {sorted(unknown)}")
+    data_dir = a.data_dir or a.out / "e2e-data"
+
+    cmd = toxeval_command()
+    ok, reason = score_available(cmd)
+    if not ok and not a.generate_only:
+        print(f"SKIP: `toxeval score` is not available ({reason}); nothing was timed.")
+        return 0
+    paths = generate(rows, data_dir, a.seed, force=a.regenerate)
+    if a.generate_only:
+        print(f"wrote {', '.join(str(x) for x in paths.values())}")
+        return 0
+
+    results = []
+    for fmt in formats:
+        pred, ds = paths[f"predictions.{fmt}"], paths[f"dataset.{fmt}"]
+        runs = []
+        for i in range(a.repeats):
+            out_dir = a.out / f"e2e-run-{fmt}"
+            shutil.rmtree(out_dir, ignore_errors=True)
+            run = run_once(
+                [*cmd, "score", str(pred), "--dataset", str(ds), "--out", str(out_dir)], a.timeout
+            )
+            runs.append(run)
+            print(
+                f"[{fmt} {i + 1}/{a.repeats}] {run['wall_s']:.2f} s, peak {run['peak_rss_bytes'] / 2**20:.0f} MiB, rc={run['returncode']}",
+                file=sys.stderr,
+            )
+        good = [r for r in runs if r["returncode"] == 0 and not r["timed_out"]]
+        median = statistics.median(r["wall_s"] for r in good) if good else float("nan")
+        peak = max((r["peak_rss_bytes"] for r in runs), default=0)
+        results.append(
+            {
+                "format": fmt,
+                "predictions": str(pred),
+                "dataset": str(ds),
+                "predictions_mib": pred.stat().st_size / 2**20,
+                "runs": runs,
+                "failed_runs": len(runs) - len(good),
+                "last_stderr": runs[-1]["stderr_tail"] if runs else [],
+                "median_wall_s": median,
+                "max_peak_rss_bytes": peak,
+                "target_s": TARGETS_S[fmt],
+                "wall_result": "PASS"
+                if good and len(good) == len(runs) and median <= TARGETS_S[fmt]
+                else "FAIL",
+                "memory_result": "PASS" if good and peak < MAX_PEAK_BYTES else "FAIL",
+            }
+        )
+    doc = {
+        "rows": rows,
+        "seed": a.seed,
+        "command": cmd,
+        "results": results,
+        "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    }
+    a.out.mkdir(parents=True, exist_ok=True)
+    (a.out / "bench_end_to_end.json").write_text(json.dumps(doc, indent=1) + "\n")
+    report = render(doc)
+    (a.out / "bench_end_to_end.md").write_text(report)
+    print(report)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

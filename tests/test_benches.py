@@ -1,0 +1,321 @@
+"""The benchmark harnesses in benches/ work end to end (no timing is asserted).
+
+`bench_metrics.py` is exercised with ``--candidate sklearn`` (the reference against
+itself: every value check must say "equal") and with a fake ``toxeval.metrics`` that
+returns a wrong value (must be reported as MISMATCH and never timed). The end-to-end
+bench is exercised with a fake CLI through ``$TOXEVAL_BENCH_CLI``.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import types
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+BENCHES = Path(__file__).resolve().parents[1] / "benches"
+sys.path.insert(0, str(BENCHES))
+
+import _workload as wl  # noqa: E402
+import bench_end_to_end as e2e  # noqa: E402
+import bench_metrics as bm  # noqa: E402
+
+pytest.importorskip("sklearn")
+pytest.importorskip("scipy")
+
+
+# --------------------------------------------------------------------------- workload
+
+
+@pytest.mark.parametrize("variant", wl.VARIANTS, ids=lambda v: v.name)
+def test_arrays_follow_the_documented_workload(variant: wl.Variant) -> None:
+    a = wl.make_arrays(70_000, variant, seed=1)  # more than one generation chunk
+    assert a.y_true.shape == (70_000, wl.K_LABELS) and a.y_true.dtype == np.int64
+    assert set(np.unique(a.y_true)) <= {0, 1}
+    assert 0.09 < a.y_true.mean() < 0.11
+    assert a.y_score.dtype == np.dtype(variant.dtype) and a.y_score.shape == a.y_true.shape
+    assert a.x1.shape == a.x2.shape == (70_000,)
+    if variant.ties:
+        assert np.unique(a.y_score).size <= 101
+    else:
+        assert np.unique(a.y_score).size > 100_000
+
+
+def test_float32_variant_is_the_float64_scores_cast() -> None:
+    f64 = wl.make_arrays(1000, wl.Variant("float64", True), seed=3)
+    f32 = wl.make_arrays(1000, wl.Variant("float32", True), seed=3)
+    np.testing.assert_array_equal(f64.y_true, f32.y_true)
+    np.testing.assert_array_equal(f64.y_score.astype(np.float32), f32.y_score)
+
+
+def test_values_match_is_nan_equal_and_strict() -> None:
+    assert wl.values_match(float("nan"), np.nan)
+    assert wl.values_match(0.5, 0.5 * (1 + 1e-12))
+    assert not wl.values_match(0.5, 0.5 * (1 + 1e-6))
+    assert not wl.values_match(np.array([1.0, 2.0]), np.array([1.0]))
+    assert not wl.values_match(float("nan"), 0.0)
+
+
+def test_kendall_results_compare_statistic_and_pvalue() -> None:
+    from scipy.stats import kendalltau
+
+    a = wl.make_arrays(200, wl.Variant("float64", False))
+    r = kendalltau(a.x1, a.x2)
+    assert wl.as_values(r).tolist() == [float(r.statistic), float(r.pvalue)]
+    assert wl.values_match(r, kendalltau(a.x1, a.x2))
+
+
+def test_missing_toxeval_function_is_not_available(monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = types.ModuleType("toxeval.metrics")
+    monkeypatch.setitem(sys.modules, "toxeval.metrics", fake)
+    r = wl.resolve_candidate(wl.CASES_BY_KEY["lrap"], "toxeval")
+    assert r.fn is None and "label_ranking_average_precision_score" in r.reason
+
+
+def test_n_jobs_is_passed_through(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: dict[str, Any] = {}
+
+    def label_ranking_loss(y_true: Any, y_score: Any, **kw: Any) -> float:
+        seen.update(kw)
+        return 0.0
+
+    fake = types.ModuleType("toxeval.metrics")
+    fake.label_ranking_loss = label_ranking_loss  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "toxeval.metrics", fake)
+    r = wl.resolve_candidate(wl.CASES_BY_KEY["lrl"], "toxeval", n_jobs=2)
+    assert r.fn is not None
+    r.fn(None, None)
+    assert seen == {"n_jobs": 2}
+
+
+def test_sklearn_candidate_resolves_to_the_reference() -> None:
+    from sklearn.metrics import coverage_error
+
+    assert wl.resolve_candidate(wl.CASES_BY_KEY["coverage"], "sklearn").fn is coverage_error
+    assert wl.resolve_candidate(wl.CASES_BY_KEY["report"], "sklearn").fn is None
+
+
+# --------------------------------------------------------------------------- bench_metrics
+
+
+def test_parse_sizes() -> None:
+    assert bm.parse_sizes("10k,100k,1M") == [10_000, 100_000, 1_000_000]
+    assert bm.parse_sizes("1m, 2_000,500") == [500, 2000, 1_000_000]
+
+
+def _run(tmp_path: Path, *args: str) -> dict[str, Any]:
+    assert bm.main([*args, "--out", str(tmp_path), "--no-torchmetrics", "--repeats", "1"]) == 0
+    doc: dict[str, Any] = json.loads((tmp_path / "bench_metrics.json").read_text())
+    assert (tmp_path / "bench_metrics.md").read_text().startswith("# toxeval.metrics benchmark")
+    return doc
+
+
+def test_harness_end_to_end_with_sklearn_as_candidate(tmp_path: Path) -> None:
+    doc = _run(
+        tmp_path,
+        "--candidate",
+        "sklearn",
+        "--sizes",
+        "300",
+        "--variants",
+        "float64,float32-ties",
+        "--only",
+        "ap_micro,auc_samples,lrl,ndcg,kendalltau,report",
+    )
+    assert doc["machine"]["versions"]["scikit-learn"] != "not installed"
+    rows = {(r["case"], r["variant"]): r for r in doc["results"]}
+    assert len(rows) == 12
+    for (case, _), r in rows.items():
+        if case == "report":
+            assert r["candidate"]["status"] == "not available"
+            continue
+        assert r["check"] == "equal", r
+        assert r["candidate"]["status"] == "measured" and r["candidate"]["median_s"] > 0
+        assert r["reference"]["status"] == "measured"
+        assert r["ratio_reference"] is not None
+    # roc_auc samples on rows without positives is NaN for both, and NaN == NaN here
+    assert np.isnan(rows[("auc_samples", "float64")]["values"]["candidate"][0])
+    assert {r["status"] for r in doc["small_input"]} == {"measured"}
+    assert {r["status"] for r in doc["n_jobs"]} == {"n/a"}
+    probes = [r for r in doc["memory"] if r["status"] == "ok"]
+    assert {r["variant"] for r in probes} == {"float64", "float32"}
+    assert all(r["growth_over_y_score"] >= 0 for r in probes)
+    results = {t["result"] for t in doc["targets"] if "at 1M" in t["target"]}
+    assert results == {"n/a"}  # 1M not run
+
+
+def test_wrong_answer_is_reported_and_never_timed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake = types.ModuleType("toxeval.metrics")
+    fake.coverage_error = lambda y_true, y_score, **kw: 0.123  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "toxeval.metrics", fake)
+    doc = _run(tmp_path, "--sizes", "200", "--variants", "float64", "--only", "coverage,lrl")
+    cov, lrl = (next(r for r in doc["results"] if r["case"] == k) for k in ("coverage", "lrl"))
+    assert cov["check"] == "MISMATCH"
+    assert cov["candidate"]["status"] == "MISMATCH" and cov["candidate"]["median_s"] is None
+    assert cov["ratio_reference"] is None
+    assert lrl["candidate"]["status"] == "not available"
+    small = {r["case"]: r["status"] for r in doc["small_input"]}
+    assert small == {"coverage": "MISMATCH", "lrl": "not available"}
+
+
+def _bench(cap: float) -> bm.Bench:
+    return bm.Bench(
+        bm.Config(
+            sizes=[1000],
+            variants=[wl.VARIANTS[0]],
+            cases=[wl.CASES_BY_KEY["lrl"]],
+            candidate="sklearn",
+            cap=cap,
+            max_repeats=1,
+            out=Path("unused"),
+            seed=1,
+            torchmetrics=False,
+            memory=False,
+            small=False,
+            njobs=False,
+        )
+    )
+
+
+def test_slow_reference_is_skipped_and_extrapolated_linearly() -> None:
+    bench = _bench(cap=5.0)
+    case, variant = wl.CASES_BY_KEY["lrl"], wl.VARIANTS[0]
+    bench._last[(case.key, variant.name, "reference")] = (100, 1.0)
+    called = []
+    timing, value = bench._reference_first(
+        "reference", lambda *a, **k: called.append(1), case, variant, 1000, ()
+    )
+    assert called == [] and value is None
+    assert timing.status == "extrapolated" and timing.median_s == pytest.approx(10.0)
+    assert "N=100" in timing.note
+
+
+def test_reference_over_the_cap_is_stopped() -> None:
+    import time
+
+    bench = _bench(cap=0.05)
+    case, variant = wl.CASES_BY_KEY["lrl"], wl.VARIANTS[0]
+
+    def slow(*a: Any, **k: Any) -> None:
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:  # pure Python, so SIGALRM can interrupt it
+            pass
+
+    timing, value = bench._reference_first("reference", slow, case, variant, 1000, ())
+    assert timing.status == "over cap" and value is None
+
+
+def test_memprobe_reports_growth_relative_to_y_score() -> None:
+    probe = [str(BENCHES / "_memprobe.py"), "coverage", "20000", "float32"]
+    proc = subprocess.run(
+        [sys.executable, *probe, "--candidate", "sklearn"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    r = json.loads(proc.stdout)
+    assert r["status"] == "ok", r
+    assert r["y_score_nbytes"] == 20000 * 15 * 4
+    assert r["growth_over_y_score"] == r["growth_bytes"] / r["y_score_nbytes"]
+    assert r["peak_bytes"] >= r["baseline_bytes"]
+
+
+# --------------------------------------------------------------------------- end to end
+
+
+def test_generated_dump_has_the_documented_schema(tmp_path: Path) -> None:
+    import pyarrow.parquet as pq
+
+    paths = e2e.generate(500, tmp_path, seed=7)
+    preds = [json.loads(line) for line in paths["predictions.jsonl"].read_text().splitlines()]
+    data = [json.loads(line) for line in paths["dataset.jsonl"].read_text().splitlines()]
+    assert len(preds) == len(data) == 500
+    assert all(set(p) == {"id", "scores"} for p in preds)
+    assert all(list(p["scores"]) == list(e2e.CATEGORIES) for p in preds)
+    assert all(set(d) == {"id", "text", "labels"} for d in data)
+    assert all(set(d["labels"]) <= set(e2e.CATEGORIES) for d in data)
+    assert {p["id"] for p in preds} == {d["id"] for d in data}
+    assert [p["id"] for p in preds] != [d["id"] for d in data]  # shuffled
+
+    pt, dt = pq.read_table(paths["predictions.parquet"]), pq.read_table(paths["dataset.parquet"])
+    assert [f.name for f in pt.schema.field("scores").type] == list(e2e.CATEGORIES)
+    assert pt.to_pylist() == preds
+    assert dt.to_pylist() == data
+    # labels are informative: positives score higher on average
+    by_id = {d["id"]: set(d["labels"]) for d in data}
+    pos = [s for p in preds for c, s in p["scores"].items() if c in by_id[p["id"]]]
+    neg = [s for p in preds for c, s in p["scores"].items() if c not in by_id[p["id"]]]
+    assert np.mean(pos) > np.mean(neg)
+
+
+def test_generation_is_reused_when_the_manifest_matches(tmp_path: Path) -> None:
+    paths = e2e.generate(50, tmp_path, seed=1)
+    stamp = paths["predictions.parquet"].stat().st_mtime_ns
+    e2e.generate(50, tmp_path, seed=1)
+    assert paths["predictions.parquet"].stat().st_mtime_ns == stamp
+    e2e.generate(60, tmp_path, seed=1)
+    assert len(paths["dataset.jsonl"].read_text().splitlines()) == 60
+
+
+def test_missing_cli_skips_with_a_message(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("TOXEVAL_BENCH_CLI", f"{sys.executable} -c 'import sys; sys.exit(3)'")
+    assert e2e.main(["--rows", "100", "--out", str(tmp_path)]) == 0
+    assert capsys.readouterr().out.startswith("SKIP: `toxeval score` is not available")
+    assert not (tmp_path / "e2e-data").exists()
+
+
+FAKE_CLI = """
+import argparse, json, pathlib, sys
+p = argparse.ArgumentParser()
+sub = p.add_subparsers(dest="cmd", required=True)
+s = sub.add_parser("score")
+s.add_argument("predictions"); s.add_argument("--dataset", required=True); s.add_argument("--out", required=True)
+a = p.parse_args()
+n = sum(1 for _ in open(a.predictions, "rb")) if a.predictions.endswith(".jsonl") else -1
+out = pathlib.Path(a.out); out.mkdir(parents=True, exist_ok=True)
+(out / "summary.json").write_text(json.dumps({"rows": n, "dataset": a.dataset}))
+"""
+
+
+def test_fake_cli_is_timed_with_its_peak_rss(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    script = tmp_path / "fake_cli.py"
+    script.write_text(FAKE_CLI)
+    monkeypatch.setenv("TOXEVAL_BENCH_CLI", f"{sys.executable} {script}")
+    out = tmp_path / "out"
+    assert e2e.main(["--rows", "200", "--repeats", "2", "--out", str(out)]) == 0
+    doc = json.loads((out / "bench_end_to_end.json").read_text())
+    assert [r["format"] for r in doc["results"]] == ["jsonl", "parquet"]
+    for r in doc["results"]:
+        assert r["failed_runs"] == 0 and len(r["runs"]) == 2
+        assert all(run["peak_rss_bytes"] > 1_000_000 for run in r["runs"])
+        assert r["memory_result"] == "PASS"
+        assert r["dataset"].endswith(r["format"])
+    summary = json.loads((out / "e2e-run-jsonl" / "summary.json").read_text())
+    assert summary["rows"] == 200
+    assert "toxeval score end to end" in (out / "bench_end_to_end.md").read_text()
+
+
+def test_failing_cli_run_is_a_fail(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    script = tmp_path / "fake_cli.py"
+    script.write_text(
+        "import sys\nif '--help' in sys.argv: sys.exit(0)\nprint('boom', file=sys.stderr)\nsys.exit(1)\n"
+    )
+    monkeypatch.setenv("TOXEVAL_BENCH_CLI", f"{sys.executable} {script}")
+    out = tmp_path / "out"
+    assert (
+        e2e.main(["--rows", "50", "--repeats", "1", "--formats", "parquet", "--out", str(out)]) == 0
+    )
+    (r,) = json.loads((out / "bench_end_to_end.json").read_text())["results"]
+    assert r["failed_runs"] == 1 and r["wall_result"] == "FAIL"
+    assert r["last_stderr"] == ["boom"]
