@@ -1,7 +1,7 @@
 # One target per habit. `make help` lists them.
 PY ?= python
 
-.PHONY: help dev build test test-rust test-py lint fmt typecheck stubtest bench bench-rust ci
+.PHONY: help dev build test test-rust test-py lint fmt typecheck stubtest bench bench-rust bench-e2e ci
 
 help:  ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -44,3 +44,6 @@ bench-rust:  ## criterion benches of the Rust kernels
 
 ci:  ## what CI runs
 	bash .ci/run
+
+bench-e2e:  ## end-to-end CLI bench: 1M-row JSONL and Parquet dumps scored by `toxeval score`
+	$(PY) benches/bench_end_to_end.py
