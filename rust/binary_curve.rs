@@ -214,10 +214,7 @@ fn walk_weighted(keys: &[u64], pay: &[u32], weights: &[f64]) -> Curve {
     let (mut tp, mut fp) = (0.0f64, 0.0f64);
     for i in 0..n {
         let p = pay[i];
-        let w = weights
-            .get((p & !POS_BIT) as usize)
-            .copied()
-            .unwrap_or(0.0);
+        let w = weights.get((p & !POS_BIT) as usize).copied().unwrap_or(0.0);
         if p & POS_BIT != 0 {
             tp += w;
             fp += 0.0 * w;
@@ -810,8 +807,18 @@ mod tests {
         let par = Parallelism::sequential();
         let m = micro(s.view(), y.view(), None, None, Metric::AveragePrecision).unwrap();
         assert_eq!(m.value, 1.0);
-        let r = per_row(s.view(), y.view(), None, Metric::RocAuc { max_fpr: None }, &par).unwrap();
-        assert_eq!(r.iter().map(|v| v.value).collect::<Vec<_>>(), vec![1.0, 1.0]);
+        let r = per_row(
+            s.view(),
+            y.view(),
+            None,
+            Metric::RocAuc { max_fpr: None },
+            &par,
+        )
+        .unwrap();
+        assert_eq!(
+            r.iter().map(|v| v.value).collect::<Vec<_>>(),
+            vec![1.0, 1.0]
+        );
         // F-order and strided views give the same answers
         let f = s.t().to_owned();
         let fv = f.t();
@@ -824,12 +831,26 @@ mod tests {
         let y = arr2(&[[false], [true]]);
         let s32 = arr2(&[[0.1f32], [(0.1f64 + 1e-10) as f32]]);
         let par = Parallelism::sequential();
-        let r =
-            per_label(s32.view(), y.view(), None, None, Metric::AveragePrecision, &par).unwrap();
+        let r = per_label(
+            s32.view(),
+            y.view(),
+            None,
+            None,
+            Metric::AveragePrecision,
+            &par,
+        )
+        .unwrap();
         assert_eq!(r[0].value, 0.5);
         let s64 = arr2(&[[1i64 << 53], [(1i64 << 53) + 1]]);
-        let r =
-            per_label(s64.view(), y.view(), None, None, Metric::AveragePrecision, &par).unwrap();
+        let r = per_label(
+            s64.view(),
+            y.view(),
+            None,
+            None,
+            Metric::AveragePrecision,
+            &par,
+        )
+        .unwrap();
         assert_eq!(r[0].value, 1.0);
     }
 
@@ -841,7 +862,10 @@ mod tests {
         let y = Array2::from_shape_fn((n, k), |(i, j)| (i * 13 + j) % 5 == 0);
         let seq = Parallelism::sequential();
         let par = Parallelism { threads: 2 };
-        for metric in [Metric::AveragePrecision, Metric::RocAuc { max_fpr: Some(0.3) }] {
+        for metric in [
+            Metric::AveragePrecision,
+            Metric::RocAuc { max_fpr: Some(0.3) },
+        ] {
             let a = per_label(s.view(), y.view(), None, None, metric, &seq).unwrap();
             let b = per_label(s.view(), y.view(), None, None, metric, &par).unwrap();
             assert_eq!(a, b);

@@ -29,11 +29,7 @@ pub fn sort_by_key_stable(keys: &mut [u64], payload: &mut [u32]) {
 
 /// Stable comparison sort (merge sort from `std`), for short inputs.
 pub fn comparison_sort(keys: &mut [u64], payload: &mut [u32]) {
-    let mut pairs: Vec<(u64, u32)> = keys
-        .iter()
-        .copied()
-        .zip(payload.iter().copied())
-        .collect();
+    let mut pairs: Vec<(u64, u32)> = keys.iter().copied().zip(payload.iter().copied()).collect();
     pairs.sort_by_key(|p| p.0);
     for ((k, p), (sk, sp)) in keys.iter_mut().zip(payload.iter_mut()).zip(pairs) {
         *k = sk;
@@ -58,7 +54,7 @@ pub fn radix_sort(keys: &mut [u64], payload: &mut [u32]) {
     // `src_is_main`: where the current data lives.
     let mut src_is_main = true;
     for (b, c) in counts.iter().enumerate() {
-        if c.iter().any(|&x| x == n) {
+        if c.contains(&n) {
             continue;
         }
         let mut offsets = [0usize; 256];
