@@ -47,8 +47,8 @@ __all__ = [
 
 Average = Literal["micro", "macro", "weighted", "samples"] | None
 
-# Same literals, same insertion order as scikit-learn's StrOptions, so the set
-# prints in the same order within a process.
+# scikit-learn prints these sets in set-iteration order, which depends on its own
+# .pyc; the elements (not their order) match.
 _AP_AVERAGES = {"micro", "samples", "weighted", "macro"}
 _AUC_AVERAGES = {"micro", "macro", "samples", "weighted"}
 _MULTI_CLASS = {"raise", "ovr", "ovo"}
@@ -156,7 +156,7 @@ def _as_scores(x: Any) -> NDArray[Any]:
 def _check_array_nd(arr: NDArray[Any], *, numeric: bool) -> None:
     """scikit-learn's ``check_array(ensure_2d=False)`` shape and finiteness rules."""
     if arr.ndim >= 3:
-        raise ValueError(f"Found array with dim {arr.ndim}. None expected <= 2.")
+        raise ValueError(f"Found array with dim {arr.ndim}, while dim <= 2 is required.")
     if numeric:
         arr = _as_scores(arr)
     if arr.ndim >= 1 and arr.shape[0] < 1:
@@ -181,7 +181,7 @@ def _check_2d(arr: NDArray[Any]) -> NDArray[Any]:
             "if it contains a single sample."
         )
     if arr.ndim >= 3:
-        raise ValueError(f"Found array with dim {arr.ndim}. None expected <= 2.")
+        raise ValueError(f"Found array with dim {arr.ndim}, while dim <= 2 is required.")
     if arr.shape[0] < 1:
         raise ValueError(
             f"Found array with 0 sample(s) (shape={arr.shape}) while a minimum of 1 is required."
@@ -330,28 +330,29 @@ def _average_binary_score(
         _emit(flags, metric)
         return _finish(row_values, sample_weight)
 
+    support: NDArray[Any] | None = None
+    if average == "weighted":
+        # weighted: support from the raw y_true values, as scikit-learn sums them.
+        raw_fast = y_true.dtype == np.bool_ or (standard and set(values) <= {0, 1})
+        if raw_fast and (sample_weight is None or sample_weight.dtype == np.float64):
+            support = _core.binary_support(y_pos, w, m)
+        else:
+            known = 1 if m is None else m
+            if sample_weight is not None:
+                yt = np.asarray(y_true, dtype=sample_weight.dtype)
+                support = np.sum(yt * known * sample_weight.reshape(-1, 1), axis=0)
+            else:
+                support = np.sum(y_true * known, axis=0)
+        if bool(np.isclose(np.sum(support), 0)):
+            return 0
     values_, flags = _core.binary_metric_per_label(
         scores, y_pos, w, m, metric=metric, max_fpr=max_fpr, n_jobs=n_jobs
     )
     _emit(flags, metric)
     if average is None:
         return values_
-    if average == "macro":
+    if support is None:
         return float(np.mean(values_))
-    # weighted: support from the raw y_true values, as scikit-learn sums them.
-    support: NDArray[Any]
-    raw_fast = y_true.dtype == np.bool_ or (standard and set(values) <= {0, 1})
-    if raw_fast and (sample_weight is None or sample_weight.dtype == np.float64):
-        support = _core.binary_support(y_pos, w, m)
-    else:
-        known = 1 if m is None else m
-        if sample_weight is not None:
-            yt = np.asarray(y_true, dtype=sample_weight.dtype)
-            support = np.sum(yt * known * sample_weight.reshape(-1, 1), axis=0)
-        else:
-            support = np.sum(y_true * known, axis=0)
-    if bool(np.isclose(np.sum(support), 0)):
-        return 0
     return _finish(values_, support)
 
 
@@ -536,8 +537,7 @@ def roc_auc_score(
         raise _param_error("average", func, _str_options(_AUC_AVERAGES) + " or None", average)
     _check_array_like("sample_weight", func, sample_weight, optional=True)
     if max_fpr is not None and (
-        isinstance(max_fpr, (bool, np.bool_))
-        or not isinstance(max_fpr, numbers.Real)
+        not isinstance(max_fpr, numbers.Real)
         or not (0.0 < max_fpr <= 1.0)
     ):
         raise _param_error(
