@@ -38,6 +38,9 @@ pub const FLAG_ALL_ZERO_WEIGHT: u8 = 32;
 /// ROC: fpr neither increasing nor decreasing (only with negative weights);
 /// scikit-learn's `auc` raises.
 pub const FLAG_NOT_MONOTONIC: u8 = 64;
+/// ROC with `max_fpr`: fewer than two points below `max_fpr` (fpr is NaN), where
+/// scikit-learn's `auc` raises "At least 2 points are needed ...".
+pub const FLAG_TOO_FEW_POINTS: u8 = 128;
 
 /// Which binary metric to compute per problem.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -432,6 +435,12 @@ pub fn roc_auc_from_curve(c: &Curve, max_fpr: Option<f64>) -> MetricValue {
         let mut ys: Vec<f64> = tpr[..stop].to_vec();
         xs.push(mf);
         ys.push(y_new);
+        if xs.len() < 2 {
+            return MetricValue {
+                value: f64::NAN,
+                flags: flags | FLAG_TOO_FEW_POINTS,
+            };
+        }
         trapezoid_auc(&xs, &ys).map(|p| {
             let min_area = 0.5 * mf * mf;
             let max_area = mf;

@@ -82,7 +82,7 @@ def compare(name: str, *args: Any, **kwargs: Any) -> None:
 
 @st.composite
 def multilabel(draw: Any) -> dict[str, Any]:
-    n = draw(st.integers(1, 40))
+    n = draw(st.integers(1, 30))
     k = draw(st.integers(2, 40))
     seed = draw(st.integers(0, 2**32 - 1))
     rng = np.random.default_rng(seed)

@@ -61,6 +61,7 @@ _NO_POSITIVE_LEFT = 8
 _EMPTY = 16
 _ALL_ZERO_WEIGHT = 32
 _NOT_MONOTONIC = 64
+_TOO_FEW_POINTS = 128
 
 _MSG_NO_POSITIVE = "No positive class found in y_true, recall is set to one for all thresholds."
 _MSG_SINGLE_CLASS = "Only one class is present in y_true. ROC AUC score is not defined in that case."
@@ -245,12 +246,14 @@ def _check_pos_label_consistency(pos_label: Any, y_true: NDArray[Any]) -> Any:
 
 
 def _emit(flags: NDArray[np.uint8] | int, metric: str) -> None:
-    """Raise or warn once per kind of flag, with scikit-learn's messages."""
-    seen = int(np.bitwise_or.reduce(np.atleast_1d(np.asarray(flags, dtype=np.uint8))))
-    if seen & _ALL_ZERO_WEIGHT:
-        raise ValueError(_MSG_ZERO_WEIGHTS)
-    if seen & _NOT_MONOTONIC:
-        raise ValueError("x is neither increasing nor decreasing.")
+    """Warn once per kind of flag and raise on error flags, with scikit-learn's
+    messages. Units (labels or rows) are processed in order as scikit-learn loops
+    over them: an error raises after the warnings of the units before it."""
+    arr = np.atleast_1d(np.asarray(flags, dtype=np.uint8))
+    errors = _ALL_ZERO_WEIGHT | _TOO_FEW_POINTS | _NOT_MONOTONIC
+    bad = np.flatnonzero(arr & errors)
+    upto = arr if bad.size == 0 else arr[: bad[0] + 1]
+    seen = int(np.bitwise_or.reduce(upto)) if upto.size else 0
     if seen & _EMPTY and metric == "average_precision":
         warn_undefined(_MSG_EMPTY, stacklevel=4)
     if seen & _NO_POSITIVE:
@@ -261,6 +264,15 @@ def _emit(flags: NDArray[np.uint8] | int, metric: str) -> None:
         warn_undefined(_MSG_NO_NEG_LEFT, stacklevel=4)
     if seen & _NO_POSITIVE_LEFT:
         warn_undefined(_MSG_NO_POS_LEFT, stacklevel=4)
+    if bad.size:
+        first = int(arr[bad[0]])
+        if first & _ALL_ZERO_WEIGHT:
+            raise ValueError(_MSG_ZERO_WEIGHTS)
+        if first & _TOO_FEW_POINTS:
+            raise ValueError(
+                "At least 2 points are needed to compute area under curve, but x.shape = 1"
+            )
+        raise ValueError("x is neither increasing nor decreasing.")
 
 
 def _mixed_units(
