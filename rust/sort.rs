@@ -4,8 +4,8 @@
 //! descending order with ties kept in input order (NumPy's
 //! `argsort(stable=True, descending=True)`). Scores arrive as `u64` order keys
 //! (see `score.rs`), so an LSD radix sort on the keys is both stable and linear;
-//! byte passes where every key has the same byte (common: probabilities share the
-//! exponent bytes) are skipped. Small inputs use the standard library's stable
+//! digit passes where every key has the same digit (common: probabilities share the
+//! exponent bits) are skipped. Small inputs use the standard library's stable
 //! merge sort, which is faster below a few hundred elements.
 
 /// Below this length a comparison sort beats the radix passes.
@@ -37,16 +37,22 @@ pub fn comparison_sort(keys: &mut [u64], payload: &mut [u32]) {
     }
 }
 
-/// LSD radix sort, 8 bits per pass; passes whose byte is constant are skipped.
+/// Bits per radix digit: 11 bits gives 6 passes over a u64 key with a
+/// 2048-bucket histogram that still fits in L1.
+const DIGIT_BITS: usize = 11;
+const BUCKETS: usize = 1 << DIGIT_BITS;
+const PASSES: usize = 64usize.div_ceil(DIGIT_BITS);
+
+/// LSD radix sort, 11 bits per pass; passes whose digit is constant are skipped.
 pub fn radix_sort(keys: &mut [u64], payload: &mut [u32]) {
     let n = keys.len().min(payload.len());
     if n < 2 {
         return;
     }
-    let mut counts = vec![[0usize; 256]; 8];
+    let mut counts = vec![[0usize; BUCKETS]; PASSES];
     for &k in keys[..n].iter() {
         for (b, c) in counts.iter_mut().enumerate() {
-            c[((k >> (8 * b)) & 0xff) as usize] += 1;
+            c[((k >> (DIGIT_BITS * b)) as usize) & (BUCKETS - 1)] += 1;
         }
     }
     let mut tmp_keys = vec![0u64; n];
@@ -57,13 +63,13 @@ pub fn radix_sort(keys: &mut [u64], payload: &mut [u32]) {
         if c.contains(&n) {
             continue;
         }
-        let mut offsets = [0usize; 256];
+        let mut offsets = [0usize; BUCKETS];
         let mut acc = 0usize;
         for (o, &x) in offsets.iter_mut().zip(c.iter()) {
             *o = acc;
             acc += x;
         }
-        let shift = 8 * b;
+        let shift = DIGIT_BITS * b;
         if src_is_main {
             scatter(
                 &keys[..n],
@@ -97,11 +103,11 @@ fn scatter(
     src_p: &[u32],
     dst_k: &mut [u64],
     dst_p: &mut [u32],
-    offsets: &mut [usize; 256],
+    offsets: &mut [usize; BUCKETS],
     shift: usize,
 ) {
     for (&k, &p) in src_k.iter().zip(src_p.iter()) {
-        let d = ((k >> shift) & 0xff) as usize;
+        let d = ((k >> shift) as usize) & (BUCKETS - 1);
         let o = offsets[d];
         // `o < n` by construction of the offsets from the same keys' histogram.
         if let (Some(dk), Some(dp)) = (dst_k.get_mut(o), dst_p.get_mut(o)) {

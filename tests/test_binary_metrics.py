@@ -16,7 +16,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sklearn import metrics as sk
-
 from toxeval import metrics as te
 
 AVERAGES = [None, "micro", "macro", "weighted", "samples"]
@@ -29,7 +28,7 @@ def run(fn: Any, *args: Any, **kwargs: Any) -> tuple[str, Any, set[tuple[str, st
         warnings.simplefilter("always")
         try:
             out: tuple[str, Any] = ("ok", fn(*args, **kwargs))
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:
             out = ("err", (type(e).__name__, str(e)))
     seen = {(w.category.__name__, str(w.message)) for w in rec}
     seen = {s for s in seen if s[0] in ("UserWarning", "UndefinedMetricWarning")}
@@ -125,9 +124,7 @@ def multilabel(draw: Any) -> dict[str, Any]:
     return {"y": y, "s": s, "w": w}
 
 
-SETTINGS = settings(
-    max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow]
-)
+SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @pytest.mark.parametrize("average", AVERAGES)
@@ -190,9 +187,7 @@ def test_mask_per_label_equals_sklearn_on_known_rows(
     mask = rng.random(y.shape) < 0.7
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        got_status, got, _ = run(
-            getattr(te, name), y, s, average=None, sample_weight=w, mask=mask
-        )
+        got_status, got, _ = run(getattr(te, name), y, s, average=None, sample_weight=w, mask=mask)
         for j in range(y.shape[1]):
             rows = mask[:, j]
             if not rows.any():

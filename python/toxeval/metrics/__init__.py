@@ -20,10 +20,10 @@ from toxeval.metrics._binary import (
 from toxeval.metrics._validation import InvalidParameterError, UndefinedMetricWarning
 
 __all__ = [
+    "InvalidParameterError",
+    "UndefinedMetricWarning",
     "average_precision_score",
     "precision_recall_curve",
     "roc_auc_score",
     "roc_curve",
-    "InvalidParameterError",
-    "UndefinedMetricWarning",
 ]

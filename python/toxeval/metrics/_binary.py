@@ -64,7 +64,9 @@ _NOT_MONOTONIC = 64
 _TOO_FEW_POINTS = 128
 
 _MSG_NO_POSITIVE = "No positive class found in y_true, recall is set to one for all thresholds."
-_MSG_SINGLE_CLASS = "Only one class is present in y_true. ROC AUC score is not defined in that case."
+_MSG_SINGLE_CLASS = (
+    "Only one class is present in y_true. ROC AUC score is not defined in that case."
+)
 _MSG_NO_NEG_LEFT = "No negative samples in y_true, false positive value should be meaningless"
 _MSG_NO_POS_LEFT = "No positive samples in y_true, true positive value should be meaningless"
 _MSG_EMPTY = "A label (or row) has no known entries in mask; its score is NaN."
@@ -98,7 +100,9 @@ def _check_array_like(name: str, func: str, value: Any, *, optional: bool = Fals
     if optional and value is None:
         return
     if not _is_array_like(value):
-        raise _param_error(name, func, "an array-like or None" if optional else "an array-like", value)
+        raise _param_error(
+            name, func, "an array-like or None" if optional else "an array-like", value
+        )
 
 
 def _check_label_param(name: str, func: str, value: Any, *, optional: bool) -> None:
@@ -323,7 +327,9 @@ def _average_binary_score(
     if metric == "roc_auc" and not standard and len(values) == 2:
         axis = {None: 0, "macro": 0, "weighted": 0, "micro": None, "samples": 1}[average]
         if _mixed_units(y_true, m, values[0], values[1], axis):
-            classes_repr = ", ".join(repr(c) for c in np.asarray(values, dtype=y_true.dtype).tolist())
+            classes_repr = ", ".join(
+                repr(c) for c in np.asarray(values, dtype=y_true.dtype).tolist()
+            )
             raise ValueError(
                 f"y_true takes value in {{{classes_repr}}} and pos_label is not "
                 "specified: either make y_true take value in {0, 1} or "
@@ -499,9 +505,7 @@ def average_precision_score(
                 mask = np.broadcast_to(mk.reshape(-1, 1), y_arr.shape)
     elif y_type != "multilabel-indicator":
         raise ValueError(f"{y_type} format is not supported")
-    return _average_binary_score(
-        "average_precision", func, y_arr, y_score, average, sw, mask, jobs
-    )
+    return _average_binary_score("average_precision", func, y_arr, y_score, average, sw, mask, jobs)
 
 
 def roc_auc_score(
@@ -549,12 +553,9 @@ def roc_auc_score(
         raise _param_error("average", func, _str_options(_AUC_AVERAGES) + " or None", average)
     _check_array_like("sample_weight", func, sample_weight, optional=True)
     if max_fpr is not None and (
-        not isinstance(max_fpr, numbers.Real)
-        or not (0.0 < max_fpr <= 1.0)
+        not isinstance(max_fpr, numbers.Real) or not (0.0 < max_fpr <= 1.0)
     ):
-        raise _param_error(
-            "max_fpr", func, "a float in the range (0.0, 1.0] or None", max_fpr
-        )
+        raise _param_error("max_fpr", func, "a float in the range (0.0, 1.0] or None", max_fpr)
     if not isinstance(multi_class, str) or multi_class not in _MULTI_CLASS:
         raise _param_error("multi_class", func, _str_options(_MULTI_CLASS), multi_class)
     _check_array_like("labels", func, labels, optional=True)
@@ -575,8 +576,8 @@ def roc_auc_score(
             raise ValueError(
                 "Partial AUC computation not available in "
                 "multiclass setting, 'max_fpr' must be"
-                " set to `None`, received `max_fpr={0}` "
-                "instead".format(max_fpr)
+                f" set to `None`, received `max_fpr={max_fpr}` "
+                "instead"
             )
         if multi_class == "raise":
             raise ValueError("multi_class must be in ('ovo', 'ovr')")
@@ -658,15 +659,15 @@ def precision_recall_curve(
     func = "precision_recall_curve"
     if not isinstance(drop_intermediate, (bool, np.bool_)):
         raise _param_error(
-            "drop_intermediate", func, "an instance of 'bool' or an instance of 'numpy.bool'",
+            "drop_intermediate",
+            func,
+            "an instance of 'bool' or an instance of 'numpy.bool'",
             drop_intermediate,
         )
     fps, tps, thresholds = _confusion_counts(func, y_true, y_score, pos_label, sample_weight)
     if drop_intermediate and fps.shape[0] > 2:
         keep = np.where(
-            np.concatenate(
-                [[True], np.logical_or(np.diff(tps[:-1]), np.diff(tps[1:])), [True]]
-            )
+            np.concatenate([[True], np.logical_or(np.diff(tps[:-1]), np.diff(tps[1:])), [True]])
         )[0]
         fps, tps, thresholds = fps[keep], tps[keep], thresholds[keep]
     ps = tps + fps
@@ -702,15 +703,15 @@ def roc_curve(
     func = "roc_curve"
     if not isinstance(drop_intermediate, (bool, np.bool_)):
         raise _param_error(
-            "drop_intermediate", func, "an instance of 'bool' or an instance of 'numpy.bool'",
+            "drop_intermediate",
+            func,
+            "an instance of 'bool' or an instance of 'numpy.bool'",
             drop_intermediate,
         )
     fps, tps, thresholds = _confusion_counts(func, y_true, y_score, pos_label, sample_weight)
     if drop_intermediate and fps.shape[0] > 2:
         keep = np.where(
-            np.concatenate(
-                [[True], np.logical_or(np.diff(fps, 2), np.diff(tps, 2)), [True]]
-            )
+            np.concatenate([[True], np.logical_or(np.diff(fps, 2), np.diff(tps, 2)), [True]])
         )[0]
         fps, tps, thresholds = fps[keep], tps[keep], thresholds[keep]
     tps = np.concatenate([[0.0], tps])
