@@ -1,1 +1,933 @@
-//! Per-label binary metrics (average precision, ROC AUC, curves).
+//! Per-label binary metrics: average precision, ROC AUC (full and McClish partial)
+//! and the raw confusion counts behind `precision_recall_curve` / `roc_curve`.
+//!
+//! Every metric reduces one binary problem (scores, positive flags, optional
+//! weights) to scikit-learn's curve: rows are sorted by score descending, ties keep
+//! input order (NumPy's stable descending argsort), and each block of tied scores is
+//! one operating point (`tps`/`fps` taken at the block's last row). Unweighted
+//! counts are `u64`; weighted counts are sequential `f64` cumulative sums in that
+//! order, like `np.cumsum`. The final sums use NumPy's pairwise summation, so results
+//! agree with scikit-learn to the last bit or nearly so.
+//!
+//! Masks: a row whose mask entry is `false` is left out of that label's problem;
+//! zero-weight rows are left out too (after the single-class check of ROC AUC, as in
+//! scikit-learn). Undefined cases are reported through per-problem flags, so that the
+//! caller (Python) emits scikit-learn's warnings once per call.
+
+use ndarray::{ArrayView1, ArrayView2};
+
+use crate::error::{MetricError, Result};
+use crate::parallel::Parallelism;
+use crate::score::Score;
+use crate::sort::sort_by_key_stable;
+
+/// AP: no positive among the rows used ("recall is set to one"), AP = 0.
+pub const FLAG_NO_POSITIVE: u8 = 1;
+/// ROC AUC: only one class among the known rows (checked before zero weights are
+/// dropped), AUC = NaN.
+pub const FLAG_SINGLE_CLASS: u8 = 2;
+/// ROC: no negative weight left after dropping zero-weight rows (fpr is NaN).
+pub const FLAG_NO_NEGATIVE_LEFT: u8 = 4;
+/// ROC: no positive weight left after dropping zero-weight rows (tpr is NaN).
+pub const FLAG_NO_POSITIVE_LEFT: u8 = 8;
+/// The problem has no known rows at all (mask all false): value NaN.
+pub const FLAG_EMPTY: u8 = 16;
+/// Known rows exist but all their weights are zero: scikit-learn raises
+/// "Sample weights must contain at least one non-zero number."
+pub const FLAG_ALL_ZERO_WEIGHT: u8 = 32;
+/// ROC: fpr neither increasing nor decreasing (only with negative weights);
+/// scikit-learn's `auc` raises.
+pub const FLAG_NOT_MONOTONIC: u8 = 64;
+/// ROC with `max_fpr`: fewer than two points below `max_fpr` (fpr is NaN), where
+/// scikit-learn's `auc` raises "At least 2 points are needed ...".
+pub const FLAG_TOO_FEW_POINTS: u8 = 128;
+
+/// Which binary metric to compute per problem.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Metric {
+    /// Non-interpolated average precision `sum_n (R_n - R_{n-1}) P_n`.
+    AveragePrecision,
+    /// Area under the ROC curve; `max_fpr` in (0, 1) gives McClish's standardized
+    /// partial AUC.
+    RocAuc { max_fpr: Option<f64> },
+}
+
+/// One metric value plus the flags that explain undefined cases.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MetricValue {
+    pub value: f64,
+    pub flags: u8,
+}
+
+/// Distinct-threshold confusion counts, in descending score order.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Curve {
+    /// Cumulative (weighted) positives at each distinct threshold.
+    pub tps: Vec<f64>,
+    /// Cumulative (weighted) negatives at each distinct threshold.
+    pub fps: Vec<f64>,
+    /// For each threshold, the gathered position of the block's last row.
+    pub last: Vec<u32>,
+}
+
+const POS_BIT: u32 = 1 << 31;
+const MAX_ITEMS: usize = (POS_BIT - 1) as usize;
+
+/// One binary problem with the left-out rows removed, ready to sort.
+/// `keys` are negated order keys (ascending sort = descending score); the payload is
+/// the gathered position with the positive flag in the top bit.
+#[derive(Default)]
+struct Problem {
+    keys: Vec<u64>,
+    pay: Vec<u32>,
+    weights: Option<Vec<f64>>,
+    /// Known rows (before the zero-weight filter), split by class.
+    known_pos: u64,
+    known_neg: u64,
+}
+
+impl Problem {
+    fn with_capacity(n: usize, weighted: bool) -> Self {
+        Problem {
+            keys: Vec::with_capacity(n),
+            pay: Vec::with_capacity(n),
+            weights: if weighted {
+                Some(Vec::with_capacity(n))
+            } else {
+                None
+            },
+            known_pos: 0,
+            known_neg: 0,
+        }
+    }
+
+    fn clear(&mut self) {
+        self.keys.clear();
+        self.pay.clear();
+        if let Some(w) = self.weights.as_mut() {
+            w.clear();
+        }
+        self.known_pos = 0;
+        self.known_neg = 0;
+    }
+
+    /// Add a known row; rows with weight 0 are counted (for the single-class check)
+    /// but not kept.
+    #[inline]
+    fn push<S: Score>(&mut self, score: S, positive: bool, weight: f64) -> Result<()> {
+        if positive {
+            self.known_pos += 1;
+        } else {
+            self.known_neg += 1;
+        }
+        if weight == 0.0 {
+            return Ok(());
+        }
+        let pos = self.keys.len();
+        if pos >= MAX_ITEMS {
+            return Err(MetricError::value(
+                "too many elements in one binary problem (limit 2**31 - 1)",
+            ));
+        }
+        self.keys.push(!score.key());
+        self.pay
+            .push(pos as u32 | if positive { POS_BIT } else { 0 });
+        if let Some(w) = self.weights.as_mut() {
+            w.push(weight);
+        }
+        Ok(())
+    }
+
+    fn n_known(&self) -> u64 {
+        self.known_pos + self.known_neg
+    }
+
+    /// Sort and build the curve (consumes the sort order, keeps buffers).
+    fn curve(&mut self) -> Curve {
+        sort_by_key_stable(&mut self.keys, &mut self.pay);
+        match &self.weights {
+            None => walk_unweighted(&self.keys, &self.pay),
+            Some(w) => walk_weighted(&self.keys, &self.pay, w),
+        }
+    }
+
+    fn evaluate(&mut self, metric: Metric) -> Result<MetricValue> {
+        if self.n_known() == 0 {
+            return Ok(MetricValue {
+                value: f64::NAN,
+                flags: FLAG_EMPTY
+                    | if matches!(metric, Metric::RocAuc { .. }) {
+                        FLAG_SINGLE_CLASS
+                    } else {
+                        0
+                    },
+            });
+        }
+        match metric {
+            Metric::AveragePrecision => {
+                if self.keys.is_empty() {
+                    return Ok(MetricValue {
+                        value: f64::NAN,
+                        flags: FLAG_ALL_ZERO_WEIGHT,
+                    });
+                }
+                let c = self.curve();
+                Ok(average_precision_from_curve(&c))
+            }
+            Metric::RocAuc { max_fpr } => {
+                if self.known_pos == 0 || self.known_neg == 0 {
+                    return Ok(MetricValue {
+                        value: f64::NAN,
+                        flags: FLAG_SINGLE_CLASS,
+                    });
+                }
+                if self.keys.is_empty() {
+                    return Ok(MetricValue {
+                        value: f64::NAN,
+                        flags: FLAG_ALL_ZERO_WEIGHT,
+                    });
+                }
+                let c = self.curve();
+                Ok(roc_auc_from_curve(&c, max_fpr))
+            }
+        }
+    }
+}
+
+fn walk_unweighted(keys: &[u64], pay: &[u32]) -> Curve {
+    let n = keys.len().min(pay.len());
+    let mut c = Curve::default();
+    let mut tp: u64 = 0;
+    for i in 0..n {
+        tp += u64::from(pay[i] >> 31);
+        if i + 1 == n || keys[i + 1] != keys[i] {
+            let tpf = tp as f64;
+            c.tps.push(tpf);
+            // sklearn: fps = 1 + threshold_idx - tps (exact in f64 below 2**53)
+            c.fps.push(((i as u64 + 1) - tp) as f64);
+            c.last.push(pay[i] & !POS_BIT);
+        }
+    }
+    c
+}
+
+fn walk_weighted(keys: &[u64], pay: &[u32], weights: &[f64]) -> Curve {
+    let n = keys.len().min(pay.len());
+    let mut c = Curve::default();
+    let (mut tp, mut fp) = (0.0f64, 0.0f64);
+    for i in 0..n {
+        let p = pay[i];
+        let w = weights.get((p & !POS_BIT) as usize).copied().unwrap_or(0.0);
+        if p & POS_BIT != 0 {
+            tp += w;
+            fp += 0.0 * w;
+        } else {
+            tp += 0.0 * w;
+            fp += w;
+        }
+        if i + 1 == n || keys[i + 1] != keys[i] {
+            c.tps.push(tp);
+            c.fps.push(fp);
+            c.last.push(p & !POS_BIT);
+        }
+    }
+    c
+}
+
+/// NumPy's pairwise summation (`np.add.reduce` on a contiguous float64 array).
+pub fn pairwise_sum(a: &[f64]) -> f64 {
+    let n = a.len();
+    if n < 8 {
+        let mut res = -0.0f64;
+        for &x in a {
+            res += x;
+        }
+        res
+    } else if n <= 128 {
+        let mut r = [0.0f64; 8];
+        r.copy_from_slice(&a[..8]);
+        let mut i = 8;
+        while i < n - (n % 8) {
+            for j in 0..8 {
+                r[j] += a[i + j];
+            }
+            i += 8;
+        }
+        let mut res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+        while i < n {
+            res += a[i];
+            i += 1;
+        }
+        res
+    } else {
+        let mut n2 = n / 2;
+        n2 -= n2 % 8;
+        pairwise_sum(&a[..n2]) + pairwise_sum(&a[n2..])
+    }
+}
+
+/// Average precision of one curve, exactly as scikit-learn's
+/// `max(0, -sum(diff(recall) * precision[:-1]))` over the reversed
+/// precision-recall curve. Ties: one operating point per distinct score.
+/// No positives: recall is one everywhere, so AP = 0 (flag `FLAG_NO_POSITIVE`).
+pub fn average_precision_from_curve(c: &Curve) -> MetricValue {
+    let t = c.tps.len().min(c.fps.len());
+    if t == 0 {
+        return MetricValue {
+            value: f64::NAN,
+            flags: FLAG_EMPTY,
+        };
+    }
+    let total = c.tps[t - 1];
+    let mut flags = 0;
+    let recall = |j: usize| -> f64 {
+        if total == 0.0 {
+            1.0
+        } else {
+            c.tps[j] / total
+        }
+    };
+    if total == 0.0 {
+        flags |= FLAG_NO_POSITIVE;
+    }
+    let precision = |j: usize| -> f64 {
+        let ps = c.tps[j] + c.fps[j];
+        if ps != 0.0 {
+            c.tps[j] / ps
+        } else {
+            0.0
+        }
+    };
+    // Reversed arrays: rec_rev[i] = recall[t-1-i], rec_rev[t] = 0.
+    let mut terms = Vec::with_capacity(t);
+    for i in 0..t {
+        let j = t - 1 - i;
+        let next = if j == 0 { 0.0 } else { recall(j - 1) };
+        terms.push((next - recall(j)) * precision(j));
+    }
+    let s = -pairwise_sum(&terms);
+    MetricValue {
+        value: if s > 0.0 { s } else { 0.0 },
+        flags,
+    }
+}
+
+/// `np.interp(x, [x0, x1], [y0, y1])` for one point.
+fn interp2(x: f64, x0: f64, x1: f64, y0: f64, y1: f64) -> f64 {
+    if x.is_nan() {
+        return x;
+    }
+    if x > x1 {
+        return y1;
+    }
+    if x < x0 {
+        return y0;
+    }
+    if x == x1 {
+        return y1;
+    }
+    if x == x0 {
+        return y0;
+    }
+    let slope = (y1 - y0) / (x1 - x0);
+    let mut r = slope * (x - x0) + y0;
+    if r.is_nan() {
+        r = slope * (x - x1) + y1;
+        if r.is_nan() && y0 == y1 {
+            r = y0;
+        }
+    }
+    r
+}
+
+/// scikit-learn's `auc(x, y)`: trapezoid with the direction check. `None` when x is
+/// neither increasing nor decreasing.
+fn trapezoid_auc(x: &[f64], y: &[f64]) -> Option<f64> {
+    let n = x.len().min(y.len());
+    let mut any_neg = false;
+    let mut all_nonpos = true;
+    let mut terms = Vec::with_capacity(n.saturating_sub(1));
+    for i in 1..n {
+        let dx = x[i] - x[i - 1];
+        if dx < 0.0 {
+            any_neg = true;
+        }
+        if dx > 0.0 || dx.is_nan() {
+            all_nonpos = false;
+        }
+        terms.push(dx * (y[i] + y[i - 1]) / 2.0);
+    }
+    let direction = if any_neg {
+        if all_nonpos {
+            -1.0
+        } else {
+            return None;
+        }
+    } else {
+        1.0
+    };
+    Some(direction * pairwise_sum(&terms))
+}
+
+/// ROC AUC of one curve as scikit-learn's `_binary_roc_auc_score` computes it:
+/// `roc_curve(drop_intermediate=True)` (collinear points dropped, (0, 0) prepended),
+/// trapezoid `auc(fpr, tpr)`. Ties: one point per distinct score, i.e. a tied
+/// positive/negative pair counts 1/2 (Mann-Whitney). With `max_fpr` in (0, 1):
+/// partial area up to `max_fpr` with tpr linearly interpolated there, then
+/// McClish's correction `0.5 * (1 + (pAUC - m²/2) / (m - m²/2))`.
+pub fn roc_auc_from_curve(c: &Curve, max_fpr: Option<f64>) -> MetricValue {
+    let t = c.tps.len().min(c.fps.len());
+    let mut flags = 0;
+    // drop_intermediate (only when more than two thresholds)
+    let mut fps = Vec::with_capacity(t + 1);
+    let mut tps = Vec::with_capacity(t + 1);
+    fps.push(0.0);
+    tps.push(0.0);
+    for i in 0..t {
+        let keep = if t > 2 && i > 0 && i + 1 < t {
+            let d2f = (c.fps[i + 1] - c.fps[i]) - (c.fps[i] - c.fps[i - 1]);
+            let d2t = (c.tps[i + 1] - c.tps[i]) - (c.tps[i] - c.tps[i - 1]);
+            d2f != 0.0 || d2t != 0.0
+        } else {
+            true
+        };
+        if keep {
+            fps.push(c.fps[i]);
+            tps.push(c.tps[i]);
+        }
+    }
+    let m = fps.len();
+    let (fl, tl) = (fps[m - 1], tps[m - 1]);
+    // `!(x > 0)` mirrors `if fps[-1] <= 0` (NaN does not warn but divides to NaN).
+    let fpr: Vec<f64> = if fl <= 0.0 {
+        flags |= FLAG_NO_NEGATIVE_LEFT;
+        vec![f64::NAN; m]
+    } else {
+        fps.iter().map(|&f| f / fl).collect()
+    };
+    let tpr: Vec<f64> = if tl <= 0.0 {
+        flags |= FLAG_NO_POSITIVE_LEFT;
+        vec![f64::NAN; m]
+    } else {
+        tps.iter().map(|&x| x / tl).collect()
+    };
+    let full = match max_fpr {
+        None => true,
+        Some(v) => v == 1.0,
+    };
+    let value = if full {
+        trapezoid_auc(&fpr, &tpr)
+    } else {
+        let mf = max_fpr.unwrap_or(1.0);
+        // searchsorted(fpr, mf, "right"): NaN sorts last.
+        let stop = fpr.iter().take_while(|&&f| f <= mf).count();
+        let at = |i: isize| -> f64 {
+            let idx = if i < 0 { m as isize + i } else { i } as usize;
+            fpr.get(idx).copied().unwrap_or(f64::NAN)
+        };
+        let at_t = |i: isize| -> f64 {
+            let idx = if i < 0 { m as isize + i } else { i } as usize;
+            tpr.get(idx).copied().unwrap_or(f64::NAN)
+        };
+        let s = stop as isize;
+        let y_new = interp2(mf, at(s - 1), at(s), at_t(s - 1), at_t(s));
+        let mut xs: Vec<f64> = fpr[..stop].to_vec();
+        let mut ys: Vec<f64> = tpr[..stop].to_vec();
+        xs.push(mf);
+        ys.push(y_new);
+        if xs.len() < 2 {
+            return MetricValue {
+                value: f64::NAN,
+                flags: flags | FLAG_TOO_FEW_POINTS,
+            };
+        }
+        trapezoid_auc(&xs, &ys).map(|p| {
+            let min_area = 0.5 * mf * mf;
+            let max_area = mf;
+            0.5 * (1.0 + (p - min_area) / (max_area - min_area))
+        })
+    };
+    match value {
+        Some(v) => MetricValue { value: v, flags },
+        None => MetricValue {
+            value: f64::NAN,
+            flags: flags | FLAG_NOT_MONOTONIC,
+        },
+    }
+}
+
+fn check_shapes<S>(
+    y_score: &ArrayView2<S>,
+    y_pos: &ArrayView2<bool>,
+    weight: Option<&ArrayView1<f64>>,
+    mask: Option<&ArrayView2<bool>>,
+) -> Result<()> {
+    if y_score.dim() != y_pos.dim() {
+        return Err(MetricError::shape(format!(
+            "y_true and y_score have different shape: {:?} vs {:?}",
+            y_pos.dim(),
+            y_score.dim()
+        )));
+    }
+    if let Some(w) = weight {
+        if w.len() != y_pos.nrows() {
+            return Err(MetricError::shape(format!(
+                "Found input variables with inconsistent numbers of samples: [{}, {}]",
+                y_pos.nrows(),
+                w.len()
+            )));
+        }
+    }
+    if let Some(m) = mask {
+        if m.dim() != y_pos.dim() {
+            return Err(MetricError::shape(format!(
+                "mask has shape {:?} but y_true has shape {:?}",
+                m.dim(),
+                y_pos.dim()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The metric for each column (label) of a multilabel problem.
+///
+/// Label `j` uses the rows where `mask[i, j]` is true (all rows without a mask) and
+/// `weight[i] != 0`; it is scikit-learn's binary metric on that column restricted
+/// to those rows. Parallel over labels; each label is computed sequentially.
+pub fn per_label<S: Score>(
+    y_score: ArrayView2<S>,
+    y_pos: ArrayView2<bool>,
+    weight: Option<ArrayView1<f64>>,
+    mask: Option<ArrayView2<bool>>,
+    metric: Metric,
+    par: &Parallelism,
+) -> Result<Vec<MetricValue>> {
+    check_shapes(&y_score, &y_pos, weight.as_ref(), mask.as_ref())?;
+    let (n, k) = y_score.dim();
+    let results = par.map(k, n.saturating_mul(k), |j| {
+        let s = y_score.column(j);
+        let y = y_pos.column(j);
+        let mut p = Problem::with_capacity(n, weight.is_some());
+        for i in 0..n {
+            let known = mask.as_ref().is_none_or(|m| m[[i, j]]);
+            if known {
+                let w = weight.as_ref().map_or(1.0, |w| w[i]);
+                p.push(s[i], y[i], w)?;
+            }
+        }
+        p.evaluate(metric)
+    })?;
+    results.into_iter().collect()
+}
+
+/// Micro average: all known cells as one binary problem, raveled row-major, each
+/// cell weighted by its row's weight (scikit-learn repeats the weights per label).
+pub fn micro<S: Score>(
+    y_score: ArrayView2<S>,
+    y_pos: ArrayView2<bool>,
+    weight: Option<ArrayView1<f64>>,
+    mask: Option<ArrayView2<bool>>,
+    metric: Metric,
+) -> Result<MetricValue> {
+    check_shapes(&y_score, &y_pos, weight.as_ref(), mask.as_ref())?;
+    let (n, k) = y_score.dim();
+    let mut p = Problem::with_capacity(n.saturating_mul(k), weight.is_some());
+    for i in 0..n {
+        let w = weight.as_ref().map_or(1.0, |w| w[i]);
+        for j in 0..k {
+            if mask.as_ref().is_none_or(|m| m[[i, j]]) {
+                p.push(y_score[[i, j]], y_pos[[i, j]], w)?;
+            }
+        }
+    }
+    p.evaluate(metric)
+}
+
+/// Samples average, per row: the unweighted binary metric over the row's known
+/// labels (scikit-learn's `average="samples"` uses `sample_weight` only to average
+/// the row values, which the caller does). Parallel over fixed blocks of rows.
+pub fn per_row<S: Score>(
+    y_score: ArrayView2<S>,
+    y_pos: ArrayView2<bool>,
+    mask: Option<ArrayView2<bool>>,
+    metric: Metric,
+    par: &Parallelism,
+) -> Result<Vec<MetricValue>> {
+    check_shapes(&y_score, &y_pos, None, mask.as_ref())?;
+    let (n, k) = y_score.dim();
+    let blocks = par.map_row_blocks(n, k, |rows| -> Result<Vec<MetricValue>> {
+        let mut out = Vec::with_capacity(rows.len());
+        let mut p = Problem::with_capacity(k, false);
+        for i in rows {
+            p.clear();
+            for j in 0..k {
+                if mask.as_ref().is_none_or(|m| m[[i, j]]) {
+                    p.push(y_score[[i, j]], y_pos[[i, j]], 1.0)?;
+                }
+            }
+            out.push(p.evaluate(metric)?);
+        }
+        Ok(out)
+    })?;
+    let mut all = Vec::with_capacity(n);
+    for b in blocks {
+        all.extend(b?);
+    }
+    Ok(all)
+}
+
+/// Per-label support: the (weighted) number of positives among known rows, summed
+/// in row order like `(y_true * w[:, None]).sum(0)`.
+pub fn support(
+    y_pos: ArrayView2<bool>,
+    weight: Option<ArrayView1<f64>>,
+    mask: Option<ArrayView2<bool>>,
+) -> Result<Vec<f64>> {
+    if let Some(m) = mask.as_ref() {
+        if m.dim() != y_pos.dim() {
+            return Err(MetricError::shape("mask and y_true have different shapes"));
+        }
+    }
+    if let Some(w) = weight.as_ref() {
+        if w.len() != y_pos.nrows() {
+            return Err(MetricError::shape(
+                "sample_weight and y_true have different lengths",
+            ));
+        }
+    }
+    let (n, k) = y_pos.dim();
+    let mut out = vec![0.0f64; k];
+    for i in 0..n {
+        let w = weight.as_ref().map_or(1.0, |w| w[i]);
+        for (j, o) in out.iter_mut().enumerate() {
+            if mask.as_ref().is_none_or(|m| m[[i, j]]) {
+                *o += if y_pos[[i, j]] { w } else { 0.0 * w };
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The confusion counts of scikit-learn's `confusion_matrix_at_thresholds` for one
+/// binary problem: `(fps, tps, rows)` per distinct threshold in descending score
+/// order, `rows[t]` being the input row whose score is threshold `t`. Rows with
+/// zero weight are dropped first. Errors when every weight is zero.
+pub fn binary_counts<S: Score>(
+    y_score: ArrayView1<S>,
+    y_pos: ArrayView1<bool>,
+    weight: Option<ArrayView1<f64>>,
+) -> Result<(Vec<f64>, Vec<f64>, Vec<usize>)> {
+    let n = y_score.len();
+    if y_pos.len() != n || weight.as_ref().is_some_and(|w| w.len() != n) {
+        return Err(MetricError::shape(
+            "y_true, y_score and sample_weight have different lengths",
+        ));
+    }
+    let mut p = Problem::with_capacity(n, weight.is_some());
+    let mut rows: Vec<usize> = Vec::with_capacity(n);
+    for i in 0..n {
+        let w = weight.as_ref().map_or(1.0, |w| w[i]);
+        if w != 0.0 {
+            rows.push(i);
+        }
+        p.push(y_score[i], y_pos[i], w)?;
+    }
+    if p.keys.is_empty() && n > 0 {
+        return Err(MetricError::value(
+            "Sample weights must contain at least one non-zero number.",
+        ));
+    }
+    let c = p.curve();
+    let r = c
+        .last
+        .iter()
+        .map(|&q| rows.get(q as usize).copied().unwrap_or(0))
+        .collect();
+    Ok((c.fps, c.tps, r))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ndarray::{arr1, arr2, Array2};
+
+    fn ap1(y: &[bool], s: &[f64]) -> MetricValue {
+        let ya = Array2::from_shape_vec((y.len(), 1), y.to_vec()).unwrap();
+        let sa = Array2::from_shape_vec((s.len(), 1), s.to_vec()).unwrap();
+        per_label(
+            sa.view(),
+            ya.view(),
+            None,
+            None,
+            Metric::AveragePrecision,
+            &Parallelism::sequential(),
+        )
+        .unwrap()[0]
+    }
+
+    fn auc1(y: &[bool], s: &[f64], max_fpr: Option<f64>) -> MetricValue {
+        let ya = Array2::from_shape_vec((y.len(), 1), y.to_vec()).unwrap();
+        let sa = Array2::from_shape_vec((s.len(), 1), s.to_vec()).unwrap();
+        per_label(
+            sa.view(),
+            ya.view(),
+            None,
+            None,
+            Metric::RocAuc { max_fpr },
+            &Parallelism::sequential(),
+        )
+        .unwrap()[0]
+    }
+
+    /// Brute-force Mann-Whitney AUC with half credit for ties.
+    fn mw(y: &[bool], s: &[f64]) -> f64 {
+        let mut num = 0.0;
+        let mut den = 0.0;
+        for i in 0..y.len() {
+            for j in 0..y.len() {
+                if y[i] && !y[j] {
+                    den += 1.0;
+                    if s[i] > s[j] {
+                        num += 1.0
+                    } else if s[i] == s[j] {
+                        num += 0.5
+                    }
+                }
+            }
+        }
+        num / den
+    }
+
+    #[test]
+    fn ap_known_values() {
+        let y = [false, false, true, true];
+        let s = [0.1, 0.4, 0.35, 0.8];
+        assert!((ap1(&y, &s).value - 0.8333333333333333).abs() < 1e-15);
+        // constant scores: prevalence, exactly
+        assert_eq!(ap1(&[true, false, false, false], &[0.5; 4]).value, 0.25);
+        // tied pair, both orders
+        assert_eq!(ap1(&[true, false], &[0.5, 0.5]).value, 0.5);
+        assert_eq!(ap1(&[false, true], &[0.5, 0.5]).value, 0.5);
+        // -0.0 ties with 0.0
+        assert_eq!(ap1(&[true, false], &[-0.0, 0.0]).value, 0.5);
+        // all positives
+        assert_eq!(ap1(&[true, true], &[0.1, 0.2]).value, 1.0);
+        // no positives
+        let r = ap1(&[false, false], &[0.1, 0.2]);
+        assert_eq!(r.value, 0.0);
+        assert_eq!(r.flags, FLAG_NO_POSITIVE);
+    }
+
+    #[test]
+    fn auc_matches_mann_whitney() {
+        let y = [true, false, true, false, false, true, true, false];
+        let s = [0.1, 0.1, 0.5, 0.5, 0.3, 0.9, 0.3, 0.0];
+        assert!((auc1(&y, &s, None).value - mw(&y, &s)).abs() < 1e-15);
+        let r = auc1(&[true, true], &[0.1, 0.2], None);
+        assert!(r.value.is_nan());
+        assert_eq!(r.flags, FLAG_SINGLE_CLASS);
+    }
+
+    #[test]
+    fn partial_auc_mcclish() {
+        // Perfect ranking -> 1 for any max_fpr; reversed -> 0.5 * (1 + (0 - m²/2)/(m - m²/2)).
+        let y = [true, true, false, false];
+        let s = [0.9, 0.8, 0.2, 0.1];
+        assert!((auc1(&y, &s, Some(0.5)).value - 1.0).abs() < 1e-15);
+        let r = auc1(&y, &[0.1, 0.2, 0.8, 0.9], Some(0.5)).value;
+        let m: f64 = 0.5;
+        let expect = 0.5 * (1.0 + (0.0 - 0.5 * m * m) / (m - 0.5 * m * m));
+        assert!((r - expect).abs() < 1e-15);
+        // random classifier (constant score) -> 0.5
+        assert!((auc1(&y, &[0.5; 4], Some(0.3)).value - 0.5).abs() < 1e-15);
+    }
+
+    #[test]
+    fn weights_and_mask() {
+        let y = arr2(&[[true], [false], [true], [false]]);
+        let s = arr2(&[[0.9], [0.8], [0.1], [0.2]]);
+        let w = arr1(&[1.0, 0.0, 1.0, 1.0]);
+        let par = Parallelism::sequential();
+        let with_w = per_label(
+            s.view(),
+            y.view(),
+            Some(w.view()),
+            None,
+            Metric::AveragePrecision,
+            &par,
+        )
+        .unwrap()[0];
+        // zero weight == row deleted; the mask does the same
+        let m = arr2(&[[true], [false], [true], [true]]);
+        let with_m = per_label(
+            s.view(),
+            y.view(),
+            None,
+            Some(m.view()),
+            Metric::AveragePrecision,
+            &par,
+        )
+        .unwrap()[0];
+        assert_eq!(with_w.value, with_m.value);
+        // all weights zero
+        let z = arr1(&[0.0; 4]);
+        let r = per_label(
+            s.view(),
+            y.view(),
+            Some(z.view()),
+            None,
+            Metric::AveragePrecision,
+            &par,
+        )
+        .unwrap()[0];
+        assert_eq!(r.flags, FLAG_ALL_ZERO_WEIGHT);
+        // AUC: single-class check happens before zero-weight filtering
+        let w2 = arr1(&[1.0, 0.0, 1.0, 0.0]);
+        let r = per_label(
+            s.view(),
+            y.view(),
+            Some(w2.view()),
+            None,
+            Metric::RocAuc { max_fpr: None },
+            &par,
+        )
+        .unwrap()[0];
+        assert!(r.value.is_nan());
+        assert_eq!(r.flags, FLAG_NO_NEGATIVE_LEFT);
+        // empty mask
+        let none = arr2(&[[false], [false], [false], [false]]);
+        let r = per_label(
+            s.view(),
+            y.view(),
+            None,
+            Some(none.view()),
+            Metric::AveragePrecision,
+            &par,
+        )
+        .unwrap()[0];
+        assert!(r.value.is_nan() && r.flags & FLAG_EMPTY != 0);
+    }
+
+    #[test]
+    fn micro_and_rows() {
+        let y = arr2(&[[true, false], [false, true]]);
+        let s = arr2(&[[0.9, 0.1], [0.2, 0.8]]);
+        let par = Parallelism::sequential();
+        let m = micro(s.view(), y.view(), None, None, Metric::AveragePrecision).unwrap();
+        assert_eq!(m.value, 1.0);
+        let r = per_row(
+            s.view(),
+            y.view(),
+            None,
+            Metric::RocAuc { max_fpr: None },
+            &par,
+        )
+        .unwrap();
+        assert_eq!(
+            r.iter().map(|v| v.value).collect::<Vec<_>>(),
+            vec![1.0, 1.0]
+        );
+        // F-order and strided views give the same answers
+        let f = s.t().to_owned();
+        let fv = f.t();
+        let m2 = micro(fv, y.view(), None, None, Metric::AveragePrecision).unwrap();
+        assert_eq!(m, m2);
+    }
+
+    #[test]
+    fn f32_and_i64_keep_their_ties() {
+        let y = arr2(&[[false], [true]]);
+        let s32 = arr2(&[[0.1f32], [(0.1f64 + 1e-10) as f32]]);
+        let par = Parallelism::sequential();
+        let r = per_label(
+            s32.view(),
+            y.view(),
+            None,
+            None,
+            Metric::AveragePrecision,
+            &par,
+        )
+        .unwrap();
+        assert_eq!(r[0].value, 0.5);
+        let s64 = arr2(&[[1i64 << 53], [(1i64 << 53) + 1]]);
+        let r = per_label(
+            s64.view(),
+            y.view(),
+            None,
+            None,
+            Metric::AveragePrecision,
+            &par,
+        )
+        .unwrap();
+        assert_eq!(r[0].value, 1.0);
+    }
+
+    #[test]
+    fn parallel_equals_sequential() {
+        let n = 20_000;
+        let k = 6;
+        let s = Array2::from_shape_fn((n, k), |(i, j)| ((i * 7919 + j * 31) % 97) as f64 / 97.0);
+        let y = Array2::from_shape_fn((n, k), |(i, j)| (i * 13 + j) % 5 == 0);
+        let seq = Parallelism::sequential();
+        let par = Parallelism { threads: 2 };
+        for metric in [
+            Metric::AveragePrecision,
+            Metric::RocAuc { max_fpr: Some(0.3) },
+        ] {
+            let a = per_label(s.view(), y.view(), None, None, metric, &seq).unwrap();
+            let b = per_label(s.view(), y.view(), None, None, metric, &par).unwrap();
+            assert_eq!(a, b);
+            let a = per_row(s.view(), y.view(), None, metric, &seq).unwrap();
+            let b = per_row(s.view(), y.view(), None, metric, &par).unwrap();
+            assert_eq!(a.len(), n);
+            for (x, z) in a.iter().zip(b.iter()) {
+                assert!(x.value.to_bits() == z.value.to_bits() && x.flags == z.flags);
+            }
+        }
+    }
+
+    #[test]
+    fn counts_and_threshold_rows() {
+        let y = arr1(&[false, false, true, true]);
+        let s = arr1(&[0.1, 0.4, 0.35, 0.8]);
+        let (fps, tps, rows) = binary_counts(s.view(), y.view(), None).unwrap();
+        assert_eq!(fps, vec![0.0, 1.0, 1.0, 2.0]);
+        assert_eq!(tps, vec![1.0, 1.0, 2.0, 2.0]);
+        assert_eq!(rows, vec![3, 1, 2, 0]);
+        let z = arr1(&[0.0; 4]);
+        assert!(binary_counts(s.view(), y.view(), Some(z.view())).is_err());
+    }
+
+    #[test]
+    fn support_counts() {
+        let y = arr2(&[[true, false], [true, true]]);
+        let w = arr1(&[2.0, 0.5]);
+        assert_eq!(
+            support(y.view(), Some(w.view()), None).unwrap(),
+            vec![2.5, 0.5]
+        );
+    }
+
+    #[test]
+    fn pairwise_sum_small_and_large() {
+        let v: Vec<f64> = (0..1000).map(|i| i as f64).collect();
+        assert_eq!(pairwise_sum(&v), 499500.0);
+        assert_eq!(pairwise_sum(&[]), -0.0);
+    }
+
+    #[test]
+    fn shape_errors() {
+        let y = arr2(&[[true, false]]);
+        let s = arr2(&[[0.1]]);
+        assert!(per_label(
+            s.view(),
+            y.view(),
+            None,
+            None,
+            Metric::AveragePrecision,
+            &Parallelism::sequential()
+        )
+        .is_err());
+    }
+}

@@ -1,7 +1,210 @@
-//! (placeholder: filled in by the kernel work)
+//! Binding of the per-label binary metrics (`binary_curve.rs`): average precision,
+//! ROC AUC and the confusion counts behind the curves.
+//!
+//! Scores are accepted as float64, float32 or int64 arrays without copying (any
+//! strides); the Python layer converts every other dtype first. Each function
+//! returns raw values plus flags; averaging and warnings happen in Python with
+//! scikit-learn's exact arithmetic and messages.
 
+use ndarray::{ArrayView1, ArrayView2};
+use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1, PyReadonlyArray2};
+use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 
-pub(crate) fn register(_m: &Bound<'_, PyModule>) -> PyResult<()> {
+use super::{parallelism, run_detached};
+use crate::binary_curve::{self, Metric, MetricValue};
+use crate::error::Result as KResult;
+use crate::parallel::Parallelism;
+use crate::score::Score;
+
+type Values<'py> = (Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<u8>>);
+
+fn parse_metric(metric: &str, max_fpr: Option<f64>) -> PyResult<Metric> {
+    match metric {
+        "average_precision" => Ok(Metric::AveragePrecision),
+        "roc_auc" => Ok(Metric::RocAuc { max_fpr }),
+        other => Err(PyValueError::new_err(format!(
+            "unknown binary metric {other:?} (expected 'average_precision' or 'roc_auc')"
+        ))),
+    }
+}
+
+fn split(py: Python<'_>, v: Vec<MetricValue>) -> Values<'_> {
+    let values: Vec<f64> = v.iter().map(|m| m.value).collect();
+    let flags: Vec<u8> = v.iter().map(|m| m.flags).collect();
+    (values.into_pyarray(py), flags.into_pyarray(py))
+}
+
+/// Call `$body` with `$s` bound to an `ArrayView2` of the score array's own dtype.
+macro_rules! with_scores2 {
+    ($obj:expr, |$s:ident| $body:expr) => {{
+        if let Ok(a) = $obj.extract::<PyReadonlyArray2<'_, f64>>() {
+            let $s = a.as_array();
+            $body
+        } else if let Ok(a) = $obj.extract::<PyReadonlyArray2<'_, f32>>() {
+            let $s = a.as_array();
+            $body
+        } else if let Ok(a) = $obj.extract::<PyReadonlyArray2<'_, i64>>() {
+            let $s = a.as_array();
+            $body
+        } else {
+            Err(PyTypeError::new_err(
+                "y_score must be a 2-D float64, float32 or int64 array",
+            ))
+        }
+    }};
+}
+
+fn per_label_any<S: Score>(
+    py: Python<'_>,
+    s: ArrayView2<S>,
+    y: ArrayView2<bool>,
+    w: Option<ArrayView1<f64>>,
+    m: Option<ArrayView2<bool>>,
+    metric: Metric,
+    par: Parallelism,
+) -> PyResult<Vec<MetricValue>> {
+    let r: KResult<Vec<MetricValue>> = run_detached(py, s.len(), || {
+        binary_curve::per_label(s, y, w, m, metric, &par)
+    });
+    Ok(r?)
+}
+
+/// Per-label (per-column) metric values and flags.
+#[pyfunction]
+#[pyo3(signature = (y_score, y_true, sample_weight=None, mask=None, *, metric, max_fpr=None, n_jobs=None))]
+#[allow(clippy::too_many_arguments)]
+fn binary_metric_per_label<'py>(
+    py: Python<'py>,
+    y_score: &Bound<'py, PyAny>,
+    y_true: PyReadonlyArray2<'py, bool>,
+    sample_weight: Option<PyReadonlyArray1<'py, f64>>,
+    mask: Option<PyReadonlyArray2<'py, bool>>,
+    metric: &str,
+    max_fpr: Option<f64>,
+    n_jobs: Option<i64>,
+) -> PyResult<Values<'py>> {
+    let metric = parse_metric(metric, max_fpr)?;
+    let par = parallelism(n_jobs)?;
+    let y = y_true.as_array();
+    let w = sample_weight.as_ref().map(|a| a.as_array());
+    let m = mask.as_ref().map(|a| a.as_array());
+    let v = with_scores2!(y_score, |s| per_label_any(py, s, y, w, m, metric, par))?;
+    Ok(split(py, v))
+}
+
+/// Micro-averaged metric value and flags (all known cells as one problem).
+#[pyfunction]
+#[pyo3(signature = (y_score, y_true, sample_weight=None, mask=None, *, metric, max_fpr=None))]
+fn binary_metric_micro<'py>(
+    py: Python<'py>,
+    y_score: &Bound<'py, PyAny>,
+    y_true: PyReadonlyArray2<'py, bool>,
+    sample_weight: Option<PyReadonlyArray1<'py, f64>>,
+    mask: Option<PyReadonlyArray2<'py, bool>>,
+    metric: &str,
+    max_fpr: Option<f64>,
+) -> PyResult<(f64, u8)> {
+    let metric = parse_metric(metric, max_fpr)?;
+    let y = y_true.as_array();
+    let w = sample_weight.as_ref().map(|a| a.as_array());
+    let m = mask.as_ref().map(|a| a.as_array());
+    let v: MetricValue = with_scores2!(y_score, |s| {
+        let r: KResult<MetricValue> =
+            run_detached(py, s.len(), || binary_curve::micro(s, y, w, m, metric));
+        Ok::<_, PyErr>(r?)
+    })?;
+    Ok((v.value, v.flags))
+}
+
+/// Per-row metric values and flags (unweighted, over each row's known labels).
+#[pyfunction]
+#[pyo3(signature = (y_score, y_true, mask=None, *, metric, max_fpr=None, n_jobs=None))]
+fn binary_metric_per_row<'py>(
+    py: Python<'py>,
+    y_score: &Bound<'py, PyAny>,
+    y_true: PyReadonlyArray2<'py, bool>,
+    mask: Option<PyReadonlyArray2<'py, bool>>,
+    metric: &str,
+    max_fpr: Option<f64>,
+    n_jobs: Option<i64>,
+) -> PyResult<Values<'py>> {
+    let metric = parse_metric(metric, max_fpr)?;
+    let par = parallelism(n_jobs)?;
+    let y = y_true.as_array();
+    let m = mask.as_ref().map(|a| a.as_array());
+    let v: Vec<MetricValue> = with_scores2!(y_score, |s| {
+        let r: KResult<Vec<MetricValue>> =
+            run_detached(py, s.len(), || binary_curve::per_row(s, y, m, metric, &par));
+        Ok::<_, PyErr>(r?)
+    })?;
+    Ok(split(py, v))
+}
+
+/// Per-label (weighted) positive count over known rows.
+#[pyfunction]
+#[pyo3(signature = (y_true, sample_weight=None, mask=None))]
+fn binary_support<'py>(
+    py: Python<'py>,
+    y_true: PyReadonlyArray2<'py, bool>,
+    sample_weight: Option<PyReadonlyArray1<'py, f64>>,
+    mask: Option<PyReadonlyArray2<'py, bool>>,
+) -> PyResult<Bound<'py, PyArray1<f64>>> {
+    let y = y_true.as_array();
+    let w = sample_weight.as_ref().map(|a| a.as_array());
+    let m = mask.as_ref().map(|a| a.as_array());
+    let r = run_detached(py, y.len(), || binary_curve::support(y, w, m))?;
+    Ok(r.into_pyarray(py))
+}
+
+type Counts<'py> = (
+    Bound<'py, PyArray1<f64>>,
+    Bound<'py, PyArray1<f64>>,
+    Bound<'py, PyArray1<i64>>,
+);
+
+/// `(fps, tps, threshold_rows)` of one binary problem (zero-weight rows dropped).
+#[pyfunction]
+#[pyo3(signature = (y_score, y_true, sample_weight=None))]
+fn binary_counts<'py>(
+    py: Python<'py>,
+    y_score: &Bound<'py, PyAny>,
+    y_true: PyReadonlyArray1<'py, bool>,
+    sample_weight: Option<PyReadonlyArray1<'py, f64>>,
+) -> PyResult<Counts<'py>> {
+    let y = y_true.as_array();
+    let w = sample_weight.as_ref().map(|a| a.as_array());
+    macro_rules! go {
+        ($t:ty) => {
+            if let Ok(a) = y_score.extract::<PyReadonlyArray1<'_, $t>>() {
+                let s = a.as_array();
+                let r = run_detached(py, s.len(), || binary_curve::binary_counts(s, y, w))?;
+                let (fps, tps, rows) = r;
+                let rows: Vec<i64> = rows
+                    .into_iter()
+                    .map(|r| i64::try_from(r).unwrap_or(i64::MAX))
+                    .collect();
+                return Ok((
+                    fps.into_pyarray(py),
+                    tps.into_pyarray(py),
+                    rows.into_pyarray(py),
+                ));
+            }
+        };
+    }
+    go!(f64);
+    go!(f32);
+    go!(i64);
+    Err(PyTypeError::new_err(
+        "y_score must be a 1-D float64, float32 or int64 array",
+    ))
+}
+
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(binary_metric_per_label, m)?)?;
+    m.add_function(wrap_pyfunction!(binary_metric_micro, m)?)?;
+    m.add_function(wrap_pyfunction!(binary_metric_per_row, m)?)?;
+    m.add_function(wrap_pyfunction!(binary_support, m)?)?;
+    m.add_function(wrap_pyfunction!(binary_counts, m)?)?;
     Ok(())
 }

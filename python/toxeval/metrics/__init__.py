@@ -11,9 +11,19 @@ errors of its ``sklearn.metrics`` (or ``scipy.stats``) namesake, plus two keywor
 
 from __future__ import annotations
 
+from toxeval.metrics._binary import (
+    average_precision_score,
+    precision_recall_curve,
+    roc_auc_score,
+    roc_curve,
+)
 from toxeval.metrics._validation import InvalidParameterError, UndefinedMetricWarning
 
 __all__ = [
     "InvalidParameterError",
     "UndefinedMetricWarning",
+    "average_precision_score",
+    "precision_recall_curve",
+    "roc_auc_score",
+    "roc_curve",
 ]

@@ -1,0 +1,730 @@
+"""Per-label binary ranking metrics: ``average_precision_score``, ``roc_auc_score``,
+``precision_recall_curve`` and ``roc_curve``, drop-ins for scikit-learn 1.9.1.
+
+Validation, averaging and warnings happen here with scikit-learn's exact rules and
+messages; the native core (``toxeval._core.binary_*``) sorts each label once (radix
+sort on order keys, parallel over labels or row blocks) and returns per-label (or
+per-row) values plus flags that say which scikit-learn warning applies.
+
+Masked definition (``mask``, True = label known), shared by both scores:
+
+* per label (``average=None``, ``"macro"``, ``"weighted"``): label ``j`` is scored on
+  the rows where ``mask[:, j]`` is True only, exactly as scikit-learn would score
+  ``y_true[mask[:, j], j]`` against ``y_score[mask[:, j], j]``; the ``"weighted"``
+  support is the (weighted) positive count over those rows;
+* ``"micro"``: the known cells only, raveled row-major;
+* ``"samples"``: each row over its known labels only.
+
+A label (or row) with no known entry scores NaN with an ``UndefinedMetricWarning``.
+``mask=None`` and an all-True mask give exactly the unmasked (scikit-learn) result.
+"""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+from typing import Any, Literal
+
+import numpy as np
+from numpy.typing import NDArray
+
+from toxeval import _core
+from toxeval.metrics._validation import (
+    assert_all_finite,
+    check_consistent_length,
+    invalid_parameter,
+    to_array,
+    type_of_target,
+    warn_undefined,
+)
+
+__all__ = [
+    "average_precision_score",
+    "precision_recall_curve",
+    "roc_auc_score",
+    "roc_curve",
+]
+
+Average = Literal["micro", "macro", "weighted", "samples"] | None
+
+# scikit-learn prints these sets in set-iteration order, which depends on its own
+# .pyc; the elements (not their order) match.
+_AP_AVERAGES = {"micro", "samples", "weighted", "macro"}
+_AUC_AVERAGES = {"micro", "macro", "samples", "weighted"}
+_MULTI_CLASS = {"raise", "ovr", "ovo"}
+
+# Flags returned by the native core (rust/binary_curve.rs).
+_NO_POSITIVE = 1
+_SINGLE_CLASS = 2
+_NO_NEGATIVE_LEFT = 4
+_NO_POSITIVE_LEFT = 8
+_EMPTY = 16
+_ALL_ZERO_WEIGHT = 32
+_NOT_MONOTONIC = 64
+_TOO_FEW_POINTS = 128
+
+_MSG_NO_POSITIVE = "No positive class found in y_true, recall is set to one for all thresholds."
+_MSG_SINGLE_CLASS = (
+    "Only one class is present in y_true. ROC AUC score is not defined in that case."
+)
+_MSG_NO_NEG_LEFT = "No negative samples in y_true, false positive value should be meaningless"
+_MSG_NO_POS_LEFT = "No positive samples in y_true, true positive value should be meaningless"
+_MSG_EMPTY = "A label (or row) has no known entries in mask; its score is NaN."
+_MSG_ZERO_WEIGHTS = "Sample weights must contain at least one non-zero number."
+
+
+# --------------------------------------------------------------------------- validation
+
+
+def _param_error(name: str, func: str, constraint: str, value: Any) -> Exception:
+    return invalid_parameter(
+        f"The {name!r} parameter of {func} must be {constraint}. Got {value!r} instead."
+    )
+
+
+def _str_options(options: set[str]) -> str:
+    return "a str among {" + ", ".join(repr(o) for o in options) + "}"
+
+
+def _is_array_like(x: Any) -> bool:
+    if hasattr(x, "toarray") and hasattr(x, "tocsr"):
+        return False
+    if isinstance(x, (str, bytes, numbers.Number)):
+        return False
+    if hasattr(x, "shape") and getattr(x, "ndim", 1) == 0:
+        return False
+    return hasattr(x, "__len__") or hasattr(x, "shape") or hasattr(x, "__array__")
+
+
+def _check_array_like(name: str, func: str, value: Any, *, optional: bool = False) -> None:
+    if optional and value is None:
+        return
+    if not _is_array_like(value):
+        raise _param_error(
+            name, func, "an array-like or None" if optional else "an array-like", value
+        )
+
+
+def _check_label_param(name: str, func: str, value: Any, *, optional: bool) -> None:
+    ok = isinstance(value, (numbers.Real, str, bool, np.bool_)) or (optional and value is None)
+    if not ok:
+        constraint = "an instance of 'float', an instance of 'str', an instance of 'bool' or an instance of 'numpy.bool'"
+        if optional:
+            constraint += " or None"
+        else:
+            constraint = "an instance of 'float', an instance of 'str' or an instance of 'bool' or an instance of 'numpy.bool'"
+        raise _param_error(name, func, constraint, value)
+
+
+def _check_n_jobs(n_jobs: Any) -> int | None:
+    if n_jobs is None:
+        return None
+    if isinstance(n_jobs, (bool, np.bool_)) or not isinstance(n_jobs, numbers.Integral):
+        raise invalid_parameter(f"n_jobs must be an int or None; got {n_jobs!r}")
+    return int(n_jobs)
+
+
+def _column_or_1d(y: Any) -> NDArray[Any]:
+    arr = to_array(y)
+    if arr.ndim == 1:
+        return arr
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        return arr.ravel()
+    raise ValueError(f"y should be a 1d array, got an array of shape {arr.shape} instead.")
+
+
+def _as_scores(x: Any) -> NDArray[Any]:
+    """Scores in a dtype the core accepts (float64, float32, int64) without changing
+    their order or ties; float64/float32/int64 arrays are not copied."""
+    arr = to_array(x)
+    kind = arr.dtype.kind
+    if arr.dtype in (np.float64, np.float32, np.int64):
+        return arr
+    if kind in "US":
+        raise ValueError(
+            "dtype='numeric' is not compatible with arrays of bytes/strings."
+            "Convert your data to numeric values explicitly instead."
+        )
+    if kind == "f":
+        # float16 widens exactly to float32; longdouble is narrowed as sklearn's
+        # own float64 finite checks would see it.
+        return arr.astype(np.float32 if arr.dtype.itemsize < 4 else np.float64)
+    if kind in "bi" or (kind == "u" and arr.dtype.itemsize < 8):
+        return arr.astype(np.int64)
+    if kind == "u":
+        if arr.size == 0 or int(arr.max()) <= np.iinfo(np.int64).max:
+            return arr.astype(np.int64)
+        return arr.astype(np.float64)
+    return arr.astype(np.float64)
+
+
+def _check_array_nd(arr: NDArray[Any], *, numeric: bool) -> None:
+    """scikit-learn's ``check_array(ensure_2d=False)`` shape and finiteness rules."""
+    if arr.ndim >= 3:
+        raise ValueError(f"Found array with dim {arr.ndim}, while dim <= 2 is required.")
+    if numeric:
+        arr = _as_scores(arr)
+    if arr.ndim >= 1 and arr.shape[0] < 1:
+        raise ValueError(
+            f"Found array with 0 sample(s) (shape={arr.shape}) while a minimum of 1 is required."
+        )
+    if arr.ndim == 2 and arr.shape[1] < 1:
+        raise ValueError(
+            f"Found array with 0 feature(s) (shape={arr.shape}) while a minimum of 1 is required."
+        )
+    if arr.dtype.kind == "f":
+        assert_all_finite(arr)
+
+
+def _check_2d(arr: NDArray[Any]) -> NDArray[Any]:
+    """scikit-learn's ``check_array`` shape rules for a 2-D numeric input."""
+    if arr.ndim == 1:
+        raise ValueError(
+            f"Expected 2D array, got 1D array instead:\narray={arr}.\n"
+            "Reshape your data either using array.reshape(-1, 1) if "
+            "your data has a single feature or array.reshape(1, -1) "
+            "if it contains a single sample."
+        )
+    if arr.ndim >= 3:
+        raise ValueError(f"Found array with dim {arr.ndim}, while dim <= 2 is required.")
+    if arr.shape[0] < 1:
+        raise ValueError(
+            f"Found array with 0 sample(s) (shape={arr.shape}) while a minimum of 1 is required."
+        )
+    if arr.shape[1] < 1:
+        raise ValueError(
+            f"Found array with 0 feature(s) (shape={arr.shape}) while a minimum of 1 is required."
+        )
+    return arr
+
+
+def _check_mask(mask: Any, shape: tuple[int, ...]) -> NDArray[np.bool_] | None:
+    """A boolean mask shaped like y_true (None when absent or all True)."""
+    if mask is None:
+        return None
+    m = to_array(mask)
+    if m.dtype != np.bool_:
+        if m.dtype.kind in "iu" and m.size and bool(((m == 0) | (m == 1)).all()):
+            m = m.astype(np.bool_)
+        elif m.dtype.kind in "iu" and m.size == 0:
+            m = m.astype(np.bool_)
+        else:
+            raise ValueError(
+                f"mask must be a boolean array (or 0/1 integers) shaped like y_true; got dtype {m.dtype}"
+            )
+    if m.shape != shape:
+        raise ValueError(f"mask has shape {m.shape} but y_true has shape {shape}")
+    if bool(m.all()):
+        return None
+    return m
+
+
+def _weights_f64(sample_weight: NDArray[Any] | None, n: int) -> NDArray[np.float64] | None:
+    if sample_weight is None:
+        return None
+    w = np.asarray(sample_weight, dtype=np.float64)
+    if w.shape != (n,):
+        raise ValueError(f"sample_weight.shape == {w.shape}, expected {(n,)}!")
+    assert_all_finite(w, input_name="sample_weight")
+    return w
+
+
+def _check_pos_label_consistency(pos_label: Any, y_true: NDArray[Any]) -> Any:
+    if pos_label is not None:
+        return pos_label
+    classes = np.unique(y_true)
+    if classes.dtype.kind in "OUS" or not any(
+        classes.shape == np.shape(ref) and bool(np.all(classes == np.asarray(ref)))
+        for ref in ([0, 1], [-1, 1], [0], [-1], [1])
+    ):
+        classes_repr = ", ".join([repr(c) for c in classes.tolist()])
+        raise ValueError(
+            f"y_true takes value in {{{classes_repr}}} and pos_label is not "
+            "specified: either make y_true take value in {0, 1} or "
+            "{-1, 1} or pass pos_label explicitly."
+        )
+    return 1
+
+
+# --------------------------------------------------------------------------- core calls
+
+
+def _emit(flags: NDArray[np.uint8] | int, metric: str) -> None:
+    """Warn once per kind of flag and raise on error flags, with scikit-learn's
+    messages. Units (labels or rows) are processed in order as scikit-learn loops
+    over them: an error raises after the warnings of the units before it."""
+    arr = np.atleast_1d(np.asarray(flags, dtype=np.uint8))
+    errors = _ALL_ZERO_WEIGHT | _TOO_FEW_POINTS | _NOT_MONOTONIC
+    bad = np.flatnonzero(arr & errors)
+    upto = arr if bad.size == 0 else arr[: bad[0] + 1]
+    seen = int(np.bitwise_or.reduce(upto)) if upto.size else 0
+    if seen & _EMPTY and metric == "average_precision":
+        warn_undefined(_MSG_EMPTY, stacklevel=4)
+    if seen & _NO_POSITIVE:
+        warnings.warn(_MSG_NO_POSITIVE, UserWarning, stacklevel=4)
+    if seen & _SINGLE_CLASS:
+        warn_undefined(_MSG_SINGLE_CLASS, stacklevel=4)
+    if seen & _NO_NEGATIVE_LEFT:
+        warn_undefined(_MSG_NO_NEG_LEFT, stacklevel=4)
+    if seen & _NO_POSITIVE_LEFT:
+        warn_undefined(_MSG_NO_POS_LEFT, stacklevel=4)
+    if bad.size:
+        first = int(arr[bad[0]])
+        if first & _ALL_ZERO_WEIGHT:
+            raise ValueError(_MSG_ZERO_WEIGHTS)
+        if first & _TOO_FEW_POINTS:
+            raise ValueError(
+                "At least 2 points are needed to compute area under curve, but x.shape = 1"
+            )
+        raise ValueError("x is neither increasing nor decreasing.")
+
+
+def _mixed_units(
+    y: NDArray[Any], mask: NDArray[np.bool_] | None, a: Any, b: Any, axis: int | None
+) -> bool:
+    known = np.ones(y.shape, dtype=bool) if mask is None else mask
+    has_a = ((y == a) & known).any(axis=axis)
+    has_b = ((y == b) & known).any(axis=axis)
+    return bool(np.any(has_a & has_b))
+
+
+def _average_binary_score(
+    metric: str,
+    func: str,
+    y_true: NDArray[Any],
+    y_score: Any,
+    average: Average,
+    sample_weight: NDArray[Any] | None,
+    mask: Any,
+    n_jobs: int | None,
+    max_fpr: float | None = None,
+) -> Any:
+    """scikit-learn's ``_average_binary_score`` for a multilabel-indicator y_true."""
+    check_consistent_length(y_true, y_score, sample_weight)
+    y_true = _check_2d(y_true)
+    scores = _as_scores(y_score)
+    _check_2d(scores)
+    assert_all_finite(scores)
+    if scores.shape[1] != y_true.shape[1]:
+        raise ValueError(
+            f"y_true and y_score have different numbers of columns: "
+            f"{y_true.shape[1]} vs {scores.shape[1]}"
+        )
+    m = _check_mask(mask, y_true.shape)
+    w = _weights_f64(sample_weight, y_true.shape[0])
+
+    # Positives: y_true == 1 (pos_label is fixed to 1 for multilabel input). ROC AUC
+    # only accepts {0, 1} / {-1, 1} per label: any other pair of values is an error
+    # as soon as one label (or row, or the raveled matrix) holds both.
+    if y_true.dtype == np.bool_:
+        y_pos = y_true
+        values: list[Any] = []
+        standard = True
+    else:
+        values = sorted(np.unique(y_true).tolist()) if y_true.size else []
+        standard = set(values) <= {0, 1} or set(values) <= {-1, 1}
+        y_pos = y_true == 1
+    if metric == "roc_auc" and not standard and len(values) == 2:
+        axis = {None: 0, "macro": 0, "weighted": 0, "micro": None, "samples": 1}[average]
+        if _mixed_units(y_true, m, values[0], values[1], axis):
+            classes_repr = ", ".join(
+                repr(c) for c in np.asarray(values, dtype=y_true.dtype).tolist()
+            )
+            raise ValueError(
+                f"y_true takes value in {{{classes_repr}}} and pos_label is not "
+                "specified: either make y_true take value in {0, 1} or "
+                "{-1, 1} or pass pos_label explicitly."
+            )
+
+    if average == "micro":
+        value, flag = _core.binary_metric_micro(scores, y_pos, w, m, metric=metric, max_fpr=max_fpr)
+        _emit(flag, metric)
+        return float(value)
+
+    if average == "samples":
+        row_values, flags = _core.binary_metric_per_row(
+            scores, y_pos, m, metric=metric, max_fpr=max_fpr, n_jobs=n_jobs
+        )
+        _emit(flags, metric)
+        return _finish(row_values, sample_weight)
+
+    support: NDArray[Any] | None = None
+    if average == "weighted":
+        # weighted: support from the raw y_true values, as scikit-learn sums them.
+        raw_fast = y_true.dtype == np.bool_ or (standard and set(values) <= {0, 1})
+        if raw_fast and (sample_weight is None or sample_weight.dtype == np.float64):
+            support = _core.binary_support(y_pos, w, m)
+        else:
+            known = 1 if m is None else m
+            if sample_weight is not None:
+                yt = np.asarray(y_true, dtype=sample_weight.dtype)
+                support = np.sum(yt * known * sample_weight.reshape(-1, 1), axis=0)
+            else:
+                support = np.sum(y_true * known, axis=0)
+        if bool(np.isclose(np.sum(support), 0)):
+            return 0
+    values_, flags = _core.binary_metric_per_label(
+        scores, y_pos, w, m, metric=metric, max_fpr=max_fpr, n_jobs=n_jobs
+    )
+    _emit(flags, metric)
+    if average is None:
+        return values_
+    if support is None:
+        return float(np.mean(values_))
+    return _finish(values_, support)
+
+
+def _finish(score: NDArray[np.float64], weights: NDArray[Any] | None) -> float:
+    """``float(_average(score, weights))`` with scores of zero weight forced to 0."""
+    if weights is None:
+        return float(np.mean(score))
+    score = score.copy()
+    score[weights == 0] = 0
+    w = np.asarray(weights).astype(np.float64)
+    scale = np.sum(w)
+    if scale == 0.0:
+        raise ZeroDivisionError("Weights sum to zero, can't be normalized")
+    return float(np.sum(np.multiply(score, w)) / scale)
+
+
+def _binary_problem(
+    metric: str,
+    y_pos: NDArray[np.bool_],
+    y_score: Any,
+    sample_weight: NDArray[Any] | None,
+    mask: Any,
+    max_fpr: float | None = None,
+) -> float:
+    """One binary problem (1-D y_true already turned into positive flags)."""
+    check_consistent_length(y_pos, y_score, sample_weight)
+    y_pos = _column_or_1d(y_pos)
+    scores = _as_scores(_column_or_1d(y_score))
+    assert_all_finite(scores)
+    m = _check_mask(mask, y_pos.shape)
+    w = _weights_f64(sample_weight, y_pos.shape[0])
+    if y_pos.shape[0] == 0:
+        raise IndexError("index -1 is out of bounds for axis 0 with size 0")
+    values, flags = _core.binary_metric_per_label(
+        scores.reshape(-1, 1),
+        y_pos.reshape(-1, 1),
+        w,
+        None if m is None else m.reshape(-1, 1),
+        metric=metric,
+        max_fpr=max_fpr,
+        n_jobs=1,
+    )
+    _emit(flags, metric)
+    return float(values[0])
+
+
+# --------------------------------------------------------------------------- public API
+
+
+def average_precision_score(
+    y_true: Any,
+    y_score: Any,
+    *,
+    average: Average = "macro",
+    pos_label: Any = 1,
+    sample_weight: Any = None,
+    mask: Any = None,
+    n_jobs: int | None = None,
+) -> Any:
+    """Average precision (AP), scikit-learn's ``average_precision_score``.
+
+    ``AP = sum_n (R_n - R_{n-1}) P_n`` over the distinct score thresholds (the
+    non-interpolated step integral, not the trapezoid). Tied scores form one
+    threshold, so AP does not depend on the order of tied rows (constant scores give
+    the prevalence). A label without positives scores 0.0 with scikit-learn's
+    ``UserWarning``; a label with only positives scores 1.0.
+
+    ``y_true`` may be binary (1-D, ``pos_label`` applies), a multilabel indicator
+    matrix (positives are entries equal to 1) or multiclass (1-D with more than two
+    classes, binarized against the sorted classes; ``y_score`` must then be
+    ``(n_samples, n_classes)``). ``average``: None (per-label float64 array),
+    ``"micro"``, ``"macro"``, ``"weighted"`` (returns the int ``0`` when the total
+    support is 0) or ``"samples"``; ignored for binary input.
+
+    ``mask`` (bool, shaped like ``y_true``; True = known): per-label averages use
+    only the rows where that label is known; ``"micro"`` uses only known cells;
+    ``"samples"`` uses each row's known labels. A label or row with no known entry
+    is NaN (with ``UndefinedMetricWarning``). ``mask=None`` or all True is exactly
+    scikit-learn.
+
+    Differences from scikit-learn, by decision: a 2-D ``y_score`` whose number of
+    columns differs from ``y_true``'s raises ``ValueError`` (scikit-learn silently
+    scores only the first ``y_score.shape[1]`` labels when there are fewer columns,
+    and raises ``IndexError`` when there are more). ``n_jobs`` sets the thread count
+    (results never depend on it).
+    """
+    func = "average_precision_score"
+    _check_array_like("y_true", func, y_true)
+    _check_array_like("y_score", func, y_score)
+    if average is not None and (not isinstance(average, str) or average not in _AP_AVERAGES):
+        raise _param_error("average", func, _str_options(_AP_AVERAGES) + " or None", average)
+    _check_label_param("pos_label", func, pos_label, optional=False)
+    _check_array_like("sample_weight", func, sample_weight, optional=True)
+    jobs = _check_n_jobs(n_jobs)
+
+    sw = None if sample_weight is None else _column_or_1d(sample_weight)
+    y_type = type_of_target(y_true, input_name="y_true")
+    y_arr = to_array(y_true)
+
+    if y_type == "binary":
+        present = np.unique(y_arr)
+        if present.shape[0] == 2 and pos_label not in present:
+            raise ValueError(
+                f"pos_label={pos_label} is not a valid label. It should be one of {present}"
+            )
+        return _binary_problem("average_precision", y_arr == pos_label, y_score, sw, mask)
+    if y_type == "multilabel-indicator" and pos_label != 1:
+        raise ValueError(
+            "Parameter pos_label is fixed to 1 for multilabel-indicator y_true. "
+            "Do not set pos_label or set pos_label to 1."
+        )
+    if y_type == "multiclass":
+        if pos_label != 1:
+            raise ValueError(
+                "Parameter pos_label is fixed to 1 for multiclass y_true. "
+                "Do not set pos_label or set pos_label to 1."
+            )
+        present = np.unique(y_arr)
+        y_arr = (y_arr.reshape(-1, 1) == present.reshape(1, -1)).astype(np.int64)
+        score_shape = getattr(y_score, "shape", None)
+        if score_shape is None:
+            score_shape = to_array(y_score).shape
+        if tuple(score_shape) != y_arr.shape:
+            raise ValueError(
+                "`y_score` needs to be of shape `(n_samples, n_classes)`, since "
+                "`y_true` contains multiple classes. Got "
+                f"`y_score.shape={tuple(score_shape)}`."
+            )
+        if mask is not None:
+            mk = to_array(mask)
+            if mk.ndim == 1:
+                mask = np.broadcast_to(mk.reshape(-1, 1), y_arr.shape)
+    elif y_type != "multilabel-indicator":
+        raise ValueError(f"{y_type} format is not supported")
+    return _average_binary_score("average_precision", func, y_arr, y_score, average, sw, mask, jobs)
+
+
+def roc_auc_score(
+    y_true: Any,
+    y_score: Any,
+    *,
+    average: Average = "macro",
+    sample_weight: Any = None,
+    max_fpr: float | None = None,
+    multi_class: str = "raise",
+    labels: Any = None,
+    mask: Any = None,
+    n_jobs: int | None = None,
+) -> Any:
+    """Area under the ROC curve, scikit-learn's ``roc_auc_score``.
+
+    Binary and multilabel-indicator ``y_true`` are computed natively: the trapezoid
+    over one operating point per distinct score, i.e. Mann-Whitney U with a tied
+    positive/negative pair counting 1/2. ``max_fpr`` in (0, 1) returns McClish's
+    standardized partial AUC over ``[0, max_fpr]`` (tpr linearly interpolated at
+    ``max_fpr``). A label whose (known) values are all one class scores NaN with
+    ``UndefinedMetricWarning``; that check happens before zero-weight rows are
+    dropped, as in scikit-learn. Averages as in :func:`average_precision_score`
+    (``"weighted"`` hides NaN labels of zero support, ``"samples"`` is NaN if a row
+    is single-class).
+
+    Multiclass ``y_true`` (and binary ``y_true`` with a ``y_score`` of more than two
+    columns) is delegated to ``sklearn.metrics.roc_auc_score`` (``mask`` is not
+    supported there); scikit-learn must then be installed.
+
+    ``mask`` (bool, shaped like ``y_true``; True = known): per-label averages use
+    only the rows where that label is known; ``"micro"`` uses only known cells;
+    ``"samples"`` uses each row's known labels. A label or row with no known entry is
+    NaN with scikit-learn's single-class warning. ``mask=None`` or all True is
+    exactly scikit-learn.
+
+    Differences from scikit-learn, by decision: a 2-D ``y_score`` whose number of
+    columns differs from ``y_true``'s raises ``ValueError`` (scikit-learn silently
+    scores only the first ``y_score.shape[1]`` labels when there are fewer columns).
+    """
+    func = "roc_auc_score"
+    _check_array_like("y_true", func, y_true)
+    _check_array_like("y_score", func, y_score)
+    if average is not None and (not isinstance(average, str) or average not in _AUC_AVERAGES):
+        raise _param_error("average", func, _str_options(_AUC_AVERAGES) + " or None", average)
+    _check_array_like("sample_weight", func, sample_weight, optional=True)
+    if max_fpr is not None and (
+        not isinstance(max_fpr, numbers.Real) or not (0.0 < max_fpr <= 1.0)
+    ):
+        raise _param_error("max_fpr", func, "a float in the range (0.0, 1.0] or None", max_fpr)
+    if not isinstance(multi_class, str) or multi_class not in _MULTI_CLASS:
+        raise _param_error("multi_class", func, _str_options(_MULTI_CLASS), multi_class)
+    _check_array_like("labels", func, labels, optional=True)
+    jobs = _check_n_jobs(n_jobs)
+
+    y_type = type_of_target(y_true, input_name="y_true")
+    y_arr = to_array(y_true)
+    scores_in = to_array(y_score)
+    _check_array_nd(y_arr, numeric=False)
+    _check_array_nd(scores_in, numeric=True)
+    sw = None if sample_weight is None else _column_or_1d(sample_weight)
+    mf = None if max_fpr is None else float(max_fpr)
+
+    if y_type == "multiclass" or (
+        y_type == "binary" and scores_in.ndim == 2 and scores_in.shape[1] > 2
+    ):
+        if max_fpr is not None and max_fpr != 1.0:
+            raise ValueError(
+                "Partial AUC computation not available in "
+                "multiclass setting, 'max_fpr' must be"
+                f" set to `None`, received `max_fpr={max_fpr}` "
+                "instead"
+            )
+        if multi_class == "raise":
+            raise ValueError("multi_class must be in ('ovo', 'ovr')")
+        if mask is not None:
+            raise ValueError("mask is not supported for multiclass roc_auc_score")
+        try:
+            from sklearn.metrics import roc_auc_score as sk_roc_auc_score
+        except ImportError as exc:  # pragma: no cover - depends on the environment
+            raise ImportError(
+                "multiclass roc_auc_score is delegated to scikit-learn; install "
+                "scikit-learn (pip install scikit-learn) to use it"
+            ) from exc
+        return sk_roc_auc_score(
+            y_true,
+            y_score,
+            average=average,
+            sample_weight=sample_weight,
+            max_fpr=max_fpr,
+            multi_class=multi_class,
+            labels=labels,
+        )
+    if y_type == "binary":
+        # label_binarize on the sorted classes: the greater label is positive.
+        present = np.unique(y_arr)
+        y_pos = y_arr == present[1] if present.shape[0] == 2 else np.zeros(y_arr.shape, dtype=bool)
+        if y_pos.ndim == 2:
+            y_pos = y_pos[:, 0]
+        return _binary_problem("roc_auc", y_pos, y_score, sw, mask, mf)
+    if y_type != "multilabel-indicator":
+        raise ValueError(f"{y_type} format is not supported")
+    return _average_binary_score("roc_auc", func, y_arr, y_score, average, sw, mask, jobs, mf)
+
+
+def _confusion_counts(
+    func: str, y_true: Any, y_score: Any, pos_label: Any, sample_weight: Any
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[Any]]:
+    """scikit-learn's ``confusion_matrix_at_thresholds``: (fps, tps, thresholds)."""
+    _check_array_like("y_true", func, y_true)
+    _check_array_like("y_score", func, y_score)
+    _check_label_param("pos_label", func, pos_label, optional=True)
+    _check_array_like("sample_weight", func, sample_weight, optional=True)
+    y_type = type_of_target(y_true, input_name="y_true")
+    if not (y_type == "binary" or (y_type == "multiclass" and pos_label is not None)):
+        raise ValueError(f"{y_type} format is not supported")
+    y_arr = to_array(y_true)
+    pos_label = _check_pos_label_consistency(pos_label, y_arr)
+    y_pos = np.asarray(y_arr == pos_label)
+    check_consistent_length(y_pos, y_score, sample_weight)
+    y_pos = _column_or_1d(y_pos)
+    raw = _column_or_1d(y_score)
+    scores = _as_scores(raw)
+    assert_all_finite(scores)
+    w = None
+    if sample_weight is not None:
+        w = _weights_f64(_column_or_1d(sample_weight), y_pos.shape[0])
+    if y_pos.shape[0] == 0:
+        raise IndexError("index -1 is out of bounds for axis 0 with size 0")
+    fps, tps, rows = _core.binary_counts(scores, y_pos, w)
+    thresholds = raw[rows] if raw.dtype.kind in "biuf" else scores[rows]
+    return fps, tps, thresholds
+
+
+def precision_recall_curve(
+    y_true: Any,
+    y_score: Any,
+    *,
+    pos_label: Any = None,
+    sample_weight: Any = None,
+    drop_intermediate: bool = False,
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[Any]]:
+    """Precision-recall pairs per distinct threshold, scikit-learn's
+    ``precision_recall_curve`` (binary ``y_true`` only).
+
+    Tied scores form one threshold. ``precision = tp / (tp + fp)``, ``recall =
+    tp / tp[-1]`` (all ones, with a ``UserWarning``, when there is no positive); the
+    arrays are reversed and end with ``precision = 1``, ``recall = 0``. Zero-weight
+    rows are dropped first.
+    """
+    func = "precision_recall_curve"
+    if not isinstance(drop_intermediate, (bool, np.bool_)):
+        raise _param_error(
+            "drop_intermediate",
+            func,
+            "an instance of 'bool' or an instance of 'numpy.bool'",
+            drop_intermediate,
+        )
+    fps, tps, thresholds = _confusion_counts(func, y_true, y_score, pos_label, sample_weight)
+    if drop_intermediate and fps.shape[0] > 2:
+        keep = np.where(
+            np.concatenate([[True], np.logical_or(np.diff(tps[:-1]), np.diff(tps[1:])), [True]])
+        )[0]
+        fps, tps, thresholds = fps[keep], tps[keep], thresholds[keep]
+    ps = tps + fps
+    with np.errstate(divide="ignore", invalid="ignore"):
+        precision = np.where(ps != 0, np.divide(tps, ps), 0.0)
+    if tps[-1] == 0:
+        warnings.warn(_MSG_NO_POSITIVE, UserWarning, stacklevel=2)
+        recall = np.full(tps.shape, 1.0)
+    else:
+        recall = tps / tps[-1]
+    return (
+        np.concatenate((np.flip(precision), [1.0])),
+        np.concatenate((np.flip(recall), [0.0])),
+        np.flip(thresholds),
+    )
+
+
+def roc_curve(
+    y_true: Any,
+    y_score: Any,
+    *,
+    pos_label: Any = None,
+    sample_weight: Any = None,
+    drop_intermediate: bool = True,
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """Receiver operating characteristic, scikit-learn's ``roc_curve`` (binary only).
+
+    One point per distinct score (ties grouped); with ``drop_intermediate`` points
+    collinear with their neighbours are dropped; the curve starts at (0, 0) with
+    threshold ``inf``. No negatives (positives) left → fpr (tpr) is NaN with
+    ``UndefinedMetricWarning``.
+    """
+    func = "roc_curve"
+    if not isinstance(drop_intermediate, (bool, np.bool_)):
+        raise _param_error(
+            "drop_intermediate",
+            func,
+            "an instance of 'bool' or an instance of 'numpy.bool'",
+            drop_intermediate,
+        )
+    fps, tps, thresholds = _confusion_counts(func, y_true, y_score, pos_label, sample_weight)
+    if drop_intermediate and fps.shape[0] > 2:
+        keep = np.where(
+            np.concatenate([[True], np.logical_or(np.diff(fps, 2), np.diff(tps, 2)), [True]])
+        )[0]
+        fps, tps, thresholds = fps[keep], tps[keep], thresholds[keep]
+    tps = np.concatenate([[0.0], tps])
+    fps = np.concatenate([[0.0], fps])
+    thresholds = np.concatenate([[np.inf], thresholds.astype(np.float64)])
+    if fps[-1] <= 0:
+        warn_undefined(_MSG_NO_NEG_LEFT, stacklevel=3)
+        fpr = np.full(fps.shape, np.nan)
+    else:
+        fpr = fps / fps[-1]
+    if tps[-1] <= 0:
+        warn_undefined(_MSG_NO_POS_LEFT, stacklevel=3)
+        tpr = np.full(tps.shape, np.nan)
+    else:
+        tpr = tps / tps[-1]
+    return fpr, tpr, thresholds

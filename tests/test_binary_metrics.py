@@ -1,0 +1,526 @@
+"""toxeval.metrics per-label binary metrics against scikit-learn 1.9.1.
+
+Property tests (tie-heavy scores, float32, Fortran order, strided views, zero
+weights, labels with no or all positives, K from 2 to 40) compare values, NaN
+positions, return types and warnings; named cases cover every edge of
+metric-semantics.md section 1.1/1.2 and section 4.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sklearn import metrics as sk
+from toxeval import metrics as te
+
+AVERAGES = [None, "micro", "macro", "weighted", "samples"]
+FUNCS = ["average_precision_score", "roc_auc_score"]
+
+
+def run(fn: Any, *args: Any, **kwargs: Any) -> tuple[str, Any, set[tuple[str, str]]]:
+    """Call and record ('ok', value) or ('err', (type, message)) plus the warnings."""
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        try:
+            out: tuple[str, Any] = ("ok", fn(*args, **kwargs))
+        except Exception as e:
+            out = ("err", (type(e).__name__, str(e)))
+    seen = {(w.category.__name__, str(w.message)) for w in rec}
+    seen = {s for s in seen if s[0] in ("UserWarning", "UndefinedMetricWarning")}
+    return out[0], out[1], seen
+
+
+def assert_same(expected: Any, got: Any) -> None:
+    if isinstance(expected, np.ndarray):
+        assert isinstance(got, np.ndarray)
+        assert got.dtype == expected.dtype
+        assert got.shape == expected.shape
+        np.testing.assert_array_equal(np.isnan(got), np.isnan(expected))
+        np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-15, equal_nan=True)
+    else:
+        assert type(got) is type(expected), (type(got), type(expected))
+        if isinstance(expected, float) and np.isnan(expected):
+            assert np.isnan(got)
+        else:
+            assert got == pytest.approx(expected, rel=1e-12, abs=1e-15)
+
+
+def normalize_sets(msg: str) -> str:
+    """Sort the items of a printed str set ("among {...}"): its order is arbitrary."""
+    if "among {" not in msg:
+        return msg
+    head, rest = msg.split("among {", 1)
+    items, tail = rest.split("}", 1)
+    return head + "among {" + ", ".join(sorted(items.split(", "))) + "}" + tail
+
+
+def compare(name: str, *args: Any, **kwargs: Any) -> None:
+    exp = run(getattr(sk, name), *args, **kwargs)
+    got = run(getattr(te, name), *args, **kwargs)
+    assert exp[0] == got[0], (exp, got)
+    if exp[0] == "ok":
+        if isinstance(exp[1], tuple):
+            assert isinstance(got[1], tuple)
+            for e, g in zip(exp[1], got[1], strict=True):
+                assert_same(e, g)
+        else:
+            assert_same(exp[1], got[1])
+    else:
+        assert exp[1][0] == got[1][0]
+        assert normalize_sets(exp[1][1]) == normalize_sets(got[1][1])
+    assert exp[2] == got[2], (exp[2], got[2])
+
+
+# ----------------------------------------------------------------------------- strategies
+
+
+@st.composite
+def multilabel(draw: Any) -> dict[str, Any]:
+    n = draw(st.integers(1, 30))
+    k = draw(st.integers(2, 40))
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    prevalence = draw(st.sampled_from([0.0, 0.1, 0.5, 0.9, 1.0, -1.0]))
+    if prevalence < 0:
+        y = rng.integers(0, 2, (n, k))
+    else:
+        y = (rng.random((n, k)) < prevalence).astype(int)
+    # some labels with no / all positives
+    if k > 2 and draw(st.booleans()):
+        y[:, 0] = 0
+        y[:, 1] = 1
+    n_values = draw(st.sampled_from([1, 2, 3, 5, 1000]))
+    s = rng.integers(0, n_values, (n, k)) / max(n_values - 1, 1)
+    if draw(st.booleans()):
+        s = s - 0.5  # negative scores and -0.0 / 0.0
+        s[s == 0] = rng.choice([0.0, -0.0], size=int((s == 0).sum()))
+    dtype = draw(st.sampled_from([np.float64, np.float32]))
+    s = s.astype(dtype)
+    layout = draw(st.sampled_from(["C", "F", "strided"]))
+    if layout == "F":
+        s = np.asfortranarray(s)
+        y = np.asfortranarray(y)
+    elif layout == "strided":
+        big = np.zeros((n, 2 * k), dtype=dtype)
+        big[:, ::2] = s
+        s = big[:, ::2]
+    ytype = draw(st.sampled_from(["int", "bool", "float"]))
+    y = y.astype({"int": np.int64, "bool": np.bool_, "float": np.float64}[ytype])
+    weights = draw(st.sampled_from([None, "int", "zeros_some", "float"]))
+    w: Any = None
+    if weights == "int":
+        w = rng.integers(1, 4, n).astype(np.float64)
+    elif weights == "zeros_some":
+        w = rng.integers(0, 3, n).astype(np.float64)
+        if not w.any():
+            w[0] = 1.0
+    elif weights == "float":
+        w = rng.random(n) + 0.01
+    return {"y": y, "s": s, "w": w}
+
+
+SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@pytest.mark.parametrize("average", AVERAGES)
+@SETTINGS
+@given(data=multilabel())
+def test_average_precision_matches_sklearn(data: dict[str, Any], average: str | None) -> None:
+    compare(
+        "average_precision_score", data["y"], data["s"], average=average, sample_weight=data["w"]
+    )
+
+
+@pytest.mark.parametrize("average", AVERAGES)
+@SETTINGS
+@given(data=multilabel(), max_fpr=st.sampled_from([None, 1.0, 0.5, 0.1, 0.77]))
+def test_roc_auc_matches_sklearn(
+    data: dict[str, Any], average: str | None, max_fpr: float | None
+) -> None:
+    compare(
+        "roc_auc_score",
+        data["y"],
+        data["s"],
+        average=average,
+        sample_weight=data["w"],
+        max_fpr=max_fpr,
+    )
+
+
+@SETTINGS
+@given(data=multilabel(), name=st.sampled_from(FUNCS))
+def test_binary_matches_sklearn(data: dict[str, Any], name: str) -> None:
+    compare(name, data["y"][:, 2 % data["y"].shape[1]], data["s"][:, 0], sample_weight=data["w"])
+
+
+@SETTINGS
+@given(
+    data=multilabel(),
+    name=st.sampled_from(["precision_recall_curve", "roc_curve"]),
+    drop=st.booleans(),
+)
+def test_curves_match_sklearn(data: dict[str, Any], name: str, drop: bool) -> None:
+    compare(
+        name,
+        data["y"][:, 0].astype(int),
+        data["s"][:, 1],
+        sample_weight=data["w"],
+        drop_intermediate=drop,
+    )
+
+
+# ----------------------------------------------------------------------------- masks
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=multilabel(), name=st.sampled_from(FUNCS), seed=st.integers(0, 1000))
+def test_mask_per_label_equals_sklearn_on_known_rows(
+    data: dict[str, Any], name: str, seed: int
+) -> None:
+    y, s, w = data["y"], data["s"], data["w"]
+    rng = np.random.default_rng(seed)
+    mask = rng.random(y.shape) < 0.7
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got_status, got, _ = run(getattr(te, name), y, s, average=None, sample_weight=w, mask=mask)
+        for j in range(y.shape[1]):
+            rows = mask[:, j]
+            if not rows.any():
+                if got_status == "ok":
+                    assert np.isnan(got[j])
+                continue
+            wj = None if w is None else w[rows]
+            ref_status, ref, _ = run(getattr(sk, name), y[rows, j], s[rows, j], sample_weight=wj)
+            if ref_status == "err":
+                assert got_status == "err"
+                return
+            assert got_status == "ok", got
+            assert_same(ref, float(got[j]))
+
+
+@SETTINGS
+@given(data=multilabel(), name=st.sampled_from(FUNCS), average=st.sampled_from(AVERAGES))
+def test_all_true_mask_equals_no_mask(data: dict[str, Any], name: str, average: Any) -> None:
+    fn = getattr(te, name)
+    a = run(fn, data["y"], data["s"], average=average, sample_weight=data["w"])
+    b = run(
+        fn,
+        data["y"],
+        data["s"],
+        average=average,
+        sample_weight=data["w"],
+        mask=np.ones(data["y"].shape, dtype=bool),
+    )
+    assert a[0] == b[0] and a[2] == b[2]
+    if a[0] == "ok":
+        np.testing.assert_array_equal(a[1], b[1])
+
+
+@settings(max_examples=100, deadline=None)
+@given(data=multilabel(), name=st.sampled_from(FUNCS), seed=st.integers(0, 1000))
+def test_mask_micro_and_samples(data: dict[str, Any], name: str, seed: int) -> None:
+    y, s = data["y"], data["s"]
+    rng = np.random.default_rng(seed)
+    mask = rng.random(y.shape) < 0.8
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        st_m, got_m, _ = run(getattr(te, name), y, s, average="micro", mask=mask)
+        if mask.any():
+            st_r, ref_m, _ = run(getattr(sk, name), y[mask], s[mask])
+            assert st_m == st_r
+            if st_r == "ok":
+                assert_same(ref_m, got_m)
+        st_s, got_s, _ = run(getattr(te, name), y, s, average="samples", mask=mask)
+        if st_s == "ok" and mask.any(axis=1).all():
+            rows = []
+            for i in range(y.shape[0]):
+                r = run(getattr(sk, name), y[i, mask[i]], s[i, mask[i]])
+                assert r[0] == "ok"
+                rows.append(r[1])
+            assert_same(float(np.mean(rows)), got_s)
+
+
+def test_mask_validation() -> None:
+    y = np.array([[0, 1], [1, 0]])
+    s = np.array([[0.1, 0.2], [0.3, 0.4]])
+    with pytest.raises(ValueError, match="mask has shape"):
+        te.average_precision_score(y, s, mask=np.ones((2, 3), bool))
+    with pytest.raises(ValueError, match="mask must be a boolean"):
+        te.average_precision_score(y, s, mask=np.full((2, 2), 0.5))
+    assert te.average_precision_score(y, s, mask=np.ones((2, 2), int)) == (
+        sk.average_precision_score(y, s)
+    )
+
+
+# ----------------------------------------------------------------------------- named edges
+
+
+def test_constant_scores_ap_is_prevalence_exactly() -> None:
+    y = np.array([1, 0, 0, 0])
+    assert te.average_precision_score(y, np.full(4, 0.5)) == 0.25
+    assert sk.average_precision_score(y, np.full(4, 0.5)) == 0.25
+
+
+@pytest.mark.parametrize("y", [[1, 0], [0, 1]])
+def test_tied_pair_both_orders(y: list[int]) -> None:
+    assert te.average_precision_score(y, [0.5, 0.5]) == 0.5
+    assert te.roc_auc_score(y, [0.5, 0.5]) == 0.5
+
+
+def test_negative_zero_ties_with_zero() -> None:
+    for name in FUNCS:
+        compare(name, [1, 0], [-0.0, 0.0])
+        compare(name, [0, 1], [-0.0, 0.0])
+    compare("roc_curve", [1, 0, 1], [-0.0, 0.0, 1.0])
+
+
+def test_float32_collapse() -> None:
+    y = [0, 1]
+    s64 = np.array([0.1, 0.1 + 1e-10])
+    assert te.average_precision_score(y, s64) == 1.0
+    assert te.average_precision_score(y, s64.astype(np.float32)) == 0.5
+    compare("average_precision_score", y, s64.astype(np.float32))
+
+
+def test_int64_beyond_2_53_keeps_order() -> None:
+    s = np.array([2**53, 2**53 + 1], dtype=np.int64)
+    assert te.average_precision_score([0, 1], s) == 1.0
+    assert te.average_precision_score([0, 1], s.astype(np.float64)) == 0.5
+    compare("average_precision_score", [0, 1], s)
+    compare("roc_auc_score", [0, 1], s)
+    yy = np.array([[0, 1], [1, 0]])
+    ss = np.array([[2**53, 2**53 + 1], [2**53 + 1, 2**53]], dtype=np.int64)
+    compare("roc_auc_score", yy, ss, average=None)
+
+
+@pytest.mark.parametrize("name", FUNCS)
+def test_all_zero_weights(name: str) -> None:
+    y = np.array([[0, 1], [1, 0], [1, 1]])
+    s = np.array([[0.1, 0.2], [0.3, 0.4], [0.5, 0.6]])
+    compare(name, y, s, sample_weight=[0, 0, 0])
+    compare(name, y[:, 0], s[:, 0], sample_weight=[0, 0, 0])
+    with pytest.raises(ValueError, match="at least one non-zero"):
+        getattr(te, name)(y, s, sample_weight=[0, 0, 0])
+
+
+def test_zero_weight_equals_deleting_row() -> None:
+    rng = np.random.default_rng(3)
+    y = rng.integers(0, 2, (30, 4))
+    s = rng.integers(0, 4, (30, 4)) / 3
+    w = np.ones(30)
+    w[::3] = 0
+    for name in FUNCS:
+        a = getattr(te, name)(y, s, sample_weight=w, average=None)
+        b = getattr(te, name)(y[w > 0], s[w > 0], average=None)
+        np.testing.assert_allclose(a, b, rtol=1e-12)
+
+
+def test_auc_single_class_check_before_zero_weight_filter() -> None:
+    compare("roc_auc_score", [1, 0, 1], [0.2, 0.1, 0.3], sample_weight=[1, 0, 1])
+    compare("roc_auc_score", [[1, 0], [0, 1], [1, 1]], [[0.2, 0.1], [0.3, 0.4], [0.5, 0.6]])
+
+
+def test_weighted_zero_support_returns_int_zero() -> None:
+    y = np.zeros((3, 2), dtype=int)
+    s = np.array([[0.1, 0.2], [0.3, 0.4], [0.5, 0.6]])
+    for name in FUNCS:
+        compare(name, y, s, average="weighted")
+        assert type(getattr(te, name)(y, s, average="weighted")) is int
+
+
+@pytest.mark.parametrize(
+    ("y_true", "kwargs"),
+    [
+        ([0, 2, 0], {}),
+        ([0, 1, 0], {"pos_label": 2}),
+        (["a", "b", "a"], {}),
+        (["a", "b", "a"], {"pos_label": "b"}),
+        ([[0, 1], [1, 0], [1, 1]], {"pos_label": 2}),
+        ([[0, 1], [1, 0], [1, 1]], {"pos_label": None}),
+        ([0, 1, 0], {"pos_label": 0}),
+    ],
+)
+def test_pos_label_rules(y_true: Any, kwargs: dict[str, Any]) -> None:
+    s = [[0.1, 0.2], [0.3, 0.4], [0.5, 0.6]] if np.ndim(y_true) == 2 else [0.1, 0.7, 0.3]
+    compare("average_precision_score", y_true, s, **kwargs)
+
+
+def test_multiclass_y_true() -> None:
+    y = np.array([0, 0, 1, 1, 2, 2])
+    s = np.array(
+        [
+            [0.7, 0.2, 0.1],
+            [0.4, 0.3, 0.3],
+            [0.1, 0.8, 0.1],
+            [0.2, 0.3, 0.5],
+            [0.4, 0.4, 0.2],
+            [0.1, 0.2, 0.7],
+        ]
+    )
+    for avg in AVERAGES:
+        compare("average_precision_score", y, s, average=avg)
+    compare("average_precision_score", y, s[:, 0])
+    compare("average_precision_score", y, s, pos_label=2)
+    for mc in ["ovr", "ovo", "raise"]:
+        compare("roc_auc_score", y, s, multi_class=mc)
+    compare("roc_auc_score", y, s, multi_class="ovr", max_fpr=0.5)
+
+
+@pytest.mark.parametrize("values", [(0, 2), (1, 2), (-1, 1), (-1, 0)])
+@pytest.mark.parametrize("average", AVERAGES)
+def test_nonstandard_multilabel_encodings(values: tuple[int, int], average: Any) -> None:
+    a, b = values
+    y = np.array([[a, b, a], [b, b, a], [a, b, a]])
+    s = np.array([[0.1, 0.2, 0.3], [0.3, 0.4, 0.1], [0.5, 0.6, 0.2]])
+    for name in FUNCS:
+        compare(name, y, s, average=average)
+    y2 = np.array([[a, b], [a, b]])
+    compare("roc_auc_score", y2, s[:2, :2], average=average)
+
+
+@pytest.mark.parametrize("name", FUNCS)
+def test_bad_inputs(name: str) -> None:
+    y = np.array([[0, 1], [1, 0], [1, 1]])
+    s = np.array([[0.1, 0.2], [0.3, 0.4], [0.5, 0.6]])
+    nan = s.copy()
+    nan[1, 1] = np.nan
+    inf = s.copy()
+    inf[0, 0] = np.inf
+    cases: list[tuple[Any, ...]] = [
+        (y, nan, {}),
+        (y, inf, {}),
+        (y, inf.astype(np.float32), {}),
+        (y[:, 0], nan[:, 1], {}),
+        (y[:, 0], inf[:, 0], {}),
+        (np.array([1, np.nan, 0]), [1, 2, 3], {}),
+        (y, s[:2], {}),
+        (y[:, 0], s[:2, 0], {}),
+        (y, s, {"sample_weight": [1, 1]}),
+        (y[:, 0], s[:, 0], {"sample_weight": [1, 1]}),
+        (np.zeros((2, 2, 2)), np.zeros((2, 2, 2)), {}),
+        (y, s.astype(str), {}),
+        (y, s.astype(object), {}),
+        (np.zeros((0, 3)), np.zeros((0, 3)), {}),
+        (y[:, 0], s, {}),
+        (y, s, {"average": "foo"}),
+        (y, s, {"sample_weight": [[1, 1, 1]]}),
+        (y, s, {"sample_weight": [-1, 1, 1]}),
+        (y, s, {"sample_weight": np.ones((3, 1))}),
+        (y.tolist(), s.tolist(), {}),
+        (y.astype(bool), s, {}),
+        ([[True, False], [False, True]], [[1, 2], [3, 4]], {}),
+        (y, s.astype(np.int32), {}),
+        (y, s > 0.3, {}),
+        (y, s.astype(np.float16), {}),
+    ]
+    for y_true, y_score, kw in cases:
+        compare(name, y_true, y_score, **kw)
+
+
+def test_sparse_y_true_is_invalid_parameter() -> None:
+    sp = pytest.importorskip("scipy.sparse")
+    y = sp.csr_matrix(np.array([[0, 1], [1, 0]]))
+    s = np.array([[0.1, 0.2], [0.3, 0.4]])
+    compare("average_precision_score", y, s)
+    with pytest.raises(sk_invalid_parameter()):
+        te.average_precision_score(y, s)
+
+
+def sk_invalid_parameter() -> type[Exception]:
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    return InvalidParameterError
+
+
+@pytest.mark.parametrize("max_fpr", [0, -0.5, 1.5, "a", True])
+def test_max_fpr_validation(max_fpr: Any) -> None:
+    y = np.array([[0, 1], [1, 0]])
+    s = np.array([[0.1, 0.2], [0.3, 0.4]])
+    compare("roc_auc_score", y, s, max_fpr=max_fpr)
+    if not isinstance(max_fpr, bool):
+        with pytest.raises(sk_invalid_parameter()):
+            te.roc_auc_score(y, s, max_fpr=max_fpr)
+
+
+def test_partial_auc_matches_sklearn_reference() -> None:
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 2, 500)
+    s = rng.random(500)
+    for mf in [0.01, 0.1, 0.3, 0.5, 0.99, 1.0]:
+        compare("roc_auc_score", y, s, max_fpr=mf)
+        compare("roc_auc_score", y, np.round(s, 1), max_fpr=mf)
+
+
+@pytest.mark.parametrize(
+    ("y", "s", "kw"),
+    [
+        ([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8], {}),
+        ([1, 1, 2, 2], [0.1, 0.4, 0.35, 0.8], {"pos_label": 2}),
+        ([0, 2, 0], [1, 2, 3], {}),
+        (["a", "b", "a"], [1, 2, 3], {"pos_label": "b"}),
+        ([1, 1, 1], [1, 2, 3], {}),
+        ([0, 0, 0], [1, 2, 3], {}),
+        ([0, 1], [1, 2], {"sample_weight": [0, 0]}),
+        ([0, 1, 2], [1, 2, 3], {}),
+        ([0, 1, 2], [1, 2, 3], {"pos_label": 2}),
+        ([0, 1, 0], [[1, 2], [2, 3], [3, 4]], {}),
+        ([0, 1, 0, 1], [3, 3, 3, 3], {}),
+        ([0, 1, 0, 1], np.array([3, 1, 3, 2], dtype=np.int32), {}),
+        ([0, 1, 1, 0], [0.5, 0.25, 0.25, 0.5], {"sample_weight": [1, 2, 0, 3]}),
+    ],
+)
+@pytest.mark.parametrize("name", ["precision_recall_curve", "roc_curve"])
+def test_curves_named_cases(y: Any, s: Any, kw: dict[str, Any], name: str) -> None:
+    compare(name, y, s, **kw)
+    compare(name, y, s, drop_intermediate=True, **kw)
+    compare(name, y, s, drop_intermediate=False, **kw)
+
+
+def test_roc_curve_leading_inf() -> None:
+    fpr, tpr, thr = te.roc_curve([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8])
+    assert thr[0] == np.inf and fpr[0] == 0 and tpr[0] == 0
+
+
+def test_return_types() -> None:
+    y = np.array([[0, 1], [1, 0], [1, 1]])
+    s = np.array([[0.1, 0.2], [0.3, 0.4], [0.5, 0.6]])
+    for name in FUNCS:
+        for avg in ["micro", "macro", "weighted", "samples"]:
+            assert type(getattr(te, name)(y, s, average=avg)) is float
+        out = getattr(te, name)(y, s, average=None)
+        assert isinstance(out, np.ndarray) and out.dtype == np.float64
+
+
+def test_no_copy_of_float_scores() -> None:
+    from toxeval.metrics._binary import _as_scores
+
+    for dt in (np.float64, np.float32, np.int64):
+        a = np.asfortranarray(np.ones((4, 3), dtype=dt))[:, ::2]
+        assert _as_scores(a) is a
+
+
+@pytest.mark.parametrize("name", FUNCS)
+@pytest.mark.parametrize("average", AVERAGES)
+def test_n_jobs_does_not_change_results(name: str, average: Any) -> None:
+    rng = np.random.default_rng(11)
+    n, k = 30_000, 6  # 180k elements: above the parallel threshold
+    y = rng.random((n, k)) < 0.2
+    s = rng.integers(0, 50, (n, k)) / 49
+    w = rng.integers(0, 3, n).astype(np.float64)
+    mask = rng.random((n, k)) < 0.9
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a = getattr(te, name)(y, s, average=average, sample_weight=w, mask=mask, n_jobs=1)
+        b = getattr(te, name)(y, s, average=average, sample_weight=w, mask=mask, n_jobs=2)
+    np.testing.assert_array_equal(a, b)
+    if average != "samples":
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            c = getattr(te, name)(y, s, average=average, sample_weight=w, n_jobs=2)
+            d = getattr(sk, name)(y, s, average=average, sample_weight=w)
+        np.testing.assert_allclose(c, d, rtol=1e-12)
