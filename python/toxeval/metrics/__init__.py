@@ -11,9 +11,23 @@ errors of its ``sklearn.metrics`` (or ``scipy.stats``) namesake, plus two keywor
 
 from __future__ import annotations
 
+from toxeval.metrics._label_ranking import (
+    coverage_error,
+    dcg_score,
+    label_ranking_average_precision_score,
+    label_ranking_loss,
+    ndcg_score,
+    one_error,
+)
 from toxeval.metrics._validation import InvalidParameterError, UndefinedMetricWarning
 
 __all__ = [
     "InvalidParameterError",
     "UndefinedMetricWarning",
+    "coverage_error",
+    "dcg_score",
+    "label_ranking_average_precision_score",
+    "label_ranking_loss",
+    "ndcg_score",
+    "one_error",
 ]
