@@ -104,7 +104,9 @@ impl<R: Relevance, S: Score> Rows<'_, R, S> {
     fn check(&self) -> Result<()> {
         let shape = self.y_true.dim();
         if self.y_score.dim() != shape {
-            return Err(MetricError::shape("y_true and y_score have different shape"));
+            return Err(MetricError::shape(
+                "y_true and y_score have different shape",
+            ));
         }
         if let Some(m) = &self.mask {
             if m.dim() != shape {
@@ -130,53 +132,26 @@ impl<R: Relevance, S: Score> Rows<'_, R, S> {
         Ok(())
     }
 
-    /// Weighted sum over rows of `row_metric(known entries of the row, scratch)`.
+    /// Weighted sum over rows of `row_metric(row buffer holding the row's known entries)`.
     fn weighted_row_sum<F>(&self, par: &Parallelism, row_metric: F) -> Result<f64>
     where
-        F: Fn(&mut [Entry], &mut Vec<f64>) -> f64 + Sync + Send,
+        F: Fn(&mut RowBuf) -> f64 + Sync + Send,
     {
         self.check()?;
         let (n_rows, n_labels) = self.y_true.dim();
         let blocks = par.map_row_blocks(n_rows, n_labels, |rows| -> Result<f64> {
-            let mut entries: Vec<Entry> = Vec::with_capacity(n_labels);
-            let mut scratch: Vec<f64> = Vec::with_capacity(n_labels);
+            let mut buf = RowBuf::with_capacity(n_labels);
             let mut acc = 0.0f64;
             for i in rows {
-                entries.clear();
-                let mut nan_seen = false;
-                let t = self.y_true.row(i);
-                let s = self.y_score.row(i);
-                match &self.mask {
-                    None => {
-                        for (j, (&tv, &sv)) in t.iter().zip(s.iter()).enumerate() {
-                            nan_seen |= sv.is_nan();
-                            entries.push(Entry {
-                                key: sv.key(),
-                                idx: j as u32,
-                                gain: tv.gain(),
-                            });
-                        }
-                    }
-                    Some(m) => {
-                        let m = m.row(i);
-                        for (j, ((&tv, &sv), &known)) in
-                            t.iter().zip(s.iter()).zip(m.iter()).enumerate()
-                        {
-                            if known {
-                                nan_seen |= sv.is_nan();
-                                entries.push(Entry {
-                                    key: sv.key(),
-                                    idx: j as u32,
-                                    gain: tv.gain(),
-                                });
-                            }
-                        }
-                    }
-                }
+                let nan_seen = buf.gather(
+                    self.y_true.row(i),
+                    self.y_score.row(i),
+                    self.mask.as_ref().map(|m| m.row(i)),
+                );
                 if nan_seen {
                     return Err(MetricError::value("Input contains NaN."));
                 }
-                let v = row_metric(&mut entries, &mut scratch);
+                let v = row_metric(&mut buf);
                 match &self.sample_weight {
                     Some(w) => acc += w[i] * v,
                     None => acc += v,
@@ -189,6 +164,135 @@ impl<R: Relevance, S: Score> Rows<'_, R, S> {
             total += b?;
         }
         Ok(total)
+    }
+}
+
+/// Above this many relevant (or non-zero-gain) labels in a row, a kernel sorts the
+/// row (O(K log K)) instead of counting pairs directly (O(n_relevant * K)).
+const DIRECT_MAX: usize = 12;
+
+#[cfg(test)]
+thread_local! {
+    static FORCE_SORT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+#[cfg(test)]
+fn force_sort() -> bool {
+    FORCE_SORT.with(|f| f.get())
+}
+
+#[cfg(not(test))]
+#[inline]
+fn force_sort() -> bool {
+    false
+}
+
+/// One row's known entries, in column order, in buffers reused across rows.
+/// Positions in these buffers stand in for columns (same order).
+pub(crate) struct RowBuf {
+    keys: Vec<u64>,
+    gains: Vec<f64>,
+    entries: Vec<Entry>,
+    scratch: Vec<f64>,
+    /// Number of live entries in `keys`/`gains`.
+    len: usize,
+    /// Force the sorting path (tests compare it with the direct path).
+    always_sort: bool,
+}
+
+impl RowBuf {
+    fn with_capacity(n: usize) -> Self {
+        RowBuf {
+            keys: Vec::with_capacity(n),
+            gains: Vec::with_capacity(n),
+            entries: Vec::with_capacity(n),
+            scratch: Vec::with_capacity(n),
+            len: 0,
+            always_sort: force_sort(),
+        }
+    }
+
+    /// Load a row's known entries; returns whether a known score is NaN.
+    /// The buffers keep their full width; `len` says how many entries are live, so
+    /// a row costs no allocation and no capacity checks.
+    fn gather<R: Relevance, S: Score>(
+        &mut self,
+        t: ArrayView1<'_, R>,
+        s: ArrayView1<'_, S>,
+        m: Option<ArrayView1<'_, bool>>,
+    ) -> bool {
+        let n = t.len();
+        if self.keys.len() < n {
+            self.keys.resize(n, 0);
+            self.gains.resize(n, 0.0);
+        }
+        let mut nan = false;
+        let slots = self.keys.iter_mut().zip(self.gains.iter_mut());
+        match (t.as_slice(), s.as_slice(), m) {
+            (Some(t), Some(s), None) => {
+                for ((k, g), (&tv, &sv)) in slots.zip(t.iter().zip(s)) {
+                    nan |= sv.is_nan();
+                    *k = sv.key();
+                    *g = tv.gain();
+                }
+                self.len = n;
+            }
+            (_, _, None) => {
+                for ((k, g), (&tv, &sv)) in slots.zip(t.iter().zip(s.iter())) {
+                    nan |= sv.is_nan();
+                    *k = sv.key();
+                    *g = tv.gain();
+                }
+                self.len = n;
+            }
+            (_, _, Some(m)) => {
+                let mut c = 0usize;
+                for ((&tv, &sv), &known) in t.iter().zip(s.iter()).zip(m.iter()) {
+                    if known {
+                        nan |= sv.is_nan();
+                        self.keys[c] = sv.key();
+                        self.gains[c] = tv.gain();
+                        c += 1;
+                    }
+                }
+                self.len = c;
+            }
+        }
+        nan
+    }
+
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    fn keys(&self) -> &[u64] {
+        &self.keys[..self.len]
+    }
+
+    fn gains(&self) -> &[f64] {
+        &self.gains[..self.len]
+    }
+
+    fn n_nonzero(&self) -> usize {
+        self.gains().iter().filter(|&&g| g != 0.0).count()
+    }
+
+    /// The entries sorted ascending by (key, position).
+    fn sorted(&mut self) -> &[Entry] {
+        self.entries.clear();
+        for (p, (&key, &gain)) in self.keys[..self.len]
+            .iter()
+            .zip(&self.gains[..self.len])
+            .enumerate()
+        {
+            self.entries.push(Entry {
+                key,
+                idx: p as u32,
+                gain,
+            });
+        }
+        sort_entries(&mut self.entries);
+        &self.entries
     }
 }
 
@@ -208,21 +312,42 @@ fn for_each_group_desc(e: &[Entry], mut f: impl FnMut(&[Entry])) {
     }
 }
 
-fn ranking_loss_row(e: &mut [Entry]) -> f64 {
-    let k = e.len() as u64;
-    let n_pos = e.iter().filter(|x| x.relevant()).count() as u64;
-    if n_pos == 0 || n_pos == k {
+fn ranking_loss_row(b: &mut RowBuf) -> f64 {
+    let k = b.len() as u64;
+    let n_pos = b.n_nonzero() as u64;
+    let n_neg = k - n_pos;
+    if n_pos == 0 || n_neg == 0 {
         return 0.0;
     }
-    sort_entries(e);
-    let mut irrelevant_at_or_above = 0u64;
-    let mut errors = 0u64;
-    for_each_group_desc(e, |g| {
-        let rel = g.iter().filter(|x| x.relevant()).count() as u64;
-        irrelevant_at_or_above += g.len() as u64 - rel;
-        errors += rel * irrelevant_at_or_above;
-    });
-    errors as f64 / ((k - n_pos) * n_pos) as f64
+    let errors = if !b.always_sort && n_pos.min(n_neg) as usize <= DIRECT_MAX {
+        // #{(p, n): s_p <= s_n}, counted from the smaller side.
+        let (keys, gains) = (b.keys(), b.gains());
+        let mut errors = 0u64;
+        let from_relevant = n_pos <= n_neg;
+        for (&kp, &gp) in keys.iter().zip(gains) {
+            if (gp != 0.0) != from_relevant {
+                continue;
+            }
+            for (&kq, &gq) in keys.iter().zip(gains) {
+                let other = (gq != 0.0) != from_relevant;
+                if other && (if from_relevant { kq >= kp } else { kq <= kp }) {
+                    errors += 1;
+                }
+            }
+        }
+        errors
+    } else {
+        let e = b.sorted();
+        let mut irrelevant_at_or_above = 0u64;
+        let mut errors = 0u64;
+        for_each_group_desc(e, |g| {
+            let rel = g.iter().filter(|x| x.relevant()).count() as u64;
+            irrelevant_at_or_above += g.len() as u64 - rel;
+            errors += rel * irrelevant_at_or_above;
+        });
+        errors
+    };
+    errors as f64 / (n_neg * n_pos) as f64
 }
 
 /// Sum over rows of scikit-learn's `label_ranking_loss` row term: the fraction of
@@ -233,28 +358,47 @@ pub fn label_ranking_loss_sum<R: Relevance, S: Score>(
     rows: &Rows<'_, R, S>,
     par: &Parallelism,
 ) -> Result<f64> {
-    rows.weighted_row_sum(par, |e, _| ranking_loss_row(e))
+    rows.weighted_row_sum(par, ranking_loss_row)
 }
 
-fn lrap_row(e: &mut [Entry]) -> f64 {
-    let k = e.len();
-    let n_pos = e.iter().filter(|x| x.relevant()).count();
+fn lrap_row(b: &mut RowBuf) -> f64 {
+    let k = b.len();
+    let n_pos = b.n_nonzero();
     if n_pos == 0 || n_pos == k {
         return 1.0;
     }
-    sort_entries(e);
-    let mut all_at_or_above = 0u64;
-    let mut rel_at_or_above = 0u64;
     let mut sum = 0.0f64;
-    for_each_group_desc(e, |g| {
-        let rel = g.iter().filter(|x| x.relevant()).count();
-        all_at_or_above += g.len() as u64;
-        rel_at_or_above += rel as u64;
-        let ratio = rel_at_or_above as f64 / all_at_or_above as f64;
-        for _ in 0..rel {
-            sum += ratio;
+    if !b.always_sort && n_pos <= DIRECT_MAX {
+        // Relevant labels in column order, like scikit-learn's CSR indices.
+        let (keys, gains) = (b.keys(), b.gains());
+        for (&kj, &gj) in keys.iter().zip(gains) {
+            if gj == 0.0 {
+                continue;
+            }
+            let mut rank = 0u64;
+            let mut rel = 0u64;
+            for (&kq, &gq) in keys.iter().zip(gains) {
+                if kq >= kj {
+                    rank += 1;
+                    rel += u64::from(gq != 0.0);
+                }
+            }
+            sum += rel as f64 / rank as f64;
         }
-    });
+    } else {
+        let e = b.sorted();
+        let mut all_at_or_above = 0u64;
+        let mut rel_at_or_above = 0u64;
+        for_each_group_desc(e, |g| {
+            let rel = g.iter().filter(|x| x.relevant()).count();
+            all_at_or_above += g.len() as u64;
+            rel_at_or_above += rel as u64;
+            let ratio = rel_at_or_above as f64 / all_at_or_above as f64;
+            for _ in 0..rel {
+                sum += ratio;
+            }
+        });
+    }
     sum / n_pos as f64
 }
 
@@ -263,14 +407,20 @@ fn lrap_row(e: &mut [Entry]) -> f64 {
 /// **Ties take the maximal rank.** Rows with no relevant or only relevant known labels
 /// give 1.0 (so do masked rows with fewer than 2 known labels).
 pub fn lrap_sum<R: Relevance, S: Score>(rows: &Rows<'_, R, S>, par: &Parallelism) -> Result<f64> {
-    rows.weighted_row_sum(par, |e, _| lrap_row(e))
+    rows.weighted_row_sum(par, lrap_row)
 }
 
-fn coverage_row(e: &[Entry]) -> f64 {
-    let min_rel = e.iter().filter(|x| x.relevant()).map(|x| x.key).min();
+fn coverage_row(b: &mut RowBuf) -> f64 {
+    let (keys, gains) = (b.keys(), b.gains());
+    let min_rel = keys
+        .iter()
+        .zip(gains)
+        .filter(|(_, &g)| g != 0.0)
+        .map(|(&k, _)| k)
+        .min();
     match min_rel {
         None => 0.0,
-        Some(m) => e.iter().filter(|x| x.key >= m).count() as f64,
+        Some(m) => keys.iter().filter(|&&k| k >= m).count() as f64,
     }
 }
 
@@ -281,19 +431,19 @@ pub fn coverage_sum<R: Relevance, S: Score>(
     rows: &Rows<'_, R, S>,
     par: &Parallelism,
 ) -> Result<f64> {
-    rows.weighted_row_sum(par, |e, _| coverage_row(e))
+    rows.weighted_row_sum(par, coverage_row)
 }
 
-fn one_error_row(e: &[Entry]) -> f64 {
-    let Some(top) = e.iter().map(|x| x.key).max() else {
+fn one_error_row(b: &mut RowBuf) -> f64 {
+    let Some(&top) = b.keys().iter().max() else {
         return 1.0;
     };
     let mut n_top = 0u64;
     let mut n_top_irrelevant = 0u64;
-    for x in e.iter().filter(|x| x.key == top) {
-        n_top += 1;
-        if !x.relevant() {
-            n_top_irrelevant += 1;
+    for (&k, &g) in b.keys().iter().zip(b.gains()) {
+        if k == top {
+            n_top += 1;
+            n_top_irrelevant += u64::from(g == 0.0);
         }
     }
     n_top_irrelevant as f64 / n_top as f64
@@ -308,7 +458,7 @@ pub fn one_error_sum<R: Relevance, S: Score>(
     rows: &Rows<'_, R, S>,
     par: &Parallelism,
 ) -> Result<f64> {
-    rows.weighted_row_sum(par, |e, _| one_error_row(e))
+    rows.weighted_row_sum(par, one_error_row)
 }
 
 /// Discounts for (N)DCG: `discount[r]` is the weight of rank `r` (0-based, already
@@ -367,20 +517,66 @@ fn dcg_in_order(e: &[Entry], d: &Discounts<'_>) -> f64 {
         .sum()
 }
 
-/// DCG of the ideal ranking (gains sorted decreasingly).
-fn ideal_dcg(e: &[Entry], d: &Discounts<'_>, gains: &mut Vec<f64>) -> f64 {
-    gains.clear();
-    gains.extend(e.iter().map(|x| x.gain));
-    gains.sort_unstable_by(|a, b| b.total_cmp(a));
-    gains
-        .iter()
-        .enumerate()
-        .map(|(r, g)| d.discount[r] * g)
-        .sum()
+/// DCG of the ideal ranking (gains sorted decreasingly): positive gains take the
+/// first ranks, negative gains the last ones, zeros (which add nothing) the middle.
+fn ideal_dcg(b: &mut RowBuf, d: &Discounts<'_>) -> f64 {
+    let k = b.len;
+    let nonzero = &mut b.scratch;
+    nonzero.clear();
+    nonzero.extend(b.gains[..b.len].iter().copied().filter(|&g| g != 0.0));
+    nonzero.sort_unstable_by(|a, b| b.total_cmp(a));
+    let n_neg = nonzero.iter().filter(|&&g| g < 0.0).count();
+    let n_pos = nonzero.len() - n_neg;
+    let mut dcg = 0.0f64;
+    for (r, g) in nonzero[..n_pos].iter().enumerate() {
+        dcg += d.discount[r] * g;
+    }
+    for (i, g) in nonzero[n_pos..].iter().enumerate() {
+        dcg += d.discount[k - n_neg + i] * g;
+    }
+    dcg
 }
 
-fn dcg_row(e: &mut [Entry], d: &Discounts<'_>, ignore_ties: bool) -> f64 {
-    sort_entries(e);
+/// DCG counting only the non-zero gains, each placed by counting (O(nnz * K)).
+fn dcg_direct(b: &RowBuf, d: &Discounts<'_>, ignore_ties: bool) -> f64 {
+    let (keys, gains) = (b.keys(), b.gains());
+    let mut dcg = 0.0f64;
+    for (j, (&kj, &gj)) in keys.iter().zip(gains).enumerate() {
+        if gj == 0.0 {
+            continue;
+        }
+        let mut above = 0usize;
+        let mut same = 0usize;
+        let mut same_after = 0usize;
+        for (q, &kq) in keys.iter().enumerate() {
+            if kq > kj {
+                above += 1;
+            } else if kq == kj {
+                same += 1;
+                same_after += usize::from(q > j);
+            }
+        }
+        if ignore_ties {
+            dcg += d.discount[above + same_after] * gj;
+        } else {
+            let last = above + same - 1;
+            let hi = d.cumsum[last];
+            let dsum = if above == 0 {
+                hi
+            } else {
+                hi - d.cumsum[above - 1]
+            };
+            dcg += gj / same as f64 * dsum;
+        }
+    }
+    dcg
+}
+
+fn dcg_row(b: &mut RowBuf, d: &Discounts<'_>, ignore_ties: bool) -> f64 {
+    if !b.always_sort && b.n_nonzero() <= DIRECT_MAX {
+        return dcg_direct(b, d, ignore_ties);
+    }
+    let e = b.sorted();
     if ignore_ties {
         dcg_in_order(e, d)
     } else {
@@ -405,12 +601,12 @@ pub fn dcg_sum<S: Score>(
     par: &Parallelism,
 ) -> Result<f64> {
     discounts.check(rows.y_true.ncols())?;
-    rows.weighted_row_sum(par, |e, scratch| {
-        let dcg = dcg_row(e, discounts, ignore_ties);
+    rows.weighted_row_sum(par, |b| {
+        let dcg = dcg_row(b, discounts, ignore_ties);
         if !normalize {
             return dcg;
         }
-        let ideal = ideal_dcg(e, discounts, scratch);
+        let ideal = ideal_dcg(b, discounts);
         if ideal == 0.0 {
             0.0
         } else {
@@ -450,10 +646,7 @@ mod tests {
         Parallelism::sequential()
     }
 
-    fn rows<'a, R: Relevance, S: Score>(
-        t: &'a Array2<R>,
-        s: &'a Array2<S>,
-    ) -> Rows<'a, R, S> {
+    fn rows<'a, R: Relevance, S: Score>(t: &'a Array2<R>, s: &'a Array2<S>) -> Rows<'a, R, S> {
         Rows {
             y_true: t.view(),
             y_score: s.view(),
@@ -488,7 +681,11 @@ mod tests {
 
     #[test]
     fn ranking_loss_docstring_and_degenerate_rows() {
-        let t = array![[true, false, false], [false, false, true], [false, false, false]];
+        let t = array![
+            [true, false, false],
+            [false, false, true],
+            [false, false, false]
+        ];
         let s = array![[0.75, 0.5, 1.0], [1.0, 0.2, 0.1], [0.3, 0.2, 0.1]];
         // 0.5 + 1.0 + 0 (no relevant)
         close(label_ranking_loss_sum(&rows(&t, &s), &seq()).unwrap(), 1.5);
@@ -499,7 +696,10 @@ mod tests {
         let t = array![[true, false, true]];
         let s = array![[0.5, 0.5, 0.2]];
         // relevant 0: 1/2; relevant 2: 2/3
-        close(lrap_sum(&rows(&t, &s), &seq()).unwrap(), (0.5 + 2.0 / 3.0) / 2.0);
+        close(
+            lrap_sum(&rows(&t, &s), &seq()).unwrap(),
+            (0.5 + 2.0 / 3.0) / 2.0,
+        );
         let t = array![[true, false, false], [false, false, true]];
         let s = array![[0.75, 0.5, 1.0], [1.0, 0.2, 0.1]];
         close(lrap_sum(&rows(&t, &s), &seq()).unwrap(), 0.5 + 1.0 / 3.0);
@@ -527,7 +727,11 @@ mod tests {
 
     #[test]
     fn one_error_ties_and_empty_rows() {
-        let t = array![[true, false, false], [false, false, false], [true, false, false]];
+        let t = array![
+            [true, false, false],
+            [false, false, false],
+            [true, false, false]
+        ];
         let s = array![[0.5, 0.5, 0.1], [0.3, 0.2, 0.1], [0.9, 0.2, 0.1]];
         // 1/2 + 1 + 0
         close(one_error_sum(&rows(&t, &s), &seq()).unwrap(), 1.5);
@@ -543,11 +747,23 @@ mod tests {
             discount: ndarray::ArrayView1::from(&d),
             cumsum: ndarray::ArrayView1::from(&c),
         };
-        close(dcg_sum(&rows(&t, &s), &disc, false, false, &seq()).unwrap(), 7.5);
-        close(dcg_sum(&rows(&t, &s), &disc, false, true, &seq()).unwrap(), 0.75);
+        close(
+            dcg_sum(&rows(&t, &s), &disc, false, false, &seq()).unwrap(),
+            7.5,
+        );
+        close(
+            dcg_sum(&rows(&t, &s), &disc, false, true, &seq()).unwrap(),
+            0.75,
+        );
         // ignore_ties: column 4 (gain 5) first
-        close(dcg_sum(&rows(&t, &s), &disc, true, false, &seq()).unwrap(), 5.0);
-        close(dcg_sum(&rows(&t, &s), &disc, true, true, &seq()).unwrap(), 0.5);
+        close(
+            dcg_sum(&rows(&t, &s), &disc, true, false, &seq()).unwrap(),
+            5.0,
+        );
+        close(
+            dcg_sum(&rows(&t, &s), &disc, true, true, &seq()).unwrap(),
+            0.5,
+        );
         // no ties, no k: 9.49...
         let s = array![[0.1, 0.2, 0.3, 4.0, 70.0]];
         let (d, c) = discounts(5, None, 2.0);
@@ -556,8 +772,14 @@ mod tests {
             cumsum: ndarray::ArrayView1::from(&c),
         };
         let want = 5.0 + 1.0 / 3f64.log2() + 10.0 / 6f64.log2();
-        close(dcg_sum(&rows(&t, &s), &disc, false, false, &seq()).unwrap(), want);
-        close(dcg_sum(&rows(&t, &s), &disc, true, false, &seq()).unwrap(), want);
+        close(
+            dcg_sum(&rows(&t, &s), &disc, false, false, &seq()).unwrap(),
+            want,
+        );
+        close(
+            dcg_sum(&rows(&t, &s), &disc, true, false, &seq()).unwrap(),
+            want,
+        );
     }
 
     #[test]
@@ -568,7 +790,10 @@ mod tests {
             discount: ndarray::ArrayView1::from(&d),
             cumsum: ndarray::ArrayView1::from(&c),
         };
-        close(dcg_sum(&rows(&t, &t), &disc, false, true, &seq()).unwrap(), 1.0);
+        close(
+            dcg_sum(&rows(&t, &t), &disc, false, true, &seq()).unwrap(),
+            1.0,
+        );
     }
 
     #[test]
@@ -621,6 +846,68 @@ mod tests {
             want += bad as f64 / (np * (k as u64 - np)) as f64;
         }
         close(label_ranking_loss_sum(&rows(&t, &s), &seq()).unwrap(), want);
+    }
+
+    /// Run `f` once on the direct (counting) paths and once forcing the sort paths.
+    fn both_paths(f: impl Fn() -> f64) -> (f64, f64) {
+        let direct = f();
+        FORCE_SORT.with(|x| x.set(true));
+        let sorted = f();
+        FORCE_SORT.with(|x| x.set(false));
+        (direct, sorted)
+    }
+
+    #[test]
+    fn direct_and_sorted_paths_agree() {
+        // tie-heavy rows, graded gains incl. negatives, a mask
+        let (n, k) = (200, 9);
+        let t = Array2::from_shape_fn((n, k), |(i, j)| (i * 7 + j * 3) % 5 < 1 + i % 4);
+        let g = Array2::from_shape_fn((n, k), |(i, j)| {
+            if (i + j) % 3 == 0 {
+                ((i * j) % 7) as f64 - 2.0
+            } else {
+                0.0
+            }
+        });
+        let s = Array2::from_shape_fn((n, k), |(i, j)| {
+            ((i * 13 + j * 5) % 4) as f64 - 0.0 * j as f64
+        });
+        let m = Array2::from_shape_fn((n, k), |(i, j)| (i + 2 * j) % 7 != 0);
+        for mask in [None, Some(m.view())] {
+            let r = Rows {
+                y_true: t.view(),
+                y_score: s.view(),
+                mask,
+                sample_weight: None,
+            };
+            let rg = Rows {
+                y_true: g.view(),
+                y_score: s.view(),
+                mask,
+                sample_weight: None,
+            };
+            for (a, b) in [
+                both_paths(|| label_ranking_loss_sum(&r, &seq()).unwrap()),
+                both_paths(|| lrap_sum(&r, &seq()).unwrap()),
+            ] {
+                close(a, b);
+            }
+            for kk in [None, Some(1), Some(3), Some(20)] {
+                let (d, c) = discounts(k, kk, 2.0);
+                let disc = Discounts {
+                    discount: ndarray::ArrayView1::from(&d),
+                    cumsum: ndarray::ArrayView1::from(&c),
+                };
+                for ignore_ties in [false, true] {
+                    for normalize in [false, true] {
+                        let (a, b) = both_paths(|| {
+                            dcg_sum(&rg, &disc, ignore_ties, normalize, &seq()).unwrap()
+                        });
+                        close(a, b);
+                    }
+                }
+            }
+        }
     }
 
     #[test]

@@ -68,9 +68,15 @@ fn label_ranking_loss_sum<'py>(
     sample_weight: Option<PyReadonlyArray1<'py, f64>>,
     n_jobs: Option<i64>,
 ) -> PyResult<f64> {
-    with_rows!(py, y_true, y_score, mask, sample_weight, n_jobs, |rows, par| {
-        label_ranking::label_ranking_loss_sum(&rows, &par)
-    })
+    with_rows!(
+        py,
+        y_true,
+        y_score,
+        mask,
+        sample_weight,
+        n_jobs,
+        |rows, par| { label_ranking::label_ranking_loss_sum(&rows, &par) }
+    )
 }
 
 /// Weighted sum over rows of LRAP (see `label_ranking::lrap_sum`).
@@ -84,9 +90,15 @@ fn label_ranking_average_precision_sum<'py>(
     sample_weight: Option<PyReadonlyArray1<'py, f64>>,
     n_jobs: Option<i64>,
 ) -> PyResult<f64> {
-    with_rows!(py, y_true, y_score, mask, sample_weight, n_jobs, |rows, par| {
-        label_ranking::lrap_sum(&rows, &par)
-    })
+    with_rows!(
+        py,
+        y_true,
+        y_score,
+        mask,
+        sample_weight,
+        n_jobs,
+        |rows, par| { label_ranking::lrap_sum(&rows, &par) }
+    )
 }
 
 /// Weighted sum over rows of the coverage (see `label_ranking::coverage_sum`).
@@ -100,9 +112,15 @@ fn coverage_error_sum<'py>(
     sample_weight: Option<PyReadonlyArray1<'py, f64>>,
     n_jobs: Option<i64>,
 ) -> PyResult<f64> {
-    with_rows!(py, y_true, y_score, mask, sample_weight, n_jobs, |rows, par| {
-        label_ranking::coverage_sum(&rows, &par)
-    })
+    with_rows!(
+        py,
+        y_true,
+        y_score,
+        mask,
+        sample_weight,
+        n_jobs,
+        |rows, par| { label_ranking::coverage_sum(&rows, &par) }
+    )
 }
 
 /// Weighted sum over rows of the one-error (see `label_ranking::one_error_sum`).
@@ -116,9 +134,15 @@ fn one_error_sum<'py>(
     sample_weight: Option<PyReadonlyArray1<'py, f64>>,
     n_jobs: Option<i64>,
 ) -> PyResult<f64> {
-    with_rows!(py, y_true, y_score, mask, sample_weight, n_jobs, |rows, par| {
-        label_ranking::one_error_sum(&rows, &par)
-    })
+    with_rows!(
+        py,
+        y_true,
+        y_score,
+        mask,
+        sample_weight,
+        n_jobs,
+        |rows, par| { label_ranking::one_error_sum(&rows, &par) }
+    )
 }
 
 /// Weighted sum over rows of DCG (`normalize=False`) or NDCG (`normalize=True`)
@@ -143,9 +167,15 @@ fn dcg_sum<'py>(
         discount: discount.as_array(),
         cumsum: discount_cumsum.as_array(),
     };
-    with_rows!(py, y_true, y_score, mask, sample_weight, n_jobs, |rows, par| {
-        label_ranking::dcg_sum(&rows, &discounts, ignore_ties, normalize, &par)
-    })
+    with_rows!(
+        py,
+        y_true,
+        y_score,
+        mask,
+        sample_weight,
+        n_jobs,
+        |rows, par| { label_ranking::dcg_sum(&rows, &discounts, ignore_ties, normalize, &par) }
+    )
 }
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
