@@ -119,9 +119,7 @@ def _check_finite(x: NDArray[Any], mask: NDArray[np.bool_] | None) -> None:
         assert_all_finite(x[mask])
 
 
-def _check_array(
-    x: Any, *, ensure_2d: bool, mask: Any = None, accept_sparse: bool = False
-) -> Any:
+def _check_array(x: Any, *, ensure_2d: bool, mask: Any = None, accept_sparse: bool = False) -> Any:
     """scikit-learn's ``check_array(x, ensure_2d=..., dtype="numeric")``.
 
     With a usable ``mask``, the finiteness check only looks at known entries.
@@ -158,9 +156,7 @@ def _check_array(
     if arr.ndim >= 3:
         raise ValueError(f"Found array with dim {arr.ndim}, while dim <= 2 is required.")
     if arr.ndim == 0:
-        raise TypeError(
-            f"Singleton array {arr!r} cannot be considered a valid collection."
-        )
+        raise TypeError(f"Singleton array {arr!r} cannot be considered a valid collection.")
     _check_finite(arr, _mask_if_fits(mask, arr.shape))
     _check_min_size(arr.shape)
     return arr
@@ -189,9 +185,7 @@ def _sparse_type(y: Any) -> str:
     if y.shape[1] > 1:
         data = np.asarray(y.data)
         labels = np.unique(data)
-        integral = data.dtype.kind in "biu" or bool(
-            np.all(labels.astype(np.int64) == labels)
-        )
+        integral = data.dtype.kind in "biu" or bool(np.all(labels.astype(np.int64) == labels))
         if data.size == 0 or (
             (labels.size == 1 or (labels.size == 2 and 0 in labels)) and integral
         ):
@@ -210,7 +204,8 @@ def _relevance(y_true: Any, mask: NDArray[np.bool_] | None) -> NDArray[np.bool_]
     y = _known(y_true, mask)
     if y.dtype == np.bool_:
         return y
-    return y != 0
+    nonzero: NDArray[np.bool_] = y != 0
+    return nonzero
 
 
 def _scores(y_score: NDArray[Any]) -> NDArray[Any]:
@@ -307,9 +302,7 @@ def label_ranking_loss(
     ``ZeroDivisionError``). With ``mask``, each row ranks its known labels only; a row
     with fewer than 2 known labels scores 0.
     """
-    rel, s, m, w = _label_ranking_inputs(
-        "label_ranking_loss", y_true, y_score, sample_weight, mask
-    )
+    rel, s, m, w = _label_ranking_inputs("label_ranking_loss", y_true, y_score, sample_weight, mask)
     total = _core.label_ranking_loss_sum(rel, s, m, w, n_jobs)
     return _average(total, rel.shape[0], w)
 
