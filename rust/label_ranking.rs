@@ -320,18 +320,19 @@ fn ranking_loss_row(b: &mut RowBuf) -> f64 {
         return 0.0;
     }
     let errors = if !b.always_sort && n_pos.min(n_neg) as usize <= DIRECT_MAX {
-        // #{(p, n): s_p <= s_n}, counted from the smaller side.
+        // #{(p, n): s_p <= s_n}, counted from the smaller side (branch-free inner loop).
         let (keys, gains) = (b.keys(), b.gains());
         let mut errors = 0u64;
-        let from_relevant = n_pos <= n_neg;
-        for (&kp, &gp) in keys.iter().zip(gains) {
-            if (gp != 0.0) != from_relevant {
-                continue;
+        if n_pos <= n_neg {
+            for (&kp, _) in keys.iter().zip(gains).filter(|(_, &g)| g != 0.0) {
+                for (&kq, &gq) in keys.iter().zip(gains) {
+                    errors += u64::from((gq == 0.0) & (kq >= kp));
+                }
             }
-            for (&kq, &gq) in keys.iter().zip(gains) {
-                let other = (gq != 0.0) != from_relevant;
-                if other && (if from_relevant { kq >= kp } else { kq <= kp }) {
-                    errors += 1;
+        } else {
+            for (&kn, _) in keys.iter().zip(gains).filter(|(_, &g)| g == 0.0) {
+                for (&kq, &gq) in keys.iter().zip(gains) {
+                    errors += u64::from((gq != 0.0) & (kq <= kn));
                 }
             }
         }
@@ -378,10 +379,9 @@ fn lrap_row(b: &mut RowBuf) -> f64 {
             let mut rank = 0u64;
             let mut rel = 0u64;
             for (&kq, &gq) in keys.iter().zip(gains) {
-                if kq >= kj {
-                    rank += 1;
-                    rel += u64::from(gq != 0.0);
-                }
+                let ge = kq >= kj;
+                rank += u64::from(ge);
+                rel += u64::from(ge & (gq != 0.0));
             }
             sum += rel as f64 / rank as f64;
         }
@@ -412,16 +412,17 @@ pub fn lrap_sum<R: Relevance, S: Score>(rows: &Rows<'_, R, S>, par: &Parallelism
 
 fn coverage_row(b: &mut RowBuf) -> f64 {
     let (keys, gains) = (b.keys(), b.gains());
-    let min_rel = keys
-        .iter()
-        .zip(gains)
-        .filter(|(_, &g)| g != 0.0)
-        .map(|(&k, _)| k)
-        .min();
-    match min_rel {
-        None => 0.0,
-        Some(m) => keys.iter().filter(|&&k| k >= m).count() as f64,
+    let mut min_rel = u64::MAX;
+    let mut any_rel = false;
+    for (&k, &g) in keys.iter().zip(gains) {
+        let rel = g != 0.0;
+        any_rel |= rel;
+        min_rel = min_rel.min(if rel { k } else { u64::MAX });
     }
+    if !any_rel {
+        return 0.0;
+    }
+    keys.iter().map(|&k| u64::from(k >= min_rel)).sum::<u64>() as f64
 }
 
 /// Sum over rows of scikit-learn's `coverage_error` row term: the number of known
@@ -441,10 +442,9 @@ fn one_error_row(b: &mut RowBuf) -> f64 {
     let mut n_top = 0u64;
     let mut n_top_irrelevant = 0u64;
     for (&k, &g) in b.keys().iter().zip(b.gains()) {
-        if k == top {
-            n_top += 1;
-            n_top_irrelevant += u64::from(g == 0.0);
-        }
+        let at_top = k == top;
+        n_top += u64::from(at_top);
+        n_top_irrelevant += u64::from(at_top & (g == 0.0));
     }
     n_top_irrelevant as f64 / n_top as f64
 }
