@@ -1,1 +1,922 @@
-//! Per-row label-ranking metrics (ranking loss, LRAP, coverage, DCG/NDCG).
+//! Per-row label-ranking metrics: ranking loss, label ranking average precision
+//! (LRAP), coverage error, (N)DCG and one-error.
+//!
+//! Every metric here is a weighted mean over rows of a quantity that depends on one
+//! row only, so the work is split into fixed blocks of rows
+//! (`Parallelism::map_row_blocks`); each block gathers a row's *known* entries into
+//! a buffer it reuses for all its rows (no allocation per row), sorts them by score
+//! key when the metric needs an order, and adds `w_i * metric_i` to a block sum. Block
+//! sums are added in block order, so results do not depend on the thread count.
+//!
+//! The kernels return the numerator `sum_i w_i * metric_i` (or `sum_i metric_i`
+//! without weights); the caller divides by the weight sum, because scikit-learn's
+//! functions disagree on what an all-zero weight vector means (ZeroDivisionError for
+//! most, NaN for LRAP).
+//!
+//! Ties follow scikit-learn 1.9.1 (`sklearn/metrics/_ranking.py`): scores are equal
+//! when their `Score::key`s are equal (so `-0.0 == 0.0`). With a mask, a row is the
+//! list of its known labels only, and each metric is scikit-learn's metric applied to
+//! that shorter row; the degenerate cases (0 or 1 known label) fall out of the
+//! definitions as documented on each function.
+
+use ndarray::{ArrayView1, ArrayView2};
+
+use crate::error::{MetricError, Result};
+use crate::parallel::Parallelism;
+use crate::score::Score;
+
+/// Relevance of a label: `bool` for the binary label-ranking metrics, `f64` gains
+/// for (N)DCG. "Relevant" means non-zero, as in scikit-learn's CSR conversion.
+pub trait Relevance: Copy + Send + Sync + 'static {
+    fn gain(self) -> f64;
+}
+
+impl Relevance for bool {
+    #[inline]
+    fn gain(self) -> f64 {
+        if self {
+            1.0
+        } else {
+            0.0
+        }
+    }
+}
+
+impl Relevance for f64 {
+    #[inline]
+    fn gain(self) -> f64 {
+        self
+    }
+}
+
+/// One known label of a row: its score key, column index and gain.
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    key: u64,
+    idx: u32,
+    gain: f64,
+}
+
+impl Entry {
+    #[inline]
+    fn relevant(&self) -> bool {
+        self.gain != 0.0
+    }
+    #[inline]
+    fn order(&self) -> (u64, u32) {
+        (self.key, self.idx)
+    }
+}
+
+/// Rows up to this many known labels are sorted by insertion sort.
+const INSERTION_SORT_MAX: usize = 32;
+
+/// Sort ascending by (key, column). The pair is unique, so the order is fully
+/// determined; reading it backwards gives descending score with ties in descending
+/// column order, which is what `np.argsort(s)[::-1]` gives when the sort is stable.
+fn sort_entries(e: &mut [Entry]) {
+    if e.len() <= INSERTION_SORT_MAX {
+        for i in 1..e.len() {
+            let x = e[i];
+            let mut j = i;
+            while j > 0 && e[j - 1].order() > x.order() {
+                e[j] = e[j - 1];
+                j -= 1;
+            }
+            e[j] = x;
+        }
+    } else {
+        e.sort_unstable_by_key(Entry::order);
+    }
+}
+
+/// Input arrays of a per-row metric (all views, any layout).
+#[derive(Clone, Copy)]
+pub struct Rows<'a, R, S> {
+    pub y_true: ArrayView2<'a, R>,
+    pub y_score: ArrayView2<'a, S>,
+    /// `true` = label known. `None` = every label known.
+    pub mask: Option<ArrayView2<'a, bool>>,
+    pub sample_weight: Option<ArrayView1<'a, f64>>,
+}
+
+impl<R: Relevance, S: Score> Rows<'_, R, S> {
+    fn check(&self) -> Result<()> {
+        let shape = self.y_true.dim();
+        if self.y_score.dim() != shape {
+            return Err(MetricError::shape(
+                "y_true and y_score have different shape",
+            ));
+        }
+        if let Some(m) = &self.mask {
+            if m.dim() != shape {
+                return Err(MetricError::shape(format!(
+                    "mask has shape {:?}, expected {:?} (the shape of y_true)",
+                    m.dim(),
+                    shape
+                )));
+            }
+        }
+        if let Some(w) = &self.sample_weight {
+            if w.len() != shape.0 {
+                return Err(MetricError::shape(format!(
+                    "Found input variables with inconsistent numbers of samples: [{}, {}]",
+                    shape.0,
+                    w.len()
+                )));
+            }
+        }
+        if shape.1 > u32::MAX as usize {
+            return Err(MetricError::shape("too many labels per row"));
+        }
+        Ok(())
+    }
+
+    /// Weighted sum over rows of `row_metric(row buffer holding the row's known entries)`.
+    fn weighted_row_sum<F>(&self, par: &Parallelism, row_metric: F) -> Result<f64>
+    where
+        F: Fn(&mut RowBuf) -> f64 + Sync + Send,
+    {
+        self.check()?;
+        let (n_rows, n_labels) = self.y_true.dim();
+        let blocks = par.map_row_blocks(n_rows, n_labels, |rows| -> Result<f64> {
+            let mut buf = RowBuf::with_capacity(n_labels);
+            let mut acc = 0.0f64;
+            for i in rows {
+                let nan_seen = buf.gather(
+                    self.y_true.row(i),
+                    self.y_score.row(i),
+                    self.mask.as_ref().map(|m| m.row(i)),
+                );
+                if nan_seen {
+                    return Err(MetricError::value("Input contains NaN."));
+                }
+                let v = row_metric(&mut buf);
+                match &self.sample_weight {
+                    Some(w) => acc += w[i] * v,
+                    None => acc += v,
+                }
+            }
+            Ok(acc)
+        })?;
+        let mut total = 0.0f64;
+        for b in blocks {
+            total += b?;
+        }
+        Ok(total)
+    }
+}
+
+/// Above this many relevant (or non-zero-gain) labels in a row, a kernel sorts the
+/// row (O(K log K)) instead of counting pairs directly (O(n_relevant * K)).
+const DIRECT_MAX: usize = 12;
+
+#[cfg(test)]
+thread_local! {
+    static FORCE_SORT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+#[cfg(test)]
+fn force_sort() -> bool {
+    FORCE_SORT.with(|f| f.get())
+}
+
+#[cfg(not(test))]
+#[inline]
+fn force_sort() -> bool {
+    false
+}
+
+/// One row's known entries, in column order, in buffers reused across rows.
+/// Positions in these buffers stand in for columns (same order).
+pub(crate) struct RowBuf {
+    keys: Vec<u64>,
+    gains: Vec<f64>,
+    entries: Vec<Entry>,
+    scratch: Vec<f64>,
+    /// Number of live entries in `keys`/`gains`.
+    len: usize,
+    /// Force the sorting path (tests compare it with the direct path).
+    always_sort: bool,
+}
+
+impl RowBuf {
+    fn with_capacity(n: usize) -> Self {
+        RowBuf {
+            keys: Vec::with_capacity(n),
+            gains: Vec::with_capacity(n),
+            entries: Vec::with_capacity(n),
+            scratch: Vec::with_capacity(n),
+            len: 0,
+            always_sort: force_sort(),
+        }
+    }
+
+    /// Load a row's known entries; returns whether a known score is NaN.
+    /// The buffers keep their full width; `len` says how many entries are live, so
+    /// a row costs no allocation and no capacity checks.
+    fn gather<R: Relevance, S: Score>(
+        &mut self,
+        t: ArrayView1<'_, R>,
+        s: ArrayView1<'_, S>,
+        m: Option<ArrayView1<'_, bool>>,
+    ) -> bool {
+        let n = t.len();
+        if self.keys.len() < n {
+            self.keys.resize(n, 0);
+            self.gains.resize(n, 0.0);
+        }
+        let mut nan = false;
+        let slots = self.keys.iter_mut().zip(self.gains.iter_mut());
+        match (t.as_slice(), s.as_slice(), m) {
+            (Some(t), Some(s), None) => {
+                for ((k, g), (&tv, &sv)) in slots.zip(t.iter().zip(s)) {
+                    nan |= sv.is_nan();
+                    *k = sv.key();
+                    *g = tv.gain();
+                }
+                self.len = n;
+            }
+            (_, _, None) => {
+                for ((k, g), (&tv, &sv)) in slots.zip(t.iter().zip(s.iter())) {
+                    nan |= sv.is_nan();
+                    *k = sv.key();
+                    *g = tv.gain();
+                }
+                self.len = n;
+            }
+            (_, _, Some(m)) => {
+                let mut c = 0usize;
+                for ((&tv, &sv), &known) in t.iter().zip(s.iter()).zip(m.iter()) {
+                    if known {
+                        nan |= sv.is_nan();
+                        self.keys[c] = sv.key();
+                        self.gains[c] = tv.gain();
+                        c += 1;
+                    }
+                }
+                self.len = c;
+            }
+        }
+        nan
+    }
+
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    fn keys(&self) -> &[u64] {
+        &self.keys[..self.len]
+    }
+
+    fn gains(&self) -> &[f64] {
+        &self.gains[..self.len]
+    }
+
+    fn n_nonzero(&self) -> usize {
+        self.gains().iter().filter(|&&g| g != 0.0).count()
+    }
+
+    /// The entries sorted ascending by (key, position).
+    fn sorted(&mut self) -> &[Entry] {
+        self.entries.clear();
+        for (p, (&key, &gain)) in self.keys[..self.len]
+            .iter()
+            .zip(&self.gains[..self.len])
+            .enumerate()
+        {
+            self.entries.push(Entry {
+                key,
+                idx: p as u32,
+                gain,
+            });
+        }
+        sort_entries(&mut self.entries);
+        &self.entries
+    }
+}
+
+/// Walk the groups of equal keys of ascending-sorted entries from the highest score
+/// down; `f(group)` is called once per group.
+#[inline]
+fn for_each_group_desc(e: &[Entry], mut f: impl FnMut(&[Entry])) {
+    let mut end = e.len();
+    while end > 0 {
+        let key = e[end - 1].key;
+        let mut start = end - 1;
+        while start > 0 && e[start - 1].key == key {
+            start -= 1;
+        }
+        f(&e[start..end]);
+        end = start;
+    }
+}
+
+fn ranking_loss_row(b: &mut RowBuf) -> f64 {
+    let k = b.len() as u64;
+    let n_pos = b.n_nonzero() as u64;
+    let n_neg = k - n_pos;
+    if n_pos == 0 || n_neg == 0 {
+        return 0.0;
+    }
+    let errors = if !b.always_sort && n_pos.min(n_neg) as usize <= DIRECT_MAX {
+        // #{(p, n): s_p <= s_n}, counted from the smaller side (branch-free inner loop).
+        let (keys, gains) = (b.keys(), b.gains());
+        let mut errors = 0u64;
+        if n_pos <= n_neg {
+            for (&kp, _) in keys.iter().zip(gains).filter(|(_, &g)| g != 0.0) {
+                for (&kq, &gq) in keys.iter().zip(gains) {
+                    errors += u64::from((gq == 0.0) & (kq >= kp));
+                }
+            }
+        } else {
+            for (&kn, _) in keys.iter().zip(gains).filter(|(_, &g)| g == 0.0) {
+                for (&kq, &gq) in keys.iter().zip(gains) {
+                    errors += u64::from((gq != 0.0) & (kq <= kn));
+                }
+            }
+        }
+        errors
+    } else {
+        let e = b.sorted();
+        let mut irrelevant_at_or_above = 0u64;
+        let mut errors = 0u64;
+        for_each_group_desc(e, |g| {
+            let rel = g.iter().filter(|x| x.relevant()).count() as u64;
+            irrelevant_at_or_above += g.len() as u64 - rel;
+            errors += rel * irrelevant_at_or_above;
+        });
+        errors
+    };
+    errors as f64 / (n_neg * n_pos) as f64
+}
+
+/// Sum over rows of scikit-learn's `label_ranking_loss` row term: the fraction of
+/// (relevant, irrelevant) pairs with `s_relevant <= s_irrelevant`. **A tied pair is a
+/// full error.** Rows with no relevant or only relevant known labels give 0 (so do
+/// masked rows with fewer than 2 known labels).
+pub fn label_ranking_loss_sum<R: Relevance, S: Score>(
+    rows: &Rows<'_, R, S>,
+    par: &Parallelism,
+) -> Result<f64> {
+    rows.weighted_row_sum(par, ranking_loss_row)
+}
+
+fn lrap_row(b: &mut RowBuf) -> f64 {
+    let k = b.len();
+    let n_pos = b.n_nonzero();
+    if n_pos == 0 || n_pos == k {
+        return 1.0;
+    }
+    let mut sum = 0.0f64;
+    if !b.always_sort && n_pos <= DIRECT_MAX {
+        // Relevant labels in column order, like scikit-learn's CSR indices.
+        let (keys, gains) = (b.keys(), b.gains());
+        for (&kj, &gj) in keys.iter().zip(gains) {
+            if gj == 0.0 {
+                continue;
+            }
+            let mut rank = 0u64;
+            let mut rel = 0u64;
+            for (&kq, &gq) in keys.iter().zip(gains) {
+                let ge = kq >= kj;
+                rank += u64::from(ge);
+                rel += u64::from(ge & (gq != 0.0));
+            }
+            sum += rel as f64 / rank as f64;
+        }
+    } else {
+        let e = b.sorted();
+        let mut all_at_or_above = 0u64;
+        let mut rel_at_or_above = 0u64;
+        for_each_group_desc(e, |g| {
+            let rel = g.iter().filter(|x| x.relevant()).count();
+            all_at_or_above += g.len() as u64;
+            rel_at_or_above += rel as u64;
+            let ratio = rel_at_or_above as f64 / all_at_or_above as f64;
+            for _ in 0..rel {
+                sum += ratio;
+            }
+        });
+    }
+    sum / n_pos as f64
+}
+
+/// Sum over rows of scikit-learn's `label_ranking_average_precision_score` row term:
+/// mean over relevant labels j of `#{relevant k: s_k >= s_j} / #{k: s_k >= s_j}`.
+/// **Ties take the maximal rank.** Rows with no relevant or only relevant known labels
+/// give 1.0 (so do masked rows with fewer than 2 known labels).
+pub fn lrap_sum<R: Relevance, S: Score>(rows: &Rows<'_, R, S>, par: &Parallelism) -> Result<f64> {
+    rows.weighted_row_sum(par, lrap_row)
+}
+
+fn coverage_row(b: &mut RowBuf) -> f64 {
+    let (keys, gains) = (b.keys(), b.gains());
+    let mut min_rel = u64::MAX;
+    let mut any_rel = false;
+    for (&k, &g) in keys.iter().zip(gains) {
+        let rel = g != 0.0;
+        any_rel |= rel;
+        min_rel = min_rel.min(if rel { k } else { u64::MAX });
+    }
+    if !any_rel {
+        return 0.0;
+    }
+    keys.iter().map(|&k| u64::from(k >= min_rel)).sum::<u64>() as f64
+}
+
+/// Sum over rows of scikit-learn's `coverage_error` row term: the number of known
+/// labels scored at least as high as the lowest-scored relevant label (**ties take the
+/// maximal rank**). Rows without a relevant known label give 0.
+pub fn coverage_sum<R: Relevance, S: Score>(
+    rows: &Rows<'_, R, S>,
+    par: &Parallelism,
+) -> Result<f64> {
+    rows.weighted_row_sum(par, coverage_row)
+}
+
+fn one_error_row(b: &mut RowBuf) -> f64 {
+    let Some(&top) = b.keys().iter().max() else {
+        return 1.0;
+    };
+    let mut n_top = 0u64;
+    let mut n_top_irrelevant = 0u64;
+    for (&k, &g) in b.keys().iter().zip(b.gains()) {
+        let at_top = k == top;
+        n_top += u64::from(at_top);
+        n_top_irrelevant += u64::from(at_top & (g == 0.0));
+    }
+    n_top_irrelevant as f64 / n_top as f64
+}
+
+/// Sum over rows of the one-error (Schapire & Singer, 2000): 1 when the top-scored
+/// known label is not relevant. **Ties at the top** count the fraction of the top tie
+/// group that is irrelevant (the expected one-error under uniformly random
+/// tie-breaking). Rows with no relevant known label (including rows with no known
+/// label) count as one full error, as in the classical definition.
+pub fn one_error_sum<R: Relevance, S: Score>(
+    rows: &Rows<'_, R, S>,
+    par: &Parallelism,
+) -> Result<f64> {
+    rows.weighted_row_sum(par, one_error_row)
+}
+
+/// Discounts for (N)DCG: `discount[r]` is the weight of rank `r` (0-based, already
+/// zero beyond the cutoff `k`) and `cumsum[r] = discount[0] + ... + discount[r]`.
+/// They are computed by the caller (scikit-learn's exact float expressions) and must
+/// cover at least as many ranks as the row has labels.
+#[derive(Clone, Copy)]
+pub struct Discounts<'a> {
+    pub discount: ArrayView1<'a, f64>,
+    pub cumsum: ArrayView1<'a, f64>,
+}
+
+impl Discounts<'_> {
+    fn check(&self, n_labels: usize) -> Result<()> {
+        if self.discount.len() < n_labels || self.cumsum.len() < n_labels {
+            return Err(MetricError::shape(format!(
+                "discount arrays have {} and {} entries, need at least {n_labels}",
+                self.discount.len(),
+                self.cumsum.len()
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// McSherry–Najork tie-averaged DCG of ascending-sorted entries: each group of tied
+/// scores gets its mean gain times the sum of the discounts of the ranks it occupies.
+fn dcg_tie_averaged(e: &[Entry], d: &Discounts<'_>) -> f64 {
+    let mut first = 0usize;
+    let mut dcg = 0.0f64;
+    for_each_group_desc(e, |g| {
+        let last = first + g.len() - 1;
+        let hi = d.cumsum[last];
+        let dsum = if first == 0 {
+            hi
+        } else {
+            hi - d.cumsum[first - 1]
+        };
+        let mut gain = 0.0f64;
+        for x in g.iter().rev() {
+            gain += x.gain;
+        }
+        dcg += gain / g.len() as f64 * dsum;
+        first = last + 1;
+    });
+    dcg
+}
+
+/// DCG in the order of ascending-sorted entries read backwards (ties: higher column
+/// first).
+fn dcg_in_order(e: &[Entry], d: &Discounts<'_>) -> f64 {
+    e.iter()
+        .rev()
+        .enumerate()
+        .map(|(r, x)| d.discount[r] * x.gain)
+        .sum()
+}
+
+/// DCG of the ideal ranking (gains sorted decreasingly): positive gains take the
+/// first ranks, negative gains the last ones, zeros (which add nothing) the middle.
+fn ideal_dcg(b: &mut RowBuf, d: &Discounts<'_>) -> f64 {
+    let k = b.len;
+    let nonzero = &mut b.scratch;
+    nonzero.clear();
+    nonzero.extend(b.gains[..b.len].iter().copied().filter(|&g| g != 0.0));
+    nonzero.sort_unstable_by(|a, b| b.total_cmp(a));
+    let n_neg = nonzero.iter().filter(|&&g| g < 0.0).count();
+    let n_pos = nonzero.len() - n_neg;
+    let mut dcg = 0.0f64;
+    for (r, g) in nonzero[..n_pos].iter().enumerate() {
+        dcg += d.discount[r] * g;
+    }
+    for (i, g) in nonzero[n_pos..].iter().enumerate() {
+        dcg += d.discount[k - n_neg + i] * g;
+    }
+    dcg
+}
+
+/// DCG counting only the non-zero gains, each placed by counting (O(nnz * K)).
+fn dcg_direct(b: &RowBuf, d: &Discounts<'_>, ignore_ties: bool) -> f64 {
+    let (keys, gains) = (b.keys(), b.gains());
+    let mut dcg = 0.0f64;
+    for (j, (&kj, &gj)) in keys.iter().zip(gains).enumerate() {
+        if gj == 0.0 {
+            continue;
+        }
+        let mut above = 0usize;
+        let mut same = 0usize;
+        let mut same_after = 0usize;
+        for (q, &kq) in keys.iter().enumerate() {
+            if kq > kj {
+                above += 1;
+            } else if kq == kj {
+                same += 1;
+                same_after += usize::from(q > j);
+            }
+        }
+        if ignore_ties {
+            dcg += d.discount[above + same_after] * gj;
+        } else {
+            let last = above + same - 1;
+            let hi = d.cumsum[last];
+            let dsum = if above == 0 {
+                hi
+            } else {
+                hi - d.cumsum[above - 1]
+            };
+            dcg += gj / same as f64 * dsum;
+        }
+    }
+    dcg
+}
+
+fn dcg_row(b: &mut RowBuf, d: &Discounts<'_>, ignore_ties: bool) -> f64 {
+    if !b.always_sort && b.n_nonzero() <= DIRECT_MAX {
+        return dcg_direct(b, d, ignore_ties);
+    }
+    let e = b.sorted();
+    if ignore_ties {
+        dcg_in_order(e, d)
+    } else {
+        dcg_tie_averaged(e, d)
+    }
+}
+
+/// Sum over rows of scikit-learn's `dcg_score` row term (`normalize = false`) or of
+/// `ndcg_score`'s (`normalize = true`: DCG / ideal DCG, and 0 when the ideal DCG is 0).
+///
+/// Ties (default): McSherry–Najork averaging, including a group that straddles the
+/// cutoff `k` (it only gets the discounts of its ranks within `k`). With
+/// `ignore_ties`, scikit-learn's order inside a tie group is unspecified
+/// (`np.argsort(s)[:, ::-1]` with an unstable sort); here it is fixed: descending
+/// score, ties by descending column (what a stable argsort reversed gives). With a
+/// mask, ranks count known labels only; a row with no known label has DCG 0 and NDCG 0.
+pub fn dcg_sum<S: Score>(
+    rows: &Rows<'_, f64, S>,
+    discounts: &Discounts<'_>,
+    ignore_ties: bool,
+    normalize: bool,
+    par: &Parallelism,
+) -> Result<f64> {
+    discounts.check(rows.y_true.ncols())?;
+    rows.weighted_row_sum(par, |b| {
+        let dcg = dcg_row(b, discounts, ignore_ties);
+        if !normalize {
+            return dcg;
+        }
+        let ideal = ideal_dcg(b, discounts);
+        if ideal == 0.0 {
+            0.0
+        } else {
+            dcg / ideal
+        }
+    })
+}
+
+/// scikit-learn's discount vector `1 / (ln(r + 2) / ln(log_base))` for ranks
+/// `r = 0..n`, zero from rank `k` on, and its running sum. For Rust callers; the
+/// Python layer computes the same arrays with NumPy so that they agree bit for bit.
+pub fn discounts(n: usize, k: Option<usize>, log_base: f64) -> (Vec<f64>, Vec<f64>) {
+    let ln_base = log_base.ln();
+    let mut d: Vec<f64> = (0..n)
+        .map(|r| 1.0 / (((r + 2) as f64).ln() / ln_base))
+        .collect();
+    if let Some(k) = k {
+        for v in d.iter_mut().skip(k) {
+            *v = 0.0;
+        }
+    }
+    let mut c = Vec::with_capacity(n);
+    let mut acc = 0.0;
+    for v in &d {
+        acc += v;
+        c.push(acc);
+    }
+    (d, c)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ndarray::{array, Array2};
+
+    fn seq() -> Parallelism {
+        Parallelism::sequential()
+    }
+
+    fn rows<'a, R: Relevance, S: Score>(t: &'a Array2<R>, s: &'a Array2<S>) -> Rows<'a, R, S> {
+        Rows {
+            y_true: t.view(),
+            y_score: s.view(),
+            mask: None,
+            sample_weight: None,
+        }
+    }
+
+    fn close(a: f64, b: f64) {
+        assert!((a - b).abs() < 1e-12, "{a} != {b}");
+    }
+
+    #[test]
+    fn ranking_loss_ties_are_full_errors() {
+        // sklearn test_ranking_loss_ties_handling
+        let t = array![[true, false, false]];
+        for (s, want) in [
+            (array![[0.5, 0.5, 0.5]], 1.0),
+            (array![[0.25, 0.5, 0.5]], 1.0),
+            (array![[0.5, 0.5, 0.25]], 0.5),
+            (array![[0.5, 0.25, 0.25]], 0.0),
+        ] {
+            close(label_ranking_loss_sum(&rows(&t, &s), &seq()).unwrap(), want);
+        }
+        let t = array![[true, false]];
+        let s = array![[0.5f32, 0.5]];
+        close(label_ranking_loss_sum(&rows(&t, &s), &seq()).unwrap(), 1.0);
+        // -0.0 ties with 0.0
+        let s = array![[0.0, -0.0]];
+        close(label_ranking_loss_sum(&rows(&t, &s), &seq()).unwrap(), 1.0);
+    }
+
+    #[test]
+    fn ranking_loss_docstring_and_degenerate_rows() {
+        let t = array![
+            [true, false, false],
+            [false, false, true],
+            [false, false, false]
+        ];
+        let s = array![[0.75, 0.5, 1.0], [1.0, 0.2, 0.1], [0.3, 0.2, 0.1]];
+        // 0.5 + 1.0 + 0 (no relevant)
+        close(label_ranking_loss_sum(&rows(&t, &s), &seq()).unwrap(), 1.5);
+    }
+
+    #[test]
+    fn lrap_max_rank_for_ties() {
+        let t = array![[true, false, true]];
+        let s = array![[0.5, 0.5, 0.2]];
+        // relevant 0: 1/2; relevant 2: 2/3
+        close(
+            lrap_sum(&rows(&t, &s), &seq()).unwrap(),
+            (0.5 + 2.0 / 3.0) / 2.0,
+        );
+        let t = array![[true, false, false], [false, false, true]];
+        let s = array![[0.75, 0.5, 1.0], [1.0, 0.2, 0.1]];
+        close(lrap_sum(&rows(&t, &s), &seq()).unwrap(), 0.5 + 1.0 / 3.0);
+        let t = array![[false, false], [true, true]];
+        let s = array![[0.1, 0.2], [0.3, 0.3]];
+        close(lrap_sum(&rows(&t, &s), &seq()).unwrap(), 2.0);
+    }
+
+    #[test]
+    fn coverage_ties_take_max_rank() {
+        // sklearn test_coverage_tie_handling
+        let t = array![[false, true]];
+        for (s, want) in [
+            (array![[0.0, 0.0]], 2.0),
+            (array![[1.0, 0.0]], 2.0),
+            (array![[1.0, 1.0]], 2.0),
+            (array![[0.0, 1.0]], 1.0),
+        ] {
+            close(coverage_sum(&rows(&t, &s), &seq()).unwrap(), want);
+        }
+        let t = array![[false, false, false]];
+        let s = array![[0.1, 0.2, 0.3]];
+        close(coverage_sum(&rows(&t, &s), &seq()).unwrap(), 0.0);
+    }
+
+    #[test]
+    fn one_error_ties_and_empty_rows() {
+        let t = array![
+            [true, false, false],
+            [false, false, false],
+            [true, false, false]
+        ];
+        let s = array![[0.5, 0.5, 0.1], [0.3, 0.2, 0.1], [0.9, 0.2, 0.1]];
+        // 1/2 + 1 + 0
+        close(one_error_sum(&rows(&t, &s), &seq()).unwrap(), 1.5);
+    }
+
+    #[test]
+    fn dcg_tie_averaging_with_cutoff() {
+        // sklearn docstring: y_true=[[10,0,0,1,5]], scores [[1,0,0,0,1]], k=1 -> 7.5
+        let t = array![[10.0, 0.0, 0.0, 1.0, 5.0]];
+        let s = array![[1.0, 0.0, 0.0, 0.0, 1.0]];
+        let (d, c) = discounts(5, Some(1), 2.0);
+        let disc = Discounts {
+            discount: ndarray::ArrayView1::from(&d),
+            cumsum: ndarray::ArrayView1::from(&c),
+        };
+        close(
+            dcg_sum(&rows(&t, &s), &disc, false, false, &seq()).unwrap(),
+            7.5,
+        );
+        close(
+            dcg_sum(&rows(&t, &s), &disc, false, true, &seq()).unwrap(),
+            0.75,
+        );
+        // ignore_ties: column 4 (gain 5) first
+        close(
+            dcg_sum(&rows(&t, &s), &disc, true, false, &seq()).unwrap(),
+            5.0,
+        );
+        close(
+            dcg_sum(&rows(&t, &s), &disc, true, true, &seq()).unwrap(),
+            0.5,
+        );
+        // no ties, no k: 9.49...
+        let s = array![[0.1, 0.2, 0.3, 4.0, 70.0]];
+        let (d, c) = discounts(5, None, 2.0);
+        let disc = Discounts {
+            discount: ndarray::ArrayView1::from(&d),
+            cumsum: ndarray::ArrayView1::from(&c),
+        };
+        let want = 5.0 + 1.0 / 3f64.log2() + 10.0 / 6f64.log2();
+        close(
+            dcg_sum(&rows(&t, &s), &disc, false, false, &seq()).unwrap(),
+            want,
+        );
+        close(
+            dcg_sum(&rows(&t, &s), &disc, true, false, &seq()).unwrap(),
+            want,
+        );
+    }
+
+    #[test]
+    fn ndcg_zero_ideal_gives_zero() {
+        let t = array![[1.0, 0.0, 1.0], [0.0, 0.0, 0.0]];
+        let (d, c) = discounts(3, None, 2.0);
+        let disc = Discounts {
+            discount: ndarray::ArrayView1::from(&d),
+            cumsum: ndarray::ArrayView1::from(&c),
+        };
+        close(
+            dcg_sum(&rows(&t, &t), &disc, false, true, &seq()).unwrap(),
+            1.0,
+        );
+    }
+
+    #[test]
+    fn mask_drops_unknown_labels_and_weights_apply() {
+        let t = array![[true, false, true, false]];
+        let s = array![[0.9, 0.8, 0.1, 0.95]];
+        let m = array![[true, true, true, false]];
+        let w = array![2.0];
+        let r = Rows {
+            y_true: t.view(),
+            y_score: s.view(),
+            mask: Some(m.view()),
+            sample_weight: Some(w.view()),
+        };
+        // known: rel 0.9, irr 0.8, rel 0.1 -> one bad pair of 2
+        close(label_ranking_loss_sum(&r, &seq()).unwrap(), 2.0 * 0.5);
+        close(coverage_sum(&r, &seq()).unwrap(), 2.0 * 3.0);
+        close(one_error_sum(&r, &seq()).unwrap(), 0.0);
+        close(lrap_sum(&r, &seq()).unwrap(), 2.0 * (1.0 + 2.0 / 3.0) / 2.0);
+    }
+
+    #[test]
+    fn shape_and_nan_errors() {
+        let t = array![[true, false]];
+        let s = array![[0.1, 0.2, 0.3]];
+        assert!(label_ranking_loss_sum(&rows(&t, &s), &seq()).is_err());
+        let s = array![[0.1, f64::NAN]];
+        assert!(lrap_sum(&rows(&t, &s), &seq()).is_err());
+    }
+
+    #[test]
+    fn large_k_sort_path_matches_insertion() {
+        // K = 100 uses the library sort; compare against pair counting.
+        let k = 100;
+        let t = Array2::from_shape_fn((3, k), |(i, j)| (i + j * 7) % 3 == 0);
+        let s = Array2::from_shape_fn((3, k), |(i, j)| ((i * 31 + j * 17) % 11) as f64);
+        let mut want = 0.0;
+        for i in 0..3 {
+            let (mut bad, mut np) = (0u64, 0u64);
+            for p in 0..k {
+                if t[[i, p]] {
+                    np += 1;
+                    for n in 0..k {
+                        if !t[[i, n]] && s[[i, p]] <= s[[i, n]] {
+                            bad += 1;
+                        }
+                    }
+                }
+            }
+            want += bad as f64 / (np * (k as u64 - np)) as f64;
+        }
+        close(label_ranking_loss_sum(&rows(&t, &s), &seq()).unwrap(), want);
+    }
+
+    /// Run `f` once on the direct (counting) paths and once forcing the sort paths.
+    fn both_paths(f: impl Fn() -> f64) -> (f64, f64) {
+        let direct = f();
+        FORCE_SORT.with(|x| x.set(true));
+        let sorted = f();
+        FORCE_SORT.with(|x| x.set(false));
+        (direct, sorted)
+    }
+
+    #[test]
+    fn direct_and_sorted_paths_agree() {
+        // tie-heavy rows, graded gains incl. negatives, a mask
+        let (n, k) = (200, 9);
+        let t = Array2::from_shape_fn((n, k), |(i, j)| (i * 7 + j * 3) % 5 < 1 + i % 4);
+        let g = Array2::from_shape_fn((n, k), |(i, j)| {
+            if (i + j) % 3 == 0 {
+                ((i * j) % 7) as f64 - 2.0
+            } else {
+                0.0
+            }
+        });
+        let s = Array2::from_shape_fn((n, k), |(i, j)| {
+            ((i * 13 + j * 5) % 4) as f64 - 0.0 * j as f64
+        });
+        let m = Array2::from_shape_fn((n, k), |(i, j)| (i + 2 * j) % 7 != 0);
+        for mask in [None, Some(m.view())] {
+            let r = Rows {
+                y_true: t.view(),
+                y_score: s.view(),
+                mask,
+                sample_weight: None,
+            };
+            let rg = Rows {
+                y_true: g.view(),
+                y_score: s.view(),
+                mask,
+                sample_weight: None,
+            };
+            for (a, b) in [
+                both_paths(|| label_ranking_loss_sum(&r, &seq()).unwrap()),
+                both_paths(|| lrap_sum(&r, &seq()).unwrap()),
+            ] {
+                close(a, b);
+            }
+            for kk in [None, Some(1), Some(3), Some(20)] {
+                let (d, c) = discounts(k, kk, 2.0);
+                let disc = Discounts {
+                    discount: ndarray::ArrayView1::from(&d),
+                    cumsum: ndarray::ArrayView1::from(&c),
+                };
+                for ignore_ties in [false, true] {
+                    for normalize in [false, true] {
+                        let (a, b) = both_paths(|| {
+                            dcg_sum(&rg, &disc, ignore_ties, normalize, &seq()).unwrap()
+                        });
+                        close(a, b);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn thread_count_does_not_change_results() {
+        let n = 50_000;
+        let t = Array2::from_shape_fn((n, 7), |(i, j)| (i * 13 + j * 5) % 4 == 0);
+        let s = Array2::from_shape_fn((n, 7), |(i, j)| ((i * 7 + j * 3) % 5) as f64 / 4.0);
+        let a = lrap_sum(&rows(&t, &s), &Parallelism { threads: 1 }).unwrap();
+        let b = lrap_sum(&rows(&t, &s), &Parallelism { threads: 2 }).unwrap();
+        assert_eq!(a.to_bits(), b.to_bits());
+    }
+}

@@ -53,3 +53,46 @@ def binary_counts(
     y_true: NDArray[np.bool_],
     sample_weight: NDArray[np.float64] | None = None,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.int64]]: ...
+# --- per-row label-ranking kernels (rust/binding/ranking.rs) --------------------------
+# Each returns sum_i w_i * metric_i over rows (sum_i metric_i without weights).
+# y_score: 2-D float64, float32 or int64 array (any strides).
+
+def label_ranking_loss_sum(
+    y_true: NDArray[np.bool_],
+    y_score: NDArray[Any],
+    mask: NDArray[np.bool_] | None = None,
+    sample_weight: NDArray[np.float64] | None = None,
+    n_jobs: int | None = None,
+) -> float: ...
+def label_ranking_average_precision_sum(
+    y_true: NDArray[np.bool_],
+    y_score: NDArray[Any],
+    mask: NDArray[np.bool_] | None = None,
+    sample_weight: NDArray[np.float64] | None = None,
+    n_jobs: int | None = None,
+) -> float: ...
+def coverage_error_sum(
+    y_true: NDArray[np.bool_],
+    y_score: NDArray[Any],
+    mask: NDArray[np.bool_] | None = None,
+    sample_weight: NDArray[np.float64] | None = None,
+    n_jobs: int | None = None,
+) -> float: ...
+def one_error_sum(
+    y_true: NDArray[np.bool_],
+    y_score: NDArray[Any],
+    mask: NDArray[np.bool_] | None = None,
+    sample_weight: NDArray[np.float64] | None = None,
+    n_jobs: int | None = None,
+) -> float: ...
+def dcg_sum(
+    y_true: NDArray[np.float64],
+    y_score: NDArray[Any],
+    discount: NDArray[np.float64],
+    discount_cumsum: NDArray[np.float64],
+    ignore_ties: bool,
+    normalize: bool,
+    mask: NDArray[np.bool_] | None = None,
+    sample_weight: NDArray[np.float64] | None = None,
+    n_jobs: int | None = None,
+) -> float: ...

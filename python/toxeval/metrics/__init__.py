@@ -17,6 +17,14 @@ from toxeval.metrics._binary import (
     roc_auc_score,
     roc_curve,
 )
+from toxeval.metrics._label_ranking import (
+    coverage_error,
+    dcg_score,
+    label_ranking_average_precision_score,
+    label_ranking_loss,
+    ndcg_score,
+    one_error,
+)
 from toxeval.metrics._validation import InvalidParameterError, UndefinedMetricWarning
 
 __all__ = [
@@ -26,4 +34,10 @@ __all__ = [
     "precision_recall_curve",
     "roc_auc_score",
     "roc_curve",
+    "coverage_error",
+    "dcg_score",
+    "label_ranking_average_precision_score",
+    "label_ranking_loss",
+    "ndcg_score",
+    "one_error",
 ]
