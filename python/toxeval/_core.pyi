@@ -53,6 +53,7 @@ def binary_counts(
     y_true: NDArray[np.bool_],
     sample_weight: NDArray[np.float64] | None = None,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.int64]]: ...
+
 # --- per-row label-ranking kernels (rust/binding/ranking.rs) --------------------------
 # Each returns sum_i w_i * metric_i over rows (sum_i metric_i without weights).
 # y_score: 2-D float64, float32 or int64 array (any strides).
