@@ -11,9 +11,13 @@ errors of its ``sklearn.metrics`` (or ``scipy.stats``) namesake, plus two keywor
 
 from __future__ import annotations
 
+from toxeval.metrics._kendall import SignificanceResult, SmallSampleWarning, kendalltau
 from toxeval.metrics._validation import InvalidParameterError, UndefinedMetricWarning
 
 __all__ = [
     "InvalidParameterError",
+    "SignificanceResult",
+    "SmallSampleWarning",
     "UndefinedMetricWarning",
+    "kendalltau",
 ]
