@@ -341,7 +341,9 @@ mod tests {
             let n = rng.random_range(0..80);
             let k = if trial % 3 == 0 { 3 } else { 1000 };
             let x: Vec<f64> = (0..n).map(|_| rng.random_range(0..k) as f64).collect();
-            let y: Vec<f64> = (0..n).map(|_| rng.random_range(0..k) as f64 - 1.5).collect();
+            let y: Vec<f64> = (0..n)
+                .map(|_| rng.random_range(0..k) as f64 - 1.5)
+                .collect();
             for threads in [1, 2] {
                 let par = Parallelism { threads };
                 let c = kendall_counts(arr1(&x).view(), arr1(&y).view(), par).unwrap();
@@ -409,7 +411,11 @@ mod tests {
     #[test]
     fn large_tie_block_no_overflow() {
         // 10^7 in release; debug builds (plain `cargo test`) use a smaller n.
-        let n = if cfg!(debug_assertions) { 2_000_000 } else { 10_000_000usize };
+        let n = if cfg!(debug_assertions) {
+            2_000_000
+        } else {
+            10_000_000usize
+        };
         let x = Array1::from_iter((0..n).map(|i| if i < n / 2 { 0i64 } else { i as i64 }));
         let y = Array1::from_iter((0..n).map(|i| (n - i) as f64));
         let c = kendall_counts(x.view(), y.view(), Parallelism { threads: 2 }).unwrap();

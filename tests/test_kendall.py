@@ -15,11 +15,10 @@ from typing import Any
 
 import numpy as np
 import pytest
+import toxeval.stats as tstats
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
-
-import toxeval.stats as tstats
 from toxeval.metrics import SignificanceResult, SmallSampleWarning, kendalltau
 
 ScipySmallSampleWarning = stats._axis_nan_policy.SmallSampleWarning
@@ -31,7 +30,7 @@ def _outcome(fun: Any, *args: Any, **kwargs: Any) -> tuple[Any, list[tuple[type,
         warnings.simplefilter("always")
         try:
             out: Any = fun(*args, **kwargs)
-        except Exception as exc:  # noqa: BLE001 - we compare exceptions
+        except Exception as exc:
             out = (type(exc), _norm_msg(str(exc)))
     return out, [(w.category, str(w.message)) for w in rec]
 
@@ -216,7 +215,10 @@ def test_parameter_errors() -> None:
         "Unknown method bogus specified.  Use 'auto', 'exact' or 'asymptotic'.",
     )
     got, _ = _outcome(kendalltau, [1, 2, 3, 4], [1, 2, 4, 3], variant="a")
-    assert got == (ValueError, "Unknown variant of the method chosen: a. variant must be 'b' or 'c'.")
+    assert got == (
+        ValueError,
+        "Unknown variant of the method chosen: a. variant must be 'b' or 'c'.",
+    )
     got, _ = _outcome(kendalltau, [1, 2, 2, 4], [1, 2, 4, 3], alternative="bogus")
     assert got == (ValueError, "`alternative` must be 'less', 'greater', or 'two-sided'.")
     got, _ = _outcome(kendalltau, [1, 2, 3], [1, 2])

@@ -16,7 +16,6 @@ from typing import Any
 
 import pytest
 import scipy.stats
-
 import toxeval.stats
 
 # SciPy's test module uses SciPy-specific marks, registered by scipy/conftest.py

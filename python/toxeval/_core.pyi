@@ -10,7 +10,6 @@ from numpy.typing import NDArray
 __version__: str
 
 def resolve_threads(n_jobs: int | None = None) -> int: ...
-
 def kendall_counts(
     x: NDArray[np.float64] | NDArray[np.float32] | NDArray[np.int64],
     y: NDArray[np.float64] | NDArray[np.float32] | NDArray[np.int64],

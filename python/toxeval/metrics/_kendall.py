@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 import sys
 import warnings
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -48,8 +48,10 @@ class SignificanceResult(tuple):  # type: ignore[type-arg]
 
     _fields = ("statistic", "pvalue")
     _extra_fields: tuple[str, ...] = ()
-    _field_defaults: dict[str, Any] = {}
+    _field_defaults: ClassVar[dict[str, Any]] = {}
     _replace = None
+    # Set by kendalltau (an attribute outside the tuple, as in SciPy).
+    correlation: Any
 
     def __new__(cls, statistic: Any, pvalue: Any, **extra_fields: Any) -> SignificanceResult:
         return tuple.__new__(cls, (statistic, pvalue))
@@ -74,10 +76,6 @@ class SignificanceResult(tuple):  # type: ignore[type-arg]
     @property
     def pvalue(self) -> Any:
         return self[1]
-
-    @property
-    def correlation(self) -> Any:
-        return self.__dict__["correlation"]
 
     def __repr__(self) -> str:
         return f"{self.__class__.__name__}(statistic={self[0]!r}, pvalue={self[1]!r})"
@@ -192,7 +190,8 @@ def _masked_to_sentinel(
         mask = getattr(sample, "mask", None)
         if mask is not None:
             mask = np.broadcast_to(mask, sample.shape)
-            data = sample.data.copy() if np.any(mask) else sample.data
+            raw: Any = sample.data
+            data = raw.copy() if np.any(mask) else raw
             data = np.asarray(data)
             data[mask] = sentinel
             sample = data
@@ -232,7 +231,7 @@ def _broadcast_paired(x: NDArray[Any], y: NDArray[Any]) -> list[NDArray[Any]]:
 _SQRT1_2 = math.sqrt(0.5)
 
 
-def _ndtr(z: Any) -> np.float64:
+def _ndtr(z: Any) -> Any:
     special = sys.modules.get("scipy.special")
     if special is not None:
         return np.float64(special.ndtr(z))
@@ -244,7 +243,7 @@ def _ndtr(z: Any) -> np.float64:
     return np.float64(1.0 - y if x > 0 else y)
 
 
-def _normal_pvalue(z: np.float64, alternative: str) -> np.float64:
+def _normal_pvalue(z: Any, alternative: str) -> Any:
     if alternative == "less":
         return _ndtr(z)
     if alternative == "greater":
@@ -459,9 +458,7 @@ def kendalltau(
     ya = ya.astype(dtype, copy=False)
     samples = [np.atleast_1d(xa), np.atleast_1d(ya)]
     if isinstance(xa, np.ma.MaskedArray) or isinstance(ya, np.ma.MaskedArray):
-        samples = [
-            np.ma.atleast_1d(s) if isinstance(s, np.ma.MaskedArray) else s for s in (xa, ya)
-        ]
+        samples = [np.ma.atleast_1d(s) if isinstance(s, np.ma.MaskedArray) else s for s in (xa, ya)]
     samples, sentinel = _masked_to_sentinel(samples)
 
     reduced_axes: Any = axis
@@ -470,11 +467,11 @@ def kendalltau(
         samples = [np.ravel(s) for s in samples]
     else:
         samples = _broadcast_paired(samples[0], samples[1])
-        axes = (axis,) if np.isscalar(axis) else tuple(axis)  # type: ignore[arg-type]
+        axes: Any = (axis,) if np.isscalar(axis) else tuple(axis)  # type: ignore[arg-type]
         n_axes = len(axes)
         samples = [np.moveaxis(s, axes, tuple(range(-n_axes, 0))) for s in samples]
         samples = [
-            np.reshape(s, s.shape[:-n_axes] + (math.prod(s.shape[-n_axes:]),)) for s in samples
+            np.reshape(s, (*s.shape[:-n_axes], math.prod(s.shape[-n_axes:]))) for s in samples
         ]
     nan = _get_nan(*samples)
     xs, ys = samples
@@ -513,7 +510,7 @@ def _kendalltau_nd(
     """One result per slice along the last axis (SciPy's ``apply_along_axis`` path)."""
 
     def too_small(a: NDArray[Any], b: NDArray[Any]) -> bool:
-        return a.shape[-1] <= 1 or b.shape[-1] <= 1
+        return bool(a.shape[-1] <= 1 or b.shape[-1] <= 1)
 
     if xs.size == 0 or ys.size == 0:
         out_shape = xs.shape[:-1]
@@ -566,5 +563,5 @@ def _kendalltau_nd(
             return body(a, b)
 
     cat = np.moveaxis(cat, -1, 0)
-    res = np.apply_along_axis(fun, axis=0, arr=cat)
-    return _pack(*_add_reduced_axes(tuple(res), reduced_axes, keepdims))
+    stacked = np.apply_along_axis(fun, axis=0, arr=cat)
+    return _pack(*_add_reduced_axes(tuple(stacked), reduced_axes, keepdims))
