@@ -349,3 +349,39 @@ def test_million_distinct() -> None:
     x = rng.normal(size=1_000_000)
     y = x + rng.normal(size=x.size)
     _assert_same((x, y))
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {"axis": -1},
+        {"axis": 0},
+        {"axis": (0, 2)},
+        {"axis": (1, 2), "keepdims": True},
+        {"axis": None, "keepdims": True},
+        {"axis": -1, "nan_policy": "omit"},
+        {"axis": (0, 1), "nan_policy": "omit", "keepdims": True},
+        {"axis": 3},
+        {"axis": 1.5},
+    ],
+)
+def test_3d_axes_and_tuples(kw: dict[str, Any]) -> None:
+    rng = np.random.default_rng(0)
+    a = rng.integers(0, 4, (3, 4, 5)).astype(float)
+    b = rng.integers(0, 4, (3, 4, 5)).astype(float)
+    a[0, 1, 2] = np.nan
+    _assert_same((a, b), **kw)
+
+
+@pytest.mark.parametrize("axis", [-1, None])
+def test_broadcasting_paired_samples(axis: int | None) -> None:
+    rng = np.random.default_rng(1)
+    _assert_same((rng.normal(size=(3, 1, 5)), rng.normal(size=(1, 4, 5))), axis=axis)
+
+
+@pytest.mark.parametrize("kw", [{"axis": 1}, {"axis": 1, "nan_policy": "omit"}, {}])
+def test_masked_with_nan(kw: dict[str, Any]) -> None:
+    rng = np.random.default_rng(2)
+    m = np.ma.masked_array(rng.normal(size=(2, 6)), rng.random((2, 6)) < 0.3)
+    m[0, 0] = np.nan
+    _assert_same((m, rng.normal(size=(2, 6))), **kw)
