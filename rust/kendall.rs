@@ -7,13 +7,14 @@
 //! (`toxeval.metrics._kendall`) then evaluates SciPy's formulas with the same
 //! Python-int / float64 arithmetic, so the results agree to the last bit.
 //!
-//! Algorithm: dense-rank `y` by sorting `(key(y), index)`; sort the pairs
-//! `(key(x), rank(y))` lexicographically; count x ties, joint ties and the
+//! Algorithm: dense-rank `y` by sorting `(key(y), key(x))` by `y`; list the pairs
+//! `(key(x), rank(y))` in increasing `y` order and sort them stably by `x`
+//! (LSD radix sorts), which orders them by `(x, y)`; count x ties, joint ties and the
 //! moments from the runs of that order; the discordant pairs are the strict
-//! inversions of the rank sequence (counted by a merge sort). Within a run of
+//! inversions of the rank sequence (counted with a Fenwick tree). Within a run of
 //! tied `x` the `y` ranks are ascending, so x-tied pairs are never counted,
-//! and y-tied pairs are not inversions. Both sorts and the merge sort use the
-//! thread pool; every count is an integer or a sequential float sum, so results
+//! and y-tied pairs are not inversions. Both sorts and the inversion count use
+//! the thread pool; every count is an integer or a sequential float sum, so results
 //! do not depend on the thread count.
 
 use ndarray::ArrayView1;
@@ -53,8 +54,6 @@ pub struct KendallCounts {
 
 /// Below this many elements the sorts and the merge sort stay sequential.
 const PAR_MIN: usize = 1 << 15;
-/// Runs shorter than this are sorted by insertion.
-const INSERTION_MAX: usize = 24;
 
 /// Compute [`KendallCounts`] for paired samples `x`, `y`.
 ///
@@ -89,12 +88,76 @@ pub fn kendall_counts<X: Score, Y: Score>(
     }
 }
 
-fn sort_pairs(v: &mut [(u64, u64)], parallel: bool) {
-    if parallel {
-        v.par_sort_unstable();
-    } else {
-        v.sort_unstable();
+/// An order key with a payload carried along by the sort.
+type Keyed<P> = (u64, P);
+
+/// Stable LSD radix sort of `v` by key (8-bit digits; digits on which all keys
+/// agree are skipped, so few distinct or clustered values take few passes).
+/// `scratch` has the same length; the result is in `v`.
+fn radix_sort<P: Copy>(v: &mut [Keyed<P>], scratch: &mut [Keyed<P>]) {
+    let n = v.len();
+    let mut hist = [[0usize; 256]; 8];
+    for &(k, _) in v.iter() {
+        for (d, h) in hist.iter_mut().enumerate() {
+            h[((k >> (8 * d)) & 0xff) as usize] += 1;
+        }
     }
+    let mut in_scratch = false;
+    for (d, h) in hist.iter().enumerate() {
+        if h.iter().any(|&c| c == n) {
+            continue;
+        }
+        let mut offs = [0usize; 256];
+        let mut acc = 0usize;
+        for (o, &c) in offs.iter_mut().zip(h.iter()) {
+            *o = acc;
+            acc += c;
+        }
+        let (src, dst): (&[Keyed<P>], &mut [Keyed<P>]) = if in_scratch {
+            (&*scratch, &mut *v)
+        } else {
+            (&*v, &mut *scratch)
+        };
+        for &item in src {
+            let b = ((item.0 >> (8 * d)) & 0xff) as usize;
+            dst[offs[b]] = item;
+            offs[b] += 1;
+        }
+        in_scratch = !in_scratch;
+    }
+    if in_scratch {
+        v.copy_from_slice(scratch);
+    }
+}
+
+/// Stable sort of `v` by key. In parallel: both halves are radix-sorted
+/// concurrently, then merged (left first on equal keys, which keeps stability).
+fn stable_sort_by_key<P: Copy + Default + Send + Sync>(v: &mut [Keyed<P>], parallel: bool) {
+    let n = v.len();
+    let mut scratch = vec![(0u64, P::default()); n];
+    if !parallel || n < PAR_MIN {
+        radix_sort(v, &mut scratch);
+        return;
+    }
+    let mid = n / 2;
+    {
+        let (vl, vr) = v.split_at_mut(mid);
+        let (sl, sr) = scratch.split_at_mut(mid);
+        rayon::join(|| radix_sort(vl, sl), || radix_sort(vr, sr));
+    }
+    let (left, right) = v.split_at(mid);
+    let (mut i, mut j) = (0usize, 0usize);
+    for out in scratch.iter_mut() {
+        let take_left = j == right.len() || (i < left.len() && left[i].0 <= right[j].0);
+        if take_left {
+            *out = left[i];
+            i += 1;
+        } else {
+            *out = right[j];
+            j += 1;
+        }
+    }
+    v.copy_from_slice(&scratch);
 }
 
 /// Tie statistics of one variable, from its group sizes in value order.
@@ -130,22 +193,19 @@ fn counts_unchecked<X: Score, Y: Score>(
     parallel: bool,
 ) -> KendallCounts {
     let n = x.len();
-    // Dense ranks of y: sort (key, index), then number the runs.
-    let mut by_y: Vec<(u64, u64)> = if parallel {
-        (0..n)
-            .into_par_iter()
-            .map(|i| (y[i].key(), i as u64))
-            .collect()
+    let keys = |i: usize| (y[i].key(), x[i].key());
+    // Sort (key(y), key(x)) by y and number the runs: dense ranks of y.
+    let mut by_y: Vec<Keyed<u64>> = if parallel {
+        (0..n).into_par_iter().map(keys).collect()
     } else {
-        y.iter()
-            .enumerate()
-            .map(|(i, v)| (v.key(), i as u64))
-            .collect()
+        (0..n).map(keys).collect()
     };
-    sort_pairs(&mut by_y, parallel);
-    let mut rank_y = vec![0u64; n];
+    stable_sort_by_key(&mut by_y, parallel);
+    // (key(x), rank(y)) in increasing y order; a stable sort by key(x) then
+    // orders them by (x, y).
+    let mut by_x: Vec<Keyed<u32>> = Vec::with_capacity(n);
     let mut y_groups = Vec::new();
-    let mut rank = 0u64;
+    let mut rank = 0u32;
     let mut start = 0usize;
     for i in 0..n {
         if i > 0 && by_y[i].0 != by_y[i - 1].0 {
@@ -153,28 +213,13 @@ fn counts_unchecked<X: Score, Y: Score>(
             start = i;
             rank += 1;
         }
-        // by_y[i].1 < n by construction.
-        rank_y[by_y[i].1 as usize] = rank;
+        by_x.push((by_y[i].1, rank));
     }
     if n > 0 {
         y_groups.push((n - start) as u64);
     }
     drop(by_y);
-
-    // Sort (key(x), rank(y)) lexicographically.
-    let mut by_x: Vec<(u64, u64)> = if parallel {
-        (0..n)
-            .into_par_iter()
-            .map(|i| (x[i].key(), rank_y[i]))
-            .collect()
-    } else {
-        x.iter()
-            .zip(rank_y.iter())
-            .map(|(v, &r)| (v.key(), r))
-            .collect()
-    };
-    drop(rank_y);
-    sort_pairs(&mut by_x, parallel);
+    stable_sort_by_key(&mut by_x, parallel);
 
     let mut x_groups = Vec::new();
     let mut ntie = 0u64;
@@ -193,11 +238,9 @@ fn counts_unchecked<X: Score, Y: Score>(
         }
     }
 
-    // u32 is enough: ranks are < n < 2^32 (checked by the caller).
-    let mut seq: Vec<u32> = by_x.iter().map(|&(_, r)| r as u32).collect();
+    let seq: Vec<u32> = by_x.iter().map(|&(_, r)| r).collect();
     drop(by_x);
-    let mut buf = vec![0u32; n];
-    let dis = sort_count_inversions(&mut seq, &mut buf, parallel);
+    let dis = count_inversions(&seq, y_groups.len(), parallel);
 
     let xs = tie_stats(&x_groups);
     let ys = tie_stats(&y_groups);
@@ -216,59 +259,77 @@ fn counts_unchecked<X: Score, Y: Score>(
     }
 }
 
-/// Sort `v` ascending and return the number of pairs `i < j` with `v[i] > v[j]`
-/// (strict: equal values are not inversions). `buf` is scratch of the same length.
-pub fn sort_count_inversions(v: &mut [u32], buf: &mut [u32], parallel: bool) -> u64 {
-    let n = v.len();
-    if n <= INSERTION_MAX {
-        let mut inv = 0u64;
-        for i in 1..n {
-            let cur = v[i];
-            let mut j = i;
-            while j > 0 && v[j - 1] > cur {
-                v[j] = v[j - 1];
-                j -= 1;
-            }
-            inv += (i - j) as u64;
-            v[j] = cur;
+/// Fenwick tree of counts over ranks `0..m`.
+struct Fenwick {
+    tree: Vec<u32>,
+}
+
+impl Fenwick {
+    fn new(m: usize) -> Self {
+        Fenwick {
+            tree: vec![0; m + 1],
         }
-        return inv;
     }
-    let mid = n / 2;
-    let (left, right) = v.split_at_mut(mid);
-    let (bl, br) = buf.split_at_mut(mid);
-    let (a, b) = if parallel && n >= PAR_MIN {
-        rayon::join(
-            || sort_count_inversions(left, bl, true),
-            || sort_count_inversions(right, br, true),
-        )
-    } else {
-        (
-            sort_count_inversions(left, bl, false),
-            sort_count_inversions(right, br, false),
-        )
-    };
-    if left[mid - 1] <= right[0] {
-        return a + b;
+
+    fn add(&mut self, rank: u32) {
+        let mut k = rank as usize + 1;
+        while k < self.tree.len() {
+            self.tree[k] += 1;
+            k += k & k.wrapping_neg();
+        }
     }
+
+    /// Number of added ranks `<= rank`.
+    fn count_le(&self, rank: u32) -> u64 {
+        let mut k = (rank as usize + 1).min(self.tree.len() - 1);
+        let mut s = 0u64;
+        while k > 0 {
+            s += u64::from(self.tree[k]);
+            k &= k - 1;
+        }
+        s
+    }
+}
+
+/// Inversions of `seq` with a Fenwick tree; returns the count and the tree
+/// holding all of `seq`.
+fn fenwick_inversions(seq: &[u32], m: usize) -> (u64, Fenwick) {
+    let mut f = Fenwick::new(m);
     let mut inv = 0u64;
-    let (mut i, mut j, mut k) = (0usize, 0usize, 0usize);
-    while i < left.len() && j < right.len() {
-        if left[i] <= right[j] {
-            buf[k] = left[i];
-            i += 1;
-        } else {
-            buf[k] = right[j];
-            j += 1;
-            inv += (left.len() - i) as u64;
-        }
-        k += 1;
+    for (i, &r) in seq.iter().enumerate() {
+        inv += i as u64 - f.count_le(r);
+        f.add(r);
     }
-    buf[k..k + left.len() - i].copy_from_slice(&left[i..]);
-    k += left.len() - i;
-    buf[k..].copy_from_slice(&right[j..]);
-    v.copy_from_slice(buf);
-    a + b + inv
+    (inv, f)
+}
+
+/// Number of pairs `i < j` with `seq[i] > seq[j]` (strict: equal values are not
+/// inversions), for values in `0..m`. O(n log m) with a Fenwick tree, like
+/// SciPy's `_kendall_dis`.
+///
+/// In parallel the sequence is cut in two halves: each half's own inversions
+/// are counted concurrently, then the cross pairs (left value > right value)
+/// are counted against the left half's finished tree, the right half split
+/// between the two threads. Exact integer counts: the result is the same for
+/// any thread count.
+pub fn count_inversions(seq: &[u32], m: usize, parallel: bool) -> u64 {
+    if !parallel || seq.len() < PAR_MIN {
+        return fenwick_inversions(seq, m).0;
+    }
+    let (left, right) = seq.split_at(seq.len() / 2);
+    let ((inv_l, tree_l), (inv_r, _)) = rayon::join(
+        || fenwick_inversions(left, m),
+        || fenwick_inversions(right, m),
+    );
+    let n_left = left.len() as u64;
+    let cross = |part: &[u32]| -> u64 {
+        part.iter()
+            .map(|&r| n_left - tree_l.count_le(r))
+            .sum::<u64>()
+    };
+    let (r1, r2) = right.split_at(right.len() / 2);
+    let (c1, c2) = rayon::join(|| cross(r1), || cross(r2));
+    inv_l + inv_r + c1 + c2
 }
 
 /// `np.sum` of a contiguous float64 array: NumPy's pairwise summation
@@ -384,19 +445,70 @@ mod tests {
     }
 
     #[test]
-    fn inversions_parallel_equals_sequential() {
+    fn inversions_parallel_equals_sequential_and_brute() {
         let mut rng = StdRng::seed_from_u64(3);
-        let v: Vec<u32> = (0..200_000).map(|_| rng.random_range(0..1000)).collect();
-        let mut a = v.clone();
-        let mut b = v.clone();
-        let mut buf = vec![0; v.len()];
-        let ia = sort_count_inversions(&mut a, &mut buf, false);
-        let ib = Parallelism { threads: 2 }
-            .install(|| sort_count_inversions(&mut b, &mut buf, true))
-            .unwrap();
-        assert_eq!(ia, ib);
-        assert_eq!(a, b);
-        assert!(a.windows(2).all(|w| w[0] <= w[1]));
+        for m in [1u32, 3, 1000, 200_000] {
+            let v: Vec<u32> = (0..200_000).map(|_| rng.random_range(0..m)).collect();
+            let a = count_inversions(&v, m as usize, false);
+            let b = Parallelism { threads: 2 }
+                .install(|| count_inversions(&v, m as usize, true))
+                .unwrap();
+            assert_eq!(a, b);
+        }
+        for n in 0..40 {
+            let v: Vec<u32> = (0..n).map(|_| rng.random_range(0..5)).collect();
+            let brute = (0..v.len())
+                .flat_map(|i| (i + 1..v.len()).map(move |j| (i, j)))
+                .filter(|&(i, j)| v[i] > v[j])
+                .count() as u64;
+            assert_eq!(count_inversions(&v, 5, false), brute);
+        }
+    }
+
+    #[test]
+    fn parallel_counts_equal_sequential() {
+        let mut rng = StdRng::seed_from_u64(9);
+        for k in [2i64, 50, 1 << 40] {
+            let n = 150_000;
+            let x = Array1::from_iter((0..n).map(|_| rng.random_range(0..k)));
+            let y = Array1::from_iter((0..n).map(|_| rng.random_range(0..k) as f32 * 0.5));
+            let a = kendall_counts(x.view(), y.view(), Parallelism::sequential()).unwrap();
+            let b = kendall_counts(x.view(), y.view(), Parallelism { threads: 2 }).unwrap();
+            assert_eq!(a, b);
+        }
+    }
+
+    #[test]
+    fn radix_sort_is_stable_and_sorted() {
+        let mut rng = StdRng::seed_from_u64(5);
+        for (k, n) in [
+            (1u64, 5000u32),
+            (7, 70_000),
+            (1 << 20, 70_000),
+            (u64::MAX, 5000),
+        ] {
+            let mut v: Vec<Keyed<u32>> = (0..n)
+                .map(|i| {
+                    (
+                        rng.random_range(0..=k.saturating_sub(1))
+                            .wrapping_mul(0x9E37),
+                        i,
+                    )
+                })
+                .collect();
+            let mut expected = v.clone();
+            expected.sort_by_key(|e| e.0); // std's stable sort
+            for parallel in [false, true] {
+                let mut w = v.clone();
+                Parallelism { threads: 2 }
+                    .install(|| stable_sort_by_key(&mut w, parallel))
+                    .unwrap();
+                assert_eq!(w, expected);
+            }
+            let mut scratch = vec![(0, 0); v.len()];
+            radix_sort(&mut v, &mut scratch);
+            assert_eq!(v, expected);
+        }
     }
 
     #[test]
