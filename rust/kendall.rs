@@ -104,7 +104,7 @@ fn radix_sort<P: Copy>(v: &mut [Keyed<P>], scratch: &mut [Keyed<P>]) {
     }
     let mut in_scratch = false;
     for (d, h) in hist.iter().enumerate() {
-        if h.iter().any(|&c| c == n) {
+        if h.contains(&n) {
             continue;
         }
         let mut offs = [0usize; 256];

@@ -385,3 +385,47 @@ def test_masked_with_nan(kw: dict[str, Any]) -> None:
     m = np.ma.masked_array(rng.normal(size=(2, 6)), rng.random((2, 6)) < 0.3)
     m[0, 0] = np.nan
     _assert_same((m, rng.normal(size=(2, 6))), **kw)
+
+
+def test_normal_tail_without_scipy_special(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Without scipy.special loaded the tail uses math.erf/erfc (docs/deviations.md).
+    rng = np.random.default_rng(8)
+    cases = [
+        (rng.integers(0, 5, 80), rng.integers(0, 5, 80)),
+        (np.arange(300), np.arange(300) + rng.normal(scale=30, size=300)),
+        (np.arange(3000), np.arange(3000)),  # far tail
+    ]
+    expected = [
+        [stats.kendalltau(x, y, alternative=alt) for alt in ("two-sided", "less", "greater")]
+        for x, y in cases
+    ]
+    monkeypatch.delitem(__import__("sys").modules, "scipy.special")
+    for (x, y), refs in zip(cases, expected, strict=True):
+        for alt, ref in zip(("two-sided", "less", "greater"), refs, strict=True):
+            got = kendalltau(x, y, alternative=alt)
+            assert got.statistic == ref.statistic
+            np.testing.assert_allclose(got.pvalue, ref.pvalue, rtol=1e-12, atol=0)
+
+
+def test_import_does_not_load_scipy() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, warnings\n"
+        "import toxeval.stats as s\n"
+        "assert 'scipy' not in sys.modules, 'scipy imported'\n"
+        "with warnings.catch_warnings(record=True) as w:\n"
+        "    warnings.simplefilter('always')\n"
+        "    r = s.kendalltau([1], [2])\n"
+        "assert w[0].category is s.SmallSampleWarning, w[0].category\n"
+        "assert issubclass(w[0].category, RuntimeWarning)\n"
+        "r = s.kendalltau([1, 2, 3, 5, 4] * 10, list(range(50)))\n"
+        "assert 'scipy' not in sys.modules\n"
+        "print(repr(r.pvalue))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    ref = stats.kendalltau([1, 2, 3, 5, 4] * 10, list(range(50))).pvalue
+    np.testing.assert_allclose(float(out.strip().removeprefix("np.float64(")[:-1]), ref, rtol=1e-12)
