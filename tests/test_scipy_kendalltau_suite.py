@@ -4,8 +4,11 @@ The installed ``scipy/stats/tests/test_stats.py`` is imported as a module; its
 ``stats`` global is swapped (per test, by an autouse fixture) for a proxy that
 exposes toxeval's ``kendalltau`` and delegates every other name to
 ``scipy.stats``. The kendalltau test functions and classes are then re-collected
-here, so each runs unchanged against toxeval. Tests that cannot pass are listed,
-with the reason, in docs/deviations.md (section "kendalltau").
+here, so each runs unchanged against toxeval. The generic decorator tests of
+``scipy/stats/tests/test_axis_nan_policy.py`` (which take the function under
+test as a parameter) are run for toxeval's kendalltau too. Tests that cannot
+pass are listed, with the reason, in docs/deviations.md (section "kendalltau");
+currently there are none.
 """
 
 from __future__ import annotations
@@ -90,3 +93,107 @@ def test_every_scipy_kendall_test_is_collected() -> None:
     here = importlib.import_module(__name__)
     missing = [name for name in _kendall_names() if not hasattr(here, name)]
     assert missing == []
+
+
+# --- scipy/stats/tests/test_axis_nan_policy.py, kendalltau case ----------------
+# These generic tests take the function under test as a parameter; they are
+# called here with toxeval's kendalltau. Their reference implementation calls
+# the *undecorated* function (`_no_deco=True`), which `kendalltau` below maps to
+# toxeval's undecorated body.
+
+_anp = pytest.importorskip("scipy.stats.tests.test_axis_nan_policy")
+_CASE = next(c for c in _anp.axis_nan_policy_cases if c[0] is scipy.stats.kendalltau)
+_ARGS, _KWDS, _N_SAMPLES, _N_OUTPUTS, _PAIRED, _UNPACKER = _CASE[1:]
+
+
+def kendalltau(*args: Any, _no_deco: bool = False, **kwds: Any) -> Any:
+    """toxeval's kendalltau; `_no_deco=True` runs its undecorated 1-D body."""
+    if not _no_deco:
+        return toxeval.stats.kendalltau(*args, **kwds)
+    from toxeval.metrics._kendall import _kendalltau_1d, _pack
+
+    kwds.pop("nan_policy", None)
+    x, y = args
+    out = _kendalltau_1d(
+        x,
+        y,
+        kwds.pop("method", "auto"),
+        kwds.pop("variant", "b"),
+        kwds.pop("alternative", "two-sided"),
+        None,
+    )
+    return _pack(*out)
+
+
+_COMMON = {
+    "args": _ARGS,
+    "kwds": _KWDS,
+    "n_samples": _N_SAMPLES,
+    "n_outputs": _N_OUTPUTS,
+    "paired": _PAIRED,
+    "unpacker": _UNPACKER,
+}
+
+
+@pytest.mark.parametrize("nan_policy", ["propagate", "omit", "raise"])
+@pytest.mark.parametrize("axis", range(-3, 3))
+@pytest.mark.parametrize("data_generator", ["all_nans", "all_finite", "mixed"])
+def test_axis_nan_policy_full(nan_policy: str, axis: int, data_generator: str) -> None:
+    # SciPy runs the axis=1 / 'mixed' subset by default ("fast") and this full
+    # grid with SCIPY_XSLOW; for one function it is quick.
+    _anp._axis_nan_policy_test(
+        kendalltau,
+        _ARGS,
+        _KWDS,
+        _N_SAMPLES,
+        _N_OUTPUTS,
+        _PAIRED,
+        _UNPACKER,
+        nan_policy,
+        axis,
+        data_generator,
+    )
+
+
+@pytest.mark.parametrize("nan_policy", ["propagate", "omit", "raise"])
+@pytest.mark.parametrize("data_generator", ["all_nans", "all_finite", "mixed", "empty"])
+def test_axis_nan_policy_axis_is_None(nan_policy: str, data_generator: str) -> None:
+    _anp.test_axis_nan_policy_axis_is_None(
+        hypotest=kendalltau, nan_policy=nan_policy, data_generator=data_generator, **_COMMON
+    )
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("nan_policy", ["omit", "propagate"])
+@pytest.mark.parametrize(
+    ("sample_shape", "axis_cases"),
+    [
+        ((2, 3, 3, 4), (None, 0, -1, (0, 2), (1, -1), (3, 1, 2, 0))),
+        ((10,), (0, -1)),
+        ((20, 0), (0, 1)),
+    ],
+)
+def test_keepdims(
+    sample_shape: tuple[int, ...], axis_cases: tuple[Any, ...], nan_policy: str
+) -> None:
+    _anp.test_keepdims(
+        hypotest=kendalltau,
+        sample_shape=sample_shape,
+        axis_cases=axis_cases,
+        nan_policy=nan_policy,
+        **_COMMON,
+    )
+
+
+def test_axis_nan_policy_decorated_pickled() -> None:
+    _anp.test_axis_nan_policy_decorated_pickled(hypotest=kendalltau, **_COMMON)
+
+
+def test_empty() -> None:
+    _anp.test_empty(hypotest=kendalltau, **_COMMON)
+
+
+@pytest.mark.parametrize("axis", [0, 1])
+def test_non_broadcastable(axis: int) -> None:
+    _anp.test_non_broadcastable(hypotest=kendalltau, axis=axis, **_COMMON)
