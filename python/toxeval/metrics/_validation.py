@@ -67,9 +67,7 @@ def warn_undefined(message: str, stacklevel: int = 3) -> None:
 
 def invalid_parameter(message: str) -> Exception:
     """Build ``InvalidParameterError`` (bridged to scikit-learn's class if loaded)."""
-    cat = _category(
-        InvalidParameterError, "sklearn.utils._param_validation", "InvalidParameterError"
-    )
+    cat = _category(InvalidParameterError, "sklearn.utils._param_validation", "InvalidParameterError")
     return cat(message)  # type: ignore[no-any-return]
 
 
