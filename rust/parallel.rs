@@ -114,6 +114,20 @@ impl Parallelism {
         Ok(p.install(|| (0..n).into_par_iter().map(&f).collect()))
     }
 
+    /// Run `f` inside this call's thread pool, so that rayon primitives it uses
+    /// (`par_sort_unstable`, `rayon::join`) get `threads` workers. The caller
+    /// decides with [`Parallelism::is_parallel_for`] whether that pays off.
+    pub fn install<R, F>(&self, f: F) -> Result<R>
+    where
+        R: Send,
+        F: FnOnce() -> R + Send,
+    {
+        if self.threads <= 1 {
+            return Ok(f());
+        }
+        Ok(pool(self.threads)?.install(f))
+    }
+
     /// Apply `f` to consecutive blocks of `ROW_BLOCK` rows out of `n_rows`;
     /// results in block order. `row_width` is the number of scalars per row.
     pub fn map_row_blocks<R, F>(&self, n_rows: usize, row_width: usize, f: F) -> Result<Vec<R>>

@@ -97,3 +97,10 @@ def dcg_sum(
     sample_weight: NDArray[np.float64] | None = None,
     n_jobs: int | None = None,
 ) -> float: ...
+
+# Kendall's tau counts (rust/binding/kendall.rs).
+def kendall_counts(
+    x: NDArray[np.float64] | NDArray[np.float32] | NDArray[np.int64],
+    y: NDArray[np.float64] | NDArray[np.float32] | NDArray[np.int64],
+    n_jobs: int | None = None,
+) -> tuple[int, int, int, int, float, float, float, float, int, int]: ...

@@ -17,6 +17,7 @@ from toxeval.metrics._binary import (
     roc_auc_score,
     roc_curve,
 )
+from toxeval.metrics._kendall import SignificanceResult, SmallSampleWarning, kendalltau
 from toxeval.metrics._label_ranking import (
     coverage_error,
     dcg_score,
@@ -29,10 +30,13 @@ from toxeval.metrics._validation import InvalidParameterError, UndefinedMetricWa
 
 __all__ = [
     "InvalidParameterError",
+    "SignificanceResult",
+    "SmallSampleWarning",
     "UndefinedMetricWarning",
     "average_precision_score",
     "coverage_error",
     "dcg_score",
+    "kendalltau",
     "label_ranking_average_precision_score",
     "label_ranking_loss",
     "ndcg_score",
