@@ -15,10 +15,9 @@ from typing import Any
 
 import numpy as np
 import pytest
+import toxeval.metrics as tm
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-import toxeval.metrics as tm
 
 sklearn_metrics = pytest.importorskip("sklearn.metrics")
 scipy_stats = pytest.importorskip("scipy.stats")
