@@ -19,7 +19,8 @@ use ndarray::{ArrayView1, ArrayView2};
 use crate::error::{MetricError, Result};
 use crate::parallel::Parallelism;
 use crate::score::Score;
-use crate::sort::sort_by_key_stable;
+use crate::sort::{sort_by_key_stable, sort_keys};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// AP: no positive among the rows used ("recall is set to one"), AP = 0.
 pub const FLAG_NO_POSITIVE: u8 = 1;
@@ -236,33 +237,44 @@ fn walk_weighted(keys: &[u64], pay: &[u32], weights: &[f64]) -> Curve {
 
 /// NumPy's pairwise summation (`np.add.reduce` on a contiguous float64 array).
 pub fn pairwise_sum(a: &[f64]) -> f64 {
+    pairwise_by(a, |x| x)
+}
+
+/// [`pairwise_sum`] over f64 values stored as their bits (scratch buffers of the
+/// sort are reused for the terms).
+fn pairwise_sum_bits(a: &[u64]) -> f64 {
+    pairwise_by(a, f64::from_bits)
+}
+
+#[inline]
+fn pairwise_by<T: Copy, F: Fn(T) -> f64 + Copy>(a: &[T], f: F) -> f64 {
     let n = a.len();
     if n < 8 {
         let mut res = -0.0f64;
         for &x in a {
-            res += x;
+            res += f(x);
         }
         res
     } else if n <= 128 {
         let mut r = [0.0f64; 8];
-        r.copy_from_slice(&a[..8]);
-        let mut i = 8;
-        while i < n - (n % 8) {
-            for j in 0..8 {
-                r[j] += a[i + j];
+        for (rj, &x) in r.iter_mut().zip(a.iter()) {
+            *rj = f(x);
+        }
+        let full = n - (n % 8);
+        for c in a[8..full].chunks_exact(8) {
+            for (rj, &x) in r.iter_mut().zip(c.iter()) {
+                *rj += f(x);
             }
-            i += 8;
         }
         let mut res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
-        while i < n {
-            res += a[i];
-            i += 1;
+        for &x in &a[full..] {
+            res += f(x);
         }
         res
     } else {
         let mut n2 = n / 2;
         n2 -= n2 % 8;
-        pairwise_sum(&a[..n2]) + pairwise_sum(&a[n2..])
+        pairwise_by(&a[..n2], f) + pairwise_by(&a[n2..], f)
     }
 }
 
@@ -490,6 +502,342 @@ fn check_shapes<S>(
     Ok(())
 }
 
+// ------------------------------------------------------------------ unweighted fast path
+//
+// Without sample weights, AP and ROC AUC only need, for each tie block in descending
+// score order, how many positives and negatives it holds: tps/fps are exact integer
+// counts, whatever the order inside a block. So each label's keys are gathered into
+// two runs (positives from the front of one buffer, negatives from its back), each
+// run is sorted without payload (`sort_keys`), and the two sorted runs are walked
+// together block by block. The scratch half of the sort buffer then holds the sum
+// terms, so a label needs 16 bytes per row in total. Values are bit-identical to the
+// general path (same counts, same formulas, same pairwise summation order).
+
+/// One label's known keys, split by class, plus scratch space.
+struct SplitKeys {
+    keys: Vec<u64>,
+    tmp: Vec<u64>,
+    n_pos: usize,
+    n_neg: usize,
+}
+
+impl SplitKeys {
+    fn new() -> Self {
+        SplitKeys {
+            keys: Vec::new(),
+            tmp: Vec::new(),
+            n_pos: 0,
+            n_neg: 0,
+        }
+    }
+
+    /// Gather column `j` (known rows only) and sort both runs.
+    fn load<S: Score>(
+        &mut self,
+        s: ArrayView1<S>,
+        y: ArrayView1<bool>,
+        m: Option<ArrayView1<bool>>,
+    ) {
+        let n = s.len();
+        self.keys.clear();
+        self.keys.resize(n, 0);
+        let keys = &mut self.keys[..];
+        let (mut p, mut back) = (0usize, n);
+        // Branch-free: write the key at both ends, advance the end of its class.
+        // Invariant: p < back before each known row (p + (n - back) rows so far < n).
+        let mut put = |k: u64, pos: bool| {
+            if let Some(x) = keys.get_mut(p) {
+                *x = k;
+            }
+            if let Some(x) = keys.get_mut(back.wrapping_sub(1)) {
+                *x = k;
+            }
+            p += usize::from(pos);
+            back -= usize::from(!pos);
+        };
+        match m {
+            None => ndarray::Zip::from(s)
+                .and(y)
+                .for_each(|&v, &t| put(!v.key(), t)),
+            Some(m) => ndarray::Zip::from(s).and(y).and(m).for_each(|&v, &t, &k| {
+                if k {
+                    put(!v.key(), t)
+                }
+            }),
+        }
+        self.n_pos = p;
+        self.n_neg = n - back;
+        self.tmp.clear();
+        self.tmp.resize(n, 0);
+        // Keys are negated: ascending key order = descending score order.
+        let (front, rest) = self.keys.split_at_mut(p);
+        let (tf, trest) = self.tmp.split_at_mut(p);
+        sort_keys(front, tf);
+        let negs = &mut rest[back - p..];
+        let tn = &mut trest[back - p..];
+        sort_keys(negs, tn);
+    }
+
+    fn pos(&self) -> &[u64] {
+        &self.keys[..self.n_pos]
+    }
+
+    fn neg(&self) -> &[u64] {
+        &self.keys[self.keys.len() - self.n_neg..]
+    }
+}
+
+/// Tie blocks of two ascending runs of (negated) keys, in ascending key order, i.e.
+/// descending score: `f(positives, negatives)` per block.
+#[inline]
+fn blocks_desc_score(pos: &[u64], neg: &[u64], mut f: impl FnMut(u64, u64)) {
+    let (mut i, mut j) = (0usize, 0usize);
+    loop {
+        let k = match (pos.get(i), neg.get(j)) {
+            (Some(&a), Some(&b)) => a.min(b),
+            (Some(&a), None) => a,
+            (None, Some(&b)) => b,
+            (None, None) => return,
+        };
+        let (i0, j0) = (i, j);
+        while pos.get(i) == Some(&k) {
+            i += 1;
+        }
+        while neg.get(j) == Some(&k) {
+            j += 1;
+        }
+        f((i - i0) as u64, (j - j0) as u64);
+    }
+}
+
+/// The same blocks in ascending score order.
+#[inline]
+fn blocks_asc_score(pos: &[u64], neg: &[u64], mut f: impl FnMut(u64, u64)) {
+    let (mut i, mut j) = (pos.len(), neg.len());
+    loop {
+        let k = match (
+            i.checked_sub(1).and_then(|x| pos.get(x)),
+            j.checked_sub(1).and_then(|x| neg.get(x)),
+        ) {
+            (Some(&a), Some(&b)) => a.max(b),
+            (Some(&a), None) => a,
+            (None, Some(&b)) => b,
+            (None, None) => return,
+        };
+        let (i0, j0) = (i, j);
+        while i > 0 && pos.get(i - 1) == Some(&k) {
+            i -= 1;
+        }
+        while j > 0 && neg.get(j - 1) == Some(&k) {
+            j -= 1;
+        }
+        f((i0 - i) as u64, (j0 - j) as u64);
+    }
+}
+
+/// Average precision from sorted runs (unweighted). Same terms, same order and
+/// same pairwise sum as [`average_precision_from_curve`]. `terms` is scratch space
+/// of at least `pos.len() + neg.len()` entries.
+fn ap_sorted(pos: &[u64], neg: &[u64], terms: &mut [u64]) -> MetricValue {
+    let np = pos.len() as u64;
+    let total = np + neg.len() as u64;
+    if total == 0 {
+        return MetricValue {
+            value: f64::NAN,
+            flags: FLAG_EMPTY,
+        };
+    }
+    if np == 0 {
+        return MetricValue {
+            value: 0.0,
+            flags: FLAG_NO_POSITIVE,
+        };
+    }
+    let pf = np as f64;
+    let (mut below_pos, mut below_all, mut t) = (0u64, 0u64, 0usize);
+    // Reversed curve: lowest score block first, as scikit-learn's terms.
+    blocks_asc_score(pos, neg, |p, n| {
+        let cum_pos = np - below_pos;
+        let cum_all = total - below_all;
+        let tps = cum_pos as f64;
+        let fps = (cum_all - cum_pos) as f64;
+        let next = (cum_pos - p) as f64 / pf;
+        let term = (next - tps / pf) * (tps / (tps + fps));
+        if let Some(x) = terms.get_mut(t) {
+            *x = term.to_bits();
+        }
+        t += 1;
+        below_pos += p;
+        below_all += p + n;
+    });
+    let s = -pairwise_sum_bits(&terms[..t.min(terms.len())]);
+    MetricValue {
+        value: if s > 0.0 { s } else { 0.0 },
+        flags: 0,
+    }
+}
+
+/// Full ROC AUC from sorted runs (unweighted, both classes present). Same points
+/// (drop_intermediate, (0, 0) prepended), same terms and pairwise sum as
+/// [`roc_auc_from_curve`] with `max_fpr = None`.
+fn auc_sorted(pos: &[u64], neg: &[u64], terms: &mut [u64]) -> MetricValue {
+    let (np, nn) = (pos.len() as u64, neg.len() as u64);
+    if np == 0 || nn == 0 {
+        return MetricValue {
+            value: f64::NAN,
+            flags: FLAG_SINGLE_CLASS,
+        };
+    }
+    let (tl, fl) = (np as f64, nn as f64);
+    let mut t = 0usize;
+    let (mut px, mut py) = (0.0f64, 0.0f64); // last kept point (fpr, tpr)
+    let mut emit = |f: u64, tp: u64| {
+        let x = f as f64 / fl;
+        let y = tp as f64 / tl;
+        let term = (x - px) * (y + py) / 2.0;
+        if let Some(slot) = terms.get_mut(t) {
+            *slot = term.to_bits();
+        }
+        t += 1;
+        px = x;
+        py = y;
+    };
+    // Pending block: (positives, negatives, cumulative tps, cumulative fps, index).
+    let mut pending: Option<(u64, u64, u64, u64, usize)> = None;
+    let (mut ctp, mut cfp, mut idx) = (0u64, 0u64, 0usize);
+    blocks_desc_score(pos, neg, |p, n| {
+        if let Some((pp, pn, pt, pf, pi)) = pending {
+            // Point pi is collinear with its neighbours iff blocks pi and pi+1 have
+            // the same composition (second differences of tps and fps are zero).
+            if pi == 0 || p != pp || n != pn {
+                emit(pf, pt);
+            }
+        }
+        ctp += p;
+        cfp += n;
+        pending = Some((p, n, ctp, cfp, idx));
+        idx += 1;
+    });
+    if let Some((_, _, pt, pf, _)) = pending {
+        emit(pf, pt);
+    }
+    let used = t.min(terms.len());
+    MetricValue {
+        value: pairwise_sum_bits(&terms[..used]),
+        flags: 0,
+    }
+}
+
+/// Run `f(label, &mut SplitKeys)` for every label, in parallel over labels when
+/// worthwhile; each worker reuses its own buffers. Results in label order.
+fn for_each_label<R: Send, F>(k: usize, elements: usize, par: &Parallelism, f: F) -> Result<Vec<R>>
+where
+    F: Fn(usize, &mut SplitKeys) -> R + Sync + Send,
+{
+    let workers = if par.is_parallel_for(elements) {
+        par.threads.min(k).max(1)
+    } else {
+        1
+    };
+    let next = AtomicUsize::new(0);
+    let parts = par.map(workers, elements, |_| {
+        let mut buf = SplitKeys::new();
+        let mut out = Vec::new();
+        loop {
+            let j = next.fetch_add(1, Ordering::Relaxed);
+            if j >= k {
+                break;
+            }
+            out.push((j, f(j, &mut buf)));
+        }
+        out
+    })?;
+    let mut all: Vec<(usize, R)> = parts.into_iter().flatten().collect();
+    all.sort_by_key(|x| x.0);
+    Ok(all.into_iter().map(|x| x.1).collect())
+}
+
+/// Unweighted AP and full ROC AUC of one gathered label.
+fn label_values(buf: &mut SplitKeys, ap: bool, auc: bool) -> (MetricValue, MetricValue) {
+    let empty = MetricValue {
+        value: f64::NAN,
+        flags: FLAG_EMPTY,
+    };
+    if buf.n_pos + buf.n_neg == 0 {
+        let e_auc = MetricValue {
+            value: f64::NAN,
+            flags: FLAG_EMPTY | FLAG_SINGLE_CLASS,
+        };
+        return (empty, e_auc);
+    }
+    let mut tmp = std::mem::take(&mut buf.tmp);
+    let a = if ap {
+        ap_sorted(buf.pos(), buf.neg(), &mut tmp)
+    } else {
+        empty
+    };
+    let b = if auc {
+        auc_sorted(buf.pos(), buf.neg(), &mut tmp)
+    } else {
+        empty
+    };
+    buf.tmp = tmp;
+    (a, b)
+}
+
+/// Average precision and full ROC AUC of every label from one sort per label.
+///
+/// Same definitions, tie rule and masks as [`per_label`] with
+/// `Metric::AveragePrecision` and `Metric::RocAuc { max_fpr: None }`; the values are
+/// identical to those two calls. With weights it falls back to them.
+pub fn per_label_ap_auc<S: Score>(
+    y_score: ArrayView2<S>,
+    y_pos: ArrayView2<bool>,
+    weight: Option<ArrayView1<f64>>,
+    mask: Option<ArrayView2<bool>>,
+    par: &Parallelism,
+) -> Result<(Vec<MetricValue>, Vec<MetricValue>)> {
+    if weight.is_some() {
+        let ap = per_label(y_score, y_pos, weight, mask, Metric::AveragePrecision, par)?;
+        let auc = per_label(
+            y_score,
+            y_pos,
+            weight,
+            mask,
+            Metric::RocAuc { max_fpr: None },
+            par,
+        )?;
+        return Ok((ap, auc));
+    }
+    check_shapes(&y_score, &y_pos, None, mask.as_ref())?;
+    let both = unweighted_per_label(y_score, y_pos, mask, true, true, par)?;
+    Ok(both.into_iter().unzip())
+}
+
+fn unweighted_per_label<S: Score>(
+    y_score: ArrayView2<S>,
+    y_pos: ArrayView2<bool>,
+    mask: Option<ArrayView2<bool>>,
+    ap: bool,
+    auc: bool,
+    par: &Parallelism,
+) -> Result<Vec<(MetricValue, MetricValue)>> {
+    let (n, k) = y_score.dim();
+    if n >= MAX_ITEMS {
+        return Err(MetricError::value(
+            "too many elements in one binary problem (limit 2**31 - 1)",
+        ));
+    }
+    for_each_label(k, n.saturating_mul(k), par, |j, buf| {
+        buf.load(
+            y_score.column(j),
+            y_pos.column(j),
+            mask.as_ref().map(|m| m.column(j)),
+        );
+        label_values(buf, ap, auc)
+    })
+}
+
 /// The metric for each column (label) of a multilabel problem.
 ///
 /// Label `j` uses the rows where `mask[i, j]` is true (all rows without a mask) and
@@ -504,6 +852,17 @@ pub fn per_label<S: Score>(
     par: &Parallelism,
 ) -> Result<Vec<MetricValue>> {
     check_shapes(&y_score, &y_pos, weight.as_ref(), mask.as_ref())?;
+    if weight.is_none() {
+        let fast = match metric {
+            Metric::AveragePrecision => Some(true),
+            Metric::RocAuc { max_fpr: None } => Some(false),
+            Metric::RocAuc { .. } => None,
+        };
+        if let Some(ap) = fast {
+            let v = unweighted_per_label(y_score, y_pos, mask, ap, !ap, par)?;
+            return Ok(v.into_iter().map(|(a, b)| if ap { a } else { b }).collect());
+        }
+    }
     let (n, k) = y_score.dim();
     let results = par.map(k, n.saturating_mul(k), |j| {
         let s = y_score.column(j);
@@ -883,6 +1242,82 @@ mod tests {
             assert_eq!(a.len(), n);
             for (x, z) in a.iter().zip(b.iter()) {
                 assert!(x.value.to_bits() == z.value.to_bits() && x.flags == z.flags);
+            }
+        }
+    }
+
+    #[test]
+    fn fast_path_equals_general_path() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand::rngs::StdRng::seed_from_u64(5);
+        let par = Parallelism::sequential();
+        for case in 0..40 {
+            let n = [1usize, 2, 7, 50, 300, 3000][case % 6];
+            let k = 1 + case % 4;
+            let levels = [2u32, 5, 1000, 0][case % 4];
+            let s = Array2::from_shape_fn((n, k), |_| {
+                if levels == 0 {
+                    rng.random::<f64>()
+                } else {
+                    f64::from(rng.random_range(0..levels)) / f64::from(levels)
+                }
+            });
+            let prev = [0.0, 0.1, 0.5, 1.0][case % 4];
+            let y = Array2::from_shape_fn((n, k), |_| rng.random::<f64>() < prev);
+            let m = Array2::from_shape_fn((n, k), |_| rng.random::<f64>() < 0.8);
+            let ones = ndarray::Array1::from_elem(n, 1.0);
+            for mask in [None, Some(m.view())] {
+                let (ap, auc) = per_label_ap_auc(s.view(), y.view(), None, mask, &par).unwrap();
+                let ap_g = per_label(
+                    s.view(),
+                    y.view(),
+                    Some(ones.view()),
+                    mask,
+                    Metric::AveragePrecision,
+                    &par,
+                )
+                .unwrap();
+                let auc_g = per_label(
+                    s.view(),
+                    y.view(),
+                    Some(ones.view()),
+                    mask,
+                    Metric::RocAuc { max_fpr: None },
+                    &par,
+                )
+                .unwrap();
+                for (a, b) in ap
+                    .iter()
+                    .zip(ap_g.iter())
+                    .chain(auc.iter().zip(auc_g.iter()))
+                {
+                    assert_eq!(a.value.to_bits(), b.value.to_bits(), "case {case}");
+                    assert_eq!(a.flags, b.flags, "case {case}");
+                }
+                // parallel (forced) gives the same
+                let p2 = Parallelism { threads: 2 };
+                let (ap2, auc2) = per_label_ap_auc(s.view(), y.view(), None, mask, &p2).unwrap();
+                let bits = |v: &[MetricValue]| -> Vec<(u64, u8)> {
+                    v.iter().map(|m| (m.value.to_bits(), m.flags)).collect()
+                };
+                assert_eq!(bits(&ap2), bits(&ap));
+                assert_eq!(bits(&auc2), bits(&auc));
+            }
+            // strided view
+            let sv = s.slice(ndarray::s![..;2, ..]);
+            let yv = y.slice(ndarray::s![..;2, ..]);
+            let (ap, _) = per_label_ap_auc(sv, yv, None, None, &par).unwrap();
+            let ap_g = per_label(
+                sv,
+                yv,
+                Some(ndarray::Array1::from_elem(sv.nrows(), 1.0).view()),
+                None,
+                Metric::AveragePrecision,
+                &par,
+            )
+            .unwrap();
+            for (a, b) in ap.iter().zip(ap_g.iter()) {
+                assert_eq!((a.value.to_bits(), a.flags), (b.value.to_bits(), b.flags));
             }
         }
     }
