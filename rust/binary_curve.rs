@@ -577,151 +577,117 @@ impl SplitKeys {
         let tn = &mut trest[back - p..];
         sort_keys(negs, tn);
     }
-
-    fn pos(&self) -> &[u64] {
-        &self.keys[..self.n_pos]
-    }
-
-    fn neg(&self) -> &[u64] {
-        &self.keys[self.keys.len() - self.n_neg..]
-    }
 }
 
-/// Tie blocks of two ascending runs of (negated) keys, in ascending key order, i.e.
-/// descending score: `f(positives, negatives)` per block.
+/// Merge two ascending runs of (negated) keys into tie blocks in descending score
+/// order, writing for each block its cumulative counts `(positives << 32) | rows`
+/// (both below 2**31) into `out`; returns the number of blocks. Branch-free merge:
+/// ties between the runs are taken from `pos` first (the order inside a block does
+/// not matter for counts).
+fn merge_blocks(pos: &[u64], neg: &[u64], out: &mut [u64]) -> usize {
+    let (np, nn) = (pos.len(), neg.len());
+    let total = np + nn;
+    let (mut i, mut j, mut t) = (0usize, 0usize, 0usize);
+    let (mut cp, mut ca) = (0u64, 0u64);
+    // Heads, u64::MAX when exhausted (validity is decided by the indices).
+    let head = |r: &[u64], x: usize| r.get(x).copied().unwrap_or(u64::MAX);
+    let (mut a, mut b) = (head(pos, 0), head(neg, 0));
+    for step in 0..total {
+        let take_pos = i < np && (j >= nn || a <= b);
+        let k = if take_pos { a } else { b };
+        i += usize::from(take_pos);
+        j += usize::from(!take_pos);
+        cp += u64::from(take_pos);
+        ca += 1;
+        a = head(pos, i);
+        b = head(neg, j);
+        let next = a.min(b);
+        let boundary = step + 1 == total || next != k;
+        if let Some(o) = out.get_mut(t) {
+            *o = (cp << 32) | ca;
+        }
+        t += usize::from(boundary);
+    }
+    t
+}
+
 #[inline]
-fn blocks_desc_score(pos: &[u64], neg: &[u64], mut f: impl FnMut(u64, u64)) {
-    let (mut i, mut j) = (0usize, 0usize);
-    loop {
-        let k = match (pos.get(i), neg.get(j)) {
-            (Some(&a), Some(&b)) => a.min(b),
-            (Some(&a), None) => a,
-            (None, Some(&b)) => b,
-            (None, None) => return,
-        };
-        let (i0, j0) = (i, j);
-        while pos.get(i) == Some(&k) {
-            i += 1;
-        }
-        while neg.get(j) == Some(&k) {
-            j += 1;
-        }
-        f((i - i0) as u64, (j - j0) as u64);
-    }
+fn split_cum(x: u64) -> (f64, f64) {
+    ((x >> 32) as f64, (x & 0xFFFF_FFFF) as f64)
 }
 
-/// The same blocks in ascending score order.
-#[inline]
-fn blocks_asc_score(pos: &[u64], neg: &[u64], mut f: impl FnMut(u64, u64)) {
-    let (mut i, mut j) = (pos.len(), neg.len());
-    loop {
-        let k = match (
-            i.checked_sub(1).and_then(|x| pos.get(x)),
-            j.checked_sub(1).and_then(|x| neg.get(x)),
-        ) {
-            (Some(&a), Some(&b)) => a.max(b),
-            (Some(&a), None) => a,
-            (None, Some(&b)) => b,
-            (None, None) => return,
-        };
-        let (i0, j0) = (i, j);
-        while i > 0 && pos.get(i - 1) == Some(&k) {
-            i -= 1;
-        }
-        while j > 0 && neg.get(j - 1) == Some(&k) {
-            j -= 1;
-        }
-        f((i0 - i) as u64, (j0 - j) as u64);
-    }
-}
-
-/// Average precision from sorted runs (unweighted). Same terms, same order and
-/// same pairwise sum as [`average_precision_from_curve`]. `terms` is scratch space
-/// of at least `pos.len() + neg.len()` entries.
-fn ap_sorted(pos: &[u64], neg: &[u64], terms: &mut [u64]) -> MetricValue {
-    let np = pos.len() as u64;
-    let total = np + neg.len() as u64;
-    if total == 0 {
+/// Average precision from the block counts of [`merge_blocks`] (unweighted). Same
+/// terms, same order and same pairwise sum as [`average_precision_from_curve`]:
+/// `tps + fps` is the exact row count, so `precision = tps / rows`.
+fn ap_blocks(cum: &[u64], n_pos: u64, terms: &mut [u64]) -> MetricValue {
+    let t = cum.len().min(terms.len());
+    if t == 0 {
         return MetricValue {
             value: f64::NAN,
             flags: FLAG_EMPTY,
         };
     }
-    if np == 0 {
+    if n_pos == 0 {
         return MetricValue {
             value: 0.0,
             flags: FLAG_NO_POSITIVE,
         };
     }
-    let pf = np as f64;
-    let (mut below_pos, mut below_all, mut t) = (0u64, 0u64, 0usize);
-    // Reversed curve: lowest score block first, as scikit-learn's terms.
-    blocks_asc_score(pos, neg, |p, n| {
-        let cum_pos = np - below_pos;
-        let cum_all = total - below_all;
-        let tps = cum_pos as f64;
-        let fps = (cum_all - cum_pos) as f64;
-        let next = (cum_pos - p) as f64 / pf;
-        let term = (next - tps / pf) * (tps / (tps + fps));
-        if let Some(x) = terms.get_mut(t) {
-            *x = term.to_bits();
-        }
-        t += 1;
-        below_pos += p;
-        below_all += p + n;
-    });
-    let s = -pairwise_sum_bits(&terms[..t.min(terms.len())]);
+    let pf = n_pos as f64;
+    let (cum, terms) = (&cum[..t], &mut terms[..t]);
+    // Reversed curve: term for block j goes to t - 1 - j.
+    let mut prev = 0.0f64;
+    for (&c, o) in cum.iter().zip(terms.iter_mut().rev()) {
+        let (tps, rows) = split_cum(c);
+        let term = (prev / pf - tps / pf) * (tps / rows);
+        *o = term.to_bits();
+        prev = tps;
+    }
+    let s = -pairwise_sum_bits(terms);
     MetricValue {
         value: if s > 0.0 { s } else { 0.0 },
         flags: 0,
     }
 }
 
-/// Full ROC AUC from sorted runs (unweighted, both classes present). Same points
+/// Full ROC AUC from the block counts of [`merge_blocks`] (unweighted). Same points
 /// (drop_intermediate, (0, 0) prepended), same terms and pairwise sum as
 /// [`roc_auc_from_curve`] with `max_fpr = None`.
-fn auc_sorted(pos: &[u64], neg: &[u64], terms: &mut [u64]) -> MetricValue {
-    let (np, nn) = (pos.len() as u64, neg.len() as u64);
-    if np == 0 || nn == 0 {
+fn auc_blocks(cum: &[u64], n_pos: u64, n_neg: u64, terms: &mut [u64]) -> MetricValue {
+    if n_pos == 0 || n_neg == 0 {
         return MetricValue {
             value: f64::NAN,
             flags: FLAG_SINGLE_CLASS,
         };
     }
-    let (tl, fl) = (np as f64, nn as f64);
-    let mut t = 0usize;
+    let t = cum.len();
+    let (tl, fl) = (n_pos as f64, n_neg as f64);
     let (mut px, mut py) = (0.0f64, 0.0f64); // last kept point (fpr, tpr)
-    let mut emit = |f: u64, tp: u64| {
-        let x = f as f64 / fl;
-        let y = tp as f64 / tl;
-        let term = (x - px) * (y + py) / 2.0;
-        if let Some(slot) = terms.get_mut(t) {
-            *slot = term.to_bits();
-        }
-        t += 1;
-        px = x;
-        py = y;
-    };
-    // Pending block: (positives, negatives, cumulative tps, cumulative fps, index).
-    let mut pending: Option<(u64, u64, u64, u64, usize)> = None;
-    let (mut ctp, mut cfp, mut idx) = (0u64, 0u64, 0usize);
-    blocks_desc_score(pos, neg, |p, n| {
-        if let Some((pp, pn, pt, pf, pi)) = pending {
-            // Point pi is collinear with its neighbours iff blocks pi and pi+1 have
-            // the same composition (second differences of tps and fps are zero).
-            if pi == 0 || p != pp || n != pn {
-                emit(pf, pt);
+    let mut u = 0usize;
+    let mut prev = 0u64; // cumulative counts before block i
+    for i in 0..t {
+        let c = cum[i];
+        // Point i is collinear with its neighbours (dropped) iff blocks i and i+1
+        // have the same composition: both second differences are zero.
+        let keep = i == 0
+            || i + 1 == t
+            || cum
+                .get(i + 1)
+                .is_some_and(|&nx| nx.wrapping_sub(c) != c.wrapping_sub(prev));
+        prev = c;
+        if keep {
+            let (tp, rows) = split_cum(c);
+            let x = (rows - tp) / fl;
+            let y = tp / tl;
+            if let Some(o) = terms.get_mut(u) {
+                *o = ((x - px) * (y + py) / 2.0).to_bits();
             }
+            u += 1;
+            px = x;
+            py = y;
         }
-        ctp += p;
-        cfp += n;
-        pending = Some((p, n, ctp, cfp, idx));
-        idx += 1;
-    });
-    if let Some((_, _, pt, pf, _)) = pending {
-        emit(pf, pt);
     }
-    let used = t.min(terms.len());
+    let used = u.min(terms.len());
     MetricValue {
         value: pairwise_sum_bits(&terms[..used]),
         flags: 0,
@@ -757,7 +723,7 @@ where
     Ok(all.into_iter().map(|x| x.1).collect())
 }
 
-/// Unweighted AP and full ROC AUC of one gathered label.
+/// Unweighted AP and full ROC AUC of one gathered, sorted label.
 fn label_values(buf: &mut SplitKeys, ap: bool, auc: bool) -> (MetricValue, MetricValue) {
     let empty = MetricValue {
         value: f64::NAN,
@@ -770,18 +736,26 @@ fn label_values(buf: &mut SplitKeys, ap: bool, auc: bool) -> (MetricValue, Metri
         };
         return (empty, e_auc);
     }
-    let mut tmp = std::mem::take(&mut buf.tmp);
+    let (np, nn) = (buf.n_pos as u64, buf.n_neg as u64);
+    // Block counts go to the sort's scratch buffer, the terms to the key buffer
+    // (the keys are no longer needed once merged).
+    let nk = buf.keys.len();
+    let t = merge_blocks(
+        &buf.keys[..buf.n_pos],
+        &buf.keys[nk - buf.n_neg..],
+        &mut buf.tmp,
+    );
+    let cum = &buf.tmp[..t.min(buf.tmp.len())];
     let a = if ap {
-        ap_sorted(buf.pos(), buf.neg(), &mut tmp)
+        ap_blocks(cum, np, &mut buf.keys)
     } else {
         empty
     };
     let b = if auc {
-        auc_sorted(buf.pos(), buf.neg(), &mut tmp)
+        auc_blocks(cum, np, nn, &mut buf.keys)
     } else {
         empty
     };
-    buf.tmp = tmp;
     (a, b)
 }
 
