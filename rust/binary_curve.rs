@@ -538,7 +538,39 @@ impl SplitKeys {
         y: ArrayView1<bool>,
         m: Option<ArrayView1<bool>>,
     ) {
-        let n = s.len();
+        self.fill(s.len(), |put| match m {
+            None => ndarray::Zip::from(s)
+                .and(y)
+                .for_each(|&v, &t| put(!v.key(), t)),
+            Some(m) => ndarray::Zip::from(s).and(y).and(m).for_each(|&v, &t, &k| {
+                if k {
+                    put(!v.key(), t)
+                }
+            }),
+        });
+    }
+
+    /// Gather every known cell of a matrix (micro average) and sort both runs.
+    fn load_all<S: Score>(
+        &mut self,
+        s: ArrayView2<S>,
+        y: ArrayView2<bool>,
+        m: Option<ArrayView2<bool>>,
+    ) {
+        self.fill(s.len(), |put| match m {
+            None => ndarray::Zip::from(s)
+                .and(y)
+                .for_each(|&v, &t| put(!v.key(), t)),
+            Some(m) => ndarray::Zip::from(s).and(y).and(m).for_each(|&v, &t, &k| {
+                if k {
+                    put(!v.key(), t)
+                }
+            }),
+        });
+    }
+
+    /// `feed` calls `put(negated key, positive)` at most `n` times.
+    fn fill(&mut self, n: usize, feed: impl FnOnce(&mut dyn FnMut(u64, bool))) {
         self.keys.clear();
         self.keys.resize(n, 0);
         let keys = &mut self.keys[..];
@@ -555,16 +587,7 @@ impl SplitKeys {
             p += usize::from(pos);
             back -= usize::from(!pos);
         };
-        match m {
-            None => ndarray::Zip::from(s)
-                .and(y)
-                .for_each(|&v, &t| put(!v.key(), t)),
-            Some(m) => ndarray::Zip::from(s).and(y).and(m).for_each(|&v, &t, &k| {
-                if k {
-                    put(!v.key(), t)
-                }
-            }),
-        }
+        feed(&mut put);
         self.n_pos = p;
         self.n_neg = n - back;
         self.tmp.clear();
@@ -864,6 +887,17 @@ pub fn micro<S: Score>(
     metric: Metric,
 ) -> Result<MetricValue> {
     check_shapes(&y_score, &y_pos, weight.as_ref(), mask.as_ref())?;
+    if weight.is_none() {
+        match metric {
+            Metric::AveragePrecision => {
+                return micro_unweighted(y_score, y_pos, mask, true).map(|v| v.0)
+            }
+            Metric::RocAuc { max_fpr: None } => {
+                return micro_unweighted(y_score, y_pos, mask, false).map(|v| v.1)
+            }
+            Metric::RocAuc { .. } => {}
+        }
+    }
     let (n, k) = y_score.dim();
     let mut p = Problem::with_capacity(n.saturating_mul(k), weight.is_some());
     for i in 0..n {
@@ -875,6 +909,52 @@ pub fn micro<S: Score>(
         }
     }
     p.evaluate(metric)
+}
+
+fn micro_unweighted<S: Score>(
+    y_score: ArrayView2<S>,
+    y_pos: ArrayView2<bool>,
+    mask: Option<ArrayView2<bool>>,
+    ap: bool,
+) -> Result<(MetricValue, MetricValue)> {
+    if y_score.len() >= MAX_ITEMS {
+        return Err(MetricError::value(
+            "too many elements in one binary problem (limit 2**31 - 1)",
+        ));
+    }
+    let mut buf = SplitKeys::new();
+    buf.load_all(y_score, y_pos, mask);
+    Ok(label_values(&mut buf, ap, !ap))
+}
+
+/// Micro-averaged average precision and full ROC AUC from one sort: the values of
+/// [`micro`] with `Metric::AveragePrecision` and `Metric::RocAuc { max_fpr: None }`.
+pub fn micro_ap_auc<S: Score>(
+    y_score: ArrayView2<S>,
+    y_pos: ArrayView2<bool>,
+    weight: Option<ArrayView1<f64>>,
+    mask: Option<ArrayView2<bool>>,
+) -> Result<(MetricValue, MetricValue)> {
+    check_shapes(&y_score, &y_pos, weight.as_ref(), mask.as_ref())?;
+    if weight.is_some() {
+        let ap = micro(y_score, y_pos, weight, mask, Metric::AveragePrecision)?;
+        let auc = micro(
+            y_score,
+            y_pos,
+            weight,
+            mask,
+            Metric::RocAuc { max_fpr: None },
+        )?;
+        return Ok((ap, auc));
+    }
+    if y_score.len() >= MAX_ITEMS {
+        return Err(MetricError::value(
+            "too many elements in one binary problem (limit 2**31 - 1)",
+        ));
+    }
+    let mut buf = SplitKeys::new();
+    buf.load_all(y_score, y_pos, mask);
+    Ok(label_values(&mut buf, true, true))
 }
 
 /// Samples average, per row: the unweighted binary metric over the row's known
@@ -1276,6 +1356,33 @@ mod tests {
                 };
                 assert_eq!(bits(&ap2), bits(&ap));
                 assert_eq!(bits(&auc2), bits(&auc));
+            }
+            for mask in [None, Some(m.view())] {
+                let (ma, mu) = micro_ap_auc(s.view(), y.view(), None, mask).unwrap();
+                let ga = micro(
+                    s.view(),
+                    y.view(),
+                    Some(ones.view()),
+                    mask,
+                    Metric::AveragePrecision,
+                )
+                .unwrap();
+                let gu = micro(
+                    s.view(),
+                    y.view(),
+                    Some(ones.view()),
+                    mask,
+                    Metric::RocAuc { max_fpr: None },
+                )
+                .unwrap();
+                assert_eq!(
+                    (ma.value.to_bits(), ma.flags),
+                    (ga.value.to_bits(), ga.flags)
+                );
+                assert_eq!(
+                    (mu.value.to_bits(), mu.flags),
+                    (gu.value.to_bits(), gu.flags)
+                );
             }
             // strided view
             let sv = s.slice(ndarray::s![..;2, ..]);
