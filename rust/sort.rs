@@ -284,7 +284,8 @@ mod tests {
     #[test]
     fn key_sort_matches_std() {
         let mut rng = rand::rngs::StdRng::seed_from_u64(11);
-        let gens: Vec<Box<dyn Fn(&mut rand::rngs::StdRng) -> u64>> = vec![
+        type Gen = Box<dyn Fn(&mut rand::rngs::StdRng) -> u64>;
+        let gens: Vec<Gen> = vec![
             Box::new(|r| r.random::<u64>()),
             Box::new(|r| r.random_range(0..7u64) << 33),
             Box::new(|r| (0.5f64 + r.random::<f64>()).to_bits()),
