@@ -19,7 +19,8 @@ use ndarray::{ArrayView1, ArrayView2};
 use crate::error::{MetricError, Result};
 use crate::parallel::Parallelism;
 use crate::score::Score;
-use crate::sort::sort_by_key_stable;
+use crate::sort::{sort_by_key_stable, sort_keys};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// AP: no positive among the rows used ("recall is set to one"), AP = 0.
 pub const FLAG_NO_POSITIVE: u8 = 1;
@@ -236,33 +237,44 @@ fn walk_weighted(keys: &[u64], pay: &[u32], weights: &[f64]) -> Curve {
 
 /// NumPy's pairwise summation (`np.add.reduce` on a contiguous float64 array).
 pub fn pairwise_sum(a: &[f64]) -> f64 {
+    pairwise_by(a, |x| x)
+}
+
+/// [`pairwise_sum`] over f64 values stored as their bits (scratch buffers of the
+/// sort are reused for the terms).
+fn pairwise_sum_bits(a: &[u64]) -> f64 {
+    pairwise_by(a, f64::from_bits)
+}
+
+#[inline]
+fn pairwise_by<T: Copy, F: Fn(T) -> f64 + Copy>(a: &[T], f: F) -> f64 {
     let n = a.len();
     if n < 8 {
         let mut res = -0.0f64;
         for &x in a {
-            res += x;
+            res += f(x);
         }
         res
     } else if n <= 128 {
         let mut r = [0.0f64; 8];
-        r.copy_from_slice(&a[..8]);
-        let mut i = 8;
-        while i < n - (n % 8) {
-            for j in 0..8 {
-                r[j] += a[i + j];
+        for (rj, &x) in r.iter_mut().zip(a.iter()) {
+            *rj = f(x);
+        }
+        let full = n - (n % 8);
+        for c in a[8..full].chunks_exact(8) {
+            for (rj, &x) in r.iter_mut().zip(c.iter()) {
+                *rj += f(x);
             }
-            i += 8;
         }
         let mut res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
-        while i < n {
-            res += a[i];
-            i += 1;
+        for &x in &a[full..] {
+            res += f(x);
         }
         res
     } else {
         let mut n2 = n / 2;
         n2 -= n2 % 8;
-        pairwise_sum(&a[..n2]) + pairwise_sum(&a[n2..])
+        pairwise_by(&a[..n2], f) + pairwise_by(&a[n2..], f)
     }
 }
 
@@ -490,6 +502,339 @@ fn check_shapes<S>(
     Ok(())
 }
 
+// ------------------------------------------------------------------ unweighted fast path
+//
+// Without sample weights, AP and ROC AUC only need, for each tie block in descending
+// score order, how many positives and negatives it holds: tps/fps are exact integer
+// counts, whatever the order inside a block. So each label's keys are gathered into
+// two runs (positives from the front of one buffer, negatives from its back), each
+// run is sorted without payload (`sort_keys`), and the two sorted runs are walked
+// together block by block. The scratch half of the sort buffer then holds the sum
+// terms, so a label needs 16 bytes per row in total. Values are bit-identical to the
+// general path (same counts, same formulas, same pairwise summation order).
+
+/// One label's known keys, split by class, plus scratch space.
+struct SplitKeys {
+    keys: Vec<u64>,
+    tmp: Vec<u64>,
+    n_pos: usize,
+    n_neg: usize,
+}
+
+impl SplitKeys {
+    fn new() -> Self {
+        SplitKeys {
+            keys: Vec::new(),
+            tmp: Vec::new(),
+            n_pos: 0,
+            n_neg: 0,
+        }
+    }
+
+    /// Gather column `j` (known rows only) and sort both runs.
+    fn load<S: Score>(
+        &mut self,
+        s: ArrayView1<S>,
+        y: ArrayView1<bool>,
+        m: Option<ArrayView1<bool>>,
+    ) {
+        self.fill(s.len(), |put| match m {
+            None => ndarray::Zip::from(s)
+                .and(y)
+                .for_each(|&v, &t| put(!v.key(), t)),
+            Some(m) => ndarray::Zip::from(s).and(y).and(m).for_each(|&v, &t, &k| {
+                if k {
+                    put(!v.key(), t)
+                }
+            }),
+        });
+    }
+
+    /// Gather every known cell of a matrix (micro average) and sort both runs.
+    fn load_all<S: Score>(
+        &mut self,
+        s: ArrayView2<S>,
+        y: ArrayView2<bool>,
+        m: Option<ArrayView2<bool>>,
+    ) {
+        self.fill(s.len(), |put| match m {
+            None => ndarray::Zip::from(s)
+                .and(y)
+                .for_each(|&v, &t| put(!v.key(), t)),
+            Some(m) => ndarray::Zip::from(s).and(y).and(m).for_each(|&v, &t, &k| {
+                if k {
+                    put(!v.key(), t)
+                }
+            }),
+        });
+    }
+
+    /// `feed` calls `put(negated key, positive)` at most `n` times.
+    fn fill(&mut self, n: usize, feed: impl FnOnce(&mut dyn FnMut(u64, bool))) {
+        self.keys.clear();
+        self.keys.resize(n, 0);
+        let keys = &mut self.keys[..];
+        let (mut p, mut back) = (0usize, n);
+        // Branch-free: write the key at both ends, advance the end of its class.
+        // Invariant: p < back before each known row (p + (n - back) rows so far < n).
+        let mut put = |k: u64, pos: bool| {
+            if let Some(x) = keys.get_mut(p) {
+                *x = k;
+            }
+            if let Some(x) = keys.get_mut(back.wrapping_sub(1)) {
+                *x = k;
+            }
+            p += usize::from(pos);
+            back -= usize::from(!pos);
+        };
+        feed(&mut put);
+        self.n_pos = p;
+        self.n_neg = n - back;
+        self.tmp.clear();
+        self.tmp.resize(n, 0);
+        // Keys are negated: ascending key order = descending score order.
+        let (front, rest) = self.keys.split_at_mut(p);
+        let (tf, trest) = self.tmp.split_at_mut(p);
+        sort_keys(front, tf);
+        let negs = &mut rest[back - p..];
+        let tn = &mut trest[back - p..];
+        sort_keys(negs, tn);
+    }
+}
+
+/// Merge two ascending runs of (negated) keys into tie blocks in descending score
+/// order, writing for each block its cumulative counts `(positives << 32) | rows`
+/// (both below 2**31) into `out`; returns the number of blocks. Branch-free merge:
+/// ties between the runs are taken from `pos` first (the order inside a block does
+/// not matter for counts).
+fn merge_blocks(pos: &[u64], neg: &[u64], out: &mut [u64]) -> usize {
+    let (np, nn) = (pos.len(), neg.len());
+    let total = np + nn;
+    let (mut i, mut j, mut t) = (0usize, 0usize, 0usize);
+    let (mut cp, mut ca) = (0u64, 0u64);
+    // Heads, u64::MAX when exhausted (validity is decided by the indices).
+    let head = |r: &[u64], x: usize| r.get(x).copied().unwrap_or(u64::MAX);
+    let (mut a, mut b) = (head(pos, 0), head(neg, 0));
+    for step in 0..total {
+        let take_pos = i < np && (j >= nn || a <= b);
+        let k = if take_pos { a } else { b };
+        i += usize::from(take_pos);
+        j += usize::from(!take_pos);
+        cp += u64::from(take_pos);
+        ca += 1;
+        a = head(pos, i);
+        b = head(neg, j);
+        let next = a.min(b);
+        let boundary = step + 1 == total || next != k;
+        if let Some(o) = out.get_mut(t) {
+            *o = (cp << 32) | ca;
+        }
+        t += usize::from(boundary);
+    }
+    t
+}
+
+#[inline]
+fn split_cum(x: u64) -> (f64, f64) {
+    ((x >> 32) as f64, (x & 0xFFFF_FFFF) as f64)
+}
+
+/// Average precision from the block counts of [`merge_blocks`] (unweighted). Same
+/// terms, same order and same pairwise sum as [`average_precision_from_curve`]:
+/// `tps + fps` is the exact row count, so `precision = tps / rows`.
+fn ap_blocks(cum: &[u64], n_pos: u64, terms: &mut [u64]) -> MetricValue {
+    let t = cum.len().min(terms.len());
+    if t == 0 {
+        return MetricValue {
+            value: f64::NAN,
+            flags: FLAG_EMPTY,
+        };
+    }
+    if n_pos == 0 {
+        return MetricValue {
+            value: 0.0,
+            flags: FLAG_NO_POSITIVE,
+        };
+    }
+    let pf = n_pos as f64;
+    let (cum, terms) = (&cum[..t], &mut terms[..t]);
+    // Reversed curve: term for block j goes to t - 1 - j.
+    let mut prev = 0.0f64;
+    for (&c, o) in cum.iter().zip(terms.iter_mut().rev()) {
+        let (tps, rows) = split_cum(c);
+        let term = (prev / pf - tps / pf) * (tps / rows);
+        *o = term.to_bits();
+        prev = tps;
+    }
+    let s = -pairwise_sum_bits(terms);
+    MetricValue {
+        value: if s > 0.0 { s } else { 0.0 },
+        flags: 0,
+    }
+}
+
+/// Full ROC AUC from the block counts of [`merge_blocks`] (unweighted). Same points
+/// (drop_intermediate, (0, 0) prepended), same terms and pairwise sum as
+/// [`roc_auc_from_curve`] with `max_fpr = None`.
+fn auc_blocks(cum: &[u64], n_pos: u64, n_neg: u64, terms: &mut [u64]) -> MetricValue {
+    if n_pos == 0 || n_neg == 0 {
+        return MetricValue {
+            value: f64::NAN,
+            flags: FLAG_SINGLE_CLASS,
+        };
+    }
+    let t = cum.len();
+    let (tl, fl) = (n_pos as f64, n_neg as f64);
+    let (mut px, mut py) = (0.0f64, 0.0f64); // last kept point (fpr, tpr)
+    let mut u = 0usize;
+    let mut prev = 0u64; // cumulative counts before block i
+    for i in 0..t {
+        let c = cum[i];
+        // Point i is collinear with its neighbours (dropped) iff blocks i and i+1
+        // have the same composition: both second differences are zero.
+        let keep = i == 0
+            || i + 1 == t
+            || cum
+                .get(i + 1)
+                .is_some_and(|&nx| nx.wrapping_sub(c) != c.wrapping_sub(prev));
+        prev = c;
+        if keep {
+            let (tp, rows) = split_cum(c);
+            let x = (rows - tp) / fl;
+            let y = tp / tl;
+            if let Some(o) = terms.get_mut(u) {
+                *o = ((x - px) * (y + py) / 2.0).to_bits();
+            }
+            u += 1;
+            px = x;
+            py = y;
+        }
+    }
+    let used = u.min(terms.len());
+    MetricValue {
+        value: pairwise_sum_bits(&terms[..used]),
+        flags: 0,
+    }
+}
+
+/// Run `f(label, &mut SplitKeys)` for every label, in parallel over labels when
+/// worthwhile; each worker reuses its own buffers. Results in label order.
+fn for_each_label<R: Send, F>(k: usize, elements: usize, par: &Parallelism, f: F) -> Result<Vec<R>>
+where
+    F: Fn(usize, &mut SplitKeys) -> R + Sync + Send,
+{
+    let workers = if par.is_parallel_for(elements) {
+        par.threads.min(k).max(1)
+    } else {
+        1
+    };
+    let next = AtomicUsize::new(0);
+    let parts = par.map(workers, elements, |_| {
+        let mut buf = SplitKeys::new();
+        let mut out = Vec::new();
+        loop {
+            let j = next.fetch_add(1, Ordering::Relaxed);
+            if j >= k {
+                break;
+            }
+            out.push((j, f(j, &mut buf)));
+        }
+        out
+    })?;
+    let mut all: Vec<(usize, R)> = parts.into_iter().flatten().collect();
+    all.sort_by_key(|x| x.0);
+    Ok(all.into_iter().map(|x| x.1).collect())
+}
+
+/// Unweighted AP and full ROC AUC of one gathered, sorted label.
+fn label_values(buf: &mut SplitKeys, ap: bool, auc: bool) -> (MetricValue, MetricValue) {
+    let empty = MetricValue {
+        value: f64::NAN,
+        flags: FLAG_EMPTY,
+    };
+    if buf.n_pos + buf.n_neg == 0 {
+        let e_auc = MetricValue {
+            value: f64::NAN,
+            flags: FLAG_EMPTY | FLAG_SINGLE_CLASS,
+        };
+        return (empty, e_auc);
+    }
+    let (np, nn) = (buf.n_pos as u64, buf.n_neg as u64);
+    // Block counts go to the sort's scratch buffer, the terms to the key buffer
+    // (the keys are no longer needed once merged).
+    let nk = buf.keys.len();
+    let t = merge_blocks(
+        &buf.keys[..buf.n_pos],
+        &buf.keys[nk - buf.n_neg..],
+        &mut buf.tmp,
+    );
+    let cum = &buf.tmp[..t.min(buf.tmp.len())];
+    let a = if ap {
+        ap_blocks(cum, np, &mut buf.keys)
+    } else {
+        empty
+    };
+    let b = if auc {
+        auc_blocks(cum, np, nn, &mut buf.keys)
+    } else {
+        empty
+    };
+    (a, b)
+}
+
+/// Average precision and full ROC AUC of every label from one sort per label.
+///
+/// Same definitions, tie rule and masks as [`per_label`] with
+/// `Metric::AveragePrecision` and `Metric::RocAuc { max_fpr: None }`; the values are
+/// identical to those two calls. With weights it falls back to them.
+pub fn per_label_ap_auc<S: Score>(
+    y_score: ArrayView2<S>,
+    y_pos: ArrayView2<bool>,
+    weight: Option<ArrayView1<f64>>,
+    mask: Option<ArrayView2<bool>>,
+    par: &Parallelism,
+) -> Result<(Vec<MetricValue>, Vec<MetricValue>)> {
+    if weight.is_some() {
+        let ap = per_label(y_score, y_pos, weight, mask, Metric::AveragePrecision, par)?;
+        let auc = per_label(
+            y_score,
+            y_pos,
+            weight,
+            mask,
+            Metric::RocAuc { max_fpr: None },
+            par,
+        )?;
+        return Ok((ap, auc));
+    }
+    check_shapes(&y_score, &y_pos, None, mask.as_ref())?;
+    let both = unweighted_per_label(y_score, y_pos, mask, true, true, par)?;
+    Ok(both.into_iter().unzip())
+}
+
+fn unweighted_per_label<S: Score>(
+    y_score: ArrayView2<S>,
+    y_pos: ArrayView2<bool>,
+    mask: Option<ArrayView2<bool>>,
+    ap: bool,
+    auc: bool,
+    par: &Parallelism,
+) -> Result<Vec<(MetricValue, MetricValue)>> {
+    let (n, k) = y_score.dim();
+    if n >= MAX_ITEMS {
+        return Err(MetricError::value(
+            "too many elements in one binary problem (limit 2**31 - 1)",
+        ));
+    }
+    for_each_label(k, n.saturating_mul(k), par, |j, buf| {
+        buf.load(
+            y_score.column(j),
+            y_pos.column(j),
+            mask.as_ref().map(|m| m.column(j)),
+        );
+        label_values(buf, ap, auc)
+    })
+}
+
 /// The metric for each column (label) of a multilabel problem.
 ///
 /// Label `j` uses the rows where `mask[i, j]` is true (all rows without a mask) and
@@ -504,6 +849,17 @@ pub fn per_label<S: Score>(
     par: &Parallelism,
 ) -> Result<Vec<MetricValue>> {
     check_shapes(&y_score, &y_pos, weight.as_ref(), mask.as_ref())?;
+    if weight.is_none() {
+        let fast = match metric {
+            Metric::AveragePrecision => Some(true),
+            Metric::RocAuc { max_fpr: None } => Some(false),
+            Metric::RocAuc { .. } => None,
+        };
+        if let Some(ap) = fast {
+            let v = unweighted_per_label(y_score, y_pos, mask, ap, !ap, par)?;
+            return Ok(v.into_iter().map(|(a, b)| if ap { a } else { b }).collect());
+        }
+    }
     let (n, k) = y_score.dim();
     let results = par.map(k, n.saturating_mul(k), |j| {
         let s = y_score.column(j);
@@ -531,6 +887,17 @@ pub fn micro<S: Score>(
     metric: Metric,
 ) -> Result<MetricValue> {
     check_shapes(&y_score, &y_pos, weight.as_ref(), mask.as_ref())?;
+    if weight.is_none() {
+        match metric {
+            Metric::AveragePrecision => {
+                return micro_unweighted(y_score, y_pos, mask, true).map(|v| v.0)
+            }
+            Metric::RocAuc { max_fpr: None } => {
+                return micro_unweighted(y_score, y_pos, mask, false).map(|v| v.1)
+            }
+            Metric::RocAuc { .. } => {}
+        }
+    }
     let (n, k) = y_score.dim();
     let mut p = Problem::with_capacity(n.saturating_mul(k), weight.is_some());
     for i in 0..n {
@@ -542,6 +909,52 @@ pub fn micro<S: Score>(
         }
     }
     p.evaluate(metric)
+}
+
+fn micro_unweighted<S: Score>(
+    y_score: ArrayView2<S>,
+    y_pos: ArrayView2<bool>,
+    mask: Option<ArrayView2<bool>>,
+    ap: bool,
+) -> Result<(MetricValue, MetricValue)> {
+    if y_score.len() >= MAX_ITEMS {
+        return Err(MetricError::value(
+            "too many elements in one binary problem (limit 2**31 - 1)",
+        ));
+    }
+    let mut buf = SplitKeys::new();
+    buf.load_all(y_score, y_pos, mask);
+    Ok(label_values(&mut buf, ap, !ap))
+}
+
+/// Micro-averaged average precision and full ROC AUC from one sort: the values of
+/// [`micro`] with `Metric::AveragePrecision` and `Metric::RocAuc { max_fpr: None }`.
+pub fn micro_ap_auc<S: Score>(
+    y_score: ArrayView2<S>,
+    y_pos: ArrayView2<bool>,
+    weight: Option<ArrayView1<f64>>,
+    mask: Option<ArrayView2<bool>>,
+) -> Result<(MetricValue, MetricValue)> {
+    check_shapes(&y_score, &y_pos, weight.as_ref(), mask.as_ref())?;
+    if weight.is_some() {
+        let ap = micro(y_score, y_pos, weight, mask, Metric::AveragePrecision)?;
+        let auc = micro(
+            y_score,
+            y_pos,
+            weight,
+            mask,
+            Metric::RocAuc { max_fpr: None },
+        )?;
+        return Ok((ap, auc));
+    }
+    if y_score.len() >= MAX_ITEMS {
+        return Err(MetricError::value(
+            "too many elements in one binary problem (limit 2**31 - 1)",
+        ));
+    }
+    let mut buf = SplitKeys::new();
+    buf.load_all(y_score, y_pos, mask);
+    Ok(label_values(&mut buf, true, true))
 }
 
 /// Samples average, per row: the unweighted binary metric over the row's known
@@ -883,6 +1296,109 @@ mod tests {
             assert_eq!(a.len(), n);
             for (x, z) in a.iter().zip(b.iter()) {
                 assert!(x.value.to_bits() == z.value.to_bits() && x.flags == z.flags);
+            }
+        }
+    }
+
+    #[test]
+    fn fast_path_equals_general_path() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand::rngs::StdRng::seed_from_u64(5);
+        let par = Parallelism::sequential();
+        for case in 0..40 {
+            let n = [1usize, 2, 7, 50, 300, 3000][case % 6];
+            let k = 1 + case % 4;
+            let levels = [2u32, 5, 1000, 0][case % 4];
+            let s = Array2::from_shape_fn((n, k), |_| {
+                if levels == 0 {
+                    rng.random::<f64>()
+                } else {
+                    f64::from(rng.random_range(0..levels)) / f64::from(levels)
+                }
+            });
+            let prev = [0.0, 0.1, 0.5, 1.0][case % 4];
+            let y = Array2::from_shape_fn((n, k), |_| rng.random::<f64>() < prev);
+            let m = Array2::from_shape_fn((n, k), |_| rng.random::<f64>() < 0.8);
+            let ones = ndarray::Array1::from_elem(n, 1.0);
+            for mask in [None, Some(m.view())] {
+                let (ap, auc) = per_label_ap_auc(s.view(), y.view(), None, mask, &par).unwrap();
+                let ap_g = per_label(
+                    s.view(),
+                    y.view(),
+                    Some(ones.view()),
+                    mask,
+                    Metric::AveragePrecision,
+                    &par,
+                )
+                .unwrap();
+                let auc_g = per_label(
+                    s.view(),
+                    y.view(),
+                    Some(ones.view()),
+                    mask,
+                    Metric::RocAuc { max_fpr: None },
+                    &par,
+                )
+                .unwrap();
+                for (a, b) in ap
+                    .iter()
+                    .zip(ap_g.iter())
+                    .chain(auc.iter().zip(auc_g.iter()))
+                {
+                    assert_eq!(a.value.to_bits(), b.value.to_bits(), "case {case}");
+                    assert_eq!(a.flags, b.flags, "case {case}");
+                }
+                // parallel (forced) gives the same
+                let p2 = Parallelism { threads: 2 };
+                let (ap2, auc2) = per_label_ap_auc(s.view(), y.view(), None, mask, &p2).unwrap();
+                let bits = |v: &[MetricValue]| -> Vec<(u64, u8)> {
+                    v.iter().map(|m| (m.value.to_bits(), m.flags)).collect()
+                };
+                assert_eq!(bits(&ap2), bits(&ap));
+                assert_eq!(bits(&auc2), bits(&auc));
+            }
+            for mask in [None, Some(m.view())] {
+                let (ma, mu) = micro_ap_auc(s.view(), y.view(), None, mask).unwrap();
+                let ga = micro(
+                    s.view(),
+                    y.view(),
+                    Some(ones.view()),
+                    mask,
+                    Metric::AveragePrecision,
+                )
+                .unwrap();
+                let gu = micro(
+                    s.view(),
+                    y.view(),
+                    Some(ones.view()),
+                    mask,
+                    Metric::RocAuc { max_fpr: None },
+                )
+                .unwrap();
+                assert_eq!(
+                    (ma.value.to_bits(), ma.flags),
+                    (ga.value.to_bits(), ga.flags)
+                );
+                assert_eq!(
+                    (mu.value.to_bits(), mu.flags),
+                    (gu.value.to_bits(), gu.flags)
+                );
+            }
+            // strided view
+            let sv = s.slice(ndarray::s![..;2, ..]);
+            let yv = y.slice(ndarray::s![..;2, ..]);
+            let (ap, _) = per_label_ap_auc(sv, yv, None, None, &par).unwrap();
+            let ap_g = per_label(
+                sv,
+                yv,
+                Some(ndarray::Array1::from_elem(sv.nrows(), 1.0).view()),
+                None,
+                Metric::AveragePrecision,
+                &par,
+            )
+            .unwrap();
+            for (a, b) in ap.iter().zip(ap_g.iter()) {
+                assert_eq!((a.value.to_bits(), a.flags), (b.value.to_bits(), b.flags));
             }
         }
     }

@@ -118,6 +118,132 @@ fn scatter(
     }
 }
 
+/// Below this length a bucket of the key-only sort uses `sort_unstable`.
+const KEYS_SMALL: usize = 192;
+
+/// Sort bare `u64` keys ascending. No payload: equal keys are indistinguishable, so
+/// stability is moot. `tmp` is scratch space (at least `keys.len()` long, otherwise
+/// a comparison sort is used); the result is always left in `keys`.
+///
+/// Hybrid radix sort: one MSD pass on the (up to) 11 highest bits that vary across
+/// the input scatters the keys into cache-sized buckets; each bucket is then sorted
+/// by an LSD radix sort over its own varying low bits (constant digits skipped), so
+/// that all later passes run in cache. Uniform probabilities (1M keys) need one
+/// out-of-cache pass instead of six.
+pub fn sort_keys(keys: &mut [u64], tmp: &mut [u64]) {
+    let n = keys.len();
+    if n < 2 {
+        return;
+    }
+    if n < RADIX_MIN_LEN || tmp.len() < n {
+        keys.sort_unstable();
+        return;
+    }
+    let tmp = &mut tmp[..n];
+    let first = keys[0];
+    let diff = keys.iter().fold(0u64, |d, &k| d | (k ^ first));
+    if diff == 0 {
+        return;
+    }
+    let top = 64 - diff.leading_zeros() as usize; // number of low bits that vary
+    let width = top.min(DIGIT_BITS);
+    let shift = top - width;
+    let nb = 1usize << width;
+    let mask = (nb - 1) as u64;
+    let mut counts = vec![0usize; nb];
+    for &k in keys.iter() {
+        if let Some(c) = counts.get_mut(((k >> shift) & mask) as usize) {
+            *c += 1;
+        }
+    }
+    let mut starts = vec![0usize; nb];
+    let mut acc = 0usize;
+    for (s, &c) in starts.iter_mut().zip(counts.iter()) {
+        *s = acc;
+        acc += c;
+    }
+    let mut offsets = starts.clone();
+    for &k in keys.iter() {
+        let d = ((k >> shift) & mask) as usize;
+        if let Some(o) = offsets.get_mut(d) {
+            if let Some(t) = tmp.get_mut(*o) {
+                *t = k;
+            }
+            *o += 1;
+        }
+    }
+    for (&s, &c) in starts.iter().zip(counts.iter()) {
+        if c == 0 {
+            continue;
+        }
+        let (src, dst) = (&mut tmp[s..s + c], &mut keys[s..s + c]);
+        if shift == 0 || c == 1 {
+            dst.copy_from_slice(src);
+        } else {
+            sort_bucket(src, dst);
+        }
+    }
+}
+
+/// Sort the keys in `src` into `dst` (same length; `src` is clobbered). LSD radix
+/// over the bits that vary inside the bucket, 8-bit digits (the histograms stay in
+/// L1 for cache-resident buckets); small buckets use `sort_unstable`.
+fn sort_bucket(src: &mut [u64], dst: &mut [u64]) {
+    let n = src.len().min(dst.len());
+    let (src, dst) = (&mut src[..n], &mut dst[..n]);
+    if n < KEYS_SMALL {
+        dst.copy_from_slice(src);
+        dst.sort_unstable();
+        return;
+    }
+    let first = src[0];
+    let diff = src.iter().fold(0u64, |d, &k| d | (k ^ first));
+    if diff == 0 {
+        dst.copy_from_slice(src);
+        return;
+    }
+    const W: usize = 8;
+    const B: usize = 1 << W;
+    let top = 64 - diff.leading_zeros() as usize;
+    let passes = top.div_ceil(W);
+    let mut counts = [[0u32; B]; 8];
+    for &k in src.iter() {
+        for (p, c) in counts.iter_mut().enumerate().take(passes) {
+            c[((k >> (W * p)) as usize) & (B - 1)] += 1;
+        }
+    }
+    let mut in_src = true;
+    for (p, c) in counts.iter().enumerate().take(passes) {
+        if (diff >> (W * p)) & (B as u64 - 1) == 0 {
+            continue;
+        }
+        let mut off = [0u32; B];
+        let mut acc = 0u32;
+        for (o, &x) in off.iter_mut().zip(c.iter()) {
+            *o = acc;
+            acc += x;
+        }
+        let shift = W * p;
+        let (from, to): (&[u64], &mut [u64]) = if in_src {
+            (&*src, &mut *dst)
+        } else {
+            (&*dst, &mut *src)
+        };
+        for &k in from {
+            let d = ((k >> shift) as usize) & (B - 1);
+            let o = off[d] as usize;
+            if let Some(t) = to.get_mut(o) {
+                *t = k;
+            }
+            off[d] += 1;
+        }
+        in_src = !in_src;
+    }
+    if in_src {
+        dst.copy_from_slice(src);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -152,6 +278,31 @@ mod tests {
             check((0..n).map(|_| rng.random::<u64>()).collect());
             // one varying middle byte
             check((0..n).map(|_| (rng.random_range(0..3u64)) << 40).collect());
+        }
+    }
+
+    #[test]
+    fn key_sort_matches_std() {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(11);
+        type Gen = Box<dyn Fn(&mut rand::rngs::StdRng) -> u64>;
+        let gens: Vec<Gen> = vec![
+            Box::new(|r| r.random::<u64>()),
+            Box::new(|r| r.random_range(0..7u64) << 33),
+            Box::new(|r| (0.5f64 + r.random::<f64>()).to_bits()),
+            Box::new(|r| r.random::<f64>().to_bits() | (1 << 63)),
+            Box::new(|r| u64::from(r.random::<u32>())),
+            Box::new(|r| ((r.random_range(0..100u64) as f64) / 100.0).to_bits()),
+        ];
+        for g in &gens {
+            for &n in &[0usize, 1, 2, 100, 191, 192, 300, 5000, 70_000] {
+                let keys: Vec<u64> = (0..n).map(|_| g(&mut rng)).collect();
+                let mut a = keys.clone();
+                let mut tmp = vec![0u64; n];
+                sort_keys(&mut a, &mut tmp);
+                let mut b = keys;
+                b.sort_unstable();
+                assert_eq!(a, b, "n = {n}");
+            }
         }
     }
 

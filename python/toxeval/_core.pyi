@@ -43,6 +43,19 @@ def binary_metric_per_row(
     max_fpr: float | None = None,
     n_jobs: int | None = None,
 ) -> tuple[NDArray[np.float64], NDArray[np.uint8]]: ...
+def binary_ap_auc_per_label(
+    y_score: NDArray[Any],
+    y_true: NDArray[np.bool_],
+    sample_weight: NDArray[np.float64] | None = None,
+    mask: NDArray[np.bool_] | None = None,
+    n_jobs: int | None = None,
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.uint8], NDArray[np.uint8]]: ...
+def binary_ap_auc_micro(
+    y_score: NDArray[Any],
+    y_true: NDArray[np.bool_],
+    sample_weight: NDArray[np.float64] | None = None,
+    mask: NDArray[np.bool_] | None = None,
+) -> tuple[float, float, int, int]: ...
 def binary_support(
     y_true: NDArray[np.bool_],
     sample_weight: NDArray[np.float64] | None = None,

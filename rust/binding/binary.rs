@@ -141,6 +141,62 @@ fn binary_metric_per_row<'py>(
     Ok(split(py, v))
 }
 
+type ApAuc<'py> = (
+    Bound<'py, PyArray1<f64>>,
+    Bound<'py, PyArray1<f64>>,
+    Bound<'py, PyArray1<u8>>,
+    Bound<'py, PyArray1<u8>>,
+);
+
+/// Per-label average precision and full ROC AUC from one sort per label:
+/// `(ap, auc, ap_flags, auc_flags)`.
+#[pyfunction]
+#[pyo3(signature = (y_score, y_true, sample_weight=None, mask=None, n_jobs=None))]
+fn binary_ap_auc_per_label<'py>(
+    py: Python<'py>,
+    y_score: &Bound<'py, PyAny>,
+    y_true: PyReadonlyArray2<'py, bool>,
+    sample_weight: Option<PyReadonlyArray1<'py, f64>>,
+    mask: Option<PyReadonlyArray2<'py, bool>>,
+    n_jobs: Option<i64>,
+) -> PyResult<ApAuc<'py>> {
+    let par = parallelism(n_jobs)?;
+    let y = y_true.as_array();
+    let w = sample_weight.as_ref().map(|a| a.as_array());
+    let m = mask.as_ref().map(|a| a.as_array());
+    let (ap, auc) = with_scores2!(y_score, |s| {
+        let r: KResult<(Vec<MetricValue>, Vec<MetricValue>)> = run_detached(py, s.len(), || {
+            binary_curve::per_label_ap_auc(s, y, w, m, &par)
+        });
+        Ok::<_, PyErr>(r?)
+    })?;
+    let (apv, apf) = split(py, ap);
+    let (auv, auf) = split(py, auc);
+    Ok((apv, auv, apf, auf))
+}
+
+/// Micro-averaged average precision and full ROC AUC from one sort:
+/// `(ap, auc, ap_flag, auc_flag)`.
+#[pyfunction]
+#[pyo3(signature = (y_score, y_true, sample_weight=None, mask=None))]
+fn binary_ap_auc_micro<'py>(
+    py: Python<'py>,
+    y_score: &Bound<'py, PyAny>,
+    y_true: PyReadonlyArray2<'py, bool>,
+    sample_weight: Option<PyReadonlyArray1<'py, f64>>,
+    mask: Option<PyReadonlyArray2<'py, bool>>,
+) -> PyResult<(f64, f64, u8, u8)> {
+    let y = y_true.as_array();
+    let w = sample_weight.as_ref().map(|a| a.as_array());
+    let m = mask.as_ref().map(|a| a.as_array());
+    let (a, b) = with_scores2!(y_score, |s| {
+        let r: KResult<(MetricValue, MetricValue)> =
+            run_detached(py, s.len(), || binary_curve::micro_ap_auc(s, y, w, m));
+        Ok::<_, PyErr>(r?)
+    })?;
+    Ok((a.value, b.value, a.flags, b.flags))
+}
+
 /// Per-label (weighted) positive count over known rows.
 #[pyfunction]
 #[pyo3(signature = (y_true, sample_weight=None, mask=None))]
@@ -205,6 +261,8 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(binary_metric_micro, m)?)?;
     m.add_function(wrap_pyfunction!(binary_metric_per_row, m)?)?;
     m.add_function(wrap_pyfunction!(binary_support, m)?)?;
+    m.add_function(wrap_pyfunction!(binary_ap_auc_per_label, m)?)?;
+    m.add_function(wrap_pyfunction!(binary_ap_auc_micro, m)?)?;
     m.add_function(wrap_pyfunction!(binary_counts, m)?)?;
     Ok(())
 }

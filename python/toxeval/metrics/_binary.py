@@ -30,6 +30,7 @@ from numpy.typing import NDArray
 
 from toxeval import _core
 from toxeval.metrics._validation import (
+    _distinct_upto3,
     assert_all_finite,
     check_consistent_length,
     invalid_parameter,
@@ -321,7 +322,18 @@ def _average_binary_score(
         values: list[Any] = []
         standard = True
     else:
-        values = sorted(np.unique(y_true).tolist()) if y_true.size else []
+        # y_true is a multilabel indicator here (at most two distinct values):
+        # min/max instead of np.unique, which would copy and hash the whole matrix.
+        if y_true.size == 0:
+            values = []
+        elif y_true.dtype.kind in "iu":
+            lo, hi = y_true.min(), y_true.max()
+            values = [lo.item()] if lo == hi else [lo.item(), hi.item()]
+        else:
+            distinct = _distinct_upto3(y_true)
+            if distinct.shape[0] > 2:  # pragma: no cover - excluded by type_of_target
+                distinct = np.unique(y_true)
+            values = sorted(distinct.tolist())
         standard = set(values) <= {0, 1} or set(values) <= {-1, 1}
         y_pos = y_true == 1
     if metric == "roc_auc" and not standard and len(values) == 2:
