@@ -25,13 +25,31 @@ use crate::error::{MetricError, Result};
 use crate::parallel::Parallelism;
 use crate::score::Score;
 
-/// Relevance of a label: `bool` for the binary label-ranking metrics, `f64` gains
+/// Relevance of a label: `bool` for the binary label-ranking metrics, numeric gains
 /// for (N)DCG. "Relevant" means non-zero, as in scikit-learn's CSR conversion.
-pub trait Relevance: Copy + Send + Sync + 'static {
+///
+/// Besides `bool` and `f64`, the integer and float32 types are accepted so that the
+/// checked entry points (`*_checked`) read a user's `y_true` in place (no relevance
+/// or gain array is materialised) while they check it.
+pub trait Relevance: Copy + Send + Sync + PartialEq + std::fmt::Debug + 'static {
+    /// Whether a `y_true` of this type can hold more than two distinct values (and so
+    /// fail scikit-learn's "multilabel-indicator" test). False for `bool`.
+    const CAN_BE_MULTICLASS: bool = true;
     fn gain(self) -> f64;
+    fn zero() -> Self;
+    /// False for NaN and +-inf (integers and bools are always finite).
+    #[inline]
+    fn finite(self) -> bool {
+        true
+    }
+    #[inline]
+    fn negative(self) -> bool {
+        false
+    }
 }
 
 impl Relevance for bool {
+    const CAN_BE_MULTICLASS: bool = false;
     #[inline]
     fn gain(self) -> f64 {
         if self {
@@ -40,12 +58,161 @@ impl Relevance for bool {
             0.0
         }
     }
+    #[inline]
+    fn zero() -> Self {
+        false
+    }
 }
 
-impl Relevance for f64 {
+macro_rules! float_relevance {
+    ($t:ty) => {
+        impl Relevance for $t {
+            #[inline]
+            fn gain(self) -> f64 {
+                f64::from(self)
+            }
+            #[inline]
+            fn zero() -> Self {
+                0.0
+            }
+            #[inline]
+            fn finite(self) -> bool {
+                self.is_finite()
+            }
+            #[inline]
+            fn negative(self) -> bool {
+                self < 0.0
+            }
+        }
+    };
+}
+float_relevance!(f64);
+float_relevance!(f32);
+
+impl Relevance for i64 {
     #[inline]
     fn gain(self) -> f64 {
-        self
+        // The same rounding as NumPy's int64 -> float64 cast.
+        self as f64
+    }
+    #[inline]
+    fn zero() -> Self {
+        0
+    }
+    #[inline]
+    fn negative(self) -> bool {
+        self < 0
+    }
+}
+
+impl Relevance for i32 {
+    #[inline]
+    fn gain(self) -> f64 {
+        f64::from(self)
+    }
+    #[inline]
+    fn zero() -> Self {
+        0
+    }
+    #[inline]
+    fn negative(self) -> bool {
+        self < 0
+    }
+}
+
+/// Up to two distinct values of `y_true` and whether there were more: what
+/// scikit-learn's `type_of_target` needs to tell "multilabel-indicator" (at most two
+/// distinct, integral values) from the multiclass/continuous types.
+#[derive(Debug, Clone, Copy)]
+pub struct Distinct<R> {
+    vals: [R; 2],
+    n: u8,
+    /// A third distinct value was seen.
+    pub more: bool,
+}
+
+impl<R: Relevance> Distinct<R> {
+    fn new() -> Self {
+        Distinct {
+            vals: [R::zero(); 2],
+            n: 0,
+            more: false,
+        }
+    }
+
+    #[inline(always)]
+    fn see(&mut self, v: R) {
+        // Common case: v is one of the (two) values already seen.
+        if self.n == 0 || !(v == self.vals[0] || v == self.vals[1]) {
+            self.insert(v);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn insert(&mut self, v: R) {
+        match self.n {
+            0 => {
+                self.vals = [v, v];
+                self.n = 1;
+            }
+            1 => {
+                if v != self.vals[0] {
+                    self.vals[1] = v;
+                    self.n = 2;
+                }
+            }
+            _ => {
+                if v != self.vals[0] && v != self.vals[1] {
+                    self.more = true;
+                }
+            }
+        }
+    }
+
+    fn merge(&mut self, other: &Self) {
+        for &v in other.values() {
+            self.see(v);
+        }
+        self.more |= other.more;
+    }
+
+    /// The distinct values seen (at most two; see `more`).
+    pub fn values(&self) -> &[R] {
+        &self.vals[..usize::from(self.n)]
+    }
+}
+
+/// What a checked pass saw in the *known* entries (unknown entries of `y_true` count
+/// as 0, as the Python layer's `np.where(mask, y_true, 0)`); the Python layer turns it
+/// into scikit-learn's errors, in scikit-learn's order.
+#[derive(Debug, Clone, Copy)]
+pub struct Seen<R> {
+    /// A known score is NaN or +-inf.
+    pub score_nonfinite: bool,
+    /// A known `y_true` value is NaN or +-inf.
+    pub true_nonfinite: bool,
+    /// A known `y_true` value is negative.
+    pub true_negative: bool,
+    /// Distinct values of `y_true` (known entries, and 0 if any entry is unknown).
+    pub labels: Distinct<R>,
+}
+
+impl<R: Relevance> Seen<R> {
+    fn new() -> Self {
+        Seen {
+            score_nonfinite: false,
+            true_nonfinite: false,
+            true_negative: false,
+            labels: Distinct::new(),
+        }
+    }
+
+    fn merge(&mut self, o: &Self) {
+        self.score_nonfinite |= o.score_nonfinite;
+        self.true_nonfinite |= o.true_nonfinite;
+        self.true_negative |= o.true_negative;
+        self.labels.merge(&o.labels);
     }
 }
 
@@ -132,38 +299,105 @@ impl<R: Relevance, S: Score> Rows<'_, R, S> {
         Ok(())
     }
 
-    /// Weighted sum over rows of `row_metric(row buffer holding the row's known entries)`.
+    /// Weighted sum over rows of `row_metric(row buffer holding the row's known
+    /// entries)`, and what the pass saw (see `Seen`). Never fails on values: NaN
+    /// scores only make the sum meaningless, and `Seen` says so.
+    fn weighted_row_sum_checked<T, F>(
+        &self,
+        par: &Parallelism,
+        row_metric: F,
+    ) -> Result<(T, Seen<R>)>
+    where
+        T: RowSum,
+        F: Fn(&mut RowBuf) -> T + Sync + Send,
+    {
+        self.check()?;
+        let (n_rows, n_labels) = self.y_true.dim();
+        let blocks = par.map_row_blocks(n_rows, n_labels, |rows| -> (T, Seen<R>) {
+            let mut buf = RowBuf::with_capacity(n_labels);
+            let mut seen = Seen::new();
+            let mut acc = T::default();
+            for i in rows {
+                buf.gather(
+                    self.y_true.row(i),
+                    self.y_score.row(i),
+                    self.mask.as_ref().map(|m| m.row(i)),
+                    &mut seen,
+                );
+                let v = row_metric(&mut buf);
+                match &self.sample_weight {
+                    Some(w) => acc.add_weighted(w[i], &v),
+                    None => acc.add(&v),
+                }
+            }
+            (acc, seen)
+        })?;
+        let mut total = T::default();
+        let mut seen = Seen::new();
+        for (b, s) in &blocks {
+            total.add(b);
+            seen.merge(s);
+        }
+        Ok((total, seen))
+    }
+
+    /// `weighted_row_sum_checked` for callers that validated the input already: a
+    /// NaN among the known scores is an error.
     fn weighted_row_sum<F>(&self, par: &Parallelism, row_metric: F) -> Result<f64>
     where
         F: Fn(&mut RowBuf) -> f64 + Sync + Send,
     {
-        self.check()?;
-        let (n_rows, n_labels) = self.y_true.dim();
-        let blocks = par.map_row_blocks(n_rows, n_labels, |rows| -> Result<f64> {
-            let mut buf = RowBuf::with_capacity(n_labels);
-            let mut acc = 0.0f64;
-            for i in rows {
-                let nan_seen = buf.gather(
-                    self.y_true.row(i),
-                    self.y_score.row(i),
-                    self.mask.as_ref().map(|m| m.row(i)),
-                );
-                if nan_seen {
-                    return Err(MetricError::value("Input contains NaN."));
-                }
-                let v = row_metric(&mut buf);
-                match &self.sample_weight {
-                    Some(w) => acc += w[i] * v,
-                    None => acc += v,
-                }
-            }
-            Ok(acc)
-        })?;
-        let mut total = 0.0f64;
-        for b in blocks {
-            total += b?;
+        let (total, seen) = self.weighted_row_sum_checked(par, row_metric)?;
+        if seen.score_nonfinite && self.known_score_is_nan() {
+            return Err(MetricError::value("Input contains NaN."));
         }
         Ok(total)
+    }
+
+    fn known_score_is_nan(&self) -> bool {
+        match &self.mask {
+            None => self.y_score.iter().any(|s| s.is_nan()),
+            Some(m) => self
+                .y_score
+                .iter()
+                .zip(m.iter())
+                .any(|(s, &known)| known && s.is_nan()),
+        }
+    }
+}
+
+/// A per-row value that can be summed with weights (`f64`, or several metrics at once).
+pub trait RowSum: Default + Send {
+    fn add(&mut self, v: &Self);
+    fn add_weighted(&mut self, w: f64, v: &Self);
+}
+
+impl RowSum for f64 {
+    #[inline]
+    fn add(&mut self, v: &Self) {
+        *self += v;
+    }
+    #[inline]
+    fn add_weighted(&mut self, w: f64, v: &Self) {
+        *self += w * v;
+    }
+}
+
+impl<const N: usize> RowSum for [f64; N]
+where
+    [f64; N]: Default,
+{
+    #[inline]
+    fn add(&mut self, v: &Self) {
+        for (a, b) in self.iter_mut().zip(v) {
+            *a += b;
+        }
+    }
+    #[inline]
+    fn add_weighted(&mut self, w: f64, v: &Self) {
+        for (a, b) in self.iter_mut().zip(v) {
+            *a += w * b;
+        }
     }
 }
 
@@ -212,26 +446,35 @@ impl RowBuf {
         }
     }
 
-    /// Load a row's known entries; returns whether a known score is NaN.
+    /// Load a row's known entries, recording in `seen` what the checks need.
     /// The buffers keep their full width; `len` says how many entries are live, so
     /// a row costs no allocation and no capacity checks.
+    #[inline]
     fn gather<R: Relevance, S: Score>(
         &mut self,
         t: ArrayView1<'_, R>,
         s: ArrayView1<'_, S>,
         m: Option<ArrayView1<'_, bool>>,
-    ) -> bool {
+        seen: &mut Seen<R>,
+    ) {
         let n = t.len();
         if self.keys.len() < n {
             self.keys.resize(n, 0);
             self.gains.resize(n, 0.0);
         }
-        let mut nan = false;
+        let mut bad_score = false;
+        let mut bad_true = false;
+        let mut negative = false;
         let slots = self.keys.iter_mut().zip(self.gains.iter_mut());
         match (t.as_slice(), s.as_slice(), m) {
             (Some(t), Some(s), None) => {
                 for ((k, g), (&tv, &sv)) in slots.zip(t.iter().zip(s)) {
-                    nan |= sv.is_nan();
+                    bad_score |= !sv.is_finite();
+                    bad_true |= !tv.finite();
+                    negative |= tv.negative();
+                    if R::CAN_BE_MULTICLASS {
+                        seen.labels.see(tv);
+                    }
                     *k = sv.key();
                     *g = tv.gain();
                 }
@@ -239,7 +482,12 @@ impl RowBuf {
             }
             (_, _, None) => {
                 for ((k, g), (&tv, &sv)) in slots.zip(t.iter().zip(s.iter())) {
-                    nan |= sv.is_nan();
+                    bad_score |= !sv.is_finite();
+                    bad_true |= !tv.finite();
+                    negative |= tv.negative();
+                    if R::CAN_BE_MULTICLASS {
+                        seen.labels.see(tv);
+                    }
                     *k = sv.key();
                     *g = tv.gain();
                 }
@@ -249,16 +497,27 @@ impl RowBuf {
                 let mut c = 0usize;
                 for ((&tv, &sv), &known) in t.iter().zip(s.iter()).zip(m.iter()) {
                     if known {
-                        nan |= sv.is_nan();
+                        bad_score |= !sv.is_finite();
+                        bad_true |= !tv.finite();
+                        negative |= tv.negative();
+                        if R::CAN_BE_MULTICLASS {
+                            seen.labels.see(tv);
+                        }
                         self.keys[c] = sv.key();
                         self.gains[c] = tv.gain();
                         c += 1;
                     }
                 }
                 self.len = c;
+                if c < n {
+                    // Unknown entries count as 0 in the type check.
+                    seen.labels.see(R::zero());
+                }
             }
         }
-        nan
+        seen.score_nonfinite |= bad_score;
+        seen.true_nonfinite |= bad_true;
+        seen.true_negative |= negative;
     }
 
     fn len(&self) -> usize {
@@ -602,17 +861,227 @@ pub fn dcg_sum<S: Score>(
 ) -> Result<f64> {
     discounts.check(rows.y_true.ncols())?;
     rows.weighted_row_sum(par, |b| {
-        let dcg = dcg_row(b, discounts, ignore_ties);
-        if !normalize {
-            return dcg;
-        }
-        let ideal = ideal_dcg(b, discounts);
-        if ideal == 0.0 {
-            0.0
-        } else {
-            dcg / ideal
-        }
+        dcg_or_ndcg_row(b, discounts, ignore_ties, normalize)
     })
+}
+
+/// The binary-relevance per-row metrics, for `metric_sum_checked`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RankingMetric {
+    LabelRankingLoss,
+    Lrap,
+    Coverage,
+    OneError,
+}
+
+/// `label_ranking_loss_sum`, `lrap_sum`, `coverage_sum` or `one_error_sum` in the same
+/// pass as the input checks: returns the weighted row sum and what the pass saw in
+/// `y_true` and `y_score` (`Seen`). Relevant = non-zero `y_true`. Fails only on
+/// shapes; when `Seen` reports a problem the sum is meaningless and the caller
+/// raises the matching error instead.
+pub fn metric_sum_checked<R: Relevance, S: Score>(
+    rows: &Rows<'_, R, S>,
+    metric: RankingMetric,
+    par: &Parallelism,
+) -> Result<(f64, Seen<R>)> {
+    match metric {
+        RankingMetric::LabelRankingLoss => rows.weighted_row_sum_checked(par, ranking_loss_row),
+        RankingMetric::Lrap => rows.weighted_row_sum_checked(par, lrap_row),
+        RankingMetric::Coverage => rows.weighted_row_sum_checked(par, coverage_row),
+        RankingMetric::OneError => rows.weighted_row_sum_checked(par, one_error_row),
+    }
+}
+
+/// `dcg_sum` in the same pass as the input checks (see `metric_sum_checked`).
+pub fn dcg_sum_checked<R: Relevance, S: Score>(
+    rows: &Rows<'_, R, S>,
+    discounts: &Discounts<'_>,
+    ignore_ties: bool,
+    normalize: bool,
+    par: &Parallelism,
+) -> Result<(f64, Seen<R>)> {
+    discounts.check(rows.y_true.ncols())?;
+    rows.weighted_row_sum_checked(par, |b| {
+        dcg_or_ndcg_row(b, discounts, ignore_ties, normalize)
+    })
+}
+
+fn dcg_or_ndcg_row(b: &mut RowBuf, d: &Discounts<'_>, ignore_ties: bool, normalize: bool) -> f64 {
+    let dcg = dcg_row(b, d, ignore_ties);
+    if !normalize {
+        return dcg;
+    }
+    let ideal = ideal_dcg(b, d);
+    if ideal == 0.0 {
+        0.0
+    } else {
+        dcg / ideal
+    }
+}
+
+/// Positions of the metrics in `ReportSums::sums`.
+pub const REPORT_KEYS: [&str; 5] = [
+    "label_ranking_loss",
+    "label_ranking_average_precision",
+    "coverage_error",
+    "one_error",
+    "ndcg",
+];
+
+/// Weighted row sums of the five per-row metrics of `multilabel_report` (order of
+/// `REPORT_KEYS`) and the weight sum (`n_rows` without weights).
+#[derive(Debug, Clone, Copy)]
+pub struct ReportSums {
+    pub sums: [f64; 5],
+    pub weight_sum: f64,
+}
+
+/// One row's five metrics, with the same definitions, tie rules, degenerate rules and
+/// floating-point operations as the separate row functions (so each sum equals the
+/// separate kernel's bit for bit when the discounts are the same).
+///
+/// Few relevant labels (<= `DIRECT_MAX`): one counting loop per relevant label j gives
+/// `above_j = #{s > s_j}`, `same_j = #{s == s_j}` and `rel_j = #{relevant, s >= s_j}`,
+/// from which: ranking-loss errors `sum_j (above_j + same_j - rel_j)`, LRAP
+/// `mean_j rel_j / (above_j + same_j)`, coverage `max_j (above_j + same_j)`, one-error
+/// `(same_j - rel_j) / same_j` for a relevant j at the top (else 1), and the
+/// tie-averaged DCG term of j. Otherwise one sort and one walk over tie groups.
+fn report_row(b: &mut RowBuf, d: &Discounts<'_>) -> [f64; 5] {
+    let k = b.len() as u64;
+    let n_pos = b.n_nonzero() as u64;
+    let ideal = ideal_dcg(b, d);
+    let (errors, lrap, cover, one_err, dcg);
+    if !b.always_sort && n_pos as usize <= DIRECT_MAX {
+        let (keys, gains) = (b.keys(), b.gains());
+        let mut err = 0u64;
+        let mut ap = 0.0f64;
+        let mut cov = 0u64;
+        let mut oe = 1.0f64;
+        let mut g_sum = 0.0f64;
+        for (&kj, &gj) in keys.iter().zip(gains) {
+            if gj == 0.0 {
+                continue;
+            }
+            let mut above = 0u64;
+            let mut same = 0u64;
+            let mut rel = 0u64;
+            for (&kq, &gq) in keys.iter().zip(gains) {
+                above += u64::from(kq > kj);
+                same += u64::from(kq == kj);
+                rel += u64::from((kq >= kj) & (gq != 0.0));
+            }
+            let rank = above + same;
+            err += rank - rel;
+            ap += rel as f64 / rank as f64;
+            cov = cov.max(rank);
+            if above == 0 {
+                oe = (same - rel) as f64 / same as f64;
+            }
+            // As `dcg_direct` (tie-averaged).
+            let (above, same) = (above as usize, same as usize);
+            let hi = d.cumsum[above + same - 1];
+            let dsum = if above == 0 {
+                hi
+            } else {
+                hi - d.cumsum[above - 1]
+            };
+            g_sum += gj / same as f64 * dsum;
+        }
+        errors = err;
+        lrap = ap;
+        cover = cov;
+        one_err = oe;
+        dcg = g_sum;
+    } else {
+        let e = b.sorted();
+        let mut irr_above = 0u64;
+        let mut err = 0u64;
+        let mut all_above = 0u64;
+        let mut rel_above = 0u64;
+        let mut ap = 0.0f64;
+        let mut cov = 0u64;
+        let mut oe = 1.0f64;
+        let mut first = 0usize;
+        let mut g_sum = 0.0f64;
+        for_each_group_desc(e, |g| {
+            let rel = g.iter().filter(|x| x.relevant()).count() as u64;
+            let len = g.len() as u64;
+            if first == 0 {
+                oe = (len - rel) as f64 / len as f64;
+            }
+            irr_above += len - rel;
+            err += rel * irr_above;
+            all_above += len;
+            rel_above += rel;
+            let ratio = rel_above as f64 / all_above as f64;
+            for _ in 0..rel {
+                ap += ratio;
+            }
+            if rel > 0 {
+                cov = all_above;
+            }
+            // As `dcg_tie_averaged`.
+            let last = first + g.len() - 1;
+            let hi = d.cumsum[last];
+            let dsum = if first == 0 {
+                hi
+            } else {
+                hi - d.cumsum[first - 1]
+            };
+            let mut gain = 0.0f64;
+            for x in g.iter().rev() {
+                gain += x.gain;
+            }
+            g_sum += gain / g.len() as f64 * dsum;
+            first = last + 1;
+        });
+        errors = err;
+        lrap = ap;
+        cover = cov;
+        one_err = oe;
+        dcg = g_sum;
+    }
+    let n_neg = k - n_pos;
+    let lrl = if n_pos == 0 || n_neg == 0 {
+        0.0
+    } else {
+        errors as f64 / (n_neg * n_pos) as f64
+    };
+    let lrap = if n_pos == 0 || n_pos == k {
+        1.0
+    } else {
+        lrap / n_pos as f64
+    };
+    let ndcg = if ideal == 0.0 { 0.0 } else { dcg / ideal };
+    [lrl, lrap, cover as f64, one_err, ndcg]
+}
+
+/// The five per-row metrics of `multilabel_report` in one pass over the rows (one
+/// counting loop or one sort per row): weighted sums of label ranking loss, LRAP,
+/// coverage error, one-error and NDCG (tie-averaged, all ranks), each with the
+/// definition, tie rule, mask rule and degenerate-row rule of its separate function
+/// (`label_ranking_loss_sum`, `lrap_sum`, `coverage_sum`, `one_error_sum`,
+/// `dcg_sum(normalize = true)` with `discounts(n_labels, None, 2.0)`). Scores must be
+/// finite among the known entries (NaN is an error).
+pub fn report_sums<R: Relevance, S: Score>(
+    rows: &Rows<'_, R, S>,
+    par: &Parallelism,
+) -> Result<ReportSums> {
+    let n_labels = rows.y_true.ncols();
+    let (d, c) = discounts(n_labels, None, 2.0);
+    let disc = Discounts {
+        discount: ArrayView1::from(&d),
+        cumsum: ArrayView1::from(&c),
+    };
+    let (sums, seen) = rows.weighted_row_sum_checked(par, |b| report_row(b, &disc))?;
+    if seen.score_nonfinite && rows.known_score_is_nan() {
+        return Err(MetricError::value("Input contains NaN."));
+    }
+    let weight_sum = match &rows.sample_weight {
+        Some(w) => w.iter().sum(),
+        None => rows.y_true.nrows() as f64,
+    };
+    Ok(ReportSums { sums, weight_sum })
 }
 
 /// scikit-learn's discount vector `1 / (ln(r + 2) / ln(log_base))` for ranks
@@ -640,7 +1109,7 @@ pub fn discounts(n: usize, k: Option<usize>, log_base: f64) -> (Vec<f64>, Vec<f6
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ndarray::{array, Array2};
+    use ndarray::{array, Array1, Array2};
 
     fn seq() -> Parallelism {
         Parallelism::sequential()
@@ -908,6 +1377,90 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn report_matches_separate_kernels() {
+        let (n, k) = (300, 11);
+        let t = Array2::from_shape_fn((n, k), |(i, j)| (i * 7 + j * 3) % 9 < i % 10);
+        let s = Array2::from_shape_fn((n, k), |(i, j)| ((i * 13 + j * 5) % (2 + i % 5)) as f64);
+        let g = t.mapv(|x| if x { 1.0 } else { 0.0 });
+        let m = Array2::from_shape_fn((n, k), |(i, j)| (i + 2 * j) % 7 != 0 || i % 3 == 0);
+        let w = Array1::from_shape_fn(n, |i| (i % 4) as f64 * 0.5);
+        let (d, c) = discounts(k, None, 2.0);
+        let disc = Discounts {
+            discount: ndarray::ArrayView1::from(&d),
+            cumsum: ndarray::ArrayView1::from(&c),
+        };
+        for mask in [None, Some(m.view())] {
+            for sample_weight in [None, Some(w.view())] {
+                let r = Rows {
+                    y_true: t.view(),
+                    y_score: s.view(),
+                    mask,
+                    sample_weight,
+                };
+                let rg = Rows {
+                    y_true: g.view(),
+                    y_score: s.view(),
+                    mask,
+                    sample_weight,
+                };
+                let want = [
+                    label_ranking_loss_sum(&r, &seq()).unwrap(),
+                    lrap_sum(&r, &seq()).unwrap(),
+                    coverage_sum(&r, &seq()).unwrap(),
+                    one_error_sum(&r, &seq()).unwrap(),
+                    dcg_sum(&rg, &disc, false, true, &seq()).unwrap(),
+                ];
+                let (got, got_sorted) = {
+                    let a = report_sums(&r, &seq()).unwrap();
+                    FORCE_SORT.with(|x| x.set(true));
+                    let b = report_sums(&r, &seq()).unwrap();
+                    FORCE_SORT.with(|x| x.set(false));
+                    (a, b)
+                };
+                for i in 0..5 {
+                    assert_eq!(got.sums[i].to_bits(), want[i].to_bits(), "{i}");
+                    close(got_sorted.sums[i], want[i]);
+                }
+                let ws = sample_weight.map_or(n as f64, |w| w.sum());
+                close(got.weight_sum, ws);
+            }
+        }
+    }
+
+    #[test]
+    fn checked_pass_reports_what_it_saw() {
+        let t = array![[0i64, 1, 0], [2, 0, 1]];
+        let s = array![[0.1, f64::INFINITY, 0.3], [0.1, 0.2, 0.3]];
+        let r = Rows {
+            y_true: t.view(),
+            y_score: s.view(),
+            mask: None,
+            sample_weight: None,
+        };
+        let (_, seen) = metric_sum_checked(&r, RankingMetric::Lrap, &seq()).unwrap();
+        assert!(seen.score_nonfinite && seen.labels.more && !seen.true_negative);
+        // Masking out the 2 and the inf: two distinct labels (0 from the unknowns too).
+        let m = array![[true, false, true], [false, true, true]];
+        let r = Rows {
+            mask: Some(m.view()),
+            ..r
+        };
+        let (_, seen) = metric_sum_checked(&r, RankingMetric::Lrap, &seq()).unwrap();
+        assert!(!seen.score_nonfinite && !seen.labels.more);
+        assert_eq!(seen.labels.values(), &[0, 1]);
+        let tf = array![[0.0, -1.0, f64::NAN]];
+        let sf = array![[0.1f32, 0.2, 0.3]];
+        let r = Rows {
+            y_true: tf.view(),
+            y_score: sf.view(),
+            mask: None,
+            sample_weight: None,
+        };
+        let (_, seen) = metric_sum_checked(&r, RankingMetric::Coverage, &seq()).unwrap();
+        assert!(seen.true_nonfinite && seen.true_negative && !seen.score_nonfinite);
     }
 
     #[test]
