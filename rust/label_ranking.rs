@@ -46,6 +46,21 @@ pub trait Relevance: Copy + Send + Sync + PartialEq + std::fmt::Debug + 'static 
     fn negative(self) -> bool {
         false
     }
+    /// The smaller / larger of two values (any result if one is NaN: NaN is
+    /// reported through `finite` anyway).
+    fn lo(self, o: Self) -> Self;
+    fn hi(self, o: Self) -> Self;
+    /// Whether `lo < self < hi`.
+    #[inline]
+    fn between(self, lo: Self, hi: Self) -> bool {
+        let _ = (lo, hi);
+        false
+    }
+    /// Whether some value of the type lies strictly between `lo <= hi`.
+    #[inline]
+    fn gap(lo: Self, hi: Self) -> bool {
+        lo != hi
+    }
 }
 
 impl Relevance for bool {
@@ -61,6 +76,14 @@ impl Relevance for bool {
     #[inline]
     fn zero() -> Self {
         false
+    }
+    #[inline]
+    fn lo(self, o: Self) -> Self {
+        self & o
+    }
+    #[inline]
+    fn hi(self, o: Self) -> Self {
+        self | o
     }
 }
 
@@ -83,6 +106,26 @@ macro_rules! float_relevance {
             fn negative(self) -> bool {
                 self < 0.0
             }
+            #[inline]
+            fn lo(self, o: Self) -> Self {
+                if o < self {
+                    o
+                } else {
+                    self
+                }
+            }
+            #[inline]
+            fn hi(self, o: Self) -> Self {
+                if o > self {
+                    o
+                } else {
+                    self
+                }
+            }
+            #[inline]
+            fn between(self, lo: Self, hi: Self) -> bool {
+                (self > lo) & (self < hi)
+            }
         }
     };
 }
@@ -90,6 +133,23 @@ float_relevance!(f64);
 float_relevance!(f32);
 
 impl Relevance for i64 {
+    #[inline]
+    fn gap(lo: Self, hi: Self) -> bool {
+        // No integer lies strictly between adjacent integers (e.g. 0 and 1).
+        hi.wrapping_sub(lo) as u64 > 1
+    }
+    #[inline]
+    fn lo(self, o: Self) -> Self {
+        self.min(o)
+    }
+    #[inline]
+    fn hi(self, o: Self) -> Self {
+        self.max(o)
+    }
+    #[inline]
+    fn between(self, lo: Self, hi: Self) -> bool {
+        (self > lo) & (self < hi)
+    }
     #[inline]
     fn gain(self) -> f64 {
         // The same rounding as NumPy's int64 -> float64 cast.
@@ -106,6 +166,23 @@ impl Relevance for i64 {
 }
 
 impl Relevance for i32 {
+    #[inline]
+    fn gap(lo: Self, hi: Self) -> bool {
+        // No integer lies strictly between adjacent integers (e.g. 0 and 1).
+        hi.wrapping_sub(lo) as u64 > 1
+    }
+    #[inline]
+    fn lo(self, o: Self) -> Self {
+        self.min(o)
+    }
+    #[inline]
+    fn hi(self, o: Self) -> Self {
+        self.max(o)
+    }
+    #[inline]
+    fn between(self, lo: Self, hi: Self) -> bool {
+        (self > lo) & (self < hi)
+    }
     #[inline]
     fn gain(self) -> f64 {
         f64::from(self)
@@ -430,6 +507,9 @@ pub(crate) struct RowBuf {
     scratch: Vec<f64>,
     /// Number of live entries in `keys`/`gains`.
     len: usize,
+    /// Bit j set = entry j relevant (non-zero gain), when the gather computed it
+    /// (contiguous unmasked rows of at most 64 labels).
+    rel: Option<u64>,
     /// Force the sorting path (tests compare it with the direct path).
     always_sort: bool,
 }
@@ -442,6 +522,7 @@ impl RowBuf {
             entries: Vec::with_capacity(n),
             scratch: Vec::with_capacity(n),
             len: 0,
+            rel: None,
             always_sort: force_sort(),
         }
     }
@@ -465,20 +546,47 @@ impl RowBuf {
         let mut bad_score = false;
         let mut bad_true = false;
         let mut negative = false;
+        if n == 0 {
+            self.len = 0;
+            self.rel = Some(0);
+            return;
+        }
+        self.rel = None;
         let slots = self.keys.iter_mut().zip(self.gains.iter_mut());
         match (t.as_slice(), s.as_slice(), m) {
             (Some(t), Some(s), None) => {
-                for ((k, g), (&tv, &sv)) in slots.zip(t.iter().zip(s)) {
+                // Branch-free: per row min/max of y_true instead of a distinct-value
+                // test per entry; the (rare) strictly-between test only when the
+                // row holds two different values that are not adjacent integers.
+                let (keys, gains) = (&mut self.keys[..n], &mut self.gains[..n]);
+                let (mut lo, mut hi) = (t[0], t[0]);
+                let mut rel = 0u64;
+                for (j, (((k, g), &tv), &sv)) in
+                    keys.iter_mut().zip(gains.iter_mut()).zip(t).zip(s).enumerate()
+                {
                     bad_score |= !sv.is_finite();
                     bad_true |= !tv.finite();
-                    negative |= tv.negative();
-                    if R::CAN_BE_MULTICLASS {
-                        seen.labels.see(tv);
-                    }
+                    lo = lo.lo(tv);
+                    hi = hi.hi(tv);
                     *k = sv.key();
-                    *g = tv.gain();
+                    let gain = tv.gain();
+                    *g = gain;
+                    rel |= u64::from(gain != 0.0) << (j & 63);
                 }
+                if R::CAN_BE_MULTICLASS {
+                    negative |= lo.negative();
+                    seen.labels.see(lo);
+                    seen.labels.see(hi);
+                    if R::gap(lo, hi) && t.iter().any(|v| v.between(lo, hi)) {
+                        seen.labels.more = true;
+                    }
+                }
+                self.rel = if n <= 64 { Some(rel) } else { None };
                 self.len = n;
+                seen.score_nonfinite |= bad_score;
+                seen.true_nonfinite |= bad_true;
+                seen.true_negative |= negative;
+                return;
             }
             (_, _, None) => {
                 for ((k, g), (&tv, &sv)) in slots.zip(t.iter().zip(s.iter())) {
@@ -533,7 +641,30 @@ impl RowBuf {
     }
 
     fn n_nonzero(&self) -> usize {
-        self.gains().iter().filter(|&&g| g != 0.0).count()
+        match self.rel {
+            Some(bits) => bits.count_ones() as usize,
+            None => self.gains().iter().filter(|&&g| g != 0.0).count(),
+        }
+    }
+
+    /// Calls `f(position)` for each relevant (non-zero gain) entry, in column order.
+    #[inline]
+    fn for_each_relevant(&self, mut f: impl FnMut(usize)) {
+        match self.rel {
+            Some(mut bits) => {
+                while bits != 0 {
+                    f(bits.trailing_zeros() as usize);
+                    bits &= bits - 1;
+                }
+            }
+            None => {
+                for (j, &g) in self.gains().iter().enumerate() {
+                    if g != 0.0 {
+                        f(j);
+                    }
+                }
+            }
+        }
     }
 
     /// The entries sorted ascending by (key, position).
@@ -583,11 +714,12 @@ fn ranking_loss_row(b: &mut RowBuf) -> f64 {
         let (keys, gains) = (b.keys(), b.gains());
         let mut errors = 0u64;
         if n_pos <= n_neg {
-            for (&kp, _) in keys.iter().zip(gains).filter(|(_, &g)| g != 0.0) {
+            b.for_each_relevant(|p| {
+                let kp = keys[p];
                 for (&kq, &gq) in keys.iter().zip(gains) {
                     errors += u64::from((gq == 0.0) & (kq >= kp));
                 }
-            }
+            });
         } else {
             for (&kn, _) in keys.iter().zip(gains).filter(|(_, &g)| g == 0.0) {
                 for (&kq, &gq) in keys.iter().zip(gains) {
@@ -631,10 +763,8 @@ fn lrap_row(b: &mut RowBuf) -> f64 {
     if !b.always_sort && n_pos <= DIRECT_MAX {
         // Relevant labels in column order, like scikit-learn's CSR indices.
         let (keys, gains) = (b.keys(), b.gains());
-        for (&kj, &gj) in keys.iter().zip(gains) {
-            if gj == 0.0 {
-                continue;
-            }
+        b.for_each_relevant(|j| {
+            let kj = keys[j];
             let mut rank = 0u64;
             let mut rel = 0u64;
             for (&kq, &gq) in keys.iter().zip(gains) {
@@ -643,7 +773,7 @@ fn lrap_row(b: &mut RowBuf) -> f64 {
                 rel += u64::from(ge & (gq != 0.0));
             }
             sum += rel as f64 / rank as f64;
-        }
+        });
     } else {
         let e = b.sorted();
         let mut all_at_or_above = 0u64;
@@ -670,14 +800,13 @@ pub fn lrap_sum<R: Relevance, S: Score>(rows: &Rows<'_, R, S>, par: &Parallelism
 }
 
 fn coverage_row(b: &mut RowBuf) -> f64 {
-    let (keys, gains) = (b.keys(), b.gains());
+    let keys = b.keys();
     let mut min_rel = u64::MAX;
     let mut any_rel = false;
-    for (&k, &g) in keys.iter().zip(gains) {
-        let rel = g != 0.0;
-        any_rel |= rel;
-        min_rel = min_rel.min(if rel { k } else { u64::MAX });
-    }
+    b.for_each_relevant(|j| {
+        any_rel = true;
+        min_rel = min_rel.min(keys[j]);
+    });
     if !any_rel {
         return 0.0;
     }
@@ -780,6 +909,31 @@ fn dcg_in_order(e: &[Entry], d: &Discounts<'_>) -> f64 {
 /// first ranks, negative gains the last ones, zeros (which add nothing) the middle.
 fn ideal_dcg(b: &mut RowBuf, d: &Discounts<'_>) -> f64 {
     let k = b.len;
+    // Common case (binary relevance): all non-zero gains equal and positive. The
+    // sorted order is then the gains in any order, so skip the copy and the sort
+    // (same operations, same result).
+    let mut first = None;
+    let mut n_nonzero = 0usize;
+    let mut all_same = true;
+    b.for_each_relevant(|j| {
+        let g = b.gains[j];
+        n_nonzero += 1;
+        match first {
+            None => first = Some(g),
+            Some(f) => all_same &= g == f,
+        }
+    });
+    if let Some(g) = first {
+        if all_same && g > 0.0 {
+            let mut dcg = 0.0f64;
+            for r in 0..n_nonzero {
+                dcg += d.discount[r] * g;
+            }
+            return dcg;
+        }
+    } else {
+        return 0.0;
+    }
     let nonzero = &mut b.scratch;
     nonzero.clear();
     nonzero.extend(b.gains[..b.len].iter().copied().filter(|&g| g != 0.0));
@@ -800,20 +954,16 @@ fn ideal_dcg(b: &mut RowBuf, d: &Discounts<'_>) -> f64 {
 fn dcg_direct(b: &RowBuf, d: &Discounts<'_>, ignore_ties: bool) -> f64 {
     let (keys, gains) = (b.keys(), b.gains());
     let mut dcg = 0.0f64;
-    for (j, (&kj, &gj)) in keys.iter().zip(gains).enumerate() {
-        if gj == 0.0 {
-            continue;
-        }
+    b.for_each_relevant(|j| {
+        let (kj, gj) = (keys[j], gains[j]);
         let mut above = 0usize;
         let mut same = 0usize;
         let mut same_after = 0usize;
         for (q, &kq) in keys.iter().enumerate() {
-            if kq > kj {
-                above += 1;
-            } else if kq == kj {
-                same += 1;
-                same_after += usize::from(q > j);
-            }
+            let eq = kq == kj;
+            above += usize::from(kq > kj);
+            same += usize::from(eq);
+            same_after += usize::from(eq & (q > j));
         }
         if ignore_ties {
             dcg += d.discount[above + same_after] * gj;
@@ -827,7 +977,7 @@ fn dcg_direct(b: &RowBuf, d: &Discounts<'_>, ignore_ties: bool) -> f64 {
             };
             dcg += gj / same as f64 * dsum;
         }
-    }
+    });
     dcg
 }
 
@@ -958,10 +1108,8 @@ fn report_row(b: &mut RowBuf, d: &Discounts<'_>) -> [f64; 5] {
         let mut cov = 0u64;
         let mut oe = 1.0f64;
         let mut g_sum = 0.0f64;
-        for (&kj, &gj) in keys.iter().zip(gains) {
-            if gj == 0.0 {
-                continue;
-            }
+        b.for_each_relevant(|j| {
+            let (kj, gj) = (keys[j], gains[j]);
             let mut above = 0u64;
             let mut same = 0u64;
             let mut rel = 0u64;
@@ -986,7 +1134,7 @@ fn report_row(b: &mut RowBuf, d: &Discounts<'_>) -> [f64; 5] {
                 hi - d.cumsum[above - 1]
             };
             g_sum += gj / same as f64 * dsum;
-        }
+        });
         errors = err;
         lrap = ap;
         cover = cov;
