@@ -19,6 +19,8 @@
 //! that shorter row; the degenerate cases (0 or 1 known label) fall out of the
 //! definitions as documented on each function.
 
+use std::ops::Range;
+
 use ndarray::{ArrayView1, ArrayView2};
 
 use crate::error::{MetricError, Result};
@@ -391,23 +393,16 @@ impl<R: Relevance, S: Score> Rows<'_, R, S> {
         self.check()?;
         let (n_rows, n_labels) = self.y_true.dim();
         let blocks = par.map_row_blocks(n_rows, n_labels, |rows| -> (T, Seen<R>) {
-            let mut buf = RowBuf::with_capacity(n_labels);
-            let mut seen = Seen::new();
-            let mut acc = T::default();
-            for i in rows {
-                buf.gather(
-                    self.y_true.row(i),
-                    self.y_score.row(i),
-                    self.mask.as_ref().map(|m| m.row(i)),
-                    &mut seen,
-                );
-                let v = row_metric(&mut buf);
-                match &self.sample_weight {
-                    Some(w) => acc.add_weighted(w[i], &v),
-                    None => acc.add(&v),
-                }
+            #[cfg(target_arch = "x86_64")]
+            if std::arch::is_x86_feature_detected!("avx2")
+                && std::arch::is_x86_feature_detected!("popcnt")
+                && std::arch::is_x86_feature_detected!("bmi1")
+            {
+                // SAFETY: the CPU supports the features `block_avx2` is compiled for
+                // (checked just above); the function is otherwise safe.
+                return unsafe { self.block_avx2(rows, n_labels, &row_metric) };
             }
-            (acc, seen)
+            self.block(rows, n_labels, &row_metric)
         })?;
         let mut total = T::default();
         let mut seen = Seen::new();
@@ -416,6 +411,49 @@ impl<R: Relevance, S: Score> Rows<'_, R, S> {
             seen.merge(s);
         }
         Ok((total, seen))
+    }
+
+    /// One block of rows: gather each row, apply `row_metric`, add up with weights.
+    #[inline(always)]
+    fn block<T, F>(&self, rows: Range<usize>, n_labels: usize, row_metric: &F) -> (T, Seen<R>)
+    where
+        T: RowSum,
+        F: Fn(&mut RowBuf) -> T,
+    {
+        let mut buf = RowBuf::with_capacity(n_labels);
+        let mut seen = Seen::new();
+        let mut acc = T::default();
+        for i in rows {
+            buf.gather(
+                self.y_true.row(i),
+                self.y_score.row(i),
+                self.mask.as_ref().map(|m| m.row(i)),
+                &mut seen,
+            );
+            let v = row_metric(&mut buf);
+            match &self.sample_weight {
+                Some(w) => acc.add_weighted(w[i], &v),
+                None => acc.add(&v),
+            }
+        }
+        (acc, seen)
+    }
+
+    /// `block` compiled for AVX2 (64-bit integer compares of the score keys, popcount,
+    /// wider vectors), chosen at run time; same operations, so same results.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,popcnt,bmi1")]
+    unsafe fn block_avx2<T, F>(
+        &self,
+        rows: Range<usize>,
+        n_labels: usize,
+        row_metric: &F,
+    ) -> (T, Seen<R>)
+    where
+        T: RowSum,
+        F: Fn(&mut RowBuf) -> T,
+    {
+        self.block(rows, n_labels, row_metric)
     }
 
     /// `weighted_row_sum_checked` for callers that validated the input already: a
@@ -530,7 +568,7 @@ impl RowBuf {
     /// Load a row's known entries, recording in `seen` what the checks need.
     /// The buffers keep their full width; `len` says how many entries are live, so
     /// a row costs no allocation and no capacity checks.
-    #[inline]
+    #[inline(always)]
     fn gather<R: Relevance, S: Score>(
         &mut self,
         t: ArrayView1<'_, R>,
@@ -561,8 +599,12 @@ impl RowBuf {
                 let (keys, gains) = (&mut self.keys[..n], &mut self.gains[..n]);
                 let (mut lo, mut hi) = (t[0], t[0]);
                 let mut rel = 0u64;
-                for (j, (((k, g), &tv), &sv)) in
-                    keys.iter_mut().zip(gains.iter_mut()).zip(t).zip(s).enumerate()
+                for (j, (((k, g), &tv), &sv)) in keys
+                    .iter_mut()
+                    .zip(gains.iter_mut())
+                    .zip(t)
+                    .zip(s)
+                    .enumerate()
                 {
                     bad_score |= !sv.is_finite();
                     bad_true |= !tv.finite();
@@ -702,6 +744,7 @@ fn for_each_group_desc(e: &[Entry], mut f: impl FnMut(&[Entry])) {
     }
 }
 
+#[inline]
 fn ranking_loss_row(b: &mut RowBuf) -> f64 {
     let k = b.len() as u64;
     let n_pos = b.n_nonzero() as u64;
@@ -753,6 +796,7 @@ pub fn label_ranking_loss_sum<R: Relevance, S: Score>(
     rows.weighted_row_sum(par, ranking_loss_row)
 }
 
+#[inline]
 fn lrap_row(b: &mut RowBuf) -> f64 {
     let k = b.len();
     let n_pos = b.n_nonzero();
@@ -799,6 +843,7 @@ pub fn lrap_sum<R: Relevance, S: Score>(rows: &Rows<'_, R, S>, par: &Parallelism
     rows.weighted_row_sum(par, lrap_row)
 }
 
+#[inline]
 fn coverage_row(b: &mut RowBuf) -> f64 {
     let keys = b.keys();
     let mut min_rel = u64::MAX;
@@ -823,6 +868,7 @@ pub fn coverage_sum<R: Relevance, S: Score>(
     rows.weighted_row_sum(par, coverage_row)
 }
 
+#[inline]
 fn one_error_row(b: &mut RowBuf) -> f64 {
     let Some(&top) = b.keys().iter().max() else {
         return 1.0;
@@ -874,6 +920,7 @@ impl Discounts<'_> {
 
 /// McSherry–Najork tie-averaged DCG of ascending-sorted entries: each group of tied
 /// scores gets its mean gain times the sum of the discounts of the ranks it occupies.
+#[inline]
 fn dcg_tie_averaged(e: &[Entry], d: &Discounts<'_>) -> f64 {
     let mut first = 0usize;
     let mut dcg = 0.0f64;
@@ -897,6 +944,7 @@ fn dcg_tie_averaged(e: &[Entry], d: &Discounts<'_>) -> f64 {
 
 /// DCG in the order of ascending-sorted entries read backwards (ties: higher column
 /// first).
+#[inline]
 fn dcg_in_order(e: &[Entry], d: &Discounts<'_>) -> f64 {
     e.iter()
         .rev()
@@ -907,6 +955,7 @@ fn dcg_in_order(e: &[Entry], d: &Discounts<'_>) -> f64 {
 
 /// DCG of the ideal ranking (gains sorted decreasingly): positive gains take the
 /// first ranks, negative gains the last ones, zeros (which add nothing) the middle.
+#[inline]
 fn ideal_dcg(b: &mut RowBuf, d: &Discounts<'_>) -> f64 {
     let k = b.len;
     // Common case (binary relevance): all non-zero gains equal and positive. The
@@ -951,6 +1000,7 @@ fn ideal_dcg(b: &mut RowBuf, d: &Discounts<'_>) -> f64 {
 }
 
 /// DCG counting only the non-zero gains, each placed by counting (O(nnz * K)).
+#[inline]
 fn dcg_direct(b: &RowBuf, d: &Discounts<'_>, ignore_ties: bool) -> f64 {
     let (keys, gains) = (b.keys(), b.gains());
     let mut dcg = 0.0f64;
@@ -981,6 +1031,7 @@ fn dcg_direct(b: &RowBuf, d: &Discounts<'_>, ignore_ties: bool) -> f64 {
     dcg
 }
 
+#[inline]
 fn dcg_row(b: &mut RowBuf, d: &Discounts<'_>, ignore_ties: bool) -> f64 {
     if !b.always_sort && b.n_nonzero() <= DIRECT_MAX {
         return dcg_direct(b, d, ignore_ties);
@@ -1056,6 +1107,7 @@ pub fn dcg_sum_checked<R: Relevance, S: Score>(
     })
 }
 
+#[inline]
 fn dcg_or_ndcg_row(b: &mut RowBuf, d: &Discounts<'_>, ignore_ties: bool, normalize: bool) -> f64 {
     let dcg = dcg_row(b, d, ignore_ties);
     if !normalize {
@@ -1096,6 +1148,7 @@ pub struct ReportSums {
 /// `mean_j rel_j / (above_j + same_j)`, coverage `max_j (above_j + same_j)`, one-error
 /// `(same_j - rel_j) / same_j` for a relevant j at the top (else 1), and the
 /// tie-averaged DCG term of j. Otherwise one sort and one walk over tie groups.
+#[inline]
 fn report_row(b: &mut RowBuf, d: &Discounts<'_>) -> [f64; 5] {
     let k = b.len() as u64;
     let n_pos = b.n_nonzero() as u64;

@@ -53,7 +53,11 @@ fn kernels(c: &mut Criterion) {
         ("one_error", RankingMetric::OneError),
     ] {
         g.bench_function(format!("{name}_checked_i64"), |bn| {
-            bn.iter(|| label_ranking::metric_sum_checked(&rows_i64, m, &par).unwrap().0)
+            bn.iter(|| {
+                label_ranking::metric_sum_checked(&rows_i64, m, &par)
+                    .unwrap()
+                    .0
+            })
         });
     }
     g.bench_function("ndcg_checked_i64", |bn| {
