@@ -1621,9 +1621,9 @@ mod tests {
                     FORCE_SORT.with(|x| x.set(false));
                     (a, b)
                 };
-                for i in 0..5 {
-                    assert_eq!(got.sums[i].to_bits(), want[i].to_bits(), "{i}");
-                    close(got_sorted.sums[i], want[i]);
+                for (i, w) in want.iter().enumerate() {
+                    assert_eq!(got.sums[i].to_bits(), w.to_bits(), "{i}");
+                    close(got_sorted.sums[i], *w);
                 }
                 let ws = sample_weight.map_or(n as f64, |w| w.sum());
                 close(got.weight_sum, ws);

@@ -87,7 +87,7 @@ def test_invalid_inputs_raise_like_sklearn(name: str, case: str) -> None:
     y, s = BAD_CASES[case](*_data(2))
     try:
         want: Any = getattr(skm, name)(y, s)
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         want = (type(e), str(e))
     if isinstance(want, tuple):
         got = _error(getattr(tm, name), y, s)

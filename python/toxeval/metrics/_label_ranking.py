@@ -480,7 +480,7 @@ def coverage_error(
         need_indicator=True,
     )
     if fast is not None:
-        return _average(fast[0], y_true.shape[0], fast[1])
+        return _average(fast[0], np.shape(y_true)[0], fast[1])
     yt = _check_array(y_true, ensure_2d=True, mask=mask)
     ys = _check_array(y_score, ensure_2d=True, mask=mask)
     check_consistent_length(yt, ys, sample_weight)
