@@ -19,19 +19,54 @@
 //! that shorter row; the degenerate cases (0 or 1 known label) fall out of the
 //! definitions as documented on each function.
 
+use std::ops::Range;
+
 use ndarray::{ArrayView1, ArrayView2};
 
 use crate::error::{MetricError, Result};
 use crate::parallel::Parallelism;
 use crate::score::Score;
 
-/// Relevance of a label: `bool` for the binary label-ranking metrics, `f64` gains
+/// Relevance of a label: `bool` for the binary label-ranking metrics, numeric gains
 /// for (N)DCG. "Relevant" means non-zero, as in scikit-learn's CSR conversion.
-pub trait Relevance: Copy + Send + Sync + 'static {
+///
+/// Besides `bool` and `f64`, the integer and float32 types are accepted so that the
+/// checked entry points (`*_checked`) read a user's `y_true` in place (no relevance
+/// or gain array is materialised) while they check it.
+pub trait Relevance: Copy + Send + Sync + PartialEq + std::fmt::Debug + 'static {
+    /// Whether a `y_true` of this type can hold more than two distinct values (and so
+    /// fail scikit-learn's "multilabel-indicator" test). False for `bool`.
+    const CAN_BE_MULTICLASS: bool = true;
     fn gain(self) -> f64;
+    fn zero() -> Self;
+    /// False for NaN and +-inf (integers and bools are always finite).
+    #[inline]
+    fn finite(self) -> bool {
+        true
+    }
+    #[inline]
+    fn negative(self) -> bool {
+        false
+    }
+    /// The smaller / larger of two values (any result if one is NaN: NaN is
+    /// reported through `finite` anyway).
+    fn lo(self, o: Self) -> Self;
+    fn hi(self, o: Self) -> Self;
+    /// Whether `lo < self < hi`.
+    #[inline]
+    fn between(self, lo: Self, hi: Self) -> bool {
+        let _ = (lo, hi);
+        false
+    }
+    /// Whether some value of the type lies strictly between `lo <= hi`.
+    #[inline]
+    fn gap(lo: Self, hi: Self) -> bool {
+        lo != hi
+    }
 }
 
 impl Relevance for bool {
+    const CAN_BE_MULTICLASS: bool = false;
     #[inline]
     fn gain(self) -> f64 {
         if self {
@@ -40,12 +75,223 @@ impl Relevance for bool {
             0.0
         }
     }
+    #[inline]
+    fn zero() -> Self {
+        false
+    }
+    #[inline]
+    fn lo(self, o: Self) -> Self {
+        self & o
+    }
+    #[inline]
+    fn hi(self, o: Self) -> Self {
+        self | o
+    }
 }
 
-impl Relevance for f64 {
+macro_rules! float_relevance {
+    ($t:ty) => {
+        impl Relevance for $t {
+            #[inline]
+            fn gain(self) -> f64 {
+                f64::from(self)
+            }
+            #[inline]
+            fn zero() -> Self {
+                0.0
+            }
+            #[inline]
+            fn finite(self) -> bool {
+                self.is_finite()
+            }
+            #[inline]
+            fn negative(self) -> bool {
+                self < 0.0
+            }
+            #[inline]
+            fn lo(self, o: Self) -> Self {
+                if o < self {
+                    o
+                } else {
+                    self
+                }
+            }
+            #[inline]
+            fn hi(self, o: Self) -> Self {
+                if o > self {
+                    o
+                } else {
+                    self
+                }
+            }
+            #[inline]
+            fn between(self, lo: Self, hi: Self) -> bool {
+                (self > lo) & (self < hi)
+            }
+        }
+    };
+}
+float_relevance!(f64);
+float_relevance!(f32);
+
+impl Relevance for i64 {
+    #[inline]
+    fn gap(lo: Self, hi: Self) -> bool {
+        // No integer lies strictly between adjacent integers (e.g. 0 and 1).
+        hi.wrapping_sub(lo) as u64 > 1
+    }
+    #[inline]
+    fn lo(self, o: Self) -> Self {
+        self.min(o)
+    }
+    #[inline]
+    fn hi(self, o: Self) -> Self {
+        self.max(o)
+    }
+    #[inline]
+    fn between(self, lo: Self, hi: Self) -> bool {
+        (self > lo) & (self < hi)
+    }
     #[inline]
     fn gain(self) -> f64 {
-        self
+        // The same rounding as NumPy's int64 -> float64 cast.
+        self as f64
+    }
+    #[inline]
+    fn zero() -> Self {
+        0
+    }
+    #[inline]
+    fn negative(self) -> bool {
+        self < 0
+    }
+}
+
+impl Relevance for i32 {
+    #[inline]
+    fn gap(lo: Self, hi: Self) -> bool {
+        // No integer lies strictly between adjacent integers (e.g. 0 and 1).
+        hi.wrapping_sub(lo) as u64 > 1
+    }
+    #[inline]
+    fn lo(self, o: Self) -> Self {
+        self.min(o)
+    }
+    #[inline]
+    fn hi(self, o: Self) -> Self {
+        self.max(o)
+    }
+    #[inline]
+    fn between(self, lo: Self, hi: Self) -> bool {
+        (self > lo) & (self < hi)
+    }
+    #[inline]
+    fn gain(self) -> f64 {
+        f64::from(self)
+    }
+    #[inline]
+    fn zero() -> Self {
+        0
+    }
+    #[inline]
+    fn negative(self) -> bool {
+        self < 0
+    }
+}
+
+/// Up to two distinct values of `y_true` and whether there were more: what
+/// scikit-learn's `type_of_target` needs to tell "multilabel-indicator" (at most two
+/// distinct, integral values) from the multiclass/continuous types.
+#[derive(Debug, Clone, Copy)]
+pub struct Distinct<R> {
+    vals: [R; 2],
+    n: u8,
+    /// A third distinct value was seen.
+    pub more: bool,
+}
+
+impl<R: Relevance> Distinct<R> {
+    fn new() -> Self {
+        Distinct {
+            vals: [R::zero(); 2],
+            n: 0,
+            more: false,
+        }
+    }
+
+    #[inline(always)]
+    fn see(&mut self, v: R) {
+        // Common case: v is one of the (two) values already seen.
+        if self.n == 0 || !(v == self.vals[0] || v == self.vals[1]) {
+            self.insert(v);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn insert(&mut self, v: R) {
+        match self.n {
+            0 => {
+                self.vals = [v, v];
+                self.n = 1;
+            }
+            1 => {
+                if v != self.vals[0] {
+                    self.vals[1] = v;
+                    self.n = 2;
+                }
+            }
+            _ => {
+                if v != self.vals[0] && v != self.vals[1] {
+                    self.more = true;
+                }
+            }
+        }
+    }
+
+    fn merge(&mut self, other: &Self) {
+        for &v in other.values() {
+            self.see(v);
+        }
+        self.more |= other.more;
+    }
+
+    /// The distinct values seen (at most two; see `more`).
+    pub fn values(&self) -> &[R] {
+        &self.vals[..usize::from(self.n)]
+    }
+}
+
+/// What a checked pass saw in the *known* entries (unknown entries of `y_true` count
+/// as 0, as the Python layer's `np.where(mask, y_true, 0)`); the Python layer turns it
+/// into scikit-learn's errors, in scikit-learn's order.
+#[derive(Debug, Clone, Copy)]
+pub struct Seen<R> {
+    /// A known score is NaN or +-inf.
+    pub score_nonfinite: bool,
+    /// A known `y_true` value is NaN or +-inf.
+    pub true_nonfinite: bool,
+    /// A known `y_true` value is negative.
+    pub true_negative: bool,
+    /// Distinct values of `y_true` (known entries, and 0 if any entry is unknown).
+    pub labels: Distinct<R>,
+}
+
+impl<R: Relevance> Seen<R> {
+    fn new() -> Self {
+        Seen {
+            score_nonfinite: false,
+            true_nonfinite: false,
+            true_negative: false,
+            labels: Distinct::new(),
+        }
+    }
+
+    fn merge(&mut self, o: &Self) {
+        self.score_nonfinite |= o.score_nonfinite;
+        self.true_nonfinite |= o.true_nonfinite;
+        self.true_negative |= o.true_negative;
+        self.labels.merge(&o.labels);
     }
 }
 
@@ -132,38 +378,141 @@ impl<R: Relevance, S: Score> Rows<'_, R, S> {
         Ok(())
     }
 
-    /// Weighted sum over rows of `row_metric(row buffer holding the row's known entries)`.
+    /// Weighted sum over rows of `row_metric(row buffer holding the row's known
+    /// entries)`, and what the pass saw (see `Seen`). Never fails on values: NaN
+    /// scores only make the sum meaningless, and `Seen` says so.
+    fn weighted_row_sum_checked<T, F>(
+        &self,
+        par: &Parallelism,
+        row_metric: F,
+    ) -> Result<(T, Seen<R>)>
+    where
+        T: RowSum,
+        F: Fn(&mut RowBuf) -> T + Sync + Send,
+    {
+        self.check()?;
+        let (n_rows, n_labels) = self.y_true.dim();
+        let blocks = par.map_row_blocks(n_rows, n_labels, |rows| -> (T, Seen<R>) {
+            #[cfg(target_arch = "x86_64")]
+            if std::arch::is_x86_feature_detected!("avx2")
+                && std::arch::is_x86_feature_detected!("popcnt")
+                && std::arch::is_x86_feature_detected!("bmi1")
+            {
+                // SAFETY: the CPU supports the features `block_avx2` is compiled for
+                // (checked just above); the function is otherwise safe.
+                return unsafe { self.block_avx2(rows, n_labels, &row_metric) };
+            }
+            self.block(rows, n_labels, &row_metric)
+        })?;
+        let mut total = T::default();
+        let mut seen = Seen::new();
+        for (b, s) in &blocks {
+            total.add(b);
+            seen.merge(s);
+        }
+        Ok((total, seen))
+    }
+
+    /// One block of rows: gather each row, apply `row_metric`, add up with weights.
+    #[inline(always)]
+    fn block<T, F>(&self, rows: Range<usize>, n_labels: usize, row_metric: &F) -> (T, Seen<R>)
+    where
+        T: RowSum,
+        F: Fn(&mut RowBuf) -> T,
+    {
+        let mut buf = RowBuf::with_capacity(n_labels);
+        let mut seen = Seen::new();
+        let mut acc = T::default();
+        for i in rows {
+            buf.gather(
+                self.y_true.row(i),
+                self.y_score.row(i),
+                self.mask.as_ref().map(|m| m.row(i)),
+                &mut seen,
+            );
+            let v = row_metric(&mut buf);
+            match &self.sample_weight {
+                Some(w) => acc.add_weighted(w[i], &v),
+                None => acc.add(&v),
+            }
+        }
+        (acc, seen)
+    }
+
+    /// `block` compiled for AVX2 (64-bit integer compares of the score keys, popcount,
+    /// wider vectors), chosen at run time; same operations, so same results.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,popcnt,bmi1")]
+    unsafe fn block_avx2<T, F>(
+        &self,
+        rows: Range<usize>,
+        n_labels: usize,
+        row_metric: &F,
+    ) -> (T, Seen<R>)
+    where
+        T: RowSum,
+        F: Fn(&mut RowBuf) -> T,
+    {
+        self.block(rows, n_labels, row_metric)
+    }
+
+    /// `weighted_row_sum_checked` for callers that validated the input already: a
+    /// NaN among the known scores is an error.
     fn weighted_row_sum<F>(&self, par: &Parallelism, row_metric: F) -> Result<f64>
     where
         F: Fn(&mut RowBuf) -> f64 + Sync + Send,
     {
-        self.check()?;
-        let (n_rows, n_labels) = self.y_true.dim();
-        let blocks = par.map_row_blocks(n_rows, n_labels, |rows| -> Result<f64> {
-            let mut buf = RowBuf::with_capacity(n_labels);
-            let mut acc = 0.0f64;
-            for i in rows {
-                let nan_seen = buf.gather(
-                    self.y_true.row(i),
-                    self.y_score.row(i),
-                    self.mask.as_ref().map(|m| m.row(i)),
-                );
-                if nan_seen {
-                    return Err(MetricError::value("Input contains NaN."));
-                }
-                let v = row_metric(&mut buf);
-                match &self.sample_weight {
-                    Some(w) => acc += w[i] * v,
-                    None => acc += v,
-                }
-            }
-            Ok(acc)
-        })?;
-        let mut total = 0.0f64;
-        for b in blocks {
-            total += b?;
+        let (total, seen) = self.weighted_row_sum_checked(par, row_metric)?;
+        if seen.score_nonfinite && self.known_score_is_nan() {
+            return Err(MetricError::value("Input contains NaN."));
         }
         Ok(total)
+    }
+
+    fn known_score_is_nan(&self) -> bool {
+        match &self.mask {
+            None => self.y_score.iter().any(|s| s.is_nan()),
+            Some(m) => self
+                .y_score
+                .iter()
+                .zip(m.iter())
+                .any(|(s, &known)| known && s.is_nan()),
+        }
+    }
+}
+
+/// A per-row value that can be summed with weights (`f64`, or several metrics at once).
+pub trait RowSum: Default + Send {
+    fn add(&mut self, v: &Self);
+    fn add_weighted(&mut self, w: f64, v: &Self);
+}
+
+impl RowSum for f64 {
+    #[inline]
+    fn add(&mut self, v: &Self) {
+        *self += v;
+    }
+    #[inline]
+    fn add_weighted(&mut self, w: f64, v: &Self) {
+        *self += w * v;
+    }
+}
+
+impl<const N: usize> RowSum for [f64; N]
+where
+    [f64; N]: Default,
+{
+    #[inline]
+    fn add(&mut self, v: &Self) {
+        for (a, b) in self.iter_mut().zip(v) {
+            *a += b;
+        }
+    }
+    #[inline]
+    fn add_weighted(&mut self, w: f64, v: &Self) {
+        for (a, b) in self.iter_mut().zip(v) {
+            *a += w * b;
+        }
     }
 }
 
@@ -196,6 +545,9 @@ pub(crate) struct RowBuf {
     scratch: Vec<f64>,
     /// Number of live entries in `keys`/`gains`.
     len: usize,
+    /// Bit j set = entry j relevant (non-zero gain), when the gather computed it
+    /// (contiguous unmasked rows of at most 64 labels).
+    rel: Option<u64>,
     /// Force the sorting path (tests compare it with the direct path).
     always_sort: bool,
 }
@@ -208,38 +560,84 @@ impl RowBuf {
             entries: Vec::with_capacity(n),
             scratch: Vec::with_capacity(n),
             len: 0,
+            rel: None,
             always_sort: force_sort(),
         }
     }
 
-    /// Load a row's known entries; returns whether a known score is NaN.
+    /// Load a row's known entries, recording in `seen` what the checks need.
     /// The buffers keep their full width; `len` says how many entries are live, so
     /// a row costs no allocation and no capacity checks.
+    #[inline(always)]
     fn gather<R: Relevance, S: Score>(
         &mut self,
         t: ArrayView1<'_, R>,
         s: ArrayView1<'_, S>,
         m: Option<ArrayView1<'_, bool>>,
-    ) -> bool {
+        seen: &mut Seen<R>,
+    ) {
         let n = t.len();
         if self.keys.len() < n {
             self.keys.resize(n, 0);
             self.gains.resize(n, 0.0);
         }
-        let mut nan = false;
+        let mut bad_score = false;
+        let mut bad_true = false;
+        let mut negative = false;
+        if n == 0 {
+            self.len = 0;
+            self.rel = Some(0);
+            return;
+        }
+        self.rel = None;
         let slots = self.keys.iter_mut().zip(self.gains.iter_mut());
         match (t.as_slice(), s.as_slice(), m) {
             (Some(t), Some(s), None) => {
-                for ((k, g), (&tv, &sv)) in slots.zip(t.iter().zip(s)) {
-                    nan |= sv.is_nan();
+                // Branch-free: per row min/max of y_true instead of a distinct-value
+                // test per entry; the (rare) strictly-between test only when the
+                // row holds two different values that are not adjacent integers.
+                let (keys, gains) = (&mut self.keys[..n], &mut self.gains[..n]);
+                let (mut lo, mut hi) = (t[0], t[0]);
+                let mut rel = 0u64;
+                for (j, (((k, g), &tv), &sv)) in keys
+                    .iter_mut()
+                    .zip(gains.iter_mut())
+                    .zip(t)
+                    .zip(s)
+                    .enumerate()
+                {
+                    bad_score |= !sv.is_finite();
+                    bad_true |= !tv.finite();
+                    lo = lo.lo(tv);
+                    hi = hi.hi(tv);
                     *k = sv.key();
-                    *g = tv.gain();
+                    let gain = tv.gain();
+                    *g = gain;
+                    rel |= u64::from(gain != 0.0) << (j & 63);
                 }
+                if R::CAN_BE_MULTICLASS {
+                    negative |= lo.negative();
+                    seen.labels.see(lo);
+                    seen.labels.see(hi);
+                    if R::gap(lo, hi) && t.iter().any(|v| v.between(lo, hi)) {
+                        seen.labels.more = true;
+                    }
+                }
+                self.rel = if n <= 64 { Some(rel) } else { None };
                 self.len = n;
+                seen.score_nonfinite |= bad_score;
+                seen.true_nonfinite |= bad_true;
+                seen.true_negative |= negative;
+                return;
             }
             (_, _, None) => {
                 for ((k, g), (&tv, &sv)) in slots.zip(t.iter().zip(s.iter())) {
-                    nan |= sv.is_nan();
+                    bad_score |= !sv.is_finite();
+                    bad_true |= !tv.finite();
+                    negative |= tv.negative();
+                    if R::CAN_BE_MULTICLASS {
+                        seen.labels.see(tv);
+                    }
                     *k = sv.key();
                     *g = tv.gain();
                 }
@@ -249,16 +647,27 @@ impl RowBuf {
                 let mut c = 0usize;
                 for ((&tv, &sv), &known) in t.iter().zip(s.iter()).zip(m.iter()) {
                     if known {
-                        nan |= sv.is_nan();
+                        bad_score |= !sv.is_finite();
+                        bad_true |= !tv.finite();
+                        negative |= tv.negative();
+                        if R::CAN_BE_MULTICLASS {
+                            seen.labels.see(tv);
+                        }
                         self.keys[c] = sv.key();
                         self.gains[c] = tv.gain();
                         c += 1;
                     }
                 }
                 self.len = c;
+                if c < n {
+                    // Unknown entries count as 0 in the type check.
+                    seen.labels.see(R::zero());
+                }
             }
         }
-        nan
+        seen.score_nonfinite |= bad_score;
+        seen.true_nonfinite |= bad_true;
+        seen.true_negative |= negative;
     }
 
     fn len(&self) -> usize {
@@ -274,7 +683,30 @@ impl RowBuf {
     }
 
     fn n_nonzero(&self) -> usize {
-        self.gains().iter().filter(|&&g| g != 0.0).count()
+        match self.rel {
+            Some(bits) => bits.count_ones() as usize,
+            None => self.gains().iter().filter(|&&g| g != 0.0).count(),
+        }
+    }
+
+    /// Calls `f(position)` for each relevant (non-zero gain) entry, in column order.
+    #[inline]
+    fn for_each_relevant(&self, mut f: impl FnMut(usize)) {
+        match self.rel {
+            Some(mut bits) => {
+                while bits != 0 {
+                    f(bits.trailing_zeros() as usize);
+                    bits &= bits - 1;
+                }
+            }
+            None => {
+                for (j, &g) in self.gains().iter().enumerate() {
+                    if g != 0.0 {
+                        f(j);
+                    }
+                }
+            }
+        }
     }
 
     /// The entries sorted ascending by (key, position).
@@ -312,6 +744,7 @@ fn for_each_group_desc(e: &[Entry], mut f: impl FnMut(&[Entry])) {
     }
 }
 
+#[inline]
 fn ranking_loss_row(b: &mut RowBuf) -> f64 {
     let k = b.len() as u64;
     let n_pos = b.n_nonzero() as u64;
@@ -324,11 +757,12 @@ fn ranking_loss_row(b: &mut RowBuf) -> f64 {
         let (keys, gains) = (b.keys(), b.gains());
         let mut errors = 0u64;
         if n_pos <= n_neg {
-            for (&kp, _) in keys.iter().zip(gains).filter(|(_, &g)| g != 0.0) {
+            b.for_each_relevant(|p| {
+                let kp = keys[p];
                 for (&kq, &gq) in keys.iter().zip(gains) {
                     errors += u64::from((gq == 0.0) & (kq >= kp));
                 }
-            }
+            });
         } else {
             for (&kn, _) in keys.iter().zip(gains).filter(|(_, &g)| g == 0.0) {
                 for (&kq, &gq) in keys.iter().zip(gains) {
@@ -362,6 +796,7 @@ pub fn label_ranking_loss_sum<R: Relevance, S: Score>(
     rows.weighted_row_sum(par, ranking_loss_row)
 }
 
+#[inline]
 fn lrap_row(b: &mut RowBuf) -> f64 {
     let k = b.len();
     let n_pos = b.n_nonzero();
@@ -372,10 +807,8 @@ fn lrap_row(b: &mut RowBuf) -> f64 {
     if !b.always_sort && n_pos <= DIRECT_MAX {
         // Relevant labels in column order, like scikit-learn's CSR indices.
         let (keys, gains) = (b.keys(), b.gains());
-        for (&kj, &gj) in keys.iter().zip(gains) {
-            if gj == 0.0 {
-                continue;
-            }
+        b.for_each_relevant(|j| {
+            let kj = keys[j];
             let mut rank = 0u64;
             let mut rel = 0u64;
             for (&kq, &gq) in keys.iter().zip(gains) {
@@ -384,7 +817,7 @@ fn lrap_row(b: &mut RowBuf) -> f64 {
                 rel += u64::from(ge & (gq != 0.0));
             }
             sum += rel as f64 / rank as f64;
-        }
+        });
     } else {
         let e = b.sorted();
         let mut all_at_or_above = 0u64;
@@ -410,15 +843,15 @@ pub fn lrap_sum<R: Relevance, S: Score>(rows: &Rows<'_, R, S>, par: &Parallelism
     rows.weighted_row_sum(par, lrap_row)
 }
 
+#[inline]
 fn coverage_row(b: &mut RowBuf) -> f64 {
-    let (keys, gains) = (b.keys(), b.gains());
+    let keys = b.keys();
     let mut min_rel = u64::MAX;
     let mut any_rel = false;
-    for (&k, &g) in keys.iter().zip(gains) {
-        let rel = g != 0.0;
-        any_rel |= rel;
-        min_rel = min_rel.min(if rel { k } else { u64::MAX });
-    }
+    b.for_each_relevant(|j| {
+        any_rel = true;
+        min_rel = min_rel.min(keys[j]);
+    });
     if !any_rel {
         return 0.0;
     }
@@ -435,6 +868,7 @@ pub fn coverage_sum<R: Relevance, S: Score>(
     rows.weighted_row_sum(par, coverage_row)
 }
 
+#[inline]
 fn one_error_row(b: &mut RowBuf) -> f64 {
     let Some(&top) = b.keys().iter().max() else {
         return 1.0;
@@ -486,6 +920,7 @@ impl Discounts<'_> {
 
 /// McSherry–Najork tie-averaged DCG of ascending-sorted entries: each group of tied
 /// scores gets its mean gain times the sum of the discounts of the ranks it occupies.
+#[inline]
 fn dcg_tie_averaged(e: &[Entry], d: &Discounts<'_>) -> f64 {
     let mut first = 0usize;
     let mut dcg = 0.0f64;
@@ -509,6 +944,7 @@ fn dcg_tie_averaged(e: &[Entry], d: &Discounts<'_>) -> f64 {
 
 /// DCG in the order of ascending-sorted entries read backwards (ties: higher column
 /// first).
+#[inline]
 fn dcg_in_order(e: &[Entry], d: &Discounts<'_>) -> f64 {
     e.iter()
         .rev()
@@ -519,8 +955,34 @@ fn dcg_in_order(e: &[Entry], d: &Discounts<'_>) -> f64 {
 
 /// DCG of the ideal ranking (gains sorted decreasingly): positive gains take the
 /// first ranks, negative gains the last ones, zeros (which add nothing) the middle.
+#[inline]
 fn ideal_dcg(b: &mut RowBuf, d: &Discounts<'_>) -> f64 {
     let k = b.len;
+    // Common case (binary relevance): all non-zero gains equal and positive. The
+    // sorted order is then the gains in any order, so skip the copy and the sort
+    // (same operations, same result).
+    let mut first = None;
+    let mut n_nonzero = 0usize;
+    let mut all_same = true;
+    b.for_each_relevant(|j| {
+        let g = b.gains[j];
+        n_nonzero += 1;
+        match first {
+            None => first = Some(g),
+            Some(f) => all_same &= g == f,
+        }
+    });
+    if let Some(g) = first {
+        if all_same && g > 0.0 {
+            let mut dcg = 0.0f64;
+            for r in 0..n_nonzero {
+                dcg += d.discount[r] * g;
+            }
+            return dcg;
+        }
+    } else {
+        return 0.0;
+    }
     let nonzero = &mut b.scratch;
     nonzero.clear();
     nonzero.extend(b.gains[..b.len].iter().copied().filter(|&g| g != 0.0));
@@ -538,23 +1000,20 @@ fn ideal_dcg(b: &mut RowBuf, d: &Discounts<'_>) -> f64 {
 }
 
 /// DCG counting only the non-zero gains, each placed by counting (O(nnz * K)).
+#[inline]
 fn dcg_direct(b: &RowBuf, d: &Discounts<'_>, ignore_ties: bool) -> f64 {
     let (keys, gains) = (b.keys(), b.gains());
     let mut dcg = 0.0f64;
-    for (j, (&kj, &gj)) in keys.iter().zip(gains).enumerate() {
-        if gj == 0.0 {
-            continue;
-        }
+    b.for_each_relevant(|j| {
+        let (kj, gj) = (keys[j], gains[j]);
         let mut above = 0usize;
         let mut same = 0usize;
         let mut same_after = 0usize;
         for (q, &kq) in keys.iter().enumerate() {
-            if kq > kj {
-                above += 1;
-            } else if kq == kj {
-                same += 1;
-                same_after += usize::from(q > j);
-            }
+            let eq = kq == kj;
+            above += usize::from(kq > kj);
+            same += usize::from(eq);
+            same_after += usize::from(eq & (q > j));
         }
         if ignore_ties {
             dcg += d.discount[above + same_after] * gj;
@@ -568,10 +1027,11 @@ fn dcg_direct(b: &RowBuf, d: &Discounts<'_>, ignore_ties: bool) -> f64 {
             };
             dcg += gj / same as f64 * dsum;
         }
-    }
+    });
     dcg
 }
 
+#[inline]
 fn dcg_row(b: &mut RowBuf, d: &Discounts<'_>, ignore_ties: bool) -> f64 {
     if !b.always_sort && b.n_nonzero() <= DIRECT_MAX {
         return dcg_direct(b, d, ignore_ties);
@@ -602,17 +1062,227 @@ pub fn dcg_sum<S: Score>(
 ) -> Result<f64> {
     discounts.check(rows.y_true.ncols())?;
     rows.weighted_row_sum(par, |b| {
-        let dcg = dcg_row(b, discounts, ignore_ties);
-        if !normalize {
-            return dcg;
-        }
-        let ideal = ideal_dcg(b, discounts);
-        if ideal == 0.0 {
-            0.0
-        } else {
-            dcg / ideal
-        }
+        dcg_or_ndcg_row(b, discounts, ignore_ties, normalize)
     })
+}
+
+/// The binary-relevance per-row metrics, for `metric_sum_checked`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RankingMetric {
+    LabelRankingLoss,
+    Lrap,
+    Coverage,
+    OneError,
+}
+
+/// `label_ranking_loss_sum`, `lrap_sum`, `coverage_sum` or `one_error_sum` in the same
+/// pass as the input checks: returns the weighted row sum and what the pass saw in
+/// `y_true` and `y_score` (`Seen`). Relevant = non-zero `y_true`. Fails only on
+/// shapes; when `Seen` reports a problem the sum is meaningless and the caller
+/// raises the matching error instead.
+pub fn metric_sum_checked<R: Relevance, S: Score>(
+    rows: &Rows<'_, R, S>,
+    metric: RankingMetric,
+    par: &Parallelism,
+) -> Result<(f64, Seen<R>)> {
+    match metric {
+        RankingMetric::LabelRankingLoss => rows.weighted_row_sum_checked(par, ranking_loss_row),
+        RankingMetric::Lrap => rows.weighted_row_sum_checked(par, lrap_row),
+        RankingMetric::Coverage => rows.weighted_row_sum_checked(par, coverage_row),
+        RankingMetric::OneError => rows.weighted_row_sum_checked(par, one_error_row),
+    }
+}
+
+/// `dcg_sum` in the same pass as the input checks (see `metric_sum_checked`).
+pub fn dcg_sum_checked<R: Relevance, S: Score>(
+    rows: &Rows<'_, R, S>,
+    discounts: &Discounts<'_>,
+    ignore_ties: bool,
+    normalize: bool,
+    par: &Parallelism,
+) -> Result<(f64, Seen<R>)> {
+    discounts.check(rows.y_true.ncols())?;
+    rows.weighted_row_sum_checked(par, |b| {
+        dcg_or_ndcg_row(b, discounts, ignore_ties, normalize)
+    })
+}
+
+#[inline]
+fn dcg_or_ndcg_row(b: &mut RowBuf, d: &Discounts<'_>, ignore_ties: bool, normalize: bool) -> f64 {
+    let dcg = dcg_row(b, d, ignore_ties);
+    if !normalize {
+        return dcg;
+    }
+    let ideal = ideal_dcg(b, d);
+    if ideal == 0.0 {
+        0.0
+    } else {
+        dcg / ideal
+    }
+}
+
+/// Positions of the metrics in `ReportSums::sums`.
+pub const REPORT_KEYS: [&str; 5] = [
+    "label_ranking_loss",
+    "label_ranking_average_precision",
+    "coverage_error",
+    "one_error",
+    "ndcg",
+];
+
+/// Weighted row sums of the five per-row metrics of `multilabel_report` (order of
+/// `REPORT_KEYS`) and the weight sum (`n_rows` without weights).
+#[derive(Debug, Clone, Copy)]
+pub struct ReportSums {
+    pub sums: [f64; 5],
+    pub weight_sum: f64,
+}
+
+/// One row's five metrics, with the same definitions, tie rules, degenerate rules and
+/// floating-point operations as the separate row functions (so each sum equals the
+/// separate kernel's bit for bit when the discounts are the same).
+///
+/// Few relevant labels (<= `DIRECT_MAX`): one counting loop per relevant label j gives
+/// `above_j = #{s > s_j}`, `same_j = #{s == s_j}` and `rel_j = #{relevant, s >= s_j}`,
+/// from which: ranking-loss errors `sum_j (above_j + same_j - rel_j)`, LRAP
+/// `mean_j rel_j / (above_j + same_j)`, coverage `max_j (above_j + same_j)`, one-error
+/// `(same_j - rel_j) / same_j` for a relevant j at the top (else 1), and the
+/// tie-averaged DCG term of j. Otherwise one sort and one walk over tie groups.
+#[inline]
+fn report_row(b: &mut RowBuf, d: &Discounts<'_>) -> [f64; 5] {
+    let k = b.len() as u64;
+    let n_pos = b.n_nonzero() as u64;
+    let ideal = ideal_dcg(b, d);
+    let (errors, lrap, cover, one_err, dcg);
+    if !b.always_sort && n_pos as usize <= DIRECT_MAX {
+        let (keys, gains) = (b.keys(), b.gains());
+        let mut err = 0u64;
+        let mut ap = 0.0f64;
+        let mut cov = 0u64;
+        let mut oe = 1.0f64;
+        let mut g_sum = 0.0f64;
+        b.for_each_relevant(|j| {
+            let (kj, gj) = (keys[j], gains[j]);
+            let mut above = 0u64;
+            let mut same = 0u64;
+            let mut rel = 0u64;
+            for (&kq, &gq) in keys.iter().zip(gains) {
+                above += u64::from(kq > kj);
+                same += u64::from(kq == kj);
+                rel += u64::from((kq >= kj) & (gq != 0.0));
+            }
+            let rank = above + same;
+            err += rank - rel;
+            ap += rel as f64 / rank as f64;
+            cov = cov.max(rank);
+            if above == 0 {
+                oe = (same - rel) as f64 / same as f64;
+            }
+            // As `dcg_direct` (tie-averaged).
+            let (above, same) = (above as usize, same as usize);
+            let hi = d.cumsum[above + same - 1];
+            let dsum = if above == 0 {
+                hi
+            } else {
+                hi - d.cumsum[above - 1]
+            };
+            g_sum += gj / same as f64 * dsum;
+        });
+        errors = err;
+        lrap = ap;
+        cover = cov;
+        one_err = oe;
+        dcg = g_sum;
+    } else {
+        let e = b.sorted();
+        let mut irr_above = 0u64;
+        let mut err = 0u64;
+        let mut all_above = 0u64;
+        let mut rel_above = 0u64;
+        let mut ap = 0.0f64;
+        let mut cov = 0u64;
+        let mut oe = 1.0f64;
+        let mut first = 0usize;
+        let mut g_sum = 0.0f64;
+        for_each_group_desc(e, |g| {
+            let rel = g.iter().filter(|x| x.relevant()).count() as u64;
+            let len = g.len() as u64;
+            if first == 0 {
+                oe = (len - rel) as f64 / len as f64;
+            }
+            irr_above += len - rel;
+            err += rel * irr_above;
+            all_above += len;
+            rel_above += rel;
+            let ratio = rel_above as f64 / all_above as f64;
+            for _ in 0..rel {
+                ap += ratio;
+            }
+            if rel > 0 {
+                cov = all_above;
+            }
+            // As `dcg_tie_averaged`.
+            let last = first + g.len() - 1;
+            let hi = d.cumsum[last];
+            let dsum = if first == 0 {
+                hi
+            } else {
+                hi - d.cumsum[first - 1]
+            };
+            let mut gain = 0.0f64;
+            for x in g.iter().rev() {
+                gain += x.gain;
+            }
+            g_sum += gain / g.len() as f64 * dsum;
+            first = last + 1;
+        });
+        errors = err;
+        lrap = ap;
+        cover = cov;
+        one_err = oe;
+        dcg = g_sum;
+    }
+    let n_neg = k - n_pos;
+    let lrl = if n_pos == 0 || n_neg == 0 {
+        0.0
+    } else {
+        errors as f64 / (n_neg * n_pos) as f64
+    };
+    let lrap = if n_pos == 0 || n_pos == k {
+        1.0
+    } else {
+        lrap / n_pos as f64
+    };
+    let ndcg = if ideal == 0.0 { 0.0 } else { dcg / ideal };
+    [lrl, lrap, cover as f64, one_err, ndcg]
+}
+
+/// The five per-row metrics of `multilabel_report` in one pass over the rows (one
+/// counting loop or one sort per row): weighted sums of label ranking loss, LRAP,
+/// coverage error, one-error and NDCG (tie-averaged, all ranks), each with the
+/// definition, tie rule, mask rule and degenerate-row rule of its separate function
+/// (`label_ranking_loss_sum`, `lrap_sum`, `coverage_sum`, `one_error_sum`,
+/// `dcg_sum(normalize = true)` with `discounts(n_labels, None, 2.0)`). Scores must be
+/// finite among the known entries (NaN is an error).
+pub fn report_sums<R: Relevance, S: Score>(
+    rows: &Rows<'_, R, S>,
+    par: &Parallelism,
+) -> Result<ReportSums> {
+    let n_labels = rows.y_true.ncols();
+    let (d, c) = discounts(n_labels, None, 2.0);
+    let disc = Discounts {
+        discount: ArrayView1::from(&d),
+        cumsum: ArrayView1::from(&c),
+    };
+    let (sums, seen) = rows.weighted_row_sum_checked(par, |b| report_row(b, &disc))?;
+    if seen.score_nonfinite && rows.known_score_is_nan() {
+        return Err(MetricError::value("Input contains NaN."));
+    }
+    let weight_sum = match &rows.sample_weight {
+        Some(w) => w.iter().sum(),
+        None => rows.y_true.nrows() as f64,
+    };
+    Ok(ReportSums { sums, weight_sum })
 }
 
 /// scikit-learn's discount vector `1 / (ln(r + 2) / ln(log_base))` for ranks
@@ -640,7 +1310,7 @@ pub fn discounts(n: usize, k: Option<usize>, log_base: f64) -> (Vec<f64>, Vec<f6
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ndarray::{array, Array2};
+    use ndarray::{array, Array1, Array2};
 
     fn seq() -> Parallelism {
         Parallelism::sequential()
@@ -908,6 +1578,90 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn report_matches_separate_kernels() {
+        let (n, k) = (300, 11);
+        let t = Array2::from_shape_fn((n, k), |(i, j)| (i * 7 + j * 3) % 9 < i % 10);
+        let s = Array2::from_shape_fn((n, k), |(i, j)| ((i * 13 + j * 5) % (2 + i % 5)) as f64);
+        let g = t.mapv(|x| if x { 1.0 } else { 0.0 });
+        let m = Array2::from_shape_fn((n, k), |(i, j)| (i + 2 * j) % 7 != 0 || i % 3 == 0);
+        let w = Array1::from_shape_fn(n, |i| (i % 4) as f64 * 0.5);
+        let (d, c) = discounts(k, None, 2.0);
+        let disc = Discounts {
+            discount: ndarray::ArrayView1::from(&d),
+            cumsum: ndarray::ArrayView1::from(&c),
+        };
+        for mask in [None, Some(m.view())] {
+            for sample_weight in [None, Some(w.view())] {
+                let r = Rows {
+                    y_true: t.view(),
+                    y_score: s.view(),
+                    mask,
+                    sample_weight,
+                };
+                let rg = Rows {
+                    y_true: g.view(),
+                    y_score: s.view(),
+                    mask,
+                    sample_weight,
+                };
+                let want = [
+                    label_ranking_loss_sum(&r, &seq()).unwrap(),
+                    lrap_sum(&r, &seq()).unwrap(),
+                    coverage_sum(&r, &seq()).unwrap(),
+                    one_error_sum(&r, &seq()).unwrap(),
+                    dcg_sum(&rg, &disc, false, true, &seq()).unwrap(),
+                ];
+                let (got, got_sorted) = {
+                    let a = report_sums(&r, &seq()).unwrap();
+                    FORCE_SORT.with(|x| x.set(true));
+                    let b = report_sums(&r, &seq()).unwrap();
+                    FORCE_SORT.with(|x| x.set(false));
+                    (a, b)
+                };
+                for (i, w) in want.iter().enumerate() {
+                    assert_eq!(got.sums[i].to_bits(), w.to_bits(), "{i}");
+                    close(got_sorted.sums[i], *w);
+                }
+                let ws = sample_weight.map_or(n as f64, |w| w.sum());
+                close(got.weight_sum, ws);
+            }
+        }
+    }
+
+    #[test]
+    fn checked_pass_reports_what_it_saw() {
+        let t = array![[0i64, 1, 0], [2, 0, 1]];
+        let s = array![[0.1, f64::INFINITY, 0.3], [0.1, 0.2, 0.3]];
+        let r = Rows {
+            y_true: t.view(),
+            y_score: s.view(),
+            mask: None,
+            sample_weight: None,
+        };
+        let (_, seen) = metric_sum_checked(&r, RankingMetric::Lrap, &seq()).unwrap();
+        assert!(seen.score_nonfinite && seen.labels.more && !seen.true_negative);
+        // Masking out the 2 and the inf: two distinct labels (0 from the unknowns too).
+        let m = array![[true, false, true], [false, true, true]];
+        let r = Rows {
+            mask: Some(m.view()),
+            ..r
+        };
+        let (_, seen) = metric_sum_checked(&r, RankingMetric::Lrap, &seq()).unwrap();
+        assert!(!seen.score_nonfinite && !seen.labels.more);
+        assert_eq!(seen.labels.values(), &[0, 1]);
+        let tf = array![[0.0, -1.0, f64::NAN]];
+        let sf = array![[0.1f32, 0.2, 0.3]];
+        let r = Rows {
+            y_true: tf.view(),
+            y_score: sf.view(),
+            mask: None,
+            sample_weight: None,
+        };
+        let (_, seen) = metric_sum_checked(&r, RankingMetric::Coverage, &seq()).unwrap();
+        assert!(seen.true_nonfinite && seen.true_negative && !seen.score_nonfinite);
     }
 
     #[test]

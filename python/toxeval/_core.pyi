@@ -117,3 +117,38 @@ def kendall_counts(
     y: NDArray[np.float64] | NDArray[np.float32] | NDArray[np.int64],
     n_jobs: int | None = None,
 ) -> tuple[int, int, int, int, float, float, float, float, int, int]: ...
+# Fast path of the public label-ranking functions: the weighted row sum of `metric`
+# ("lrl", "lrap", "coverage", "one_error", "dcg") in the same pass as the value checks.
+# y_true: 2-D bool, int64, int32, float64 or float32; y_score: 2-D float64 or float32.
+# None when a dtype is not handled; else (sum, flags, labels): flags bit 1 = a known
+# score is not finite, 2 = a known y_true is not finite, 4 = a known y_true is negative,
+# 8 = y_true has more than two distinct values (unknown entries count as 0); labels =
+# its distinct values (at most two, as floats; empty for bool). Any flag set: sum is
+# meaningless.
+def ranking_sum_checked(
+    metric: str,
+    y_true: NDArray[Any],
+    y_score: NDArray[Any],
+    mask: NDArray[np.bool_] | None = None,
+    sample_weight: NDArray[np.float64] | None = None,
+    n_jobs: int | None = None,
+    discount: NDArray[np.float64] | None = None,
+    discount_cumsum: NDArray[np.float64] | None = None,
+    ignore_ties: bool = False,
+    normalize: bool = False,
+) -> tuple[float, int, list[float]] | None: ...
+
+# The five per-row metrics of multilabel_report in one pass over the rows (one
+# counting loop or one sort per row). Returns a dict of weighted row sums with keys
+# "label_ranking_loss", "label_ranking_average_precision", "coverage_error",
+# "one_error", "ndcg" (tie-averaged, k=None, log base 2, discounts computed natively)
+# and "weight_sum" (sum of sample_weight, or the number of rows). Each sum divided by
+# weight_sum is the value of the separate public function (same definitions, masks,
+# degenerate rows). y_score: 2-D float64, float32 or int64, finite on known entries.
+def ranking_report_sums(
+    y_true: NDArray[np.bool_],
+    y_score: NDArray[Any],
+    mask: NDArray[np.bool_] | None = None,
+    sample_weight: NDArray[np.float64] | None = None,
+    n_jobs: int | None = None,
+) -> dict[str, float]: ...

@@ -28,6 +28,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from toxeval import _core
 from toxeval.metrics._validation import (
+    _is_integral_float,
     assert_all_finite,
     check_consistent_length,
     invalid_parameter,
@@ -247,6 +248,97 @@ def _check_shape(y_true: Any, y_score: NDArray[Any]) -> None:
 
 
 # --------------------------------------------------------------------------------------
+# fast path: one native pass that checks and computes
+
+_FAST_TRUE_DTYPES = frozenset(
+    np.dtype(t) for t in (np.bool_, np.int64, np.int32, np.float64, np.float32)
+)
+_FAST_SCORE_DTYPES = frozenset(np.dtype(t) for t in (np.float64, np.float32))
+# Bits of the flags returned by ``_core.ranking_sum_checked``.
+_SCORE_NONFINITE = 1
+_TRUE_NONFINITE = 2
+_TRUE_NEGATIVE = 4
+_MORE_THAN_TWO_LABELS = 8
+
+
+def _fast_sum(
+    metric: str,
+    y_true: Any,
+    y_score: Any,
+    sample_weight: Any,
+    mask: Any,
+    n_jobs: int | None,
+    *,
+    reject: int,
+    need_indicator: bool,
+    discount: NDArray[np.float64] | None = None,
+    cumsum: NDArray[np.float64] | None = None,
+    ignore_ties: bool = False,
+    normalize: bool = False,
+) -> tuple[float, NDArray[np.float64] | None] | None:
+    """The weighted row sum and the weights, when the input is valid and in the common
+    form (dense 2-D ndarrays of the same shape with at least 2 columns, native dtypes);
+    ``None`` otherwise, and the caller takes the general path, which raises
+    scikit-learn's error in scikit-learn's order.
+
+    ``_core.ranking_sum_checked`` reads ``y_true`` and ``y_score`` once, doing in the
+    same pass what ``check_array`` (finiteness), ``type_of_target`` (at most two
+    distinct integral values: "multilabel-indicator") and the relevance conversion
+    would do, all over the known entries only. ``reject`` are the flags that make the
+    input invalid for this metric; with ``need_indicator`` ``y_true`` must be a
+    multilabel indicator.
+    """
+    if type(y_true) is not np.ndarray or type(y_score) is not np.ndarray:
+        return None
+    shape = y_true.shape
+    if (
+        y_true.ndim != 2
+        or y_score.shape != shape
+        or shape[0] < 1
+        or shape[1] < 2
+        or y_true.dtype not in _FAST_TRUE_DTYPES
+        or y_score.dtype not in _FAST_SCORE_DTYPES
+    ):
+        return None
+    w = None
+    if sample_weight is not None:
+        if not _is_arraylike(sample_weight):
+            return None
+        try:
+            w = np.asarray(sample_weight, dtype=np.float64)
+        except (TypeError, ValueError):
+            return None
+        if w.ndim != 1 or w.shape[0] != shape[0]:
+            return None
+    m = None
+    if mask is not None:
+        m = _mask_if_fits(mask, shape)
+        if m is None:
+            return None
+    try:
+        out = _core.ranking_sum_checked(
+            metric, y_true, y_score, m, w, n_jobs, discount, cumsum, ignore_ties, normalize
+        )
+    except ValueError:
+        return None  # e.g. n_jobs=0: raised by the general path after its checks
+    if out is None:
+        return None
+    total, flags, labels = out
+    if flags & reject:
+        return None
+    if (
+        need_indicator
+        and y_true.dtype.kind == "f"
+        and not _is_integral_float(np.asarray(labels, dtype=y_true.dtype))
+    ):
+        return None
+    return total, w
+
+
+_INDICATOR_REJECT = _SCORE_NONFINITE | _TRUE_NONFINITE | _MORE_THAN_TWO_LABELS
+
+
+# --------------------------------------------------------------------------------------
 # binary relevance: ranking loss, LRAP, coverage, one-error
 
 
@@ -302,7 +394,21 @@ def label_ranking_loss(
     ``ZeroDivisionError``). With ``mask``, each row ranks its known labels only; a row
     with fewer than 2 known labels scores 0.
     """
-    rel, s, m, w = _label_ranking_inputs("label_ranking_loss", y_true, y_score, sample_weight, mask)
+    func = "label_ranking_loss"
+    _check_params(func, y_true, y_score, sample_weight, sparse_ok=True)
+    fast = _fast_sum(
+        "lrl",
+        y_true,
+        y_score,
+        sample_weight,
+        mask,
+        n_jobs,
+        reject=_INDICATOR_REJECT,
+        need_indicator=True,
+    )
+    if fast is not None:
+        return _average(fast[0], y_true.shape[0], fast[1])
+    rel, s, m, w = _label_ranking_inputs(func, y_true, y_score, sample_weight, mask)
     total = _core.label_ranking_loss_sum(rel, s, m, w, n_jobs)
     return _average(total, rel.shape[0], w)
 
@@ -323,17 +429,27 @@ def label_ranking_average_precision_score(
     NumPy's ``RuntimeWarning``, as in scikit-learn. With ``mask``, each row ranks its
     known labels only; a row with fewer than 2 known labels scores 1.0.
     """
-    rel, s, m, w = _label_ranking_inputs(
-        "label_ranking_average_precision_score",
+    func = "label_ranking_average_precision_score"
+    _check_params(func, y_true, y_score, sample_weight, sparse_ok=True)
+    fast = _fast_sum(
+        "lrap",
         y_true,
         y_score,
         sample_weight,
         mask,
-        lrap=True,
+        n_jobs,
+        reject=_INDICATOR_REJECT,
+        need_indicator=True,
     )
-    total = _core.label_ranking_average_precision_sum(rel, s, m, w, n_jobs)
+    if fast is not None:
+        total, w = fast
+        n_rows = y_true.shape[0]
+    else:
+        rel, s, m, w = _label_ranking_inputs(func, y_true, y_score, sample_weight, mask, lrap=True)
+        total = _core.label_ranking_average_precision_sum(rel, s, m, w, n_jobs)
+        n_rows = rel.shape[0]
     if w is None:
-        return float(total / rel.shape[0])
+        return float(total / n_rows)
     return float(np.float64(total) / np.sum(w))
 
 
@@ -353,6 +469,18 @@ def coverage_error(
     """
     func = "coverage_error"
     _check_params(func, y_true, y_score, sample_weight, sparse_ok=False)
+    fast = _fast_sum(
+        "coverage",
+        y_true,
+        y_score,
+        sample_weight,
+        mask,
+        n_jobs,
+        reject=_INDICATOR_REJECT,
+        need_indicator=True,
+    )
+    if fast is not None:
+        return _average(fast[0], np.shape(y_true)[0], fast[1])
     yt = _check_array(y_true, ensure_2d=True, mask=mask)
     ys = _check_array(y_score, ensure_2d=True, mask=mask)
     check_consistent_length(yt, ys, sample_weight)
@@ -386,6 +514,19 @@ def one_error(
     (multilabel-indicator ``y_true``, dense or CSR). With ``mask``, only known labels
     compete for the top; a row with no known label counts as an error.
     """
+    _check_params("one_error", y_true, y_score, sample_weight, sparse_ok=True)
+    fast = _fast_sum(
+        "one_error",
+        y_true,
+        y_score,
+        sample_weight,
+        mask,
+        n_jobs,
+        reject=_INDICATOR_REJECT,
+        need_indicator=True,
+    )
+    if fast is not None:
+        return _average(fast[0], y_true.shape[0], fast[1])
     rel, s, m, w = _label_ranking_inputs("one_error", y_true, y_score, sample_weight, mask)
     total = _core.one_error_sum(rel, s, m, w, n_jobs)
     return _average(total, rel.shape[0], w)
@@ -437,6 +578,46 @@ def _check_dcg_shapes(y_true: NDArray[Any], y_score: NDArray[Any], ignore_ties: 
     raise ValueError(
         f"shapes ({lt},) and ({ls},{y_true.shape[0]}) not aligned: {lt} (dim 0) != {ls} (dim 0)"
     )
+
+
+def _fast_dcg(
+    y_true: Any,
+    y_score: Any,
+    k: int | None,
+    log_base: float,
+    sample_weight: Any,
+    ignore_ties: bool,
+    mask: Any,
+    n_jobs: int | None,
+    normalize: bool,
+) -> float | None:
+    """``dcg_score``/``ndcg_score`` through ``_fast_sum`` (``None``: take the general path).
+
+    For 2-D numeric ``y_true`` with at least 2 columns ``type_of_target`` always gives
+    one of the accepted formats once the values are finite, so only finiteness (and,
+    for NDCG, negative gains) is checked.
+    """
+    if type(y_true) is not np.ndarray or y_true.ndim != 2:
+        return None
+    discount, cumsum = _discounts(y_true.shape[1], k, log_base)
+    reject = _SCORE_NONFINITE | _TRUE_NONFINITE | (_TRUE_NEGATIVE if normalize else 0)
+    fast = _fast_sum(
+        "dcg",
+        y_true,
+        y_score,
+        sample_weight,
+        mask,
+        n_jobs,
+        reject=reject,
+        need_indicator=False,
+        discount=discount,
+        cumsum=cumsum,
+        ignore_ties=bool(ignore_ties),
+        normalize=normalize,
+    )
+    if fast is None:
+        return None
+    return _average(fast[0], y_true.shape[0], fast[1])
 
 
 def _dcg(
@@ -492,6 +673,9 @@ def dcg_score(
         )
     _check_ignore_ties(func, ignore_ties)
     _check_params(func, y_true, y_score, sample_weight, sparse_ok=False)
+    fast = _fast_dcg(y_true, y_score, k, log_base, sample_weight, ignore_ties, mask, n_jobs, False)
+    if fast is not None:
+        return fast
     yt = _check_array(y_true, ensure_2d=False, mask=mask)
     ys = _check_array(y_score, ensure_2d=False, mask=mask)
     check_consistent_length(yt, ys, sample_weight)
@@ -540,6 +724,9 @@ def ndcg_score(
     _check_k(func, k)
     _check_ignore_ties(func, ignore_ties)
     _check_params(func, y_true, y_score, sample_weight, sparse_ok=False)
+    fast = _fast_dcg(y_true, y_score, k, 2, sample_weight, ignore_ties, mask, n_jobs, True)
+    if fast is not None:
+        return fast
     yt = _check_array(y_true, ensure_2d=False, mask=mask)
     ys = _check_array(y_score, ensure_2d=False, mask=mask)
     check_consistent_length(yt, ys, sample_weight)
