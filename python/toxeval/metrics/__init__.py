@@ -26,10 +26,12 @@ from toxeval.metrics._label_ranking import (
     ndcg_score,
     one_error,
 )
+from toxeval.metrics._report import MultilabelReport, multilabel_report
 from toxeval.metrics._validation import InvalidParameterError, UndefinedMetricWarning
 
 __all__ = [
     "InvalidParameterError",
+    "MultilabelReport",
     "SignificanceResult",
     "SmallSampleWarning",
     "UndefinedMetricWarning",
@@ -39,6 +41,7 @@ __all__ = [
     "kendalltau",
     "label_ranking_average_precision_score",
     "label_ranking_loss",
+    "multilabel_report",
     "ndcg_score",
     "one_error",
     "precision_recall_curve",
