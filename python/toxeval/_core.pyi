@@ -117,6 +117,7 @@ def kendall_counts(
     y: NDArray[np.float64] | NDArray[np.float32] | NDArray[np.int64],
     n_jobs: int | None = None,
 ) -> tuple[int, int, int, int, float, float, float, float, int, int]: ...
+
 # Fast path of the public label-ranking functions: the weighted row sum of `metric`
 # ("lrl", "lrap", "coverage", "one_error", "dcg") in the same pass as the value checks.
 # y_true: 2-D bool, int64, int32, float64 or float32; y_score: 2-D float64 or float32.

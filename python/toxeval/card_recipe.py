@@ -58,14 +58,16 @@ def card_average_precision(y_true: object, y_pred: object) -> np.ndarray:
     yp = _as_2d(y_pred, "y_pred")
     if yt.shape != yp.shape:
         raise ValueError(f"y_true and y_pred have different shapes: {yt.shape} vs {yp.shape}")
-    tp = (yp == 1) & (yt == 1)
-    n = tp.shape[0]
-    precisions = np.cumsum(tp, axis=0) / np.arange(1, n + 1)[:, None]
-    aps = np.full(tp.shape[1], np.nan)
-    for k in range(tp.shape[1]):  # per category, as the recipe does (same summation order)
-        hit = precisions[tp[:, k], k]
-        if hit.size:
-            aps[k] = np.mean(hit)
+    # One category per contiguous row of the transposed hit matrix: the cumulative
+    # sums are exact integers, so the result is the recipe's to the last bit.
+    tp_by_cat = np.ascontiguousarray(((yp == 1) & (yt == 1)).T)
+    n = tp_by_cat.shape[1]
+    rank = np.arange(1, n + 1)
+    aps = np.full(tp_by_cat.shape[0], np.nan)
+    for k, tp in enumerate(tp_by_cat):  # per category, as the recipe does
+        if tp.any():
+            precisions = np.cumsum(tp) / rank
+            aps[k] = np.mean(precisions[tp])
     return aps
 
 
@@ -87,6 +89,15 @@ def card_ranking_loss(y_true: object, y_pred: object) -> float:
         return float("nan")
     pos = yt == 1
     neg = yt == 0
+    if np.isin(yp, (0, 1)).all():
+        # 0/1 predictions (the recipe's input): a strict inversion is a positive
+        # predicted 0 with a negative predicted 1, so the count per row is a product.
+        swaps = np.count_nonzero(pos & (yp == 0), axis=1) * np.count_nonzero(
+            neg & (yp == 1), axis=1
+        )
+        pairs = np.count_nonzero(pos, axis=1) * np.count_nonzero(neg, axis=1)
+        loss = np.divide(swaps, pairs, out=np.zeros(n), where=pairs > 0)
+        return float(loss.sum() / n)
     total = 0.0
     for start in range(0, n, _BLOCK):
         sl = slice(start, start + _BLOCK)
@@ -108,8 +119,13 @@ def compute_metrics(y_true: object, y_pred: object) -> tuple[float, float]:
     positive, as in the recipe) and ``LRL = card_ranking_loss(...)``. Written for binary
     matrices; works for any K.
     """
+    return card_figures(y_true, y_pred)[1:]
+
+
+def card_figures(y_true: object, y_pred: object) -> tuple[np.ndarray, float, float]:
+    """Per-category "AP", mAP and LRL of the recipe, computing the per-category part once."""
     aps = card_average_precision(y_true, y_pred)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         m_ap = float(np.mean(aps)) if aps.size else float("nan")
-    return m_ap, card_ranking_loss(y_true, y_pred)
+    return aps, m_ap, card_ranking_loss(y_true, y_pred)

@@ -257,8 +257,7 @@ def _card(
         return out
     yb = y[full].astype(np.int64)
     pb = (s[full] >= threshold).astype(np.int64)
-    aps = card_recipe.card_average_precision(yb, pb)
-    m_ap, lrl = card_recipe.compute_metrics(yb, pb)
+    aps, m_ap, lrl = card_recipe.card_figures(yb, pb)
     out.update(
         map=m_ap,
         label_ranking_loss=lrl,
