@@ -89,7 +89,7 @@ def card_ranking_loss(y_true: object, y_pred: object) -> float:
         return float("nan")
     pos = yt == 1
     neg = yt == 0
-    if np.isin(yp, (0, 1)).all():
+    if yp.dtype == np.bool_ or bool(np.logical_or(yp == 0, yp == 1).all()):
         # 0/1 predictions (the recipe's input): a strict inversion is a positive
         # predicted 0 with a negative predicted 1, so the count per row is a product.
         swaps = np.count_nonzero(pos & (yp == 0), axis=1) * np.count_nonzero(

@@ -255,8 +255,9 @@ def _card(
     if n_full == 0:
         out.update(map=None, label_ranking_loss=None, per_category_ap={})
         return out
-    yb = y[full].astype(np.int64)
-    pb = (s[full] >= threshold).astype(np.int64)
+    everything = n_full == len(full)
+    yb = y if everything else y[full]
+    pb = (s if everything else s[full]) >= threshold
     aps, m_ap, lrl = card_recipe.card_figures(yb, pb)
     out.update(
         map=m_ap,
