@@ -1231,8 +1231,7 @@ pub fn per_row<S: Score>(
     check_shapes(&y_score, &y_pos, None, mask.as_ref())?;
     let fast = match metric {
         Metric::AveragePrecision => Some(true),
-        Metric::RocAuc { max_fpr: None } => Some(false),
-        Metric::RocAuc { max_fpr: Some(v) } if v == 1.0 => Some(false),
+        Metric::RocAuc { max_fpr } if max_fpr.is_none_or(|v| v == 1.0) => Some(false),
         Metric::RocAuc { .. } => None,
     };
     match fast {
@@ -1290,7 +1289,7 @@ where
     // First pass over at most two values: stop at a third distinct value.
     let (mut lo, mut hi) = (first, first);
     let mut pos = Vec::with_capacity(y.len());
-    let mut push_all = |v: T, pos: &mut Vec<bool>| pos.push(v == one);
+    let push_all = |v: T, pos: &mut Vec<bool>| pos.push(v == one);
     let mut third = false;
     let mut visit = |v: T, pos: &mut Vec<bool>| -> bool {
         if v != lo && v != hi {
