@@ -659,12 +659,14 @@ fn ap_blocks(cum: &[u64], n_pos: u64, terms: &mut [u64]) -> MetricValue {
     let pf = n_pos as f64;
     let (cum, terms) = (&cum[..t], &mut terms[..t]);
     // Reversed curve: term for block j goes to t - 1 - j.
-    let mut prev = 0.0f64;
+    // `prev_r` is the previous block's `tps / pf` (0 / pf = 0 before the first).
+    let mut prev_r = 0.0f64;
     for (&c, o) in cum.iter().zip(terms.iter_mut().rev()) {
         let (tps, rows) = split_cum(c);
-        let term = (prev / pf - tps / pf) * (tps / rows);
+        let r = tps / pf;
+        let term = (prev_r - r) * (tps / rows);
         *o = term.to_bits();
-        prev = tps;
+        prev_r = r;
     }
     let s = -pairwise_sum_bits(terms);
     MetricValue {
@@ -957,6 +959,265 @@ pub fn micro_ap_auc<S: Score>(
     Ok(label_values(&mut buf, true, true))
 }
 
+// ------------------------------------------------------------------ per-row fast path
+//
+// A row is a binary problem over its (typically ~15) known labels. As for the
+// per-label fast path, AP and full ROC AUC only need the cumulative (positives, rows)
+// counts at the end of each tie block in descending score order, so the row's keys
+// are sorted *without payload*: up to 16 cells by a branch-free sorting network
+// (Batcher's odd-even merge sort, padded with `u64::MAX`), longer rows by
+// `sort_unstable`. The sorted keys give the blocks and their row counts; each
+// positive (there are few per row) then adds one to the block holding its key,
+// found by a branch-free count of the smaller block keys. All buffers are allocated
+// once per block of rows. Values are bit-identical to the general path: the same
+// block counts go through the same formulas as for the per-label fast path.
+
+/// Batcher's odd-even merge sort network for 16 inputs (63 compare-exchanges),
+/// written out so that the array lives in registers.
+#[inline(always)]
+fn sort16(a: &mut [u64; 16]) {
+    #[inline(always)]
+    fn ce(a: &mut [u64; 16], i: usize, j: usize) {
+        let (x, y) = (a[i], a[j]);
+        a[i] = x.min(y);
+        a[j] = x.max(y);
+    }
+    ce(a, 0, 1);
+    ce(a, 2, 3);
+    ce(a, 0, 2);
+    ce(a, 1, 3);
+    ce(a, 1, 2);
+    ce(a, 4, 5);
+    ce(a, 6, 7);
+    ce(a, 4, 6);
+    ce(a, 5, 7);
+    ce(a, 5, 6);
+    ce(a, 0, 4);
+    ce(a, 2, 6);
+    ce(a, 2, 4);
+    ce(a, 1, 5);
+    ce(a, 3, 7);
+    ce(a, 3, 5);
+    ce(a, 1, 2);
+    ce(a, 3, 4);
+    ce(a, 5, 6);
+    ce(a, 8, 9);
+    ce(a, 10, 11);
+    ce(a, 8, 10);
+    ce(a, 9, 11);
+    ce(a, 9, 10);
+    ce(a, 12, 13);
+    ce(a, 14, 15);
+    ce(a, 12, 14);
+    ce(a, 13, 15);
+    ce(a, 13, 14);
+    ce(a, 8, 12);
+    ce(a, 10, 14);
+    ce(a, 10, 12);
+    ce(a, 9, 13);
+    ce(a, 11, 15);
+    ce(a, 11, 13);
+    ce(a, 9, 10);
+    ce(a, 11, 12);
+    ce(a, 13, 14);
+    ce(a, 0, 8);
+    ce(a, 4, 12);
+    ce(a, 4, 8);
+    ce(a, 2, 10);
+    ce(a, 6, 14);
+    ce(a, 6, 10);
+    ce(a, 2, 4);
+    ce(a, 6, 8);
+    ce(a, 10, 12);
+    ce(a, 1, 9);
+    ce(a, 5, 13);
+    ce(a, 5, 9);
+    ce(a, 3, 11);
+    ce(a, 7, 15);
+    ce(a, 7, 11);
+    ce(a, 3, 5);
+    ce(a, 7, 9);
+    ce(a, 11, 13);
+    ce(a, 1, 2);
+    ce(a, 3, 4);
+    ce(a, 5, 6);
+    ce(a, 7, 8);
+    ce(a, 9, 10);
+    ce(a, 11, 12);
+    ce(a, 13, 14);
+}
+
+/// Per-block scratch of the per-row fast path; the loaded row occupies the first
+/// `n` keys (negated: ascending = descending score) and the first `np` entries of
+/// `pkeys` (the positives' keys).
+struct RowScratch {
+    n: usize,
+    np: usize,
+    keys: Vec<u64>,
+    pkeys: Vec<u64>,
+    bkeys: Vec<u64>,
+    rows: Vec<u64>,
+    pcount: Vec<u64>,
+    cum: Vec<u64>,
+    terms: Vec<u64>,
+}
+
+impl RowScratch {
+    fn new(k: usize) -> Self {
+        let kk = k.max(16);
+        RowScratch {
+            n: 0,
+            np: 0,
+            keys: vec![0; kk],
+            pkeys: vec![0; k],
+            bkeys: vec![0; k],
+            rows: vec![0; k],
+            pcount: vec![0; k],
+            cum: vec![0; k],
+            terms: vec![0; k],
+        }
+    }
+
+    /// Load the known cells of one row (branch-free: every cell is written at the
+    /// cursors, which advance for known cells / known positives only).
+    #[inline]
+    fn load<S: Score>(
+        &mut self,
+        s: ArrayView1<S>,
+        y: ArrayView1<bool>,
+        m: Option<ArrayView1<bool>>,
+    ) {
+        let (mut c, mut cp) = (0usize, 0usize);
+        let (keys, pkeys) = (&mut self.keys, &mut self.pkeys);
+        let mut put = |v: S, t: bool, known: bool| {
+            let key = !v.key();
+            if let Some(x) = keys.get_mut(c) {
+                *x = key;
+            }
+            if let Some(x) = pkeys.get_mut(cp) {
+                *x = key;
+            }
+            c += usize::from(known);
+            cp += usize::from(known & t);
+        };
+        match (m, s.as_slice(), y.as_slice()) {
+            (None, Some(s), Some(y)) => {
+                for (&v, &t) in s.iter().zip(y.iter()) {
+                    put(v, t, true);
+                }
+            }
+            (None, _, _) => ndarray::Zip::from(s)
+                .and(y)
+                .for_each(|&v, &t| put(v, t, true)),
+            (Some(m), _, _) => ndarray::Zip::from(s)
+                .and(y)
+                .and(m)
+                .for_each(|&v, &t, &k| put(v, t, k)),
+        }
+        self.n = c;
+        self.np = cp;
+    }
+
+    /// Block-end cumulative counts `(positives << 32) | rows` of the loaded row in
+    /// descending score order, into `self.cum`; returns the number of blocks.
+    fn blocks(&mut self) -> usize {
+        let n = self.n.min(self.keys.len());
+        if n <= 16 {
+            // u64::MAX padding sorts last; equal keys are interchangeable.
+            let mut a = [u64::MAX; 16];
+            for (x, &k) in a.iter_mut().zip(self.keys.iter().take(n)) {
+                *x = k;
+            }
+            sort16(&mut a);
+            for (x, &k) in self.keys.iter_mut().zip(a.iter()).take(n) {
+                *x = k;
+            }
+        } else {
+            self.keys[..n].sort_unstable();
+        }
+        let keys = &self.keys[..n];
+        // Blocks: key and row count at each block end.
+        let mut t = 0usize;
+        for (r, &k) in keys.iter().enumerate() {
+            let end = keys.get(r + 1).is_none_or(|&nx| nx != k);
+            if let (Some(b), Some(w)) = (self.bkeys.get_mut(t), self.rows.get_mut(t)) {
+                *b = k;
+                *w = r as u64 + 1;
+            }
+            t += usize::from(end);
+        }
+        let t = t.min(self.bkeys.len());
+        let (bkeys, pcount) = (&self.bkeys[..t], &mut self.pcount[..t]);
+        pcount.fill(0);
+        for &q in &self.pkeys[..self.np.min(self.pkeys.len())] {
+            let b: usize = bkeys.iter().map(|&bk| usize::from(bk < q)).sum();
+            if let Some(c) = pcount.get_mut(b) {
+                *c += 1;
+            }
+        }
+        let mut cp = 0u64;
+        for ((o, &pc), &w) in self.cum.iter_mut().zip(pcount.iter()).zip(self.rows.iter()) {
+            cp += pc;
+            *o = (cp << 32) | w;
+        }
+        t
+    }
+}
+
+/// Unweighted per-row AP (`ap`) or full ROC AUC (`!ap`); see the section comment.
+fn per_row_unweighted<S: Score>(
+    y_score: ArrayView2<S>,
+    y_pos: ArrayView2<bool>,
+    mask: Option<ArrayView2<bool>>,
+    ap: bool,
+    par: &Parallelism,
+) -> Result<Vec<MetricValue>> {
+    let (n, k) = y_score.dim();
+    if k >= MAX_ITEMS {
+        return Err(MetricError::value(
+            "too many elements in one binary problem (limit 2**31 - 1)",
+        ));
+    }
+    let empty = MetricValue {
+        value: f64::NAN,
+        flags: if ap {
+            FLAG_EMPTY
+        } else {
+            FLAG_EMPTY | FLAG_SINGLE_CLASS
+        },
+    };
+    let blocks = par.map_row_blocks(n, k, |rows| -> Vec<MetricValue> {
+        let mut out = Vec::with_capacity(rows.len());
+        let mut sc = RowScratch::new(k);
+        for i in rows {
+            sc.load(
+                y_score.row(i),
+                y_pos.row(i),
+                mask.as_ref().map(|m| m.row(i)),
+            );
+            let nk = sc.n;
+            if nk == 0 {
+                out.push(empty);
+                continue;
+            }
+            let np = sc.np as u64;
+            let t = sc.blocks();
+            let cum = &sc.cum[..t.min(sc.cum.len())];
+            out.push(if ap {
+                ap_blocks(cum, np, &mut sc.terms)
+            } else {
+                auc_blocks(cum, np, nk as u64 - np, &mut sc.terms)
+            });
+        }
+        out
+    })?;
+    let mut all = Vec::with_capacity(n);
+    for b in blocks {
+        all.extend(b);
+    }
+    Ok(all)
+}
+
 /// Samples average, per row: the unweighted binary metric over the row's known
 /// labels (scikit-learn's `average="samples"` uses `sample_weight` only to average
 /// the row values, which the caller does). Parallel over fixed blocks of rows.
@@ -968,6 +1229,26 @@ pub fn per_row<S: Score>(
     par: &Parallelism,
 ) -> Result<Vec<MetricValue>> {
     check_shapes(&y_score, &y_pos, None, mask.as_ref())?;
+    let fast = match metric {
+        Metric::AveragePrecision => Some(true),
+        Metric::RocAuc { max_fpr } if max_fpr.is_none_or(|v| v == 1.0) => Some(false),
+        Metric::RocAuc { .. } => None,
+    };
+    match fast {
+        Some(ap) => per_row_unweighted(y_score, y_pos, mask, ap, par),
+        None => per_row_general(y_score, y_pos, mask, metric, par),
+    }
+}
+
+/// [`per_row`] through the general (sort + curve) path: partial ROC AUC, and the
+/// reference of the fast path in the tests.
+fn per_row_general<S: Score>(
+    y_score: ArrayView2<S>,
+    y_pos: ArrayView2<bool>,
+    mask: Option<ArrayView2<bool>>,
+    metric: Metric,
+    par: &Parallelism,
+) -> Result<Vec<MetricValue>> {
     let (n, k) = y_score.dim();
     let blocks = par.map_row_blocks(n, k, |rows| -> Result<Vec<MetricValue>> {
         let mut out = Vec::with_capacity(rows.len());
@@ -988,6 +1269,65 @@ pub fn per_row<S: Score>(
         all.extend(b?);
     }
     Ok(all)
+}
+
+/// Summary of an integer label matrix in one pass, for the Python validation of a
+/// multilabel indicator: `(lo, hi, third, positives)` where `lo`/`hi` are the
+/// minimum and maximum, `third` is true when some value is neither (so the matrix is
+/// not an indicator and `positives` is empty), and `positives[i, j] = y[i, j] == 1`
+/// (row-major) otherwise. Replaces min, max, a distinct-value scan and `y == 1`.
+pub fn indicator_summary<T>(y: ArrayView2<T>) -> (T, T, bool, Vec<bool>)
+where
+    T: Copy + PartialOrd + PartialEq + From<bool>,
+{
+    let one = T::from(true);
+    let mut it = y.iter();
+    let Some(&first) = it.next() else {
+        let z = T::from(false);
+        return (z, z, false, Vec::new());
+    };
+    // First pass over at most two values: stop at a third distinct value.
+    let (mut lo, mut hi) = (first, first);
+    let mut pos = Vec::with_capacity(y.len());
+    let push_all = |v: T, pos: &mut Vec<bool>| pos.push(v == one);
+    let mut third = false;
+    let mut visit = |v: T, pos: &mut Vec<bool>| -> bool {
+        if v != lo && v != hi {
+            if lo == hi {
+                if v < lo {
+                    lo = v;
+                } else {
+                    hi = v;
+                }
+            } else {
+                return false;
+            }
+        }
+        push_all(v, pos);
+        true
+    };
+    match y.as_slice() {
+        Some(s) => {
+            for &v in s {
+                if !visit(v, &mut pos) {
+                    third = true;
+                    break;
+                }
+            }
+        }
+        None => {
+            for &v in y.iter() {
+                if !visit(v, &mut pos) {
+                    third = true;
+                    break;
+                }
+            }
+        }
+    }
+    if third {
+        pos = Vec::new();
+    }
+    (lo, hi, third, pos)
 }
 
 /// Per-label support: the (weighted) number of positives among known rows, summed
@@ -1401,6 +1741,73 @@ mod tests {
                 assert_eq!((a.value.to_bits(), a.flags), (b.value.to_bits(), b.flags));
             }
         }
+    }
+
+    #[test]
+    fn per_row_fast_equals_general() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand::rngs::StdRng::seed_from_u64(9);
+        let par = Parallelism::sequential();
+        for case in 0..48 {
+            let n = [1usize, 3, 40, 500][case % 4];
+            // K on both sides of the 16-cell sorting network
+            let k = [1usize, 2, 15, 16, 17, 40, 70][case % 7];
+            let levels = [2u32, 3, 1000, 0][case % 4];
+            let s = Array2::from_shape_fn((n, k), |_| {
+                if levels == 0 {
+                    rng.random::<f64>() - 0.5
+                } else {
+                    f64::from(rng.random_range(0..levels)) / f64::from(levels) - 0.5
+                }
+            });
+            let prev = [0.0, 0.1, 0.5, 1.0, 0.9][case % 5];
+            let y = Array2::from_shape_fn((n, k), |_| rng.random::<f64>() < prev);
+            let m = Array2::from_shape_fn((n, k), |_| rng.random::<f64>() < 0.7);
+            for mask in [None, Some(m.view())] {
+                for metric in [
+                    Metric::AveragePrecision,
+                    Metric::RocAuc { max_fpr: None },
+                    Metric::RocAuc { max_fpr: Some(1.0) },
+                ] {
+                    let a = per_row(s.view(), y.view(), mask, metric, &par).unwrap();
+                    let b = per_row_general(s.view(), y.view(), mask, metric, &par).unwrap();
+                    let bits = |v: &[MetricValue]| -> Vec<(u64, u8)> {
+                        v.iter().map(|m| (m.value.to_bits(), m.flags)).collect()
+                    };
+                    assert_eq!(bits(&a), bits(&b), "case {case} {metric:?}");
+                    let f = s.t().to_owned();
+                    let c = per_row(f.t(), y.view(), mask, metric, &par).unwrap();
+                    assert_eq!(bits(&a), bits(&c));
+                }
+            }
+        }
+        // -0.0 ties with 0.0 inside a row
+        let s = arr2(&[[-0.0, 0.0, 0.5]]);
+        let y = arr2(&[[true, false, false]]);
+        let a = per_row(s.view(), y.view(), None, Metric::AveragePrecision, &par).unwrap();
+        let b = per_row_general(s.view(), y.view(), None, Metric::AveragePrecision, &par).unwrap();
+        assert_eq!(a, b);
+    }
+
+    #[test]
+    fn indicator_summary_values() {
+        let y = arr2(&[[0i64, 1], [1, 0]]);
+        assert_eq!(
+            indicator_summary(y.view()),
+            (0, 1, false, vec![false, true, true, false])
+        );
+        let y = arr2(&[[-1i64, -1], [-1, -1]]);
+        assert_eq!(indicator_summary(y.view()), (-1, -1, false, vec![false; 4]));
+        let y = arr2(&[[2i64, 0], [1, 0]]);
+        assert!(indicator_summary(y.view()).2);
+        // F order: positives still row-major
+        let f = arr2(&[[0i64, 1], [1, 1]]).t().to_owned();
+        assert_eq!(
+            indicator_summary(f.t()),
+            (0, 1, false, vec![false, true, true, true])
+        );
+        let e = Array2::<i64>::zeros((0, 3));
+        assert_eq!(indicator_summary(e.view()), (0, 0, false, vec![]));
     }
 
     #[test]

@@ -43,6 +43,17 @@ fn kernels(c: &mut Criterion) {
                 binary_curve::per_row(s.view(), y.view(), None, Metric::AveragePrecision, &par)
             })
         });
+        g.bench_function(format!("per_row_auc_t{threads}"), |b| {
+            b.iter(|| {
+                binary_curve::per_row(
+                    s.view(),
+                    y.view(),
+                    None,
+                    Metric::RocAuc { max_fpr: None },
+                    &par,
+                )
+            })
+        });
     }
     g.bench_function("micro_ap", |b| {
         b.iter(|| binary_curve::micro(s.view(), y.view(), None, None, Metric::AveragePrecision))

@@ -66,6 +66,9 @@ def binary_counts(
     y_true: NDArray[np.bool_],
     sample_weight: NDArray[np.float64] | None = None,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.int64]]: ...
+def binary_indicator_summary(
+    y_true: Any,
+) -> tuple[int, int, bool, NDArray[np.bool_] | None] | None: ...
 
 # --- per-row label-ranking kernels (rust/binding/ranking.rs) --------------------------
 # Each returns sum_i w_i * metric_i over rows (sum_i metric_i without weights).

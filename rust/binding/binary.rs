@@ -6,8 +6,8 @@
 //! returns raw values plus flags; averaging and warnings happen in Python with
 //! scikit-learn's exact arithmetic and messages.
 
-use ndarray::{ArrayView1, ArrayView2};
-use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1, PyReadonlyArray2};
+use ndarray::{Array2, ArrayView1, ArrayView2};
+use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 
@@ -256,6 +256,39 @@ fn binary_counts<'py>(
     ))
 }
 
+type Indicator<'py> = (i64, i64, bool, Option<Bound<'py, PyArray2<bool>>>);
+
+/// One pass over an int64/int32 label matrix: `(lo, hi, third_value, positives)`,
+/// `positives = (y == 1)` (C order) when the matrix holds at most two distinct
+/// values, else None. Returns None for other dtypes.
+#[pyfunction]
+fn binary_indicator_summary<'py>(
+    py: Python<'py>,
+    y_true: &Bound<'py, PyAny>,
+) -> PyResult<Option<Indicator<'py>>> {
+    macro_rules! go {
+        ($t:ty) => {
+            if let Ok(a) = y_true.extract::<PyReadonlyArray2<'_, $t>>() {
+                let y = a.as_array();
+                let dim = y.dim();
+                let (lo, hi, third, pos) =
+                    run_detached(py, y.len(), || binary_curve::indicator_summary(y));
+                let arr = if third {
+                    None
+                } else {
+                    let a = Array2::from_shape_vec(dim, pos)
+                        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+                    Some(a.into_pyarray(py))
+                };
+                return Ok(Some((i64::from(lo), i64::from(hi), third, arr)));
+            }
+        };
+    }
+    go!(i64);
+    go!(i32);
+    Ok(None)
+}
+
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(binary_metric_per_label, m)?)?;
     m.add_function(wrap_pyfunction!(binary_metric_micro, m)?)?;
@@ -264,5 +297,6 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(binary_ap_auc_per_label, m)?)?;
     m.add_function(wrap_pyfunction!(binary_ap_auc_micro, m)?)?;
     m.add_function(wrap_pyfunction!(binary_counts, m)?)?;
+    m.add_function(wrap_pyfunction!(binary_indicator_summary, m)?)?;
     Ok(())
 }

@@ -247,6 +247,29 @@ def _check_pos_label_consistency(pos_label: Any, y_true: NDArray[Any]) -> Any:
     return 1
 
 
+def _fast_indicator(y_true: Any) -> tuple[list[int], NDArray[np.bool_]] | None:
+    """One native pass over a 2-D int64/int32 ``y_true`` with more than one column:
+    ``(sorted distinct values, y_true == 1)`` when it holds at most two distinct
+    values (then ``type_of_target`` is "multilabel-indicator"), else None (the
+    caller takes the general path). Replaces type_of_target's scans, min/max and
+    ``y_true == 1`` (each a full pass over the matrix)."""
+    if (
+        type(y_true) is not np.ndarray
+        or y_true.ndim != 2
+        or y_true.shape[1] < 2
+        or y_true.size == 0
+        or y_true.dtype not in (np.int64, np.int32)
+    ):
+        return None
+    r = _core.binary_indicator_summary(y_true)
+    if r is None:
+        return None
+    lo, hi, third, y_pos = r
+    if third or y_pos is None:
+        return None
+    return ([lo] if lo == hi else [lo, hi]), y_pos
+
+
 # --------------------------------------------------------------------------- core calls
 
 
@@ -299,13 +322,19 @@ def _average_binary_score(
     mask: Any,
     n_jobs: int | None,
     max_fpr: float | None = None,
+    indicator: tuple[list[int], NDArray[np.bool_]] | None = None,
+    finite_checked: bool = False,
 ) -> Any:
-    """scikit-learn's ``_average_binary_score`` for a multilabel-indicator y_true."""
+    """scikit-learn's ``_average_binary_score`` for a multilabel-indicator y_true.
+
+    ``indicator``: the result of :func:`_fast_indicator` for ``y_true`` when already
+    computed; ``finite_checked``: the scores already passed ``assert_all_finite``."""
     check_consistent_length(y_true, y_score, sample_weight)
     y_true = _check_2d(y_true)
     scores = _as_scores(y_score)
     _check_2d(scores)
-    assert_all_finite(scores)
+    if not finite_checked:
+        assert_all_finite(scores)
     if scores.shape[1] != y_true.shape[1]:
         raise ValueError(
             f"y_true and y_score have different numbers of columns: "
@@ -317,10 +346,14 @@ def _average_binary_score(
     # Positives: y_true == 1 (pos_label is fixed to 1 for multilabel input). ROC AUC
     # only accepts {0, 1} / {-1, 1} per label: any other pair of values is an error
     # as soon as one label (or row, or the raveled matrix) holds both.
+    values: list[Any]
     if y_true.dtype == np.bool_:
         y_pos = y_true
-        values: list[Any] = []
+        values = []
         standard = True
+    elif indicator is not None:
+        values, y_pos = indicator
+        standard = set(values) <= {0, 1} or set(values) <= {-1, 1}
     else:
         # y_true is a multilabel indicator here (at most two distinct values):
         # min/max instead of np.unique, which would copy and hash the whole matrix.
@@ -479,8 +512,13 @@ def average_precision_score(
     jobs = _check_n_jobs(n_jobs)
 
     sw = None if sample_weight is None else _column_or_1d(sample_weight)
-    y_type = type_of_target(y_true, input_name="y_true")
-    y_arr = to_array(y_true)
+    indicator = _fast_indicator(y_true)
+    if indicator is not None:
+        y_type = "multilabel-indicator"
+        y_arr = y_true
+    else:
+        y_type = type_of_target(y_true, input_name="y_true")
+        y_arr = to_array(y_true)
 
     if y_type == "binary":
         present = np.unique(y_arr)
@@ -517,7 +555,9 @@ def average_precision_score(
                 mask = np.broadcast_to(mk.reshape(-1, 1), y_arr.shape)
     elif y_type != "multilabel-indicator":
         raise ValueError(f"{y_type} format is not supported")
-    return _average_binary_score("average_precision", func, y_arr, y_score, average, sw, mask, jobs)
+    return _average_binary_score(
+        "average_precision", func, y_arr, y_score, average, sw, mask, jobs, indicator=indicator
+    )
 
 
 def roc_auc_score(
@@ -573,8 +613,13 @@ def roc_auc_score(
     _check_array_like("labels", func, labels, optional=True)
     jobs = _check_n_jobs(n_jobs)
 
-    y_type = type_of_target(y_true, input_name="y_true")
-    y_arr = to_array(y_true)
+    indicator = _fast_indicator(y_true)
+    if indicator is not None:
+        y_type = "multilabel-indicator"
+        y_arr = y_true
+    else:
+        y_type = type_of_target(y_true, input_name="y_true")
+        y_arr = to_array(y_true)
     scores_in = to_array(y_score)
     _check_array_nd(y_arr, numeric=False)
     _check_array_nd(scores_in, numeric=True)
@@ -620,7 +665,20 @@ def roc_auc_score(
         return _binary_problem("roc_auc", y_pos, y_score, sw, mask, mf)
     if y_type != "multilabel-indicator":
         raise ValueError(f"{y_type} format is not supported")
-    return _average_binary_score("roc_auc", func, y_arr, y_score, average, sw, mask, jobs, mf)
+    # _check_array_nd already ran assert_all_finite on the same scores.
+    return _average_binary_score(
+        "roc_auc",
+        func,
+        y_arr,
+        y_score,
+        average,
+        sw,
+        mask,
+        jobs,
+        mf,
+        indicator=indicator,
+        finite_checked=True,
+    )
 
 
 def _confusion_counts(
