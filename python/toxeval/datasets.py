@@ -25,6 +25,7 @@ import hashlib
 import io
 import json
 import os
+import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from importlib import resources
@@ -733,6 +734,14 @@ def _decompress(path: Path, data: bytes) -> bytes:
     return data
 
 
+_NON_BLANK = re.compile(rb"\S")
+
+
+def _blank(body: bytes) -> bool:
+    """``not body.strip()`` without copying the body: stops at the first non-blank byte."""
+    return _NON_BLANK.search(body) is None
+
+
 def _json_lines(raw: bytes, source: str) -> Iterator[tuple[int, Any]]:
     text = raw.decode("utf-8-sig", errors="strict")
     for no, line in enumerate(text.splitlines(), start=1):
@@ -751,13 +760,13 @@ def _read_jsonl(path: Path, data: bytes, labels: _Labels, source: str) -> _Raw:
     import pyarrow.json as pajson
 
     body = _decompress(path, data)
-    if not body.strip():
+    if _blank(body):
         raise DatasetError(f"{source}: the file is empty")
     blank_free = b"\n\n" not in body and not body.startswith((b"\n", b"\r\n"))
     if blank_free:
         try:
             table = pajson.read_json(
-                io.BytesIO(body), read_options=pajson.ReadOptions(block_size=1 << 24)
+                pa.BufferReader(body), read_options=pajson.ReadOptions(block_size=1 << 24)
             )
             return _table_to_raw(table, labels, source, "line", first_line=1)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError, _NotColumnar, DatasetError):
@@ -772,7 +781,7 @@ def _read_csv(path: Path, data: bytes, labels: _Labels, source: str) -> _Raw:
     import pyarrow.csv as pacsv
 
     body = _decompress(path, data)
-    if not body.strip():
+    if _blank(body):
         raise DatasetError(f"{source}: the file is empty")
     try:
         table = pacsv.read_csv(
@@ -834,7 +843,7 @@ def _read_parquet(path: Path, labels: _Labels, source: str) -> _Raw:
     import pyarrow.parquet as pq
 
     try:
-        table = pq.read_table(path)
+        table = pq.read_table(path, memory_map=True)
     except (pa.ArrowInvalid, OSError) as e:
         raise DatasetError(f"{source}: cannot read Parquet: {e}") from None
     try:

@@ -69,7 +69,7 @@ _SCORE_COLUMNS = ("scores", "score", "y_score", "probs", "probabilities")
 _LABEL_COLUMNS = ("labels", "label", "categories", "y_pred")
 _TEXT_COLUMNS = ("output", "text", "response", "completion", "generation")
 # Rows per block when interleaving score columns into a C-order matrix.
-_BLOCK_ROWS = 4096
+_BLOCK_ROWS = 16384
 # Columns that are never category scores (pandas index columns and the like).
 _IGNORED = re.compile(r"^(index|row|__index_level_\d+__|Unnamed: ?\d*|)$")
 
@@ -330,7 +330,7 @@ def _read_parquet(path: Path) -> pa.Table:
     if path.stat().st_size == 0:
         raise PredictionError(f"{path}: empty file (no predictions)")
     try:
-        return pq.read_table(path)
+        return pq.read_table(path, memory_map=True)
     except (pa.ArrowInvalid, OSError) as e:
         raise PredictionError(f"{path}: cannot read as Parquet: {e}") from None
 
@@ -386,6 +386,46 @@ def _column_values(col: Any, name: str, ids: pa.Array | None, path: str) -> np.n
     return out
 
 
+class _Columns(list):  # type: ignore[type-arg]
+    """(M, K) scores as K float64 columns of length M, in taxonomy order."""
+
+    @property
+    def n_rows(self) -> int:
+        return len(self[0]) if self else 0
+
+
+Scores = np.ndarray | _Columns
+
+
+def _assemble(scores: Scores, join: _Join, n: int, n_read: int) -> np.ndarray:
+    """The (n, K) C-order matrix in dataset row order: row ``dst[i]`` is prediction row
+    ``src[i]``, zeros elsewhere. Columns are interleaved a block of rows at a time in a
+    small buffer that stays in cache, then the block's rows are placed; no (M, K) copy
+    in file order is made."""
+    if isinstance(scores, np.ndarray):
+        if _is_identity(join, n) and scores.shape[0] == n:
+            return scores  # rows already in dataset order: no gather
+        return _gather(scores, join, n)
+    k = len(scores)
+    src, dst = join.src, join.dst
+    identity = _is_identity(join, n) and n_read == n
+    out = np.empty((n, k)) if dst.size == n else np.zeros((n, k))
+    in_order = src.size == n_read and (n_read == 0 or (src[0] == 0 and src[-1] == n_read - 1))
+    buf = np.empty((min(_BLOCK_ROWS, max(src.size, 1)), k))
+    for start in range(0, src.size, _BLOCK_ROWS):
+        stop = min(start + _BLOCK_ROWS, src.size)
+        if identity:
+            block = out[start:stop]
+        else:
+            block = buf[: stop - start]
+        rows = slice(start, stop) if in_order else src[start:stop]
+        for c, col in enumerate(scores):
+            block[:, c] = col[rows]
+        if not identity:
+            out[dst[start:stop]] = block
+    return out
+
+
 def _row_name(ids: pa.Array | np.ndarray | None, row: int) -> str:
     if ids is None:
         return f"#{row + 1}"
@@ -397,7 +437,7 @@ def _row_name(ids: pa.Array | np.ndarray | None, row: int) -> str:
 
 def _named_scores(
     columns: dict[str, Any], taxonomy: Taxonomy, ids: pa.Array | None, path: str, what: str
-) -> np.ndarray:
+) -> Scores:
     """(M, K) scores from columns named after categories (ids, names or aliases)."""
     unknown = []
     by_cat: dict[str, str] = {}
@@ -422,22 +462,14 @@ def _named_scores(
             f"{path}: no scores for categories {', '.join(map(repr, absent))} "
             f"(taxonomy {taxonomy.name!r} has K={taxonomy.k}: {', '.join(taxonomy.ids)})"
         )
-    m = len(next(iter(columns.values())))
-    values = []
-    for cat in taxonomy.ids:
-        name = by_cat[cat]
-        values.append(_column_values(columns[name], name, ids, path))
-    # Interleave the columns into C order a block of rows at a time: the block stays in
-    # cache, where writing whole strided columns would sweep the matrix K times.
-    out = np.empty((m, taxonomy.k), dtype=np.float64)
-    for start in range(0, m, _BLOCK_ROWS):
-        block = out[start : start + _BLOCK_ROWS]
-        for k, v in enumerate(values):
-            block[:, k] = v[start : start + _BLOCK_ROWS]
-    return out
+    # Kept as K columns (zero-copy views where pyarrow allows): _finish interleaves them
+    # straight into the dataset-ordered matrix, with no (M, K) copy in file order.
+    return _Columns(
+        [_column_values(columns[by_cat[c]], by_cat[c], ids, path) for c in taxonomy.ids]
+    )
 
 
-def _struct_scores(col: Any, taxonomy: Taxonomy, ids: pa.Array | None, path: str) -> np.ndarray:
+def _struct_scores(col: Any, taxonomy: Taxonomy, ids: pa.Array | None, path: str) -> Scores:
     if col.null_count:
         arr = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
         row = int(np.flatnonzero(arr.is_null().to_numpy(zero_copy_only=False))[0])
@@ -580,7 +612,7 @@ def _text_column(table: pa.Table) -> str | None:
 
 def _extract(
     table: pa.Table, taxonomy: Taxonomy, mapping: LabelMapping | None, path: str
-) -> tuple[Kind, np.ndarray | None, str | None]:
+) -> tuple[Kind, Scores | None, str | None]:
     """The form of a table's predictions: (kind, scores or None, text column or None)."""
     ids = table.column("id").combine_chunks() if "id" in table.column_names else None
     for name in _SCORE_COLUMNS:
@@ -738,43 +770,50 @@ def _gather(scores: np.ndarray, join: _Join, n: int) -> np.ndarray:
     return out
 
 
-def _all_binary(scores: np.ndarray) -> bool:
+def _all_binary(scores: Scores) -> bool:
     """True when every score is exactly 0 or 1 (checked in blocks, stops early)."""
-    flat = scores.reshape(-1)
-    for start in range(0, flat.size, 1 << 20):
-        block = flat[start : start + (1 << 20)]
-        if not ((block == 0.0) | (block == 1.0)).all():
-            return False
+    for arr in scores if isinstance(scores, _Columns) else [scores]:
+        flat = arr.reshape(-1)
+        for start in range(0, flat.size, 1 << 20):
+            block = flat[start : start + (1 << 20)]
+            if not ((block == 0.0) | (block == 1.0)).all():
+                return False
     return True
 
 
-def _validate_scores(scores: np.ndarray, ids: Any, taxonomy: Taxonomy, path: str) -> int:
+def _validate_scores(scores: Scores, ids: Any, taxonomy: Taxonomy, path: str) -> int:
     """Raise on NaN / inf (naming the row and category); return the count outside [0, 1]."""
-    if scores.size == 0:
+    cols = list(scores) if isinstance(scores, _Columns) else [scores]
+    if all(c.size == 0 for c in cols):
         return 0
     # min and max see every NaN and inf (NaN propagates): two passes, no temporaries
-    lo, hi = float(scores.min()), float(scores.max())
-    if math.isfinite(lo) and math.isfinite(hi):
-        if lo >= 0.0 and hi <= 1.0:
+    bounds = [(float(c.min()), float(c.max())) for c in cols if c.size]
+    if all(math.isfinite(lo) and math.isfinite(hi) for lo, hi in bounds):
+        if all(lo >= 0.0 and hi <= 1.0 for lo, hi in bounds):
             return 0
-        return int(np.count_nonzero((scores < 0.0) | (scores > 1.0)))
-    finite = np.isfinite(scores)
-    if not finite.all():
+        return sum(int(np.count_nonzero((c < 0.0) | (c > 1.0))) for c in cols)
+    if isinstance(scores, _Columns):
+        # the first bad cell in row-major order: the smallest row, then the first column
+        first = [np.flatnonzero(~np.isfinite(c)) for c in scores]
+        r = min(int(f[0]) for f in first if f.size)
+        c = next(i for i, f in enumerate(first) if f.size and int(f[0]) == r)
+        value = float(scores[c][r])
+    else:
+        finite = np.isfinite(scores)
         r, c = (int(v) for v in np.argwhere(~finite)[0])
         value = scores[r, c]
-        what = "NaN" if math.isnan(value) else str(value)
-        raise PredictionError(
-            f"{path}: row {_row_name(ids, r)}: score for {taxonomy.ids[c]!r} is {what}; "
-            f"scores must be finite"
-        )
-    return int(np.count_nonzero((scores < 0.0) | (scores > 1.0)))
+    what = "NaN" if math.isnan(value) else str(value)
+    raise PredictionError(
+        f"{path}: row {_row_name(ids, r)}: score for {taxonomy.ids[c]!r} is {what}; "
+        f"scores must be finite"
+    )
 
 
 def _finish(
     *,
     dataset: Dataset,
     kind: Kind,
-    scores_read: np.ndarray | None,
+    scores_read: Scores | None,
     texts: pa.Array | None,
     pred_ids: Any,
     join: _Join | None,
@@ -838,10 +877,7 @@ def _finish(
     else:
         assert scores_read is not None
         n_out = _validate_scores(scores_read, pred_ids, taxonomy, path)
-        if _is_identity(join, n) and scores_read.shape[0] == n:
-            out = scores_read  # rows already in dataset order: no gather
-        else:
-            out = _gather(scores_read, join, n)
+        out = _assemble(scores_read, join, n, n_read)
         graded = kind == "scores" and not _all_binary(scores_read)
     if n_out:
         notes.append(

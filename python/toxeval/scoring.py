@@ -255,7 +255,7 @@ def _card(
     if n_full == 0:
         out.update(map=None, label_ranking_loss=None, per_category_ap={})
         return out
-    everything = n_full == len(full)
+    everything = n_full == full.shape[0]
     yb = y if everything else y[full]
     pb = (s if everything else s[full]) >= threshold
     aps, m_ap, lrl = card_recipe.card_figures(yb, pb)
