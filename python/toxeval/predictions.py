@@ -141,11 +141,14 @@ def _ids_text(ids: Sequence[str], total: int | None = None) -> str:
 
 
 def file_sha256(path: str | Path) -> str:
-    """SHA-256 of a file's bytes, read in 8 MiB blocks."""
+    """SHA-256 of a file's bytes, read in 8 MiB blocks into one reused buffer (a fresh
+    block per read would page-fault its memory in every time)."""
     h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 23), b""):
-            h.update(block)
+    buf = bytearray(1 << 23)
+    view = memoryview(buf)
+    with open(path, "rb", buffering=0) as f:
+        while size := f.readinto(buf):
+            h.update(view[:size])
     return h.hexdigest()
 
 
