@@ -25,6 +25,7 @@ import hashlib
 import io
 import json
 import os
+import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from importlib import resources
@@ -471,6 +472,11 @@ def _list_of_codes(arr: pa.Array, labels: _Labels) -> tuple[np.ndarray, np.ndarr
         raise _NotColumnar
     codes = enc.dictionary.to_pylist()
     idx = np.asarray(enc.indices)
+    targets = [labels.targets(code) for code in codes]
+    if all(ts is not None and len(ts) == 1 for ts in targets):
+        # one category per code (no mapping fan-out): one lookup, no pass per code
+        lut = np.array([ts[0] for ts in targets if ts is not None], dtype=np.int64)
+        return parents, lut[idx]
     rows_out: list[np.ndarray] = []
     cols_out: list[np.ndarray] = []
     for u, code in enumerate(codes):
@@ -640,6 +646,11 @@ def _table_annotations(table: pa.Table, labels: _Labels) -> tuple[np.ndarray, np
     return counts, n_ann
 
 
+def _str_list(col: pa.ChunkedArray | pa.Array) -> list[str]:
+    """A string column without nulls as a list of str (via numpy: faster than to_pylist)."""
+    return list(col.to_numpy(zero_copy_only=False).tolist())
+
+
 def _table_to_raw(
     table: pa.Table,
     labels: _Labels,
@@ -665,12 +676,12 @@ def _table_to_raw(
     idcol = table.column("id")
     if not (pa.types.is_string(idcol.type) or pa.types.is_integer(idcol.type)):
         raise _NotColumnar
-    ids = [str(v) for v in pc.cast(idcol, pa.string()).to_pylist()]
+    ids = _str_list(idcol if pa.types.is_string(idcol.type) else pc.cast(idcol, pa.string()))
     lines = None
     if len(set(ids)) != n:
         lines = list(range(first_line, first_line + n))
         _check_unique(ids, lines, source, unit)
-    texts = table.column("text").to_pylist()
+    texts = _str_list(table.column("text"))
     responses = None
     if "response" in names:
         rc = table.column("response")
@@ -723,6 +734,14 @@ def _decompress(path: Path, data: bytes) -> bytes:
     return data
 
 
+_NON_BLANK = re.compile(rb"\S")
+
+
+def _blank(body: bytes) -> bool:
+    """``not body.strip()`` without copying the body: stops at the first non-blank byte."""
+    return _NON_BLANK.search(body) is None
+
+
 def _json_lines(raw: bytes, source: str) -> Iterator[tuple[int, Any]]:
     text = raw.decode("utf-8-sig", errors="strict")
     for no, line in enumerate(text.splitlines(), start=1):
@@ -741,13 +760,13 @@ def _read_jsonl(path: Path, data: bytes, labels: _Labels, source: str) -> _Raw:
     import pyarrow.json as pajson
 
     body = _decompress(path, data)
-    if not body.strip():
+    if _blank(body):
         raise DatasetError(f"{source}: the file is empty")
     blank_free = b"\n\n" not in body and not body.startswith((b"\n", b"\r\n"))
     if blank_free:
         try:
             table = pajson.read_json(
-                io.BytesIO(body), read_options=pajson.ReadOptions(block_size=1 << 24)
+                pa.BufferReader(body), read_options=pajson.ReadOptions(block_size=1 << 24)
             )
             return _table_to_raw(table, labels, source, "line", first_line=1)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError, _NotColumnar, DatasetError):
@@ -762,7 +781,7 @@ def _read_csv(path: Path, data: bytes, labels: _Labels, source: str) -> _Raw:
     import pyarrow.csv as pacsv
 
     body = _decompress(path, data)
-    if not body.strip():
+    if _blank(body):
         raise DatasetError(f"{source}: the file is empty")
     try:
         table = pacsv.read_csv(
@@ -824,7 +843,7 @@ def _read_parquet(path: Path, labels: _Labels, source: str) -> _Raw:
     import pyarrow.parquet as pq
 
     try:
-        table = pq.read_table(path)
+        table = pq.read_table(path, memory_map=True)
     except (pa.ArrowInvalid, OSError) as e:
         raise DatasetError(f"{source}: cannot read Parquet: {e}") from None
     try:
@@ -848,21 +867,42 @@ def _stem(path: Path) -> str:
     return name[: -len(ext)] if ext and name.lower().endswith(ext) else path.stem
 
 
+class _BackgroundSha256:
+    """SHA-256 of a byte string on a thread, so hashing overlaps with parsing."""
+
+    def __init__(self, data: bytes) -> None:
+        import threading
+
+        self._data = data
+        self._value = ""
+        self._thread = threading.Thread(target=self._run, name="toxeval-sha256", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        self._value = hashlib.sha256(self._data).hexdigest()
+
+    def result(self) -> str:
+        self._thread.join()
+        return self._value
+
+
 def _read_file(path: Path, labels: _Labels) -> tuple[_Raw, str]:
     source = str(path)
     if not path.is_file():
         raise DatasetError(f"dataset file not found: {path}")
     ext = _suffix(path)
     data = path.read_bytes()
-    sha = hashlib.sha256(data).hexdigest()
-    if ext in (".jsonl", ".jsonl.gz", ".json", ".json.gz"):
-        return _read_jsonl(path, data, labels, source), sha
-    if ext in (".csv", ".csv.gz"):
-        return _read_csv(path, data, labels, source), sha
-    if ext in (".parquet", ".pq"):
-        if not data:
-            raise DatasetError(f"{source}: the file is empty")
-        return _read_parquet(path, labels, source), sha
+    if ext in (".jsonl", ".jsonl.gz", ".json", ".json.gz", ".csv", ".csv.gz", ".parquet", ".pq"):
+        hashing = _BackgroundSha256(data)  # overlaps with parsing (hashlib drops the GIL)
+        if ext in (".jsonl", ".jsonl.gz", ".json", ".json.gz"):
+            raw = _read_jsonl(path, data, labels, source)
+        elif ext in (".csv", ".csv.gz"):
+            raw = _read_csv(path, data, labels, source)
+        else:
+            if not data:
+                raise DatasetError(f"{source}: the file is empty")
+            raw = _read_parquet(path, labels, source)
+        return raw, hashing.result()
     raise DatasetError(
         f"{source}: unknown dataset format {ext!r}; use .jsonl, .jsonl.gz, .csv or .parquet"
     )
@@ -907,7 +947,8 @@ def _finish(
 ) -> Dataset:
     y, mask, soft, n_ann = _combine(raw, rule, min_annotators, labels.coverage)
     y = np.ascontiguousarray(y, dtype=np.int8)
-    y[~mask] = 0
+    if not mask.all():
+        y[~mask] = 0
     return Dataset(
         name=name,
         level="response" if raw.responses is not None else level,

@@ -68,6 +68,8 @@ _ID_COLUMNS = ("id",)
 _SCORE_COLUMNS = ("scores", "score", "y_score", "probs", "probabilities")
 _LABEL_COLUMNS = ("labels", "label", "categories", "y_pred")
 _TEXT_COLUMNS = ("output", "text", "response", "completion", "generation")
+# Rows per block when interleaving score columns into a C-order matrix.
+_BLOCK_ROWS = 16384
 # Columns that are never category scores (pandas index columns and the like).
 _IGNORED = re.compile(r"^(index|row|__index_level_\d+__|Unnamed: ?\d*|)$")
 
@@ -139,12 +141,42 @@ def _ids_text(ids: Sequence[str], total: int | None = None) -> str:
 
 
 def file_sha256(path: str | Path) -> str:
-    """SHA-256 of a file's bytes, read in 1 MiB blocks."""
+    """SHA-256 of a file's bytes, read in 8 MiB blocks into one reused buffer (a fresh
+    block per read would page-fault its memory in every time)."""
     h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
+    buf = bytearray(1 << 23)
+    view = memoryview(buf)
+    with open(path, "rb", buffering=0) as f:
+        while size := f.readinto(buf):
+            h.update(view[:size])
     return h.hexdigest()
+
+
+class _BackgroundSha256:
+    """:func:`file_sha256` on a thread (hashlib and file reads release the GIL), so the
+    hash of a large dump overlaps with parsing it. ``result()`` re-raises its error."""
+
+    def __init__(self, path: Path) -> None:
+        import threading
+
+        self._path = path
+        self._value: str | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="toxeval-sha256", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            self._value = file_sha256(self._path)
+        except BaseException as e:  # re-raised in the caller's thread
+            self._error = e
+
+    def result(self) -> str:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        assert self._value is not None
+        return self._value
 
 
 def detect_format(path: str | Path) -> str:
@@ -301,7 +333,7 @@ def _read_parquet(path: Path) -> pa.Table:
     if path.stat().st_size == 0:
         raise PredictionError(f"{path}: empty file (no predictions)")
     try:
-        return pq.read_table(path)
+        return pq.read_table(path, memory_map=True)
     except (pa.ArrowInvalid, OSError) as e:
         raise PredictionError(f"{path}: cannot read as Parquet: {e}") from None
 
@@ -334,18 +366,67 @@ def _read_numpy(path: Path, fmt: str) -> tuple[np.ndarray, np.ndarray | None]:
 
 
 def _column_values(col: Any, name: str, ids: pa.Array | None, path: str) -> np.ndarray:
-    """A numeric column as float64; a null names the row id."""
-    arr = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
-    if not (
-        pa.types.is_integer(arr.type)
-        or pa.types.is_floating(arr.type)
-        or pa.types.is_boolean(arr.type)
-    ):
-        raise PredictionError(f"{path}: score column {name!r} is {arr.type}, not numeric")
-    if arr.null_count:
+    """A numeric column as float64 (a zero-copy view of a single float64 chunk); a null
+    names the row id."""
+    typ = col.type
+    if not (pa.types.is_integer(typ) or pa.types.is_floating(typ) or pa.types.is_boolean(typ)):
+        raise PredictionError(f"{path}: score column {name!r} is {typ}, not numeric")
+    if col.null_count:
+        arr = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
         row = int(np.flatnonzero(arr.is_null().to_numpy(zero_copy_only=False))[0])
         raise PredictionError(f"{path}: row {_row_name(ids, row)}: no score for {name!r}")
-    return np.asarray(arr.cast(pa.float64()).to_numpy(zero_copy_only=False), dtype=np.float64)
+    chunks = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
+    if len(chunks) == 1 and pa.types.is_float64(col.type):
+        return np.asarray(chunks[0].to_numpy(zero_copy_only=False))
+    out = np.empty(len(col), dtype=np.float64)
+    at = 0
+    for chunk in chunks:
+        if not pa.types.is_float64(chunk.type):
+            chunk = chunk.cast(pa.float64())
+        size = len(chunk)
+        out[at : at + size] = chunk.to_numpy(zero_copy_only=False)
+        at += size
+    return out
+
+
+class _Columns(list):  # type: ignore[type-arg]
+    """(M, K) scores as K float64 columns of length M, in taxonomy order."""
+
+    @property
+    def n_rows(self) -> int:
+        return len(self[0]) if self else 0
+
+
+Scores = np.ndarray | _Columns
+
+
+def _assemble(scores: Scores, join: _Join, n: int, n_read: int) -> np.ndarray:
+    """The (n, K) C-order matrix in dataset row order: row ``dst[i]`` is prediction row
+    ``src[i]``, zeros elsewhere. Columns are interleaved a block of rows at a time in a
+    small buffer that stays in cache, then the block's rows are placed; no (M, K) copy
+    in file order is made."""
+    if isinstance(scores, np.ndarray):
+        if _is_identity(join, n) and scores.shape[0] == n:
+            return scores  # rows already in dataset order: no gather
+        return _gather(scores, join, n)
+    k = len(scores)
+    src, dst = join.src, join.dst
+    identity = _is_identity(join, n) and n_read == n
+    out = np.empty((n, k)) if dst.size == n else np.zeros((n, k))
+    in_order = src.size == n_read and (n_read == 0 or (src[0] == 0 and src[-1] == n_read - 1))
+    buf = np.empty((min(_BLOCK_ROWS, max(src.size, 1)), k))
+    for start in range(0, src.size, _BLOCK_ROWS):
+        stop = min(start + _BLOCK_ROWS, src.size)
+        if identity:
+            block = out[start:stop]
+        else:
+            block = buf[: stop - start]
+        rows = slice(start, stop) if in_order else src[start:stop]
+        for c, col in enumerate(scores):
+            block[:, c] = col[rows]
+        if not identity:
+            out[dst[start:stop]] = block
+    return out
 
 
 def _row_name(ids: pa.Array | np.ndarray | None, row: int) -> str:
@@ -359,7 +440,7 @@ def _row_name(ids: pa.Array | np.ndarray | None, row: int) -> str:
 
 def _named_scores(
     columns: dict[str, Any], taxonomy: Taxonomy, ids: pa.Array | None, path: str, what: str
-) -> np.ndarray:
+) -> Scores:
     """(M, K) scores from columns named after categories (ids, names or aliases)."""
     unknown = []
     by_cat: dict[str, str] = {}
@@ -384,20 +465,22 @@ def _named_scores(
             f"{path}: no scores for categories {', '.join(map(repr, absent))} "
             f"(taxonomy {taxonomy.name!r} has K={taxonomy.k}: {', '.join(taxonomy.ids)})"
         )
-    m = len(next(iter(columns.values())))
-    out = np.empty((m, taxonomy.k), dtype=np.float64)
-    for k, cat in enumerate(taxonomy.ids):
-        name = by_cat[cat]
-        out[:, k] = _column_values(columns[name], name, ids, path)
-    return out
+    # Kept as K columns (zero-copy views where pyarrow allows): _finish interleaves them
+    # straight into the dataset-ordered matrix, with no (M, K) copy in file order.
+    return _Columns(
+        [_column_values(columns[by_cat[c]], by_cat[c], ids, path) for c in taxonomy.ids]
+    )
 
 
-def _struct_scores(col: Any, taxonomy: Taxonomy, ids: pa.Array | None, path: str) -> np.ndarray:
-    arr = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
-    if arr.null_count:
+def _struct_scores(col: Any, taxonomy: Taxonomy, ids: pa.Array | None, path: str) -> Scores:
+    if col.null_count:
+        arr = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
         row = int(np.flatnonzero(arr.is_null().to_numpy(zero_copy_only=False))[0])
         raise PredictionError(f"{path}: row {_row_name(ids, row)}: scores are missing (null)")
-    fields = {arr.type.field(i).name: arr.field(i) for i in range(arr.type.num_fields)}
+    typ = col.type
+    # one (chunked) array per field, without concatenating the struct's chunks first
+    children = col.flatten()
+    fields = {typ.field(i).name: children[i] for i in range(typ.num_fields)}
     return _named_scores(fields, taxonomy, ids, path, "score key")
 
 
@@ -532,7 +615,7 @@ def _text_column(table: pa.Table) -> str | None:
 
 def _extract(
     table: pa.Table, taxonomy: Taxonomy, mapping: LabelMapping | None, path: str
-) -> tuple[Kind, np.ndarray | None, str | None]:
+) -> tuple[Kind, Scores | None, str | None]:
     """The form of a table's predictions: (kind, scores or None, text column or None)."""
     ids = table.column("id").combine_chunks() if "id" in table.column_names else None
     for name in _SCORE_COLUMNS:
@@ -592,6 +675,14 @@ class _Join:
     unknown_ids: tuple[str, ...]
 
 
+def _dataset_id_array(dataset_ids: Sequence[str]) -> pa.Array:
+    """The dataset's ids as a pyarrow string array (the one the reader kept, if any)."""
+    cached = getattr(dataset_ids, "arrow", None)
+    if isinstance(cached, pa.Array) and pa.types.is_string(cached.type):
+        return cached
+    return pa.array(dataset_ids, type=pa.string())
+
+
 def _join(pred_ids: pa.Array, dataset_ids: Sequence[str], path: str) -> _Join:
     """Match prediction ids to dataset rows (vectorised: ``pc.index_in``)."""
     if pred_ids.null_count:
@@ -599,8 +690,19 @@ def _join(pred_ids: pa.Array, dataset_ids: Sequence[str], path: str) -> _Join:
         raise PredictionError(f"{path}: row #{row + 1} has no id")
     if not (pa.types.is_string(pred_ids.type) or pa.types.is_large_string(pred_ids.type)):
         pred_ids = pred_ids.cast(pa.string())
-    ds = pa.array(dataset_ids, type=pa.string())
+    ds = _dataset_id_array(dataset_ids)
+    n_ds = len(ds)
+    if len(pred_ids) == n_ds and pred_ids.equals(ds):  # already in dataset order
+        rows = np.arange(n_ds)
+        return _Join(rows, rows, 0, (), 0, (), 0, ())
     pos = pc.index_in(pred_ids, value_set=ds)
+    if not pos.null_count and len(pos) == n_ds:
+        # every id known and as many rows as the dataset: a permutation unless an id repeats
+        idx = np.asarray(pos.to_numpy(zero_copy_only=False), dtype=np.intp)
+        present = np.zeros(n_ds, dtype=bool)
+        present[idx] = True
+        if present.all():
+            return _Join(np.arange(n_ds), idx, 0, (), 0, (), 0, ())
     known = pos.is_valid().to_numpy(zero_copy_only=False)
     idx = pos.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
     unknown_rows = np.flatnonzero(~known)
@@ -612,7 +714,7 @@ def _join(pred_ids: pa.Array, dataset_ids: Sequence[str], path: str) -> _Join:
     dup_mask = np.ones(known_rows.size, dtype=bool)
     dup_mask[first_at] = False
     dup_rows = known_rows[dup_mask]
-    present = np.zeros(len(dataset_ids), dtype=bool)
+    present = np.zeros(n_ds, dtype=bool)
     present[dst] = True
     missing_rows = np.flatnonzero(~present)
     dup_ids = tuple(dict.fromkeys(pred_ids.take(pa.array(dup_rows[: SHOW * 4])).to_pylist()))
@@ -659,35 +761,62 @@ def _is_identity(join: _Join, n: int) -> bool:
     )
 
 
-def _all_binary(scores: np.ndarray) -> bool:
+def _gather(scores: np.ndarray, join: _Join, n: int) -> np.ndarray:
+    """(n, K) scores in dataset row order: row ``dst[i]`` is ``scores[src[i]]``, zeros
+    elsewhere (``take`` along rows copies whole rows, unlike fancy indexing)."""
+    if join.dst.size == n:  # every dataset row filled: one gather through the inverse map
+        inv = np.empty(n, dtype=np.intp)
+        inv[join.dst] = join.src
+        return np.take(np.ascontiguousarray(scores, dtype=np.float64), inv, axis=0)
+    out = np.zeros((n, scores.shape[1]), dtype=np.float64)
+    out[join.dst] = np.take(scores, join.src, axis=0)
+    return out
+
+
+def _all_binary(scores: Scores) -> bool:
     """True when every score is exactly 0 or 1 (checked in blocks, stops early)."""
-    flat = scores.reshape(-1)
-    for start in range(0, flat.size, 1 << 20):
-        block = flat[start : start + (1 << 20)]
-        if not ((block == 0.0) | (block == 1.0)).all():
-            return False
+    for arr in scores if isinstance(scores, _Columns) else [scores]:
+        flat = arr.reshape(-1)
+        for start in range(0, flat.size, 1 << 20):
+            block = flat[start : start + (1 << 20)]
+            if not ((block == 0.0) | (block == 1.0)).all():
+                return False
     return True
 
 
-def _validate_scores(scores: np.ndarray, ids: Any, taxonomy: Taxonomy, path: str) -> int:
+def _validate_scores(scores: Scores, ids: Any, taxonomy: Taxonomy, path: str) -> int:
     """Raise on NaN / inf (naming the row and category); return the count outside [0, 1]."""
-    finite = np.isfinite(scores)
-    if not finite.all():
+    cols = list(scores) if isinstance(scores, _Columns) else [scores]
+    if all(c.size == 0 for c in cols):
+        return 0
+    # min and max see every NaN and inf (NaN propagates): two passes, no temporaries
+    bounds = [(float(c.min()), float(c.max())) for c in cols if c.size]
+    if all(math.isfinite(lo) and math.isfinite(hi) for lo, hi in bounds):
+        if all(lo >= 0.0 and hi <= 1.0 for lo, hi in bounds):
+            return 0
+        return sum(int(np.count_nonzero((c < 0.0) | (c > 1.0))) for c in cols)
+    if isinstance(scores, _Columns):
+        # the first bad cell in row-major order: the smallest row, then the first column
+        first = [np.flatnonzero(~np.isfinite(c)) for c in scores]
+        r = min(int(f[0]) for f in first if f.size)
+        c = next(i for i, f in enumerate(first) if f.size and int(f[0]) == r)
+        value = float(scores[c][r])
+    else:
+        finite = np.isfinite(scores)
         r, c = (int(v) for v in np.argwhere(~finite)[0])
         value = scores[r, c]
-        what = "NaN" if math.isnan(value) else str(value)
-        raise PredictionError(
-            f"{path}: row {_row_name(ids, r)}: score for {taxonomy.ids[c]!r} is {what}; "
-            f"scores must be finite"
-        )
-    return int(np.count_nonzero((scores < 0.0) | (scores > 1.0)))
+    what = "NaN" if math.isnan(value) else str(value)
+    raise PredictionError(
+        f"{path}: row {_row_name(ids, r)}: score for {taxonomy.ids[c]!r} is {what}; "
+        f"scores must be finite"
+    )
 
 
 def _finish(
     *,
     dataset: Dataset,
     kind: Kind,
-    scores_read: np.ndarray | None,
+    scores_read: Scores | None,
     texts: pa.Array | None,
     pred_ids: Any,
     join: _Join | None,
@@ -717,7 +846,7 @@ def _finish(
         raise _mismatch_error(path, join, n, n_read)
 
     notes: list[str] = []
-    out = np.zeros((n, taxonomy.k), dtype=np.float64)
+    out = np.zeros((0, taxonomy.k), dtype=np.float64)
     scored = np.zeros(n, dtype=bool)
     scored[join.dst] = True
     parse_counts: dict[str, int] | None = None
@@ -741,6 +870,7 @@ def _finish(
                 f"{_row_name(pred_ids, int(join.src[first]))}: {reason}); use --parse-policy "
                 f"zeros or exclude to score them as all-zero or leave them out"
             )
+        out = np.zeros((n, taxonomy.k), dtype=np.float64)
         out[join.dst] = batch.scores
         if bad.size and parse_policy == "exclude":
             scored[join.dst[bad]] = False
@@ -750,10 +880,7 @@ def _finish(
     else:
         assert scores_read is not None
         n_out = _validate_scores(scores_read, pred_ids, taxonomy, path)
-        if _is_identity(join, n) and scores_read.shape[0] == n:
-            out = scores_read  # rows already in dataset order: no gather
-        else:
-            out[join.dst] = scores_read[join.src]
+        out = _assemble(scores_read, join, n, n_read)
         graded = kind == "scores" and not _all_binary(scores_read)
     if n_out:
         notes.append(
@@ -809,9 +936,9 @@ def read_predictions(
     if fmt not in FORMATS[1:]:
         raise ValueError(f"format must be one of {', '.join(FORMATS)}, got {format!r}")
     mp = load_mapping(mapping) if isinstance(mapping, (str, Path)) else mapping
-    sha = file_sha256(p)
     src = str(p)
     if fmt in ("npy", "npz"):
+        sha = file_sha256(p)
         arr, ids = _read_numpy(p, fmt)
         return _from_array(
             arr,
@@ -825,7 +952,13 @@ def read_predictions(
             mapping=mp,
         )
     readers = {"jsonl": _read_jsonl, "csv": _read_csv, "parquet": _read_parquet}
-    table = readers[fmt](p)
+    hashing = _BackgroundSha256(p)  # overlaps with parsing; its errors come first
+    try:
+        table = readers[fmt](p)
+    except BaseException:
+        hashing.result()
+        raise
+    sha = hashing.result()
     if table.num_rows == 0:
         raise PredictionError(f"{src}: empty file (no predictions)")
     if "id" not in table.column_names:

@@ -255,7 +255,7 @@ def _card(
     if n_full == 0:
         out.update(map=None, label_ranking_loss=None, per_category_ap={})
         return out
-    everything = n_full == y.shape[0]
+    everything = n_full == full.shape[0]
     yb = y if everything else y[full]
     pb = (s if everything else s[full]) >= threshold
     aps, m_ap, lrl = card_recipe.card_figures(yb, pb)
@@ -285,9 +285,12 @@ def score_predictions(
     rows = np.asarray(preds.scored, dtype=bool)
     y_all = np.asarray(dataset.y_true)
     m_all = np.asarray(dataset.mask, dtype=bool)
-    y = np.ascontiguousarray(y_all[rows])
-    s = np.ascontiguousarray(preds.scores[rows])
-    m = np.ascontiguousarray(m_all[rows])
+    if rows.all():  # every row scored: no copies (the metrics take C or Fortran order)
+        y, s, m = y_all, np.asarray(preds.scores), m_all
+    else:
+        y = np.ascontiguousarray(y_all[rows])
+        s = np.ascontiguousarray(preds.scores[rows])
+        m = np.ascontiguousarray(m_all[rows])
     n = len(dataset.ids)
     n_scored = int(rows.sum())
     if n_scored == 0:
