@@ -1075,6 +1075,20 @@ pub enum RankingMetric {
     OneError,
 }
 
+/// The weighted row sum of one of the four binary-relevance metrics.
+pub fn metric_sum<R: Relevance, S: Score>(
+    rows: &Rows<'_, R, S>,
+    metric: RankingMetric,
+    par: &Parallelism,
+) -> Result<f64> {
+    match metric {
+        RankingMetric::LabelRankingLoss => label_ranking_loss_sum(rows, par),
+        RankingMetric::Lrap => lrap_sum(rows, par),
+        RankingMetric::Coverage => coverage_sum(rows, par),
+        RankingMetric::OneError => one_error_sum(rows, par),
+    }
+}
+
 /// `label_ranking_loss_sum`, `lrap_sum`, `coverage_sum` or `one_error_sum` in the same
 /// pass as the input checks: returns the weighted row sum and what the pass saw in
 /// `y_true` and `y_score` (`Seen`). Relevant = non-zero `y_true`. Fails only on

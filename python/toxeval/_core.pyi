@@ -4,7 +4,7 @@ Private API: call the functions in ``toxeval.metrics`` instead. Arrays must alre
 be validated there (dtypes, shapes, finiteness).
 """
 
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
@@ -74,28 +74,8 @@ def binary_indicator_summary(
 # Each returns sum_i w_i * metric_i over rows (sum_i metric_i without weights).
 # y_score: 2-D float64, float32 or int64 array (any strides).
 
-def label_ranking_loss_sum(
-    y_true: NDArray[np.bool_],
-    y_score: NDArray[Any],
-    mask: NDArray[np.bool_] | None = None,
-    sample_weight: NDArray[np.float64] | None = None,
-    n_jobs: int | None = None,
-) -> float: ...
-def label_ranking_average_precision_sum(
-    y_true: NDArray[np.bool_],
-    y_score: NDArray[Any],
-    mask: NDArray[np.bool_] | None = None,
-    sample_weight: NDArray[np.float64] | None = None,
-    n_jobs: int | None = None,
-) -> float: ...
-def coverage_error_sum(
-    y_true: NDArray[np.bool_],
-    y_score: NDArray[Any],
-    mask: NDArray[np.bool_] | None = None,
-    sample_weight: NDArray[np.float64] | None = None,
-    n_jobs: int | None = None,
-) -> float: ...
-def one_error_sum(
+def ranking_sum(
+    metric: Literal["lrl", "lrap", "coverage", "one_error"],
     y_true: NDArray[np.bool_],
     y_score: NDArray[Any],
     mask: NDArray[np.bool_] | None = None,

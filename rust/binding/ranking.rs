@@ -68,39 +68,32 @@ macro_rules! with_rows {
     }};
 }
 
-/// Weighted sum over rows of the ranking loss (see `label_ranking::label_ranking_loss_sum`).
-#[pyfunction]
-#[pyo3(signature = (y_true, y_score, mask=None, sample_weight=None, n_jobs=None))]
-fn label_ranking_loss_sum<'py>(
-    py: Python<'py>,
-    y_true: PyReadonlyArray2<'py, bool>,
-    y_score: &Bound<'py, PyAny>,
-    mask: Option<PyReadonlyArray2<'py, bool>>,
-    sample_weight: Option<PyReadonlyArray1<'py, f64>>,
-    n_jobs: Option<i64>,
-) -> PyResult<f64> {
-    with_rows!(
-        py,
-        y_true,
-        y_score,
-        mask,
-        sample_weight,
-        n_jobs,
-        |rows, par| { label_ranking::label_ranking_loss_sum(&rows, &par) }
-    )
+/// The metric named by `metric` (`"lrl"`, `"lrap"`, `"coverage"`, `"one_error"`).
+fn binary_metric(metric: &str) -> Option<RankingMetric> {
+    match metric {
+        "lrl" => Some(RankingMetric::LabelRankingLoss),
+        "lrap" => Some(RankingMetric::Lrap),
+        "coverage" => Some(RankingMetric::Coverage),
+        "one_error" => Some(RankingMetric::OneError),
+        _ => None,
+    }
 }
 
-/// Weighted sum over rows of LRAP (see `label_ranking::lrap_sum`).
+/// Weighted sum over rows of ranking loss, LRAP, coverage or one-error (see
+/// `label_ranking::metric_sum`); the general path behind the checked fast path.
 #[pyfunction]
-#[pyo3(signature = (y_true, y_score, mask=None, sample_weight=None, n_jobs=None))]
-fn label_ranking_average_precision_sum<'py>(
+#[pyo3(signature = (metric, y_true, y_score, mask=None, sample_weight=None, n_jobs=None))]
+fn ranking_sum<'py>(
     py: Python<'py>,
+    metric: &str,
     y_true: PyReadonlyArray2<'py, bool>,
     y_score: &Bound<'py, PyAny>,
     mask: Option<PyReadonlyArray2<'py, bool>>,
     sample_weight: Option<PyReadonlyArray1<'py, f64>>,
     n_jobs: Option<i64>,
 ) -> PyResult<f64> {
+    let which = binary_metric(metric)
+        .ok_or_else(|| PyTypeError::new_err(format!("unknown ranking metric {metric:?}")))?;
     with_rows!(
         py,
         y_true,
@@ -108,51 +101,7 @@ fn label_ranking_average_precision_sum<'py>(
         mask,
         sample_weight,
         n_jobs,
-        |rows, par| { label_ranking::lrap_sum(&rows, &par) }
-    )
-}
-
-/// Weighted sum over rows of the coverage (see `label_ranking::coverage_sum`).
-#[pyfunction]
-#[pyo3(signature = (y_true, y_score, mask=None, sample_weight=None, n_jobs=None))]
-fn coverage_error_sum<'py>(
-    py: Python<'py>,
-    y_true: PyReadonlyArray2<'py, bool>,
-    y_score: &Bound<'py, PyAny>,
-    mask: Option<PyReadonlyArray2<'py, bool>>,
-    sample_weight: Option<PyReadonlyArray1<'py, f64>>,
-    n_jobs: Option<i64>,
-) -> PyResult<f64> {
-    with_rows!(
-        py,
-        y_true,
-        y_score,
-        mask,
-        sample_weight,
-        n_jobs,
-        |rows, par| { label_ranking::coverage_sum(&rows, &par) }
-    )
-}
-
-/// Weighted sum over rows of the one-error (see `label_ranking::one_error_sum`).
-#[pyfunction]
-#[pyo3(signature = (y_true, y_score, mask=None, sample_weight=None, n_jobs=None))]
-fn one_error_sum<'py>(
-    py: Python<'py>,
-    y_true: PyReadonlyArray2<'py, bool>,
-    y_score: &Bound<'py, PyAny>,
-    mask: Option<PyReadonlyArray2<'py, bool>>,
-    sample_weight: Option<PyReadonlyArray1<'py, f64>>,
-    n_jobs: Option<i64>,
-) -> PyResult<f64> {
-    with_rows!(
-        py,
-        y_true,
-        y_score,
-        mask,
-        sample_weight,
-        n_jobs,
-        |rows, par| { label_ranking::one_error_sum(&rows, &par) }
+        |rows, par| { label_ranking::metric_sum(&rows, which, &par) }
     )
 }
 
@@ -290,12 +239,9 @@ fn ranking_sum_checked<'py>(
     ignore_ties: bool,
     normalize: bool,
 ) -> PyResult<Option<(f64, u32, Vec<f64>)>> {
-    let what = match metric {
-        "lrl" => Checked::Binary(RankingMetric::LabelRankingLoss),
-        "lrap" => Checked::Binary(RankingMetric::Lrap),
-        "coverage" => Checked::Binary(RankingMetric::Coverage),
-        "one_error" => Checked::Binary(RankingMetric::OneError),
-        "dcg" => match (&discount, &discount_cumsum) {
+    let what = match (binary_metric(metric), metric) {
+        (Some(b), _) => Checked::Binary(b),
+        (None, "dcg") => match (&discount, &discount_cumsum) {
             (Some(d), Some(c)) => Checked::Dcg {
                 discounts: Discounts {
                     discount: d.as_array(),
@@ -310,7 +256,7 @@ fn ranking_sum_checked<'py>(
                 ))
             }
         },
-        other => return Err(PyTypeError::new_err(format!("unknown metric {other:?}"))),
+        (None, other) => return Err(PyTypeError::new_err(format!("unknown metric {other:?}"))),
     };
     let par = parallelism(n_jobs)?;
     let mask: Option<ArrayView2<'_, bool>> = mask.as_ref().map(|m| m.as_array());
@@ -369,10 +315,7 @@ fn ranking_report_sums<'py>(
 }
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(label_ranking_loss_sum, m)?)?;
-    m.add_function(wrap_pyfunction!(label_ranking_average_precision_sum, m)?)?;
-    m.add_function(wrap_pyfunction!(coverage_error_sum, m)?)?;
-    m.add_function(wrap_pyfunction!(one_error_sum, m)?)?;
+    m.add_function(wrap_pyfunction!(ranking_sum, m)?)?;
     m.add_function(wrap_pyfunction!(dcg_sum, m)?)?;
     m.add_function(wrap_pyfunction!(ranking_sum_checked, m)?)?;
     m.add_function(wrap_pyfunction!(ranking_report_sums, m)?)?;

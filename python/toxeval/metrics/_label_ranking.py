@@ -409,7 +409,7 @@ def label_ranking_loss(
     if fast is not None:
         return _average(fast[0], y_true.shape[0], fast[1])
     rel, s, m, w = _label_ranking_inputs(func, y_true, y_score, sample_weight, mask)
-    total = _core.label_ranking_loss_sum(rel, s, m, w, n_jobs)
+    total = _core.ranking_sum("lrl", rel, s, m, w, n_jobs)
     return _average(total, rel.shape[0], w)
 
 
@@ -446,7 +446,7 @@ def label_ranking_average_precision_score(
         n_rows = y_true.shape[0]
     else:
         rel, s, m, w = _label_ranking_inputs(func, y_true, y_score, sample_weight, mask, lrap=True)
-        total = _core.label_ranking_average_precision_sum(rel, s, m, w, n_jobs)
+        total = _core.ranking_sum("lrap", rel, s, m, w, n_jobs)
         n_rows = rel.shape[0]
     if w is None:
         return float(total / n_rows)
@@ -491,7 +491,7 @@ def coverage_error(
     _check_shape(yt, ys)
     m = _as_mask(mask, yt.shape)
     w = _weights(sample_weight)
-    total = _core.coverage_error_sum(_relevance(yt, m), _scores(ys), m, w, n_jobs)
+    total = _core.ranking_sum("coverage", _relevance(yt, m), _scores(ys), m, w, n_jobs)
     return _average(total, yt.shape[0], w)
 
 
@@ -528,7 +528,7 @@ def one_error(
     if fast is not None:
         return _average(fast[0], y_true.shape[0], fast[1])
     rel, s, m, w = _label_ranking_inputs("one_error", y_true, y_score, sample_weight, mask)
-    total = _core.one_error_sum(rel, s, m, w, n_jobs)
+    total = _core.ranking_sum("one_error", rel, s, m, w, n_jobs)
     return _average(total, rel.shape[0], w)
 
 
