@@ -30,7 +30,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, overload
 
 import numpy as np
 import pyarrow as pa
@@ -50,6 +50,7 @@ __all__ = [
     "DatasetError",
     "DatasetInfo",
     "Rule",
+    "StringColumn",
     "list_datasets",
     "load_dataset",
     "read_openai_moderation",
@@ -81,6 +82,86 @@ class DatasetError(ValueError):
     """A dataset file is missing or does not follow the schema; says where and what."""
 
 
+class StringColumn(Sequence[str]):
+    """A read-only column of strings kept as a pyarrow array until Python wants the values.
+
+    Readers that go through pyarrow hand ids, texts and responses over in this form, so
+    ``toxeval score`` (which joins ids in Arrow and never reads the texts) builds no
+    Python string per row. It behaves as a sequence of ``str``: ``len``, indexing,
+    slicing (a ``list``), iteration and ``==`` with any sequence; the first slice or
+    iteration, or many single lookups, turn it into a cached ``list`` once.
+    ``.arrow`` is the underlying array, ``tolist()`` a fresh list.
+    """
+
+    __slots__ = ("_arr", "_list", "_lookups")
+    __hash__ = None  # type: ignore[assignment]  # like list: compared by value
+    _EAGER_AFTER = 64  # single lookups served from Arrow before the list is built
+
+    def __init__(self, arr: pa.Array | pa.ChunkedArray) -> None:
+        if isinstance(arr, pa.ChunkedArray):
+            arr = arr.combine_chunks() if arr.num_chunks != 1 else arr.chunk(0)
+        if not pa.types.is_string(arr.type):
+            arr = pc.cast(arr, pa.string())
+        self._arr: pa.Array = arr
+        self._list: list[str] | None = None
+        self._lookups = 0
+
+    @property
+    def arrow(self) -> pa.Array:
+        """The column as a pyarrow string array (no copy)."""
+        return self._arr
+
+    def _values(self) -> list[str]:
+        if self._list is None:
+            self._list = list(self._arr.to_numpy(zero_copy_only=False).tolist())
+        return self._list
+
+    def tolist(self) -> list[str]:
+        return list(self._values())
+
+    def __len__(self) -> int:
+        return len(self._arr)
+
+    @overload
+    def __getitem__(self, i: int) -> str: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[str]: ...
+    def __getitem__(self, i: int | slice) -> str | list[str]:
+        if isinstance(i, slice) or self._list is not None:
+            return self._values()[i]
+        self._lookups += 1
+        if self._lookups > self._EAGER_AFTER:
+            return self._values()[i]
+        n = len(self._arr)
+        j = int(i)
+        if not -n <= j < n:
+            raise IndexError("StringColumn index out of range")
+        return str(self._arr[j].as_py())
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._values())
+
+    def __contains__(self, value: object) -> bool:
+        if self._list is None and isinstance(value, str):
+            return bool(pc.any(pc.equal(self._arr, value)).as_py())
+        return value in self._values()
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, StringColumn):
+            return bool(self._arr.equals(other._arr))
+        if isinstance(other, (list, tuple)):
+            return len(other) == len(self) and self._values() == list(other)
+        return NotImplemented
+
+    def __repr__(self) -> str:
+        head = ", ".join(repr(v) for v in self[: min(len(self), 3)])
+        more = ", ..." if len(self) > 3 else ""
+        return f"StringColumn([{head}{more}], length={len(self)})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (StringColumn, (self._arr,))
+
+
 @dataclass(frozen=True)
 class Dataset:
     """An evaluation dataset in a taxonomy's column order.
@@ -89,14 +170,18 @@ class Dataset:
     known. ``soft`` is the fraction of annotators who marked each category (NaN where the
     label is unknown; for rows without per-annotator data it repeats the hard label) and
     ``n_annotators`` is 0 on such rows; both are None when the file has no annotations.
+
+    ``ids``, ``texts`` and ``responses`` are sequences of ``str``: lists, or, from the
+    column-wise readers, :class:`StringColumn` (Arrow-backed, turned into Python strings
+    only when used).
     """
 
     name: str
     level: Level
     taxonomy: Taxonomy
-    ids: list[str]
-    texts: list[str]
-    responses: list[str] | None
+    ids: Sequence[str]
+    texts: Sequence[str]
+    responses: Sequence[str] | None
     y_true: np.ndarray
     mask: np.ndarray
     soft: np.ndarray | None
@@ -312,9 +397,9 @@ def _split_label_text(text: str, where: str) -> Any:
 
 @dataclass
 class _Raw:
-    ids: list[str]
-    texts: list[str]
-    responses: list[str] | None
+    ids: Sequence[str]
+    texts: Sequence[str]
+    responses: Sequence[str] | None
     y: np.ndarray
     mask: np.ndarray
     counts: np.ndarray | None
@@ -646,11 +731,6 @@ def _table_annotations(table: pa.Table, labels: _Labels) -> tuple[np.ndarray, np
     return counts, n_ann
 
 
-def _str_list(col: pa.ChunkedArray | pa.Array) -> list[str]:
-    """A string column without nulls as a list of str (via numpy: faster than to_pylist)."""
-    return list(col.to_numpy(zero_copy_only=False).tolist())
-
-
 def _table_to_raw(
     table: pa.Table,
     labels: _Labels,
@@ -676,19 +756,22 @@ def _table_to_raw(
     idcol = table.column("id")
     if not (pa.types.is_string(idcol.type) or pa.types.is_integer(idcol.type)):
         raise _NotColumnar
-    ids = _str_list(idcol if pa.types.is_string(idcol.type) else pc.cast(idcol, pa.string()))
-    lines = None
-    if len(set(ids)) != n:
+    # ids, texts and responses stay Arrow columns: no Python string per row unless asked
+    ids = StringColumn(idcol)
+    if pc.count_distinct(ids.arrow).as_py() != n:  # hash-based, in Arrow
         lines = list(range(first_line, first_line + n))
-        _check_unique(ids, lines, source, unit)
-    texts = _str_list(table.column("text"))
+        _check_unique(ids.tolist(), lines, source, unit)
+    texts = StringColumn(table.column("text"))
     responses = None
     if "response" in names:
         rc = table.column("response")
         if rc.null_count:
             i = int(np.flatnonzero(np.asarray(rc.is_null()))[0])
             raise DatasetError(f"{source}: {unit} {i + first_line}: missing 'response'")
-        responses = [str(v) for v in rc.to_pylist()]
+        if pa.types.is_string(rc.type):
+            responses = StringColumn(rc)
+        else:
+            responses = [str(v) for v in rc.to_pylist()]
     ann = _table_annotations(table, labels)
     try:
         if "labels" in names or ann is None:
