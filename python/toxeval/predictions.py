@@ -68,8 +68,6 @@ _ID_COLUMNS = ("id",)
 _SCORE_COLUMNS = ("scores", "score", "y_score", "probs", "probabilities")
 _LABEL_COLUMNS = ("labels", "label", "categories", "y_pred")
 _TEXT_COLUMNS = ("output", "text", "response", "completion", "generation")
-# Rows per block when interleaving score columns into a C-order matrix.
-_BLOCK_ROWS = 16384
 # Columns that are never category scores (pandas index columns and the like).
 _IGNORED = re.compile(r"^(index|row|__index_level_\d+__|Unnamed: ?\d*|)$")
 
@@ -365,9 +363,10 @@ def _read_numpy(path: Path, fmt: str) -> tuple[np.ndarray, np.ndarray | None]:
 # --------------------------------------------------------------------------- extraction
 
 
-def _column_values(col: Any, name: str, ids: pa.Array | None, path: str) -> np.ndarray:
-    """A numeric column as float64 (a zero-copy view of a single float64 chunk); a null
-    names the row id."""
+def _column_values(col: Any, name: str, ids: pa.Array | None, path: str) -> list[np.ndarray]:
+    """A numeric column as float64 chunks, one per Arrow chunk (zero-copy views of float64
+    chunks: the copy into the dataset-ordered matrix is the only one); a null names the
+    row id."""
     typ = col.type
     if not (pa.types.is_integer(typ) or pa.types.is_floating(typ) or pa.types.is_boolean(typ)):
         raise PredictionError(f"{path}: score column {name!r} is {typ}, not numeric")
@@ -376,57 +375,77 @@ def _column_values(col: Any, name: str, ids: pa.Array | None, path: str) -> np.n
         row = int(np.flatnonzero(arr.is_null().to_numpy(zero_copy_only=False))[0])
         raise PredictionError(f"{path}: row {_row_name(ids, row)}: no score for {name!r}")
     chunks = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
-    if len(chunks) == 1 and pa.types.is_float64(col.type):
-        return np.asarray(chunks[0].to_numpy(zero_copy_only=False))
-    out = np.empty(len(col), dtype=np.float64)
-    at = 0
+    out = []
     for chunk in chunks:
+        if len(chunk) == 0:
+            continue
         if not pa.types.is_float64(chunk.type):
             chunk = chunk.cast(pa.float64())
-        size = len(chunk)
-        out[at : at + size] = chunk.to_numpy(zero_copy_only=False)
-        at += size
+        out.append(np.asarray(chunk.to_numpy(zero_copy_only=False)))
     return out
 
 
 class _Columns(list):  # type: ignore[type-arg]
-    """(M, K) scores as K float64 columns of length M, in taxonomy order."""
+    """(M, K) scores as K float64 columns of length M, in taxonomy order; each column is a
+    list of 1-D chunks (views of the Arrow buffers), so nothing is concatenated."""
 
     @property
     def n_rows(self) -> int:
-        return len(self[0]) if self else 0
+        return sum(len(c) for c in self[0]) if self else 0
+
+    def column(self, c: int) -> np.ndarray:
+        """Column ``c`` in one array (a copy when chunked; error paths only)."""
+        chunks = self[c]
+        if len(chunks) == 1:
+            return np.asarray(chunks[0])
+        return np.concatenate(chunks) if chunks else np.zeros(0)
+
+    def chunks(self) -> list[np.ndarray]:
+        return [chunk for col in self for chunk in col]
 
 
 Scores = np.ndarray | _Columns
 
 
 def _assemble(scores: Scores, join: _Join, n: int, n_read: int) -> np.ndarray:
-    """The (n, K) C-order matrix in dataset row order: row ``dst[i]`` is prediction row
-    ``src[i]``, zeros elsewhere. Columns are interleaved a block of rows at a time in a
-    small buffer that stays in cache, then the block's rows are placed; no (M, K) copy
-    in file order is made."""
+    """The (n, K) matrix in dataset row order: row ``dst[i]`` is prediction row ``src[i]``,
+    zeros elsewhere.
+
+    Columns read from a table go into a Fortran-order matrix (K contiguous columns; the
+    metrics take either order and give identical results): each Arrow chunk is copied
+    once, sequentially when the rows are already in dataset order, else scattered to
+    its dataset rows, so no (M, K) copy in file order and no concatenation is made."""
     if isinstance(scores, np.ndarray):
         if _is_identity(join, n) and scores.shape[0] == n:
             return scores  # rows already in dataset order: no gather
         return _gather(scores, join, n)
     k = len(scores)
     src, dst = join.src, join.dst
-    identity = _is_identity(join, n) and n_read == n
-    out = np.empty((n, k)) if dst.size == n else np.zeros((n, k))
-    in_order = src.size == n_read and (n_read == 0 or (src[0] == 0 and src[-1] == n_read - 1))
-    buf = np.empty((min(_BLOCK_ROWS, max(src.size, 1)), k))
-    for start in range(0, src.size, _BLOCK_ROWS):
-        stop = min(start + _BLOCK_ROWS, src.size)
-        if identity:
-            block = out[start:stop]
-        else:
-            block = buf[: stop - start]
-        rows = slice(start, stop) if in_order else src[start:stop]
-        for c, col in enumerate(scores):
-            block[:, c] = col[rows]
-        if not identity:
-            out[dst[start:stop]] = block
-    return out
+    full = dst.size == n
+    out_t = np.empty((k, n)) if full else np.zeros((k, n))
+    if _is_identity(join, n) and n_read == n:
+        for c, chunks in enumerate(scores):
+            at = 0
+            for chunk in chunks:
+                out_t[c, at : at + len(chunk)] = chunk
+                at += len(chunk)
+        return out_t.T
+    # where each prediction row goes (-1: not used)
+    pos = np.full(n_read, -1, dtype=np.intp)
+    pos[src] = dst
+    every = src.size == n_read
+    for c, chunks in enumerate(scores):
+        col = out_t[c]
+        at = 0
+        for chunk in chunks:
+            to = pos[at : at + len(chunk)]
+            if every:
+                col[to] = chunk
+            else:
+                used = to >= 0
+                col[to[used]] = chunk[used]
+            at += len(chunk)
+    return out_t.T
 
 
 def _row_name(ids: pa.Array | np.ndarray | None, row: int) -> str:
@@ -683,6 +702,33 @@ def _dataset_id_array(dataset_ids: Sequence[str]) -> pa.Array:
     return pa.array(dataset_ids, type=pa.string())
 
 
+def _permutation_by_hash(
+    pred_ids: pa.Array, dataset_ids: Sequence[str], ds: pa.Array
+) -> np.ndarray | None:
+    """The dataset row of each prediction row when the predictions hold exactly the
+    dataset's ids in another order (the common shuffled dump), else None.
+
+    Both sides are sorted by a 64-bit hash of the id (see ``datasets._IdIndex``; the
+    dataset's is computed once, when its ids were checked for uniqueness); equal sorted
+    hashes pair the rows up, and every pair is then confirmed byte for byte, so a hash
+    collision can only send the join to the exact hash-table path, never mis-join."""
+    from toxeval.datasets import StringColumn, _id_index
+
+    ds_index = (
+        dataset_ids._id_index() if isinstance(dataset_ids, StringColumn) else _id_index(ds)
+    )
+    if ds_index is None or not ds_index.distinct_hashes():
+        return None
+    pred_index = _id_index(pred_ids)
+    if pred_index is None or not np.array_equal(pred_index.hashes, ds_index.hashes):
+        return None
+    if not pred_index.same(pred_index.rows, ds_index, ds_index.rows):
+        return None
+    perm = np.empty(len(pred_ids), dtype=np.intp)
+    perm[pred_index.rows] = ds_index.rows
+    return perm
+
+
 def _join(pred_ids: pa.Array, dataset_ids: Sequence[str], path: str) -> _Join:
     """Match prediction ids to dataset rows (vectorised: ``pc.index_in``)."""
     if pred_ids.null_count:
@@ -695,6 +741,10 @@ def _join(pred_ids: pa.Array, dataset_ids: Sequence[str], path: str) -> _Join:
     if len(pred_ids) == n_ds and pred_ids.equals(ds):  # already in dataset order
         rows = np.arange(n_ds)
         return _Join(rows, rows, 0, (), 0, (), 0, ())
+    if len(pred_ids) == n_ds:
+        perm = _permutation_by_hash(pred_ids, dataset_ids, ds)
+        if perm is not None:  # the same ids in another order
+            return _Join(np.arange(n_ds), perm, 0, (), 0, (), 0, ())
     pos = pc.index_in(pred_ids, value_set=ds)
     if not pos.null_count and len(pos) == n_ds:
         # every id known and as many rows as the dataset: a permutation unless an id repeats
@@ -775,8 +825,8 @@ def _gather(scores: np.ndarray, join: _Join, n: int) -> np.ndarray:
 
 def _all_binary(scores: Scores) -> bool:
     """True when every score is exactly 0 or 1 (checked in blocks, stops early)."""
-    for arr in scores if isinstance(scores, _Columns) else [scores]:
-        flat = arr.reshape(-1)
+    for arr in scores.chunks() if isinstance(scores, _Columns) else [scores]:
+        flat = arr.reshape(-1, order="A")  # a view in either memory order
         for start in range(0, flat.size, 1 << 20):
             block = flat[start : start + (1 << 20)]
             if not ((block == 0.0) | (block == 1.0)).all():
@@ -786,21 +836,22 @@ def _all_binary(scores: Scores) -> bool:
 
 def _validate_scores(scores: Scores, ids: Any, taxonomy: Taxonomy, path: str) -> int:
     """Raise on NaN / inf (naming the row and category); return the count outside [0, 1]."""
-    cols = list(scores) if isinstance(scores, _Columns) else [scores]
-    if all(c.size == 0 for c in cols):
+    parts = scores.chunks() if isinstance(scores, _Columns) else [scores]
+    if all(c.size == 0 for c in parts):
         return 0
     # min and max see every NaN and inf (NaN propagates): two passes, no temporaries
-    bounds = [(float(c.min()), float(c.max())) for c in cols if c.size]
+    bounds = [(float(c.min()), float(c.max())) for c in parts if c.size]
     if all(math.isfinite(lo) and math.isfinite(hi) for lo, hi in bounds):
         if all(lo >= 0.0 and hi <= 1.0 for lo, hi in bounds):
             return 0
-        return sum(int(np.count_nonzero((c < 0.0) | (c > 1.0))) for c in cols)
+        return sum(int(np.count_nonzero((c < 0.0) | (c > 1.0))) for c in parts)
     if isinstance(scores, _Columns):
         # the first bad cell in row-major order: the smallest row, then the first column
-        first = [np.flatnonzero(~np.isfinite(c)) for c in scores]
+        cols = [scores.column(i) for i in range(len(scores))]
+        first = [np.flatnonzero(~np.isfinite(col)) for col in cols]
         r = min(int(f[0]) for f in first if f.size)
         c = next(i for i, f in enumerate(first) if f.size and int(f[0]) == r)
-        value = float(scores[c][r])
+        value = float(cols[c][r])
     else:
         finite = np.isfinite(scores)
         r, c = (int(v) for v in np.argwhere(~finite)[0])
