@@ -437,3 +437,97 @@ def test_annotations_column_wise_path(tmp_path: Path, tax3: Path) -> None:
     assert ds.soft is not None
     np.testing.assert_allclose(ds.soft, [[0.5, 0.5, 0.0], [1 / 3, 0.0, 1.0]])
     np.testing.assert_array_equal(ds.n_annotators, [4, 3])
+
+
+# ------------------------------------------------ Arrow-backed ids and texts (StringColumn)
+
+
+def _parquet_dataset(path: Path, ids: list[str], texts: list[str] | None = None) -> Path:
+    labels = [["a"] if i % 2 else [] for i in range(len(ids))]
+    texts = texts if texts is not None else [f"text {i}" for i in range(len(ids))]
+    pq.write_table(pa.table({"id": ids, "text": texts, "labels": labels}), path)
+    return path
+
+
+def test_parquet_ids_and_texts_stay_arrow_but_act_as_lists(tmp_path: Path, tax3: Path) -> None:
+    import pickle
+
+    from toxeval.datasets import StringColumn
+
+    ds = load_dataset(_parquet_dataset(tmp_path / "d.parquet", IDS, TEXTS), taxonomy=tax3)
+    assert isinstance(ds.ids, StringColumn) and isinstance(ds.texts, StringColumn)
+    assert ds.ids.arrow.to_pylist() == IDS  # the Arrow array itself, for the join
+    assert ds.texts == TEXTS and ds.ids == IDS and ds.ids == tuple(IDS)
+    assert ds.ids != IDS[:-1] and ds.ids != [*IDS[:-1], "other"]
+    assert ds.ids[0] == "r1" and ds.ids[-1] == "r5" and ds.texts[2] == TEXTS[2]
+    with pytest.raises(IndexError):
+        ds.ids[5]
+    assert ds.ids[1:3] == ["r2", "r3"] and ds.ids[::-1] == IDS[::-1]
+    assert list(ds.texts) == TEXTS and len(ds.texts) == 5
+    assert "r3" in ds.ids and "r9" not in ds.ids and 3 not in ds.ids
+    assert ds.ids.tolist() == IDS and ds.ids.index("r4") == 3
+    assert "r1" in repr(ds.ids) and "length=5" in repr(ds.ids)
+    again = pickle.loads(pickle.dumps(ds))
+    assert again.ids == IDS and again.texts == TEXTS and again.ids == ds.ids
+    # many single lookups switch to a cached list without changing the answers
+    assert [ds.ids[i % 5] for i in range(200)] == [IDS[i % 5] for i in range(200)]
+
+
+def test_response_column_is_arrow_backed_too(tmp_path: Path, tax3: Path) -> None:
+    p = tmp_path / "r.parquet"
+    pq.write_table(
+        pa.table(
+            {
+                "id": ["x", "y"],
+                "text": ["p1", "p2"],
+                "response": ["r1", "r2"],
+                "labels": [[], ["a"]],
+            }
+        ),
+        p,
+    )
+    ds = load_dataset(p, taxonomy=tax3)
+    assert ds.level == "response" and ds.responses == ["r1", "r2"]
+
+
+ID_SETS = {
+    "fixed width": [f"item-{i:05d}" for i in range(300)],
+    "eight bytes": [f"i{i:07d}" for i in range(300)],
+    "variable": [str(i) * (1 + i % 7) for i in range(300)],
+    "unicode": [f"ü-{i}-é" for i in range(300)],
+    "nul suffix": ["a", "a\x00", "a\x00\x00", "b", ""],
+    "long": ["x" * 70 + str(i) for i in range(50)],
+}
+
+
+@pytest.mark.parametrize("name", sorted(ID_SETS))
+@pytest.mark.parametrize("collide", [False, True])
+def test_id_uniqueness_by_sorted_hashes(
+    tmp_path: Path, tax3: Path, name: str, collide: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import toxeval.datasets as datasets
+
+    if collide:  # every hash equal: the exact Arrow check must decide
+        monkeypatch.setattr(datasets, "_MIX", (np.uint64(0), np.uint64(0), np.uint64(31)))
+    ids = ID_SETS[name]
+    ds = load_dataset(_parquet_dataset(tmp_path / "ok.parquet", ids), taxonomy=tax3)
+    assert ds.ids == ids
+    dup = [*ids, ids[len(ids) // 2]]
+    first = len(ids) // 2 + 1
+    with pytest.raises(
+        DatasetError, match=rf"row {len(dup)}: duplicate id .*first seen at row {first}\)"
+    ):
+        load_dataset(_parquet_dataset(tmp_path / "dup.parquet", dup), taxonomy=tax3)
+
+
+def test_id_index_confirms_bytes() -> None:
+    from toxeval.datasets import _id_index
+
+    a = _id_index(pa.array(["ab", "a", "abc"]))
+    b = _id_index(pa.array(["abc", "ab", "a\x00"]))
+    assert a is not None and b is not None
+    rows = np.arange(3)
+    assert a.same(np.array([0, 1, 2]), b, np.array([1, 2, 0])) is False  # "a" != "a\0"
+    assert a.same(np.array([0, 2]), b, np.array([1, 0])) is True
+    assert a.same(rows, a, rows) is True
+    assert _id_index(pa.array(["x" * 65])) is None  # long ids: Arrow's hash tables

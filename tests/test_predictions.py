@@ -385,3 +385,100 @@ def test_missing_file_and_bad_policy(tmp_path: Path, ds: Any) -> None:
     p = _jsonl(tmp_path / "p.jsonl", _struct_rows())
     with pytest.raises(ValueError, match="on_mismatch"):
         read_predictions(p, ds, on_mismatch="ignore")
+
+
+# ------------------------------------------------ join fast paths (same order, shuffled)
+
+
+def _big_case(n: int, ids: list[str]) -> tuple[Any, np.ndarray]:
+    rng = np.random.default_rng(7)
+    y = (rng.random((n, 3)) < 0.3).astype(np.int8)
+    y[0] = [1, 1, 1]
+    return make_dataset(y, taxonomy=TAX, ids=ids), np.round(rng.random((n, 3)), 3)
+
+
+def _struct_parquet(path: Path, ids: list[str], s: np.ndarray, order: np.ndarray) -> Path:
+    col = pa.StructArray.from_arrays([pa.array(s[order, k]) for k in range(3)], ["c0", "c1", "c2"])
+    table = pa.table({"id": pa.array(ids).take(pa.array(order)), "scores": col})
+    pq.write_table(table, path, row_group_size=97)  # many chunks per column
+    return path
+
+
+@pytest.mark.parametrize(
+    "ids",
+    [
+        [f"row-{i:04d}" for i in range(500)],  # fixed width
+        [str(i) * (1 + i % 5) for i in range(500)],  # variable width
+        ["long-" * 14 + str(i) for i in range(500)],  # over 64 bytes: Arrow's hash tables
+    ],
+    ids=["fixed", "variable", "long"],
+)
+@pytest.mark.parametrize("collide", [False, True])
+def test_same_order_and_shuffled_dumps_give_the_same_predictions(
+    tmp_path: Path, ids: list[str], collide: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import toxeval.datasets as datasets
+    from toxeval.datasets import StringColumn
+    from toxeval.scoring import score
+
+    if collide:  # every hash equal: the join must take the exact hash-table path
+        monkeypatch.setattr(datasets, "_MIX", (np.uint64(0), np.uint64(0), np.uint64(31)))
+    elif len(ids[-1]) <= 64:  # the sorted-hash join must not need Arrow's hash tables
+
+        def no_hash_table(*args: Any, **kwargs: Any) -> Any:
+            raise AssertionError("pc.index_in called")
+
+        monkeypatch.setattr(pa.compute, "index_in", no_hash_table)
+    n = len(ids)
+    for as_arrow in (False, True):
+        ds, s = _big_case(n, ids)
+        if as_arrow:  # as the Parquet / JSONL readers hand them over
+            object.__setattr__(ds, "ids", StringColumn(pa.array(ids)))
+        same = read_predictions(
+            _struct_parquet(tmp_path / "same.parquet", ids, s, np.arange(n)), ds
+        )
+        perm = np.random.default_rng(3).permutation(n)
+        shuf = read_predictions(_struct_parquet(tmp_path / "shuf.parquet", ids, s, perm), ds)
+        np.testing.assert_array_equal(same.scores, s)
+        np.testing.assert_array_equal(shuf.scores, s)
+        assert same.scored.all() and shuf.scored.all()
+        a = score(same, ds).to_dict()
+        b = score(shuf, ds).to_dict()
+        for key in ("figures", "per_category", "counts", "card_recipe"):
+            assert json.dumps(a[key]) == json.dumps(b[key])
+
+
+@pytest.mark.parametrize("collide", [False, True])
+def test_shuffled_dump_with_mismatches_drops_exactly(
+    tmp_path: Path, collide: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import toxeval.datasets as datasets
+
+    if collide:
+        monkeypatch.setattr(datasets, "_MIX", (np.uint64(0), np.uint64(0), np.uint64(31)))
+    n = 400
+    ids = [f"r{i}" for i in range(n)]
+    ds, s = _big_case(n, ids)
+    rng = np.random.default_rng(5)
+    # same length as the dataset, but one id missing, one repeated and one unknown
+    order = rng.permutation(n)
+    pred_ids = [ids[i] for i in order]
+    pred_ids[10] = pred_ids[20]  # a duplicate; row 10 comes first and wins
+    pred_ids[30] = "stranger"  # unknown
+    lost = {int(order[10]), int(order[30])}  # ids no row carries any more
+    sc = s[order]
+    col = pa.StructArray.from_arrays([pa.array(sc[:, k]) for k in range(3)], ["c0", "c1", "c2"])
+    p = tmp_path / "p.parquet"
+    pq.write_table(pa.table({"id": pred_ids, "scores": col}), p, row_group_size=64)
+    with pytest.raises(PredictionError, match=r"repeat an id.*not in the dataset"):
+        read_predictions(p, ds)
+    pr = read_predictions(p, ds, on_mismatch="drop")
+    assert (pr.n_duplicate, pr.n_unknown, pr.n_missing) == (1, 1, len(lost))
+    want = s.copy()
+    want[order[20]] = sc[10]  # the first row with that id
+    for r in lost:
+        want[r] = 0.0
+    scored = np.ones(n, dtype=bool)
+    scored[list(lost)] = False
+    np.testing.assert_array_equal(pr.scored, scored)
+    np.testing.assert_array_equal(pr.scores, want)

@@ -135,7 +135,11 @@ def _id_index(arr: pa.Array) -> _IdIndex | None:
     width = max(8, (longest + 7) // 8 * 8)
     start, stop = int(offsets[0]), int(offsets[-1])
     data = arr.buffers()[2]
-    body = np.frombuffer(data, dtype=np.uint8)[start:stop] if data is not None else np.zeros(0, np.uint8)
+    body = (
+        np.frombuffer(data, dtype=np.uint8)[start:stop]
+        if data is not None
+        else np.zeros(0, np.uint8)
+    )
     shortest = int(lengths.min())
     if shortest == longest == width:
         padded = body.reshape(n, width)
@@ -184,7 +188,7 @@ class StringColumn(Sequence[str]):
         self._arr: pa.Array = arr
         self._list: list[str] | None = None
         self._lookups = 0
-        self._index: _IdIndex | None | bool = False  # False: not computed yet
+        self._index: _IdIndex | bool | None = False  # False: not computed yet
 
     def _id_index(self) -> _IdIndex | None:
         """The sorted-hash index of the values (computed once; None for long strings)."""
@@ -856,7 +860,7 @@ def _table_to_raw(
         lines = list(range(first_line, first_line + n))
         _check_unique(ids.tolist(), lines, source, unit)
     texts = StringColumn(table.column("text"))
-    responses = None
+    responses: Sequence[str] | None = None
     if "response" in names:
         rc = table.column("response")
         if rc.null_count:

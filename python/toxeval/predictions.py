@@ -429,7 +429,7 @@ def _assemble(scores: Scores, join: _Join, n: int, n_read: int) -> np.ndarray:
             for chunk in chunks:
                 out_t[c, at : at + len(chunk)] = chunk
                 at += len(chunk)
-        return out_t.T
+        return np.asarray(out_t.T)
     # where each prediction row goes (-1: not used)
     pos = np.full(n_read, -1, dtype=np.intp)
     pos[src] = dst
@@ -445,7 +445,7 @@ def _assemble(scores: Scores, join: _Join, n: int, n_read: int) -> np.ndarray:
                 used = to >= 0
                 col[to[used]] = chunk[used]
             at += len(chunk)
-    return out_t.T
+    return np.asarray(out_t.T)
 
 
 def _row_name(ids: pa.Array | np.ndarray | None, row: int) -> str:
@@ -714,9 +714,7 @@ def _permutation_by_hash(
     collision can only send the join to the exact hash-table path, never mis-join."""
     from toxeval.datasets import StringColumn, _id_index
 
-    ds_index = (
-        dataset_ids._id_index() if isinstance(dataset_ids, StringColumn) else _id_index(ds)
-    )
+    ds_index = dataset_ids._id_index() if isinstance(dataset_ids, StringColumn) else _id_index(ds)
     if ds_index is None or not ds_index.distinct_hashes():
         return None
     pred_index = _id_index(pred_ids)
