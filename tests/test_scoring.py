@@ -333,3 +333,31 @@ def test_threshold_must_be_finite() -> None:
     ds = make_dataset(y)
     with pytest.raises(ValueError, match="threshold"):
         score_predictions(predictions_from_array(y * 0.7, ds), ds, threshold=float("nan"))
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("threshold", [0.5, 0.3])
+def test_report_counts_give_the_figure_by_figure_results(
+    seed: int, threshold: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Counts and thresholded figures taken from multilabel_report equal the ones computed
+    figure by figure (the fallback for an engine without the report), to the last bit:
+    unknown cells, unscored rows, a category without known positives."""
+    import json
+
+    import toxeval.scoring as scoring
+
+    y, mask, s = _random_case(seed, n=80)
+    y[:, 4] = 0  # no positive: excluded from mAP and macro F1
+    mask[10 + seed] = False  # a row without any known label
+    ds = make_dataset(y, mask=mask)
+    preds = predictions_from_array(s, ds)
+    rows = np.ones(len(y), dtype=bool)
+    rows[[3, 7]] = False  # two rows without a prediction
+    preds = dataclasses.replace(preds, scored=rows, n_missing=2)
+    fast = score_predictions(preds, ds, threshold=threshold).to_dict()
+    monkeypatch.setattr(scoring, "_multilabel_report", lambda *a, **k: None)
+    slow = score_predictions(preds, ds, threshold=threshold).to_dict()
+    assert json.dumps(fast, sort_keys=True) == json.dumps(slow, sort_keys=True)
+    assert fast["counts"]["unknown_cells"] == int((~mask[rows]).sum())
+    assert fast["counts"]["rows_without_known_labels"] >= 1

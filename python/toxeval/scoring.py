@@ -241,9 +241,14 @@ def _agreement(
 
 
 def _card(
-    y: np.ndarray, s: np.ndarray, m: np.ndarray, threshold: float, ids: Sequence[str]
+    y: np.ndarray,
+    s: np.ndarray,
+    m: np.ndarray,
+    threshold: float,
+    ids: Sequence[str],
+    all_known: bool = False,
 ) -> dict[str, Any]:
-    full = m.all(axis=1)
+    full = np.ones(m.shape[0], dtype=bool) if all_known else m.all(axis=1)
     n_full = int(full.sum())
     out: dict[str, Any] = {
         "label": "benchmark card's reference recipe (compatibility mode; not standard AP)",
@@ -297,30 +302,44 @@ def score_predictions(
         raise PredictionError(f"{preds.source}: no dataset row has a usable prediction")
     notes = list(preds.notes)
 
-    known_pos = ((y == 1) & m).sum(axis=0)
-    known_neg = ((y == 0) & m).sum(axis=0)
-    unknown = (~m).sum(axis=0)
-    included = known_pos > 0
-    excluded = [c for c, inc in zip(tax.ids, included, strict=True) if not inc]
-    if excluded:
-        notes.append(
-            f"mAP and macro F1 average over {int(included.sum())} of {tax.k} categories; "
-            f"excluded (no known positive among the scored rows): {', '.join(excluded)}"
-        )
+    if progress:
+        progress("computing metrics")
     report = _multilabel_report(y, s, m, threshold)
+    if progress:
+        progress("summarising")
     if report is None:
+        known_pos = ((y == 1) & m).sum(axis=0)
+        known_neg = ((y == 0) & m).sum(axis=0)
+        unknown = (~m).sum(axis=0)
+        included = known_pos > 0
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             ap, auc = _masked_ap_auc(y, s, m, included)
             lrl, lrap, cov, oe = _rowwise(y, s, m)
+        thr, f1 = _threshold_figures(y, s, m, threshold, included)
     else:
+        # the report's counts and thresholded figures are the ones _threshold_figures
+        # computes (same integer counts, same float operations), without N x K passes
+        known_pos, known_neg, unknown = report["support"], report["n_negative"], report["n_unknown"]
+        included = known_pos > 0
         ap = np.asarray(report["ap"], dtype=np.float64)
         ap[~included] = np.nan
         auc = np.asarray(report["roc_auc"], dtype=np.float64)
         lrl, lrap, cov, oe = (
             float(report[k]) for k in ("label_ranking_loss", "lrap", "coverage_error", "one_error")
         )
-    thr, f1 = _threshold_figures(y, s, m, threshold, included)
+        f1 = np.asarray(report["f1"], dtype=np.float64)
+        thr = {
+            "micro_f1": float(report["f1_micro"]),
+            "macro_f1": float(f1[included].mean()) if included.any() else float("nan"),
+            "hamming_loss": float(report["hamming_loss"]),
+        }
+    excluded = [c for c, inc in zip(tax.ids, included, strict=True) if not inc]
+    if excluded:
+        notes.append(
+            f"mAP and macro F1 average over {int(included.sum())} of {tax.k} categories; "
+            f"excluded (no known positive among the scored rows): {', '.join(excluded)}"
+        )
     one_class = [
         c for c, p, q in zip(tax.ids, known_pos, known_neg, strict=True) if p == 0 or q == 0
     ]
@@ -358,7 +377,8 @@ def score_predictions(
         }
         for k, c in enumerate(tax.ids)
     ]
-    n_no_known = int((~m.any(axis=1)).sum())
+    n_unknown_cells = int(np.sum(unknown))
+    n_no_known = int((~m.any(axis=1)).sum()) if n_unknown_cells else 0
     if n_no_known:
         notes.append(f"{n_no_known} scored rows have no known label")
     counts = {
@@ -370,8 +390,8 @@ def score_predictions(
         "duplicate_rows_dropped": preds.n_duplicate,
         "unknown_ids_dropped": preds.n_unknown,
         "rows_without_known_labels": n_no_known,
-        "known_cells": int(m.sum()),
-        "unknown_cells": int((~m).sum()),
+        "known_cells": int(np.sum(known_pos) + np.sum(known_neg)),
+        "unknown_cells": n_unknown_cells,
     }
     if preds.n_missing:
         notes.append(
@@ -383,7 +403,7 @@ def score_predictions(
             f"dropped {preds.n_duplicate} duplicate and {preds.n_unknown} unknown-id "
             f"prediction rows (on_mismatch={preds.on_mismatch})"
         )
-    card = _card(y, s, m, threshold, tax.ids)
+    card = _card(y, s, m, threshold, tax.ids, all_known=n_unknown_cells == 0)
     if card["rows_skipped_partial_labels"]:
         notes.append(
             f"the card's recipe uses the {card['rows_used']} rows whose labels are all known "
@@ -436,12 +456,20 @@ def _multilabel_report(
         return None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        out = fn(y, s, mask=m)
-    keys = ("ap", "roc_auc", "label_ranking_loss", "lrap", "coverage_error", "one_error")
+        out = fn(y, s, mask=m, threshold=threshold)
+    keys = (
+        *("ap", "roc_auc", "label_ranking_loss", "lrap", "coverage_error", "one_error"),
+        *("support", "n_negative", "n_unknown", "f1", "f1_micro", "hamming_loss"),
+    )
     try:
         got = {k: out[k] for k in keys}
     except (KeyError, TypeError, IndexError):
         return None  # an engine version with another layout: compute figure by figure
+    k = y.shape[1]
+    for key in ("support", "n_negative", "n_unknown", "f1"):
+        got[key] = np.asarray(got[key])
+        if got[key].shape != (k,):
+            return None
     return got
 
 
