@@ -8,8 +8,10 @@ which prints the traceback). See docs/cli.md.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
+import time
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -124,33 +126,66 @@ def _stderr_console() -> Any:
     return Console(stderr=True)
 
 
+class _Timings:
+    """Wall time per named step, printed as one JSON line on stderr at exit when
+    ``$TOXEVAL_TIMINGS`` is set (benches/bench_end_to_end.py reads it)."""
+
+    def __init__(self) -> None:
+        self.enabled = os.environ.get("TOXEVAL_TIMINGS", "") not in ("", "0")
+        self._marks: list[tuple[str, float]] = []
+
+    def mark(self, name: str) -> None:
+        if self.enabled:
+            self._marks.append((name, time.perf_counter()))
+
+    def emit(self) -> None:
+        if not self.enabled or not self._marks:
+            return
+        end = time.perf_counter()
+        spans: dict[str, float] = {}
+        for (name, start), (_, stop) in zip(
+            self._marks, [*self._marks[1:], ("", end)], strict=True
+        ):
+            spans[name] = round(spans.get(name, 0.0) + stop - start, 4)
+        print(f"{PROG}: timings: {json.dumps(spans)}", file=sys.stderr)
+
+
+_TIMINGS = _Timings()
+
+
 @contextmanager
 def _progress(quiet: bool) -> Iterator[Callable[[str], None]]:
-    """A transient spinner on stderr naming the current step (off when quiet or no TTY)."""
+    """A transient spinner on stderr naming the current step (off when quiet or no TTY).
+
+    With ``--quiet`` rich is not imported at all (it costs ~0.1 s of start-up)."""
+    enabled = False
+    if not quiet:
+        console = _stderr_console()
+        enabled = console.is_terminal
+    if not enabled:
+        yield _TIMINGS.mark
+        return
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-    console = _stderr_console()
-    enabled = not quiet and console.is_terminal
     with Progress(
         SpinnerColumn(),
         TextColumn("{task.description}"),
         TimeElapsedColumn(),
         console=console,
         transient=True,
-        disable=not enabled,
     ) as prog:
         task = prog.add_task("starting", total=None)
 
         def step(name: str) -> None:
+            _TIMINGS.mark(name)
             prog.update(task, description=name)
 
         yield step
 
 
 def _finish(result: EvaluationResult, args: argparse.Namespace) -> None:
-    from rich.console import Console
-
-    from toxeval.report import render, write_outputs
+    _TIMINGS.mark("writing outputs")
+    from toxeval.report import write_outputs
 
     if args.out:
         write_outputs(result, args.out)
@@ -161,12 +196,17 @@ def _finish(result: EvaluationResult, args: argparse.Namespace) -> None:
             f"({result.counts['scored']} scored, {result.counts['excluded']} excluded)"
         )
     else:
+        from rich.console import Console
+
+        from toxeval.report import render
+
         render(result, Console())
         if args.out:
             print(f"wrote results.json, report.md, per_category.csv to {args.out}")
 
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
+    _TIMINGS.mark("importing")
     from toxeval.scoring import evaluate
 
     with _progress(args.quiet) as step:
@@ -185,6 +225,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
 
 
 def _cmd_score(args: argparse.Namespace) -> int:
+    _TIMINGS.mark("importing")
     from toxeval.scoring import score
 
     with _progress(args.quiet) as step:
@@ -269,7 +310,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command is None:
             rest = list(sys.argv[1:] if argv is None else argv)
             args = _build_parser().parse_args(["evaluate", *rest])
-        return _COMMANDS[command](args)
+        code = _COMMANDS[command](args)
+        _TIMINGS.emit()
+        return code
     except _UsageError as e:
         _error(str(e))
         return 2

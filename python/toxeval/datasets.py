@@ -1020,11 +1020,13 @@ def _csv_cell(v: Any) -> Any:
     return v
 
 
-def _read_parquet(path: Path, labels: _Labels, source: str) -> _Raw:
+def _read_parquet(data: bytes, labels: _Labels, source: str) -> _Raw:
     import pyarrow.parquet as pq
 
     try:
-        table = pq.read_table(path, memory_map=True)
+        # from the bytes already read for the hash (no second read); ParquetFile gives
+        # one chunk per row group and does not import pyarrow.dataset, as read_table does
+        table = pq.ParquetFile(pa.BufferReader(data)).read()
     except (pa.ArrowInvalid, OSError) as e:
         raise DatasetError(f"{source}: cannot read Parquet: {e}") from None
     try:
@@ -1082,7 +1084,7 @@ def _read_file(path: Path, labels: _Labels) -> tuple[_Raw, str]:
         else:
             if not data:
                 raise DatasetError(f"{source}: the file is empty")
-            raw = _read_parquet(path, labels, source)
+            raw = _read_parquet(data, labels, source)
         return raw, hashing.result()
     raise DatasetError(
         f"{source}: unknown dataset format {ext!r}; use .jsonl, .jsonl.gz, .csv or .parquet"

@@ -331,7 +331,8 @@ def _read_parquet(path: Path) -> pa.Table:
     if path.stat().st_size == 0:
         raise PredictionError(f"{path}: empty file (no predictions)")
     try:
-        return pq.read_table(path, memory_map=True)
+        # ParquetFile: one chunk per row group, and no import of pyarrow.dataset
+        return pq.ParquetFile(path, memory_map=True).read()
     except (pa.ArrowInvalid, OSError) as e:
         raise PredictionError(f"{path}: cannot read as Parquet: {e}") from None
 
