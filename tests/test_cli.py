@@ -97,6 +97,28 @@ def test_evaluate_writes_deterministic_outputs(tmp_path: Path) -> None:
     assert len(doc["per_category"]) == doc["config"]["taxonomy"]["k"]
 
 
+@pytest.mark.parametrize("quiet", [True, False])
+def test_timings_line_names_every_step(
+    tmp_path: Path,
+    quiet: bool,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    _needs_eval_side()
+    monkeypatch.setenv("TOXEVAL_TIMINGS", "1")
+    args = ["evaluate", "--out", str(tmp_path / "a")] + (["--quiet"] if quiet else [])
+    assert main(args) == 0
+    err = capsys.readouterr().err
+    lines = [ln for ln in err.splitlines() if ln.startswith("toxeval: timings: ")]
+    assert len(lines) == 1, err
+    spans = json.loads(lines[0].removeprefix("toxeval: timings: "))
+    for step in ("importing", "reading dataset", "computing metrics", "writing outputs"):
+        assert step in spans and spans[step] >= 0.0
+    monkeypatch.delenv("TOXEVAL_TIMINGS")
+    assert main(args) == 0
+    assert "timings" not in capsys.readouterr().err
+
+
 def test_score_on_shared_openai_moderation(tmp_path: Path) -> None:
     _needs_eval_side()
     shared = shared_dir()

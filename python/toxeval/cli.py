@@ -131,8 +131,12 @@ class _Timings:
     ``$TOXEVAL_TIMINGS`` is set (benches/bench_end_to_end.py reads it)."""
 
     def __init__(self) -> None:
-        self.enabled = os.environ.get("TOXEVAL_TIMINGS", "") not in ("", "0")
+        self.enabled = False
         self._marks: list[tuple[str, float]] = []
+
+    def reset(self) -> None:
+        self.enabled = os.environ.get("TOXEVAL_TIMINGS", "") not in ("", "0")
+        self._marks = []
 
     def mark(self, name: str) -> None:
         if self.enabled:
@@ -304,6 +308,7 @@ def _error(msg: str) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``toxeval`` command; returns the exit code."""
     debug = os.environ.get("TOXEVAL_DEBUG", "") not in ("", "0")
+    _TIMINGS.reset()
     try:
         args = _build_parser().parse_args(argv)
         command = args.command or "evaluate"
