@@ -16,8 +16,15 @@
    ``getrusage(RUSAGE_CHILDREN)`` is recorded too but is a running maximum over every child
    reaped so far, so it cannot tell two runs apart.
 
+   The child runs with ``TOXEVAL_TIMINGS=1``, so the CLI prints the wall time of each of
+   its steps (one JSON line on stderr); the report splits each run into **reading +
+   joining** (reading the dataset and the predictions, id join, score matrix), **metrics**
+   (the native ``multilabel_report`` call), **other steps** (importing the scoring
+   modules, summarising, writing the outputs) and **start-up + exit** (the rest of the
+   wall time: interpreter start, the first imports, freeing memory at exit).
+
 3. Writes ``bench_end_to_end.json`` and ``.md`` with PASS/FAIL against the targets:
-   JSONL <= 10 s, Parquet <= 3 s, peak RSS < 3 GB.
+   JSONL <= 10 s, Parquet <= 3 s, peak RSS < 3 GB, and the split of the median run.
 
 If ``toxeval score`` is not available (the CLI is not built yet) the command prints a SKIP
 message and exits 0 without generating anything (``--generate-only`` generates anyway).
@@ -63,6 +70,13 @@ TARGETS_S = {"jsonl": 10.0, "parquet": 3.0}
 MAX_PEAK_BYTES = 3 * 10**9
 DEFAULT_SEED = 20251130
 FORMAT_VERSION = 1  # bump when the generated files change shape
+TIMINGS_PREFIX = "toxeval: timings: "
+# How the CLI's steps (TOXEVAL_TIMINGS) are grouped in the report.
+PHASES: dict[str, tuple[str, ...]] = {
+    "reading + joining": ("reading dataset", "reading predictions"),
+    "metrics": ("computing metrics",),
+    "other steps": ("importing", "scoring", "summarising", "writing outputs"),
+}
 
 
 # --------------------------------------------------------------------------- data
@@ -176,7 +190,8 @@ def score_available(cmd: list[str]) -> tuple[bool, str]:
 def run_once(cmd: list[str], timeout: float) -> dict[str, Any]:
     """Wall time and peak RSS of one child process (its own rusage via os.wait4)."""
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    env = {**os.environ, "TOXEVAL_TIMINGS": "1"}
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     deadline = t0 + timeout
     while True:
         pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
@@ -193,15 +208,45 @@ def run_once(cmd: list[str], timeout: float) -> dict[str, Any]:
     if proc.stderr:
         proc.stderr.close()
     scale = 1 if sys.platform == "darwin" else 1024  # ru_maxrss: bytes on macOS, KiB elsewhere
+    steps, other_lines = parse_timings(stderr)
     return {
         "wall_s": wall,
+        "steps_s": steps,
+        "phases_s": phases(steps, wall),
         "peak_rss_bytes": int(usage.ru_maxrss) * scale,
         "rusage_children_maxrss_bytes": int(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
         * scale,
         "returncode": proc.returncode,
         "timed_out": wall > timeout,
-        "stderr_tail": stderr.strip().splitlines()[-5:],
+        "stderr_tail": other_lines[-5:],
     }
+
+
+def parse_timings(stderr: str) -> tuple[dict[str, float], list[str]]:
+    """The CLI's per-step wall times (its ``toxeval: timings:`` line) and the other lines."""
+    steps: dict[str, float] = {}
+    rest = []
+    for line in stderr.strip().splitlines():
+        if line.startswith(TIMINGS_PREFIX):
+            with contextlib.suppress(ValueError):
+                steps = {
+                    str(k): float(v) for k, v in json.loads(line[len(TIMINGS_PREFIX) :]).items()
+                }
+                continue
+        rest.append(line)
+    return steps, rest
+
+
+def phases(steps: dict[str, float], wall: float) -> dict[str, float] | None:
+    """Steps grouped as in PHASES, plus start-up + exit = wall minus every step (None when
+    the CLI printed no timings)."""
+    if not steps:
+        return None
+    out = {name: sum(steps.get(s, 0.0) for s in members) for name, members in PHASES.items()}
+    grouped = {s for members in PHASES.values() for s in members}
+    out["other steps"] += sum(v for k, v in steps.items() if k not in grouped)
+    out["start-up + exit"] = max(0.0, wall - sum(steps.values()))
+    return out
 
 
 # --------------------------------------------------------------------------- report
@@ -222,6 +267,29 @@ def render(doc: dict[str, Any]) -> str:
             f"{r['median_wall_s']:.2f} s | {r['max_peak_rss_bytes'] / 2**30:.2f} GiB | "
             f"<= {r['target_s']:g} s **{r['wall_result']}** | < 3 GB **{r['memory_result']}** |"
         )
+    split = [r for r in doc["results"] if r.get("median_phases_s")]
+    if split:
+        names = [*PHASES, "start-up + exit"]
+        lines += [
+            "",
+            "Where the time goes (the median run; from the CLI's `TOXEVAL_TIMINGS` step times):",
+            "",
+            "| format | wall | " + " | ".join(names) + " |",
+            "|---|---|" + "---|" * len(names),
+        ]
+        for r in split:
+            ph = r["median_phases_s"]
+            lines.append(
+                f"| {r['format']} | {r['median_wall_s']:.2f} s | "
+                + " | ".join(f"{ph.get(n, 0.0):.2f} s" for n in names)
+                + " |"
+            )
+        lines += [
+            "",
+            "reading + joining: both files read, ids joined, score matrix built; metrics: "
+            "the native multilabel_report; other steps: importing the scoring modules, "
+            "summarising, writing the outputs; start-up + exit: the rest of the wall time.",
+        ]
     failed = [r for r in doc["results"] if r["failed_runs"]]
     for r in failed:
         lines += [
@@ -279,12 +347,17 @@ def main(argv: list[str] | None = None) -> int:
                 [*cmd, "score", str(pred), "--dataset", str(ds), "--out", str(out_dir)], a.timeout
             )
             runs.append(run)
+            split = run["phases_s"] or {}
             print(
-                f"[{fmt} {i + 1}/{a.repeats}] {run['wall_s']:.2f} s, peak {run['peak_rss_bytes'] / 2**20:.0f} MiB, rc={run['returncode']}",
+                f"[{fmt} {i + 1}/{a.repeats}] {run['wall_s']:.2f} s, peak {run['peak_rss_bytes'] / 2**20:.0f} MiB, rc={run['returncode']}"
+                + "".join(f", {k} {v:.2f} s" for k, v in split.items()),
                 file=sys.stderr,
             )
         good = [r for r in runs if r["returncode"] == 0 and not r["timed_out"]]
         median = statistics.median(r["wall_s"] for r in good) if good else float("nan")
+        # the split of the run whose wall time is the median (the lower one of an even count)
+        by_wall = sorted(good, key=lambda r: r["wall_s"])
+        median_run = by_wall[(len(by_wall) - 1) // 2] if by_wall else None
         peak = max((r["peak_rss_bytes"] for r in runs), default=0)
         results.append(
             {
@@ -296,6 +369,7 @@ def main(argv: list[str] | None = None) -> int:
                 "failed_runs": len(runs) - len(good),
                 "last_stderr": runs[-1]["stderr_tail"] if runs else [],
                 "median_wall_s": median,
+                "median_phases_s": median_run["phases_s"] if median_run else None,
                 "max_peak_rss_bytes": peak,
                 "target_s": TARGETS_S[fmt],
                 "wall_result": "PASS"

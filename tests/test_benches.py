@@ -283,6 +283,12 @@ a = p.parse_args()
 n = sum(1 for _ in open(a.predictions, "rb")) if a.predictions.endswith(".jsonl") else -1
 out = pathlib.Path(a.out); out.mkdir(parents=True, exist_ok=True)
 (out / "summary.json").write_text(json.dumps({"rows": n, "dataset": a.dataset}))
+import os
+if os.environ.get("TOXEVAL_TIMINGS"):
+    print("a warning line", file=sys.stderr)
+    steps = {"importing": 0.01, "reading dataset": 0.02, "reading predictions": 0.03,
+             "computing metrics": 0.04, "summarising": 0.005, "writing outputs": 0.001}
+    print("toxeval: timings: " + json.dumps(steps), file=sys.stderr)
 """
 
 
@@ -303,7 +309,20 @@ def test_fake_cli_is_timed_with_its_peak_rss(
         assert r["dataset"].endswith(r["format"])
     summary = json.loads((out / "e2e-run-jsonl" / "summary.json").read_text())
     assert summary["rows"] == 200
-    assert "toxeval score end to end" in (out / "bench_end_to_end.md").read_text()
+    md = (out / "bench_end_to_end.md").read_text()
+    assert "toxeval score end to end" in md
+    # the CLI's step times, grouped; the timings line is not taken for an error message
+    assert "Where the time goes" in md and "reading + joining" in md
+    for r in doc["results"]:
+        run = r["runs"][0]
+        assert run["steps_s"]["computing metrics"] == 0.04
+        assert run["stderr_tail"] == ["a warning line"]
+        ph = run["phases_s"]
+        assert ph["reading + joining"] == pytest.approx(0.05)
+        assert ph["metrics"] == pytest.approx(0.04)
+        assert ph["other steps"] == pytest.approx(0.016)
+        assert ph["start-up + exit"] == pytest.approx(run["wall_s"] - 0.106)
+        assert r["median_phases_s"] in [x["phases_s"] for x in r["runs"]]
 
 
 def test_failing_cli_run_is_a_fail(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
