@@ -58,16 +58,16 @@ def card_average_precision(y_true: object, y_pred: object) -> np.ndarray:
     yp = _as_2d(y_pred, "y_pred")
     if yt.shape != yp.shape:
         raise ValueError(f"y_true and y_pred have different shapes: {yt.shape} vs {yp.shape}")
-    # One category per contiguous row of the transposed hit matrix: the cumulative
-    # sums are exact integers, so the result is the recipe's to the last bit.
-    tp_by_cat = np.ascontiguousarray(((yp == 1) & (yt == 1)).T)
-    n = tp_by_cat.shape[1]
-    rank = np.arange(1, n + 1)
-    aps = np.full(tp_by_cat.shape[0], np.nan)
-    for k, tp in enumerate(tp_by_cat):  # per category, as the recipe does
-        if tp.any():
-            precisions = np.cumsum(tp) / rank
-            aps[k] = np.mean(precisions[tp])
+    # precisions[tp] are the values cumsum(tp)[i] / (i + 1) at the hit rows i, that is
+    # j / (i_j + 1) for the j-th hit: the same integer quotients, in the same order, so
+    # their mean is the recipe's to the last bit, without a pass over all N rows per
+    # category for the cumulative sum and the division.
+    tp = (yp == 1) & (yt == 1)
+    aps = np.full(tp.shape[1], np.nan)
+    for k in range(tp.shape[1]):  # per category, as the recipe does
+        hits = np.flatnonzero(tp[:, k])
+        if hits.size:
+            aps[k] = np.mean(np.arange(1, hits.size + 1) / (hits + 1))
     return aps
 
 
