@@ -211,6 +211,9 @@ def run_once(cmd: list[str], timeout: float) -> dict[str, Any]:
     steps, other_lines = parse_timings(stderr)
     return {
         "wall_s": wall,
+        # user + system CPU time of the child (all its threads): less sensitive than wall
+        # time to other processes sharing the cores
+        "cpu_s": float(usage.ru_utime + usage.ru_stime),
         "steps_s": steps,
         "phases_s": phases(steps, wall),
         "peak_rss_bytes": int(usage.ru_maxrss) * scale,
@@ -349,7 +352,7 @@ def main(argv: list[str] | None = None) -> int:
             runs.append(run)
             split = run["phases_s"] or {}
             print(
-                f"[{fmt} {i + 1}/{a.repeats}] {run['wall_s']:.2f} s, peak {run['peak_rss_bytes'] / 2**20:.0f} MiB, rc={run['returncode']}"
+                f"[{fmt} {i + 1}/{a.repeats}] {run['wall_s']:.2f} s (CPU {run['cpu_s']:.2f} s), peak {run['peak_rss_bytes'] / 2**20:.0f} MiB, rc={run['returncode']}"
                 + "".join(f", {k} {v:.2f} s" for k, v in split.items()),
                 file=sys.stderr,
             )
