@@ -8,9 +8,13 @@ the model's raw text (``output`` or ``text``, turned into a vector by
 (matched by row order, or by an ``ids`` array in an NPZ).
 
 Everything on the score path is columnar: pyarrow reads the file (with an explicit schema
-for JSONL, built from the first line), ids are joined with ``pyarrow.compute.index_in``
-and scores move as numpy arrays, so a million rows load without a Python object per row.
-Raw text is the exception: each output is parsed as a string.
+for JSONL, built from the first line), ids are joined in Arrow / numpy and scores move as
+numpy arrays, so a million rows load without a Python object per row. Raw text is the
+exception: each output is parsed as a string. The join takes the cheapest exact path:
+ids already in dataset order (one array comparison); the same ids shuffled (both sides
+sorted by a 64-bit hash, every pair confirmed byte for byte); anything else, or a hash
+collision, through ``pyarrow.compute.index_in``. Score columns are copied once, chunk by
+chunk, into a Fortran-order (N, K) matrix in dataset row order.
 
 Nothing is dropped silently. Ids of the dataset without a prediction (*missing*), ids
 given twice (*duplicate*) and ids not in the dataset (*unknown*) are counted; with
