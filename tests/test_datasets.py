@@ -531,3 +531,17 @@ def test_id_index_confirms_bytes() -> None:
     assert a.same(np.array([0, 2]), b, np.array([1, 0])) is True
     assert a.same(rows, a, rows) is True
     assert _id_index(pa.array(["x" * 65])) is None  # long ids: Arrow's hash tables
+
+
+def test_id_index_of_a_sliced_array() -> None:
+    from toxeval.datasets import _id_index
+
+    whole = pa.array(["zero", "one", "two", "three", "four"])
+    part = _id_index(whole.slice(2))
+    assert part is not None
+    assert sorted(part.rows.tolist()) == [0, 1, 2]
+    # row r of the slice holds whole[r + 2]
+    want = _id_index(pa.array(["two", "three", "four"]))
+    assert want is not None
+    assert part.same(np.arange(3), want, np.arange(3))
+    np.testing.assert_array_equal(part.hashes, want.hashes)

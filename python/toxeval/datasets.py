@@ -152,17 +152,21 @@ def _id_index(arr: pa.Array) -> _IdIndex | None:
         col = np.arange(stop - start) - np.repeat(offsets[:-1].astype(np.int64) - start, lengths)
         padded[row, col] = body
     words = padded.view(np.uint64)  # native order: the hash is only compared in-process
-    h = lengths.astype(np.uint64) * _MIX[0]
+    h = lengths.astype(np.uint64)
+    h *= _MIX[0]
     for j in range(words.shape[1]):
         h ^= words[:, j]
         h *= _MIX[1]
         h ^= h >> _MIX[2]
+    # the row number in the low bits: one sort of integers orders rows by hash
     row_bits = max(1, (n - 1).bit_length())
     low = np.uint64((1 << row_bits) - 1)
-    keys = np.sort((h & ~low) | np.arange(n, dtype=np.uint64))
-    return _IdIndex(
-        padded=padded, lengths=lengths, hashes=keys & ~low, rows=(keys & low).astype(np.intp)
-    )
+    h &= ~low
+    h |= np.arange(n, dtype=np.uint64)
+    h.sort()
+    rows = (h & low).astype(np.intp)
+    h &= ~low
+    return _IdIndex(padded=padded, lengths=lengths, hashes=h, rows=rows)
 
 
 class StringColumn(Sequence[str]):

@@ -1139,7 +1139,7 @@ def predictions_from_texts(
         kind="text",
         scores_read=None,
         texts=pa.array(list(texts), type=pa.string()),
-        pred_ids=pa.array(list(dataset.ids), type=pa.string()),
+        pred_ids=_dataset_id_array(dataset.ids),
         join=None,
         path=source,
         fmt="texts",
