@@ -263,6 +263,10 @@ def _card(
     everything = n_full == full.shape[0]
     yb = y if everything else y[full]
     pb = (s if everything else s[full]) >= threshold
+    if pb.flags.f_contiguous and not pb.flags.c_contiguous:
+        # scores joined from a table are column-major: labels in the same order make the
+        # recipe's element-wise passes and per-row counts run along contiguous columns
+        yb = np.asfortranarray(yb)
     aps, m_ap, lrl = card_recipe.card_figures(yb, pb)
     out.update(
         map=m_ap,
