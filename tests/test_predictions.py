@@ -482,3 +482,33 @@ def test_shuffled_dump_with_mismatches_drops_exactly(
     scored[list(lost)] = False
     np.testing.assert_array_equal(pr.scored, scored)
     np.testing.assert_array_equal(pr.scores, want)
+
+
+def test_scoring_a_parquet_dump_makes_no_python_strings_for_ids_or_texts(tmp_path: Path) -> None:
+    from toxeval.datasets import load_dataset
+    from toxeval.report import write_outputs
+    from toxeval.scoring import score
+
+    n = 300
+    ids = [f"row-{i}" for i in range(n)]
+    labels = [["hate"] if i % 3 == 0 else ["violence"] if i % 3 == 1 else [] for i in range(n)]
+    pq.write_table(
+        pa.table({"id": ids, "text": [f"text {i}" for i in range(n)], "labels": labels}),
+        tmp_path / "d.parquet",
+    )
+    ds = load_dataset(tmp_path / "d.parquet")
+    rng = np.random.default_rng(0)
+    order = rng.permutation(n)
+    s = rng.random((n, ds.k))
+    cols = pa.StructArray.from_arrays(
+        [pa.array(s[order, k]) for k in range(ds.k)], list(ds.taxonomy.ids)
+    )
+    pq.write_table(
+        pa.table({"id": pa.array(ids).take(pa.array(order)), "scores": cols}),
+        tmp_path / "p.parquet",
+    )
+    result = score(tmp_path / "p.parquet", ds)
+    write_outputs(result, tmp_path / "out")
+    assert ds.ids._list is None and ds.texts._list is None  # still Arrow columns
+    assert ds.texts[5] == "text 5" and list(ds.texts)[-1] == f"text {n - 1}"  # yet available
+    assert result.counts["scored"] == n
