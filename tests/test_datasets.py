@@ -545,3 +545,46 @@ def test_id_index_of_a_sliced_array() -> None:
     assert want is not None
     assert part.same(np.arange(3), want, np.arange(3))
     np.testing.assert_array_equal(part.hashes, want.hashes)
+
+
+def test_parquet_label_lists_read_as_dictionary_codes(tmp_path: Path, tax3: Path) -> None:
+    """Label lists come from Parquet as dictionary codes (one dictionary per row group);
+    the result equals the JSONL reading of the same rows, aliases included."""
+    rng = np.random.default_rng(4)
+    names = ["a", "b", "c", "alpha cat", "Gamma"]
+    rows = [
+        {
+            "id": f"r{i}",
+            "text": f"t{i}",
+            "labels": sorted({names[j] for j in rng.integers(0, 5, rng.integers(0, 4))}),
+        }
+        for i in range(50)
+    ]
+    p = tmp_path / "d.parquet"
+    want = load_dataset(_jsonl(tmp_path / "d.jsonl", rows), taxonomy=tax3)
+    for group in (100, 7):  # one row group (dictionary codes), several (strings)
+        pq.write_table(pa.Table.from_pylist(rows), p, row_group_size=group)
+        ds = load_dataset(p, taxonomy=tax3)
+        np.testing.assert_array_equal(ds.y_true, want.y_true)
+        np.testing.assert_array_equal(ds.mask, want.mask)
+    # an unknown category in the file is still named with its row
+    rows[30]["labels"] = ["zeta"]
+    for group in (100, 7):
+        pq.write_table(pa.Table.from_pylist(rows), p, row_group_size=group)
+        with pytest.raises(DatasetError, match=r"row 31: unknown category 'zeta'"):
+            load_dataset(p, taxonomy=tax3)
+
+
+def test_label_codes_ignore_unused_dictionary_values(tax3: Path) -> None:
+    from toxeval.datasets import _Labels, _list_of_codes, _NotColumnar
+
+    labels = _Labels(load_taxonomy(tax3), None)
+    values = pa.DictionaryArray.from_arrays(pa.array([0, 2, 0]), pa.array(["a", "zeta", "c"]))
+    lists = pa.ListArray.from_arrays(pa.array([0, 1, 1, 3]), values)
+    rows, cols = _list_of_codes(lists, labels)  # "zeta" is in the dictionary, in no row
+    assert rows.tolist() == [0, 2, 2] and cols.tolist() == [0, 2, 0]
+    used = pa.ListArray.from_arrays(
+        pa.array([0, 1]), pa.DictionaryArray.from_arrays(pa.array([1]), pa.array(["a", "zeta"]))
+    )
+    with pytest.raises(_NotColumnar):
+        _list_of_codes(used, labels)

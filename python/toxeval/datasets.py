@@ -650,26 +650,28 @@ def _list_of_codes(arr: pa.Array, labels: _Labels) -> tuple[np.ndarray, np.ndarr
     parents = np.asarray(pc.list_parent_indices(arr))
     if len(flat) == 0:
         return parents, parents
-    enc = (
-        pc.dictionary_encode(flat).combine_chunks()
-        if isinstance(flat, pa.ChunkedArray)
-        else (pc.dictionary_encode(flat))
-    )
-    if enc.null_count:
+    if isinstance(flat, pa.ChunkedArray):
+        flat = flat.combine_chunks()
+    # Parquet label lists arrive dictionary-encoded (see _read_parquet): no hashing here
+    enc = flat if pa.types.is_dictionary(flat.type) else pc.dictionary_encode(flat)
+    if enc.null_count or enc.dictionary.null_count:
         raise _NotColumnar
     codes = enc.dictionary.to_pylist()
-    idx = np.asarray(enc.indices)
-    targets = [labels.targets(code) for code in codes]
-    if all(ts is not None and len(ts) == 1 for ts in targets):
+    idx = np.asarray(enc.indices).astype(np.intp, copy=False)
+    # a dictionary read from a file may hold values no row uses: those need no category
+    used = np.bincount(idx, minlength=len(codes)) > 0
+    targets = [labels.targets(code) if u else () for code, u in zip(codes, used, strict=True)]
+    if all(ts is not None and len(ts) == 1 for ts, u in zip(targets, used, strict=True) if u):
         # one category per code (no mapping fan-out): one lookup, no pass per code
-        lut = np.array([ts[0] for ts in targets if ts is not None], dtype=np.int64)
+        lut = np.array([ts[0] if ts else 0 for ts in targets], dtype=np.int64)
         return parents, lut[idx]
     rows_out: list[np.ndarray] = []
     cols_out: list[np.ndarray] = []
-    for u, code in enumerate(codes):
-        ts = labels.targets(code)
+    for u, ts in enumerate(targets):
         if ts is None:
             raise _NotColumnar
+        if not ts:
+            continue  # unused code, or one that maps to no category
         sel = parents[idx == u]
         for t in ts:
             rows_out.append(sel)
@@ -677,6 +679,13 @@ def _list_of_codes(arr: pa.Array, labels: _Labels) -> tuple[np.ndarray, np.ndarr
     if not rows_out:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
     return np.concatenate(rows_out), np.concatenate(cols_out)
+
+
+def _is_text(t: pa.DataType) -> bool:
+    """A string type, or a dictionary of strings (how Parquet label lists are read)."""
+    if pa.types.is_dictionary(t):
+        t = t.value_type
+    return bool(pa.types.is_string(t) or pa.types.is_large_string(t))
 
 
 def _tri_state(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
@@ -718,7 +727,7 @@ def _table_labels(
         if pa.types.is_list(t) or pa.types.is_large_list(t):
             vt = t.value_type
             lens = np.asarray(pc.list_value_length(col))
-            if pa.types.is_string(vt) or pa.types.is_large_string(vt):
+            if _is_text(vt):
                 r, c = _list_of_codes(col, labels)
                 y[r, c] = 1
                 mask[:] = labels.coverage
@@ -1030,7 +1039,18 @@ def _read_parquet(data: bytes, labels: _Labels, source: str) -> _Raw:
     try:
         # from the bytes already read for the hash (no second read); ParquetFile gives
         # one chunk per row group and does not import pyarrow.dataset, as read_table does
-        table = pq.ParquetFile(pa.BufferReader(data)).read()
+        source_file = pa.BufferReader(data)
+        meta = pq.ParquetFile(source_file)
+        schema = meta.schema_arrow
+        # a list of label strings is read as dictionary codes: Parquet stores them that
+        # way, so neither decoding to strings nor hashing them again is needed (Arrow
+        # reads nested dictionaries from one row group only)
+        as_dict = []
+        if "labels" in schema.names and meta.metadata.num_row_groups == 1:
+            t = schema.field("labels").type
+            if pa.types.is_list(t) and pa.types.is_string(t.value_type):
+                as_dict.append(f"labels.list.{t.value_field.name}")
+        table = pq.ParquetFile(source_file, read_dictionary=as_dict or None).read()
     except (pa.ArrowInvalid, OSError) as e:
         raise DatasetError(f"{source}: cannot read Parquet: {e}") from None
     try:
