@@ -71,6 +71,7 @@ MAX_PEAK_BYTES = 3 * 10**9
 DEFAULT_SEED = 20251130
 FORMAT_VERSION = 1  # bump when the generated files change shape
 TIMINGS_PREFIX = "toxeval: timings: "
+CPU_TIMINGS_PREFIX = "toxeval: cpu timings: "
 # How the CLI's steps (TOXEVAL_TIMINGS) are grouped in the report.
 PHASES: dict[str, tuple[str, ...]] = {
     "reading + joining": ("reading dataset", "reading predictions"),
@@ -212,7 +213,7 @@ def run_once(cmd: list[str], timeout: float) -> dict[str, Any]:
     if proc.stderr:
         proc.stderr.close()
     scale = 1 if sys.platform == "darwin" else 1024  # ru_maxrss: bytes on macOS, KiB elsewhere
-    steps, other_lines = parse_timings(stderr)
+    steps, steps_cpu, other_lines = parse_timings(stderr)
     return {
         "wall_s": wall,
         # user + system CPU time of the child (all its threads): less sensitive than wall
@@ -220,6 +221,8 @@ def run_once(cmd: list[str], timeout: float) -> dict[str, Any]:
         "cpu_s": float(usage.ru_utime + usage.ru_stime),
         "steps_s": steps,
         "phases_s": phases(steps, wall),
+        "steps_cpu_s": steps_cpu,
+        "phases_cpu_s": phases(steps_cpu, float(usage.ru_utime + usage.ru_stime)),
         "peak_rss_bytes": int(usage.ru_maxrss) * scale,
         "rusage_children_maxrss_bytes": int(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
         * scale,
@@ -229,19 +232,20 @@ def run_once(cmd: list[str], timeout: float) -> dict[str, Any]:
     }
 
 
-def parse_timings(stderr: str) -> tuple[dict[str, float], list[str]]:
-    """The CLI's per-step wall times (its ``toxeval: timings:`` line) and the other lines."""
-    steps: dict[str, float] = {}
+def parse_timings(stderr: str) -> tuple[dict[str, float], dict[str, float], list[str]]:
+    """The CLI's per-step wall and CPU times (its ``toxeval: timings:`` and
+    ``toxeval: cpu timings:`` lines) and the other lines."""
+    found: dict[str, dict[str, float]] = {TIMINGS_PREFIX: {}, CPU_TIMINGS_PREFIX: {}}
     rest = []
     for line in stderr.strip().splitlines():
-        if line.startswith(TIMINGS_PREFIX):
-            with contextlib.suppress(ValueError):
-                steps = {
-                    str(k): float(v) for k, v in json.loads(line[len(TIMINGS_PREFIX) :]).items()
-                }
+        prefix = next((p for p in found if line.startswith(p)), None)
+        if prefix is not None:
+            with contextlib.suppress(ValueError, AttributeError):
+                doc = json.loads(line[len(prefix) :])
+                found[prefix] = {str(k): float(v) for k, v in doc.items()}
                 continue
         rest.append(line)
-    return steps, rest
+    return found[TIMINGS_PREFIX], found[CPU_TIMINGS_PREFIX], rest
 
 
 def phases(steps: dict[str, float], wall: float) -> dict[str, float] | None:
@@ -281,21 +285,29 @@ def render(doc: dict[str, Any]) -> str:
             "",
             "Where the time goes (the median run; from the CLI's `TOXEVAL_TIMINGS` step times):",
             "",
-            "| format | wall | " + " | ".join(names) + " |",
-            "|---|---|" + "---|" * len(names),
+            "| format | time | total | " + " | ".join(names) + " |",
+            "|---|---|---|" + "---|" * len(names),
         ]
         for r in split:
-            ph = r["median_phases_s"]
-            lines.append(
-                f"| {r['format']} | {r['median_wall_s']:.2f} s | "
-                + " | ".join(f"{ph.get(n, 0.0):.2f} s" for n in names)
-                + " |"
-            )
+            run = r["median_run"]
+            for kind, total, ph in (
+                ("wall", run["wall_s"], run["phases_s"]),
+                ("CPU", run["cpu_s"], run.get("phases_cpu_s")),
+            ):
+                if not ph:
+                    continue
+                lines.append(
+                    f"| {r['format']} | {kind} | {total:.2f} s | "
+                    + " | ".join(f"{ph.get(n, 0.0):.2f} s" for n in names)
+                    + " |"
+                )
         lines += [
             "",
             "reading + joining: both files read, ids joined, score matrix built; metrics: "
             "the native multilabel_report; other steps: importing the scoring modules, "
-            "summarising, writing the outputs; start-up + exit: the rest of the wall time.",
+            "summarising, writing the outputs; start-up + exit: the rest. CPU is the "
+            "process's user + system time over all threads (the metrics run on every core), "
+            "steadier than wall time when other jobs share the machine.",
         ]
     failed = [r for r in doc["results"] if r["failed_runs"]]
     for r in failed:
@@ -355,9 +367,13 @@ def main(argv: list[str] | None = None) -> int:
             )
             runs.append(run)
             split = run["phases_s"] or {}
+            split_cpu = run["phases_cpu_s"] or {}
             print(
                 f"[{fmt} {i + 1}/{a.repeats}] {run['wall_s']:.2f} s (CPU {run['cpu_s']:.2f} s), peak {run['peak_rss_bytes'] / 2**20:.0f} MiB, rc={run['returncode']}"
-                + "".join(f", {k} {v:.2f} s" for k, v in split.items()),
+                + "".join(
+                    f", {k} {v:.2f} s (CPU {split_cpu.get(k, float('nan')):.2f} s)"
+                    for k, v in split.items()
+                ),
                 file=sys.stderr,
             )
         good = [r for r in runs if r["returncode"] == 0 and not r["timed_out"]]
@@ -377,6 +393,7 @@ def main(argv: list[str] | None = None) -> int:
                 "last_stderr": runs[-1]["stderr_tail"] if runs else [],
                 "median_wall_s": median,
                 "median_phases_s": median_run["phases_s"] if median_run else None,
+                "median_run": median_run,
                 "max_peak_rss_bytes": peak,
                 "target_s": TARGETS_S[fmt],
                 "wall_result": "PASS"

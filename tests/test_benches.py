@@ -289,6 +289,7 @@ if os.environ.get("TOXEVAL_TIMINGS"):
     steps = {"importing": 0.01, "reading dataset": 0.02, "reading predictions": 0.03,
              "computing metrics": 0.04, "summarising": 0.005, "writing outputs": 0.001}
     print("toxeval: timings: " + json.dumps(steps), file=sys.stderr)
+    print("toxeval: cpu timings: " + json.dumps({k: v / 2 for k, v in steps.items()}), file=sys.stderr)
 """
 
 
@@ -323,6 +324,9 @@ def test_fake_cli_is_timed_with_its_peak_rss(
         assert ph["other steps"] == pytest.approx(0.016)
         assert ph["start-up + exit"] == pytest.approx(max(0.0, run["wall_s"] - 0.106))
         assert r["median_phases_s"] in [x["phases_s"] for x in r["runs"]]
+        assert run["steps_cpu_s"]["computing metrics"] == 0.02
+        assert run["phases_cpu_s"]["metrics"] == pytest.approx(0.02)
+    assert "| jsonl | CPU |" in md
 
 
 def test_failing_cli_run_is_a_fail(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -128,11 +128,12 @@ def _stderr_console() -> Any:
 
 class _Timings:
     """Wall time per named step, printed as one JSON line on stderr at exit when
-    ``$TOXEVAL_TIMINGS`` is set (benches/bench_end_to_end.py reads it)."""
+    ``$TOXEVAL_TIMINGS`` is set (benches/bench_end_to_end.py reads it), followed by a
+    second line with the process CPU time (all threads) of each step."""
 
     def __init__(self) -> None:
         self.enabled = False
-        self._marks: list[tuple[str, float]] = []
+        self._marks: list[tuple[str, float, float]] = []
 
     def reset(self) -> None:
         self.enabled = os.environ.get("TOXEVAL_TIMINGS", "") not in ("", "0")
@@ -140,18 +141,19 @@ class _Timings:
 
     def mark(self, name: str) -> None:
         if self.enabled:
-            self._marks.append((name, time.perf_counter()))
+            self._marks.append((name, time.perf_counter(), time.process_time()))
 
     def emit(self) -> None:
         if not self.enabled or not self._marks:
             return
-        end = time.perf_counter()
-        spans: dict[str, float] = {}
-        for (name, start), (_, stop) in zip(
-            self._marks, [*self._marks[1:], ("", end)], strict=True
-        ):
-            spans[name] = round(spans.get(name, 0.0) + stop - start, 4)
-        print(f"{PROG}: timings: {json.dumps(spans)}", file=sys.stderr)
+        end = ("", time.perf_counter(), time.process_time())
+        wall: dict[str, float] = {}
+        cpu: dict[str, float] = {}
+        for (name, w0, c0), (_, w1, c1) in zip(self._marks, [*self._marks[1:], end], strict=True):
+            wall[name] = round(wall.get(name, 0.0) + w1 - w0, 4)
+            cpu[name] = round(cpu.get(name, 0.0) + c1 - c0, 4)
+        print(f"{PROG}: timings: {json.dumps(wall)}", file=sys.stderr)
+        print(f"{PROG}: cpu timings: {json.dumps(cpu)}", file=sys.stderr)
 
 
 _TIMINGS = _Timings()
