@@ -120,6 +120,25 @@ def test_timings_line_names_every_step(
     assert "timings" not in capsys.readouterr().err
 
 
+def test_cli_turns_numpy_huge_page_advice_off_unless_the_user_chose(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from numpy._core import multiarray
+
+    set_hugepage = multiarray._set_madvise_hugepage
+    before = set_hugepage(True)
+    try:
+        monkeypatch.delenv("NUMPY_MADVISE_HUGEPAGE", raising=False)
+        assert main(["taxonomy"]) == 0
+        assert set_hugepage(True) is False  # main turned it off
+        monkeypatch.setenv("NUMPY_MADVISE_HUGEPAGE", "1")
+        assert main(["taxonomy"]) == 0
+        assert set_hugepage(True) is True  # left as the user's variable says
+    finally:
+        set_hugepage(before)
+    capsys.readouterr()
+
+
 def test_score_on_shared_openai_moderation(tmp_path: Path) -> None:
     _needs_eval_side()
     shared = shared_dir()

@@ -307,10 +307,30 @@ def _error(msg: str) -> None:
     print(f"{PROG}: error: {line}", file=sys.stderr)
 
 
+def _no_hugepage_madvise() -> None:
+    """Ask numpy not to madvise its large arrays into transparent huge pages.
+
+    A command touches each of its large arrays about once, so huge pages save little,
+    while with the kernel's usual ``defrag=madvise`` setting every huge-page fault on a
+    busy machine with fragmented memory may stall in direct compaction: on the 1M-row
+    benchmark that cost 0.5-1.5 s of system time (of a 3-6 s run). numpy's own switch,
+    ``NUMPY_MADVISE_HUGEPAGE``, wins when the user sets it."""
+    if "NUMPY_MADVISE_HUGEPAGE" in os.environ:
+        return
+    try:
+        from numpy._core import multiarray
+    except ImportError:  # numpy < 2
+        from numpy.core import multiarray  # type: ignore[no-redef,unused-ignore]
+    setter = getattr(multiarray, "_set_madvise_hugepage", None)
+    if setter is not None:
+        setter(False)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``toxeval`` command; returns the exit code."""
     debug = os.environ.get("TOXEVAL_DEBUG", "") not in ("", "0")
     _TIMINGS.reset()
+    _no_hugepage_madvise()
     try:
         args = _build_parser().parse_args(argv)
         command = args.command or "evaluate"
