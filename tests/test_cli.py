@@ -139,6 +139,29 @@ def test_cli_turns_numpy_huge_page_advice_off_unless_the_user_chose(
     capsys.readouterr()
 
 
+def test_evaluate_reads_with_the_system_arrow_pool_unless_the_user_chose(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import pyarrow as pa
+
+    _needs_eval_side()
+    before = pa.default_memory_pool()
+    try:
+        pa.set_memory_pool(
+            pa.jemalloc_memory_pool() if hasattr(pa, "jemalloc_memory_pool") else before
+        )
+        monkeypatch.setenv("ARROW_DEFAULT_MEMORY_POOL", "jemalloc")
+        chosen = pa.default_memory_pool().backend_name
+        assert main(["evaluate", "--quiet"]) == 0
+        assert pa.default_memory_pool().backend_name == chosen  # the user's variable decides
+        monkeypatch.delenv("ARROW_DEFAULT_MEMORY_POOL")
+        assert main(["evaluate", "--quiet"]) == 0
+        assert pa.default_memory_pool().backend_name == "system"
+    finally:
+        pa.set_memory_pool(before)
+    capsys.readouterr()
+
+
 def test_score_on_shared_openai_moderation(tmp_path: Path) -> None:
     _needs_eval_side()
     shared = shared_dir()
