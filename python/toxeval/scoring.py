@@ -460,7 +460,10 @@ def _multilabel_report(
         return None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        out = fn(y, s, mask=m, threshold=threshold)
+        try:
+            out = fn(y, s, mask=m, threshold=threshold)
+        except TypeError:
+            return None  # an engine version without threshold=: compute figure by figure
     keys = (
         *("ap", "roc_auc", "label_ranking_loss", "lrap", "coverage_error", "one_error"),
         *("support", "n_negative", "n_unknown", "f1", "f1_micro", "hamming_loss"),
