@@ -968,12 +968,12 @@ pub fn micro_ap_auc<S: Score>(
 // and sorting every key at once costs 16 bytes per cell (keys + scratch), twice the
 // size of a float64 score matrix. Instead the cells are streamed in key ranges:
 //
-// 1. one pass (parallel over row blocks) histograms the top 16 bits of the negated
+// 1. one pass (parallel over row blocks) histograms the top 18 bits of the negated
 //    keys, counting positives and negatives per bucket;
 // 2. consecutive buckets (ascending negated key = descending score) are grouped so
 //    that a group's cells plus its largest bucket fit in a fixed budget of `cap`
 //    keys; a bucket too big for that is refined by another pass over its cells on
-//    the next 16 bits (a bucket of one key value needs no keys at all, only counts);
+//    the next 18 bits (a bucket of one key value needs no keys at all, only counts);
 // 3. each group re-scans the matrix, placing its cells directly at their bucket
 //    (positives then negatives, offsets from the histogram), sorts each bucket's
 //    two runs in cache and walks them into tie blocks. The cumulative counts before
@@ -989,17 +989,20 @@ pub fn micro_ap_auc<S: Score>(
 // one-sort values (docs/deviations.md); neither depends on the thread count, since
 // groups are fixed by the input and `cap` alone.
 
-/// Histogram digit of the micro streaming pass.
-const MICRO_DIGIT: u32 = 16;
+/// Histogram digit of the micro streaming pass: 2**18 buckets (2 MiB of counters
+/// per worker) make buckets small enough (1/128 of [0.5, 1) for uniform
+/// probabilities) that groups fill their buffer closely, hence few re-scans.
+const MICRO_DIGIT: u32 = 18;
 /// Groups processed at once (each holds one `cap`-key buffer).
 const MICRO_WORKERS: usize = 2;
 /// Inputs with at most this many cells take the one-sort path.
 const MICRO_MIN_CAP: usize = 1 << 18;
 
-/// Keys per group buffer for `cells` known cells: about 15% of the cells, so that
-/// `MICRO_WORKERS` buffers of 8-byte keys stay near 0.3x a float64 score matrix.
+/// Keys per group buffer for `cells` known cells: an eighth of the cells, so that
+/// `MICRO_WORKERS` buffers of 8-byte keys (scratch included) stay at 0.25x a
+/// float64 score matrix.
 fn micro_cap(cells: usize) -> usize {
-    (cells / 20 * 3).max(MICRO_MIN_CAP)
+    (cells / 8).max(MICRO_MIN_CAP)
 }
 
 /// Call `f(negated key, positive)` for every known cell of `rows`.
@@ -1063,9 +1066,9 @@ fn micro_histogram<S: Score>(
     };
     let next = AtomicUsize::new(0);
     let parts = par.map(workers, elements, |_| {
-        // One interleaved array: [pos, neg] per bucket.
+        // One interleaved array: [pos, neg] per bucket. u32 is enough: the caller
+        // checked that there are fewer than 2**31 cells.
         let mut h = vec![0u32; 2 * nb];
-        let mut wide = vec![0u64; 2 * nb];
         loop {
             let b = next.fetch_add(1, Ordering::Relaxed);
             if b >= blocks {
@@ -1082,21 +1085,16 @@ fn micro_histogram<S: Score>(
                     }
                 }
             });
-            // Flush the u32 counters (a block has fewer than 2**32 cells).
-            for (w, c) in wide.iter_mut().zip(h.iter_mut()) {
-                *w += u64::from(*c);
-                *c = 0;
-            }
         }
-        wide
+        h
     })?;
     let mut pos = vec![0u64; nb];
     let mut neg = vec![0u64; nb];
     for part in parts {
         for (d, c) in part.chunks_exact(2).enumerate() {
             if let (Some(p), Some(q)) = (pos.get_mut(d), neg.get_mut(d)) {
-                *p += c[0];
-                *q += c[1];
+                *p += u64::from(c[0]);
+                *q += u64::from(c[1]);
             }
         }
     }
@@ -1300,7 +1298,9 @@ fn compact_cells<S: Score>(
     c
 }
 
-/// Run one group: gather its cells by bucket into `keys`, sort and walk each bucket.
+/// Run one group: gather its cells by bucket into `buf` (at least the group's cells
+/// plus its largest bucket long: the rest is sort scratch), sort and walk each
+/// bucket.
 #[allow(clippy::too_many_arguments)]
 fn micro_group<S: Score>(
     s: &ArrayView2<S>,
@@ -1311,8 +1311,7 @@ fn micro_group<S: Score>(
     counts: &[(u64, u64)],
     before: (u64, u64),
     n_pos: u64,
-    keys: &mut Vec<u64>,
-    tmp: &mut Vec<u64>,
+    buf: &mut [u64],
 ) -> MicroPart {
     let nb = counts.len();
     let total: u64 = counts.iter().map(|&(p, q)| p + q).sum();
@@ -1326,8 +1325,12 @@ fn micro_group<S: Score>(
         offsets[2 * d + 1] = acc + p as usize;
         acc += (p + q) as usize;
     }
-    keys.clear();
-    keys.resize(total, 0);
+    let biggest = usize::try_from(biggest).unwrap_or(0);
+    if buf.len() < total + biggest {
+        return MicroPart::default(); // unreachable: the caller sizes `buf`
+    }
+    let (keys, rest) = buf.split_at_mut(total);
+    let tmp = &mut rest[..biggest];
     let span = nb as u64;
     let (n_rows, k) = s.dim();
     // Per row block: a branch-free filter compacts the group's cells (key, class)
@@ -1367,8 +1370,6 @@ fn micro_group<S: Score>(
             }
         }
     }
-    tmp.clear();
-    tmp.resize(usize::try_from(biggest).unwrap_or(0), 0);
     let mut part = MicroPart::default();
     let (mut bp, mut br) = before;
     let mut start = 0usize;
@@ -1418,6 +1419,19 @@ fn micro_streaming<S: Score>(
         }
     }
     let n_neg = n_all - n_pos;
+    // Largest buffer a group needs: its cells plus its largest bucket (<= cap).
+    let need = tasks
+        .iter()
+        .map(|t| match t {
+            MicroTask::Group { counts, .. } => {
+                let total: u64 = counts.iter().map(|&(p, q)| p + q).sum();
+                let big = counts.iter().map(|&(p, q)| p + q).max().unwrap_or(0);
+                usize::try_from(total + big).unwrap_or(usize::MAX)
+            }
+            MicroTask::Block { .. } => 0,
+        })
+        .max()
+        .unwrap_or(0);
     if n_all == 0 {
         return Ok((
             MetricValue {
@@ -1438,7 +1452,8 @@ fn micro_streaming<S: Score>(
     let next = AtomicUsize::new(0);
     let tasks_ref = &tasks;
     let parts = par.map(workers, y_score.len(), |_| {
-        let (mut keys, mut tmp) = (Vec::new(), Vec::new());
+        // One buffer per worker, allocated at the first group it runs.
+        let mut buf: Vec<u64> = Vec::new();
         let mut out = Vec::new();
         loop {
             let i = next.fetch_add(1, Ordering::Relaxed);
@@ -1461,8 +1476,12 @@ fn micro_streaming<S: Score>(
                     counts,
                     (*pos_before, *rows_before),
                     n_pos,
-                    &mut keys,
-                    &mut tmp,
+                    {
+                        if buf.len() < need {
+                            buf = vec![0u64; need];
+                        }
+                        &mut buf
+                    },
                 ),
                 MicroTask::Block {
                     pos,
