@@ -1402,7 +1402,14 @@ fn micro_streaming<S: Score>(
 ) -> Result<(MetricValue, MetricValue)> {
     let (s, y, m) = (&y_score, &y_pos, mask.as_ref());
     let mut tasks = Vec::new();
-    micro_plan(s, y, m, 64, 0, (0, 0), cap, par, &mut tasks)?;
+    // 4-byte scores have 32-bit keys: the top 32 bits of every negated key are ones,
+    // so the first histogram starts below them.
+    let (top, prefix) = if std::mem::size_of::<S>() == 4 {
+        (32, u64::from(u32::MAX))
+    } else {
+        (64, 0)
+    };
+    micro_plan(s, y, m, top, prefix, (0, 0), cap, par, &mut tasks)?;
     let (mut n_pos, mut n_all) = (0u64, 0u64);
     for t in &tasks {
         match t {
@@ -2251,6 +2258,17 @@ mod tests {
             let prev = [0.1, 0.0, 0.5, 1.0][(case / 4) % 4];
             let y = Array2::from_shape_fn((n, k), |_| rng.random::<f64>() < prev);
             let m = Array2::from_shape_fn((n, k), |_| rng.random::<f64>() < 0.8);
+            // float32 keys start their histogram below the top 32 bits
+            let s32 = s.mapv(|v| v as f32);
+            let mut buf = SplitKeys::new();
+            buf.load_all(s32.view(), y.view(), None);
+            let (ra, ru) = label_values(&mut buf, true, true);
+            let par = Parallelism::sequential();
+            let (a, u) = micro_streaming(s32.view(), y.view(), None, 1000, &par).unwrap();
+            assert!(
+                close(a.value, ra.value) && close(u.value, ru.value),
+                "f32 case {case}"
+            );
             for mask in [None, Some(m.view())] {
                 let mut buf = SplitKeys::new();
                 buf.load_all(s.view(), y.view(), mask);
