@@ -928,7 +928,7 @@ fn micro_unweighted<S: Score>(
         ));
     }
     let cells = y_score.len();
-    let cap = micro_cap(cells);
+    let cap = micro_cap(cells, std::mem::size_of::<S>());
     if cap < cells {
         return micro_streaming(y_score, y_pos, mask, cap, par);
     }
@@ -998,11 +998,12 @@ const MICRO_WORKERS: usize = 2;
 /// Inputs with at most this many cells take the one-sort path.
 const MICRO_MIN_CAP: usize = 1 << 18;
 
-/// Keys per group buffer for `cells` known cells: an eighth of the cells, so that
-/// `MICRO_WORKERS` buffers of 8-byte keys (scratch included) stay at 0.25x a
-/// float64 score matrix.
-fn micro_cap(cells: usize) -> usize {
-    (cells / 8).max(MICRO_MIN_CAP)
+/// Keys per group buffer for `cells` cells of `score_bytes` bytes each: an eighth
+/// of the cells for 8-byte scores (a sixteenth for 4-byte ones), so that
+/// `MICRO_WORKERS` buffers of 8-byte keys (scratch included) stay at 0.25x the
+/// score matrix.
+fn micro_cap(cells: usize, score_bytes: usize) -> usize {
+    (cells / 64 * score_bytes.clamp(1, 8)).max(MICRO_MIN_CAP)
 }
 
 /// Call `f(negated key, positive)` for every known cell of `rows`.
