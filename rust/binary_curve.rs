@@ -1124,6 +1124,9 @@ enum MicroTask {
 
 /// Plan the tasks for the cells with `k >> top == prefix` (`top == 64`: all),
 /// appending them to `tasks`; `before` = (positives, rows) ranked above them.
+/// Buckets of more than `refine / 2` cells are refined (this fixes the buckets, and
+/// so the result); groups hold at most `cap` keys with their scratch (this only
+/// decides how many re-scans are needed).
 #[allow(clippy::too_many_arguments)]
 fn micro_plan<S: Score>(
     s: &ArrayView2<S>,
@@ -1132,7 +1135,7 @@ fn micro_plan<S: Score>(
     top: u32,
     prefix: u64,
     before: (u64, u64),
-    cap: usize,
+    (refine, cap): (usize, usize),
     par: &Parallelism,
     tasks: &mut Vec<MicroTask>,
 ) -> Result<()> {
@@ -1146,7 +1149,7 @@ fn micro_plan<S: Score>(
     let mut first = 0u64;
     let (mut g_pos, mut g_rows) = (0u64, 0u64);
     let (mut g_total, mut g_max) = (0usize, 0usize);
-    let cap64 = cap as u64;
+    let refine64 = refine as u64;
     let flush = |group: &mut Vec<(u64, u64)>,
                  first: u64,
                  g_pos: u64,
@@ -1173,7 +1176,7 @@ fn micro_plan<S: Score>(
             continue;
         }
         let cu = usize::try_from(c).unwrap_or(usize::MAX);
-        if shift == 0 || c.saturating_mul(2) > cap64 {
+        if shift == 0 || c.saturating_mul(2) > refine64 {
             flush(&mut group, first, g_pos, g_rows, tasks);
             (g_total, g_max) = (0, 0);
             if shift == 0 {
@@ -1184,7 +1187,7 @@ fn micro_plan<S: Score>(
                     rows_before: cr,
                 });
             } else {
-                micro_plan(s, y, m, shift, id, (cp, cr), cap, par, tasks)?;
+                micro_plan(s, y, m, shift, id, (cp, cr), (refine, cap), par, tasks)?;
             }
         } else {
             if g_total + cu + g_max.max(cu) > cap {
@@ -1228,11 +1231,13 @@ impl CompSum {
     }
 }
 
-/// What one task contributes: AP term sum (compensated) and twice the
+/// What one task contributes: the AP term sum of each of its buckets (pairwise,
+/// in order; the caller adds them up with a compensated sum, so that the result
+/// depends on the buckets only, not on how they were grouped) and twice the
 /// Mann-Whitney count.
 #[derive(Default)]
 struct MicroPart {
-    ap: CompSum,
+    ap: Vec<f64>,
     u2: u128,
 }
 
@@ -1266,7 +1271,7 @@ fn micro_blocks(
         prev_rows = rows;
     }
     if n_pos > 0 {
-        part.ap.add(pairwise_sum_bits(&terms[..t]));
+        part.ap.push(pairwise_sum_bits(&terms[..t]));
     }
 }
 
@@ -1393,7 +1398,8 @@ fn micro_group<S: Score>(
 }
 
 /// Micro AP and full ROC AUC, unweighted, in bounded memory (see the section
-/// comment); `cap` = keys per group buffer.
+/// comment); `cap` = keys per group buffer when `MICRO_WORKERS` groups run at once
+/// (a single worker gets `MICRO_WORKERS` times more).
 fn micro_streaming<S: Score>(
     y_score: ArrayView2<S>,
     y_pos: ArrayView2<bool>,
@@ -1410,7 +1416,25 @@ fn micro_streaming<S: Score>(
     } else {
         (64, 0)
     };
-    micro_plan(s, y, m, top, prefix, (0, 0), cap, par, &mut tasks)?;
+    // The buckets (and so the value) depend on `cap` only; fewer workers get
+    // bigger groups within the same memory, hence fewer re-scans.
+    let workers = if par.is_parallel_for(y_score.len()) {
+        par.threads.clamp(1, MICRO_WORKERS)
+    } else {
+        1
+    };
+    let group_cap = cap.saturating_mul(MICRO_WORKERS) / workers;
+    micro_plan(
+        s,
+        y,
+        m,
+        top,
+        prefix,
+        (0, 0),
+        (cap, group_cap),
+        par,
+        &mut tasks,
+    )?;
     let (mut n_pos, mut n_all) = (0u64, 0u64);
     for t in &tasks {
         match t {
@@ -1452,11 +1476,7 @@ fn micro_streaming<S: Score>(
             },
         ));
     }
-    let workers = if par.is_parallel_for(y_score.len()) {
-        par.threads.min(MICRO_WORKERS).min(tasks.len()).max(1)
-    } else {
-        1
-    };
+    let workers = workers.min(tasks.len()).max(1);
     let next = AtomicUsize::new(0);
     let tasks_ref = &tasks;
     let parts = par.map(workers, y_score.len(), |_| {
@@ -1519,7 +1539,9 @@ fn micro_streaming<S: Score>(
     let mut ap = CompSum::default();
     let mut u2 = 0u128;
     for (_, p) in &all {
-        ap.add(p.ap.value());
+        for &x in &p.ap {
+            ap.add(x);
+        }
         u2 += p.u2;
     }
     let ap_v = if n_pos == 0 {
