@@ -887,15 +887,16 @@ pub fn micro<S: Score>(
     weight: Option<ArrayView1<f64>>,
     mask: Option<ArrayView2<bool>>,
     metric: Metric,
+    par: &Parallelism,
 ) -> Result<MetricValue> {
     check_shapes(&y_score, &y_pos, weight.as_ref(), mask.as_ref())?;
     if weight.is_none() {
         match metric {
             Metric::AveragePrecision => {
-                return micro_unweighted(y_score, y_pos, mask, true).map(|v| v.0)
+                return micro_unweighted(y_score, y_pos, mask, true, false, par).map(|v| v.0)
             }
             Metric::RocAuc { max_fpr: None } => {
-                return micro_unweighted(y_score, y_pos, mask, false).map(|v| v.1)
+                return micro_unweighted(y_score, y_pos, mask, false, true, par).map(|v| v.1)
             }
             Metric::RocAuc { .. } => {}
         }
@@ -918,45 +919,656 @@ fn micro_unweighted<S: Score>(
     y_pos: ArrayView2<bool>,
     mask: Option<ArrayView2<bool>>,
     ap: bool,
+    auc: bool,
+    par: &Parallelism,
 ) -> Result<(MetricValue, MetricValue)> {
     if y_score.len() >= MAX_ITEMS {
         return Err(MetricError::value(
             "too many elements in one binary problem (limit 2**31 - 1)",
         ));
     }
+    let cells = y_score.len();
+    let cap = micro_cap(cells, std::mem::size_of::<S>());
+    if cap < cells {
+        return micro_streaming(y_score, y_pos, mask, cap, par);
+    }
     let mut buf = SplitKeys::new();
     buf.load_all(y_score, y_pos, mask);
-    Ok(label_values(&mut buf, ap, !ap))
+    Ok(label_values(&mut buf, ap, auc))
 }
 
-/// Micro-averaged average precision and full ROC AUC from one sort: the values of
+/// Micro-averaged average precision and full ROC AUC from one pass: the values of
 /// [`micro`] with `Metric::AveragePrecision` and `Metric::RocAuc { max_fpr: None }`.
 pub fn micro_ap_auc<S: Score>(
     y_score: ArrayView2<S>,
     y_pos: ArrayView2<bool>,
     weight: Option<ArrayView1<f64>>,
     mask: Option<ArrayView2<bool>>,
+    par: &Parallelism,
 ) -> Result<(MetricValue, MetricValue)> {
     check_shapes(&y_score, &y_pos, weight.as_ref(), mask.as_ref())?;
     if weight.is_some() {
-        let ap = micro(y_score, y_pos, weight, mask, Metric::AveragePrecision)?;
+        let ap = micro(y_score, y_pos, weight, mask, Metric::AveragePrecision, par)?;
         let auc = micro(
             y_score,
             y_pos,
             weight,
             mask,
             Metric::RocAuc { max_fpr: None },
+            par,
         )?;
         return Ok((ap, auc));
     }
-    if y_score.len() >= MAX_ITEMS {
-        return Err(MetricError::value(
-            "too many elements in one binary problem (limit 2**31 - 1)",
+    micro_unweighted(y_score, y_pos, mask, true, true, par)
+}
+
+// ------------------------------------------------------------------ micro, bounded memory
+//
+// The micro average treats all N x K known cells as one binary problem. Gathering
+// and sorting every key at once costs 16 bytes per cell (keys + scratch), twice the
+// size of a float64 score matrix. Instead the cells are streamed in key ranges:
+//
+// 1. one pass (parallel over row blocks) histograms the top 18 bits of the negated
+//    keys, counting positives and negatives per bucket;
+// 2. consecutive buckets (ascending negated key = descending score) are grouped so
+//    that a group's cells plus its largest bucket fit in a fixed budget of `cap`
+//    keys; a bucket too big for that is refined by another pass over its cells on
+//    the next 18 bits (a bucket of one key value needs no keys at all, only counts);
+// 3. each group re-scans the matrix, placing its cells directly at their bucket
+//    (positives then negatives, offsets from the histogram), sorts each bucket's
+//    two runs in cache and walks them into tie blocks. The cumulative counts before
+//    every bucket are known from the histogram, so groups are independent: they run
+//    in parallel (at most `MICRO_WORKERS` buffers alive) and are reduced in order.
+//
+// AP terms are the same values as in the one-sort path (same counts, same formula);
+// they are summed pairwise per bucket and the bucket sums with Neumaier's
+// compensated sum (the term count is unknown until the end, so NumPy's pairwise tree
+// over all terms cannot be reproduced). ROC AUC is the exact Mann-Whitney count
+// `sum over blocks of neg * (2 * pos_before + pos)` in integers divided by
+// `2 * P * N`, the area of the same curve. Both stay within 1e-15 relative of the
+// one-sort values (docs/deviations.md); neither depends on the thread count, since
+// groups are fixed by the input and `cap` alone.
+
+/// Histogram digit of the micro streaming pass: 2**18 buckets (2 MiB of counters
+/// per worker) make buckets small enough (1/128 of [0.5, 1) for uniform
+/// probabilities) that groups fill their buffer closely, hence few re-scans.
+const MICRO_DIGIT: u32 = 18;
+/// Groups processed at once (each holds one `cap`-key buffer).
+const MICRO_WORKERS: usize = 2;
+/// Inputs with at most this many cells take the one-sort path.
+const MICRO_MIN_CAP: usize = 1 << 18;
+
+/// Keys per group buffer for `cells` cells of `score_bytes` bytes each: an eighth
+/// of the cells for 8-byte scores (a sixteenth for 4-byte ones), so that
+/// `MICRO_WORKERS` buffers of 8-byte keys (scratch included) stay at 0.25x the
+/// score matrix.
+fn micro_cap(cells: usize, score_bytes: usize) -> usize {
+    (cells / 64 * score_bytes.clamp(1, 8)).max(MICRO_MIN_CAP)
+}
+
+/// Call `f(negated key, positive)` for every known cell of `rows`.
+#[inline]
+fn scan_cells<S: Score>(
+    s: &ArrayView2<S>,
+    y: &ArrayView2<bool>,
+    m: Option<&ArrayView2<bool>>,
+    rows: std::ops::Range<usize>,
+    mut f: impl FnMut(u64, bool),
+) {
+    let sr = s.slice(ndarray::s![rows.clone(), ..]);
+    let yr = y.slice(ndarray::s![rows.clone(), ..]);
+    match m {
+        None => match (sr.as_slice(), yr.as_slice()) {
+            (Some(sv), Some(yv)) => {
+                for (&v, &t) in sv.iter().zip(yv.iter()) {
+                    f(!v.key(), t);
+                }
+            }
+            _ => ndarray::Zip::from(sr)
+                .and(yr)
+                .for_each(|&v, &t| f(!v.key(), t)),
+        },
+        Some(m) => {
+            let mr = m.slice(ndarray::s![rows, ..]);
+            ndarray::Zip::from(sr)
+                .and(yr)
+                .and(mr)
+                .for_each(|&v, &t, &k| {
+                    if k {
+                        f(!v.key(), t)
+                    }
+                })
+        }
+    }
+}
+
+/// Bucket histogram (positives, negatives) of the cells whose key has
+/// `k >> top == prefix` (`top == 64`: all cells), on the `width` bits below `top`.
+#[allow(clippy::too_many_arguments)]
+fn micro_histogram<S: Score>(
+    s: &ArrayView2<S>,
+    y: &ArrayView2<bool>,
+    m: Option<&ArrayView2<bool>>,
+    top: u32,
+    prefix: u64,
+    width: u32,
+    par: &Parallelism,
+) -> Result<(Vec<u64>, Vec<u64>)> {
+    let nb = 1usize << width;
+    let shift = top - width;
+    let mask = (nb - 1) as u64;
+    let (n, k) = s.dim();
+    let blocks = n.div_ceil(crate::parallel::ROW_BLOCK);
+    let elements = n.saturating_mul(k);
+    let workers = if par.is_parallel_for(elements) {
+        par.threads.min(blocks).max(1)
+    } else {
+        1
+    };
+    let next = AtomicUsize::new(0);
+    let parts = par.map(workers, elements, |_| {
+        // One interleaved array: [pos, neg] per bucket. u32 is enough: the caller
+        // checked that there are fewer than 2**31 cells.
+        let mut h = vec![0u32; 2 * nb];
+        loop {
+            let b = next.fetch_add(1, Ordering::Relaxed);
+            if b >= blocks {
+                break;
+            }
+            let start = b * crate::parallel::ROW_BLOCK;
+            let rows = start..(start + crate::parallel::ROW_BLOCK).min(n);
+            scan_cells(s, y, m, rows, |key, pos| {
+                let inside = top >= 64 || key >> top == prefix;
+                let d = ((key >> shift) & mask) as usize;
+                if inside {
+                    if let Some(c) = h.get_mut(2 * d + usize::from(!pos)) {
+                        *c += 1;
+                    }
+                }
+            });
+        }
+        h
+    })?;
+    let mut pos = vec![0u64; nb];
+    let mut neg = vec![0u64; nb];
+    for part in parts {
+        for (d, c) in part.chunks_exact(2).enumerate() {
+            if let (Some(p), Some(q)) = (pos.get_mut(d), neg.get_mut(d)) {
+                *p += u64::from(c[0]);
+                *q += u64::from(c[1]);
+            }
+        }
+    }
+    Ok((pos, neg))
+}
+
+/// One unit of the micro stream, in descending score order.
+enum MicroTask {
+    /// Buckets `first..first + counts.len()` of digit `shift` (bucket id = the key
+    /// shifted right by `shift`), with their (positives, negatives).
+    Group {
+        shift: u32,
+        first: u64,
+        counts: Vec<(u64, u64)>,
+        pos_before: u64,
+        rows_before: u64,
+    },
+    /// One tie block (all keys equal).
+    Block {
+        pos: u64,
+        neg: u64,
+        pos_before: u64,
+        rows_before: u64,
+    },
+}
+
+/// Plan the tasks for the cells with `k >> top == prefix` (`top == 64`: all),
+/// appending them to `tasks`; `before` = (positives, rows) ranked above them.
+/// Buckets of more than `refine / 2` cells are refined (this fixes the buckets, and
+/// so the result); groups hold at most `cap` keys with their scratch (this only
+/// decides how many re-scans are needed).
+#[allow(clippy::too_many_arguments)]
+fn micro_plan<S: Score>(
+    s: &ArrayView2<S>,
+    y: &ArrayView2<bool>,
+    m: Option<&ArrayView2<bool>>,
+    top: u32,
+    prefix: u64,
+    before: (u64, u64),
+    (refine, cap): (usize, usize),
+    par: &Parallelism,
+    tasks: &mut Vec<MicroTask>,
+) -> Result<()> {
+    let width = MICRO_DIGIT.min(top);
+    let shift = top - width;
+    let (hp, hn) = micro_histogram(s, y, m, top, prefix, width, par)?;
+    let base = if top >= 64 { 0 } else { prefix << width };
+    let (mut cp, mut cr) = before;
+    // Current group: first bucket id, counts, running total and largest bucket.
+    let mut group: Vec<(u64, u64)> = Vec::new();
+    let mut first = 0u64;
+    let (mut g_pos, mut g_rows) = (0u64, 0u64);
+    let (mut g_total, mut g_max) = (0usize, 0usize);
+    let refine64 = refine as u64;
+    let flush = |group: &mut Vec<(u64, u64)>,
+                 first: u64,
+                 g_pos: u64,
+                 g_rows: u64,
+                 tasks: &mut Vec<MicroTask>| {
+        if !group.is_empty() {
+            tasks.push(MicroTask::Group {
+                shift,
+                first,
+                counts: std::mem::take(group),
+                pos_before: g_pos,
+                rows_before: g_rows,
+            });
+        }
+    };
+    for (d, (&p, &q)) in hp.iter().zip(hn.iter()).enumerate() {
+        let c = p + q;
+        let id = base | d as u64;
+        if c == 0 {
+            // Empty buckets keep a group contiguous only if it is empty.
+            if !group.is_empty() {
+                group.push((0, 0));
+            }
+            continue;
+        }
+        let cu = usize::try_from(c).unwrap_or(usize::MAX);
+        if shift == 0 || c.saturating_mul(2) > refine64 {
+            flush(&mut group, first, g_pos, g_rows, tasks);
+            (g_total, g_max) = (0, 0);
+            if shift == 0 {
+                tasks.push(MicroTask::Block {
+                    pos: p,
+                    neg: q,
+                    pos_before: cp,
+                    rows_before: cr,
+                });
+            } else {
+                micro_plan(s, y, m, shift, id, (cp, cr), (refine, cap), par, tasks)?;
+            }
+        } else {
+            if g_total + cu + g_max.max(cu) > cap {
+                flush(&mut group, first, g_pos, g_rows, tasks);
+                (g_total, g_max) = (0, 0);
+            }
+            if group.is_empty() {
+                first = id;
+                (g_pos, g_rows) = (cp, cr);
+            }
+            group.push((p, q));
+            g_total += cu;
+            g_max = g_max.max(cu);
+        }
+        cp += p;
+        cr += c;
+    }
+    flush(&mut group, first, g_pos, g_rows, tasks);
+    Ok(())
+}
+
+/// Neumaier's compensated sum accumulator.
+#[derive(Clone, Copy, Default)]
+struct CompSum {
+    s: f64,
+    c: f64,
+}
+
+impl CompSum {
+    fn add(&mut self, x: f64) {
+        let t = self.s + x;
+        if self.s.abs() >= x.abs() {
+            self.c += (self.s - t) + x;
+        } else {
+            self.c += (x - t) + self.s;
+        }
+        self.s = t;
+    }
+    fn value(&self) -> f64 {
+        self.s + self.c
+    }
+}
+
+/// What one task contributes: the AP term sum of each of its buckets (pairwise,
+/// in order; the caller adds them up with a compensated sum, so that the result
+/// depends on the buckets only, not on how they were grouped) and twice the
+/// Mann-Whitney count.
+#[derive(Default)]
+struct MicroPart {
+    ap: Vec<f64>,
+    u2: u128,
+}
+
+/// AP terms and Mann-Whitney count of consecutive tie blocks whose cumulative
+/// counts `(positives << 32) | rows` (relative to `before`) are `cum`.
+fn micro_blocks(
+    cum: &[u64],
+    before: (u64, u64),
+    n_pos: u64,
+    terms: &mut [u64],
+    part: &mut MicroPart,
+) {
+    let pf = n_pos as f64;
+    let (bp, br) = before;
+    let mut prev_tp = bp;
+    let mut prev_rows = br;
+    let t = cum.len().min(terms.len());
+    for (&c, o) in cum[..t].iter().zip(terms.iter_mut()) {
+        let tp = bp + (c >> 32);
+        let rows = br + (c & 0xFFFF_FFFF);
+        let (dp, dr) = (tp - prev_tp, rows - prev_rows);
+        let dn = dr - dp;
+        part.u2 += u128::from(dn) * u128::from(2 * prev_tp + dp);
+        let term = if n_pos == 0 {
+            0.0
+        } else {
+            (prev_tp as f64 / pf - tp as f64 / pf) * (tp as f64 / rows as f64)
+        };
+        *o = term.to_bits();
+        prev_tp = tp;
+        prev_rows = rows;
+    }
+    if n_pos > 0 {
+        part.ap.push(pairwise_sum_bits(&terms[..t]));
+    }
+}
+
+/// Branch-free filter of contiguous cells: the (negated key, class) of the cells
+/// whose bucket `(key >> shift) - first` is below `span` go to the front of
+/// `lk`/`lp` (both at least one longer than `sv`); returns how many.
+#[inline]
+fn compact_cells<S: Score>(
+    sv: &[S],
+    yv: &[bool],
+    shift: u32,
+    first: u64,
+    span: u64,
+    lk: &mut [u64],
+    lp: &mut [bool],
+) -> usize {
+    let n = sv.len().min(yv.len()).min(lk.len().saturating_sub(1));
+    let len = lk.len().min(lp.len());
+    let (lk, lp) = (&mut lk[..len], &mut lp[..len]);
+    let mut c = 0usize;
+    for (&v, &t) in sv[..n].iter().zip(yv[..n].iter()) {
+        let key = !v.key();
+        // c <= cells seen so far < lk.len(): the index never fails.
+        if let (Some(x), Some(p)) = (lk.get_mut(c), lp.get_mut(c)) {
+            *x = key;
+            *p = t;
+        }
+        c += usize::from((key >> shift).wrapping_sub(first) < span);
+    }
+    c
+}
+
+/// Run one group: gather its cells by bucket into `buf` (at least the group's cells
+/// plus its largest bucket long: the rest is sort scratch), sort and walk each
+/// bucket.
+#[allow(clippy::too_many_arguments)]
+fn micro_group<S: Score>(
+    s: &ArrayView2<S>,
+    y: &ArrayView2<bool>,
+    m: Option<&ArrayView2<bool>>,
+    shift: u32,
+    first: u64,
+    counts: &[(u64, u64)],
+    before: (u64, u64),
+    n_pos: u64,
+    buf: &mut [u64],
+) -> MicroPart {
+    let nb = counts.len();
+    let total: u64 = counts.iter().map(|&(p, q)| p + q).sum();
+    let total = usize::try_from(total).unwrap_or(0);
+    let biggest = counts.iter().map(|&(p, q)| p + q).max().unwrap_or(0);
+    // offsets[2d] = positives cursor, offsets[2d + 1] = negatives cursor.
+    let mut offsets = vec![0usize; 2 * nb];
+    let mut acc = 0usize;
+    for (d, &(p, q)) in counts.iter().enumerate() {
+        offsets[2 * d] = acc;
+        offsets[2 * d + 1] = acc + p as usize;
+        acc += (p + q) as usize;
+    }
+    let biggest = usize::try_from(biggest).unwrap_or(0);
+    if buf.len() < total + biggest {
+        return MicroPart::default(); // unreachable: the caller sizes `buf`
+    }
+    let (keys, rest) = buf.split_at_mut(total);
+    let tmp = &mut rest[..biggest];
+    let span = nb as u64;
+    let (n_rows, k) = s.dim();
+    // Per row block: a branch-free filter compacts the group's cells (key, class)
+    // into a small cache-resident buffer, then only those are scattered to their
+    // buckets. (A branch on membership would mispredict on most groups.)
+    let chunk = crate::parallel::ROW_BLOCK;
+    let mut lk = vec![0u64; chunk * k + 1];
+    let mut lp = vec![false; chunk * k + 1];
+    for start in (0..n_rows).step_by(chunk) {
+        let rows = start..(start + chunk).min(n_rows);
+        let sr = s.slice(ndarray::s![rows.clone(), ..]);
+        let yr = y.slice(ndarray::s![rows.clone(), ..]);
+        let c = match (m, sr.as_slice(), yr.as_slice()) {
+            (None, Some(sv), Some(yv)) => {
+                compact_cells(sv, yv, shift, first, span, &mut lk, &mut lp)
+            }
+            _ => {
+                let mut c = 0usize;
+                scan_cells(s, y, m, rows, |key, pos| {
+                    if let (Some(x), Some(t)) = (lk.get_mut(c), lp.get_mut(c)) {
+                        *x = key;
+                        *t = pos;
+                    }
+                    c += usize::from((key >> shift).wrapping_sub(first) < span);
+                });
+                c
+            }
+        };
+        let c = c.min(lk.len());
+        for (&key, &pos) in lk[..c].iter().zip(lp[..c].iter()) {
+            let d = ((key >> shift).wrapping_sub(first)) as usize;
+            if let Some(o) = offsets.get_mut(2 * d + usize::from(!pos)) {
+                if let Some(x) = keys.get_mut(*o) {
+                    *x = key;
+                }
+                *o += 1;
+            }
+        }
+    }
+    let mut part = MicroPart::default();
+    let (mut bp, mut br) = before;
+    let mut start = 0usize;
+    for &(p, q) in counts {
+        let (pu, qu) = (p as usize, q as usize);
+        let c = pu + qu;
+        if c > 0 {
+            let bucket = &mut keys[start..start + c];
+            let (pk, nk) = bucket.split_at_mut(pu);
+            sort_keys(pk, &mut tmp[..pu]);
+            sort_keys(nk, &mut tmp[..qu]);
+            let t = merge_blocks(pk, nk, &mut tmp[..c]);
+            micro_blocks(&tmp[..t], (bp, br), n_pos, bucket, &mut part);
+        }
+        bp += p;
+        br += p + q;
+        start += c;
+    }
+    part
+}
+
+/// Micro AP and full ROC AUC, unweighted, in bounded memory (see the section
+/// comment); `cap` = keys per group buffer when `MICRO_WORKERS` groups run at once
+/// (a single worker gets `MICRO_WORKERS` times more).
+fn micro_streaming<S: Score>(
+    y_score: ArrayView2<S>,
+    y_pos: ArrayView2<bool>,
+    mask: Option<ArrayView2<bool>>,
+    cap: usize,
+    par: &Parallelism,
+) -> Result<(MetricValue, MetricValue)> {
+    let (s, y, m) = (&y_score, &y_pos, mask.as_ref());
+    let mut tasks = Vec::new();
+    // 4-byte scores have 32-bit keys: the top 32 bits of every negated key are ones,
+    // so the first histogram starts below them.
+    let (top, prefix) = if std::mem::size_of::<S>() == 4 {
+        (32, u64::from(u32::MAX))
+    } else {
+        (64, 0)
+    };
+    // The buckets (and so the value) depend on `cap` only; fewer workers get
+    // bigger groups within the same memory, hence fewer re-scans.
+    let workers = if par.is_parallel_for(y_score.len()) {
+        par.threads.clamp(1, MICRO_WORKERS)
+    } else {
+        1
+    };
+    let group_cap = cap.saturating_mul(MICRO_WORKERS) / workers;
+    micro_plan(
+        s,
+        y,
+        m,
+        top,
+        prefix,
+        (0, 0),
+        (cap, group_cap),
+        par,
+        &mut tasks,
+    )?;
+    let (mut n_pos, mut n_all) = (0u64, 0u64);
+    for t in &tasks {
+        match t {
+            MicroTask::Group { counts, .. } => {
+                for &(p, q) in counts {
+                    n_pos += p;
+                    n_all += p + q;
+                }
+            }
+            MicroTask::Block { pos, neg, .. } => {
+                n_pos += pos;
+                n_all += pos + neg;
+            }
+        }
+    }
+    let n_neg = n_all - n_pos;
+    // Largest buffer a group needs: its cells plus its largest bucket (<= cap).
+    let need = tasks
+        .iter()
+        .map(|t| match t {
+            MicroTask::Group { counts, .. } => {
+                let total: u64 = counts.iter().map(|&(p, q)| p + q).sum();
+                let big = counts.iter().map(|&(p, q)| p + q).max().unwrap_or(0);
+                usize::try_from(total + big).unwrap_or(usize::MAX)
+            }
+            MicroTask::Block { .. } => 0,
+        })
+        .max()
+        .unwrap_or(0);
+    if n_all == 0 {
+        return Ok((
+            MetricValue {
+                value: f64::NAN,
+                flags: FLAG_EMPTY,
+            },
+            MetricValue {
+                value: f64::NAN,
+                flags: FLAG_EMPTY | FLAG_SINGLE_CLASS,
+            },
         ));
     }
-    let mut buf = SplitKeys::new();
-    buf.load_all(y_score, y_pos, mask);
-    Ok(label_values(&mut buf, true, true))
+    let workers = workers.min(tasks.len()).max(1);
+    let next = AtomicUsize::new(0);
+    let tasks_ref = &tasks;
+    let parts = par.map(workers, y_score.len(), |_| {
+        // One buffer per worker, allocated at the first group it runs.
+        let mut buf: Vec<u64> = Vec::new();
+        let mut out = Vec::new();
+        loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            let Some(task) = tasks_ref.get(i) else {
+                break;
+            };
+            let part = match task {
+                MicroTask::Group {
+                    shift,
+                    first,
+                    counts,
+                    pos_before,
+                    rows_before,
+                } => micro_group(
+                    s,
+                    y,
+                    m,
+                    *shift,
+                    *first,
+                    counts,
+                    (*pos_before, *rows_before),
+                    n_pos,
+                    {
+                        if buf.len() < need {
+                            buf = vec![0u64; need];
+                        }
+                        &mut buf
+                    },
+                ),
+                MicroTask::Block {
+                    pos,
+                    neg,
+                    pos_before,
+                    rows_before,
+                } => {
+                    let mut part = MicroPart::default();
+                    let cum = [(pos << 32) | (pos + neg)];
+                    let mut term = [0u64];
+                    micro_blocks(
+                        &cum,
+                        (*pos_before, *rows_before),
+                        n_pos,
+                        &mut term,
+                        &mut part,
+                    );
+                    part
+                }
+            };
+            out.push((i, part));
+        }
+        out
+    })?;
+    let mut all: Vec<(usize, MicroPart)> = parts.into_iter().flatten().collect();
+    all.sort_by_key(|x| x.0);
+    let mut ap = CompSum::default();
+    let mut u2 = 0u128;
+    for (_, p) in &all {
+        for &x in &p.ap {
+            ap.add(x);
+        }
+        u2 += p.u2;
+    }
+    let ap_v = if n_pos == 0 {
+        MetricValue {
+            value: 0.0,
+            flags: FLAG_NO_POSITIVE,
+        }
+    } else {
+        let v = -ap.value();
+        MetricValue {
+            value: if v > 0.0 { v } else { 0.0 },
+            flags: 0,
+        }
+    };
+    let auc_v = if n_pos == 0 || n_neg == 0 {
+        MetricValue {
+            value: f64::NAN,
+            flags: FLAG_SINGLE_CLASS,
+        }
+    } else {
+        let den = 2u128 * u128::from(n_pos) * u128::from(n_neg);
+        MetricValue {
+            value: u2 as f64 / den as f64,
+            flags: 0,
+        }
+    };
+    Ok((ap_v, auc_v))
 }
 
 // ------------------------------------------------------------------ per-row fast path
@@ -1567,7 +2179,15 @@ mod tests {
         let y = arr2(&[[true, false], [false, true]]);
         let s = arr2(&[[0.9, 0.1], [0.2, 0.8]]);
         let par = Parallelism::sequential();
-        let m = micro(s.view(), y.view(), None, None, Metric::AveragePrecision).unwrap();
+        let m = micro(
+            s.view(),
+            y.view(),
+            None,
+            None,
+            Metric::AveragePrecision,
+            &par,
+        )
+        .unwrap();
         assert_eq!(m.value, 1.0);
         let r = per_row(
             s.view(),
@@ -1584,7 +2204,7 @@ mod tests {
         // F-order and strided views give the same answers
         let f = s.t().to_owned();
         let fv = f.t();
-        let m2 = micro(fv, y.view(), None, None, Metric::AveragePrecision).unwrap();
+        let m2 = micro(fv, y.view(), None, None, Metric::AveragePrecision, &par).unwrap();
         assert_eq!(m, m2);
     }
 
@@ -1636,6 +2256,73 @@ mod tests {
             assert_eq!(a.len(), n);
             for (x, z) in a.iter().zip(b.iter()) {
                 assert!(x.value.to_bits() == z.value.to_bits() && x.flags == z.flags);
+            }
+        }
+    }
+
+    #[test]
+    fn micro_streaming_equals_one_sort() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand::rngs::StdRng::seed_from_u64(9);
+        let close = |a: f64, b: f64| {
+            (a.is_nan() && b.is_nan()) || (a - b).abs() <= 1e-13 * a.abs().max(b.abs())
+        };
+        for case in 0..16 {
+            let n = [3usize, 400, 5000][case % 3];
+            let k = [1usize, 4, 15][case % 3];
+            let kind = case % 4;
+            let s = Array2::from_shape_fn((n, k), |_| match kind {
+                // uniform, heavy ties, narrow range (forces refinement), one value
+                0 => rng.random::<f64>(),
+                1 => f64::from(rng.random_range(0..7u32)) / 7.0,
+                2 => 0.5 + rng.random::<f64>() * 1e-9,
+                _ => 0.25,
+            });
+            let prev = [0.1, 0.0, 0.5, 1.0][(case / 4) % 4];
+            let y = Array2::from_shape_fn((n, k), |_| rng.random::<f64>() < prev);
+            let m = Array2::from_shape_fn((n, k), |_| rng.random::<f64>() < 0.8);
+            // float32 keys start their histogram below the top 32 bits
+            let s32 = s.mapv(|v| v as f32);
+            let mut buf = SplitKeys::new();
+            buf.load_all(s32.view(), y.view(), None);
+            let (ra, ru) = label_values(&mut buf, true, true);
+            let par = Parallelism::sequential();
+            let (a, u) = micro_streaming(s32.view(), y.view(), None, 1000, &par).unwrap();
+            assert!(
+                close(a.value, ra.value) && close(u.value, ru.value),
+                "f32 case {case}"
+            );
+            for mask in [None, Some(m.view())] {
+                let mut buf = SplitKeys::new();
+                buf.load_all(s.view(), y.view(), mask);
+                let (ra, ru) = label_values(&mut buf, true, true);
+                let mut first: Option<(u64, u64)> = None;
+                let caps = if n * k > 10_000 {
+                    vec![3000usize, 20_000]
+                } else {
+                    vec![4usize, 37, 1000]
+                };
+                for cap in caps {
+                    for threads in [1usize, 2, 3] {
+                        let par = Parallelism { threads };
+                        let (a, u) = micro_streaming(s.view(), y.view(), mask, cap, &par).unwrap();
+                        assert!(
+                            close(a.value, ra.value),
+                            "case {case} cap {cap}: {a:?} {ra:?}"
+                        );
+                        assert!(
+                            close(u.value, ru.value),
+                            "case {case} cap {cap}: {u:?} {ru:?}"
+                        );
+                        assert_eq!((a.flags, u.flags), (ra.flags, ru.flags), "case {case}");
+                        // never depends on the thread count
+                        if threads == 1 {
+                            first = Some((a.value.to_bits(), u.value.to_bits()));
+                        } else {
+                            assert_eq!(first, Some((a.value.to_bits(), u.value.to_bits())));
+                        }
+                    }
+                }
             }
         }
     }
@@ -1698,13 +2385,14 @@ mod tests {
                 assert_eq!(bits(&auc2), bits(&auc));
             }
             for mask in [None, Some(m.view())] {
-                let (ma, mu) = micro_ap_auc(s.view(), y.view(), None, mask).unwrap();
+                let (ma, mu) = micro_ap_auc(s.view(), y.view(), None, mask, &par).unwrap();
                 let ga = micro(
                     s.view(),
                     y.view(),
                     Some(ones.view()),
                     mask,
                     Metric::AveragePrecision,
+                    &par,
                 )
                 .unwrap();
                 let gu = micro(
@@ -1713,6 +2401,7 @@ mod tests {
                     Some(ones.view()),
                     mask,
                     Metric::RocAuc { max_fpr: None },
+                    &par,
                 )
                 .unwrap();
                 assert_eq!(

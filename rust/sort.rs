@@ -118,130 +118,203 @@ fn scatter(
     }
 }
 
-/// Below this length a bucket of the key-only sort uses `sort_unstable`.
-const KEYS_SMALL: usize = 192;
+/// A bare radix-sortable key: `u64` order keys, or `u32` keys for 4-byte scores
+/// (half the memory and half the bytes moved per pass).
+pub trait RadixKey: Copy + Ord + Send + Sync + Default + 'static {
+    /// Key width in bits.
+    const BITS: u32;
+    /// The key as `u64` (for bit arithmetic; order preserved).
+    fn wide(self) -> u64;
+}
 
-/// Sort bare `u64` keys ascending. No payload: equal keys are indistinguishable, so
+impl RadixKey for u64 {
+    const BITS: u32 = 64;
+    #[inline(always)]
+    fn wide(self) -> u64 {
+        self
+    }
+}
+
+impl RadixKey for u32 {
+    const BITS: u32 = 32;
+    #[inline(always)]
+    fn wide(self) -> u64 {
+        u64::from(self)
+    }
+}
+
+/// Buckets at or below this length are finished by insertion sort.
+const KEYS_SMALL: usize = 40;
+/// Widest digit of the key-only sort: 2048 buckets, a histogram that stays in L1.
+const KEY_DIGIT_MAX: u32 = 11;
+
+/// Sort bare keys ascending. No payload: equal keys are indistinguishable, so
 /// stability is moot. `tmp` is scratch space (at least `keys.len()` long, otherwise
-/// a comparison sort is used); the result is always left in `keys`.
+/// `sort_unstable` is used); the result is always left in `keys`.
 ///
-/// Hybrid radix sort: one MSD pass on the (up to) 11 highest bits that vary across
-/// the input scatters the keys into cache-sized buckets; each bucket is then sorted
-/// by an LSD radix sort over its own varying low bits (constant digits skipped), so
-/// that all later passes run in cache. Uniform probabilities (1M keys) need one
-/// out-of-cache pass instead of six.
-pub fn sort_keys(keys: &mut [u64], tmp: &mut [u64]) {
+/// Recursive MSD radix sort. Each level looks only at the bits that vary inside
+/// its bucket (bits shared by every key, e.g. the exponent bits of probabilities
+/// in a narrow range, are skipped) and takes a digit of about `log2(len) - 3`
+/// bits (at most 11), so buckets shrink to ~8 keys per level whatever the key
+/// distribution: uniform probabilities, whose top varying bits are the skewed
+/// exponent, get refined exactly where the keys are dense. Only the first level
+/// runs out of cache; buckets of at most `KEYS_SMALL` keys finish by insertion
+/// sort, buckets of equal keys stop at once.
+pub fn sort_keys<K: RadixKey>(keys: &mut [K], tmp: &mut [K]) {
     let n = keys.len();
     if n < 2 {
         return;
     }
-    if n < RADIX_MIN_LEN || tmp.len() < n {
+    if tmp.len() < n || u32::try_from(n).is_err() {
         keys.sort_unstable();
         return;
     }
-    let tmp = &mut tmp[..n];
-    let first = keys[0];
-    let diff = keys.iter().fold(0u64, |d, &k| d | (k ^ first));
-    if diff == 0 {
-        return;
-    }
-    let top = 64 - diff.leading_zeros() as usize; // number of low bits that vary
-    let width = top.min(DIGIT_BITS);
-    let shift = top - width;
-    let nb = 1usize << width;
-    let mask = (nb - 1) as u64;
-    let mut counts = vec![0usize; nb];
-    for &k in keys.iter() {
-        if let Some(c) = counts.get_mut(((k >> shift) & mask) as usize) {
-            *c += 1;
+    let diff = varying_bits(keys);
+    sort_in_place(keys, &mut tmp[..n], 64 - diff.leading_zeros());
+}
+
+/// Insertion sort, for the tiny buckets at the bottom of the recursion.
+#[inline]
+fn insertion_sort<K: RadixKey>(a: &mut [K]) {
+    for i in 1..a.len() {
+        let x = a[i];
+        let mut j = i;
+        while j > 0 && a[j - 1] > x {
+            a[j] = a[j - 1];
+            j -= 1;
         }
-    }
-    let mut starts = vec![0usize; nb];
-    let mut acc = 0usize;
-    for (s, &c) in starts.iter_mut().zip(counts.iter()) {
-        *s = acc;
-        acc += c;
-    }
-    let mut offsets = starts.clone();
-    for &k in keys.iter() {
-        let d = ((k >> shift) & mask) as usize;
-        if let Some(o) = offsets.get_mut(d) {
-            if let Some(t) = tmp.get_mut(*o) {
-                *t = k;
-            }
-            *o += 1;
-        }
-    }
-    for (&s, &c) in starts.iter().zip(counts.iter()) {
-        if c == 0 {
-            continue;
-        }
-        let (src, dst) = (&mut tmp[s..s + c], &mut keys[s..s + c]);
-        if shift == 0 || c == 1 {
-            dst.copy_from_slice(src);
-        } else {
-            sort_bucket(src, dst);
-        }
+        a[j] = x;
     }
 }
 
-/// Sort the keys in `src` into `dst` (same length; `src` is clobbered). LSD radix
-/// over the bits that vary inside the bucket, 8-bit digits (the histograms stay in
-/// L1 for cache-resident buckets); small buckets use `sort_unstable`.
-fn sort_bucket(src: &mut [u64], dst: &mut [u64]) {
-    let n = src.len().min(dst.len());
-    let (src, dst) = (&mut src[..n], &mut dst[..n]);
-    if n < KEYS_SMALL {
-        dst.copy_from_slice(src);
-        dst.sort_unstable();
-        return;
-    }
-    let first = src[0];
-    let diff = src.iter().fold(0u64, |d, &k| d | (k ^ first));
-    if diff == 0 {
-        dst.copy_from_slice(src);
-        return;
-    }
-    const W: usize = 8;
-    const B: usize = 1 << W;
-    let top = 64 - diff.leading_zeros() as usize;
-    let passes = top.div_ceil(W);
-    let mut counts = [[0u32; B]; 8];
-    for &k in src.iter() {
-        for (p, c) in counts.iter_mut().enumerate().take(passes) {
-            c[((k >> (W * p)) as usize) & (B - 1)] += 1;
+/// Bits that vary across `a` (OR of every key XOR the first), as `u64`.
+#[inline]
+fn varying_bits<K: RadixKey>(a: &[K]) -> u64 {
+    let first = a.first().map_or(0, |k| k.wide());
+    a.iter().fold(0u64, |d, &k| d | (k.wide() ^ first))
+}
+
+/// Width of one MSD digit for `n` keys: about `log2(n)` bits (so most buckets
+/// end with 0-2 keys), between 3 and `KEY_DIGIT_MAX`.
+#[inline]
+fn width_for(n: usize) -> u32 {
+    let log = usize::BITS - n.max(1).leading_zeros(); // ceil-ish log2
+    log.clamp(3, KEY_DIGIT_MAX)
+}
+
+/// One MSD level: histogram `src` on the top `width_for(n)` of the bits below
+/// `top` (bits above `top` are equal across `src`), skipping digits that turn out
+/// constant, and scatter into `dst`. Returns the bucket sizes and the shift of the
+/// digit used, or `None` when all keys are equal (then `dst` is untouched).
+fn msd_level<K: RadixKey>(src: &[K], dst: &mut [K], mut top: u32) -> Option<(Vec<u32>, u32)> {
+    let n = src.len();
+    let w = width_for(n);
+    loop {
+        let width = w.min(top);
+        if width == 0 {
+            return None;
         }
-    }
-    let mut in_src = true;
-    for (p, c) in counts.iter().enumerate().take(passes) {
-        if (diff >> (W * p)) & (B as u64 - 1) == 0 {
+        let shift = top - width;
+        let nb = 1usize << width;
+        let mask = (nb - 1) as u64;
+        let mut counts = vec![0u32; nb];
+        let first = src.first().map_or(0, |k| k.wide());
+        let mut diff = 0u64;
+        for &k in src {
+            let k = k.wide();
+            diff |= k ^ first;
+            if let Some(c) = counts.get_mut(((k >> shift) & mask) as usize) {
+                *c += 1;
+            }
+        }
+        if diff == 0 {
+            return None;
+        }
+        if counts.iter().any(|&c| c as usize == n) {
+            // Constant digit: restart below the highest varying bit.
+            top = 64 - diff.leading_zeros();
             continue;
         }
-        let mut off = [0u32; B];
+        let mut offsets = vec![0u32; nb];
         let mut acc = 0u32;
-        for (o, &x) in off.iter_mut().zip(c.iter()) {
+        for (o, &c) in offsets.iter_mut().zip(counts.iter()) {
             *o = acc;
-            acc += x;
+            acc += c;
         }
-        let shift = W * p;
-        let (from, to): (&[u64], &mut [u64]) = if in_src {
-            (&*src, &mut *dst)
-        } else {
-            (&*dst, &mut *src)
-        };
-        for &k in from {
-            let d = ((k >> shift) as usize) & (B - 1);
-            let o = off[d] as usize;
-            if let Some(t) = to.get_mut(o) {
-                *t = k;
+        for &k in src {
+            let d = ((k.wide() >> shift) & mask) as usize;
+            if let Some(o) = offsets.get_mut(d) {
+                if let Some(t) = dst.get_mut(*o as usize) {
+                    *t = k;
+                }
+                *o += 1;
             }
-            off[d] += 1;
         }
-        in_src = !in_src;
+        return Some((counts, shift));
     }
-    if in_src {
+}
+
+/// Sort `a` in place, `t` (same length) as scratch; bits at and above `top` are
+/// equal across `a`.
+fn sort_in_place<K: RadixKey>(a: &mut [K], t: &mut [K], top: u32) {
+    let n = a.len().min(t.len());
+    if n <= KEYS_SMALL {
+        insertion_sort(a);
+        return;
+    }
+    let Some((counts, shift)) = msd_level(&a[..n], &mut t[..n], top) else {
+        return;
+    };
+    // Runs of consecutive small buckets are finished by one insertion pass each
+    // (bucket order already holds, so no key moves across a bucket boundary).
+    let (mut s, mut run) = (0usize, 0usize);
+    for &c in &counts {
+        let c = c as usize;
+        if c > KEYS_SMALL {
+            finish_run(&mut a[run..s], &t[run..s]);
+            sort_into(&mut t[s..s + c], &mut a[s..s + c], shift);
+            run = s + c;
+        }
+        s += c;
+    }
+    finish_run(&mut a[run..n], &t[run..n]);
+}
+
+/// Copy a run of small buckets back and sort it (insertion sort: the keys are
+/// already ordered up to their small buckets).
+#[inline]
+fn finish_run<K: RadixKey>(dst: &mut [K], src: &[K]) {
+    if !dst.is_empty() {
         dst.copy_from_slice(src);
+        insertion_sort(dst);
     }
+}
+
+/// Sort the keys of `src` into `dst` (same length); `src` is clobbered. Bits at and
+/// above `top` are equal across `src`.
+fn sort_into<K: RadixKey>(src: &mut [K], dst: &mut [K], top: u32) {
+    let n = src.len().min(dst.len());
+    let (src, dst) = (&mut src[..n], &mut dst[..n]);
+    if n <= KEYS_SMALL {
+        dst.copy_from_slice(src);
+        insertion_sort(dst);
+        return;
+    }
+    let Some((counts, shift)) = msd_level(src, dst, top) else {
+        dst.copy_from_slice(src);
+        return;
+    };
+    let (mut s, mut run) = (0usize, 0usize);
+    for &c in &counts {
+        let c = c as usize;
+        if c > KEYS_SMALL {
+            insertion_sort(&mut dst[run..s]);
+            sort_in_place(&mut dst[s..s + c], &mut src[s..s + c], shift);
+            run = s + c;
+        }
+        s += c;
+    }
+    insertion_sort(&mut dst[run..n]);
 }
 
 #[cfg(test)]
@@ -303,6 +376,31 @@ mod tests {
                 b.sort_unstable();
                 assert_eq!(a, b, "n = {n}");
             }
+        }
+    }
+
+    #[test]
+    fn key_sort_u32_and_skewed_buckets() {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(12);
+        for &n in &[0usize, 1, 41, 300, 5000, 70_000] {
+            let keys: Vec<u32> = (0..n).map(|_| rng.random::<f32>().to_bits()).collect();
+            let mut a = keys.clone();
+            let mut tmp = vec![0u32; n];
+            sort_keys(&mut a, &mut tmp);
+            let mut b = keys;
+            b.sort_unstable();
+            assert_eq!(a, b, "n = {n}");
+            // One key far above a dense cluster: the first digit holds all but one
+            // key in one bucket (recursion must still make progress).
+            let mut keys: Vec<u64> = (0..n).map(|_| rng.random_range(0..1000u64)).collect();
+            if let Some(k) = keys.first_mut() {
+                *k = u64::MAX;
+            }
+            let mut a = keys.clone();
+            let mut tmp = vec![0u64; n];
+            sort_keys(&mut a, &mut tmp);
+            keys.sort_unstable();
+            assert_eq!(a, keys, "n = {n}");
         }
     }
 

@@ -55,9 +55,21 @@ fn kernels(c: &mut Criterion) {
             })
         });
     }
-    g.bench_function("micro_ap", |b| {
-        b.iter(|| binary_curve::micro(s.view(), y.view(), None, None, Metric::AveragePrecision))
-    });
+    for threads in [1usize, 2] {
+        let par = Parallelism { threads };
+        g.bench_function(format!("micro_ap_t{threads}"), |b| {
+            b.iter(|| {
+                binary_curve::micro(
+                    s.view(),
+                    y.view(),
+                    None,
+                    None,
+                    Metric::AveragePrecision,
+                    &par,
+                )
+            })
+        });
+    }
     g.finish();
 }
 

@@ -33,6 +33,7 @@ def binary_metric_micro(
     *,
     metric: str,
     max_fpr: float | None = None,
+    n_jobs: int | None = None,
 ) -> tuple[float, int]: ...
 def binary_metric_per_row(
     y_score: NDArray[Any],
@@ -55,6 +56,7 @@ def binary_ap_auc_micro(
     y_true: NDArray[np.bool_],
     sample_weight: NDArray[np.float64] | None = None,
     mask: NDArray[np.bool_] | None = None,
+    n_jobs: int | None = None,
 ) -> tuple[float, float, int, int]: ...
 def binary_support(
     y_true: NDArray[np.bool_],

@@ -95,7 +95,8 @@ fn binary_metric_per_label<'py>(
 
 /// Micro-averaged metric value and flags (all known cells as one problem).
 #[pyfunction]
-#[pyo3(signature = (y_score, y_true, sample_weight=None, mask=None, *, metric, max_fpr=None))]
+#[pyo3(signature = (y_score, y_true, sample_weight=None, mask=None, *, metric, max_fpr=None, n_jobs=None))]
+#[allow(clippy::too_many_arguments)]
 fn binary_metric_micro<'py>(
     py: Python<'py>,
     y_score: &Bound<'py, PyAny>,
@@ -104,14 +105,17 @@ fn binary_metric_micro<'py>(
     mask: Option<PyReadonlyArray2<'py, bool>>,
     metric: &str,
     max_fpr: Option<f64>,
+    n_jobs: Option<i64>,
 ) -> PyResult<(f64, u8)> {
     let metric = parse_metric(metric, max_fpr)?;
+    let par = parallelism(n_jobs)?;
     let y = y_true.as_array();
     let w = sample_weight.as_ref().map(|a| a.as_array());
     let m = mask.as_ref().map(|a| a.as_array());
     let v: MetricValue = with_scores2!(y_score, |s| {
-        let r: KResult<MetricValue> =
-            run_detached(py, s.len(), || binary_curve::micro(s, y, w, m, metric));
+        let r: KResult<MetricValue> = run_detached(py, s.len(), || {
+            binary_curve::micro(s, y, w, m, metric, &par)
+        });
         Ok::<_, PyErr>(r?)
     })?;
     Ok((v.value, v.flags))
@@ -175,23 +179,25 @@ fn binary_ap_auc_per_label<'py>(
     Ok((apv, auv, apf, auf))
 }
 
-/// Micro-averaged average precision and full ROC AUC from one sort:
+/// Micro-averaged average precision and full ROC AUC from one pass:
 /// `(ap, auc, ap_flag, auc_flag)`.
 #[pyfunction]
-#[pyo3(signature = (y_score, y_true, sample_weight=None, mask=None))]
+#[pyo3(signature = (y_score, y_true, sample_weight=None, mask=None, n_jobs=None))]
 fn binary_ap_auc_micro<'py>(
     py: Python<'py>,
     y_score: &Bound<'py, PyAny>,
     y_true: PyReadonlyArray2<'py, bool>,
     sample_weight: Option<PyReadonlyArray1<'py, f64>>,
     mask: Option<PyReadonlyArray2<'py, bool>>,
+    n_jobs: Option<i64>,
 ) -> PyResult<(f64, f64, u8, u8)> {
+    let par = parallelism(n_jobs)?;
     let y = y_true.as_array();
     let w = sample_weight.as_ref().map(|a| a.as_array());
     let m = mask.as_ref().map(|a| a.as_array());
     let (a, b) = with_scores2!(y_score, |s| {
         let r: KResult<(MetricValue, MetricValue)> =
-            run_detached(py, s.len(), || binary_curve::micro_ap_auc(s, y, w, m));
+            run_detached(py, s.len(), || binary_curve::micro_ap_auc(s, y, w, m, &par));
         Ok::<_, PyErr>(r?)
     })?;
     Ok((a.value, b.value, a.flags, b.flags))

@@ -382,7 +382,9 @@ def _average_binary_score(
             )
 
     if average == "micro":
-        value, flag = _core.binary_metric_micro(scores, y_pos, w, m, metric=metric, max_fpr=max_fpr)
+        value, flag = _core.binary_metric_micro(
+            scores, y_pos, w, m, metric=metric, max_fpr=max_fpr, n_jobs=n_jobs
+        )
         _emit(flag, metric)
         return float(value)
 

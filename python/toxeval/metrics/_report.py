@@ -162,7 +162,7 @@ def multilabel_report(
     n, k = pos.shape
 
     ap, auc, ap_flags, auc_flags = _core.binary_ap_auc_per_label(s, pos, w, m, n_jobs)
-    ap_micro, auc_micro, ap_mflag, auc_mflag = _core.binary_ap_auc_micro(s, pos, w, m)
+    ap_micro, auc_micro, ap_mflag, auc_mflag = _core.binary_ap_auc_micro(s, pos, w, m, n_jobs)
     _emit(np.append(ap_flags, ap_mflag), "average_precision")
     _emit(np.append(auc_flags, auc_mflag), "roc_auc")
     sums = _core.ranking_report_sums(pos, s, m, w, n_jobs)
