@@ -1385,13 +1385,30 @@ where
     let (n, k) = y.dim();
     let blocks = par.map_row_blocks(n, k, |rows| {
         let mut set = Distinct::default();
-        for i in rows {
-            for &v in y.row(i) {
-                if !set.insert(v) {
-                    return set;
+        let Some(&first) = y.row(rows.start).iter().next() else {
+            return set;
+        };
+        // Two candidate values; a cell equal to neither is a new value.
+        let (a, mut b) = (first, first);
+        let mut scan = |v: T| -> bool {
+            if v != a && v != b {
+                if a == b {
+                    b = v;
+                } else {
+                    return false;
                 }
             }
-        }
+            true
+        };
+        let ok = match y.slice(ndarray::s![rows.clone(), ..]).as_slice() {
+            // Branch-light pass over contiguous memory: only a value that is
+            // neither candidate leaves the fast test.
+            Some(cells) => cells.iter().all(|&v| scan(v)),
+            None => rows.clone().all(|i| y.row(i).iter().all(|&v| scan(v))),
+        };
+        set.insert(a);
+        set.insert(b);
+        set.third = !ok;
         set
     })?;
     let mut all = Distinct::default();
@@ -1571,6 +1588,7 @@ pub fn binary_counts<S: Score>(
 mod tests {
     use super::*;
     use ndarray::{arr1, arr2, Array2};
+    use rand::{rngs::StdRng, Rng, SeedableRng};
 
     fn ap1(y: &[bool], s: &[f64]) -> MetricValue {
         let ya = Array2::from_shape_vec((y.len(), 1), y.to_vec()).unwrap();
@@ -1954,6 +1972,60 @@ mod tests {
         let a = per_row(s.view(), y.view(), None, Metric::AveragePrecision, &par).unwrap();
         let b = per_row_general(s.view(), y.view(), None, Metric::AveragePrecision, &par).unwrap();
         assert_eq!(a, b);
+    }
+
+    #[test]
+    fn indicator_values_over_blocks() {
+        for threads in [1, 2] {
+            let par = Parallelism { threads };
+            let n = ROW_BLOCK * 3 + 5;
+            let mut y = Array2::<i64>::zeros((n, 16));
+            assert_eq!(indicator_values(y.view(), &par).unwrap(), (0, 0, false));
+            y[[n - 1, 15]] = -1;
+            assert_eq!(indicator_values(y.view(), &par).unwrap(), (-1, 0, false));
+            y[[ROW_BLOCK + 1, 3]] = 1;
+            assert!(indicator_values(y.view(), &par).unwrap().2);
+            // Two values met in different blocks only.
+            let mut z = Array2::<i32>::from_elem((n, 16), 7);
+            z[[n - 1, 0]] = 2;
+            assert_eq!(indicator_values(z.view(), &par).unwrap(), (2, 7, false));
+            assert_eq!(indicator_values(z.t(), &par).unwrap(), (2, 7, false));
+            z[[0, 0]] = 3;
+            assert!(indicator_values(z.t(), &par).unwrap().2);
+            let e = Array2::<i64>::zeros((0, 4));
+            assert_eq!(indicator_values(e.view(), &par).unwrap(), (0, 0, false));
+        }
+    }
+
+    /// Integer labels read in place (positive = 1) give exactly the values of the
+    /// bool matrix `y == 1`, over several row blocks and thread counts.
+    #[test]
+    fn per_row_values_integer_labels_equal_bool() {
+        let mut rng = StdRng::seed_from_u64(21);
+        let n = ROW_BLOCK * 2 + 37;
+        let s = Array2::from_shape_fn((n, 7), |_| f64::from(rng.random_range(0..5u8)));
+        let yi = Array2::from_shape_fn((n, 7), |_| rng.random_range(-1..3i64));
+        let yb = yi.mapv(|v| v == 1);
+        let y32 = yi.mapv(|v| v as i32);
+        for threads in [1, 2] {
+            let par = Parallelism { threads };
+            for metric in [
+                Metric::AveragePrecision,
+                Metric::RocAuc { max_fpr: None },
+                Metric::RocAuc { max_fpr: Some(0.3) },
+            ] {
+                let a = per_row(s.view(), yb.view(), None, metric, &par).unwrap();
+                let (v, f) = per_row_values(s.view(), yi.view(), None, metric, &par).unwrap();
+                let (v32, f32_) = per_row_values(s.view(), y32.view(), None, metric, &par).unwrap();
+                let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                let av: Vec<f64> = a.iter().map(|m| m.value).collect();
+                let af: Vec<u8> = a.iter().map(|m| m.flags).collect();
+                assert_eq!(bits(&v), bits(&av));
+                assert_eq!(f, af);
+                assert_eq!(bits(&v32), bits(&av));
+                assert_eq!(f32_, af);
+            }
+        }
     }
 
     #[test]
