@@ -4,14 +4,18 @@ Run by `bench_metrics.py` as a child process (one per measurement) so that nothi
 allocated by earlier calls (allocator caches, other arrays) hides or inflates the
 peak. The child:
 
-1. imports the candidate and warms it on a tiny input (lazy initialisation, thread pool);
+1. imports the candidate and warms it on a tiny input (lazy initialisation), then on
+   the smallest input that runs in parallel (65,536 scalars: starts the thread pool and
+   its threads' allocator arenas, one-time costs of a process, not of a call; what that
+   call leaves in allocator caches is at most 1/15 of the measured call's own buffers);
 2. builds the benchmark arrays (``_workload.make_arrays``, generated in chunks);
 3. resets the kernel's high-water mark (``echo 5 > /proc/self/clear_refs``, Linux >= 4.0)
    and reads the baseline RSS; where the reset is not possible it falls back to the
    current high-water mark (``VmHWM`` or ``ru_maxrss``) as baseline;
 4. calls the function once and reads ``VmHWM`` (``ru_maxrss`` elsewhere) again;
-5. prints one JSON object: baseline, peak, growth and growth / ``y_score.nbytes`` (for
-   kendalltau: / the nbytes of one of its two length-N vectors).
+5. prints one JSON object: baseline, peak, growth and growth / ``y_score.nbytes``. For
+   kendalltau "y_score" is its score input, x and y together (the nbytes of both
+   length-N vectors).
 
 Usage (normally called by the bench)::
 
@@ -32,11 +36,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _workload import (
     CASES_BY_KEY,
+    K_LABELS,
+    VECTOR,
     inputs_for,
     make_arrays,
     parse_variant,
     resolve_candidate,
 )
+
+# toxeval's parallel threshold (rust/parallel.rs PARALLEL_MIN_ELEMENTS).
+PARALLEL_MIN_ELEMENTS = 65_536
 
 _STATUS = Path("/proc/self/status")
 _CLEAR_REFS = Path("/proc/self/clear_refs")
@@ -87,6 +96,11 @@ def probe(
     fn = resolved.fn
     warnings.simplefilter("ignore")
     fn(*inputs_for(case, make_arrays(64, variant)), **case.kwargs)  # warm-up
+    pool_n = (
+        PARALLEL_MIN_ELEMENTS if case.family == VECTOR else -(-PARALLEL_MIN_ELEMENTS // K_LABELS)
+    )
+    if pool_n < n:
+        fn(*inputs_for(case, make_arrays(pool_n, variant)), **case.kwargs)  # thread pool
 
     arrays = make_arrays(n, variant)
     args = inputs_for(case, arrays)
@@ -96,8 +110,10 @@ def probe(
     fn(*args, **case.kwargs)
     peak = _maxrss_bytes()
     growth = max(0, peak - baseline)
-    # The scores argument: y_score (N x 15), or x2 (length N) for kendalltau.
-    scores_nbytes = int(args[1].nbytes)
+    # The scores argument: y_score (N x 15), or x and y together for kendalltau.
+    scores_nbytes = int(
+        args[0].nbytes + args[1].nbytes if case.family == VECTOR else args[1].nbytes
+    )
     out.update(
         status="ok",
         peak_reset=reset,

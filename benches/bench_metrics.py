@@ -83,7 +83,7 @@ SPEEDUP_TARGETS: dict[str, float] = {
 }
 REPORT_MAX_MULTIPLE = 15.0  # multilabel_report time <= 15 x one y_score.sum()
 NJOBS_MIN_SPEEDUP = 1.6
-MEMORY_MAX_RATIO = 0.5  # peak RSS growth <= 0.5 x y_score.nbytes
+MEMORY_MAX_RATIO = 0.5  # peak RSS growth <= 0.5 x y_score.nbytes (kendalltau: x and y together)
 
 
 # --------------------------------------------------------------------------- timing
@@ -870,6 +870,10 @@ def render_markdown(doc: dict[str, Any]) -> str:
         parts += [
             "",
             "## Peak memory of one call (fresh process, RSS growth / y_score.nbytes)",
+            "",
+            'For kendalltau the score input ("y_score") is x and y together: the nbytes of '
+            "both length-N vectors. The probe starts the thread pool before measuring "
+            "(see benches/_memprobe.py).",
             "",
             md_table(
                 ["function", "variant", "N", "growth", "÷ y_score", "status"],

@@ -17,9 +17,10 @@
 use ndarray::{ArrayView1, ArrayView2};
 
 use crate::error::{MetricError, Result};
-use crate::parallel::Parallelism;
+use crate::parallel::{Parallelism, ROW_BLOCK};
 use crate::score::Score;
 use crate::sort::{sort_by_key_stable, sort_keys};
+use rayon::prelude::*;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// AP: no positive among the rows used ("recall is set to one"), AP = 0.
@@ -1693,15 +1694,16 @@ impl RowScratch {
     /// Load the known cells of one row (branch-free: every cell is written at the
     /// cursors, which advance for known cells / known positives only).
     #[inline]
-    fn load<S: Score>(
+    fn load<S: Score, T: RowLabel>(
         &mut self,
         s: ArrayView1<S>,
-        y: ArrayView1<bool>,
+        y: ArrayView1<T>,
         m: Option<ArrayView1<bool>>,
     ) {
         let (mut c, mut cp) = (0usize, 0usize);
         let (keys, pkeys) = (&mut self.keys, &mut self.pkeys);
-        let mut put = |v: S, t: bool, known: bool| {
+        let mut put = |v: S, t: T, known: bool| {
+            let t = t.is_positive();
             let key = !v.key();
             if let Some(x) = keys.get_mut(c) {
                 *x = key;
@@ -1776,20 +1778,47 @@ impl RowScratch {
     }
 }
 
-/// Unweighted per-row AP (`ap`) or full ROC AUC (`!ap`); see the section comment.
-fn per_row_unweighted<S: Score>(
-    y_score: ArrayView2<S>,
-    y_pos: ArrayView2<bool>,
-    mask: Option<ArrayView2<bool>>,
-    ap: bool,
-    par: &Parallelism,
-) -> Result<Vec<MetricValue>> {
-    let (n, k) = y_score.dim();
-    if k >= MAX_ITEMS {
-        return Err(MetricError::value(
-            "too many elements in one binary problem (limit 2**31 - 1)",
-        ));
+/// A `y_true` element type the per-row kernels read in place: positive means
+/// `== 1` (`true` for bool), scikit-learn's `y_true == pos_label` with the
+/// multilabel `pos_label = 1`. Reading int64 labels directly spares the caller a
+/// bool copy of the whole matrix.
+pub trait RowLabel: Copy + Send + Sync {
+    fn is_positive(self) -> bool;
+}
+
+impl RowLabel for bool {
+    #[inline(always)]
+    fn is_positive(self) -> bool {
+        self
     }
+}
+
+impl RowLabel for i64 {
+    #[inline(always)]
+    fn is_positive(self) -> bool {
+        self == 1
+    }
+}
+
+impl RowLabel for i32 {
+    #[inline(always)]
+    fn is_positive(self) -> bool {
+        self == 1
+    }
+}
+
+/// Unweighted per-row AP (`ap`) or full ROC AUC (`!ap`) of the rows `start..`,
+/// one per element of `values`/`flags`; see the section comment.
+fn per_row_unweighted_block<S: Score, T: RowLabel>(
+    y_score: &ArrayView2<S>,
+    y_true: &ArrayView2<T>,
+    mask: Option<&ArrayView2<bool>>,
+    ap: bool,
+    start: usize,
+    values: &mut [f64],
+    flags: &mut [u8],
+) {
+    let k = y_score.ncols();
     let empty = MetricValue {
         value: f64::NAN,
         flags: if ap {
@@ -1798,41 +1827,132 @@ fn per_row_unweighted<S: Score>(
             FLAG_EMPTY | FLAG_SINGLE_CLASS
         },
     };
-    let blocks = par.map_row_blocks(n, k, |rows| -> Vec<MetricValue> {
-        let mut out = Vec::with_capacity(rows.len());
-        let mut sc = RowScratch::new(k);
-        for i in rows {
-            sc.load(
-                y_score.row(i),
-                y_pos.row(i),
-                mask.as_ref().map(|m| m.row(i)),
-            );
-            let nk = sc.n;
-            if nk == 0 {
-                out.push(empty);
-                continue;
-            }
+    let mut sc = RowScratch::new(k);
+    for (i, (v, f)) in (start..).zip(values.iter_mut().zip(flags.iter_mut())) {
+        sc.load(y_score.row(i), y_true.row(i), mask.map(|m| m.row(i)));
+        let nk = sc.n;
+        let r = if nk == 0 {
+            empty
+        } else {
             let np = sc.np as u64;
             let t = sc.blocks();
             let cum = &sc.cum[..t.min(sc.cum.len())];
-            out.push(if ap {
+            if ap {
                 ap_blocks(cum, np, &mut sc.terms)
             } else {
                 auc_blocks(cum, np, nk as u64 - np, &mut sc.terms)
-            });
-        }
-        out
-    })?;
-    let mut all = Vec::with_capacity(n);
-    for b in blocks {
-        all.extend(b);
+            }
+        };
+        *v = r.value;
+        *f = r.flags;
     }
-    Ok(all)
+}
+
+/// [`per_row_values`] through the general (sort + curve) path for the rows
+/// `start..`: partial ROC AUC, and the reference of the fast path in the tests.
+fn per_row_general_block<S: Score, T: RowLabel>(
+    y_score: &ArrayView2<S>,
+    y_true: &ArrayView2<T>,
+    mask: Option<&ArrayView2<bool>>,
+    metric: Metric,
+    start: usize,
+    values: &mut [f64],
+    flags: &mut [u8],
+) -> Result<()> {
+    let k = y_score.ncols();
+    let mut p = Problem::with_capacity(k, false);
+    for (i, (v, f)) in (start..).zip(values.iter_mut().zip(flags.iter_mut())) {
+        p.clear();
+        for j in 0..k {
+            if mask.is_none_or(|m| m[[i, j]]) {
+                p.push(y_score[[i, j]], y_true[[i, j]].is_positive(), 1.0)?;
+            }
+        }
+        let r = p.evaluate(metric)?;
+        *v = r.value;
+        *f = r.flags;
+    }
+    Ok(())
 }
 
 /// Samples average, per row: the unweighted binary metric over the row's known
 /// labels (scikit-learn's `average="samples"` uses `sample_weight` only to average
-/// the row values, which the caller does). Parallel over fixed blocks of rows.
+/// the row values, which the caller does), as `(values, flags)`, one per row.
+///
+/// `y_true` is read in place (positive = `== 1`, see [`RowLabel`]). The two output
+/// vectors are the only allocations of the size of the input: fixed blocks of
+/// `ROW_BLOCK` rows write their own slices, in parallel, so the result does not
+/// depend on the thread count and nothing is gathered or copied afterwards.
+pub fn per_row_values<S: Score, T: RowLabel>(
+    y_score: ArrayView2<S>,
+    y_true: ArrayView2<T>,
+    mask: Option<ArrayView2<bool>>,
+    metric: Metric,
+    par: &Parallelism,
+) -> Result<(Vec<f64>, Vec<u8>)> {
+    per_row_values_with(y_score, y_true, mask, metric, par, false)
+}
+
+fn per_row_values_with<S: Score, T: RowLabel>(
+    y_score: ArrayView2<S>,
+    y_true: ArrayView2<T>,
+    mask: Option<ArrayView2<bool>>,
+    metric: Metric,
+    par: &Parallelism,
+    force_general: bool,
+) -> Result<(Vec<f64>, Vec<u8>)> {
+    let (n, k) = y_score.dim();
+    if y_true.dim() != (n, k) {
+        return Err(MetricError::shape(
+            "y_true and y_score have different shapes",
+        ));
+    }
+    if mask.as_ref().is_some_and(|m| m.dim() != (n, k)) {
+        return Err(MetricError::shape("mask and y_true have different shapes"));
+    }
+    let fast = match metric {
+        _ if force_general => None,
+        Metric::AveragePrecision => Some(true),
+        Metric::RocAuc { max_fpr } if max_fpr.is_none_or(|v| v == 1.0) => Some(false),
+        Metric::RocAuc { .. } => None,
+    };
+    if fast.is_some() && k >= MAX_ITEMS {
+        return Err(MetricError::value(
+            "too many elements in one binary problem (limit 2**31 - 1)",
+        ));
+    }
+    let mut values = vec![0.0f64; n];
+    let mut flags = vec![0u8; n];
+    let block = |b: usize, vs: &mut [f64], fs: &mut [u8]| -> Result<()> {
+        let start = b * ROW_BLOCK;
+        match fast {
+            Some(ap) => {
+                per_row_unweighted_block(&y_score, &y_true, mask.as_ref(), ap, start, vs, fs);
+                Ok(())
+            }
+            None => per_row_general_block(&y_score, &y_true, mask.as_ref(), metric, start, vs, fs),
+        }
+    };
+    let chunks = values
+        .chunks_mut(ROW_BLOCK)
+        .zip(flags.chunks_mut(ROW_BLOCK))
+        .enumerate();
+    let results: Vec<Result<()>> = if par.is_parallel_for(n.saturating_mul(k)) && n > ROW_BLOCK {
+        let work: Vec<_> = chunks.collect();
+        par.install(|| {
+            work.into_par_iter()
+                .map(|(b, (vs, fs))| block(b, vs, fs))
+                .collect()
+        })?
+    } else {
+        chunks.map(|(b, (vs, fs))| block(b, vs, fs)).collect()
+    };
+    // The first error in row order, whatever the thread count.
+    results.into_iter().collect::<Result<()>>()?;
+    Ok((values, flags))
+}
+
+/// [`per_row_values`] as one `MetricValue` per row, for a bool `y_true`.
 pub fn per_row<S: Score>(
     y_score: ArrayView2<S>,
     y_pos: ArrayView2<bool>,
@@ -1841,19 +1961,20 @@ pub fn per_row<S: Score>(
     par: &Parallelism,
 ) -> Result<Vec<MetricValue>> {
     check_shapes(&y_score, &y_pos, None, mask.as_ref())?;
-    let fast = match metric {
-        Metric::AveragePrecision => Some(true),
-        Metric::RocAuc { max_fpr } if max_fpr.is_none_or(|v| v == 1.0) => Some(false),
-        Metric::RocAuc { .. } => None,
-    };
-    match fast {
-        Some(ap) => per_row_unweighted(y_score, y_pos, mask, ap, par),
-        None => per_row_general(y_score, y_pos, mask, metric, par),
-    }
+    let (values, flags) = per_row_values(y_score, y_pos, mask, metric, par)?;
+    Ok(zip_values(values, flags))
 }
 
-/// [`per_row`] through the general (sort + curve) path: partial ROC AUC, and the
-/// reference of the fast path in the tests.
+fn zip_values(values: Vec<f64>, flags: Vec<u8>) -> Vec<MetricValue> {
+    values
+        .into_iter()
+        .zip(flags)
+        .map(|(value, flags)| MetricValue { value, flags })
+        .collect()
+}
+
+/// [`per_row`] through the general (sort + curve) path.
+#[cfg(test)]
 fn per_row_general<S: Score>(
     y_score: ArrayView2<S>,
     y_pos: ArrayView2<bool>,
@@ -1861,26 +1982,89 @@ fn per_row_general<S: Score>(
     metric: Metric,
     par: &Parallelism,
 ) -> Result<Vec<MetricValue>> {
-    let (n, k) = y_score.dim();
-    let blocks = par.map_row_blocks(n, k, |rows| -> Result<Vec<MetricValue>> {
-        let mut out = Vec::with_capacity(rows.len());
-        let mut p = Problem::with_capacity(k, false);
-        for i in rows {
-            p.clear();
-            for j in 0..k {
-                if mask.as_ref().is_none_or(|m| m[[i, j]]) {
-                    p.push(y_score[[i, j]], y_pos[[i, j]], 1.0)?;
+    let (values, flags) = per_row_values_with(y_score, y_pos, mask, metric, par, true)?;
+    Ok(zip_values(values, flags))
+}
+
+/// The distinct values of a label matrix when there are at most two:
+/// `(min, max, false)`; `(_, _, true)` as soon as a third value appears. The
+/// multilabel-indicator check of [`per_row_values`]'s callers, in parallel over
+/// fixed row blocks (blocks are merged in order, so any thread count agrees).
+pub fn indicator_values<T>(y: ArrayView2<T>, par: &Parallelism) -> Result<(T, T, bool)>
+where
+    T: Copy + PartialOrd + Send + Sync + Default,
+{
+    let (n, k) = y.dim();
+    let blocks = par.map_row_blocks(n, k, |rows| {
+        let mut set = Distinct::default();
+        let Some(&first) = y.row(rows.start).iter().next() else {
+            return set;
+        };
+        // Two candidate values; a cell equal to neither is a new value.
+        let (a, mut b) = (first, first);
+        let mut scan = |v: T| -> bool {
+            if v != a && v != b {
+                if a == b {
+                    b = v;
+                } else {
+                    return false;
                 }
             }
-            out.push(p.evaluate(metric)?);
-        }
-        Ok(out)
+            true
+        };
+        let ok = match y.slice(ndarray::s![rows.clone(), ..]).as_slice() {
+            // Branch-light pass over contiguous memory: only a value that is
+            // neither candidate leaves the fast test.
+            Some(cells) => cells.iter().all(|&v| scan(v)),
+            None => rows.clone().all(|i| y.row(i).iter().all(|&v| scan(v))),
+        };
+        set.insert(a);
+        set.insert(b);
+        set.third = !ok;
+        set
     })?;
-    let mut all = Vec::with_capacity(n);
-    for b in blocks {
-        all.extend(b?);
+    let mut all = Distinct::default();
+    for b in &blocks {
+        if b.third {
+            all.third = true;
+        }
+        for &v in b.vals.iter().take(b.len) {
+            all.insert(v);
+        }
     }
-    Ok(all)
+    let (lo, hi) = match all.len {
+        0 => (T::default(), T::default()),
+        1 => (all.vals[0], all.vals[0]),
+        _ if all.vals[0] < all.vals[1] => (all.vals[0], all.vals[1]),
+        _ => (all.vals[1], all.vals[0]),
+    };
+    Ok((lo, hi, all.third))
+}
+
+/// Up to two distinct values, and whether a third was seen.
+#[derive(Default, Clone, Copy)]
+struct Distinct<T> {
+    vals: [T; 2],
+    len: usize,
+    third: bool,
+}
+
+impl<T: Copy + PartialOrd> Distinct<T> {
+    /// Add `v`; false once there are three distinct values.
+    #[inline]
+    fn insert(&mut self, v: T) -> bool {
+        if self.vals.iter().take(self.len).any(|&u| u == v) {
+            return !self.third;
+        }
+        if self.len < 2 {
+            self.vals[self.len] = v;
+            self.len += 1;
+            true
+        } else {
+            self.third = true;
+            false
+        }
+    }
 }
 
 /// Summary of an integer label matrix in one pass, for the Python validation of a
@@ -2016,6 +2200,7 @@ pub fn binary_counts<S: Score>(
 mod tests {
     use super::*;
     use ndarray::{arr1, arr2, Array2};
+    use rand::{rngs::StdRng, Rng, SeedableRng};
 
     fn ap1(y: &[bool], s: &[f64]) -> MetricValue {
         let ya = Array2::from_shape_vec((y.len(), 1), y.to_vec()).unwrap();
@@ -2476,6 +2661,60 @@ mod tests {
         let a = per_row(s.view(), y.view(), None, Metric::AveragePrecision, &par).unwrap();
         let b = per_row_general(s.view(), y.view(), None, Metric::AveragePrecision, &par).unwrap();
         assert_eq!(a, b);
+    }
+
+    #[test]
+    fn indicator_values_over_blocks() {
+        for threads in [1, 2] {
+            let par = Parallelism { threads };
+            let n = ROW_BLOCK * 3 + 5;
+            let mut y = Array2::<i64>::zeros((n, 16));
+            assert_eq!(indicator_values(y.view(), &par).unwrap(), (0, 0, false));
+            y[[n - 1, 15]] = -1;
+            assert_eq!(indicator_values(y.view(), &par).unwrap(), (-1, 0, false));
+            y[[ROW_BLOCK + 1, 3]] = 1;
+            assert!(indicator_values(y.view(), &par).unwrap().2);
+            // Two values met in different blocks only.
+            let mut z = Array2::<i32>::from_elem((n, 16), 7);
+            z[[n - 1, 0]] = 2;
+            assert_eq!(indicator_values(z.view(), &par).unwrap(), (2, 7, false));
+            assert_eq!(indicator_values(z.t(), &par).unwrap(), (2, 7, false));
+            z[[0, 0]] = 3;
+            assert!(indicator_values(z.t(), &par).unwrap().2);
+            let e = Array2::<i64>::zeros((0, 4));
+            assert_eq!(indicator_values(e.view(), &par).unwrap(), (0, 0, false));
+        }
+    }
+
+    /// Integer labels read in place (positive = 1) give exactly the values of the
+    /// bool matrix `y == 1`, over several row blocks and thread counts.
+    #[test]
+    fn per_row_values_integer_labels_equal_bool() {
+        let mut rng = StdRng::seed_from_u64(21);
+        let n = ROW_BLOCK * 2 + 37;
+        let s = Array2::from_shape_fn((n, 7), |_| f64::from(rng.random_range(0..5u8)));
+        let yi = Array2::from_shape_fn((n, 7), |_| rng.random_range(-1..3i64));
+        let yb = yi.mapv(|v| v == 1);
+        let y32 = yi.mapv(|v| v as i32);
+        for threads in [1, 2] {
+            let par = Parallelism { threads };
+            for metric in [
+                Metric::AveragePrecision,
+                Metric::RocAuc { max_fpr: None },
+                Metric::RocAuc { max_fpr: Some(0.3) },
+            ] {
+                let a = per_row(s.view(), yb.view(), None, metric, &par).unwrap();
+                let (v, f) = per_row_values(s.view(), yi.view(), None, metric, &par).unwrap();
+                let (v32, f32_) = per_row_values(s.view(), y32.view(), None, metric, &par).unwrap();
+                let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                let av: Vec<f64> = a.iter().map(|m| m.value).collect();
+                let af: Vec<u8> = a.iter().map(|m| m.flags).collect();
+                assert_eq!(bits(&v), bits(&av));
+                assert_eq!(f, af);
+                assert_eq!(bits(&v32), bits(&av));
+                assert_eq!(f32_, af);
+            }
+        }
     }
 
     #[test]

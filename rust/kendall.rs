@@ -52,8 +52,58 @@ pub struct KendallCounts {
     pub y_unique: u64,
 }
 
-/// Below this many elements the sorts and the merge sort stay sequential.
+/// Below this many elements the work stays sequential.
 const PAR_MIN: usize = 1 << 15;
+/// Elements per bucket the splitters aim at (small in tests, so that small
+/// inputs get many buckets and units).
+#[cfg(not(test))]
+const BUCKET_TARGET: usize = 2048;
+#[cfg(test)]
+const BUCKET_TARGET: usize = 64;
+/// Most splitters (a variable has `2 * splitters + 1` buckets).
+const MAX_SPLITTERS: usize = 1024;
+/// Sampled keys per splitter.
+const OVERSAMPLE: usize = 8;
+/// A bucket up to this size is sorted in a small per-unit buffer of keys; a larger
+/// one (only with heavily tied or adversarial data) is sorted in place through the
+/// indices, which needs no memory but reads the keys at random.
+const LOCAL_MAX: usize = 1 << 15;
+/// Work units (runs of consecutive buckets) per phase.
+const UNITS: usize = 16;
+
+#[cfg(not(test))]
+#[inline]
+fn local_max() -> usize {
+    LOCAL_MAX
+}
+
+/// Tests lower the local-sort limit to exercise the in-place path on small data
+/// (any limit gives the same counts).
+#[cfg(test)]
+static TEST_LOCAL_MAX: std::sync::atomic::AtomicUsize =
+    std::sync::atomic::AtomicUsize::new(LOCAL_MAX);
+
+#[cfg(test)]
+fn local_max() -> usize {
+    TEST_LOCAL_MAX.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Tests force the streamed, order-exact moment sums (which otherwise only run
+/// for tie groups of hundreds of thousands of values).
+#[cfg(test)]
+static TEST_FORCE_ORDERED: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
+#[cfg(test)]
+fn exact_allowed() -> bool {
+    !TEST_FORCE_ORDERED.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+#[cfg(not(test))]
+#[inline]
+fn exact_allowed() -> bool {
+    true
+}
 
 /// Compute [`KendallCounts`] for paired samples `x`, `y`.
 ///
@@ -80,256 +130,765 @@ pub fn kendall_counts<X: Score, Y: Score>(
     if x.iter().any(|v| v.is_nan()) || y.iter().any(|v| v.is_nan()) {
         return Err(MetricError::value("The input contains nan values"));
     }
-    let run = || counts_unchecked(x, y, par.is_parallel_for(n));
-    if par.is_parallel_for(n) {
+    let parallel = par.is_parallel_for(n);
+    let run = || match (x.as_slice(), y.as_slice()) {
+        (Some(xs), Some(ys)) => counts_unchecked(
+            n,
+            |i| xs[i].key(),
+            |i| ys[i].key(),
+            prefetcher(&x, &y),
+            parallel,
+        ),
+        (Some(xs), None) => counts_unchecked(
+            n,
+            |i| xs[i].key(),
+            |i| y[i].key(),
+            prefetcher(&x, &y),
+            parallel,
+        ),
+        (None, Some(ys)) => counts_unchecked(
+            n,
+            |i| x[i].key(),
+            |i| ys[i].key(),
+            prefetcher(&x, &y),
+            parallel,
+        ),
+        (None, None) => counts_unchecked(
+            n,
+            |i| x[i].key(),
+            |i| y[i].key(),
+            prefetcher(&x, &y),
+            parallel,
+        ),
+    };
+    if parallel {
         par.install(run)
     } else {
         Ok(run())
     }
 }
 
-/// An order key with a payload carried along by the sort.
-type Keyed<P> = (u64, P);
-
-/// Stable LSD radix sort of `v` by key (8-bit digits; digits on which all keys
-/// agree are skipped, so few distinct or clustered values take few passes).
-/// `scratch` has the same length; the result is in `v`.
-fn radix_sort<P: Copy>(v: &mut [Keyed<P>], scratch: &mut [Keyed<P>]) {
-    let n = v.len();
-    let mut hist = [[0usize; 256]; 8];
-    for &(k, _) in v.iter() {
-        for (d, h) in hist.iter_mut().enumerate() {
-            h[((k >> (8 * d)) & 0xff) as usize] += 1;
-        }
-    }
-    let mut in_scratch = false;
-    for (d, h) in hist.iter().enumerate() {
-        if h.contains(&n) {
-            continue;
-        }
-        let mut offs = [0usize; 256];
-        let mut acc = 0usize;
-        for (o, &c) in offs.iter_mut().zip(h.iter()) {
-            *o = acc;
-            acc += c;
-        }
-        let (src, dst): (&[Keyed<P>], &mut [Keyed<P>]) = if in_scratch {
-            (&*scratch, &mut *v)
-        } else {
-            (&*v, &mut *scratch)
-        };
-        for &item in src {
-            let b = ((item.0 >> (8 * d)) & 0xff) as usize;
-            dst[offs[b]] = item;
-            offs[b] += 1;
-        }
-        in_scratch = !in_scratch;
-    }
-    if in_scratch {
-        v.copy_from_slice(scratch);
+/// Hint that element `i` of `x` and of `y` will be read soon. The buckets list
+/// indices scattered over the whole input, so gathering their values is a chain
+/// of cache misses; prefetching a few elements ahead overlaps them.
+fn prefetcher<X, Y>(
+    x: &ArrayView1<'_, X>,
+    y: &ArrayView1<'_, Y>,
+) -> impl Fn(usize) + Sync + use<X, Y> {
+    let (px, sx) = (
+        x.as_ptr() as usize,
+        x.strides().first().copied().unwrap_or(0),
+    );
+    let (py, sy) = (
+        y.as_ptr() as usize,
+        y.strides().first().copied().unwrap_or(0),
+    );
+    let (bx, by) = (size_of::<X>() as isize, size_of::<Y>() as isize);
+    move |i: usize| {
+        let i = i as isize;
+        prefetch(px.wrapping_add_signed(i.wrapping_mul(sx).wrapping_mul(bx)));
+        prefetch(py.wrapping_add_signed(i.wrapping_mul(sy).wrapping_mul(by)));
     }
 }
 
-/// Stable sort of `v` by key. In parallel: both halves are radix-sorted
-/// concurrently, then merged (left first on equal keys, which keeps stability).
-fn stable_sort_by_key<P: Copy + Default + Send + Sync>(v: &mut [Keyed<P>], parallel: bool) {
+#[inline(always)]
+fn prefetch(addr: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        // SAFETY: SSE is part of the x86_64 baseline, and a prefetch is only a hint:
+        // it never faults and never reads memory visibly, whatever the address.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(addr as *const i8) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = addr;
+}
+
+/// How far ahead the gathers prefetch.
+const PREFETCH_AHEAD: usize = 16;
+
+/// `(key(x), key(y))` of the indices in `seg`, into `out`.
+#[inline]
+fn gather(
+    seg: &[u32],
+    kx: &impl Fn(usize) -> u64,
+    ky: &impl Fn(usize) -> u64,
+    pf: &impl Fn(usize),
+    out: &mut Vec<(u64, u64)>,
+) {
+    out.clear();
+    for &i in seg.iter().take(PREFETCH_AHEAD) {
+        pf(i as usize);
+    }
+    for (t, &i) in seg.iter().enumerate() {
+        if let Some(&j) = seg.get(t + PREFETCH_AHEAD) {
+            pf(j as usize);
+        }
+        out.push((kx(i as usize), ky(i as usize)));
+    }
+}
+
+/// Bucket boundaries of one variable: a sorted set of distinct sample keys.
+/// Bucket `2j` holds the keys strictly between splitters `j - 1` and `j`, bucket
+/// `2j + 1` the keys equal to splitter `j`; bucket order is key order, and equal
+/// keys always share a bucket (so no tie group straddles two buckets, and a
+/// heavily repeated value gets a bucket of its own).
+///
+/// Finding a key's bucket is the inner loop of both phases, so a table over
+/// `CELLS` equal slices of the key range `[s[0], s[last]]` gives, per slice, the
+/// few splitters that can follow a key of that slice; the binary search then runs
+/// over those only.
+struct Splitters {
+    s: Vec<u64>,
+    lo: u64,
+    shift: u32,
+    /// `table[c]` = number of splitters below the first key of cell `c`;
+    /// `table[CELLS] = s.len()`.
+    table: Vec<u32>,
+}
+
+/// Cells of the bucket lookup table.
+const CELLS: usize = 1 << 12;
+
+impl Splitters {
+    /// Splitters from `OVERSAMPLE` evenly spaced keys per wanted splitter. The
+    /// choice only affects speed: every count is exact for any splitters.
+    fn sample(n: usize, key: &(impl Fn(usize) -> u64 + Sync)) -> Self {
+        let want = (n / BUCKET_TARGET).min(MAX_SPLITTERS);
+        let mut sp = Vec::new();
+        if want > 0 {
+            let m = (want * OVERSAMPLE).min(n);
+            let step = n / m;
+            let mut s: Vec<u64> = (0..m)
+                .map(|j| key(j * step + (j.wrapping_mul(2_654_435_761) % step)))
+                .collect();
+            s.sort_unstable();
+            sp = s
+                .iter()
+                .skip(OVERSAMPLE / 2)
+                .step_by(OVERSAMPLE)
+                .copied()
+                .collect();
+            sp.dedup();
+        }
+        Self::new(sp)
+    }
+
+    fn new(s: Vec<u64>) -> Self {
+        let lo = s.first().copied().unwrap_or(0);
+        let range = s.last().copied().unwrap_or(0) - lo;
+        let mut shift = 0u32;
+        while shift < 64 && (range >> shift) >= CELLS as u64 {
+            shift += 1;
+        }
+        let mut table: Vec<u32> = (0..CELLS)
+            .map(|c| {
+                let start = lo.saturating_add((c as u64).checked_shl(shift).unwrap_or(u64::MAX));
+                s.partition_point(|&v| v < start) as u32
+            })
+            .collect();
+        table.push(s.len() as u32);
+        Splitters {
+            s,
+            lo,
+            shift,
+            table,
+        }
+    }
+
+    fn n_buckets(&self) -> usize {
+        2 * self.s.len() + 1
+    }
+
+    #[inline]
+    fn bucket(&self, k: u64) -> usize {
+        let c = (k
+            .saturating_sub(self.lo)
+            .checked_shr(self.shift)
+            .unwrap_or(0) as usize)
+            .min(CELLS - 1);
+        let a = self.table.get(c).copied().unwrap_or(0) as usize;
+        let b = self.table.get(c + 1).copied().unwrap_or(0) as usize;
+        let j = a + self
+            .s
+            .get(a..b)
+            .map_or(0, |w| w.partition_point(|&v| v < k));
+        2 * j + usize::from(self.s.get(j) == Some(&k))
+    }
+}
+
+/// Contiguous index chunks for the histogram and scatter passes, one per thread
+/// (the scatter's output is the same for any chunking: indices ascend within a
+/// bucket), so that the per-chunk tables stay small.
+fn index_chunks(n: usize, parallel: bool) -> Vec<std::ops::Range<usize>> {
+    let c = if parallel && n >= PAR_MIN {
+        rayon::current_num_threads().clamp(1, UNITS)
+    } else {
+        1
+    };
+    (0..c).map(|i| i * n / c..(i + 1) * n / c).collect()
+}
+
+/// Write the indices `0..n` into `out` grouped by bucket (buckets in order,
+/// indices ascending within a bucket); returns the bucket start offsets
+/// (`n_buckets + 1` entries). `out` must have length `n`.
+fn scatter(
+    out: &mut [u32],
+    key: &(impl Fn(usize) -> u64 + Sync),
+    sp: &Splitters,
+    parallel: bool,
+) -> Vec<usize> {
+    let n = out.len();
+    let nb = sp.n_buckets();
+    let chunks = index_chunks(n, parallel);
+    let hist_of = |r: &std::ops::Range<usize>| {
+        let mut h = vec![0usize; nb];
+        for i in r.clone() {
+            if let Some(c) = h.get_mut(sp.bucket(key(i))) {
+                *c += 1;
+            }
+        }
+        h
+    };
+    let hists: Vec<Vec<usize>> = if parallel {
+        chunks.par_iter().map(hist_of).collect()
+    } else {
+        chunks.iter().map(hist_of).collect()
+    };
+    let mut starts = Vec::with_capacity(nb + 1);
+    let mut acc = 0usize;
+    for b in 0..nb {
+        starts.push(acc);
+        acc += hists.iter().map(|h| h[b]).sum::<usize>();
+    }
+    starts.push(acc);
+    // Carve `out` into one slice per (chunk, bucket), bucket-major: each chunk then
+    // fills its own slices, in parallel, without sharing a cursor.
+    let mut per_chunk: Vec<Vec<&mut [u32]>> =
+        (0..chunks.len()).map(|_| Vec::with_capacity(nb)).collect();
+    let mut rest: &mut [u32] = out;
+    for b in 0..nb {
+        for (c, h) in hists.iter().enumerate() {
+            let r = std::mem::take(&mut rest);
+            let (head, tail) = r.split_at_mut(h[b].min(r.len()));
+            per_chunk[c].push(head);
+            rest = tail;
+        }
+    }
+    let fill = |(r, mut slots): (std::ops::Range<usize>, Vec<&mut [u32]>)| {
+        let mut cur = vec![0usize; nb];
+        for i in r {
+            let b = sp.bucket(key(i));
+            if let (Some(s), Some(c)) = (slots.get_mut(b), cur.get_mut(b)) {
+                if let Some(o) = s.get_mut(*c) {
+                    *o = i as u32;
+                }
+                *c += 1;
+            }
+        }
+    };
+    let work: Vec<_> = chunks.into_iter().zip(per_chunk).collect();
+    if parallel {
+        work.into_par_iter().for_each(fill);
+    } else {
+        work.into_iter().for_each(fill);
+    }
+    starts
+}
+
+/// Consecutive buckets grouped into work units of about `n / UNITS` elements:
+/// each unit is `(its slice of the bucketed indices, its buckets as
+/// (bucket id, start, end) relative to the slice)`.
+type Unit<'a> = (&'a mut [u32], Vec<(usize, usize, usize)>);
+
+fn units<'a>(v: &'a mut [u32], starts: &[usize]) -> Vec<Unit<'a>> {
     let n = v.len();
-    let mut scratch = vec![(0u64, P::default()); n];
-    if !parallel || n < PAR_MIN {
-        radix_sort(v, &mut scratch);
-        return;
+    let target = n.div_ceil(UNITS).max(1);
+    let mut out = Vec::new();
+    let mut rest: &mut [u32] = v;
+    let mut unit_start = 0usize;
+    let mut buckets = Vec::new();
+    for (b, w) in starts.windows(2).enumerate() {
+        let (s, e) = (w[0], w[1]);
+        if e > s {
+            buckets.push((b, s - unit_start, e - unit_start));
+        }
+        let last = b + 2 == starts.len();
+        if (e - unit_start >= target || last) && !buckets.is_empty() {
+            let r = std::mem::take(&mut rest);
+            let (head, tail) = r.split_at_mut((e - unit_start).min(r.len()));
+            out.push((head, std::mem::take(&mut buckets)));
+            rest = tail;
+            unit_start = e;
+        }
+    }
+    out
+}
+
+/// Tie statistics of one variable, accumulated exactly over its tie groups.
+#[derive(Default, Clone, Copy)]
+struct Ties {
+    /// Tied pairs `Σ t(t-1)/2`.
+    pairs: u64,
+    /// Number of groups (distinct values).
+    groups: u64,
+    /// Number of groups with `t > 1`.
+    multi: u64,
+    /// Exact `Σ t(t-1)(t-2)` and `Σ t(t-1)(2t+5)`.
+    m0: u128,
+    m1: u128,
+}
+
+impl Ties {
+    #[inline]
+    fn add(&mut self, t: u64) {
+        self.groups += 1;
+        if t > 1 {
+            let w = u128::from(t);
+            self.pairs += t * (t - 1) / 2;
+            self.multi += 1;
+            self.m0 += w * (w - 1) * (w - 2);
+            self.m1 += w * (w - 1) * (2 * w + 5);
+        }
+    }
+
+    fn merge(&mut self, o: &Ties) {
+        self.pairs += o.pairs;
+        self.groups += o.groups;
+        self.multi += o.multi;
+        self.m0 += o.m0;
+        self.m1 += o.m1;
+    }
+
+    /// The float64 moments as NumPy sums them, when that sum is exact: every term
+    /// and every partial sum is an integer of at most 2^53, so any summation order
+    /// gives the exact total. `None` when the order matters.
+    fn exact_moments(&self) -> Option<(f64, f64)> {
+        const EXACT: u128 = 1 << 53;
+        (self.m0 <= EXACT && self.m1 <= EXACT).then_some((self.m0 as f64, self.m1 as f64))
+    }
+}
+
+/// NumPy's elementwise terms `cnt * (cnt - 1.) * (cnt - 2)` and
+/// `cnt * (cnt - 1.) * (2*cnt + 5)` (int64 `cnt` times float64).
+fn moment_terms(t: u64) -> (f64, f64) {
+    let tf = t as f64;
+    let c2 = (t - 2) as f64;
+    let c5 = (2 * t + 5) as f64;
+    (tf * (tf - 1.0) * c2, tf * (tf - 1.0) * c5)
+}
+
+/// The moments in NumPy's order from the group sizes of `seq` (indices sorted by
+/// `key` within each bucket): only needed when [`Ties::exact_moments`] is `None`, i.e. with tie groups
+/// of hundreds of thousands of values. Streams the terms (no buffer).
+fn ordered_moments(
+    seq: &mut [u32],
+    starts: &[usize],
+    key: &impl Fn(usize) -> u64,
+    multi: u64,
+) -> (f64, f64) {
+    // Buckets are in key order; sorting each one orders the whole sequence.
+    for w in starts.windows(2) {
+        if let Some(seg) = seq.get_mut(w[0]..w[1]) {
+            seg.sort_unstable_by_key(|&i| key(i as usize));
+        }
+    }
+    let seq: &[u32] = seq;
+    let groups = || {
+        let mut pos = 0usize;
+        std::iter::from_fn(move || {
+            let first = *seq.get(pos)?;
+            let k0 = key(first as usize);
+            let start = pos;
+            pos += 1;
+            while seq.get(pos).is_some_and(|&i| key(i as usize) == k0) {
+                pos += 1;
+            }
+            Some((pos - start) as u64)
+        })
+        .filter(|&t| t > 1)
+    };
+    let len = usize::try_from(multi).unwrap_or(usize::MAX);
+    let mut g0 = groups().map(|t| moment_terms(t).0);
+    let m0 = numpy_sum_stream(len, &mut || g0.next().unwrap_or(0.0));
+    let mut g1 = groups().map(|t| moment_terms(t).1);
+    let m1 = numpy_sum_stream(len, &mut || g1.next().unwrap_or(0.0));
+    (m0, m1)
+}
+
+/// Stable merge sort of `v` by `key`; returns the number of strict inversions
+/// (pairs `i < j` with `key(v[i]) > key(v[j])`). Needs `buf` for half of `v`.
+fn merge_count<T: Copy, K: Ord>(v: &mut [T], buf: &mut Vec<T>, key: &impl Fn(&T) -> K) -> u64 {
+    let n = v.len();
+    if n <= 16 {
+        let mut inv = 0u64;
+        for i in 1..n {
+            let x = v[i];
+            let kx = key(&x);
+            let mut j = i;
+            while j > 0 && key(&v[j - 1]) > kx {
+                v[j] = v[j - 1];
+                j -= 1;
+            }
+            inv += (i - j) as u64;
+            v[j] = x;
+        }
+        return inv;
     }
     let mid = n / 2;
-    {
-        let (vl, vr) = v.split_at_mut(mid);
-        let (sl, sr) = scratch.split_at_mut(mid);
-        rayon::join(|| radix_sort(vl, sl), || radix_sort(vr, sr));
+    let mut inv = merge_count(&mut v[..mid], buf, key) + merge_count(&mut v[mid..], buf, key);
+    if key(&v[mid - 1]) <= key(&v[mid]) {
+        return inv;
     }
-    let (left, right) = v.split_at(mid);
-    let (mut i, mut j) = (0usize, 0usize);
-    for out in scratch.iter_mut() {
-        let take_left = j == right.len() || (i < left.len() && left[i].0 <= right[j].0);
-        if take_left {
-            *out = left[i];
+    buf.clear();
+    buf.extend_from_slice(&v[..mid]);
+    let (mut i, mut j, mut k) = (0usize, mid, 0usize);
+    while i < buf.len() && j < n {
+        if key(&buf[i]) <= key(&v[j]) {
+            v[k] = buf[i];
             i += 1;
         } else {
-            *out = right[j];
+            v[k] = v[j];
+            j += 1;
+            inv += (buf.len() - i) as u64;
+        }
+        k += 1;
+    }
+    let left = buf.len() - i;
+    v[k..k + left].copy_from_slice(&buf[i..]);
+    inv
+}
+
+/// What one unit of the x phase found.
+struct XUnit {
+    ties: Ties,
+    /// Pairs tied in both variables.
+    ntie: u64,
+    /// Inversions of the y-bucket sequence inside the unit.
+    inv: u64,
+    /// Elements per y bucket.
+    hist: Vec<u32>,
+}
+
+/// What one unit of the y phase found.
+struct YUnit {
+    ties: Ties,
+    /// Discordant pairs whose two `y` share a bucket.
+    inv: u64,
+}
+
+/// Sort pairs by `(first, second)`: by the first key, then each run of equal
+/// first keys by the second (runs are rare, and one-key comparisons are cheaper).
+fn sort_pairs(v: &mut [(u64, u64)]) {
+    v.sort_unstable_by_key(|e| e.0);
+    let mut i = 0;
+    while i < v.len() {
+        let k = v[i].0;
+        let mut j = i + 1;
+        while j < v.len() && v[j].0 == k {
             j += 1;
         }
-    }
-    v.copy_from_slice(&scratch);
-}
-
-/// Tie statistics of one variable, from its group sizes in value order.
-struct TieStats {
-    pairs: u64,
-    m0: f64,
-    m1: f64,
-}
-
-fn tie_stats(groups: &[u64]) -> TieStats {
-    let mut pairs = 0u64;
-    let mut t0 = Vec::new();
-    let mut t1 = Vec::new();
-    for &t in groups.iter().filter(|&&t| t > 1) {
-        pairs += t * (t - 1) / 2;
-        // NumPy: int64 `cnt` times float64 `(cnt - 1.)`, times int64 converted.
-        let tf = t as f64;
-        let c2 = (t - 2) as f64;
-        let c5 = (2 * t + 5) as f64;
-        t0.push(tf * (tf - 1.0) * c2);
-        t1.push(tf * (tf - 1.0) * c5);
-    }
-    TieStats {
-        pairs,
-        m0: numpy_sum(&t0),
-        m1: numpy_sum(&t1),
+        if j - i > 1 {
+            v[i..j].sort_unstable_by_key(|e| e.1);
+        }
+        i = j;
     }
 }
 
-fn counts_unchecked<X: Score, Y: Score>(
-    x: ArrayView1<'_, X>,
-    y: ArrayView1<'_, Y>,
-    parallel: bool,
-) -> KendallCounts {
-    let n = x.len();
-    let keys = |i: usize| (y[i].key(), x[i].key());
-    // Sort (key(y), key(x)) by y and number the runs: dense ranks of y.
-    let mut by_y: Vec<Keyed<u64>> = if parallel {
-        (0..n).into_par_iter().map(keys).collect()
-    } else {
-        (0..n).map(keys).collect()
+/// The walk of the x phase over `(key(x), key(y))` in increasing order.
+struct XWalk<'a> {
+    spy: &'a Splitters,
+    prev: Option<(u64, u64)>,
+    run_x: u64,
+    run_xy: u64,
+    seen: u64,
+    fen: Vec<u32>,
+    out: XUnit,
+}
+
+impl XWalk<'_> {
+    #[inline]
+    fn push(&mut self, a: u64, b: u64) {
+        match self.prev {
+            Some((px, py)) if px == a => {
+                self.run_x += 1;
+                if py == b {
+                    self.run_xy += 1;
+                } else {
+                    self.out.ntie += self.run_xy * (self.run_xy - 1) / 2;
+                    self.run_xy = 1;
+                }
+            }
+            _ => {
+                self.end_group();
+                self.run_x = 1;
+                self.run_xy = 1;
+            }
+        }
+        self.prev = Some((a, b));
+        let yb = self.spy.bucket(b);
+        // Earlier elements of the unit in a higher y bucket: seen - #(<= yb).
+        let mut k = yb + 1;
+        let mut le = 0u64;
+        while k > 0 {
+            le += u64::from(self.fen.get(k).copied().unwrap_or(0));
+            k &= k - 1;
+        }
+        self.out.inv += self.seen - le;
+        let mut k = yb + 1;
+        while let Some(f) = self.fen.get_mut(k) {
+            *f += 1;
+            k += k & k.wrapping_neg();
+        }
+        if let Some(h) = self.out.hist.get_mut(yb) {
+            *h += 1;
+        }
+        self.seen += 1;
+    }
+
+    /// Close the current x group (at a new x value or the end of a bucket).
+    fn end_group(&mut self) {
+        if self.run_x > 0 {
+            self.out.ties.add(self.run_x);
+            self.out.ntie += self.run_xy * (self.run_xy - 1) / 2;
+        }
+        self.run_x = 0;
+        self.run_xy = 0;
+    }
+}
+
+/// Sort each x bucket of the unit by `(key(x), key(y))` (written back, so that
+/// the unit's indices end in that order); count x ties and joint ties, and the
+/// inversions of the y buckets along that order with a Fenwick tree over buckets.
+fn x_unit(
+    unit: Unit<'_>,
+    kx: &impl Fn(usize) -> u64,
+    ky: &impl Fn(usize) -> u64,
+    pf: &impl Fn(usize),
+    spy: &Splitters,
+) -> XUnit {
+    let (v, buckets) = unit;
+    let nb = spy.n_buckets();
+    let mut w = XWalk {
+        spy,
+        prev: None,
+        run_x: 0,
+        run_xy: 0,
+        seen: 0,
+        fen: vec![0u32; nb + 1],
+        out: XUnit {
+            ties: Ties::default(),
+            ntie: 0,
+            inv: 0,
+            hist: vec![0u32; nb],
+        },
     };
-    stable_sort_by_key(&mut by_y, parallel);
-    // (key(x), rank(y)) in increasing y order; a stable sort by key(x) then
-    // orders them by (x, y).
-    let mut by_x: Vec<Keyed<u32>> = Vec::with_capacity(n);
-    let mut y_groups = Vec::new();
-    let mut rank = 0u32;
-    let mut start = 0usize;
-    for i in 0..n {
-        if i > 0 && by_y[i].0 != by_y[i - 1].0 {
-            y_groups.push((i - start) as u64);
-            start = i;
-            rank += 1;
+    let mut local: Vec<(u64, u64)> = Vec::new();
+    for &(_, s, e) in &buckets {
+        let Some(seg) = v.get_mut(s..e) else { continue };
+        if seg.len() <= local_max() {
+            local.clear();
+            gather(seg, kx, ky, pf, &mut local);
+            sort_pairs(&mut local);
+            for &(a, b) in &local {
+                w.push(a, b);
+            }
+        } else {
+            seg.sort_unstable_by_key(|&i| (kx(i as usize), ky(i as usize)));
+            for &i in seg.iter() {
+                w.push(kx(i as usize), ky(i as usize));
+            }
         }
-        by_x.push((by_y[i].1, rank));
+        // x groups never straddle buckets.
+        w.end_group();
     }
-    if n > 0 {
-        y_groups.push((n - start) as u64);
-    }
-    drop(by_y);
-    stable_sort_by_key(&mut by_x, parallel);
+    w.out
+}
 
-    let mut x_groups = Vec::new();
+/// Sort each y bucket of the unit by `key(y)` (written back), count y ties and the
+/// discordant pairs inside each bucket: the bucket is put in `(x, y)` order, then
+/// merge-sorted by `y` counting strict inversions.
+fn y_unit(
+    unit: Unit<'_>,
+    kx: &impl Fn(usize) -> u64,
+    ky: &impl Fn(usize) -> u64,
+    pf: &impl Fn(usize),
+) -> YUnit {
+    let (v, buckets) = unit;
+    let mut out = YUnit {
+        ties: Ties::default(),
+        inv: 0,
+    };
+    let mut local: Vec<(u64, u64)> = Vec::new();
+    let mut ys: Vec<u64> = Vec::new();
+    let mut buf: Vec<u64> = Vec::new();
+    for &(b, s, e) in &buckets {
+        let Some(seg) = v.get_mut(s..e) else { continue };
+        if b % 2 == 1 {
+            // One value: a single tie group, no discordant pair inside.
+            out.ties.add(seg.len() as u64);
+            continue;
+        }
+        ys.clear();
+        if seg.len() <= local_max() {
+            local.clear();
+            gather(seg, kx, ky, pf, &mut local);
+            sort_pairs(&mut local);
+            ys.extend(local.iter().map(|e| e.1));
+            out.inv += merge_count(&mut ys, &mut buf, &|&k: &u64| k);
+        } else {
+            seg.sort_unstable_by_key(|&i| (kx(i as usize), ky(i as usize)));
+            let mut ibuf: Vec<u32> = Vec::with_capacity(seg.len() / 2 + 1);
+            out.inv += merge_count(seg, &mut ibuf, &|&i: &u32| ky(i as usize));
+            ys.extend(seg.iter().map(|&i| ky(i as usize)));
+        }
+        let mut run = 0u64;
+        let mut prev = None;
+        for &k in &ys {
+            if prev == Some(k) {
+                run += 1;
+            } else {
+                if prev.is_some() {
+                    out.ties.add(run);
+                }
+                run = 1;
+                prev = Some(k);
+            }
+        }
+        if prev.is_some() {
+            out.ties.add(run);
+        }
+    }
+    out
+}
+
+fn map_units<R: Send, F>(units: Vec<Unit<'_>>, parallel: bool, f: F) -> Vec<R>
+where
+    F: Fn(Unit<'_>) -> R + Sync + Send,
+{
+    if parallel {
+        units.into_par_iter().map(f).collect()
+    } else {
+        units.into_iter().map(f).collect()
+    }
+}
+
+/// The counts with one `u32` index array of length n as the only large buffer.
+///
+/// Discordant pairs are the strict inversions of the `y` values listed in `(x, y)`
+/// order. Both variables are cut into buckets by sampled splitters. x phase: the
+/// indices are grouped by x bucket and each bucket is sorted by `(x, y)`; walking
+/// that order gives the x ties, the joint ties, and the inversions *between* y
+/// buckets (a Fenwick tree over the few thousand bucket numbers per unit, plus the
+/// unit-to-unit pairs from the bucket histograms). y phase (same buffer): the
+/// indices are grouped by y bucket; inside each bucket the values are put in
+/// `(x, y)` order and merge-sorted by `y`, which counts the inversions *inside*
+/// buckets and leaves the y ties. Everything is an exact integer (or an
+/// order-independent exact float sum), so the thread count cannot change a result.
+fn counts_unchecked<KX, KY, PF>(n: usize, kx: KX, ky: KY, pf: PF, parallel: bool) -> KendallCounts
+where
+    KX: Fn(usize) -> u64 + Sync,
+    KY: Fn(usize) -> u64 + Sync,
+    PF: Fn(usize) + Sync,
+{
+    let spx = Splitters::sample(n, &kx);
+    let spy = Splitters::sample(n, &ky);
+    let mut idx = vec![0u32; n];
+
+    // x phase.
+    let starts = scatter(&mut idx, &kx, &spx, parallel);
+    let xs = map_units(units(&mut idx, &starts), parallel, |u| {
+        x_unit(u, &kx, &ky, &pf, &spy)
+    });
+    let nby = spy.n_buckets();
+    let mut xties = Ties::default();
     let mut ntie = 0u64;
-    let mut x_start = 0usize;
-    let mut j_start = 0usize;
-    for i in 1..=n {
-        let new_x = i == n || by_x[i].0 != by_x[i - 1].0;
-        if new_x || by_x[i].1 != by_x[i - 1].1 {
-            let t = (i - j_start) as u64;
-            ntie += t * (t - 1) / 2;
-            j_start = i;
+    let mut dis = 0u64;
+    // Elements of earlier units per y bucket; pairs (earlier in a higher bucket,
+    // later in a lower one) are discordant.
+    let mut before = vec![0u64; nby];
+    for u in &xs {
+        xties.merge(&u.ties);
+        ntie += u.ntie;
+        dis += u.inv;
+        let mut above = 0u64;
+        for b in (0..nby).rev() {
+            dis += u64::from(u.hist[b]) * above;
+            above += before[b];
         }
-        if new_x {
-            x_groups.push((i - x_start) as u64);
-            x_start = i;
+        for (c, &h) in before.iter_mut().zip(u.hist.iter()) {
+            *c += u64::from(h);
         }
     }
+    drop(xs);
+    let (x0, x1) = xties
+        .exact_moments()
+        .filter(|_| exact_allowed())
+        .unwrap_or_else(|| ordered_moments(&mut idx, &starts, &kx, xties.multi));
 
-    let seq: Vec<u32> = by_x.iter().map(|&(_, r)| r).collect();
-    drop(by_x);
-    let dis = count_inversions(&seq, y_groups.len(), parallel);
+    // y phase, reusing the index buffer.
+    let starts = scatter(&mut idx, &ky, &spy, parallel);
+    let ys = map_units(units(&mut idx, &starts), parallel, |u| {
+        y_unit(u, &kx, &ky, &pf)
+    });
+    let mut yties = Ties::default();
+    for u in &ys {
+        yties.merge(&u.ties);
+        dis += u.inv;
+    }
+    let (y0, y1) = yties
+        .exact_moments()
+        .filter(|_| exact_allowed())
+        .unwrap_or_else(|| ordered_moments(&mut idx, &starts, &ky, yties.multi));
 
-    let xs = tie_stats(&x_groups);
-    let ys = tie_stats(&y_groups);
     KendallCounts {
         n: n as u64,
         dis,
         ntie,
-        xtie: xs.pairs,
-        ytie: ys.pairs,
-        x0: xs.m0,
-        x1: xs.m1,
-        y0: ys.m0,
-        y1: ys.m1,
-        x_unique: x_groups.len() as u64,
-        y_unique: y_groups.len() as u64,
+        xtie: xties.pairs,
+        ytie: yties.pairs,
+        x0,
+        x1,
+        y0,
+        y1,
+        x_unique: xties.groups,
+        y_unique: yties.groups,
     }
 }
 
-/// Fenwick tree of counts over ranks `0..m`.
-struct Fenwick {
-    tree: Vec<u32>,
-}
-
-impl Fenwick {
-    fn new(m: usize) -> Self {
-        Fenwick {
-            tree: vec![0; m + 1],
+/// [`numpy_sum`] of the `len` values returned by successive calls of `next`, in
+/// the same order and with the same association, without storing them.
+fn numpy_sum_stream(len: usize, next: &mut impl FnMut() -> f64) -> f64 {
+    if len < 8 {
+        let mut r = 0.0;
+        for _ in 0..len {
+            r += next();
         }
-    }
-
-    fn add(&mut self, rank: u32) {
-        let mut k = rank as usize + 1;
-        while k < self.tree.len() {
-            self.tree[k] += 1;
-            k += k & k.wrapping_neg();
+        r
+    } else if len <= 128 {
+        let mut r = [0.0f64; 8];
+        for acc in r.iter_mut() {
+            *acc = next();
         }
-    }
-
-    /// Number of added ranks `<= rank`.
-    fn count_le(&self, rank: u32) -> u64 {
-        let mut k = (rank as usize + 1).min(self.tree.len() - 1);
-        let mut s = 0u64;
-        while k > 0 {
-            s += u64::from(self.tree[k]);
-            k &= k - 1;
+        let mut i = 8;
+        while i < len - (len % 8) {
+            for acc in r.iter_mut() {
+                *acc += next();
+            }
+            i += 8;
         }
-        s
+        let mut res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+        while i < len {
+            res += next();
+            i += 1;
+        }
+        res
+    } else {
+        let mut n2 = len / 2;
+        n2 -= n2 % 8;
+        let a = numpy_sum_stream(n2, next);
+        a + numpy_sum_stream(len - n2, next)
     }
-}
-
-/// Inversions of `seq` with a Fenwick tree; returns the count and the tree
-/// holding all of `seq`.
-fn fenwick_inversions(seq: &[u32], m: usize) -> (u64, Fenwick) {
-    let mut f = Fenwick::new(m);
-    let mut inv = 0u64;
-    for (i, &r) in seq.iter().enumerate() {
-        inv += i as u64 - f.count_le(r);
-        f.add(r);
-    }
-    (inv, f)
-}
-
-/// Number of pairs `i < j` with `seq[i] > seq[j]` (strict: equal values are not
-/// inversions), for values in `0..m`. O(n log m) with a Fenwick tree, like
-/// SciPy's `_kendall_dis`.
-///
-/// In parallel the sequence is cut in two halves: each half's own inversions
-/// are counted concurrently, then the cross pairs (left value > right value)
-/// are counted against the left half's finished tree, the right half split
-/// between the two threads. Exact integer counts: the result is the same for
-/// any thread count.
-pub fn count_inversions(seq: &[u32], m: usize, parallel: bool) -> u64 {
-    if !parallel || seq.len() < PAR_MIN {
-        return fenwick_inversions(seq, m).0;
-    }
-    let (left, right) = seq.split_at(seq.len() / 2);
-    let ((inv_l, tree_l), (inv_r, _)) = rayon::join(
-        || fenwick_inversions(left, m),
-        || fenwick_inversions(right, m),
-    );
-    let n_left = left.len() as u64;
-    let cross = |part: &[u32]| -> u64 {
-        part.iter()
-            .map(|&r| n_left - tree_l.count_le(r))
-            .sum::<u64>()
-    };
-    let (r1, r2) = right.split_at(right.len() / 2);
-    let (c1, c2) = rayon::join(|| cross(r1), || cross(r2));
-    inv_l + inv_r + c1 + c2
 }
 
 /// `np.sum` of a contiguous float64 array: NumPy's pairwise summation
@@ -445,23 +1004,116 @@ mod tests {
     }
 
     #[test]
-    fn inversions_parallel_equals_sequential_and_brute() {
+    fn merge_count_equals_brute_and_sorts_stably() {
         let mut rng = StdRng::seed_from_u64(3);
-        for m in [1u32, 3, 1000, 200_000] {
-            let v: Vec<u32> = (0..200_000).map(|_| rng.random_range(0..m)).collect();
-            let a = count_inversions(&v, m as usize, false);
-            let b = Parallelism { threads: 2 }
-                .install(|| count_inversions(&v, m as usize, true))
-                .unwrap();
-            assert_eq!(a, b);
+        for n in (0..60).chain([500, 4097]) {
+            for m in [1u32, 3, 1000] {
+                let v: Vec<(u32, usize)> = (0..n).map(|i| (rng.random_range(0..m), i)).collect();
+                let brute = (0..v.len())
+                    .flat_map(|i| (i + 1..v.len()).map(move |j| (i, j)))
+                    .filter(|&(i, j)| v[i].0 > v[j].0)
+                    .count() as u64;
+                let mut w = v.clone();
+                let mut buf = Vec::new();
+                assert_eq!(
+                    merge_count(&mut w, &mut buf, &|e: &(u32, usize)| e.0),
+                    brute
+                );
+                let mut expected = v.clone();
+                expected.sort_by_key(|e| e.0);
+                assert_eq!(w, expected);
+            }
         }
-        for n in 0..40 {
-            let v: Vec<u32> = (0..n).map(|_| rng.random_range(0..5)).collect();
-            let brute = (0..v.len())
-                .flat_map(|i| (i + 1..v.len()).map(move |j| (i, j)))
-                .filter(|&(i, j)| v[i] > v[j])
-                .count() as u64;
-            assert_eq!(count_inversions(&v, 5, false), brute);
+    }
+
+    #[test]
+    fn numpy_sum_stream_matches_numpy_sum() {
+        let mut rng = StdRng::seed_from_u64(4);
+        for n in (0..300).chain([1000, 4099, 100_000]) {
+            let v: Vec<f64> = (0..n)
+                .map(|_| rng.random_range(-1.0..1.0) * 10f64.powi(rng.random_range(-5..20)))
+                .collect();
+            let mut it = v.iter().copied();
+            let s = numpy_sum_stream(n, &mut || it.next().unwrap_or(f64::NAN));
+            assert_eq!(s.to_bits(), numpy_sum(&v).to_bits(), "n = {n}");
+        }
+    }
+
+    fn reference(x: &[f64], y: &[f64]) -> KendallCounts {
+        let (dis, ntie, xtie, ytie) = brute(x, y);
+        let groups = |v: &[f64]| {
+            let mut s = v.to_vec();
+            s.sort_by(|a, b| a.partial_cmp(b).unwrap());
+            let mut g = Vec::new();
+            let mut i = 0;
+            while i < s.len() {
+                let j = s[i..].iter().take_while(|&&e| e == s[i]).count();
+                g.push(j as u64);
+                i += j;
+            }
+            g
+        };
+        let moments = |g: &[u64]| {
+            let t: Vec<(f64, f64)> = g
+                .iter()
+                .filter(|&&t| t > 1)
+                .map(|&t| moment_terms(t))
+                .collect();
+            let a: Vec<f64> = t.iter().map(|e| e.0).collect();
+            let b: Vec<f64> = t.iter().map(|e| e.1).collect();
+            (numpy_sum(&a), numpy_sum(&b))
+        };
+        let (gx, gy) = (groups(x), groups(y));
+        let ((x0, x1), (y0, y1)) = (moments(&gx), moments(&gy));
+        KendallCounts {
+            n: x.len() as u64,
+            dis,
+            ntie,
+            xtie,
+            ytie,
+            x0,
+            x1,
+            y0,
+            y1,
+            x_unique: gx.len() as u64,
+            y_unique: gy.len() as u64,
+        }
+    }
+
+    /// Inputs large enough for many buckets and units, with few to many ties, on
+    /// both the local and the in-place sort paths and with forced ordered moments.
+    #[test]
+    fn bucketed_counts_match_brute_force() {
+        use std::sync::atomic::Ordering::Relaxed;
+        let mut rng = StdRng::seed_from_u64(11);
+        for (n, kx, ky) in [
+            (3000usize, 3u32, 1_000_000u32),
+            (3000, 1_000_000, 1_000_000),
+            (2500, 40, 7),
+            (2600, 1, 1000),
+            (2048, 1000, 1),
+        ] {
+            let x: Vec<f64> = (0..n).map(|_| rng.random_range(0..kx) as f64).collect();
+            // y partly follows x so that there are discordant and concordant pairs.
+            let y: Vec<f64> = x
+                .iter()
+                .map(|&v| {
+                    ((v as u64 * 7 + rng.random_range(0..u64::from(ky))) % u64::from(ky)) as f64
+                })
+                .collect();
+            let expected = reference(&x, &y);
+            for (local, ordered) in [(LOCAL_MAX, false), (40, false), (LOCAL_MAX, true)] {
+                TEST_LOCAL_MAX.store(local, Relaxed);
+                TEST_FORCE_ORDERED.store(ordered, Relaxed);
+                for threads in [1, 2] {
+                    let c =
+                        kendall_counts(arr1(&x).view(), arr1(&y).view(), Parallelism { threads })
+                            .unwrap();
+                    assert_eq!(c, expected, "n={n} kx={kx} ky={ky} local={local}");
+                }
+                TEST_LOCAL_MAX.store(LOCAL_MAX, Relaxed);
+                TEST_FORCE_ORDERED.store(false, Relaxed);
+            }
         }
     }
 
@@ -479,35 +1131,29 @@ mod tests {
     }
 
     #[test]
-    fn radix_sort_is_stable_and_sorted() {
-        let mut rng = StdRng::seed_from_u64(5);
-        for (k, n) in [
-            (1u64, 5000u32),
-            (7, 70_000),
-            (1 << 20, 70_000),
-            (u64::MAX, 5000),
-        ] {
-            let mut v: Vec<Keyed<u32>> = (0..n)
-                .map(|i| {
-                    (
-                        rng.random_range(0..=k.saturating_sub(1))
-                            .wrapping_mul(0x9E37),
-                        i,
-                    )
-                })
-                .collect();
-            let mut expected = v.clone();
-            expected.sort_by_key(|e| e.0); // std's stable sort
-            for parallel in [false, true] {
-                let mut w = v.clone();
-                Parallelism { threads: 2 }
-                    .install(|| stable_sort_by_key(&mut w, parallel))
-                    .unwrap();
-                assert_eq!(w, expected);
+    fn bucket_lookup_equals_binary_search() {
+        let mut rng = StdRng::seed_from_u64(8);
+        let shapes: [fn(u64) -> u64; 3] = [|v| v, |v| v.wrapping_mul(v) >> 3, |v| 1u64 << (v % 64)];
+        for f in shapes {
+            for m in [0usize, 1, 2, 5, 300, 1023] {
+                let mut s: Vec<u64> = (0..m)
+                    .map(|_| f(rng.random::<u64>() >> rng.random_range(0..64)))
+                    .collect();
+                s.sort_unstable();
+                s.dedup();
+                let sp = Splitters::new(s.clone());
+                let probes = s
+                    .iter()
+                    .flat_map(|&v| [v.wrapping_sub(1), v, v.wrapping_add(1)]);
+                for k in probes
+                    .chain([0, u64::MAX])
+                    .chain((0..200).map(|_| rng.random()))
+                {
+                    let j = s.partition_point(|&v| v < k);
+                    let expected = 2 * j + usize::from(s.get(j) == Some(&k));
+                    assert_eq!(sp.bucket(k), expected);
+                }
             }
-            let mut scratch = vec![(0, 0); v.len()];
-            radix_sort(&mut v, &mut scratch);
-            assert_eq!(v, expected);
         }
     }
 

@@ -37,7 +37,7 @@ def binary_metric_micro(
 ) -> tuple[float, int]: ...
 def binary_metric_per_row(
     y_score: NDArray[Any],
-    y_true: NDArray[np.bool_],
+    y_true: NDArray[Any],
     mask: NDArray[np.bool_] | None = None,
     *,
     metric: str,
@@ -71,6 +71,10 @@ def binary_counts(
 def binary_indicator_summary(
     y_true: Any,
 ) -> tuple[int, int, bool, NDArray[np.bool_] | None] | None: ...
+def binary_indicator_values(
+    y_true: Any,
+    n_jobs: int | None = None,
+) -> tuple[int, int, bool] | None: ...
 
 # --- per-row label-ranking kernels (rust/binding/ranking.rs) --------------------------
 # Each returns sum_i w_i * metric_i over rows (sum_i metric_i without weights).

@@ -122,12 +122,13 @@ fn binary_metric_micro<'py>(
 }
 
 /// Per-row metric values and flags (unweighted, over each row's known labels).
+/// `y_true` is read in place: bool, int64 or int32 (positive = `== 1`).
 #[pyfunction]
 #[pyo3(signature = (y_score, y_true, mask=None, *, metric, max_fpr=None, n_jobs=None))]
 fn binary_metric_per_row<'py>(
     py: Python<'py>,
     y_score: &Bound<'py, PyAny>,
-    y_true: PyReadonlyArray2<'py, bool>,
+    y_true: &Bound<'py, PyAny>,
     mask: Option<PyReadonlyArray2<'py, bool>>,
     metric: &str,
     max_fpr: Option<f64>,
@@ -135,14 +136,51 @@ fn binary_metric_per_row<'py>(
 ) -> PyResult<Values<'py>> {
     let metric = parse_metric(metric, max_fpr)?;
     let par = parallelism(n_jobs)?;
-    let y = y_true.as_array();
     let m = mask.as_ref().map(|a| a.as_array());
-    let v: Vec<MetricValue> = with_scores2!(y_score, |s| {
-        let r: KResult<Vec<MetricValue>> =
-            run_detached(py, s.len(), || binary_curve::per_row(s, y, m, metric, &par));
-        Ok::<_, PyErr>(r?)
-    })?;
-    Ok(split(py, v))
+    macro_rules! go {
+        ($t:ty) => {
+            if let Ok(a) = y_true.extract::<PyReadonlyArray2<'_, $t>>() {
+                let y = a.as_array();
+                let (v, f) = with_scores2!(y_score, |s| {
+                    let r: KResult<(Vec<f64>, Vec<u8>)> = run_detached(py, s.len(), || {
+                        binary_curve::per_row_values(s, y, m, metric, &par)
+                    });
+                    Ok::<_, PyErr>(r?)
+                })?;
+                return Ok((v.into_pyarray(py), f.into_pyarray(py)));
+            }
+        };
+    }
+    go!(bool);
+    go!(i64);
+    go!(i32);
+    Err(PyTypeError::new_err(
+        "y_true must be a 2-D bool, int64 or int32 array",
+    ))
+}
+
+/// `(lo, hi, third_value)` of an int64/int32 label matrix without copying it
+/// (see `binary_curve::indicator_values`); None for other dtypes.
+#[pyfunction]
+#[pyo3(signature = (y_true, n_jobs=None))]
+fn binary_indicator_values(
+    py: Python<'_>,
+    y_true: &Bound<'_, PyAny>,
+    n_jobs: Option<i64>,
+) -> PyResult<Option<(i64, i64, bool)>> {
+    let par = parallelism(n_jobs)?;
+    if let Ok(a) = y_true.extract::<PyReadonlyArray2<'_, i64>>() {
+        let y = a.as_array();
+        let r = run_detached(py, y.len(), || binary_curve::indicator_values(y, &par))?;
+        return Ok(Some(r));
+    }
+    if let Ok(a) = y_true.extract::<PyReadonlyArray2<'_, i32>>() {
+        let y = a.as_array();
+        let (lo, hi, third) =
+            run_detached(py, y.len(), || binary_curve::indicator_values(y, &par))?;
+        return Ok(Some((i64::from(lo), i64::from(hi), third)));
+    }
+    Ok(None)
 }
 
 type ApAuc<'py> = (
@@ -304,5 +342,6 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(binary_ap_auc_micro, m)?)?;
     m.add_function(wrap_pyfunction!(binary_counts, m)?)?;
     m.add_function(wrap_pyfunction!(binary_indicator_summary, m)?)?;
+    m.add_function(wrap_pyfunction!(binary_indicator_values, m)?)?;
     Ok(())
 }

@@ -270,6 +270,30 @@ def _fast_indicator(y_true: Any) -> tuple[list[int], NDArray[np.bool_]] | None:
     return ([lo] if lo == hi else [lo, hi]), y_pos
 
 
+def _fast_indicator_values(
+    y_true: Any, n_jobs: int | None
+) -> tuple[list[int], NDArray[np.bool_] | None] | None:
+    """:func:`_fast_indicator` for ``average="samples"``: the same check, in
+    parallel, but no ``y_true == 1`` copy (``(values, None)``): the per-row kernel
+    reads int64/int32 labels in place."""
+    if (
+        type(y_true) is not np.ndarray
+        or y_true.ndim != 2
+        or y_true.shape[1] < 2
+        or y_true.size == 0
+        or y_true.dtype not in (np.int64, np.int32)
+    ):
+        return None
+    try:
+        r = _core.binary_indicator_values(y_true, n_jobs)
+    except ValueError:
+        return None  # e.g. n_jobs=0: the general path raises in scikit-learn's order
+    if r is None or r[2]:
+        return None
+    lo, hi, _ = r
+    return ([lo] if lo == hi else [lo, hi]), None
+
+
 # --------------------------------------------------------------------------- core calls
 
 
@@ -322,7 +346,7 @@ def _average_binary_score(
     mask: Any,
     n_jobs: int | None,
     max_fpr: float | None = None,
-    indicator: tuple[list[int], NDArray[np.bool_]] | None = None,
+    indicator: tuple[list[int], NDArray[np.bool_] | None] | None = None,
     finite_checked: bool = False,
 ) -> Any:
     """scikit-learn's ``_average_binary_score`` for a multilabel-indicator y_true.
@@ -352,7 +376,8 @@ def _average_binary_score(
         values = []
         standard = True
     elif indicator is not None:
-        values, y_pos = indicator
+        values, pos = indicator
+        y_pos = y_true if pos is None else pos  # None: samples reads y_true in place
         standard = set(values) <= {0, 1} or set(values) <= {-1, 1}
     else:
         # y_true is a multilabel indicator here (at most two distinct values):
@@ -514,7 +539,9 @@ def average_precision_score(
     jobs = _check_n_jobs(n_jobs)
 
     sw = None if sample_weight is None else _column_or_1d(sample_weight)
-    indicator = _fast_indicator(y_true)
+    indicator = (
+        _fast_indicator_values(y_true, jobs) if average == "samples" else _fast_indicator(y_true)
+    )
     if indicator is not None:
         y_type = "multilabel-indicator"
         y_arr = y_true
@@ -615,7 +642,9 @@ def roc_auc_score(
     _check_array_like("labels", func, labels, optional=True)
     jobs = _check_n_jobs(n_jobs)
 
-    indicator = _fast_indicator(y_true)
+    indicator = (
+        _fast_indicator_values(y_true, jobs) if average == "samples" else _fast_indicator(y_true)
+    )
     if indicator is not None:
         y_type = "multilabel-indicator"
         y_arr = y_true
