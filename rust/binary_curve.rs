@@ -510,8 +510,11 @@ fn check_shapes<S>(
 // two runs (positives from the front of one buffer, negatives from its back), each
 // run is sorted without payload (`sort_keys`), and the two sorted runs are walked
 // together block by block. The scratch half of the sort buffer then holds the sum
-// terms, so a label needs 16 bytes per row in total. Values are bit-identical to the
-// general path (same counts, same formulas, same pairwise summation order).
+// terms, so a label needs 16 bytes per row in total. Float32 scores sort 4-byte keys
+// and walk the runs again for the counts and terms instead of storing them (8 bytes
+// per row: issue 3 bounds float32 calls at 0.5x the score matrix). Values are
+// bit-identical to the general path (same counts, same formulas, same pairwise
+// summation order).
 
 /// One label's known keys, split by class, plus scratch space. `K` is `u64`, or
 /// `u32` for 4-byte scores (per label, see [`Score::narrow_key`]): 8 bytes per row
