@@ -19,7 +19,7 @@ use ndarray::{ArrayView1, ArrayView2};
 use crate::error::{MetricError, Result};
 use crate::parallel::{Parallelism, ROW_BLOCK};
 use crate::score::Score;
-use crate::sort::{sort_by_key_stable, sort_keys};
+use crate::sort::{sort_by_key_stable, sort_keys, RadixKey};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -511,18 +511,24 @@ fn check_shapes<S>(
 // two runs (positives from the front of one buffer, negatives from its back), each
 // run is sorted without payload (`sort_keys`), and the two sorted runs are walked
 // together block by block. The scratch half of the sort buffer then holds the sum
-// terms, so a label needs 16 bytes per row in total. Values are bit-identical to the
-// general path (same counts, same formulas, same pairwise summation order).
+// terms, so a label needs 16 bytes per row in total. Float32 scores sort 4-byte keys
+// and walk the runs again for the counts and terms instead of storing them (8 bytes
+// per row: issue 3 bounds float32 calls at 0.5x the score matrix). Values are
+// bit-identical to the general path (same counts, same formulas, same pairwise
+// summation order).
 
-/// One label's known keys, split by class, plus scratch space.
-struct SplitKeys {
-    keys: Vec<u64>,
-    tmp: Vec<u64>,
+/// One label's known keys, split by class, plus scratch space. `K` is `u64`, or
+/// `u32` for 4-byte scores (per label, see [`Score::narrow_key`]): 8 bytes per row
+/// instead of 16, the block counts and sum terms then being streamed
+/// ([`label_values_streamed`]) since they no longer fit in the key buffers.
+struct SplitKeys<K: RadixKey = u64> {
+    keys: Vec<K>,
+    tmp: Vec<K>,
     n_pos: usize,
     n_neg: usize,
 }
 
-impl SplitKeys {
+impl<K: RadixKey> SplitKeys<K> {
     fn new() -> Self {
         SplitKeys {
             keys: Vec::new(),
@@ -532,25 +538,61 @@ impl SplitKeys {
         }
     }
 
-    /// Gather column `j` (known rows only) and sort both runs.
+    /// `feed` calls `put(negated key, positive)` at most `n` times.
+    fn fill(&mut self, n: usize, feed: impl FnOnce(&mut dyn FnMut(K, bool))) {
+        self.keys.clear();
+        self.keys.resize(n, K::default());
+        let keys = &mut self.keys[..];
+        let (mut p, mut back) = (0usize, n);
+        // Branch-free: write the key at both ends, advance the end of its class.
+        // Invariant: p < back before each known row (p + (n - back) rows so far < n).
+        let mut put = |k: K, pos: bool| {
+            if let Some(x) = keys.get_mut(p) {
+                *x = k;
+            }
+            if let Some(x) = keys.get_mut(back.wrapping_sub(1)) {
+                *x = k;
+            }
+            p += usize::from(pos);
+            back -= usize::from(!pos);
+        };
+        feed(&mut put);
+        self.n_pos = p;
+        self.n_neg = n - back;
+        self.tmp.clear();
+        self.tmp.resize(n, K::default());
+        // Keys are negated: ascending key order = descending score order.
+        let (front, rest) = self.keys.split_at_mut(p);
+        let (tf, trest) = self.tmp.split_at_mut(p);
+        sort_keys(front, tf);
+        let negs = &mut rest[back - p..];
+        let tn = &mut trest[back - p..];
+        sort_keys(negs, tn);
+    }
+
+    /// Gather column `j` (known rows only) under the order key `key` (a
+    /// tie-preserving key of [`Score`]) and sort both runs.
     fn load<S: Score>(
         &mut self,
         s: ArrayView1<S>,
         y: ArrayView1<bool>,
         m: Option<ArrayView1<bool>>,
+        key: impl Fn(S) -> K + Copy,
     ) {
         self.fill(s.len(), |put| match m {
             None => ndarray::Zip::from(s)
                 .and(y)
-                .for_each(|&v, &t| put(!v.key(), t)),
+                .for_each(|&v, &t| put(!key(v), t)),
             Some(m) => ndarray::Zip::from(s).and(y).and(m).for_each(|&v, &t, &k| {
                 if k {
-                    put(!v.key(), t)
+                    put(!key(v), t)
                 }
             }),
         });
     }
+}
 
+impl SplitKeys<u64> {
     /// Gather every known cell of a matrix (micro average) and sort both runs.
     fn load_all<S: Score>(
         &mut self,
@@ -568,38 +610,6 @@ impl SplitKeys {
                 }
             }),
         });
-    }
-
-    /// `feed` calls `put(negated key, positive)` at most `n` times.
-    fn fill(&mut self, n: usize, feed: impl FnOnce(&mut dyn FnMut(u64, bool))) {
-        self.keys.clear();
-        self.keys.resize(n, 0);
-        let keys = &mut self.keys[..];
-        let (mut p, mut back) = (0usize, n);
-        // Branch-free: write the key at both ends, advance the end of its class.
-        // Invariant: p < back before each known row (p + (n - back) rows so far < n).
-        let mut put = |k: u64, pos: bool| {
-            if let Some(x) = keys.get_mut(p) {
-                *x = k;
-            }
-            if let Some(x) = keys.get_mut(back.wrapping_sub(1)) {
-                *x = k;
-            }
-            p += usize::from(pos);
-            back -= usize::from(!pos);
-        };
-        feed(&mut put);
-        self.n_pos = p;
-        self.n_neg = n - back;
-        self.tmp.clear();
-        self.tmp.resize(n, 0);
-        // Keys are negated: ascending key order = descending score order.
-        let (front, rest) = self.keys.split_at_mut(p);
-        let (tf, trest) = self.tmp.split_at_mut(p);
-        sort_keys(front, tf);
-        let negs = &mut rest[back - p..];
-        let tn = &mut trest[back - p..];
-        sort_keys(negs, tn);
     }
 }
 
@@ -722,9 +732,14 @@ fn auc_blocks(cum: &[u64], n_pos: u64, n_neg: u64, terms: &mut [u64]) -> MetricV
 
 /// Run `f(label, &mut SplitKeys)` for every label, in parallel over labels when
 /// worthwhile; each worker reuses its own buffers. Results in label order.
-fn for_each_label<R: Send, F>(k: usize, elements: usize, par: &Parallelism, f: F) -> Result<Vec<R>>
+fn for_each_label<K: RadixKey, R: Send, F>(
+    k: usize,
+    elements: usize,
+    par: &Parallelism,
+    f: F,
+) -> Result<Vec<R>>
 where
-    F: Fn(usize, &mut SplitKeys) -> R + Sync + Send,
+    F: Fn(usize, &mut SplitKeys<K>) -> R + Sync + Send,
 {
     let workers = if par.is_parallel_for(elements) {
         par.threads.min(k).max(1)
@@ -750,7 +765,11 @@ where
 }
 
 /// Unweighted AP and full ROC AUC of one gathered, sorted label.
-fn label_values(buf: &mut SplitKeys, ap: bool, auc: bool) -> (MetricValue, MetricValue) {
+fn label_values<K: RadixKey>(
+    buf: &mut SplitKeys<K>,
+    ap: bool,
+    auc: bool,
+) -> (MetricValue, MetricValue) {
     let empty = MetricValue {
         value: f64::NAN,
         flags: FLAG_EMPTY,
@@ -763,24 +782,234 @@ fn label_values(buf: &mut SplitKeys, ap: bool, auc: bool) -> (MetricValue, Metri
         return (empty, e_auc);
     }
     let (np, nn) = (buf.n_pos as u64, buf.n_neg as u64);
+    let nk = buf.keys.len();
+    let (n_pos, n_neg) = (buf.n_pos, buf.n_neg);
+    let (Some(keys), Some(tmp)) = (K::as_u64_mut(&mut buf.keys), K::as_u64_mut(&mut buf.tmp))
+    else {
+        // Narrow keys: no room for 8-byte counts and terms, stream them.
+        let (pos, neg) = (&buf.keys[..n_pos], &buf.keys[nk - n_neg..]);
+        return label_values_streamed(pos, neg, ap, auc);
+    };
     // Block counts go to the sort's scratch buffer, the terms to the key buffer
     // (the keys are no longer needed once merged).
-    let nk = buf.keys.len();
-    let t = merge_blocks(
-        &buf.keys[..buf.n_pos],
-        &buf.keys[nk - buf.n_neg..],
-        &mut buf.tmp,
-    );
-    let cum = &buf.tmp[..t.min(buf.tmp.len())];
-    let a = if ap {
-        ap_blocks(cum, np, &mut buf.keys)
+    let t = merge_blocks(&keys[..n_pos], &keys[nk - n_neg..], tmp);
+    let cum = &tmp[..t.min(tmp.len())];
+    let a = if ap { ap_blocks(cum, np, keys) } else { empty };
+    let b = if auc {
+        auc_blocks(cum, np, nn, keys)
     } else {
         empty
     };
-    let b = if auc {
-        auc_blocks(cum, np, nn, &mut buf.keys)
+    (a, b)
+}
+
+/// Tie blocks of two ascending runs of (negated) keys, as [`merge_blocks`] writes
+/// them (cumulative `(positives << 32) | rows`), one at a time, from either end.
+struct Blocks<'a, K> {
+    pos: &'a [K],
+    neg: &'a [K],
+}
+
+impl<K: RadixKey> Blocks<'_, K> {
+    /// Cumulative counts through the next block in descending score order.
+    fn pop_front(&mut self, cum: &mut u64) -> bool {
+        let k = match (self.pos.first(), self.neg.first()) {
+            (Some(&a), Some(&b)) => a.min(b),
+            (Some(&a), None) => a,
+            (None, Some(&b)) => b,
+            (None, None) => return false,
+        };
+        let p = self.pos.iter().take_while(|&&x| x == k).count();
+        let q = self.neg.iter().take_while(|&&x| x == k).count();
+        self.pos = &self.pos[p..];
+        self.neg = &self.neg[q..];
+        *cum += ((p as u64) << 32) + (p + q) as u64;
+        true
+    }
+
+    /// Remove the last block (lowest score); `cum` goes from the counts through
+    /// it to the counts before it.
+    fn pop_back(&mut self, cum: &mut u64) -> bool {
+        let k = match (self.pos.last(), self.neg.last()) {
+            (Some(&a), Some(&b)) => a.max(b),
+            (Some(&a), None) => a,
+            (None, Some(&b)) => b,
+            (None, None) => return false,
+        };
+        let p = self.pos.iter().rev().take_while(|&&x| x == k).count();
+        let q = self.neg.iter().rev().take_while(|&&x| x == k).count();
+        self.pos = &self.pos[..self.pos.len() - p];
+        self.neg = &self.neg[..self.neg.len() - q];
+        *cum -= ((p as u64) << 32) + (p + q) as u64;
+        true
+    }
+}
+
+/// NumPy's pairwise sum (as [`pairwise_by`]) of `n` values taken in order from
+/// `next`: the same tree, without storing the values.
+fn pairwise_stream(n: usize, next: &mut impl FnMut() -> f64) -> f64 {
+    if n < 8 {
+        let mut res = -0.0f64;
+        for _ in 0..n {
+            res += next();
+        }
+        res
+    } else if n <= 128 {
+        let mut r = [0.0f64; 8];
+        for rj in r.iter_mut() {
+            *rj = next();
+        }
+        let full = n - (n % 8);
+        for _ in (8..full).step_by(8) {
+            for rj in r.iter_mut() {
+                *rj += next();
+            }
+        }
+        let mut res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+        for _ in full..n {
+            res += next();
+        }
+        res
     } else {
+        let mut n2 = n / 2;
+        n2 -= n2 % 8;
+        let a = pairwise_stream(n2, next);
+        a + pairwise_stream(n - n2, next)
+    }
+}
+
+/// Whether the point of the block with cumulative counts `c` (after a block ending
+/// at `prev`, before one ending at `next`, if any) survives drop_intermediate, as in
+/// [`auc_blocks`] (the first point is always kept).
+#[inline]
+fn keep_point(prev: u64, c: u64, next: Option<u64>) -> bool {
+    next.is_none_or(|nx| nx.wrapping_sub(c) != c.wrapping_sub(prev))
+}
+
+/// ROC points kept by [`auc_blocks`] (drop_intermediate), walked block by block.
+struct AucPoints<'a, K> {
+    blocks: Blocks<'a, K>,
+    i: usize,
+    prev: u64,
+    cur: Option<u64>,
+    px: f64,
+    py: f64,
+}
+
+impl<'a, K: RadixKey> AucPoints<'a, K> {
+    fn new(pos: &'a [K], neg: &'a [K]) -> Self {
+        let mut blocks = Blocks { pos, neg };
+        let mut c = 0u64;
+        let cur = blocks.pop_front(&mut c).then_some(c);
+        AucPoints {
+            blocks,
+            i: 0,
+            prev: 0,
+            cur,
+            px: 0.0,
+            py: 0.0,
+        }
+    }
+
+    /// The next trapezoid term of [`auc_blocks`].
+    fn next_term(&mut self, tl: f64, fl: f64) -> Option<f64> {
+        loop {
+            let c = self.cur?;
+            let mut nx = c;
+            let nx = self.blocks.pop_front(&mut nx).then_some(nx);
+            let keep = self.i == 0 || keep_point(self.prev, c, nx);
+            self.prev = c;
+            self.cur = nx;
+            self.i += 1;
+            if keep {
+                let (tp, rows) = split_cum(c);
+                let x = (rows - tp) / fl;
+                let y = tp / tl;
+                let term = (x - self.px) * (y + self.py) / 2.0;
+                self.px = x;
+                self.py = y;
+                return Some(term);
+            }
+        }
+    }
+}
+
+/// [`label_values`] for keys too narrow to hold the block counts and terms: the
+/// same counts, terms and pairwise sums (hence bit-identical values), computed by
+/// walking the sorted runs again instead of storing them (a counting walk first,
+/// since the pairwise tree depends on the number of terms).
+fn label_values_streamed<K: RadixKey>(
+    pos: &[K],
+    neg: &[K],
+    ap: bool,
+    auc: bool,
+) -> (MetricValue, MetricValue) {
+    let empty = MetricValue {
+        value: f64::NAN,
+        flags: FLAG_EMPTY,
+    };
+    let (np, nn) = (pos.len() as u64, neg.len() as u64);
+    // One counting walk: blocks (AP terms) and kept ROC points (AUC terms).
+    let (mut t, mut u) = (0usize, 0usize);
+    let mut blocks = Blocks { pos, neg };
+    let (mut prev, mut c) = (0u64, 0u64);
+    if blocks.pop_front(&mut c) {
+        t = 1;
+        u = 1;
+        loop {
+            let mut nx = c;
+            let more = blocks.pop_front(&mut nx);
+            if t > 1 {
+                u += usize::from(keep_point(prev, c, more.then_some(nx)));
+            }
+            if !more {
+                break;
+            }
+            t += 1;
+            prev = c;
+            c = nx;
+        }
+    }
+    let a = if !ap || t == 0 {
         empty
+    } else if np == 0 {
+        MetricValue {
+            value: 0.0,
+            flags: FLAG_NO_POSITIVE,
+        }
+    } else {
+        // Terms in the order of the reversed curve = ascending score order.
+        let pf = np as f64;
+        let mut blocks = Blocks { pos, neg };
+        let mut c = (np << 32) + np + nn;
+        let mut next = || {
+            let (tps, rows) = split_cum(c);
+            blocks.pop_back(&mut c);
+            let prev_r = split_cum(c).0 / pf;
+            let r = tps / pf;
+            (prev_r - r) * (tps / rows)
+        };
+        let s = -pairwise_stream(t, &mut next);
+        MetricValue {
+            value: if s > 0.0 { s } else { 0.0 },
+            flags: 0,
+        }
+    };
+    let b = if !auc {
+        empty
+    } else if np == 0 || nn == 0 {
+        MetricValue {
+            value: f64::NAN,
+            flags: FLAG_SINGLE_CLASS,
+        }
+    } else {
+        let (tl, fl) = (np as f64, nn as f64);
+        let mut pts = AucPoints::new(pos, neg);
+        let mut next = || pts.next_term(tl, fl).unwrap_or(0.0);
+        MetricValue {
+            value: pairwise_stream(u, &mut next),
+            flags: 0,
+        }
     };
     (a, b)
 }
@@ -833,6 +1062,7 @@ fn unweighted_per_label<S: Score>(
             y_score.column(j),
             y_pos.column(j),
             mask.as_ref().map(|m| m.column(j)),
+            S::narrow_key,
         );
         label_values(buf, ap, auc)
     })
@@ -2199,7 +2429,7 @@ pub fn binary_counts<S: Score>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ndarray::{arr1, arr2, Array2};
+    use ndarray::{arr1, arr2, Array1, Array2};
     use rand::{rngs::StdRng, Rng, SeedableRng};
 
     fn ap1(y: &[bool], s: &[f64]) -> MetricValue {
@@ -2510,6 +2740,71 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn narrow_f32_keys_equal_wide_keys() {
+        // The u32-key path (streamed counts and terms) must give exactly the values
+        // of the u64-key path (stored counts and terms) on the same f32 scores.
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand::rngs::StdRng::seed_from_u64(17);
+        let bits = |v: &(MetricValue, MetricValue)| {
+            (
+                v.0.value.to_bits(),
+                v.0.flags,
+                v.1.value.to_bits(),
+                v.1.flags,
+            )
+        };
+        let mut blocks_seen = 0usize;
+        for case in 0..48 {
+            let n = [0usize, 1, 2, 7, 9, 130, 257, 3000][case % 8];
+            let kind = (case / 8) % 3;
+            let s: Vec<f32> = (0..n)
+                .map(|_| match kind {
+                    // uniform, heavy ties incl. both zeros, extremes
+                    0 => rng.random::<f32>() * 2.0 - 1.0,
+                    1 => [-0.0f32, 0.0, 0.5, -0.5, 1.0][rng.random_range(0..5usize)],
+                    _ => [f32::MIN, -f32::MIN_POSITIVE, -0.0, 0.0, f32::MAX, 0.25]
+                        [rng.random_range(0..6usize)],
+                })
+                .collect();
+            let prev = [0.0, 0.1, 0.5, 1.0][(case / 24 + case) % 4];
+            let y: Vec<bool> = (0..n).map(|_| rng.random::<f64>() < prev).collect();
+            let m: Vec<bool> = (0..n).map(|_| rng.random::<f64>() < 0.7).collect();
+            let (s, y, m) = (Array1::from(s), Array1::from(y), Array1::from(m));
+            for mask in [None, Some(m.view())] {
+                for (ap, auc) in [(true, true), (true, false), (false, true)] {
+                    let mut wide = SplitKeys::<u64>::new();
+                    wide.load(s.view(), y.view(), mask, |v: f32| v.key());
+                    let mut narrow = SplitKeys::<u32>::new();
+                    narrow.load(s.view(), y.view(), mask, f32::narrow_key);
+                    assert_eq!((wide.n_pos, wide.n_neg), (narrow.n_pos, narrow.n_neg));
+                    let nk = wide.keys.len();
+                    let (np, nn) = (wide.n_pos, wide.n_neg);
+                    let mut cum = vec![0u64; nk];
+                    blocks_seen += merge_blocks(&wide.keys[..np], &wide.keys[nk - nn..], &mut cum);
+                    let a = label_values(&mut wide, ap, auc);
+                    let b = label_values(&mut narrow, ap, auc);
+                    assert_eq!(bits(&a), bits(&b), "case {case} {ap} {auc}: {a:?} {b:?}");
+                }
+            }
+            // whole path: f32 scores equal to the same values widened to f64
+            let s2 = Array2::from_shape_fn((n, 3), |(i, j)| s[(i + j) % n.max(1)]);
+            let y2 = Array2::from_shape_fn((n, 3), |(i, j)| y[(i * 7 + j) % n.max(1)]);
+            let par = Parallelism::sequential();
+            let a = per_label_ap_auc(s2.view(), y2.view(), None, None, &par).unwrap();
+            let w = s2.mapv(f64::from);
+            let b = per_label_ap_auc(w.view(), y2.view(), None, None, &par).unwrap();
+            for (x, z) in
+                a.0.iter()
+                    .chain(a.1.iter())
+                    .zip(b.0.iter().chain(b.1.iter()))
+            {
+                assert_eq!((x.value.to_bits(), x.flags), (z.value.to_bits(), z.flags));
+            }
+        }
+        assert!(blocks_seen > 1000);
     }
 
     #[test]

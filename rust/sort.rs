@@ -120,11 +120,16 @@ fn scatter(
 
 /// A bare radix-sortable key: `u64` order keys, or `u32` keys for 4-byte scores
 /// (half the memory and half the bytes moved per pass).
-pub trait RadixKey: Copy + Ord + Send + Sync + Default + 'static {
+pub trait RadixKey:
+    Copy + Ord + Send + Sync + Default + std::ops::Not<Output = Self> + 'static
+{
     /// Key width in bits.
     const BITS: u32;
     /// The key as `u64` (for bit arithmetic; order preserved).
     fn wide(self) -> u64;
+    /// The slice itself when the keys are `u64` (lets 8-byte key buffers double as
+    /// `u64` scratch space), `None` for narrower keys.
+    fn as_u64_mut(v: &mut [Self]) -> Option<&mut [u64]>;
 }
 
 impl RadixKey for u64 {
@@ -133,6 +138,10 @@ impl RadixKey for u64 {
     fn wide(self) -> u64 {
         self
     }
+    #[inline(always)]
+    fn as_u64_mut(v: &mut [Self]) -> Option<&mut [u64]> {
+        Some(v)
+    }
 }
 
 impl RadixKey for u32 {
@@ -140,6 +149,10 @@ impl RadixKey for u32 {
     #[inline(always)]
     fn wide(self) -> u64 {
         u64::from(self)
+    }
+    #[inline(always)]
+    fn as_u64_mut(_: &mut [Self]) -> Option<&mut [u64]> {
+        None
     }
 }
 
