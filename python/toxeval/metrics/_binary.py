@@ -492,6 +492,18 @@ def _binary_problem(
 # --------------------------------------------------------------------------- public API
 
 
+def _classify_target(y_true: Any, average: Any, jobs: int | None) -> tuple[Any, str, Any]:
+    """``(indicator, y_type, y_arr)`` for AP / ROC AUC: the fast multilabel-indicator
+    check (the in-place label-value scan for ``average="samples"``, which reads int64
+    labels without a bool copy), else scikit-learn's ``type_of_target``."""
+    indicator = (
+        _fast_indicator_values(y_true, jobs) if average == "samples" else _fast_indicator(y_true)
+    )
+    if indicator is not None:
+        return indicator, "multilabel-indicator", y_true
+    return None, type_of_target(y_true, input_name="y_true"), to_array(y_true)
+
+
 def average_precision_score(
     y_true: Any,
     y_score: Any,
@@ -539,15 +551,7 @@ def average_precision_score(
     jobs = _check_n_jobs(n_jobs)
 
     sw = None if sample_weight is None else _column_or_1d(sample_weight)
-    indicator = (
-        _fast_indicator_values(y_true, jobs) if average == "samples" else _fast_indicator(y_true)
-    )
-    if indicator is not None:
-        y_type = "multilabel-indicator"
-        y_arr = y_true
-    else:
-        y_type = type_of_target(y_true, input_name="y_true")
-        y_arr = to_array(y_true)
+    indicator, y_type, y_arr = _classify_target(y_true, average, jobs)
 
     if y_type == "binary":
         present = np.unique(y_arr)
@@ -642,15 +646,7 @@ def roc_auc_score(
     _check_array_like("labels", func, labels, optional=True)
     jobs = _check_n_jobs(n_jobs)
 
-    indicator = (
-        _fast_indicator_values(y_true, jobs) if average == "samples" else _fast_indicator(y_true)
-    )
-    if indicator is not None:
-        y_type = "multilabel-indicator"
-        y_arr = y_true
-    else:
-        y_type = type_of_target(y_true, input_name="y_true")
-        y_arr = to_array(y_true)
+    indicator, y_type, y_arr = _classify_target(y_true, average, jobs)
     scores_in = to_array(y_score)
     _check_array_nd(y_arr, numeric=False)
     _check_array_nd(scores_in, numeric=True)
