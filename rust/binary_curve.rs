@@ -17,6 +17,7 @@
 use ndarray::{ArrayView1, ArrayView2};
 
 use crate::error::{MetricError, Result};
+use crate::labels::LabelGrid;
 use crate::parallel::{Parallelism, ROW_BLOCK};
 use crate::score::Score;
 use crate::sort::{sort_by_key_stable, sort_keys, RadixKey};
@@ -471,32 +472,32 @@ pub fn roc_auc_from_curve(c: &Curve, max_fpr: Option<f64>) -> MetricValue {
 
 fn check_shapes<S>(
     y_score: &ArrayView2<S>,
-    y_pos: &ArrayView2<bool>,
+    y_dim: (usize, usize),
     weight: Option<&ArrayView1<f64>>,
     mask: Option<&ArrayView2<bool>>,
 ) -> Result<()> {
-    if y_score.dim() != y_pos.dim() {
+    if y_score.dim() != y_dim {
         return Err(MetricError::shape(format!(
             "y_true and y_score have different shape: {:?} vs {:?}",
-            y_pos.dim(),
+            y_dim,
             y_score.dim()
         )));
     }
     if let Some(w) = weight {
-        if w.len() != y_pos.nrows() {
+        if w.len() != y_dim.0 {
             return Err(MetricError::shape(format!(
                 "Found input variables with inconsistent numbers of samples: [{}, {}]",
-                y_pos.nrows(),
+                y_dim.0,
                 w.len()
             )));
         }
     }
     if let Some(m) = mask {
-        if m.dim() != y_pos.dim() {
+        if m.dim() != y_dim {
             return Err(MetricError::shape(format!(
                 "mask has shape {:?} but y_true has shape {:?}",
                 m.dim(),
-                y_pos.dim()
+                y_dim
             )));
         }
     }
@@ -526,6 +527,54 @@ struct SplitKeys<K: RadixKey = u64> {
     tmp: Vec<K>,
     n_pos: usize,
     n_neg: usize,
+    /// Second label of a pair ([`SplitKeys::load_pair`]), swapped in by
+    /// [`SplitKeys::take_spare`]; empty unless pairs are used.
+    spare: Vec<K>,
+    spare_pos: usize,
+    spare_neg: usize,
+}
+
+/// Writes one label's keys into a buffer of `n` slots: positives from the front,
+/// negatives from the back.
+struct SplitWriter<'a, K> {
+    keys: &'a mut [K],
+    p: usize,
+    back: usize,
+}
+
+impl<'a, K: Copy> SplitWriter<'a, K> {
+    fn new(keys: &'a mut [K]) -> Self {
+        let back = keys.len();
+        SplitWriter { keys, p: 0, back }
+    }
+
+    /// Branch-free: write the key at both ends, advance the end of its class.
+    /// Invariant: p < back before each call (at most `n` calls).
+    #[inline(always)]
+    fn put(&mut self, k: K, pos: bool) {
+        if let Some(x) = self.keys.get_mut(self.p) {
+            *x = k;
+        }
+        if let Some(x) = self.keys.get_mut(self.back.wrapping_sub(1)) {
+            *x = k;
+        }
+        self.p += usize::from(pos);
+        self.back -= usize::from(!pos);
+    }
+
+    /// `(positives, negatives)` written.
+    fn counts(&self) -> (usize, usize) {
+        (self.p, self.keys.len() - self.back)
+    }
+}
+
+/// Make `v` exactly `n` long; its contents are scratch (reused buffers of the
+/// right length are not cleared again).
+fn scratch<K: Copy + Default>(v: &mut Vec<K>, n: usize) {
+    if v.len() != n {
+        v.clear();
+        v.resize(n, K::default());
+    }
 }
 
 impl<K: RadixKey> SplitKeys<K> {
@@ -535,33 +584,28 @@ impl<K: RadixKey> SplitKeys<K> {
             tmp: Vec::new(),
             n_pos: 0,
             n_neg: 0,
+            spare: Vec::new(),
+            spare_pos: 0,
+            spare_neg: 0,
         }
     }
 
-    /// `feed` calls `put(negated key, positive)` at most `n` times.
-    fn fill(&mut self, n: usize, feed: impl FnOnce(&mut dyn FnMut(K, bool))) {
-        self.keys.clear();
-        self.keys.resize(n, K::default());
-        let keys = &mut self.keys[..];
-        let (mut p, mut back) = (0usize, n);
-        // Branch-free: write the key at both ends, advance the end of its class.
-        // Invariant: p < back before each known row (p + (n - back) rows so far < n).
-        let mut put = |k: K, pos: bool| {
-            if let Some(x) = keys.get_mut(p) {
-                *x = k;
-            }
-            if let Some(x) = keys.get_mut(back.wrapping_sub(1)) {
-                *x = k;
-            }
-            p += usize::from(pos);
-            back -= usize::from(!pos);
-        };
-        feed(&mut put);
-        self.n_pos = p;
-        self.n_neg = n - back;
-        self.tmp.clear();
-        self.tmp.resize(n, K::default());
-        // Keys are negated: ascending key order = descending score order.
+    /// `feed` calls `put(negated key, positive)` at most `n` times; then both runs
+    /// are sorted.
+    fn fill(&mut self, n: usize, feed: impl FnOnce(&mut SplitWriter<'_, K>)) {
+        scratch(&mut self.keys, n);
+        let mut w = SplitWriter::new(&mut self.keys);
+        feed(&mut w);
+        (self.n_pos, self.n_neg) = w.counts();
+        self.sort_runs();
+    }
+
+    /// Sort the positive and the negative run (ascending negated keys = descending
+    /// scores).
+    fn sort_runs(&mut self) {
+        let n = self.keys.len();
+        scratch(&mut self.tmp, n);
+        let (p, back) = (self.n_pos, n - self.n_neg);
         let (front, rest) = self.keys.split_at_mut(p);
         let (tf, trest) = self.tmp.split_at_mut(p);
         sort_keys(front, tf);
@@ -572,43 +616,110 @@ impl<K: RadixKey> SplitKeys<K> {
 
     /// Gather column `j` (known rows only) under the order key `key` (a
     /// tie-preserving key of [`Score`]) and sort both runs.
-    fn load<S: Score>(
+    fn load<S: Score, L: LabelGrid>(
         &mut self,
-        s: ArrayView1<S>,
-        y: ArrayView1<bool>,
-        m: Option<ArrayView1<bool>>,
+        s: ArrayView2<S>,
+        y: &L,
+        m: Option<&ArrayView2<bool>>,
+        j: usize,
         key: impl Fn(S) -> K + Copy,
     ) {
-        self.fill(s.len(), |put| match m {
-            None => ndarray::Zip::from(s)
-                .and(y)
-                .for_each(|&v, &t| put(!key(v), t)),
-            Some(m) => ndarray::Zip::from(s).and(y).and(m).for_each(|&v, &t, &k| {
-                if k {
-                    put(!key(v), t)
-                }
-            }),
+        let (sc, yc) = (s.column(j), y.column(j));
+        self.fill(sc.len(), |w| match m {
+            None => ndarray::Zip::from(sc)
+                .and(yc)
+                .for_each(|&v, &t| w.put(!key(v), L::is_pos(t, j))),
+            Some(m) => ndarray::Zip::from(sc)
+                .and(yc)
+                .and(m.column(j))
+                .for_each(|&v, &t, &k| {
+                    if k {
+                        w.put(!key(v), L::is_pos(t, j))
+                    }
+                }),
         });
+    }
+
+    /// Gather columns `j` and `j + 1` in one pass over the rows (each score row is
+    /// read once for both labels: the gather from a row-major matrix is bound by
+    /// the cache lines it touches). Label `j` is left sorted in `keys`, label
+    /// `j + 1` unsorted in `spare` for [`SplitKeys::take_spare`].
+    fn load_pair<S: Score, L: LabelGrid>(
+        &mut self,
+        s: ArrayView2<S>,
+        y: &L,
+        m: Option<&ArrayView2<bool>>,
+        j: usize,
+        key: impl Fn(S) -> K + Copy,
+    ) {
+        let n = s.nrows();
+        scratch(&mut self.keys, n);
+        scratch(&mut self.spare, n);
+        let mut a = SplitWriter::new(&mut self.keys);
+        let mut b = SplitWriter::new(&mut self.spare);
+        let (s0, s1) = (s.column(j), s.column(j + 1));
+        let (y0, y1) = (y.column(j), y.column(j + 1));
+        match m {
+            None => ndarray::Zip::from(s0)
+                .and(s1)
+                .and(y0)
+                .and(y1)
+                .for_each(|&u, &v, &t, &r| {
+                    a.put(!key(u), L::is_pos(t, j));
+                    b.put(!key(v), L::is_pos(r, j + 1));
+                }),
+            Some(m) => ndarray::Zip::from(s0)
+                .and(s1)
+                .and(y0)
+                .and(y1)
+                .and(m.column(j))
+                .and(m.column(j + 1))
+                .for_each(|&u, &v, &t, &r, &k0, &k1| {
+                    if k0 {
+                        a.put(!key(u), L::is_pos(t, j));
+                    }
+                    if k1 {
+                        b.put(!key(v), L::is_pos(r, j + 1));
+                    }
+                }),
+        }
+        (self.n_pos, self.n_neg) = a.counts();
+        (self.spare_pos, self.spare_neg) = b.counts();
+        self.sort_runs();
+    }
+
+    /// Make the second label of [`SplitKeys::load_pair`] current and sort it.
+    fn take_spare(&mut self) {
+        std::mem::swap(&mut self.keys, &mut self.spare);
+        self.n_pos = self.spare_pos;
+        self.n_neg = self.spare_neg;
+        self.sort_runs();
     }
 }
 
 impl SplitKeys<u64> {
     /// Gather every known cell of a matrix (micro average) and sort both runs.
-    fn load_all<S: Score>(
+    fn load_all<S: Score, L: LabelGrid>(
         &mut self,
         s: ArrayView2<S>,
-        y: ArrayView2<bool>,
-        m: Option<ArrayView2<bool>>,
+        y: &L,
+        m: Option<&ArrayView2<bool>>,
     ) {
-        self.fill(s.len(), |put| match m {
-            None => ndarray::Zip::from(s)
-                .and(y)
-                .for_each(|&v, &t| put(!v.key(), t)),
-            Some(m) => ndarray::Zip::from(s).and(y).and(m).for_each(|&v, &t, &k| {
-                if k {
-                    put(!v.key(), t)
+        let (n, k) = s.dim();
+        self.fill(s.len(), |w| {
+            for i in 0..n {
+                let (sr, yr) = (s.row(i), y.row(i));
+                let mr = m.map(|m| m.row(i));
+                for j in 0..k {
+                    let known = mr
+                        .as_ref()
+                        .is_none_or(|r| r.get(j).copied().unwrap_or(false));
+                    let t = yr.get(L::cell_index(j)).is_some_and(|&c| L::is_pos(c, j));
+                    if let (true, Some(&v)) = (known, sr.get(j)) {
+                        w.put(!v.key(), t);
+                    }
                 }
-            }),
+            }
         });
     }
 }
@@ -730,10 +841,11 @@ fn auc_blocks(cum: &[u64], n_pos: u64, n_neg: u64, terms: &mut [u64]) -> MetricV
     }
 }
 
-/// Run `f(label, &mut SplitKeys)` for every label, in parallel over labels when
-/// worthwhile; each worker reuses its own buffers. Results in label order.
-fn for_each_label<K: RadixKey, R: Send, F>(
-    k: usize,
+/// Run `f(unit, &mut SplitKeys)` for every unit `0..units` (a label or a pair of
+/// labels), in parallel over units when worthwhile; each worker reuses its own
+/// buffers. Results in unit order.
+fn for_each_unit<K: RadixKey, R: Send, F>(
+    units: usize,
     elements: usize,
     par: &Parallelism,
     f: F,
@@ -741,18 +853,14 @@ fn for_each_label<K: RadixKey, R: Send, F>(
 where
     F: Fn(usize, &mut SplitKeys<K>) -> R + Sync + Send,
 {
-    let workers = if par.is_parallel_for(elements) {
-        par.threads.min(k).max(1)
-    } else {
-        1
-    };
+    let workers = unit_workers(units, elements, par);
     let next = AtomicUsize::new(0);
     let parts = par.map(workers, elements, |_| {
         let mut buf = SplitKeys::new();
         let mut out = Vec::new();
         loop {
             let j = next.fetch_add(1, Ordering::Relaxed);
-            if j >= k {
+            if j >= units {
                 break;
             }
             out.push((j, f(j, &mut buf)));
@@ -762,6 +870,15 @@ where
     let mut all: Vec<(usize, R)> = parts.into_iter().flatten().collect();
     all.sort_by_key(|x| x.0);
     Ok(all.into_iter().map(|x| x.1).collect())
+}
+
+/// Workers for `units` independent units of `elements` cells in total.
+fn unit_workers(units: usize, elements: usize, par: &Parallelism) -> usize {
+    if par.is_parallel_for(elements) {
+        par.threads.min(units).max(1)
+    } else {
+        1
+    }
 }
 
 /// Unweighted AP and full ROC AUC of one gathered, sorted label.
@@ -1019,9 +1136,9 @@ fn label_values_streamed<K: RadixKey>(
 /// Same definitions, tie rule and masks as [`per_label`] with
 /// `Metric::AveragePrecision` and `Metric::RocAuc { max_fpr: None }`; the values are
 /// identical to those two calls. With weights it falls back to them.
-pub fn per_label_ap_auc<S: Score>(
+pub fn per_label_ap_auc<S: Score, L: LabelGrid>(
     y_score: ArrayView2<S>,
-    y_pos: ArrayView2<bool>,
+    y_pos: L,
     weight: Option<ArrayView1<f64>>,
     mask: Option<ArrayView2<bool>>,
     par: &Parallelism,
@@ -1038,14 +1155,14 @@ pub fn per_label_ap_auc<S: Score>(
         )?;
         return Ok((ap, auc));
     }
-    check_shapes(&y_score, &y_pos, None, mask.as_ref())?;
-    let both = unweighted_per_label(y_score, y_pos, mask, true, true, par)?;
+    check_shapes(&y_score, y_pos.dim(), None, mask.as_ref())?;
+    let both = unweighted_per_label(y_score, &y_pos, mask, true, true, par)?;
     Ok(both.into_iter().unzip())
 }
 
-fn unweighted_per_label<S: Score>(
+fn unweighted_per_label<S: Score, L: LabelGrid>(
     y_score: ArrayView2<S>,
-    y_pos: ArrayView2<bool>,
+    y_pos: &L,
     mask: Option<ArrayView2<bool>>,
     ap: bool,
     auc: bool,
@@ -1057,15 +1174,32 @@ fn unweighted_per_label<S: Score>(
             "too many elements in one binary problem (limit 2**31 - 1)",
         ));
     }
-    for_each_label(k, n.saturating_mul(k), par, |j, buf| {
-        buf.load(
-            y_score.column(j),
-            y_pos.column(j),
-            mask.as_ref().map(|m| m.column(j)),
-            S::narrow_key,
-        );
-        label_values(buf, ap, auc)
-    })
+    let elements = n.saturating_mul(k);
+    let m = mask.as_ref();
+    // Pairs of labels share one pass over the score rows but hold a third key
+    // buffer per worker: used when the labels are packed (so that the peak stays
+    // within half the score matrix) and there are enough pairs to keep every
+    // worker busy.
+    let pairs = L::PACKED && k >= 4 * unit_workers(k, elements, par);
+    if !pairs {
+        return for_each_unit(k, elements, par, |j, buf| {
+            buf.load(y_score, y_pos, m, j, S::narrow_key);
+            label_values(buf, ap, auc)
+        });
+    }
+    let units = for_each_unit(k.div_ceil(2), elements, par, |u, buf| {
+        let j = 2 * u;
+        if j + 1 < k {
+            buf.load_pair(y_score, y_pos, m, j, S::narrow_key);
+            let first = label_values(buf, ap, auc);
+            buf.take_spare();
+            vec![first, label_values(buf, ap, auc)]
+        } else {
+            buf.load(y_score, y_pos, m, j, S::narrow_key);
+            vec![label_values(buf, ap, auc)]
+        }
+    })?;
+    Ok(units.into_iter().flatten().collect())
 }
 
 /// The metric for each column (label) of a multilabel problem.
@@ -1073,15 +1207,15 @@ fn unweighted_per_label<S: Score>(
 /// Label `j` uses the rows where `mask[i, j]` is true (all rows without a mask) and
 /// `weight[i] != 0`; it is scikit-learn's binary metric on that column restricted
 /// to those rows. Parallel over labels; each label is computed sequentially.
-pub fn per_label<S: Score>(
+pub fn per_label<S: Score, L: LabelGrid>(
     y_score: ArrayView2<S>,
-    y_pos: ArrayView2<bool>,
+    y_pos: L,
     weight: Option<ArrayView1<f64>>,
     mask: Option<ArrayView2<bool>>,
     metric: Metric,
     par: &Parallelism,
 ) -> Result<Vec<MetricValue>> {
-    check_shapes(&y_score, &y_pos, weight.as_ref(), mask.as_ref())?;
+    check_shapes(&y_score, y_pos.dim(), weight.as_ref(), mask.as_ref())?;
     if weight.is_none() {
         let fast = match metric {
             Metric::AveragePrecision => Some(true),
@@ -1089,20 +1223,19 @@ pub fn per_label<S: Score>(
             Metric::RocAuc { .. } => None,
         };
         if let Some(ap) = fast {
-            let v = unweighted_per_label(y_score, y_pos, mask, ap, !ap, par)?;
+            let v = unweighted_per_label(y_score, &y_pos, mask, ap, !ap, par)?;
             return Ok(v.into_iter().map(|(a, b)| if ap { a } else { b }).collect());
         }
     }
     let (n, k) = y_score.dim();
     let results = par.map(k, n.saturating_mul(k), |j| {
         let s = y_score.column(j);
-        let y = y_pos.column(j);
         let mut p = Problem::with_capacity(n, weight.is_some());
         for i in 0..n {
             let known = mask.as_ref().is_none_or(|m| m[[i, j]]);
             if known {
                 let w = weight.as_ref().map_or(1.0, |w| w[i]);
-                p.push(s[i], y[i], w)?;
+                p.push(s[i], y_pos.get(i, j), w)?;
             }
         }
         p.evaluate(metric)
@@ -1112,15 +1245,15 @@ pub fn per_label<S: Score>(
 
 /// Micro average: all known cells as one binary problem, raveled row-major, each
 /// cell weighted by its row's weight (scikit-learn repeats the weights per label).
-pub fn micro<S: Score>(
+pub fn micro<S: Score, L: LabelGrid>(
     y_score: ArrayView2<S>,
-    y_pos: ArrayView2<bool>,
+    y_pos: L,
     weight: Option<ArrayView1<f64>>,
     mask: Option<ArrayView2<bool>>,
     metric: Metric,
     par: &Parallelism,
 ) -> Result<MetricValue> {
-    check_shapes(&y_score, &y_pos, weight.as_ref(), mask.as_ref())?;
+    check_shapes(&y_score, y_pos.dim(), weight.as_ref(), mask.as_ref())?;
     if weight.is_none() {
         match metric {
             Metric::AveragePrecision => {
@@ -1138,16 +1271,16 @@ pub fn micro<S: Score>(
         let w = weight.as_ref().map_or(1.0, |w| w[i]);
         for j in 0..k {
             if mask.as_ref().is_none_or(|m| m[[i, j]]) {
-                p.push(y_score[[i, j]], y_pos[[i, j]], w)?;
+                p.push(y_score[[i, j]], y_pos.get(i, j), w)?;
             }
         }
     }
     p.evaluate(metric)
 }
 
-fn micro_unweighted<S: Score>(
+fn micro_unweighted<S: Score, L: LabelGrid>(
     y_score: ArrayView2<S>,
-    y_pos: ArrayView2<bool>,
+    y_pos: L,
     mask: Option<ArrayView2<bool>>,
     ap: bool,
     auc: bool,
@@ -1164,20 +1297,20 @@ fn micro_unweighted<S: Score>(
         return micro_streaming(y_score, y_pos, mask, cap, par);
     }
     let mut buf = SplitKeys::new();
-    buf.load_all(y_score, y_pos, mask);
+    buf.load_all(y_score, &y_pos, mask.as_ref());
     Ok(label_values(&mut buf, ap, auc))
 }
 
 /// Micro-averaged average precision and full ROC AUC from one pass: the values of
 /// [`micro`] with `Metric::AveragePrecision` and `Metric::RocAuc { max_fpr: None }`.
-pub fn micro_ap_auc<S: Score>(
+pub fn micro_ap_auc<S: Score, L: LabelGrid>(
     y_score: ArrayView2<S>,
-    y_pos: ArrayView2<bool>,
+    y_pos: L,
     weight: Option<ArrayView1<f64>>,
     mask: Option<ArrayView2<bool>>,
     par: &Parallelism,
 ) -> Result<(MetricValue, MetricValue)> {
-    check_shapes(&y_score, &y_pos, weight.as_ref(), mask.as_ref())?;
+    check_shapes(&y_score, y_pos.dim(), weight.as_ref(), mask.as_ref())?;
     if weight.is_some() {
         let ap = micro(y_score, y_pos, weight, mask, Metric::AveragePrecision, par)?;
         let auc = micro(
@@ -1237,38 +1370,43 @@ fn micro_cap(cells: usize, score_bytes: usize) -> usize {
     (cells / 64 * score_bytes.clamp(1, 8)).max(MICRO_MIN_CAP)
 }
 
-/// Call `f(negated key, positive)` for every known cell of `rows`.
+/// Call `f(negated key, positive)` for every known cell of `rows`, row-major.
 #[inline]
-fn scan_cells<S: Score>(
+fn scan_cells<S: Score, L: LabelGrid>(
     s: &ArrayView2<S>,
-    y: &ArrayView2<bool>,
+    y: &L,
     m: Option<&ArrayView2<bool>>,
     rows: std::ops::Range<usize>,
     mut f: impl FnMut(u64, bool),
 ) {
+    let k = s.ncols();
     let sr = s.slice(ndarray::s![rows.clone(), ..]);
-    let yr = y.slice(ndarray::s![rows.clone(), ..]);
-    match m {
-        None => match (sr.as_slice(), yr.as_slice()) {
-            (Some(sv), Some(yv)) => {
-                for (&v, &t) in sv.iter().zip(yv.iter()) {
-                    f(!v.key(), t);
-                }
-            }
-            _ => ndarray::Zip::from(sr)
-                .and(yr)
-                .for_each(|&v, &t| f(!v.key(), t)),
-        },
-        Some(m) => {
-            let mr = m.slice(ndarray::s![rows, ..]);
-            ndarray::Zip::from(sr)
-                .and(yr)
-                .and(mr)
-                .for_each(|&v, &t, &k| {
-                    if k {
-                        f(!v.key(), t)
+    if m.is_none() && (1..=64).contains(&k) && !rows.is_empty() {
+        if let (Some(sv), Some(yv)) = (sr.as_slice(), y.block(rows.clone())) {
+            // C-ordered blocks: each row's labels as one word.
+            let ck = yv.len() / rows.len();
+            if ck > 0 {
+                for (srow, yrow) in sv.chunks_exact(k).zip(yv.chunks_exact(ck)) {
+                    let w = L::row_word(yrow);
+                    for (j, &v) in srow.iter().enumerate() {
+                        f(!v.key(), (w >> j) & 1 != 0);
                     }
-                })
+                }
+                return;
+            }
+        }
+    }
+    for i in rows {
+        let (srow, yrow) = (s.row(i), y.row(i));
+        let mrow = m.map(|m| m.row(i));
+        for (j, &v) in srow.iter().enumerate() {
+            let known = mrow
+                .as_ref()
+                .is_none_or(|r| r.get(j).copied().unwrap_or(false));
+            if known {
+                let t = yrow.get(L::cell_index(j)).is_some_and(|&c| L::is_pos(c, j));
+                f(!v.key(), t);
+            }
         }
     }
 }
@@ -1276,9 +1414,9 @@ fn scan_cells<S: Score>(
 /// Bucket histogram (positives, negatives) of the cells whose key has
 /// `k >> top == prefix` (`top == 64`: all cells), on the `width` bits below `top`.
 #[allow(clippy::too_many_arguments)]
-fn micro_histogram<S: Score>(
+fn micro_histogram<S: Score, L: LabelGrid>(
     s: &ArrayView2<S>,
-    y: &ArrayView2<bool>,
+    y: &L,
     m: Option<&ArrayView2<bool>>,
     top: u32,
     prefix: u64,
@@ -1359,9 +1497,9 @@ enum MicroTask {
 /// so the result); groups hold at most `cap` keys with their scratch (this only
 /// decides how many re-scans are needed).
 #[allow(clippy::too_many_arguments)]
-fn micro_plan<S: Score>(
+fn micro_plan<S: Score, L: LabelGrid>(
     s: &ArrayView2<S>,
-    y: &ArrayView2<bool>,
+    y: &L,
     m: Option<&ArrayView2<bool>>,
     top: u32,
     prefix: u64,
@@ -1506,31 +1644,39 @@ fn micro_blocks(
     }
 }
 
-/// Branch-free filter of contiguous cells: the (negated key, class) of the cells
-/// whose bucket `(key >> shift) - first` is below `span` go to the front of
-/// `lk`/`lp` (both at least one longer than `sv`); returns how many.
+/// Branch-free filter of contiguous rows (`sv`: `k` scores per row, `yv`: `ck`
+/// label cells per row, `k <= 64`): the (negated key, class) of the cells whose
+/// bucket `(key >> shift) - first` is below `span` go to the front of `lk`/`lp`
+/// (both at least one longer than `sv`); returns how many.
+#[allow(clippy::too_many_arguments)]
 #[inline]
-fn compact_cells<S: Score>(
+fn compact_cells<S: Score, L: LabelGrid>(
     sv: &[S],
-    yv: &[bool],
+    yv: &[L::Cell],
+    (k, ck): (usize, usize),
     shift: u32,
     first: u64,
     span: u64,
     lk: &mut [u64],
     lp: &mut [bool],
 ) -> usize {
-    let n = sv.len().min(yv.len()).min(lk.len().saturating_sub(1));
+    if k == 0 || ck == 0 {
+        return 0;
+    }
     let len = lk.len().min(lp.len());
     let (lk, lp) = (&mut lk[..len], &mut lp[..len]);
     let mut c = 0usize;
-    for (&v, &t) in sv[..n].iter().zip(yv[..n].iter()) {
-        let key = !v.key();
-        // c <= cells seen so far < lk.len(): the index never fails.
-        if let (Some(x), Some(p)) = (lk.get_mut(c), lp.get_mut(c)) {
-            *x = key;
-            *p = t;
+    for (srow, yrow) in sv.chunks_exact(k).zip(yv.chunks_exact(ck)) {
+        let w = L::row_word(yrow);
+        for (j, &v) in srow.iter().enumerate() {
+            let key = !v.key();
+            // c <= cells seen so far < lk.len(): the index never fails.
+            if let (Some(x), Some(p)) = (lk.get_mut(c), lp.get_mut(c)) {
+                *x = key;
+                *p = (w >> j) & 1 != 0;
+            }
+            c += usize::from((key >> shift).wrapping_sub(first) < span);
         }
-        c += usize::from((key >> shift).wrapping_sub(first) < span);
     }
     c
 }
@@ -1539,9 +1685,9 @@ fn compact_cells<S: Score>(
 /// plus its largest bucket long: the rest is sort scratch), sort and walk each
 /// bucket.
 #[allow(clippy::too_many_arguments)]
-fn micro_group<S: Score>(
+fn micro_group<S: Score, L: LabelGrid>(
     s: &ArrayView2<S>,
-    y: &ArrayView2<bool>,
+    y: &L,
     m: Option<&ArrayView2<bool>>,
     shift: u32,
     first: u64,
@@ -1579,10 +1725,11 @@ fn micro_group<S: Score>(
     for start in (0..n_rows).step_by(chunk) {
         let rows = start..(start + chunk).min(n_rows);
         let sr = s.slice(ndarray::s![rows.clone(), ..]);
-        let yr = y.slice(ndarray::s![rows.clone(), ..]);
-        let c = match (m, sr.as_slice(), yr.as_slice()) {
+        let yv = if k <= 64 { y.block(rows.clone()) } else { None };
+        let c = match (m, sr.as_slice(), yv) {
             (None, Some(sv), Some(yv)) => {
-                compact_cells(sv, yv, shift, first, span, &mut lk, &mut lp)
+                let ck = yv.len() / rows.len().max(1);
+                compact_cells::<S, L>(sv, yv, (k, ck), shift, first, span, &mut lk, &mut lp)
             }
             _ => {
                 let mut c = 0usize;
@@ -1631,9 +1778,9 @@ fn micro_group<S: Score>(
 /// Micro AP and full ROC AUC, unweighted, in bounded memory (see the section
 /// comment); `cap` = keys per group buffer when `MICRO_WORKERS` groups run at once
 /// (a single worker gets `MICRO_WORKERS` times more).
-fn micro_streaming<S: Score>(
+fn micro_streaming<S: Score, L: LabelGrid>(
     y_score: ArrayView2<S>,
-    y_pos: ArrayView2<bool>,
+    y_pos: L,
     mask: Option<ArrayView2<bool>>,
     cap: usize,
     par: &Parallelism,
@@ -2190,7 +2337,7 @@ pub fn per_row<S: Score>(
     metric: Metric,
     par: &Parallelism,
 ) -> Result<Vec<MetricValue>> {
-    check_shapes(&y_score, &y_pos, None, mask.as_ref())?;
+    check_shapes(&y_score, y_pos.dim(), None, mask.as_ref())?;
     let (values, flags) = per_row_values(y_score, y_pos, mask, metric, par)?;
     Ok(zip_values(values, flags))
 }
@@ -2222,13 +2369,38 @@ fn per_row_general<S: Score>(
 /// fixed row blocks (blocks are merged in order, so any thread count agrees).
 pub fn indicator_values<T>(y: ArrayView2<T>, par: &Parallelism) -> Result<(T, T, bool)>
 where
-    T: Copy + PartialOrd + Send + Sync + Default,
+    T: Copy + PartialOrd + Send + Sync + Default + From<bool>,
+{
+    indicator_scan(y, par, false).map(|(lo, hi, third, _)| (lo, hi, third))
+}
+
+/// [`indicator_values`] plus, when there is no third value, the positives
+/// `y == 1` packed eight labels per byte (`n x ceil(k / 8)`, C order, see
+/// [`crate::labels::PackedLabels`]); empty otherwise. One parallel pass; replaces
+/// min, max, a distinct-value scan and `y == 1` at 1/8 of the bool copy's size.
+pub fn indicator_packed<T>(y: ArrayView2<T>, par: &Parallelism) -> Result<(T, T, bool, Vec<u8>)>
+where
+    T: Copy + PartialOrd + Send + Sync + Default + From<bool>,
+{
+    indicator_scan(y, par, true)
+}
+
+fn indicator_scan<T>(
+    y: ArrayView2<T>,
+    par: &Parallelism,
+    pack: bool,
+) -> Result<(T, T, bool, Vec<u8>)>
+where
+    T: Copy + PartialOrd + Send + Sync + Default + From<bool>,
 {
     let (n, k) = y.dim();
+    let one = T::from(true);
+    let ck = k.div_ceil(8);
     let blocks = par.map_row_blocks(n, k, |rows| {
         let mut set = Distinct::default();
+        let mut bits = Vec::new();
         let Some(&first) = y.row(rows.start).iter().next() else {
-            return set;
+            return (set, bits);
         };
         // Two candidate values; a cell equal to neither is a new value.
         let (a, mut b) = (first, first);
@@ -2242,19 +2414,53 @@ where
             }
             true
         };
-        let ok = match y.slice(ndarray::s![rows.clone(), ..]).as_slice() {
-            // Branch-light pass over contiguous memory: only a value that is
-            // neither candidate leaves the fast test.
-            Some(cells) => cells.iter().all(|&v| scan(v)),
-            None => rows.clone().all(|i| y.row(i).iter().all(|&v| scan(v))),
+        let block = y.slice(ndarray::s![rows.clone(), ..]);
+        let ok = if pack && (1..=64).contains(&k) && block.as_slice().is_some() {
+            // C order, at most 64 labels: each row's bits built in a word.
+            bits = vec![0u8; rows.len() * ck];
+            let cells = block.as_slice().unwrap_or(&[]);
+            let mut ok = true;
+            for (row, out) in cells.chunks_exact(k).zip(bits.chunks_exact_mut(ck)) {
+                let mut w = 0u64;
+                let mut good = true;
+                for (j, &v) in row.iter().enumerate() {
+                    good &= scan(v);
+                    w |= u64::from(v == one) << j;
+                }
+                if !good {
+                    ok = false;
+                    break;
+                }
+                out.copy_from_slice(&w.to_le_bytes()[..ck]);
+            }
+            ok
+        } else if pack {
+            bits = vec![0u8; rows.len() * ck];
+            let mut ok = true;
+            for (i, out) in rows.clone().zip(bits.chunks_exact_mut(ck.max(1))) {
+                let row = y.row(i);
+                if !row.iter().all(|&v| scan(v)) {
+                    ok = false;
+                    break;
+                }
+                crate::labels::pack_row(row.iter().copied(), out, |v| v == one);
+            }
+            ok
+        } else {
+            match block.as_slice() {
+                // Branch-light pass over contiguous memory: only a value that is
+                // neither candidate leaves the fast test.
+                Some(cells) => cells.iter().all(|&v| scan(v)),
+                None => rows.clone().all(|i| y.row(i).iter().all(|&v| scan(v))),
+            }
         };
         set.insert(a);
         set.insert(b);
         set.third = !ok;
-        set
+        (set, bits)
     })?;
     let mut all = Distinct::default();
-    for b in &blocks {
+    for (b, _) in &blocks {
         if b.third {
             all.third = true;
         }
@@ -2268,7 +2474,16 @@ where
         _ if all.vals[0] < all.vals[1] => (all.vals[0], all.vals[1]),
         _ => (all.vals[1], all.vals[0]),
     };
-    Ok((lo, hi, all.third))
+    let packed = if pack && !all.third {
+        let mut out = Vec::with_capacity(n * ck);
+        for (_, bits) in blocks {
+            out.extend_from_slice(&bits);
+        }
+        out
+    } else {
+        Vec::new()
+    };
+    Ok((lo, hi, all.third, packed))
 }
 
 /// Up to two distinct values, and whether a third was seen.
@@ -2297,69 +2512,10 @@ impl<T: Copy + PartialOrd> Distinct<T> {
     }
 }
 
-/// Summary of an integer label matrix in one pass, for the Python validation of a
-/// multilabel indicator: `(lo, hi, third, positives)` where `lo`/`hi` are the
-/// minimum and maximum, `third` is true when some value is neither (so the matrix is
-/// not an indicator and `positives` is empty), and `positives[i, j] = y[i, j] == 1`
-/// (row-major) otherwise. Replaces min, max, a distinct-value scan and `y == 1`.
-pub fn indicator_summary<T>(y: ArrayView2<T>) -> (T, T, bool, Vec<bool>)
-where
-    T: Copy + PartialOrd + PartialEq + From<bool>,
-{
-    let one = T::from(true);
-    let mut it = y.iter();
-    let Some(&first) = it.next() else {
-        let z = T::from(false);
-        return (z, z, false, Vec::new());
-    };
-    // First pass over at most two values: stop at a third distinct value.
-    let (mut lo, mut hi) = (first, first);
-    let mut pos = Vec::with_capacity(y.len());
-    let push_all = |v: T, pos: &mut Vec<bool>| pos.push(v == one);
-    let mut third = false;
-    let mut visit = |v: T, pos: &mut Vec<bool>| -> bool {
-        if v != lo && v != hi {
-            if lo == hi {
-                if v < lo {
-                    lo = v;
-                } else {
-                    hi = v;
-                }
-            } else {
-                return false;
-            }
-        }
-        push_all(v, pos);
-        true
-    };
-    match y.as_slice() {
-        Some(s) => {
-            for &v in s {
-                if !visit(v, &mut pos) {
-                    third = true;
-                    break;
-                }
-            }
-        }
-        None => {
-            for &v in y.iter() {
-                if !visit(v, &mut pos) {
-                    third = true;
-                    break;
-                }
-            }
-        }
-    }
-    if third {
-        pos = Vec::new();
-    }
-    (lo, hi, third, pos)
-}
-
 /// Per-label support: the (weighted) number of positives among known rows, summed
 /// in row order like `(y_true * w[:, None]).sum(0)`.
-pub fn support(
-    y_pos: ArrayView2<bool>,
+pub fn support<L: LabelGrid>(
+    y_pos: L,
     weight: Option<ArrayView1<f64>>,
     mask: Option<ArrayView2<bool>>,
 ) -> Result<Vec<f64>> {
@@ -2369,7 +2525,7 @@ pub fn support(
         }
     }
     if let Some(w) = weight.as_ref() {
-        if w.len() != y_pos.nrows() {
+        if w.len() != y_pos.dim().0 {
             return Err(MetricError::shape(
                 "sample_weight and y_true have different lengths",
             ));
@@ -2381,7 +2537,7 @@ pub fn support(
         let w = weight.as_ref().map_or(1.0, |w| w[i]);
         for (j, o) in out.iter_mut().enumerate() {
             if mask.as_ref().is_none_or(|m| m[[i, j]]) {
-                *o += if y_pos[[i, j]] { w } else { 0.0 * w };
+                *o += if y_pos.get(i, j) { w } else { 0.0 * w };
             }
         }
     }
@@ -2675,6 +2831,70 @@ mod tests {
         }
     }
 
+    /// Packed labels (pairs of labels per pass, packed micro scans) give exactly
+    /// the values of the bool matrix (singles), for every path that reads them.
+    #[test]
+    fn packed_labels_equal_bool_labels() {
+        use crate::labels::{pack_row, PackedLabels};
+        let mut rng = StdRng::seed_from_u64(21);
+        let bits = |v: &[MetricValue]| -> Vec<(u64, u8)> {
+            v.iter().map(|m| (m.value.to_bits(), m.flags)).collect()
+        };
+        for case in 0..8 {
+            let n = [70usize, 1200, 2500][case % 3];
+            let k = [9usize, 15, 16, 17][case % 4];
+            let s = Array2::from_shape_fn((n, k), |_| match case % 2 {
+                0 => rng.random::<f64>(),
+                _ => f64::from(rng.random_range(0..9u32)) / 9.0,
+            });
+            let y = Array2::from_shape_fn((n, k), |(_, j)| {
+                // one label without positives, one without negatives
+                j != 3 && (j == 5 || rng.random::<f64>() < 0.2)
+            });
+            let m = Array2::from_shape_fn((n, k), |_| rng.random::<f64>() < 0.85);
+            let mut packed = Array2::<u8>::zeros((n, k.div_ceil(8)));
+            for i in 0..n {
+                let mut row = vec![0u8; k.div_ceil(8)];
+                pack_row(y.row(i).iter().copied(), &mut row, |b| b);
+                packed.row_mut(i).assign(&ndarray::ArrayView1::from(&row));
+            }
+            let p = PackedLabels::new(packed.view(), k).unwrap();
+            let s32 = s.mapv(|v| v as f32);
+            for threads in [1, 2] {
+                // 2 threads, k >= 8: pairs of labels per pass
+                let par = Parallelism { threads };
+                for mask in [None, Some(m.view())] {
+                    let (a1, u1) = per_label_ap_auc(s.view(), y.view(), None, mask, &par).unwrap();
+                    let (a2, u2) = per_label_ap_auc(s.view(), p, None, mask, &par).unwrap();
+                    assert_eq!(bits(&a1), bits(&a2), "case {case}");
+                    assert_eq!(bits(&u1), bits(&u2), "case {case}");
+                    let (a1, u1) =
+                        per_label_ap_auc(s32.view(), y.view(), None, mask, &par).unwrap();
+                    let (a2, u2) = per_label_ap_auc(s32.view(), p, None, mask, &par).unwrap();
+                    assert_eq!(bits(&a1), bits(&a2), "f32 case {case}");
+                    assert_eq!(bits(&u1), bits(&u2), "f32 case {case}");
+                    let metric = Metric::RocAuc { max_fpr: Some(0.4) };
+                    let r1 = per_label(s.view(), y.view(), None, mask, metric, &par).unwrap();
+                    let r2 = per_label(s.view(), p, None, mask, metric, &par).unwrap();
+                    assert_eq!(bits(&r1), bits(&r2));
+                    // several stream groups, and one
+                    for cap in [(n * k / 6).max(64), 1 << 20] {
+                        let r1 = micro_streaming(s.view(), y.view(), mask, cap, &par).unwrap();
+                        let r2 = micro_streaming(s.view(), p, mask, cap, &par).unwrap();
+                        assert_eq!(bits(&[r1.0, r1.1]), bits(&[r2.0, r2.1]), "micro {cap}");
+                    }
+                    let r1 = micro_ap_auc(s.view(), y.view(), None, mask, &par).unwrap();
+                    let r2 = micro_ap_auc(s.view(), p, None, mask, &par).unwrap();
+                    assert_eq!(bits(&[r1.0, r1.1]), bits(&[r2.0, r2.1]));
+                    let w = Array1::from_shape_fn(n, |i| (i % 5) as f64 * 0.5);
+                    let s1 = support(y.view(), Some(w.view()), mask).unwrap();
+                    let s2 = support(p, Some(w.view()), mask).unwrap();
+                    assert_eq!(s1, s2);
+                }
+            }
+        }
+    }
+
     #[test]
     fn micro_streaming_equals_one_sort() {
         use rand::{Rng, SeedableRng};
@@ -2699,7 +2919,7 @@ mod tests {
             // float32 keys start their histogram below the top 32 bits
             let s32 = s.mapv(|v| v as f32);
             let mut buf = SplitKeys::new();
-            buf.load_all(s32.view(), y.view(), None);
+            buf.load_all(s32.view(), &y.view(), None);
             let (ra, ru) = label_values(&mut buf, true, true);
             let par = Parallelism::sequential();
             let (a, u) = micro_streaming(s32.view(), y.view(), None, 1000, &par).unwrap();
@@ -2709,7 +2929,7 @@ mod tests {
             );
             for mask in [None, Some(m.view())] {
                 let mut buf = SplitKeys::new();
-                buf.load_all(s.view(), y.view(), mask);
+                buf.load_all(s.view(), &y.view(), mask.as_ref());
                 let (ra, ru) = label_values(&mut buf, true, true);
                 let mut first: Option<(u64, u64)> = None;
                 let caps = if n * k > 10_000 {
@@ -2775,10 +2995,13 @@ mod tests {
             let (s, y, m) = (Array1::from(s), Array1::from(y), Array1::from(m));
             for mask in [None, Some(m.view())] {
                 for (ap, auc) in [(true, true), (true, false), (false, true)] {
+                    let sc = s.view().insert_axis(ndarray::Axis(1));
+                    let yc = y.view().insert_axis(ndarray::Axis(1));
+                    let mc = mask.map(|m| m.insert_axis(ndarray::Axis(1)));
                     let mut wide = SplitKeys::<u64>::new();
-                    wide.load(s.view(), y.view(), mask, |v: f32| v.key());
+                    wide.load(sc, &yc, mc.as_ref(), 0, |v: f32| v.key());
                     let mut narrow = SplitKeys::<u32>::new();
-                    narrow.load(s.view(), y.view(), mask, f32::narrow_key);
+                    narrow.load(sc, &yc, mc.as_ref(), 0, f32::narrow_key);
                     assert_eq!((wide.n_pos, wide.n_neg), (narrow.n_pos, narrow.n_neg));
                     let nk = wide.keys.len();
                     let (np, nn) = (wide.n_pos, wide.n_neg);
@@ -3013,24 +3236,53 @@ mod tests {
     }
 
     #[test]
-    fn indicator_summary_values() {
+    fn indicator_packed_values() {
+        let seq = Parallelism::sequential();
         let y = arr2(&[[0i64, 1], [1, 0]]);
         assert_eq!(
-            indicator_summary(y.view()),
-            (0, 1, false, vec![false, true, true, false])
+            indicator_packed(y.view(), &seq).unwrap(),
+            (0, 1, false, vec![2, 1])
         );
         let y = arr2(&[[-1i64, -1], [-1, -1]]);
-        assert_eq!(indicator_summary(y.view()), (-1, -1, false, vec![false; 4]));
+        assert_eq!(
+            indicator_packed(y.view(), &seq).unwrap(),
+            (-1, -1, false, vec![0, 0])
+        );
         let y = arr2(&[[2i64, 0], [1, 0]]);
-        assert!(indicator_summary(y.view()).2);
+        let r = indicator_packed(y.view(), &seq).unwrap();
+        assert!(r.2 && r.3.is_empty());
         // F order: positives still row-major
         let f = arr2(&[[0i64, 1], [1, 1]]).t().to_owned();
         assert_eq!(
-            indicator_summary(f.t()),
-            (0, 1, false, vec![false, true, true, true])
+            indicator_packed(f.t(), &seq).unwrap(),
+            (0, 1, false, vec![2, 3])
         );
         let e = Array2::<i64>::zeros((0, 3));
-        assert_eq!(indicator_summary(e.view()), (0, 0, false, vec![]));
+        assert_eq!(
+            indicator_packed(e.view(), &seq).unwrap(),
+            (0, 0, false, vec![])
+        );
+        // Several row blocks, 10 labels (2 bytes per row), any thread count: the
+        // bits equal y == 1 and unpack to the bool matrix.
+        let mut rng = StdRng::seed_from_u64(5);
+        let n = 3 * ROW_BLOCK + 11;
+        let y = Array2::from_shape_fn((n, 10), |_| i32::from(rng.random_bool(0.3)));
+        for threads in [1, 2, 3] {
+            let par = Parallelism { threads };
+            let (lo, hi, third, bits) = indicator_packed(y.view(), &par).unwrap();
+            assert_eq!((lo, hi, third, bits.len()), (0, 1, false, 2 * n));
+            let bits = Array2::from_shape_vec((n, 2), bits).unwrap();
+            let p = crate::labels::PackedLabels::new(bits.view(), 10).unwrap();
+            for i in 0..n {
+                for j in 0..10 {
+                    assert_eq!(p.get(i, j), y[[i, j]] == 1);
+                }
+            }
+        }
+        let mut y3 = y.clone();
+        y3[[n - 1, 9]] = 7;
+        let r = indicator_packed(y3.view(), &Parallelism { threads: 2 }).unwrap();
+        assert!(r.2 && r.3.is_empty());
     }
 
     #[test]

@@ -11,6 +11,7 @@ pub mod binary_curve;
 pub mod error;
 pub mod kendall;
 pub mod label_ranking;
+pub mod labels;
 pub mod parallel;
 pub mod score;
 pub mod sort;

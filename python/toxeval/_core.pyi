@@ -4,12 +4,16 @@ Private API: call the functions in ``toxeval.metrics`` instead. Arrays must alre
 be validated there (dtypes, shapes, finiteness).
 """
 
-from typing import Any, Literal
+from typing import Any, Literal, TypeAlias
 
 import numpy as np
 from numpy.typing import NDArray
 
 __version__: str
+
+# Positives: a bool matrix, or the same bits packed eight labels per byte
+# (``np.packbits(y, axis=1, bitorder="little")``, uint8, ceil(k / 8) bytes per row).
+_Labels: TypeAlias = NDArray[np.bool_] | NDArray[np.uint8]
 
 def resolve_threads(n_jobs: int | None = None) -> int: ...
 
@@ -17,7 +21,7 @@ def resolve_threads(n_jobs: int | None = None) -> int: ...
 # int64; y_true and mask: bool; sample_weight: float64. Flags: see rust/binary_curve.rs.
 def binary_metric_per_label(
     y_score: NDArray[Any],
-    y_true: NDArray[np.bool_],
+    y_true: _Labels,
     sample_weight: NDArray[np.float64] | None = None,
     mask: NDArray[np.bool_] | None = None,
     *,
@@ -27,7 +31,7 @@ def binary_metric_per_label(
 ) -> tuple[NDArray[np.float64], NDArray[np.uint8]]: ...
 def binary_metric_micro(
     y_score: NDArray[Any],
-    y_true: NDArray[np.bool_],
+    y_true: _Labels,
     sample_weight: NDArray[np.float64] | None = None,
     mask: NDArray[np.bool_] | None = None,
     *,
@@ -46,22 +50,24 @@ def binary_metric_per_row(
 ) -> tuple[NDArray[np.float64], NDArray[np.uint8]]: ...
 def binary_ap_auc_per_label(
     y_score: NDArray[Any],
-    y_true: NDArray[np.bool_],
+    y_true: _Labels,
     sample_weight: NDArray[np.float64] | None = None,
     mask: NDArray[np.bool_] | None = None,
     n_jobs: int | None = None,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.uint8], NDArray[np.uint8]]: ...
 def binary_ap_auc_micro(
     y_score: NDArray[Any],
-    y_true: NDArray[np.bool_],
+    y_true: _Labels,
     sample_weight: NDArray[np.float64] | None = None,
     mask: NDArray[np.bool_] | None = None,
     n_jobs: int | None = None,
 ) -> tuple[float, float, int, int]: ...
 def binary_support(
-    y_true: NDArray[np.bool_],
+    y_true: _Labels,
     sample_weight: NDArray[np.float64] | None = None,
     mask: NDArray[np.bool_] | None = None,
+    *,
+    n_labels: int | None = None,
 ) -> NDArray[np.float64]: ...
 def binary_counts(
     y_score: NDArray[Any],
@@ -70,7 +76,8 @@ def binary_counts(
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.int64]]: ...
 def binary_indicator_summary(
     y_true: Any,
-) -> tuple[int, int, bool, NDArray[np.bool_] | None] | None: ...
+    n_jobs: int | None = None,
+) -> tuple[int, int, bool, NDArray[np.uint8] | None] | None: ...
 def binary_indicator_values(
     y_true: Any,
     n_jobs: int | None = None,

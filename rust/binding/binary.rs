@@ -14,6 +14,7 @@ use pyo3::prelude::*;
 use super::{parallelism, run_detached};
 use crate::binary_curve::{self, Metric, MetricValue};
 use crate::error::Result as KResult;
+use crate::labels::{LabelGrid, PackedLabels};
 use crate::parallel::Parallelism;
 use crate::score::Score;
 
@@ -55,10 +56,29 @@ macro_rules! with_scores2 {
     }};
 }
 
-fn per_label_any<S: Score>(
+/// Call `$body` with `$y` bound to the positives for `$k` labels: a 2-D bool
+/// array, or the same bits packed eight labels per byte (a 2-D uint8 array of
+/// `ceil(k / 8)` bytes per row, `numpy.packbits(y, axis=1, bitorder="little")`).
+macro_rules! with_labels {
+    ($obj:expr, $k:expr, |$y:ident| $body:expr) => {{
+        if let Ok(a) = $obj.extract::<PyReadonlyArray2<'_, bool>>() {
+            let $y = a.as_array();
+            $body
+        } else if let Ok(a) = $obj.extract::<PyReadonlyArray2<'_, u8>>() {
+            let $y = PackedLabels::new(a.as_array(), $k)?;
+            $body
+        } else {
+            Err(PyTypeError::new_err(
+                "y_true must be a 2-D bool array or packed uint8 label bits",
+            ))
+        }
+    }};
+}
+
+fn per_label_any<S: Score, L: LabelGrid>(
     py: Python<'_>,
     s: ArrayView2<S>,
-    y: ArrayView2<bool>,
+    y: L,
     w: Option<ArrayView1<f64>>,
     m: Option<ArrayView2<bool>>,
     metric: Metric,
@@ -77,7 +97,7 @@ fn per_label_any<S: Score>(
 fn binary_metric_per_label<'py>(
     py: Python<'py>,
     y_score: &Bound<'py, PyAny>,
-    y_true: PyReadonlyArray2<'py, bool>,
+    y_true: &Bound<'py, PyAny>,
     sample_weight: Option<PyReadonlyArray1<'py, f64>>,
     mask: Option<PyReadonlyArray2<'py, bool>>,
     metric: &str,
@@ -86,10 +106,11 @@ fn binary_metric_per_label<'py>(
 ) -> PyResult<Values<'py>> {
     let metric = parse_metric(metric, max_fpr)?;
     let par = parallelism(n_jobs)?;
-    let y = y_true.as_array();
     let w = sample_weight.as_ref().map(|a| a.as_array());
     let m = mask.as_ref().map(|a| a.as_array());
-    let v = with_scores2!(y_score, |s| per_label_any(py, s, y, w, m, metric, par))?;
+    let v = with_scores2!(y_score, |s| with_labels!(y_true, s.ncols(), |y| {
+        per_label_any(py, s, y, w, m, metric, par)
+    }))?;
     Ok(split(py, v))
 }
 
@@ -100,7 +121,7 @@ fn binary_metric_per_label<'py>(
 fn binary_metric_micro<'py>(
     py: Python<'py>,
     y_score: &Bound<'py, PyAny>,
-    y_true: PyReadonlyArray2<'py, bool>,
+    y_true: &Bound<'py, PyAny>,
     sample_weight: Option<PyReadonlyArray1<'py, f64>>,
     mask: Option<PyReadonlyArray2<'py, bool>>,
     metric: &str,
@@ -109,15 +130,14 @@ fn binary_metric_micro<'py>(
 ) -> PyResult<(f64, u8)> {
     let metric = parse_metric(metric, max_fpr)?;
     let par = parallelism(n_jobs)?;
-    let y = y_true.as_array();
     let w = sample_weight.as_ref().map(|a| a.as_array());
     let m = mask.as_ref().map(|a| a.as_array());
-    let v: MetricValue = with_scores2!(y_score, |s| {
+    let v: MetricValue = with_scores2!(y_score, |s| with_labels!(y_true, s.ncols(), |y| {
         let r: KResult<MetricValue> = run_detached(py, s.len(), || {
             binary_curve::micro(s, y, w, m, metric, &par)
         });
         Ok::<_, PyErr>(r?)
-    })?;
+    }))?;
     Ok((v.value, v.flags))
 }
 
@@ -197,21 +217,20 @@ type ApAuc<'py> = (
 fn binary_ap_auc_per_label<'py>(
     py: Python<'py>,
     y_score: &Bound<'py, PyAny>,
-    y_true: PyReadonlyArray2<'py, bool>,
+    y_true: &Bound<'py, PyAny>,
     sample_weight: Option<PyReadonlyArray1<'py, f64>>,
     mask: Option<PyReadonlyArray2<'py, bool>>,
     n_jobs: Option<i64>,
 ) -> PyResult<ApAuc<'py>> {
     let par = parallelism(n_jobs)?;
-    let y = y_true.as_array();
     let w = sample_weight.as_ref().map(|a| a.as_array());
     let m = mask.as_ref().map(|a| a.as_array());
-    let (ap, auc) = with_scores2!(y_score, |s| {
+    let (ap, auc) = with_scores2!(y_score, |s| with_labels!(y_true, s.ncols(), |y| {
         let r: KResult<(Vec<MetricValue>, Vec<MetricValue>)> = run_detached(py, s.len(), || {
             binary_curve::per_label_ap_auc(s, y, w, m, &par)
         });
         Ok::<_, PyErr>(r?)
-    })?;
+    }))?;
     let (apv, apf) = split(py, ap);
     let (auv, auf) = split(py, auc);
     Ok((apv, auv, apf, auf))
@@ -224,36 +243,39 @@ fn binary_ap_auc_per_label<'py>(
 fn binary_ap_auc_micro<'py>(
     py: Python<'py>,
     y_score: &Bound<'py, PyAny>,
-    y_true: PyReadonlyArray2<'py, bool>,
+    y_true: &Bound<'py, PyAny>,
     sample_weight: Option<PyReadonlyArray1<'py, f64>>,
     mask: Option<PyReadonlyArray2<'py, bool>>,
     n_jobs: Option<i64>,
 ) -> PyResult<(f64, f64, u8, u8)> {
     let par = parallelism(n_jobs)?;
-    let y = y_true.as_array();
     let w = sample_weight.as_ref().map(|a| a.as_array());
     let m = mask.as_ref().map(|a| a.as_array());
-    let (a, b) = with_scores2!(y_score, |s| {
+    let (a, b) = with_scores2!(y_score, |s| with_labels!(y_true, s.ncols(), |y| {
         let r: KResult<(MetricValue, MetricValue)> =
             run_detached(py, s.len(), || binary_curve::micro_ap_auc(s, y, w, m, &par));
         Ok::<_, PyErr>(r?)
-    })?;
+    }))?;
     Ok((a.value, b.value, a.flags, b.flags))
 }
 
 /// Per-label (weighted) positive count over known rows.
+/// Packed `y_true` (uint8) needs `n_labels`.
 #[pyfunction]
-#[pyo3(signature = (y_true, sample_weight=None, mask=None))]
+#[pyo3(signature = (y_true, sample_weight=None, mask=None, *, n_labels=None))]
 fn binary_support<'py>(
     py: Python<'py>,
-    y_true: PyReadonlyArray2<'py, bool>,
+    y_true: &Bound<'py, PyAny>,
     sample_weight: Option<PyReadonlyArray1<'py, f64>>,
     mask: Option<PyReadonlyArray2<'py, bool>>,
+    n_labels: Option<usize>,
 ) -> PyResult<Bound<'py, PyArray1<f64>>> {
-    let y = y_true.as_array();
     let w = sample_weight.as_ref().map(|a| a.as_array());
     let m = mask.as_ref().map(|a| a.as_array());
-    let r = run_detached(py, y.len(), || binary_curve::support(y, w, m))?;
+    let r = with_labels!(y_true, n_labels.unwrap_or(0), |y| {
+        let n = y.dim().0.saturating_mul(y.dim().1);
+        Ok::<_, PyErr>(run_detached(py, n, || binary_curve::support(y, w, m))?)
+    })?;
     Ok(r.into_pyarray(py))
 }
 
@@ -300,27 +322,31 @@ fn binary_counts<'py>(
     ))
 }
 
-type Indicator<'py> = (i64, i64, bool, Option<Bound<'py, PyArray2<bool>>>);
+type Indicator<'py> = (i64, i64, bool, Option<Bound<'py, PyArray2<u8>>>);
 
-/// One pass over an int64/int32 label matrix: `(lo, hi, third_value, positives)`,
-/// `positives = (y == 1)` (C order) when the matrix holds at most two distinct
-/// values, else None. Returns None for other dtypes.
+/// One parallel pass over an int64/int32 label matrix: `(lo, hi, third_value,
+/// positives)`, `positives = (y == 1)` packed eight labels per byte (C order,
+/// `numpy.packbits(y == 1, axis=1, bitorder="little")`) when the matrix holds at
+/// most two distinct values, else None. Returns None for other dtypes.
 #[pyfunction]
+#[pyo3(signature = (y_true, n_jobs=None))]
 fn binary_indicator_summary<'py>(
     py: Python<'py>,
     y_true: &Bound<'py, PyAny>,
+    n_jobs: Option<i64>,
 ) -> PyResult<Option<Indicator<'py>>> {
+    let par = parallelism(n_jobs)?;
     macro_rules! go {
         ($t:ty) => {
             if let Ok(a) = y_true.extract::<PyReadonlyArray2<'_, $t>>() {
                 let y = a.as_array();
-                let dim = y.dim();
-                let (lo, hi, third, pos) =
-                    run_detached(py, y.len(), || binary_curve::indicator_summary(y));
+                let (n, k) = y.dim();
+                let (lo, hi, third, bits) =
+                    run_detached(py, y.len(), || binary_curve::indicator_packed(y, &par))?;
                 let arr = if third {
                     None
                 } else {
-                    let a = Array2::from_shape_vec(dim, pos)
+                    let a = Array2::from_shape_vec((n, k.div_ceil(8)), bits)
                         .map_err(|e| PyValueError::new_err(e.to_string()))?;
                     Some(a.into_pyarray(py))
                 };

@@ -247,12 +247,16 @@ def _check_pos_label_consistency(pos_label: Any, y_true: NDArray[Any]) -> Any:
     return 1
 
 
-def _fast_indicator(y_true: Any) -> tuple[list[int], NDArray[np.bool_]] | None:
+def _fast_indicator(
+    y_true: Any, n_jobs: int | None = None
+) -> tuple[list[int], NDArray[np.uint8]] | None:
     """One native pass over a 2-D int64/int32 ``y_true`` with more than one column:
-    ``(sorted distinct values, y_true == 1)`` when it holds at most two distinct
-    values (then ``type_of_target`` is "multilabel-indicator"), else None (the
-    caller takes the general path). Replaces type_of_target's scans, min/max and
-    ``y_true == 1`` (each a full pass over the matrix)."""
+    ``(sorted distinct values, packed positives)`` when it holds at most two
+    distinct values (then ``type_of_target`` is "multilabel-indicator"), else None
+    (the caller takes the general path). The positives are ``y_true == 1`` packed
+    eight labels per byte (``np.packbits(y_true == 1, axis=1, bitorder="little")``,
+    1/8 of a bool copy), which the native kernels read directly. Replaces
+    type_of_target's scans, min/max and ``y_true == 1`` (each a full pass)."""
     if (
         type(y_true) is not np.ndarray
         or y_true.ndim != 2
@@ -261,7 +265,10 @@ def _fast_indicator(y_true: Any) -> tuple[list[int], NDArray[np.bool_]] | None:
         or y_true.dtype not in (np.int64, np.int32)
     ):
         return None
-    r = _core.binary_indicator_summary(y_true)
+    try:
+        r = _core.binary_indicator_summary(y_true, n_jobs)
+    except ValueError:
+        return None  # e.g. n_jobs=0: the general path raises in scikit-learn's order
     if r is None:
         return None
     lo, hi, third, y_pos = r
@@ -346,7 +353,7 @@ def _average_binary_score(
     mask: Any,
     n_jobs: int | None,
     max_fpr: float | None = None,
-    indicator: tuple[list[int], NDArray[np.bool_] | None] | None = None,
+    indicator: tuple[list[int], NDArray[np.uint8] | None] | None = None,
     finite_checked: bool = False,
 ) -> Any:
     """scikit-learn's ``_average_binary_score`` for a multilabel-indicator y_true.
@@ -425,7 +432,7 @@ def _average_binary_score(
         # weighted: support from the raw y_true values, as scikit-learn sums them.
         raw_fast = y_true.dtype == np.bool_ or (standard and set(values) <= {0, 1})
         if raw_fast and (sample_weight is None or sample_weight.dtype == np.float64):
-            support = _core.binary_support(y_pos, w, m)
+            support = _core.binary_support(y_pos, w, m, n_labels=y_true.shape[1])
         else:
             known = 1 if m is None else m
             if sample_weight is not None:
@@ -497,7 +504,9 @@ def _classify_target(y_true: Any, average: Any, jobs: int | None) -> tuple[Any, 
     check (the in-place label-value scan for ``average="samples"``, which reads int64
     labels without a bool copy), else scikit-learn's ``type_of_target``."""
     indicator = (
-        _fast_indicator_values(y_true, jobs) if average == "samples" else _fast_indicator(y_true)
+        _fast_indicator_values(y_true, jobs)
+        if average == "samples"
+        else _fast_indicator(y_true, jobs)
     )
     if indicator is not None:
         return indicator, "multilabel-indicator", y_true
