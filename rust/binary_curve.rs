@@ -2404,6 +2404,36 @@ where
         };
         // Two candidate values; a cell equal to neither is a new value.
         let (a, mut b) = (first, first);
+        let block = y.slice(ndarray::s![rows.clone(), ..]);
+        if pack && (1..=64).contains(&k) && block.as_slice().is_some() {
+            // C order, at most 64 labels: each row's bits built in a word. Once
+            // both candidates are known the row test is branch-free (vectorizes).
+            bits = vec![0u8; rows.len() * ck];
+            let cells = block.as_slice().unwrap_or(&[]);
+            let mut ok = true;
+            for (row, out) in cells.chunks_exact(k).zip(bits.chunks_exact_mut(ck)) {
+                if a == b {
+                    if let Some(&v) = row.iter().find(|&&v| v != a) {
+                        b = v;
+                    }
+                }
+                let mut w = 0u64;
+                let mut good = true;
+                for (j, &v) in row.iter().enumerate() {
+                    good &= (v == a) | (v == b);
+                    w |= u64::from(v == one) << j;
+                }
+                if !good {
+                    ok = false;
+                    break;
+                }
+                out.copy_from_slice(&w.to_le_bytes()[..ck]);
+            }
+            set.insert(a);
+            set.insert(b);
+            set.third = !ok;
+            return (set, bits);
+        }
         let mut scan = |v: T| -> bool {
             if v != a && v != b {
                 if a == b {
@@ -2414,27 +2444,7 @@ where
             }
             true
         };
-        let block = y.slice(ndarray::s![rows.clone(), ..]);
-        let ok = if pack && (1..=64).contains(&k) && block.as_slice().is_some() {
-            // C order, at most 64 labels: each row's bits built in a word.
-            bits = vec![0u8; rows.len() * ck];
-            let cells = block.as_slice().unwrap_or(&[]);
-            let mut ok = true;
-            for (row, out) in cells.chunks_exact(k).zip(bits.chunks_exact_mut(ck)) {
-                let mut w = 0u64;
-                let mut good = true;
-                for (j, &v) in row.iter().enumerate() {
-                    good &= scan(v);
-                    w |= u64::from(v == one) << j;
-                }
-                if !good {
-                    ok = false;
-                    break;
-                }
-                out.copy_from_slice(&w.to_le_bytes()[..ck]);
-            }
-            ok
-        } else if pack {
+        let ok = if pack {
             bits = vec![0u8; rows.len() * ck];
             let mut ok = true;
             for (i, out) in rows.clone().zip(bits.chunks_exact_mut(ck.max(1))) {

@@ -165,6 +165,35 @@ def test_wrong_answer_is_reported_and_never_timed(
     assert small == {"coverage": "MISMATCH", "lrl": "not available"}
 
 
+def test_documented_tie_deviation_is_labelled_not_a_mismatch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sklearn.metrics as skm
+
+    def shifted(y_true: Any, y_score: Any, **kw: Any) -> float:
+        kw.pop("n_jobs", None)
+        return float(skm.ndcg_score(y_true, y_score, **kw)) * (1 + 1e-6)
+
+    fake = types.ModuleType("toxeval.metrics")
+    fake.ndcg_score = shifted  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "toxeval.metrics", fake)
+    doc = _run(
+        tmp_path,
+        "--sizes",
+        "200",
+        "--variants",
+        "float64,float64-ties",
+        "--only",
+        "ndcg_ignore_ties",
+    )
+    rows = {r["variant"]: r for r in doc["results"]}
+    # Without ties a difference is a wrong answer; on ties it is the documented one.
+    assert rows["float64"]["check"] == "MISMATCH"
+    assert rows["float64"]["candidate"]["status"] == "MISMATCH"
+    assert rows["float64-ties"]["check"].startswith("documented deviation: order inside ties")
+    assert rows["float64-ties"]["candidate"]["status"] == "measured"
+
+
 def _bench(cap: float) -> bm.Bench:
     return bm.Bench(
         bm.Config(
