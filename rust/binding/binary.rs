@@ -17,7 +17,7 @@ use crate::error::Result as KResult;
 use crate::labels::{LabelGrid, PackedLabels};
 use crate::parallel::Parallelism;
 use crate::score::Score;
-use crate::threshold::{self, ThresholdCounts};
+use crate::threshold::{self, AtLeast, ThresholdCounts};
 
 type Values<'py> = (Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<u8>>);
 
@@ -367,7 +367,7 @@ type CountArrays<'py> = (
     Bound<'py, PyArray1<i64>>,
 );
 
-fn counts_any<S: Score + numpy::Element, L: LabelGrid>(
+fn counts_any<S: AtLeast + numpy::Element, L: LabelGrid>(
     py: Python<'_>,
     s: ArrayView2<S>,
     y: L,
@@ -375,9 +375,9 @@ fn counts_any<S: Score + numpy::Element, L: LabelGrid>(
     m: Option<ArrayView2<bool>>,
     par: Parallelism,
 ) -> PyResult<ThresholdCounts> {
-    let t = cut.extract::<PyReadonlyArray1<'_, S>>().map_err(|_| {
-        PyTypeError::new_err("threshold must be a 1-D array of y_score's dtype")
-    })?;
+    let t = cut
+        .extract::<PyReadonlyArray1<'_, S>>()
+        .map_err(|_| PyTypeError::new_err("threshold must be a 1-D array of y_score's dtype"))?;
     let t = t.as_array();
     if t.len() > 1 {
         return Err(PyValueError::new_err(

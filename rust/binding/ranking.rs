@@ -300,15 +300,9 @@ fn ranking_report_sums<'py>(
         ($t:ty) => {
             if let Ok(t) = y_true.extract::<PyReadonlyArray2<'py, $t>>() {
                 let sums = || -> PyResult<label_ranking::ReportSums> {
-                    with_rows!(
-                        py,
-                        t,
-                        y_score,
-                        mask,
-                        sample_weight,
-                        n_jobs,
-                        |rows, par| { label_ranking::report_sums(&rows, &par) }
-                    )
+                    with_rows!(py, t, y_score, mask, sample_weight, n_jobs, |rows, par| {
+                        label_ranking::report_sums(&rows, &par)
+                    })
                 };
                 Some(sums()?)
             } else {
@@ -316,26 +310,25 @@ fn ranking_report_sums<'py>(
             }
         };
     }
-    let r = match sums_for!(bool) {
-        Some(r) => r,
-        None => match sums_for!(i64) {
+    let r =
+        match sums_for!(bool) {
             Some(r) => r,
-            None => match sums_for!(i32) {
+            None => match sums_for!(i64) {
                 Some(r) => r,
-                None => match sums_for!(f64) {
+                None => match sums_for!(i32) {
                     Some(r) => r,
-                    None => match sums_for!(f32) {
+                    None => match sums_for!(f64) {
                         Some(r) => r,
-                        None => {
-                            return Err(PyTypeError::new_err(
+                        None => match sums_for!(f32) {
+                            Some(r) => r,
+                            None => return Err(PyTypeError::new_err(
                                 "y_true must be a 2-D bool, int64, int32, float64 or float32 array",
-                            ))
-                        }
+                            )),
+                        },
                     },
                 },
             },
-        },
-    };
+        };
     let d = PyDict::new(py);
     for (key, v) in label_ranking::REPORT_KEYS.iter().zip(r.sums) {
         d.set_item(*key, v)?;
