@@ -139,7 +139,7 @@ fn count_block_words<S: AtLeast, L: LabelGrid>(
         None => None,
     };
     let n_rows = rows.len();
-    let y_width = if n_rows == 0 { 0 } else { y.len() / n_rows };
+    let y_width = y.len().checked_div(n_rows).unwrap_or(0);
     if y_width == 0 && n_rows > 0 {
         return None;
     }
