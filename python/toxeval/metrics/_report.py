@@ -10,7 +10,13 @@ every label three times. This function validates once and shares the work:
 * one pass over the rows, one sort per row, gives label ranking loss, LRAP,
   coverage error, one-error and NDCG (``_core.ranking_report_sums``);
 * the thresholded figures (micro/macro F1, Hamming loss) come from per-label
-  confusion counts.
+  confusion counts of one native pass (``_core.threshold_counts``).
+
+No N x K temporary is made for int64/int32/bool ``y_true``: one native pass checks
+int labels and packs the positives eight per byte (what the AP/AUC kernels and the
+counts read), the per-row pass reads ``y_true`` in place, and the threshold becomes
+a score value (``_threshold_cut``) instead of a boolean matrix. Peak extra memory
+at 1M x 15 is below half of ``y_score``'s bytes, float32 included.
 
 Every figure equals the corresponding public function called with the same
 ``mask`` and ``sample_weight`` (tested), so the report can be trusted exactly as
