@@ -15,6 +15,7 @@ pub mod labels;
 pub mod parallel;
 pub mod score;
 pub mod sort;
+pub mod threshold;
 
 #[cfg(feature = "python")]
 mod binding;

@@ -126,3 +126,198 @@ def test_report_matches_sklearn_on_a_plain_problem() -> None:
 def test_report_bad_input(y: Any, s: Any, msg: str) -> None:
     with pytest.raises(ValueError, match=msg.replace("{", r"\{").replace("}", r"\}")):
         multilabel_report(y, s)
+
+
+# ---------------------------------------------------------------------------
+# Label paths: int64/int32 y_true is checked and packed natively (AP/AUC and the
+# thresholded counts read packed bits, the per-row pass reads y_true in place),
+# float y_true is packed after the NumPy checks, bool is read as is. Every path
+# must give exactly the report of the bool matrix.
+
+
+def _rep_equal(a: Any, b: Any) -> None:
+    assert a.keys() == b.keys()
+    for key in a:
+        np.testing.assert_array_equal(np.asarray(a[key]), np.asarray(b[key]), err_msg=key)
+
+
+@pytest.mark.parametrize("n, k", [(50, 3), (300, 15), (20_000, 9), (40, 70)])
+@pytest.mark.parametrize("use_mask", [False, True])
+@pytest.mark.parametrize("use_w", [False, True])
+def test_label_paths_equal_bool(n: int, k: int, use_mask: bool, use_w: bool) -> None:
+    rng = np.random.default_rng(n + k)
+    y = (rng.random((n, k)) < 0.3).astype(np.int64)
+    y[:, 0] = 1  # make sure every label has positives and negatives
+    y[0, 0] = 0
+    s = np.round(rng.random((n, k)), 2)
+    mask = rng.random((n, k)) < 0.85 if use_mask else None
+    w = rng.choice([0.5, 1.0, 2.0], n) if use_w else None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = multilabel_report(y.astype(bool), s, mask=mask, sample_weight=w)
+        for yy in [
+            y,
+            y.astype(np.int32),
+            y.astype(np.float64),
+            y.astype(np.float32),
+            y.astype(np.uint8),  # general path: bool copy
+            np.asfortranarray(y),
+            y.astype(">i8"),  # non-native byte order: general path
+            y[:, ::-1][:, ::-1],  # strided view
+        ]:
+            for n_jobs in [1, 2]:
+                got = multilabel_report(yy, s, mask=mask, sample_weight=w, n_jobs=n_jobs)
+                _rep_equal(got, want)
+
+
+@pytest.mark.parametrize(
+    "y, msg",
+    [
+        (np.array([[0, 2], [1, 0]], dtype=np.int64), "in {0, 1}"),
+        (np.array([[0, -1], [1, 0]], dtype=np.int32), "in {0, 1}"),
+        (np.array([[0, 1], [2, 0], [1, 1]], dtype=np.int64), "in {0, 1}"),  # three values
+        (np.array([[2, 2], [2, 2]], dtype=np.int64), "in {0, 1}"),
+        (np.array([[-1, -1], [-1, -1]], dtype=np.int32), "in {0, 1}"),
+        (np.array([[0, 0.5], [1, 0]]), "in {0, 1}"),
+        (np.array([[0, np.nan], [1, 0]]), "NaN"),
+        (np.array([[0, np.inf], [1, 0]], dtype=np.float32), "infinity"),
+        (np.array([[0, 3], [1, 0]], dtype=np.uint8), "in {0, 1}"),
+        (np.array([["a", "b"], ["c", "d"]]), "numeric 0/1 or bool"),
+    ],
+)
+def test_label_checks_per_dtype(y: Any, msg: str) -> None:
+    with pytest.raises(ValueError, match=msg.replace("{", r"\{").replace("}", r"\}")):
+        multilabel_report(y, np.ones(y.shape))
+
+
+def test_n_jobs_zero_still_raises() -> None:
+    y = np.array([[0, 1], [1, 0]])
+    with pytest.raises(ValueError, match="n_jobs"):
+        multilabel_report(y, np.ones((2, 2)), n_jobs=0)
+
+
+def _thresholded(y: Any, s: Any, thr: Any, mask: Any = None) -> dict[str, Any]:
+    known = np.ones(y.shape, bool) if mask is None else mask
+    pred = s >= thr  # NumPy's own promotion rules
+    pos = y == 1
+    tp = (pred & pos & known).sum(0)
+    fp = (pred & ~pos & known).sum(0)
+    fn_ = (~pred & pos & known).sum(0)
+    den = 2 * tp + fp + fn_
+    return {
+        "f1": np.where(den > 0, 2 * tp / np.maximum(den, 1), 0.0),
+        "hamming_loss": float((fp + fn_).sum() / known.sum()),
+        "f1_micro": 2 * tp.sum() / den.sum() if den.sum() else 0.0,
+    }
+
+
+@pytest.mark.parametrize(
+    "dtype, values, thresholds",
+    [
+        (
+            np.float64,
+            [-0.0, 0.0, 0.1, 0.5, 0.9, 1e300, -1e300],
+            [
+                0.5,
+                0.1,
+                0.0,
+                -0.0,
+                np.float32(0.1),
+                1e300,
+                -1e300,
+                1e308,
+                -1e308,
+                2,
+                np.nextafter(0.1, 1),
+            ],
+        ),
+        (
+            np.float32,
+            [-0.0, 0.0, 0.1, 0.5, 0.9, np.float32(np.nextafter(np.float32(0.1), np.float32(1)))],
+            [0.5, 0.1, np.float64(0.1), np.float32(0.1), 0.0, -0.0, 1e300, -1e300, 1e-50, 3, True],
+        ),
+        (
+            np.int64,
+            [-(2**62), -3, 0, 2, 3, 2**53 + 1, 2**62],
+            [2.5, 3, 2, -2.5, 0.0, float(2**53), 2**53 + 1, 1e300, -1e300, 2**62, np.int32(3)],
+        ),
+    ],
+)
+def test_threshold_follows_numpy_comparison(
+    dtype: Any, values: list[Any], thresholds: list[Any]
+) -> None:
+    rng = np.random.default_rng(3)
+    n, k = 60, 4
+    s = rng.choice(np.array(values, dtype=dtype), (n, k))
+    y = (rng.random((n, k)) < 0.5).astype(np.int64)
+    mask = rng.random((n, k)) < 0.9
+    for thr in thresholds:
+        for m in [None, mask]:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                rep = multilabel_report(y, s, mask=m, threshold=thr)
+                want = _thresholded(y, s, thr, m)
+            np.testing.assert_array_equal(rep["f1"], want["f1"], err_msg=repr(thr))
+            assert rep["hamming_loss"] == want["hamming_loss"], thr
+            assert rep["f1_micro"] == want["f1_micro"], thr
+
+
+def test_threshold_counts_kernel() -> None:
+    """``_core.threshold_counts`` against NumPy, for bool and packed labels, masks,
+    C/F order, several row blocks and thread counts."""
+    from toxeval import _core
+
+    rng = np.random.default_rng(7)
+    for n, k in [(3 * 8192 + 5, 15), (1000, 64), (500, 65), (10, 2)]:
+        s = np.round(rng.random((n, k)), 1)
+        y = rng.random((n, k)) < 0.4
+        packed = np.packbits(y, axis=1, bitorder="little")
+        m = rng.random((n, k)) < 0.7
+        for cut in [np.array([0.5]), np.array([0.0]), np.empty(0)]:
+            pred = s >= cut[0] if cut.size else np.zeros_like(y)
+            for mask in [None, m, np.asfortranarray(m)]:
+                known = np.ones_like(y) if mask is None else mask
+                want = [
+                    known.sum(0),
+                    (y & known).sum(0),
+                    (pred & known).sum(0),
+                    (pred & y & known).sum(0),
+                ]
+                for labels in [y, packed, np.asfortranarray(y)]:
+                    for scores in [s, np.asfortranarray(s)]:
+                        for n_jobs in [1, 2]:
+                            got = _core.threshold_counts(scores, labels, cut, mask, n_jobs)
+                            for g, w_ in zip(got, want, strict=True):
+                                assert g.dtype == np.int64
+                                np.testing.assert_array_equal(g, w_)
+    s = np.ones((4, 3))
+    y = np.zeros((4, 3), bool)
+    with pytest.raises(TypeError, match="dtype"):
+        _core.threshold_counts(s, y, np.array([1], dtype=np.int64))
+    with pytest.raises(ValueError, match="at most one"):
+        _core.threshold_counts(s, y, np.array([1.0, 2.0]))
+    with pytest.raises(ValueError, match="shape"):
+        _core.threshold_counts(s, y, np.array([1.0]), np.ones((4, 2), bool))
+    with pytest.raises(ValueError, match="packed"):
+        _core.threshold_counts(s, np.zeros((4, 2), np.uint8), np.array([1.0]))
+
+
+def test_report_sums_read_labels_in_place() -> None:
+    from toxeval import _core
+
+    rng = np.random.default_rng(9)
+    y = (rng.random((3000, 12)) < 0.3).astype(np.int64)
+    s = np.round(rng.random((3000, 12)), 2)
+    m = rng.random((3000, 12)) < 0.8
+    w = rng.random(3000)
+    want = _core.ranking_report_sums(y.astype(bool), s, m, w, 2)
+    for yy in [
+        y,
+        y.astype(np.int32),
+        y.astype(np.float64),
+        y.astype(np.float32),
+        np.asfortranarray(y),
+    ]:
+        assert _core.ranking_report_sums(yy, s, m, w, 2) == want
+    with pytest.raises(TypeError, match="y_true"):
+        _core.ranking_report_sums(y.astype(np.uint8), s)

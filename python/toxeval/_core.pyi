@@ -142,10 +142,23 @@ def ranking_sum_checked(
 # and "weight_sum" (sum of sample_weight, or the number of rows). Each sum divided by
 # weight_sum is the value of the separate public function (same definitions, masks,
 # degenerate rows). y_score: 2-D float64, float32 or int64, finite on known entries.
+# y_true is read in place: bool, or validated 0/1 int64, int32, float64 or float32.
 def ranking_report_sums(
-    y_true: NDArray[np.bool_],
+    y_true: NDArray[Any],
     y_score: NDArray[Any],
     mask: NDArray[np.bool_] | None = None,
     sample_weight: NDArray[np.float64] | None = None,
     n_jobs: int | None = None,
 ) -> dict[str, float]: ...
+
+# Thresholded confusion counts of multilabel_report (rust/threshold.rs): per label
+# (known, support, predicted, true_positive) over known cells, a cell being predicted
+# when y_score >= threshold[0]. threshold: 1-D array of y_score's dtype holding the
+# smallest predicted score, or empty (nothing predicted). y_true: bool or packed bits.
+def threshold_counts(
+    y_score: NDArray[Any],
+    y_true: _Labels,
+    threshold: NDArray[Any],
+    mask: NDArray[np.bool_] | None = None,
+    n_jobs: int | None = None,
+) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]: ...

@@ -17,6 +17,7 @@ use crate::error::Result as KResult;
 use crate::labels::{LabelGrid, PackedLabels};
 use crate::parallel::Parallelism;
 use crate::score::Score;
+use crate::threshold::{self, AtLeast, ThresholdCounts};
 
 type Values<'py> = (Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<u8>>);
 
@@ -359,6 +360,69 @@ fn binary_indicator_summary<'py>(
     Ok(None)
 }
 
+type CountArrays<'py> = (
+    Bound<'py, PyArray1<i64>>,
+    Bound<'py, PyArray1<i64>>,
+    Bound<'py, PyArray1<i64>>,
+    Bound<'py, PyArray1<i64>>,
+);
+
+fn counts_any<S: AtLeast + numpy::Element, L: LabelGrid>(
+    py: Python<'_>,
+    s: ArrayView2<S>,
+    y: L,
+    cut: &Bound<'_, PyAny>,
+    m: Option<ArrayView2<bool>>,
+    par: Parallelism,
+) -> PyResult<ThresholdCounts> {
+    let t = cut
+        .extract::<PyReadonlyArray1<'_, S>>()
+        .map_err(|_| PyTypeError::new_err("threshold must be a 1-D array of y_score's dtype"))?;
+    let t = t.as_array();
+    if t.len() > 1 {
+        return Err(PyValueError::new_err(
+            "threshold must hold at most one value",
+        ));
+    }
+    let t = t.first().copied();
+    let r: KResult<ThresholdCounts> = run_detached(py, s.len(), || {
+        threshold::threshold_counts(s, y, m, t, &par)
+    });
+    Ok(r?)
+}
+
+/// Per-label `(known, support, predicted, true_positive)` counts over known cells
+/// (see `threshold::threshold_counts`). `threshold` is a 1-D array of y_score's
+/// dtype holding the smallest predicted score, or empty when no score is predicted.
+#[pyfunction]
+#[pyo3(signature = (y_score, y_true, threshold, mask=None, n_jobs=None))]
+fn threshold_counts<'py>(
+    py: Python<'py>,
+    y_score: &Bound<'py, PyAny>,
+    y_true: &Bound<'py, PyAny>,
+    threshold: &Bound<'py, PyAny>,
+    mask: Option<PyReadonlyArray2<'py, bool>>,
+    n_jobs: Option<i64>,
+) -> PyResult<CountArrays<'py>> {
+    let par = parallelism(n_jobs)?;
+    let m = mask.as_ref().map(|a| a.as_array());
+    let r = with_scores2!(y_score, |s| with_labels!(y_true, s.ncols(), |y| {
+        counts_any(py, s, y, threshold, m, par)
+    }))?;
+    let arr = |v: Vec<u64>| -> Bound<'py, PyArray1<i64>> {
+        v.into_iter()
+            .map(|c| i64::try_from(c).unwrap_or(i64::MAX))
+            .collect::<Vec<i64>>()
+            .into_pyarray(py)
+    };
+    Ok((
+        arr(r.known),
+        arr(r.support),
+        arr(r.predicted),
+        arr(r.true_positive),
+    ))
+}
+
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(binary_metric_per_label, m)?)?;
     m.add_function(wrap_pyfunction!(binary_metric_micro, m)?)?;
@@ -369,5 +433,6 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(binary_counts, m)?)?;
     m.add_function(wrap_pyfunction!(binary_indicator_summary, m)?)?;
     m.add_function(wrap_pyfunction!(binary_indicator_values, m)?)?;
+    m.add_function(wrap_pyfunction!(threshold_counts, m)?)?;
     Ok(())
 }

@@ -284,28 +284,51 @@ fn ranking_sum_checked<'py>(
 /// `label_ranking::report_sums`): a dict with the weighted sums under
 /// `label_ranking_loss`, `label_ranking_average_precision`, `coverage_error`,
 /// `one_error`, `ndcg`, and `weight_sum` (the number of rows without weights).
+/// `y_true` is read in place: bool, or validated 0/1 int64, int32, float64 or
+/// float32 (relevant = non-zero), so the report needs no bool copy of it.
 #[pyfunction]
 #[pyo3(signature = (y_true, y_score, mask=None, sample_weight=None, n_jobs=None))]
 fn ranking_report_sums<'py>(
     py: Python<'py>,
-    y_true: PyReadonlyArray2<'py, bool>,
+    y_true: &Bound<'py, PyAny>,
     y_score: &Bound<'py, PyAny>,
     mask: Option<PyReadonlyArray2<'py, bool>>,
     sample_weight: Option<PyReadonlyArray1<'py, f64>>,
     n_jobs: Option<i64>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let sums = || -> PyResult<label_ranking::ReportSums> {
-        with_rows!(
-            py,
-            y_true,
-            y_score,
-            mask,
-            sample_weight,
-            n_jobs,
-            |rows, par| { label_ranking::report_sums(&rows, &par) }
-        )
-    };
-    let r = sums()?;
+    macro_rules! sums_for {
+        ($t:ty) => {
+            if let Ok(t) = y_true.extract::<PyReadonlyArray2<'py, $t>>() {
+                let sums = || -> PyResult<label_ranking::ReportSums> {
+                    with_rows!(py, t, y_score, mask, sample_weight, n_jobs, |rows, par| {
+                        label_ranking::report_sums(&rows, &par)
+                    })
+                };
+                Some(sums()?)
+            } else {
+                None
+            }
+        };
+    }
+    let r =
+        match sums_for!(bool) {
+            Some(r) => r,
+            None => match sums_for!(i64) {
+                Some(r) => r,
+                None => match sums_for!(i32) {
+                    Some(r) => r,
+                    None => match sums_for!(f64) {
+                        Some(r) => r,
+                        None => match sums_for!(f32) {
+                            Some(r) => r,
+                            None => return Err(PyTypeError::new_err(
+                                "y_true must be a 2-D bool, int64, int32, float64 or float32 array",
+                            )),
+                        },
+                    },
+                },
+            },
+        };
     let d = PyDict::new(py);
     for (key, v) in label_ranking::REPORT_KEYS.iter().zip(r.sums) {
         d.set_item(*key, v)?;

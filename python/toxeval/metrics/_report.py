@@ -10,7 +10,13 @@ every label three times. This function validates once and shares the work:
 * one pass over the rows, one sort per row, gives label ranking loss, LRAP,
   coverage error, one-error and NDCG (``_core.ranking_report_sums``);
 * the thresholded figures (micro/macro F1, Hamming loss) come from per-label
-  confusion counts.
+  confusion counts of one native pass (``_core.threshold_counts``).
+
+No N x K temporary is made for int64/int32/bool ``y_true``: one native pass checks
+int labels and packs the positives eight per byte (what the AP/AUC kernels and the
+counts read), the per-row pass reads ``y_true`` in place, and the threshold becomes
+a score value (``_threshold_cut``) instead of a boolean matrix. Peak extra memory
+at 1M x 15 is below half of ``y_score``'s bytes, float32 included.
 
 Every figure equals the corresponding public function called with the same
 ``mask`` and ``sample_weight`` (tested), so the report can be trusted exactly as
@@ -68,29 +74,55 @@ class MultilabelReport(TypedDict):
     hamming_loss: float
 
 
-def _labels01(y_true: Any) -> NDArray[np.bool_]:
+_NOT_01 = "multilabel_report needs y_true in {0, 1} (use the mask for unknown labels)"
+
+# dtypes `_core.ranking_report_sums` reads in place (native byte order).
+_IN_PLACE = (np.dtype(np.bool_), np.dtype(np.int64), np.dtype(np.int32))
+_IN_PLACE_FLOAT = (np.dtype(np.float64), np.dtype(np.float32))
+
+
+def _labels01(
+    y_true: Any, n_jobs: int | None
+) -> tuple[NDArray[Any], NDArray[np.bool_] | NDArray[np.uint8]]:
+    """Validate ``y_true`` as 0/1 (or bool) indicators: ``(y_rank, y_pos)``.
+
+    ``y_rank`` is what the per-row pass reads: ``y_true`` itself when the native
+    code reads its dtype in place (bool, int64, int32, float64, float32), else a bool
+    copy. ``y_pos`` are the positives of the per-label kernels: ``y_true`` itself when
+    bool, else packed eight labels per byte (``np.packbits(y == 1, axis=1,
+    bitorder="little")``, 1/8 of a bool copy). For int64/int32 one native pass does
+    the {0, 1} check and the packing (no N x K temporary at all).
+    """
     y = to_array(y_true)
     if y.ndim != 2 or y.shape[1] < 2:
         raise ValueError(
             f"multilabel_report needs a 2-D y_true with at least 2 labels; got shape {y.shape}"
         )
     if y.dtype == np.bool_:
-        return y
+        return y, y
     if y.dtype.kind not in "iuf":
         raise ValueError(f"y_true must be numeric 0/1 or bool; got dtype {y.dtype}")
+    if y.dtype in _IN_PLACE and y.size:
+        try:
+            r = _core.binary_indicator_summary(y, n_jobs)
+        except ValueError:
+            r = None  # e.g. n_jobs=0: the checks below run, the kernels raise later
+        if r is not None:
+            lo, hi, third, packed = r
+            if third or lo < 0 or hi > 1 or packed is None:
+                raise ValueError(_NOT_01)
+            return y, packed
     if y.dtype.kind == "f":
         assert_all_finite(y, input_name="y_true")
     # min/max decide {0, 1} in two cheap passes (no N x K temporaries).
     if y.size and (y.min() < 0 or y.max() > 1):
-        raise ValueError(
-            "multilabel_report needs y_true in {0, 1} (use the mask for unknown labels)"
-        )
+        raise ValueError(_NOT_01)
     pos: NDArray[np.bool_] = y.astype(np.bool_)
     if y.dtype.kind == "f" and np.count_nonzero(pos) != np.count_nonzero(y == 1):
-        raise ValueError(
-            "multilabel_report needs y_true in {0, 1} (use the mask for unknown labels)"
-        )
-    return pos
+        raise ValueError(_NOT_01)
+    if y.dtype in _IN_PLACE or y.dtype in _IN_PLACE_FLOAT:
+        return y, np.packbits(pos, axis=1, bitorder="little")
+    return pos, pos
 
 
 def _scores(y_score: Any) -> NDArray[Any]:
@@ -101,6 +133,58 @@ def _scores(y_score: Any) -> NDArray[Any]:
         s = s.astype(np.int64 if s.dtype.kind in "iu" else np.float64)
     assert_all_finite(s)
     return s
+
+
+def _threshold_cut(s: NDArray[Any], threshold: Any) -> NDArray[Any]:
+    """The smallest value ``v`` of ``s.dtype`` with ``v >= threshold`` as NumPy
+    decides it for ``s >= threshold`` (its promotion rules: a Python float meets
+    float32 scores in float32 but int64 scores in float64, a NumPy float64 scalar
+    meets float32 scores in float64, ...), as a 1-element array; empty when no value
+    qualifies. ``s >= threshold`` is monotone in ``s``, so ``s >= v`` (in the score's
+    own order, ``-0.0 == 0.0``) predicts exactly the same cells, and the native count
+    needs no N x K boolean temporary.
+    """
+    dt = s.dtype
+
+    def pred(v: Any) -> bool:
+        return bool((np.array([v], dtype=dt) >= threshold)[0])
+
+    def found(v: Any) -> NDArray[Any]:
+        return np.array([v], dtype=dt)
+
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if dt.kind == "f":
+            lo, top = dt.type(-np.inf), dt.type(np.finfo(dt).max)
+            if not pred(top):
+                return np.empty(0, dtype=dt)
+            if pred(lo):
+                return found(lo)
+            c = dt.type(threshold)
+            # The threshold rounded to the score type is within an ulp or so of the
+            # answer; walk to it.
+            for _ in range(64):
+                if not pred(c):
+                    c = np.nextafter(c, dt.type(np.inf), dtype=dt)
+                    continue
+                d = np.nextafter(c, lo, dtype=dt)
+                if not pred(d):
+                    return found(c)
+                c = d
+        else:
+            ilo, ihi = int(np.iinfo(dt).min), int(np.iinfo(dt).max)
+            if not pred(ihi):
+                return np.empty(0, dtype=dt)
+            if pred(ilo):
+                return found(ilo)
+            while ihi - ilo > 1:  # pred(ilo) is False, pred(ihi) is True
+                mid = (ilo + ihi) // 2
+                if pred(mid):
+                    ihi = mid
+                else:
+                    ilo = mid
+            return found(ihi)
+    raise ValueError(f"cannot place threshold {threshold!r} among {dt} scores")
 
 
 def multilabel_report(
@@ -145,12 +229,12 @@ def multilabel_report(
     Warnings are the ones the drop-in functions emit (e.g. a label without
     positives); each is emitted once.
     """
-    pos = _labels01(y_true)
+    y_rank, y_pos = _labels01(y_true, n_jobs)
     s = _scores(y_score)
-    if s.shape != pos.shape:
-        raise ValueError(f"y_true and y_score have different shape: {pos.shape} vs {s.shape}")
-    check_consistent_length(pos, s, sample_weight)
-    m = _check_mask(mask, pos.shape)
+    if s.shape != y_rank.shape:
+        raise ValueError(f"y_true and y_score have different shape: {y_rank.shape} vs {s.shape}")
+    check_consistent_length(y_rank, s, sample_weight)
+    m = _check_mask(mask, y_rank.shape)
     w = None
     if sample_weight is not None:
         w = np.ascontiguousarray(to_array(sample_weight), dtype=np.float64)
@@ -159,13 +243,13 @@ def multilabel_report(
         assert_all_finite(w, input_name="sample_weight")
     if not np.isfinite(threshold):
         raise ValueError(f"threshold must be a finite number; got {threshold!r}")
-    n, k = pos.shape
+    n, k = y_rank.shape
 
-    ap, auc, ap_flags, auc_flags = _core.binary_ap_auc_per_label(s, pos, w, m, n_jobs)
-    ap_micro, auc_micro, ap_mflag, auc_mflag = _core.binary_ap_auc_micro(s, pos, w, m, n_jobs)
+    ap, auc, ap_flags, auc_flags = _core.binary_ap_auc_per_label(s, y_pos, w, m, n_jobs)
+    ap_micro, auc_micro, ap_mflag, auc_mflag = _core.binary_ap_auc_micro(s, y_pos, w, m, n_jobs)
     _emit(np.append(ap_flags, ap_mflag), "average_precision")
     _emit(np.append(auc_flags, auc_mflag), "roc_auc")
-    sums = _core.ranking_report_sums(pos, s, m, w, n_jobs)
+    sums = _core.ranking_report_sums(y_rank, s, m, w, n_jobs)
     wsum = float(sums["weight_sum"])
 
     def mean_of(key: str) -> float:
@@ -173,17 +257,12 @@ def multilabel_report(
             raise ZeroDivisionError("Weights sum to zero, can't be normalized")
         return float(sums[key]) / wsum
 
-    def col_counts(a: NDArray[np.bool_]) -> NDArray[np.int64]:
-        return a.view(np.uint8).sum(axis=0, dtype=np.int64)  # type: ignore[no-any-return]
-
-    known_pos = pos if m is None else pos & m
-    support = col_counts(known_pos)
-    n_known = np.full(k, n, dtype=np.int64) if m is None else col_counts(m)
-    pred = s >= threshold
-    if m is not None:
-        pred &= m
-    tp = col_counts(pred & known_pos).astype(np.float64)
-    fp = col_counts(pred).astype(np.float64) - tp
+    # One native pass over scores, labels and mask (no N x K temporaries).
+    n_known, support, predicted, tp_count = _core.threshold_counts(
+        s, y_pos, _threshold_cut(s, threshold), m, n_jobs
+    )
+    tp = tp_count.astype(np.float64)
+    fp = predicted.astype(np.float64) - tp
     fn = support.astype(np.float64) - tp
     denom = 2 * tp + fp + fn
     f1 = np.divide(2 * tp, denom, out=np.zeros_like(tp), where=denom > 0)
