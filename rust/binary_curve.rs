@@ -1203,8 +1203,9 @@ fn partial_auc_streamed<K: RadixKey>(pos: &[K], neg: &[K], mf: f64) -> MetricVal
     // `stop` = searchsorted(fpr, mf, "right") over the origin and the kept points
     // (fpr is non-decreasing here); `(xa, ya)` = point stop - 1, `(xb, yb)` =
     // point stop (NaN past the end, as the general path reads it).
-    if !(0.0 <= mf) {
-        // Only the interpolated point: fewer than two points.
+    if mf.is_nan() || mf < 0.0 {
+        // Even the origin (fpr 0) is not <= mf: stop = 0, only the interpolated
+        // point is left (fewer than two points).
         return MetricValue {
             value: f64::NAN,
             flags: FLAG_TOO_FEW_POINTS,

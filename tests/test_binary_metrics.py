@@ -462,7 +462,6 @@ def test_partial_auc_matches_sklearn_reference() -> None:
         compare("roc_auc_score", y, np.round(s, 1), max_fpr=mf)
 
 
-
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("levels", [0, 7, 200])
 @pytest.mark.parametrize("n_jobs", [1, 2])
@@ -489,6 +488,7 @@ def test_partial_auc_many_labels_matches_sklearn(dtype: Any, levels: int, n_jobs
         one = te.roc_auc_score(y, s, average=None, max_fpr=mf, n_jobs=1)
         two = te.roc_auc_score(y, s, average=None, max_fpr=mf, n_jobs=2)
         np.testing.assert_array_equal(one, two)
+
 
 @pytest.mark.parametrize(
     ("y", "s", "kw"),
