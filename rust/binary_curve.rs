@@ -1131,6 +1131,177 @@ fn label_values_streamed<K: RadixKey>(
     (a, b)
 }
 
+/// ROC points kept by drop_intermediate, walked block by block: the cumulative
+/// counts `(positives << 32) | rows` of each kept point in descending score order,
+/// the same points as [`auc_blocks`] and [`roc_auc_from_curve`] (without the
+/// prepended origin).
+struct KeptPoints<'a, K> {
+    blocks: Blocks<'a, K>,
+    first: bool,
+    prev: u64,
+    cur: Option<u64>,
+}
+
+impl<'a, K: RadixKey> KeptPoints<'a, K> {
+    fn new(pos: &'a [K], neg: &'a [K]) -> Self {
+        let mut blocks = Blocks { pos, neg };
+        let mut c = 0u64;
+        let cur = blocks.pop_front(&mut c).then_some(c);
+        KeptPoints {
+            blocks,
+            first: true,
+            prev: 0,
+            cur,
+        }
+    }
+
+    /// Counts of the next kept point.
+    fn next_point(&mut self) -> Option<u64> {
+        loop {
+            let c = self.cur?;
+            let mut nx = c;
+            let nx = self.blocks.pop_front(&mut nx).then_some(nx);
+            let keep = self.first || keep_point(self.prev, c, nx);
+            self.first = false;
+            self.prev = c;
+            self.cur = nx;
+            if keep {
+                return Some(c);
+            }
+        }
+    }
+}
+
+/// McClish-standardised partial ROC AUC up to `mf` of one label from its sorted
+/// runs (unweighted), bit-identical to [`roc_auc_from_curve`] with `Some(mf)`:
+/// the same kept points, the same `searchsorted(fpr, mf, "right")` and
+/// interpolation at `mf`, the same trapezoid terms in the same order and the same
+/// pairwise sum. Nothing is stored: a first walk counts the points up to `mf` (the
+/// pairwise tree depends on the number of terms) and finds the two around it, a
+/// second one streams the terms; both stop at the first point beyond `mf`, so
+/// the work is proportional to the part of the curve that is used.
+fn partial_auc_streamed<K: RadixKey>(pos: &[K], neg: &[K], mf: f64) -> MetricValue {
+    let (np, nn) = (pos.len() as u64, neg.len() as u64);
+    if np + nn == 0 {
+        return MetricValue {
+            value: f64::NAN,
+            flags: FLAG_EMPTY | FLAG_SINGLE_CLASS,
+        };
+    }
+    if np == 0 || nn == 0 {
+        return MetricValue {
+            value: f64::NAN,
+            flags: FLAG_SINGLE_CLASS,
+        };
+    }
+    let (tl, fl) = (np as f64, nn as f64);
+    // (fpr, tpr) of a point, as `fps / fps[-1]`, `tps / tps[-1]`.
+    let point = |c: u64| {
+        let (tp, rows) = split_cum(c);
+        ((rows - tp) / fl, tp / tl)
+    };
+    // `stop` = searchsorted(fpr, mf, "right") over the origin and the kept points
+    // (fpr is non-decreasing here); `(xa, ya)` = point stop - 1, `(xb, yb)` =
+    // point stop (NaN past the end, as the general path reads it).
+    if mf.is_nan() || mf < 0.0 {
+        // Even the origin (fpr 0) is not <= mf: stop = 0, only the interpolated
+        // point is left (fewer than two points).
+        return MetricValue {
+            value: f64::NAN,
+            flags: FLAG_TOO_FEW_POINTS,
+        };
+    }
+    let mut stop = 1usize;
+    let (mut xa, mut ya) = (0.0f64, 0.0f64);
+    let (mut xb, mut yb) = (f64::NAN, f64::NAN);
+    let mut pts = KeptPoints::new(pos, neg);
+    while let Some(c) = pts.next_point() {
+        let (x, y) = point(c);
+        if x <= mf {
+            stop += 1;
+            (xa, ya) = (x, y);
+        } else {
+            (xb, yb) = (x, y);
+            break;
+        }
+    }
+    let y_new = interp2(mf, xa, xb, ya, yb);
+    // Terms of `auc(xs, ys)` with xs = fpr[..stop] + [mf], ys = tpr[..stop] + [y_new]:
+    // stop - 1 terms between kept points, then the one up to `mf`.
+    let mut pts = KeptPoints::new(pos, neg);
+    let (mut px, mut py) = (0.0f64, 0.0f64);
+    let mut left = stop - 1;
+    let (mut any_neg, mut all_nonpos) = (false, true);
+    let mut next = || {
+        let (x, y) = if left > 0 {
+            left -= 1;
+            pts.next_point().map_or((f64::NAN, f64::NAN), point)
+        } else {
+            (mf, y_new)
+        };
+        let dx = x - px;
+        if dx < 0.0 {
+            any_neg = true;
+        }
+        if dx > 0.0 || dx.is_nan() {
+            all_nonpos = false;
+        }
+        let term = dx * (y + py) / 2.0;
+        px = x;
+        py = y;
+        term
+    };
+    let sum = pairwise_stream(stop, &mut next);
+    let direction = if any_neg {
+        if all_nonpos {
+            -1.0
+        } else {
+            return MetricValue {
+                value: f64::NAN,
+                flags: FLAG_NOT_MONOTONIC,
+            };
+        }
+    } else {
+        1.0
+    };
+    let p = direction * sum;
+    let min_area = 0.5 * mf * mf;
+    let max_area = mf;
+    MetricValue {
+        value: 0.5 * (1.0 + (p - min_area) / (max_area - min_area)),
+        flags: 0,
+    }
+}
+
+/// [`label_values`] with the ROC AUC optionally partial: `max_fpr` other than
+/// `None` and `1.0` (which scikit-learn treats as the full area) gives
+/// [`partial_auc_streamed`], computed from the sorted runs before AP (which may
+/// reuse the key buffer for its terms).
+fn label_values_fpr<K: RadixKey>(
+    buf: &mut SplitKeys<K>,
+    ap: bool,
+    auc: bool,
+    max_fpr: Option<f64>,
+) -> (MetricValue, MetricValue) {
+    let mf = match max_fpr {
+        Some(v) if auc && v != 1.0 => v,
+        _ => return label_values(buf, ap, auc),
+    };
+    let nk = buf.keys.len();
+    let pos = buf.keys.get(..buf.n_pos).unwrap_or(&[]);
+    let neg = buf.keys.get(nk.saturating_sub(buf.n_neg)..).unwrap_or(&[]);
+    let b = partial_auc_streamed(pos, neg, mf);
+    let a = if ap {
+        label_values(buf, true, false).0
+    } else {
+        MetricValue {
+            value: f64::NAN,
+            flags: FLAG_EMPTY,
+        }
+    };
+    (a, b)
+}
+
 /// Average precision and full ROC AUC of every label from one sort per label.
 ///
 /// Same definitions, tie rule and masks as [`per_label`] with
@@ -1156,7 +1327,7 @@ pub fn per_label_ap_auc<S: Score, L: LabelGrid>(
         return Ok((ap, auc));
     }
     check_shapes(&y_score, y_pos.dim(), None, mask.as_ref())?;
-    let both = unweighted_per_label(y_score, &y_pos, mask, true, true, par)?;
+    let both = unweighted_per_label(y_score, &y_pos, mask, true, true, None, par)?;
     Ok(both.into_iter().unzip())
 }
 
@@ -1166,6 +1337,7 @@ fn unweighted_per_label<S: Score, L: LabelGrid>(
     mask: Option<ArrayView2<bool>>,
     ap: bool,
     auc: bool,
+    max_fpr: Option<f64>,
     par: &Parallelism,
 ) -> Result<Vec<(MetricValue, MetricValue)>> {
     let (n, k) = y_score.dim();
@@ -1184,19 +1356,19 @@ fn unweighted_per_label<S: Score, L: LabelGrid>(
     if !pairs {
         return for_each_unit(k, elements, par, |j, buf| {
             buf.load(y_score, y_pos, m, j, S::narrow_key);
-            label_values(buf, ap, auc)
+            label_values_fpr(buf, ap, auc, max_fpr)
         });
     }
     let units = for_each_unit(k.div_ceil(2), elements, par, |u, buf| {
         let j = 2 * u;
         if j + 1 < k {
             buf.load_pair(y_score, y_pos, m, j, S::narrow_key);
-            let first = label_values(buf, ap, auc);
+            let first = label_values_fpr(buf, ap, auc, max_fpr);
             buf.take_spare();
-            vec![first, label_values(buf, ap, auc)]
+            vec![first, label_values_fpr(buf, ap, auc, max_fpr)]
         } else {
             buf.load(y_score, y_pos, m, j, S::narrow_key);
-            vec![label_values(buf, ap, auc)]
+            vec![label_values_fpr(buf, ap, auc, max_fpr)]
         }
     })?;
     Ok(units.into_iter().flatten().collect())
@@ -1217,15 +1389,12 @@ pub fn per_label<S: Score, L: LabelGrid>(
 ) -> Result<Vec<MetricValue>> {
     check_shapes(&y_score, y_pos.dim(), weight.as_ref(), mask.as_ref())?;
     if weight.is_none() {
-        let fast = match metric {
-            Metric::AveragePrecision => Some(true),
-            Metric::RocAuc { max_fpr: None } => Some(false),
-            Metric::RocAuc { .. } => None,
+        let (ap, max_fpr) = match metric {
+            Metric::AveragePrecision => (true, None),
+            Metric::RocAuc { max_fpr } => (false, max_fpr),
         };
-        if let Some(ap) = fast {
-            let v = unweighted_per_label(y_score, &y_pos, mask, ap, !ap, par)?;
-            return Ok(v.into_iter().map(|(a, b)| if ap { a } else { b }).collect());
-        }
+        let v = unweighted_per_label(y_score, &y_pos, mask, ap, !ap, max_fpr, par)?;
+        return Ok(v.into_iter().map(|(a, b)| if ap { a } else { b }).collect());
     }
     let (n, k) = y_score.dim();
     let results = par.map(k, n.saturating_mul(k), |j| {
@@ -3143,6 +3312,92 @@ mod tests {
                 assert_eq!((a.value.to_bits(), a.flags), (b.value.to_bits(), b.flags));
             }
         }
+    }
+
+    #[test]
+    fn partial_auc_fast_path_equals_general_path() {
+        use crate::labels::{pack_row, PackedLabels};
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand::rngs::StdRng::seed_from_u64(17);
+        let bits = |v: &[MetricValue]| -> Vec<(u64, u8)> {
+            v.iter().map(|m| (m.value.to_bits(), m.flags)).collect()
+        };
+        // Tiny values (few or no points below them), usual ones, 1.0 (full area),
+        // and out-of-range ones the kernel still has to agree on (fewer than two
+        // points, every point below max_fpr, 0/0 standardisation).
+        let fprs = [
+            1e-300,
+            1e-9,
+            1e-3,
+            0.05,
+            0.1,
+            1.0 / 3.0,
+            0.5,
+            0.75,
+            0.999,
+            1.0,
+            0.0,
+            -0.5,
+            2.0,
+            f64::NAN,
+        ];
+        let mut checked = 0usize;
+        for case in 0..36 {
+            let n = [1usize, 2, 3, 7, 50, 300, 2000][case % 7];
+            let k = [1usize, 2, 3, 9][case % 4];
+            let levels = [2u32, 5, 1000, 0, 3][case % 5];
+            let s = Array2::from_shape_fn((n, k), |_| {
+                if levels == 0 {
+                    rng.random::<f64>()
+                } else {
+                    f64::from(rng.random_range(0..levels)) / f64::from(levels)
+                }
+            });
+            let prev = [0.0, 0.1, 0.5, 1.0, 0.9][case % 5];
+            let y = Array2::from_shape_fn((n, k), |(_, j)| match j {
+                // one label without negatives, one without positives
+                1 => true,
+                2 => false,
+                _ => rng.random::<f64>() < prev,
+            });
+            let m = Array2::from_shape_fn((n, k), |_| rng.random::<f64>() < 0.8);
+            let mut packed = Array2::<u8>::zeros((n, k.div_ceil(8)));
+            for i in 0..n {
+                let mut row = vec![0u8; k.div_ceil(8)];
+                pack_row(y.row(i).iter().copied(), &mut row, |b| b);
+                packed.row_mut(i).assign(&ndarray::ArrayView1::from(&row));
+            }
+            let p = PackedLabels::new(packed.view(), k).unwrap();
+            let s32 = s.mapv(|v| v as f32);
+            let ones = ndarray::Array1::from_elem(n, 1.0);
+            for mask in [None, Some(m.view())] {
+                for &mf in &fprs {
+                    let metric = Metric::RocAuc { max_fpr: Some(mf) };
+                    let seq = Parallelism::sequential();
+                    // general path: unit weights (the same counts as unweighted)
+                    let g = per_label(s.view(), y.view(), Some(ones.view()), mask, metric, &seq)
+                        .unwrap();
+                    let g32 =
+                        per_label(s32.view(), y.view(), Some(ones.view()), mask, metric, &seq)
+                            .unwrap();
+                    for threads in [1, 2] {
+                        let par = Parallelism { threads };
+                        let f = per_label(s.view(), y.view(), None, mask, metric, &par).unwrap();
+                        assert_eq!(bits(&f), bits(&g), "case {case} max_fpr {mf}");
+                        // packed labels: pairs of labels per pass when k >= 4
+                        let f = per_label(s.view(), p, None, mask, metric, &par).unwrap();
+                        assert_eq!(bits(&f), bits(&g), "packed case {case} max_fpr {mf}");
+                        // f32: narrow (u32) keys
+                        let f = per_label(s32.view(), y.view(), None, mask, metric, &par).unwrap();
+                        assert_eq!(bits(&f), bits(&g32), "f32 case {case} max_fpr {mf}");
+                        let f = per_label(s32.view(), p, None, mask, metric, &par).unwrap();
+                        assert_eq!(bits(&f), bits(&g32), "f32 packed {case} max_fpr {mf}");
+                    }
+                    checked += g.iter().filter(|v| v.flags == 0).count();
+                }
+            }
+        }
+        assert!(checked > 500, "too few defined values compared: {checked}");
     }
 
     #[test]

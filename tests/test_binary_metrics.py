@@ -462,6 +462,34 @@ def test_partial_auc_matches_sklearn_reference() -> None:
         compare("roc_auc_score", y, np.round(s, 1), max_fpr=mf)
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("levels", [0, 7, 200])
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_partial_auc_many_labels_matches_sklearn(dtype: Any, levels: int, n_jobs: int) -> None:
+    """K >= 8 labels and enough cells to run in parallel: the per-label fast path
+    (two labels per pass over the score rows, f32 on narrow keys) with max_fpr,
+    including tiny max_fpr and labels with one class; the same values for any
+    n_jobs."""
+    rng = np.random.default_rng(levels + 3)
+    n, k = 9000, 11
+    y = (rng.random((n, k)) < rng.uniform(0.01, 0.6, k)).astype(np.int64)
+    y[:, 3] = 0
+    y[:, 6] = 1
+    y[: n // 2, 8] = 0  # label 8: positives only in the second half
+    s = rng.random((n, k)) if levels == 0 else rng.integers(0, levels, (n, k)) / levels
+    s = s.astype(dtype)
+    for mf in [1e-6, 0.001, 0.05, 0.5, 0.9, 1.0]:
+        for yy, average in [(y, None), (y.astype(bool), "macro")]:
+            exp = run(sk.roc_auc_score, yy, s, average=average, max_fpr=mf)
+            got = run(te.roc_auc_score, yy, s, average=average, max_fpr=mf, n_jobs=n_jobs)
+            assert exp[0] == got[0] == "ok"
+            assert_same(exp[1], got[1])
+            assert exp[2] == got[2]
+        one = te.roc_auc_score(y, s, average=None, max_fpr=mf, n_jobs=1)
+        two = te.roc_auc_score(y, s, average=None, max_fpr=mf, n_jobs=2)
+        np.testing.assert_array_equal(one, two)
+
+
 @pytest.mark.parametrize(
     ("y", "s", "kw"),
     [
