@@ -247,6 +247,18 @@ def _check_pos_label_consistency(pos_label: Any, y_true: NDArray[Any]) -> Any:
     return 1
 
 
+def _native_int_indicator(y_true: Any) -> bool:
+    """Whether the native indicator scan applies: a non-empty 2-D int64/int32 ndarray
+    with at least two columns (anything else takes scikit-learn's type_of_target)."""
+    return (
+        type(y_true) is np.ndarray
+        and y_true.ndim == 2
+        and y_true.shape[1] >= 2
+        and y_true.size > 0
+        and y_true.dtype in (np.int64, np.int32)
+    )
+
+
 def _fast_indicator(
     y_true: Any, n_jobs: int | None = None
 ) -> tuple[list[int], NDArray[np.uint8]] | None:
@@ -257,13 +269,7 @@ def _fast_indicator(
     eight labels per byte (``np.packbits(y_true == 1, axis=1, bitorder="little")``,
     1/8 of a bool copy), which the native kernels read directly. Replaces
     type_of_target's scans, min/max and ``y_true == 1`` (each a full pass)."""
-    if (
-        type(y_true) is not np.ndarray
-        or y_true.ndim != 2
-        or y_true.shape[1] < 2
-        or y_true.size == 0
-        or y_true.dtype not in (np.int64, np.int32)
-    ):
+    if not _native_int_indicator(y_true):
         return None
     try:
         r = _core.binary_indicator_summary(y_true, n_jobs)
@@ -283,13 +289,7 @@ def _fast_indicator_values(
     """:func:`_fast_indicator` for ``average="samples"``: the same check, in
     parallel, but no ``y_true == 1`` copy (``(values, None)``): the per-row kernel
     reads int64/int32 labels in place."""
-    if (
-        type(y_true) is not np.ndarray
-        or y_true.ndim != 2
-        or y_true.shape[1] < 2
-        or y_true.size == 0
-        or y_true.dtype not in (np.int64, np.int32)
-    ):
+    if not _native_int_indicator(y_true):
         return None
     try:
         r = _core.binary_indicator_values(y_true, n_jobs)
