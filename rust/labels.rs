@@ -73,13 +73,7 @@ impl LabelGrid for ArrayView2<'_, bool> {
         cell
     }
     fn block(&self, rows: std::ops::Range<usize>) -> Option<&[bool]> {
-        let n = self.nrows();
-        if rows.start > rows.end || rows.end > n {
-            return None;
-        }
-        let k = self.ncols();
-        let flat = self.as_slice()?;
-        flat.get(rows.start * k..rows.end * k)
+        c_order_rows(self, rows)
     }
     #[inline]
     fn row_word(row: &[bool]) -> u64 {
@@ -137,13 +131,7 @@ impl LabelGrid for PackedLabels<'_> {
         (cell >> (j & 7)) & 1 != 0
     }
     fn block(&self, rows: std::ops::Range<usize>) -> Option<&[u8]> {
-        let n = self.bits.nrows();
-        if rows.start > rows.end || rows.end > n {
-            return None;
-        }
-        let c = self.bits.ncols();
-        let flat = self.bits.as_slice()?;
-        flat.get(rows.start * c..rows.end * c)
+        c_order_rows(&self.bits, rows)
     }
     #[inline]
     fn row_word(row: &[u8]) -> u64 {
@@ -152,6 +140,16 @@ impl LabelGrid for PackedLabels<'_> {
             .enumerate()
             .fold(0u64, |w, (b, &c)| w | (u64::from(c) << (8 * b)))
     }
+}
+
+/// Rows `rows` of a C-ordered matrix as one slice (None for other layouts or an
+/// out-of-range block).
+fn c_order_rows<'s, T>(m: &'s ArrayView2<'_, T>, rows: std::ops::Range<usize>) -> Option<&'s [T]> {
+    if rows.start > rows.end || rows.end > m.nrows() {
+        return None;
+    }
+    let w = m.ncols();
+    m.as_slice()?.get(rows.start * w..rows.end * w)
 }
 
 /// Pack a row of `bool`s (or anything tested by `pos`) into `out` (little bit
@@ -169,7 +167,7 @@ pub fn pack_row<T: Copy>(row: impl Iterator<Item = T>, out: &mut [u8], pos: impl
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ndarray::Array2;
+    use ndarray::{Array2, ShapeBuilder};
 
     #[test]
     fn packed_equals_bool() {
@@ -201,6 +199,14 @@ mod tests {
             );
             assert_eq!(wp & ((1 << k) - 1), wb);
         }
+        // C-ordered row blocks as slices; other layouts and bad ranges give None
+        assert_eq!(p.block(1..3), bits.as_slice().map(|f| &f[3..9]));
+        assert_eq!(b.block(2..5).map(<[bool]>::len), Some(3 * k));
+        let (lo, hi) = (3, 2);
+        assert!(b.block(4..6).is_none() && p.block(lo..hi).is_none());
+        let mut f = Array2::<bool>::default((5, k).f());
+        f.assign(&y);
+        assert!(f.view().block(0..1).is_none());
         assert!(PackedLabels::new(bits.view(), 8).is_err());
         assert!(PackedLabels::new(bits.view(), 25).is_err());
         assert!(PackedLabels::new(bits.view(), 24).is_ok());
