@@ -586,3 +586,34 @@ def test_micro_streaming_matches_sklearn(kind: str) -> None:
         else:
             ref = getattr(sk, name)(y[mask], s[mask])
         np.testing.assert_allclose(ours[0], ref, rtol=1e-12, atol=0)
+
+
+@pytest.mark.parametrize(
+    ("y_true", "y_score", "kwargs"),
+    [
+        ([False], [False, True], {}),  # found by the no-panic fuzzer
+        ([1, 1, 1], [0.2, 0.3], {}),
+        ([0, 0], [[0.1, 0.9], [0.3, 0.7]], {}),
+        ([2, 2, 2], [0.1, 0.2, 0.3], {"sample_weight": [1, 2]}),
+        ([1, 1], [0.1, 0.2], {"max_fpr": 0.5}),
+        ([0, 0], [0.1, np.nan], {}),
+        (["a", "a"], [0.1, 0.2], {}),
+    ],
+)
+def test_roc_auc_one_class_answers_before_length_checks(
+    y_true: Any, y_score: Any, kwargs: dict[str, Any]
+) -> None:
+    """scikit-learn's binary ROC AUC returns NaN (with its warning) for a one-class
+    y_true before roc_curve checks y_score's length or the weights."""
+
+    def outcome(f: Any) -> tuple[str, list[tuple[str, str]]]:
+        with warnings.catch_warnings(record=True) as rec:
+            warnings.simplefilter("always")
+            try:
+                r = f(np.array(y_true), np.array(y_score), **kwargs)
+                got = f"{type(r).__name__}:{r!r}"
+            except Exception as exc:  # compared with the reference
+                got = f"{type(exc).__name__}: {exc}"
+        return got, [(w.category.__name__, str(w.message)) for w in rec]
+
+    assert outcome(te.roc_auc_score) == outcome(sk.roc_auc_score)

@@ -695,6 +695,11 @@ def roc_auc_score(
     if y_type == "binary":
         # label_binarize on the sorted classes: the greater label is positive.
         present = np.unique(y_arr)
+        if present.shape[0] == 1 and mask is None:
+            # scikit-learn's _binary_roc_auc_score answers a one-class y_true before
+            # roc_curve looks at y_score's length or the weights.
+            warn_undefined(_MSG_SINGLE_CLASS, stacklevel=2)
+            return float("nan")
         y_pos = y_arr == present[1] if present.shape[0] == 2 else np.zeros(y_arr.shape, dtype=bool)
         if y_pos.ndim == 2:
             y_pos = y_pos[:, 0]
