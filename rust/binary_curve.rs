@@ -532,6 +532,11 @@ struct SplitKeys<K: RadixKey = u64> {
     spare: Vec<K>,
     spare_pos: usize,
     spare_neg: usize,
+    /// Whether both runs are sorted (loading leaves them unsorted: large labels
+    /// never sort them, see [`crate::count_walk`]).
+    sorted: bool,
+    /// AP terms of [`crate::count_walk::ap_auc`].
+    terms: Vec<f64>,
 }
 
 /// Writes one label's keys into a buffer of `n` slots: positives from the front,
@@ -587,22 +592,28 @@ impl<K: RadixKey> SplitKeys<K> {
             spare: Vec::new(),
             spare_pos: 0,
             spare_neg: 0,
+            sorted: false,
+            terms: Vec::new(),
         }
     }
 
-    /// `feed` calls `put(negated key, positive)` at most `n` times; then both runs
-    /// are sorted.
+    /// `feed` calls `put(negated key, positive)` at most `n` times (both runs are
+    /// left unsorted).
     fn fill(&mut self, n: usize, feed: impl FnOnce(&mut SplitWriter<'_, K>)) {
         scratch(&mut self.keys, n);
         let mut w = SplitWriter::new(&mut self.keys);
         feed(&mut w);
         (self.n_pos, self.n_neg) = w.counts();
-        self.sort_runs();
+        self.sorted = false;
     }
 
     /// Sort the positive and the negative run (ascending negated keys = descending
-    /// scores).
+    /// scores), unless they already are.
     fn sort_runs(&mut self) {
+        if self.sorted {
+            return;
+        }
+        self.sorted = true;
         let n = self.keys.len();
         scratch(&mut self.tmp, n);
         let (p, back) = (self.n_pos, n - self.n_neg);
@@ -615,7 +626,7 @@ impl<K: RadixKey> SplitKeys<K> {
     }
 
     /// Gather column `j` (known rows only) under the order key `key` (a
-    /// tie-preserving key of [`Score`]) and sort both runs.
+    /// tie-preserving key of [`Score`]).
     fn load<S: Score, L: LabelGrid>(
         &mut self,
         s: ArrayView2<S>,
@@ -642,8 +653,8 @@ impl<K: RadixKey> SplitKeys<K> {
 
     /// Gather columns `j` and `j + 1` in one pass over the rows (each score row is
     /// read once for both labels: the gather from a row-major matrix is bound by
-    /// the cache lines it touches). Label `j` is left sorted in `keys`, label
-    /// `j + 1` unsorted in `spare` for [`SplitKeys::take_spare`].
+    /// the cache lines it touches). Label `j` is left in `keys`, label `j + 1` in
+    /// `spare` for [`SplitKeys::take_spare`].
     fn load_pair<S: Score, L: LabelGrid>(
         &mut self,
         s: ArrayView2<S>,
@@ -685,20 +696,20 @@ impl<K: RadixKey> SplitKeys<K> {
         }
         (self.n_pos, self.n_neg) = a.counts();
         (self.spare_pos, self.spare_neg) = b.counts();
-        self.sort_runs();
+        self.sorted = false;
     }
 
-    /// Make the second label of [`SplitKeys::load_pair`] current and sort it.
+    /// Make the second label of [`SplitKeys::load_pair`] current.
     fn take_spare(&mut self) {
         std::mem::swap(&mut self.keys, &mut self.spare);
         self.n_pos = self.spare_pos;
         self.n_neg = self.spare_neg;
-        self.sort_runs();
+        self.sorted = false;
     }
 }
 
 impl SplitKeys<u64> {
-    /// Gather every known cell of a matrix (micro average) and sort both runs.
+    /// Gather every known cell of a matrix (micro average).
     fn load_all<S: Score, L: LabelGrid>(
         &mut self,
         s: ArrayView2<S>,
@@ -881,7 +892,12 @@ fn unit_workers(units: usize, elements: usize, par: &Parallelism) -> usize {
     }
 }
 
-/// Unweighted AP and full ROC AUC of one gathered, sorted label.
+/// Labels with at least this many known rows (and both classes) take
+/// [`crate::count_walk`]: no full sort, values within ~1e-15 of the sorted path
+/// instead of bit for bit (docs/deviations.md).
+const WALK_MIN: usize = 1 << 17;
+
+/// Unweighted AP and full ROC AUC of one gathered label.
 fn label_values<K: RadixKey>(
     buf: &mut SplitKeys<K>,
     ap: bool,
@@ -898,6 +914,37 @@ fn label_values<K: RadixKey>(
         };
         return (empty, e_auc);
     }
+    let nk = buf.keys.len();
+    let (n_pos, n_neg) = (buf.n_pos, buf.n_neg);
+    if n_pos > 0 && n_neg > 0 && n_pos + n_neg >= WALK_MIN {
+        scratch(&mut buf.tmp, nk);
+        buf.sorted = false; // the walk clobbers the keys
+        let (a, b) = crate::count_walk::ap_auc(
+            &mut buf.keys,
+            n_pos,
+            n_neg,
+            &mut buf.tmp,
+            &mut buf.terms,
+        );
+        return (if ap { a } else { empty }, if auc { b } else { empty });
+    }
+    sorted_label_values(buf, ap, auc)
+}
+
+/// [`label_values`] from the sorted runs (bit for bit scikit-learn's sums).
+fn sorted_label_values<K: RadixKey>(
+    buf: &mut SplitKeys<K>,
+    ap: bool,
+    auc: bool,
+) -> (MetricValue, MetricValue) {
+    let empty = MetricValue {
+        value: f64::NAN,
+        flags: FLAG_EMPTY,
+    };
+    if buf.n_pos + buf.n_neg == 0 {
+        return label_values(buf, ap, auc);
+    }
+    buf.sort_runs();
     let (np, nn) = (buf.n_pos as u64, buf.n_neg as u64);
     let nk = buf.keys.len();
     let (n_pos, n_neg) = (buf.n_pos, buf.n_neg);
@@ -1287,6 +1334,7 @@ fn label_values_fpr<K: RadixKey>(
         Some(v) if auc && v != 1.0 => v,
         _ => return label_values(buf, ap, auc),
     };
+    buf.sort_runs();
     let nk = buf.keys.len();
     let pos = buf.keys.get(..buf.n_pos).unwrap_or(&[]);
     let neg = buf.keys.get(nk.saturating_sub(buf.n_neg)..).unwrap_or(&[]);
@@ -2767,6 +2815,131 @@ mod tests {
     use ndarray::{arr1, arr2, Array1, Array2};
     use rand::{rngs::StdRng, Rng, SeedableRng};
 
+    /// The count walk (large labels) against the sorted runs (bit for bit
+    /// scikit-learn) and, for ROC AUC, a brute-force Mann-Whitney count: uniform,
+    /// tied, rounded, extreme and skewed scores, rare to dominant positives, masks
+    /// (a gap between the runs), and the same values as f32 under 4-byte keys
+    /// (identical walk results: same positive blocks, same counts).
+    #[test]
+    fn count_walk_matches_sorted_runs() {
+        let mut rng = StdRng::seed_from_u64(11);
+        let close = |a: f64, b: f64| (a - b).abs() <= 1e-13 * b.abs() + 1e-300;
+        for case in 0..180 {
+            let n = [2usize, 3, 10, 33, 64, 200, 1000, 5000, 40_000][case % 9];
+            let kind = (case / 9) % 5;
+            let s: Vec<f32> = (0..n)
+                .map(|_| {
+                    let u = rng.random::<f32>();
+                    match kind {
+                        0 => u,
+                        1 => [-0.0f32, 0.0, 0.5, -0.5, 1.0][rng.random_range(0..5usize)],
+                        2 => (u * 100.0).round() / 100.0,
+                        3 => [f32::MIN, -f32::MIN_POSITIVE, 0.0, f32::MAX, 1e-30, u]
+                            [rng.random_range(0..6usize)],
+                        _ => u.powi(12),
+                    }
+                })
+                .collect();
+            let prev = [0.002, 0.1, 0.5, 0.97][(case / 45) % 4];
+            let mut y: Vec<bool> = (0..n).map(|_| rng.random::<f64>() < prev).collect();
+            (y[0], y[1]) = (true, false);
+            let m: Vec<bool> = (0..n).map(|i| i < 2 || rng.random::<f64>() < 0.7).collect();
+            let (s, y, m) = (Array1::from(s), Array1::from(y), Array1::from(m));
+            let sc = s.view().insert_axis(ndarray::Axis(1));
+            let s64 = s.mapv(f64::from);
+            let sw = s64.view().insert_axis(ndarray::Axis(1));
+            let yc = y.view().insert_axis(ndarray::Axis(1));
+            let mc = m.view().insert_axis(ndarray::Axis(1));
+            let mask = (case % 2 == 1).then_some(mc);
+            let mut exact = SplitKeys::<u64>::new();
+            exact.load(sw, &yc, mask.as_ref(), 0, f64::narrow_key);
+            let (np, nn) = (exact.n_pos, exact.n_neg);
+            let (ra, ru) = sorted_label_values(&mut exact, true, true);
+            let mut walks = Vec::new();
+            let mut wide = SplitKeys::<u64>::new();
+            wide.load(sw, &yc, mask.as_ref(), 0, f64::narrow_key);
+            let mut narrow = SplitKeys::<u32>::new();
+            narrow.load(sc, &yc, mask.as_ref(), 0, f32::narrow_key);
+            for buf in [&mut wide as &mut dyn WalkBuf, &mut narrow] {
+                walks.push(buf.walk());
+            }
+            let (a, u) = walks[0];
+            assert_eq!((bits(&a), bits(&u)), (bits(&walks[1].0), bits(&walks[1].1)));
+            assert!(close(a.value, ra.value), "case {case}: {a:?} {ra:?}");
+            assert!(close(u.value, ru.value), "case {case}: {u:?} {ru:?}");
+            assert_eq!((a.flags, u.flags), (0, 0));
+            if n <= 1000 {
+                // Mann-Whitney by brute force over the known rows.
+                let known: Vec<usize> = (0..n).filter(|&i| mask.is_none() || m[i]).collect();
+                let mut u2 = 0u64;
+                for &i in known.iter().filter(|&&i| y[i]) {
+                    for &j in known.iter().filter(|&&j| !y[j]) {
+                        u2 += match s64[i].partial_cmp(&s64[j]) {
+                            Some(std::cmp::Ordering::Greater) => 2,
+                            Some(std::cmp::Ordering::Equal) => 1,
+                            _ => 0,
+                        };
+                    }
+                }
+                let want = u2 as f64 / (2.0 * np as f64 * nn as f64);
+                assert_eq!(u.value, want, "case {case}");
+            }
+        }
+    }
+
+    fn bits(v: &MetricValue) -> (u64, u8) {
+        (v.value.to_bits(), v.flags)
+    }
+
+    /// Runs the count walk on a loaded buffer, whatever its key width.
+    trait WalkBuf {
+        fn walk(&mut self) -> (MetricValue, MetricValue);
+    }
+
+    impl<K: RadixKey> WalkBuf for SplitKeys<K> {
+        fn walk(&mut self) -> (MetricValue, MetricValue) {
+            let nk = self.keys.len();
+            scratch(&mut self.tmp, nk);
+            crate::count_walk::ap_auc(
+                &mut self.keys,
+                self.n_pos,
+                self.n_neg,
+                &mut self.tmp,
+                &mut self.terms,
+            )
+        }
+    }
+
+    /// Large labels take the walk through the public entry points: equal to the
+    /// general (weighted, all weights 1) path to 1e-13, packed labels bit for bit
+    /// equal to bool labels, f32 bit for bit equal to the same values as f64.
+    #[test]
+    fn large_labels_take_the_walk() {
+        let mut rng = StdRng::seed_from_u64(5);
+        let n = WALK_MIN + 1000;
+        let s = Array2::from_shape_fn((n, 3), |(_, j)| {
+            let u = rng.random::<f32>();
+            if j == 1 {
+                (u * 100.0).round() / 100.0
+            } else {
+                u
+            }
+        });
+        let y = Array2::from_shape_fn((n, 3), |(i, j)| rng.random::<f64>() < [0.1, 0.3, 0.01][j] || i == j);
+        let w64 = s.mapv(f64::from);
+        let ones = Array1::from_elem(n, 1.0);
+        let par = Parallelism { threads: 2 };
+        let (a, u) = per_label_ap_auc(w64.view(), y.view(), None, None, &par).unwrap();
+        let (ga, gu) = per_label_ap_auc(w64.view(), y.view(), Some(ones.view()), None, &par).unwrap();
+        let (fa, fu) = per_label_ap_auc(s.view(), y.view(), None, None, &par).unwrap();
+        for j in 0..3 {
+            assert!((a[j].value - ga[j].value).abs() <= 1e-13 * ga[j].value, "{j}");
+            assert!((u[j].value - gu[j].value).abs() <= 1e-13 * gu[j].value, "{j}");
+            assert_eq!(bits(&a[j]), bits(&fa[j]));
+            assert_eq!(bits(&u[j]), bits(&fu[j]));
+        }
+    }
+
     fn ap1(y: &[bool], s: &[f64]) -> MetricValue {
         let ya = Array2::from_shape_vec((y.len(), 1), y.to_vec()).unwrap();
         let sa = Array2::from_shape_vec((s.len(), 1), s.to_vec()).unwrap();
@@ -3185,6 +3358,7 @@ mod tests {
                     let nk = wide.keys.len();
                     let (np, nn) = (wide.n_pos, wide.n_neg);
                     let mut cum = vec![0u64; nk];
+                    wide.sort_runs();
                     blocks_seen += merge_blocks(&wide.keys[..np], &wide.keys[nk - nn..], &mut cum);
                     let a = label_values(&mut wide, ap, auc);
                     let b = label_values(&mut narrow, ap, auc);

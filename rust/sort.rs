@@ -188,7 +188,7 @@ pub fn sort_keys<K: RadixKey>(keys: &mut [K], tmp: &mut [K]) {
 
 /// Insertion sort, for the tiny buckets at the bottom of the recursion.
 #[inline]
-fn insertion_sort<K: RadixKey>(a: &mut [K]) {
+pub(crate) fn insertion_sort<K: RadixKey>(a: &mut [K]) {
     for i in 1..a.len() {
         let x = a[i];
         let mut j = i;
@@ -210,7 +210,7 @@ fn varying_bits<K: RadixKey>(a: &[K]) -> u64 {
 /// Width of one MSD digit for `n` keys: about `log2(n)` bits (so most buckets
 /// end with 0-2 keys), between 3 and `KEY_DIGIT_MAX`.
 #[inline]
-fn width_for(n: usize) -> u32 {
+pub(crate) fn width_for(n: usize) -> u32 {
     let log = usize::BITS - n.max(1).leading_zeros(); // ceil-ish log2
     log.clamp(3, KEY_DIGIT_MAX)
 }

@@ -1,0 +1,212 @@
+//! Unweighted average precision and ROC AUC of one label without sorting it.
+//!
+//! Both metrics only need, for each tie block in descending score order, how many
+//! positives and negatives it holds, and a block without positives adds no AP term
+//! and credits every positive above it in the Mann-Whitney count. So the keys of
+//! both classes are partitioned together, MSD radix style (in cache after the first
+//! level), and a bucket that holds no positive is not refined any further: its
+//! negatives are counted as one group. Only buckets with positives are split again,
+//! down to small ranges that are finished by insertion sort and a merge. With few
+//! positives most of the negatives stop at the first or second level, and the
+//! walk produces AP terms only for the positive blocks instead of one per block.
+//!
+//! The AP terms are scikit-learn's (same `tps`, `fps`, same formulas) but they are
+//! summed without the zero terms of negative-only blocks, so the pairwise tree
+//! differs from `np.sum` over the full curve (about 1e-16 relative); ROC AUC is the
+//! exact Mann-Whitney count (ties 1/2) over `2 * P * N`, the area of the same curve,
+//! rather than its trapezoid sum. `label_values` uses this for large labels only;
+//! docs/deviations.md says so.
+
+use crate::binary_curve::{pairwise_sum, MetricValue};
+use crate::sort::{insertion_sort, width_for, RadixKey};
+
+/// Ranges of at most this many keys are finished by insertion sort and a merge.
+const LEAF: usize = 32;
+
+/// Running counts of a walk over tie blocks in descending score order.
+pub(crate) struct Walk<'a> {
+    tps: u64,
+    fps: u64,
+    /// Twice the Mann-Whitney count: each negative scores 2 per positive ranked
+    /// strictly above it and 1 per positive tied with it.
+    pub(crate) u2: u128,
+    pf: f64,
+    prev_r: f64,
+    /// AP terms of the positive blocks, in descending score order.
+    pub(crate) terms: &'a mut Vec<f64>,
+}
+
+impl<'a> Walk<'a> {
+    /// A walk that starts below `tps` positives and `fps` negatives (ranked
+    /// above everything it will see) out of `n_pos` positives in all; `terms` is
+    /// cleared.
+    pub(crate) fn new((tps, fps): (u64, u64), n_pos: u64, terms: &'a mut Vec<f64>) -> Self {
+        terms.clear();
+        let pf = n_pos as f64;
+        Walk {
+            tps,
+            fps,
+            u2: 0,
+            pf,
+            prev_r: tps as f64 / pf,
+            terms,
+        }
+    }
+
+    /// Walk the tie blocks of `keys` (negated keys: positives in `keys[..np]`,
+    /// negatives after them, all ranked below what the walk has seen); `tmp` (as
+    /// long) is scratch; both are clobbered.
+    pub(crate) fn run<K: RadixKey>(&mut self, keys: &mut [K], np: usize, tmp: &mut [K]) {
+        walk_range(keys, np, tmp, self);
+    }
+
+    /// The next tie block in descending score order: `p` positives and `q`
+    /// negatives with equal scores (or, with `p == 0`, any run of negatives between
+    /// two positive blocks: they add no AP term and the same count each).
+    #[inline]
+    fn group(&mut self, p: u64, q: u64) {
+        self.u2 += u128::from(q) * u128::from(2 * self.tps + p);
+        self.tps += p;
+        self.fps += q;
+        if p > 0 {
+            // ap_blocks' term: (previous recall - recall) * precision.
+            let r = self.tps as f64 / self.pf;
+            let precision = self.tps as f64 / (self.tps + self.fps) as f64;
+            self.terms.push((self.prev_r - r) * precision);
+            self.prev_r = r;
+        }
+    }
+}
+
+/// Walk the tie blocks of `src` (positives in `src[..np]`, negatives after them)
+/// in ascending key order (descending score). `dst` is scratch of the same length;
+/// both are clobbered.
+fn walk_range<K: RadixKey>(src: &mut [K], np: usize, dst: &mut [K], w: &mut Walk<'_>) {
+    let n = src.len().min(dst.len());
+    let nn = n.saturating_sub(np);
+    if np == 0 || n <= LEAF {
+        if np == 0 {
+            if nn > 0 {
+                w.group(0, nn as u64);
+            }
+        } else {
+            leaf(&mut src[..n], np, w);
+        }
+        return;
+    }
+    let (src, dst) = (&mut src[..n], &mut dst[..n]);
+    let first = src.first().map_or(0, |k| k.wide());
+    let diff = src.iter().fold(0u64, |d, &k| d | (k.wide() ^ first));
+    if diff == 0 {
+        w.group(np as u64, nn as u64);
+        return;
+    }
+    let top = 64 - diff.leading_zeros();
+    let width = width_for(n).min(top);
+    let shift = top - width;
+    let nb = 1usize << width;
+    let mask = (nb - 1) as u64;
+    let digit = |k: K| ((k.wide() >> shift) & mask) as usize;
+    let (pos, neg) = src.split_at(np);
+    // Counts per bucket, then each bucket's range in `dst`: positives first.
+    let mut cp = vec![0u32; nb];
+    let mut cn = vec![0u32; nb];
+    for &k in pos {
+        if let Some(c) = cp.get_mut(digit(k)) {
+            *c += 1;
+        }
+    }
+    for &k in neg {
+        if let Some(c) = cn.get_mut(digit(k)) {
+            *c += 1;
+        }
+    }
+    let mut op = vec![0u32; nb];
+    let mut on = vec![0u32; nb];
+    let mut acc = 0u32;
+    for d in 0..nb {
+        op[d] = acc;
+        on[d] = acc + cp[d];
+        acc += cp[d] + cn[d];
+    }
+    for (run, offs) in [(pos, &mut op), (neg, &mut on)] {
+        for &k in run {
+            if let Some(o) = offs.get_mut(digit(k)) {
+                if let Some(t) = dst.get_mut(*o as usize) {
+                    *t = k;
+                }
+                *o += 1;
+            }
+        }
+    }
+    let mut s = 0usize;
+    for d in 0..nb {
+        let (p, q) = (cp[d] as usize, cn[d] as usize);
+        if p == 0 {
+            if q > 0 {
+                w.group(0, q as u64);
+            }
+        } else {
+            walk_range(&mut dst[s..s + p + q], p, &mut src[s..s + p + q], w);
+        }
+        s += p + q;
+    }
+}
+
+/// A small range: sort both classes and merge them block by block.
+fn leaf<K: RadixKey>(a: &mut [K], np: usize, w: &mut Walk<'_>) {
+    let (pos, neg) = a.split_at_mut(np.min(a.len()));
+    insertion_sort(pos);
+    insertion_sort(neg);
+    let (mut i, mut j) = (0usize, 0usize);
+    while i < pos.len() || j < neg.len() {
+        let k = match (pos.get(i), neg.get(j)) {
+            (Some(&x), Some(&y)) => x.min(y),
+            (Some(&x), None) => x,
+            (None, Some(&y)) => y,
+            (None, None) => break,
+        };
+        let p = pos[i..].iter().take_while(|&&x| x == k).count();
+        let q = neg[j..].iter().take_while(|&&x| x == k).count();
+        i += p;
+        j += q;
+        w.group(p as u64, q as u64);
+    }
+}
+
+/// Average precision and full ROC AUC of one label whose (negated) keys are
+/// `keys[..np]` (positives) and the last `nn` of `keys` (negatives), unsorted;
+/// `np` and `nn` must both be positive. `tmp` (at least `np + nn` long) is scratch,
+/// `keys` is clobbered, `terms` is reused for the AP terms.
+pub(crate) fn ap_auc<K: RadixKey>(
+    keys: &mut [K],
+    np: usize,
+    nn: usize,
+    tmp: &mut [K],
+    terms: &mut Vec<f64>,
+) -> (MetricValue, MetricValue) {
+    let len = keys.len();
+    let n = np + nn;
+    if n < len {
+        // Masked rows left a gap between the runs.
+        keys.copy_within(len - nn.., np);
+    }
+    let mut w = Walk::new((0, 0), np as u64, terms);
+    let n = n.min(len).min(tmp.len());
+    w.run(&mut keys[..n], np, &mut tmp[..n]);
+    debug_assert_eq!((w.tps, w.fps), (np as u64, nn as u64));
+    let u2 = w.u2;
+    // scikit-learn sums the reversed curve (ascending thresholds).
+    terms.reverse();
+    let s = -pairwise_sum(terms);
+    let ap = MetricValue {
+        value: if s > 0.0 { s } else { 0.0 },
+        flags: 0,
+    };
+    let den = 2u128 * np as u128 * nn as u128;
+    let auc = MetricValue {
+        value: u2 as f64 / den as f64,
+        flags: 0,
+    };
+    (ap, auc)
+}
