@@ -919,13 +919,8 @@ fn label_values<K: RadixKey>(
     if n_pos > 0 && n_neg > 0 && n_pos + n_neg >= WALK_MIN {
         scratch(&mut buf.tmp, nk);
         buf.sorted = false; // the walk clobbers the keys
-        let (a, b) = crate::count_walk::ap_auc(
-            &mut buf.keys,
-            n_pos,
-            n_neg,
-            &mut buf.tmp,
-            &mut buf.terms,
-        );
+        let (a, b) =
+            crate::count_walk::ap_auc(&mut buf.keys, n_pos, n_neg, &mut buf.tmp, &mut buf.terms);
         return (if ap { a } else { empty }, if auc { b } else { empty });
     }
     sorted_label_values(buf, ap, auc)
@@ -1971,19 +1966,22 @@ fn micro_group<S: Score, L: LabelGrid>(
             }
         }
     }
+    // Each bucket is walked without sorting (crate::count_walk); its AP terms are
+    // summed pairwise, the bucket sums by the caller.
     let mut part = MicroPart::default();
     let (mut bp, mut br) = before;
     let mut start = 0usize;
+    let mut terms = Vec::new();
     for &(p, q) in counts {
         let (pu, qu) = (p as usize, q as usize);
         let c = pu + qu;
         if c > 0 {
-            let bucket = &mut keys[start..start + c];
-            let (pk, nk) = bucket.split_at_mut(pu);
-            sort_keys(pk, &mut tmp[..pu]);
-            sort_keys(nk, &mut tmp[..qu]);
-            let t = merge_blocks(pk, nk, &mut tmp[..c]);
-            micro_blocks(&tmp[..t], (bp, br), n_pos, bucket, &mut part);
+            let mut walk = crate::count_walk::Walk::new((bp, br - bp), n_pos, &mut terms);
+            walk.run(&mut keys[start..start + c], pu, &mut tmp[..c]);
+            part.u2 += walk.u2;
+            if n_pos > 0 && !terms.is_empty() {
+                part.ap.push(pairwise_sum(&terms));
+            }
         }
         bp += p;
         br += p + q;
@@ -2925,16 +2923,25 @@ mod tests {
                 u
             }
         });
-        let y = Array2::from_shape_fn((n, 3), |(i, j)| rng.random::<f64>() < [0.1, 0.3, 0.01][j] || i == j);
+        let y = Array2::from_shape_fn((n, 3), |(i, j)| {
+            rng.random::<f64>() < [0.1, 0.3, 0.01][j] || i == j
+        });
         let w64 = s.mapv(f64::from);
         let ones = Array1::from_elem(n, 1.0);
         let par = Parallelism { threads: 2 };
         let (a, u) = per_label_ap_auc(w64.view(), y.view(), None, None, &par).unwrap();
-        let (ga, gu) = per_label_ap_auc(w64.view(), y.view(), Some(ones.view()), None, &par).unwrap();
+        let (ga, gu) =
+            per_label_ap_auc(w64.view(), y.view(), Some(ones.view()), None, &par).unwrap();
         let (fa, fu) = per_label_ap_auc(s.view(), y.view(), None, None, &par).unwrap();
         for j in 0..3 {
-            assert!((a[j].value - ga[j].value).abs() <= 1e-13 * ga[j].value, "{j}");
-            assert!((u[j].value - gu[j].value).abs() <= 1e-13 * gu[j].value, "{j}");
+            assert!(
+                (a[j].value - ga[j].value).abs() <= 1e-13 * ga[j].value,
+                "{j}"
+            );
+            assert!(
+                (u[j].value - gu[j].value).abs() <= 1e-13 * gu[j].value,
+                "{j}"
+            );
             assert_eq!(bits(&a[j]), bits(&fa[j]));
             assert_eq!(bits(&u[j]), bits(&fu[j]));
         }

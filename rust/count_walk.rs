@@ -22,6 +22,8 @@ use crate::sort::{insertion_sort, width_for, RadixKey};
 
 /// Ranges of at most this many keys are finished by insertion sort and a merge.
 const LEAF: usize = 32;
+/// Levels with at most this many buckets keep their counts on the stack.
+const STACK_BUCKETS: usize = 128;
 
 /// Running counts of a walk over tie blocks in descending score order.
 pub(crate) struct Walk<'a> {
@@ -108,9 +110,19 @@ fn walk_range<K: RadixKey>(src: &mut [K], np: usize, dst: &mut [K], w: &mut Walk
     let mask = (nb - 1) as u64;
     let digit = |k: K| ((k.wide() >> shift) & mask) as usize;
     let (pos, neg) = src.split_at(np);
-    // Counts per bucket, then each bucket's range in `dst`: positives first.
-    let mut cp = vec![0u32; nb];
-    let mut cn = vec![0u32; nb];
+    // Counts per bucket, then each bucket's range in `dst`: positives first. Small
+    // tables live on the stack (the deep levels are many and small).
+    let mut stack = [0u32; 4 * STACK_BUCKETS];
+    let mut heap = Vec::new();
+    let table: &mut [u32] = if nb <= STACK_BUCKETS {
+        &mut stack[..4 * nb]
+    } else {
+        heap.resize(4 * nb, 0u32);
+        &mut heap
+    };
+    let (cp, rest) = table.split_at_mut(nb);
+    let (cn, rest) = rest.split_at_mut(nb);
+    let (op, on) = rest.split_at_mut(nb);
     for &k in pos {
         if let Some(c) = cp.get_mut(digit(k)) {
             *c += 1;
@@ -121,15 +133,13 @@ fn walk_range<K: RadixKey>(src: &mut [K], np: usize, dst: &mut [K], w: &mut Walk
             *c += 1;
         }
     }
-    let mut op = vec![0u32; nb];
-    let mut on = vec![0u32; nb];
     let mut acc = 0u32;
     for d in 0..nb {
         op[d] = acc;
         on[d] = acc + cp[d];
         acc += cp[d] + cn[d];
     }
-    for (run, offs) in [(pos, &mut op), (neg, &mut on)] {
+    for (run, offs) in [(pos, op), (neg, on)] {
         for &k in run {
             if let Some(o) = offs.get_mut(digit(k)) {
                 if let Some(t) = dst.get_mut(*o as usize) {
