@@ -535,8 +535,6 @@ struct SplitKeys<K: RadixKey = u64> {
     /// Whether both runs are sorted (loading leaves them unsorted: large labels
     /// never sort them, see [`crate::count_walk`]).
     sorted: bool,
-    /// AP terms of [`crate::count_walk::ap_auc`].
-    terms: Vec<f64>,
 }
 
 /// Writes one label's keys into a buffer of `n` slots: positives from the front,
@@ -593,7 +591,6 @@ impl<K: RadixKey> SplitKeys<K> {
             spare_pos: 0,
             spare_neg: 0,
             sorted: false,
-            terms: Vec::new(),
         }
     }
 
@@ -919,8 +916,7 @@ fn label_values<K: RadixKey>(
     if n_pos > 0 && n_neg > 0 && n_pos + n_neg >= WALK_MIN {
         scratch(&mut buf.tmp, nk);
         buf.sorted = false; // the walk clobbers the keys
-        let (a, b) =
-            crate::count_walk::ap_auc(&mut buf.keys, n_pos, n_neg, &mut buf.tmp, &mut buf.terms);
+        let (a, b) = crate::count_walk::ap_auc(&mut buf.keys, n_pos, n_neg, &mut buf.tmp);
         return (if ap { a } else { empty }, if auc { b } else { empty });
     }
     sorted_label_values(buf, ap, auc)
@@ -1792,13 +1788,13 @@ fn micro_plan<S: Score, L: LabelGrid>(
 
 /// Neumaier's compensated sum accumulator.
 #[derive(Clone, Copy, Default)]
-struct CompSum {
+pub(crate) struct CompSum {
     s: f64,
     c: f64,
 }
 
 impl CompSum {
-    fn add(&mut self, x: f64) {
+    pub(crate) fn add(&mut self, x: f64) {
         let t = self.s + x;
         if self.s.abs() >= x.abs() {
             self.c += (self.s - t) + x;
@@ -1807,7 +1803,7 @@ impl CompSum {
         }
         self.s = t;
     }
-    fn value(&self) -> f64 {
+    pub(crate) fn value(&self) -> f64 {
         self.s + self.c
     }
 }
@@ -1967,20 +1963,19 @@ fn micro_group<S: Score, L: LabelGrid>(
         }
     }
     // Each bucket is walked without sorting (crate::count_walk); its AP terms are
-    // summed pairwise, the bucket sums by the caller.
+    // summed with a compensated sum, the bucket sums by the caller.
     let mut part = MicroPart::default();
     let (mut bp, mut br) = before;
     let mut start = 0usize;
-    let mut terms = Vec::new();
     for &(p, q) in counts {
         let (pu, qu) = (p as usize, q as usize);
         let c = pu + qu;
         if c > 0 {
-            let mut walk = crate::count_walk::Walk::new((bp, br - bp), n_pos, &mut terms);
+            let mut walk = crate::count_walk::Walk::new((bp, br - bp), n_pos);
             walk.run(&mut keys[start..start + c], pu, &mut tmp[..c]);
             part.u2 += walk.u2;
-            if n_pos > 0 && !terms.is_empty() {
-                part.ap.push(pairwise_sum(&terms));
+            if pu > 0 {
+                part.ap.push(walk.ap.value());
             }
         }
         bp += p;
@@ -2898,13 +2893,7 @@ mod tests {
         fn walk(&mut self) -> (MetricValue, MetricValue) {
             let nk = self.keys.len();
             scratch(&mut self.tmp, nk);
-            crate::count_walk::ap_auc(
-                &mut self.keys,
-                self.n_pos,
-                self.n_neg,
-                &mut self.tmp,
-                &mut self.terms,
-            )
+            crate::count_walk::ap_auc(&mut self.keys, self.n_pos, self.n_neg, &mut self.tmp)
         }
     }
 

@@ -11,13 +11,14 @@
 //! walk produces AP terms only for the positive blocks instead of one per block.
 //!
 //! The AP terms are scikit-learn's (same `tps`, `fps`, same formulas) but they are
-//! summed without the zero terms of negative-only blocks, so the pairwise tree
-//! differs from `np.sum` over the full curve (about 1e-16 relative); ROC AUC is the
+//! added with a compensated sum, without the zero terms of negative-only blocks,
+//! instead of `np.sum`'s pairwise tree over the full curve (about 1e-16 relative,
+//! and no buffer of terms); ROC AUC is the
 //! exact Mann-Whitney count (ties 1/2) over `2 * P * N`, the area of the same curve,
 //! rather than its trapezoid sum. `label_values` uses this for large labels only;
 //! docs/deviations.md says so.
 
-use crate::binary_curve::{pairwise_sum, MetricValue};
+use crate::binary_curve::{CompSum, MetricValue};
 use crate::sort::{insertion_sort, width_for, RadixKey};
 
 /// Ranges of at most this many keys are finished by insertion sort and a merge.
@@ -26,7 +27,7 @@ const LEAF: usize = 32;
 const STACK_BUCKETS: usize = 128;
 
 /// Running counts of a walk over tie blocks in descending score order.
-pub(crate) struct Walk<'a> {
+pub(crate) struct Walk {
     tps: u64,
     fps: u64,
     /// Twice the Mann-Whitney count: each negative scores 2 per positive ranked
@@ -34,16 +35,15 @@ pub(crate) struct Walk<'a> {
     pub(crate) u2: u128,
     pf: f64,
     prev_r: f64,
-    /// AP terms of the positive blocks, in descending score order.
-    pub(crate) terms: &'a mut Vec<f64>,
+    /// Compensated sum of the AP terms of the positive blocks (no term buffer:
+    /// a label with mostly positives would need 8 bytes per row for it).
+    pub(crate) ap: CompSum,
 }
 
-impl<'a> Walk<'a> {
+impl Walk {
     /// A walk that starts below `tps` positives and `fps` negatives (ranked
-    /// above everything it will see) out of `n_pos` positives in all; `terms` is
-    /// cleared.
-    pub(crate) fn new((tps, fps): (u64, u64), n_pos: u64, terms: &'a mut Vec<f64>) -> Self {
-        terms.clear();
+    /// above everything it will see) out of `n_pos` positives in all.
+    pub(crate) fn new((tps, fps): (u64, u64), n_pos: u64) -> Self {
         let pf = n_pos as f64;
         Walk {
             tps,
@@ -51,7 +51,7 @@ impl<'a> Walk<'a> {
             u2: 0,
             pf,
             prev_r: tps as f64 / pf,
-            terms,
+            ap: CompSum::default(),
         }
     }
 
@@ -74,7 +74,7 @@ impl<'a> Walk<'a> {
             // ap_blocks' term: (previous recall - recall) * precision.
             let r = self.tps as f64 / self.pf;
             let precision = self.tps as f64 / (self.tps + self.fps) as f64;
-            self.terms.push((self.prev_r - r) * precision);
+            self.ap.add((self.prev_r - r) * precision);
             self.prev_r = r;
         }
     }
@@ -83,7 +83,7 @@ impl<'a> Walk<'a> {
 /// Walk the tie blocks of `src` (positives in `src[..np]`, negatives after them)
 /// in ascending key order (descending score). `dst` is scratch of the same length;
 /// both are clobbered.
-fn walk_range<K: RadixKey>(src: &mut [K], np: usize, dst: &mut [K], w: &mut Walk<'_>) {
+fn walk_range<K: RadixKey>(src: &mut [K], np: usize, dst: &mut [K], w: &mut Walk) {
     let n = src.len().min(dst.len());
     let nn = n.saturating_sub(np);
     if np == 0 || n <= LEAF {
@@ -164,7 +164,7 @@ fn walk_range<K: RadixKey>(src: &mut [K], np: usize, dst: &mut [K], w: &mut Walk
 }
 
 /// A small range: sort both classes and merge them block by block.
-fn leaf<K: RadixKey>(a: &mut [K], np: usize, w: &mut Walk<'_>) {
+fn leaf<K: RadixKey>(a: &mut [K], np: usize, w: &mut Walk) {
     let (pos, neg) = a.split_at_mut(np.min(a.len()));
     insertion_sort(pos);
     insertion_sort(neg);
@@ -187,13 +187,12 @@ fn leaf<K: RadixKey>(a: &mut [K], np: usize, w: &mut Walk<'_>) {
 /// Average precision and full ROC AUC of one label whose (negated) keys are
 /// `keys[..np]` (positives) and the last `nn` of `keys` (negatives), unsorted;
 /// `np` and `nn` must both be positive. `tmp` (at least `np + nn` long) is scratch,
-/// `keys` is clobbered, `terms` is reused for the AP terms.
+/// `keys` is clobbered.
 pub(crate) fn ap_auc<K: RadixKey>(
     keys: &mut [K],
     np: usize,
     nn: usize,
     tmp: &mut [K],
-    terms: &mut Vec<f64>,
 ) -> (MetricValue, MetricValue) {
     let len = keys.len();
     let n = np + nn;
@@ -201,14 +200,12 @@ pub(crate) fn ap_auc<K: RadixKey>(
         // Masked rows left a gap between the runs.
         keys.copy_within(len - nn.., np);
     }
-    let mut w = Walk::new((0, 0), np as u64, terms);
+    let mut w = Walk::new((0, 0), np as u64);
     let n = n.min(len).min(tmp.len());
     w.run(&mut keys[..n], np, &mut tmp[..n]);
     debug_assert_eq!((w.tps, w.fps), (np as u64, nn as u64));
     let u2 = w.u2;
-    // scikit-learn sums the reversed curve (ascending thresholds).
-    terms.reverse();
-    let s = -pairwise_sum(terms);
+    let s = -w.ap.value();
     let ap = MetricValue {
         value: if s > 0.0 { s } else { 0.0 },
         flags: 0,
