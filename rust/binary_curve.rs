@@ -516,7 +516,9 @@ fn check_shapes<S>(
 // and walk the runs again for the counts and terms instead of storing them (8 bytes
 // per row: issue 3 bounds float32 calls at 0.5x the score matrix). Values are
 // bit-identical to the general path (same counts, same formulas, same pairwise
-// summation order).
+// summation order). Labels of at least `WALK_MIN` known rows with both classes skip
+// the sorts: `crate::count_walk` partitions the two runs together and refines only
+// ranges that hold positives (same counts and terms, compensated sum, ~1e-16).
 
 /// One label's known keys, split by class, plus scratch space. `K` is `u64`, or
 /// `u32` for 4-byte scores (per label, see [`Score::narrow_key`]): 8 bytes per row
