@@ -896,16 +896,19 @@ fn unit_workers(units: usize, elements: usize, par: &Parallelism) -> usize {
 /// instead of bit for bit (docs/deviations.md).
 const WALK_MIN: usize = 1 << 17;
 
+/// The value of a metric that was not asked for (or of an empty label).
+const NOT_COMPUTED: MetricValue = MetricValue {
+    value: f64::NAN,
+    flags: FLAG_EMPTY,
+};
+
 /// Unweighted AP and full ROC AUC of one gathered label.
 fn label_values<K: RadixKey>(
     buf: &mut SplitKeys<K>,
     ap: bool,
     auc: bool,
 ) -> (MetricValue, MetricValue) {
-    let empty = MetricValue {
-        value: f64::NAN,
-        flags: FLAG_EMPTY,
-    };
+    let empty = NOT_COMPUTED;
     if buf.n_pos + buf.n_neg == 0 {
         let e_auc = MetricValue {
             value: f64::NAN,
@@ -924,19 +927,14 @@ fn label_values<K: RadixKey>(
     sorted_label_values(buf, ap, auc)
 }
 
-/// [`label_values`] from the sorted runs (bit for bit scikit-learn's sums).
+/// [`label_values`] of a non-empty label from the sorted runs (bit for bit
+/// scikit-learn's sums).
 fn sorted_label_values<K: RadixKey>(
     buf: &mut SplitKeys<K>,
     ap: bool,
     auc: bool,
 ) -> (MetricValue, MetricValue) {
-    let empty = MetricValue {
-        value: f64::NAN,
-        flags: FLAG_EMPTY,
-    };
-    if buf.n_pos + buf.n_neg == 0 {
-        return label_values(buf, ap, auc);
-    }
+    let empty = NOT_COMPUTED;
     buf.sort_runs();
     let (np, nn) = (buf.n_pos as u64, buf.n_neg as u64);
     let nk = buf.keys.len();
@@ -1101,10 +1099,7 @@ fn label_values_streamed<K: RadixKey>(
     ap: bool,
     auc: bool,
 ) -> (MetricValue, MetricValue) {
-    let empty = MetricValue {
-        value: f64::NAN,
-        flags: FLAG_EMPTY,
-    };
+    let empty = NOT_COMPUTED;
     let (np, nn) = (pos.len() as u64, neg.len() as u64);
     // One counting walk: blocks (AP terms) and kept ROC points (AUC terms).
     let (mut t, mut u) = (0usize, 0usize);
