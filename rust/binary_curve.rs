@@ -960,24 +960,33 @@ fn sorted_label_values<K: RadixKey>(
 
 /// Tie blocks of two ascending runs of (negated) keys, as [`merge_blocks`] writes
 /// them (cumulative `(positives << 32) | rows`), one at a time, from either end.
-struct Blocks<'a, K> {
-    pos: &'a [K],
-    neg: &'a [K],
+pub(crate) struct Blocks<'a, K> {
+    pub(crate) pos: &'a [K],
+    pub(crate) neg: &'a [K],
 }
 
 impl<K: RadixKey> Blocks<'_, K> {
-    /// Cumulative counts through the next block in descending score order.
-    fn pop_front(&mut self, cum: &mut u64) -> bool {
+    /// Remove the next block in descending score order: its (positives,
+    /// negatives), `None` when both runs are exhausted.
+    pub(crate) fn next_front(&mut self) -> Option<(usize, usize)> {
         let k = match (self.pos.first(), self.neg.first()) {
             (Some(&a), Some(&b)) => a.min(b),
             (Some(&a), None) => a,
             (None, Some(&b)) => b,
-            (None, None) => return false,
+            (None, None) => return None,
         };
         let p = self.pos.iter().take_while(|&&x| x == k).count();
         let q = self.neg.iter().take_while(|&&x| x == k).count();
         self.pos = &self.pos[p..];
         self.neg = &self.neg[q..];
+        Some((p, q))
+    }
+
+    /// Cumulative counts through the next block in descending score order.
+    fn pop_front(&mut self, cum: &mut u64) -> bool {
+        let Some((p, q)) = self.next_front() else {
+            return false;
+        };
         *cum += ((p as u64) << 32) + (p + q) as u64;
         true
     }
@@ -1805,48 +1814,14 @@ impl CompSum {
     }
 }
 
-/// What one task contributes: the AP term sum of each of its buckets (pairwise,
-/// in order; the caller adds them up with a compensated sum, so that the result
-/// depends on the buckets only, not on how they were grouped) and twice the
-/// Mann-Whitney count.
+/// What one task contributes: the AP term sum of each of its buckets that holds
+/// a positive (a [`crate::count_walk::Walk`] each; the caller adds them up with a
+/// compensated sum, so that the result depends on the buckets only, not on how
+/// they were grouped) and twice the Mann-Whitney count.
 #[derive(Default)]
 struct MicroPart {
     ap: Vec<f64>,
     u2: u128,
-}
-
-/// AP terms and Mann-Whitney count of consecutive tie blocks whose cumulative
-/// counts `(positives << 32) | rows` (relative to `before`) are `cum`.
-fn micro_blocks(
-    cum: &[u64],
-    before: (u64, u64),
-    n_pos: u64,
-    terms: &mut [u64],
-    part: &mut MicroPart,
-) {
-    let pf = n_pos as f64;
-    let (bp, br) = before;
-    let mut prev_tp = bp;
-    let mut prev_rows = br;
-    let t = cum.len().min(terms.len());
-    for (&c, o) in cum[..t].iter().zip(terms.iter_mut()) {
-        let tp = bp + (c >> 32);
-        let rows = br + (c & 0xFFFF_FFFF);
-        let (dp, dr) = (tp - prev_tp, rows - prev_rows);
-        let dn = dr - dp;
-        part.u2 += u128::from(dn) * u128::from(2 * prev_tp + dp);
-        let term = if n_pos == 0 {
-            0.0
-        } else {
-            (prev_tp as f64 / pf - tp as f64 / pf) * (tp as f64 / rows as f64)
-        };
-        *o = term.to_bits();
-        prev_tp = tp;
-        prev_rows = rows;
-    }
-    if n_pos > 0 {
-        part.ap.push(pairwise_sum_bits(&terms[..t]));
-    }
 }
 
 /// Branch-free filter of contiguous rows (`sv`: `k` scores per row, `yv`: `ck`
@@ -2102,17 +2077,17 @@ fn micro_streaming<S: Score, L: LabelGrid>(
                     pos_before,
                     rows_before,
                 } => {
-                    let mut part = MicroPart::default();
-                    let cum = [(pos << 32) | (pos + neg)];
-                    let mut term = [0u64];
-                    micro_blocks(
-                        &cum,
-                        (*pos_before, *rows_before),
-                        n_pos,
-                        &mut term,
-                        &mut part,
-                    );
-                    part
+                    let before = (*pos_before, rows_before - pos_before);
+                    let mut walk = crate::count_walk::Walk::new(before, n_pos);
+                    walk.group(*pos, *neg);
+                    MicroPart {
+                        ap: if *pos > 0 {
+                            vec![walk.ap.value()]
+                        } else {
+                            Vec::new()
+                        },
+                        u2: walk.u2,
+                    }
                 }
             };
             out.push((i, part));

@@ -18,8 +18,8 @@
 //! rather than its trapezoid sum. `label_values` uses this for large labels only;
 //! docs/deviations.md says so.
 
-use crate::binary_curve::{CompSum, MetricValue};
-use crate::sort::{insertion_sort, width_for, RadixKey};
+use crate::binary_curve::{Blocks, CompSum, MetricValue};
+use crate::sort::{insertion_sort, varying_bits, width_for, RadixKey};
 
 /// Ranges of at most this many keys are finished by insertion sort and a merge.
 const LEAF: usize = 32;
@@ -66,7 +66,7 @@ impl Walk {
     /// negatives with equal scores (or, with `p == 0`, any run of negatives between
     /// two positive blocks: they add no AP term and the same count each).
     #[inline]
-    fn group(&mut self, p: u64, q: u64) {
+    pub(crate) fn group(&mut self, p: u64, q: u64) {
         self.u2 += u128::from(q) * u128::from(2 * self.tps + p);
         self.tps += p;
         self.fps += q;
@@ -97,8 +97,7 @@ fn walk_range<K: RadixKey>(src: &mut [K], np: usize, dst: &mut [K], w: &mut Walk
         return;
     }
     let (src, dst) = (&mut src[..n], &mut dst[..n]);
-    let first = src.first().map_or(0, |k| k.wide());
-    let diff = src.iter().fold(0u64, |d, &k| d | (k.wide() ^ first));
+    let diff = varying_bits(src);
     if diff == 0 {
         w.group(np as u64, nn as u64);
         return;
@@ -168,18 +167,8 @@ fn leaf<K: RadixKey>(a: &mut [K], np: usize, w: &mut Walk) {
     let (pos, neg) = a.split_at_mut(np.min(a.len()));
     insertion_sort(pos);
     insertion_sort(neg);
-    let (mut i, mut j) = (0usize, 0usize);
-    while i < pos.len() || j < neg.len() {
-        let k = match (pos.get(i), neg.get(j)) {
-            (Some(&x), Some(&y)) => x.min(y),
-            (Some(&x), None) => x,
-            (None, Some(&y)) => y,
-            (None, None) => break,
-        };
-        let p = pos[i..].iter().take_while(|&&x| x == k).count();
-        let q = neg[j..].iter().take_while(|&&x| x == k).count();
-        i += p;
-        j += q;
+    let mut blocks = Blocks { pos, neg };
+    while let Some((p, q)) = blocks.next_front() {
         w.group(p as u64, q as u64);
     }
 }

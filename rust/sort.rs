@@ -202,7 +202,7 @@ pub(crate) fn insertion_sort<K: RadixKey>(a: &mut [K]) {
 
 /// Bits that vary across `a` (OR of every key XOR the first), as `u64`.
 #[inline]
-fn varying_bits<K: RadixKey>(a: &[K]) -> u64 {
+pub(crate) fn varying_bits<K: RadixKey>(a: &[K]) -> u64 {
     let first = a.first().map_or(0, |k| k.wide());
     a.iter().fold(0u64, |d, &k| d | (k.wide() ^ first))
 }
