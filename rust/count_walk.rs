@@ -6,7 +6,10 @@
 //! both classes are partitioned together, MSD radix style (in cache after the first
 //! level), and a bucket that holds no positive is not refined any further: its
 //! negatives are counted as one group. Only buckets with positives are split again,
-//! down to small ranges that are finished by insertion sort and a merge. With few
+//! down to small ranges whose positives are sorted and whose negatives are placed
+//! among them by a binary search (never sorted). Below the first level a bucket is
+//! refined against a small scratch that stays in cache rather than its cold range
+//! of the second buffer. With few
 //! positives most of the negatives stop at the first or second level, and the
 //! walk produces AP terms only for the positive blocks instead of one per block.
 //!
@@ -18,13 +21,16 @@
 //! rather than its trapezoid sum. `label_values` uses this for large labels only;
 //! docs/deviations.md says so.
 
-use crate::binary_curve::{Blocks, CompSum, MetricValue};
+use crate::binary_curve::{CompSum, MetricValue};
 use crate::sort::{insertion_sort, varying_bits, width_for, RadixKey};
 
-/// Ranges of at most this many keys are finished by insertion sort and a merge.
+/// Ranges of at most this many keys are finished by [`rank_leaf`].
 const LEAF: usize = 32;
+/// Buckets of at most this many keys are refined against a scratch of this size
+/// that stays in cache (32 KiB of `u64` keys).
+const HOT: usize = 4096;
 /// Levels with at most this many buckets keep their counts on the stack.
-const STACK_BUCKETS: usize = 128;
+const STACK_BUCKETS: usize = 512;
 
 /// Running counts of a walk over tie blocks in descending score order.
 pub(crate) struct Walk {
@@ -59,7 +65,13 @@ impl Walk {
     /// negatives after them, all ranked below what the walk has seen); `tmp` (as
     /// long) is scratch; both are clobbered.
     pub(crate) fn run<K: RadixKey>(&mut self, keys: &mut [K], np: usize, tmp: &mut [K]) {
-        walk_range(keys, np, tmp, self);
+        // A range that fits the hot scratch is in cache already: no scratch.
+        let mut hot = if keys.len() > HOT {
+            vec![K::default(); HOT]
+        } else {
+            Vec::new()
+        };
+        walk_range(keys, np, tmp, self, &mut hot);
     }
 
     /// The next tie block in descending score order: `p` positives and `q`
@@ -83,7 +95,7 @@ impl Walk {
 /// Walk the tie blocks of `src` (positives in `src[..np]`, negatives after them)
 /// in ascending key order (descending score). `dst` is scratch of the same length;
 /// both are clobbered.
-fn walk_range<K: RadixKey>(src: &mut [K], np: usize, dst: &mut [K], w: &mut Walk) {
+fn walk_range<K: RadixKey>(src: &mut [K], np: usize, dst: &mut [K], w: &mut Walk, hot: &mut [K]) {
     let n = src.len().min(dst.len());
     let nn = n.saturating_sub(np);
     if np == 0 || n <= LEAF {
@@ -92,7 +104,7 @@ fn walk_range<K: RadixKey>(src: &mut [K], np: usize, dst: &mut [K], w: &mut Walk
                 w.group(0, nn as u64);
             }
         } else {
-            leaf(&mut src[..n], np, w);
+            rank_leaf(&mut src[..n], np, w);
         }
         return;
     }
@@ -109,67 +121,120 @@ fn walk_range<K: RadixKey>(src: &mut [K], np: usize, dst: &mut [K], w: &mut Walk
     let mask = (nb - 1) as u64;
     let digit = |k: K| ((k.wide() >> shift) & mask) as usize;
     let (pos, neg) = src.split_at(np);
-    // Counts per bucket, then each bucket's range in `dst`: positives first. Small
-    // tables live on the stack (the deep levels are many and small).
-    let mut stack = [0u32; 4 * STACK_BUCKETS];
+    // Per bucket d: t[2d] counts its positives, t[2d + 1] its negatives; then they
+    // become the write cursors of its positives and negatives (positives first),
+    // and after the scatter the end of its positives and the end of the bucket.
+    // Tables of up to STACK_BUCKETS buckets live on the stack (the deep levels
+    // are many and small: a heap table would cost an allocation each).
+    let mut stack = [0u32; 2 * STACK_BUCKETS];
     let mut heap = Vec::new();
-    let table: &mut [u32] = if nb <= STACK_BUCKETS {
-        &mut stack[..4 * nb]
+    let t: &mut [u32] = if nb <= STACK_BUCKETS {
+        &mut stack[..2 * nb]
     } else {
-        heap.resize(4 * nb, 0u32);
+        heap.resize(2 * nb, 0u32);
         &mut heap
     };
-    let (cp, rest) = table.split_at_mut(nb);
-    let (cn, rest) = rest.split_at_mut(nb);
-    let (op, on) = rest.split_at_mut(nb);
-    for &k in pos {
-        if let Some(c) = cp.get_mut(digit(k)) {
-            *c += 1;
-        }
-    }
-    for &k in neg {
-        if let Some(c) = cn.get_mut(digit(k)) {
-            *c += 1;
+    for (run, class) in [(pos, 0usize), (neg, 1usize)] {
+        for &k in run {
+            if let Some(c) = t.get_mut(2 * digit(k) + class) {
+                *c += 1;
+            }
         }
     }
     let mut acc = 0u32;
-    for d in 0..nb {
-        op[d] = acc;
-        on[d] = acc + cp[d];
-        acc += cp[d] + cn[d];
+    for c in t.chunks_exact_mut(2) {
+        let (p, q) = (c[0], c[1]);
+        c[0] = acc;
+        c[1] = acc + p;
+        acc += p + q;
     }
-    for (run, offs) in [(pos, op), (neg, on)] {
+    for (run, class) in [(pos, 0usize), (neg, 1usize)] {
         for &k in run {
-            if let Some(o) = offs.get_mut(digit(k)) {
-                if let Some(t) = dst.get_mut(*o as usize) {
-                    *t = k;
+            if let Some(o) = t.get_mut(2 * digit(k) + class) {
+                if let Some(x) = dst.get_mut(*o as usize) {
+                    *x = k;
                 }
                 *o += 1;
             }
         }
     }
-    let mut s = 0usize;
-    for d in 0..nb {
-        let (p, q) = (cp[d] as usize, cn[d] as usize);
-        if p == 0 {
-            if q > 0 {
-                w.group(0, q as u64);
+    // Buckets in order; runs of buckets without positives are one group.
+    let mut start = 0usize;
+    let mut negatives = 0u64;
+    for c in t.chunks_exact(2) {
+        let (mid, end) = (c[0] as usize, c[1] as usize);
+        if mid > start {
+            if negatives > 0 {
+                w.group(0, negatives);
+                negatives = 0;
+            }
+            let d = &mut dst[start..end];
+            if d.len() <= hot.len() {
+                // Below this level the bucket alternates with a small scratch that
+                // stays in cache, instead of its cold range of `src`.
+                walk_range(d, mid - start, &mut hot[..end - start], w, &mut []);
+            } else {
+                walk_range(d, mid - start, &mut src[start..end], w, hot);
             }
         } else {
-            walk_range(&mut dst[s..s + p + q], p, &mut src[s..s + p + q], w);
+            negatives += (end - start) as u64;
         }
-        s += p + q;
+        start = end;
+    }
+    if negatives > 0 {
+        w.group(0, negatives);
     }
 }
 
-/// A small range: sort both classes and merge them block by block.
-fn leaf<K: RadixKey>(a: &mut [K], np: usize, w: &mut Walk) {
-    let (pos, neg) = a.split_at_mut(np.min(a.len()));
+/// A small range (at most `LEAF` keys): sort the positives, then count the
+/// negatives between and tied with each distinct positive key by a branch-free
+/// binary search, and walk the blocks in order. The negatives are never sorted: a
+/// run of them between two positive blocks is one group.
+fn rank_leaf<K: RadixKey>(a: &mut [K], np: usize, w: &mut Walk) {
+    const CAP: usize = LEAF;
+    let (pos, neg) = a.split_at_mut(np.min(a.len()).min(CAP));
     insertion_sort(pos);
-    insertion_sort(neg);
-    let mut blocks = Blocks { pos, neg };
-    while let Some((p, q)) = blocks.next_front() {
-        w.group(p as u64, q as u64);
+    // Distinct positive keys (padded to a power of two with the largest key, which
+    // no negative exceeds) and how many positives hold each.
+    let mut vals = [!K::default(); CAP];
+    let mut mult = [0u32; CAP];
+    let mut dp = 0usize;
+    for &k in pos.iter() {
+        let new = dp == 0 || vals[dp - 1] != k;
+        dp += usize::from(new);
+        if let (Some(v), Some(c)) = (vals.get_mut(dp - 1), mult.get_mut(dp - 1)) {
+            *v = k;
+            *c += 1;
+        }
+    }
+    let size = dp.next_power_of_two().min(CAP);
+    let vals = &vals[..size];
+    // slots[2i]: negatives ranked strictly between distinct positive keys i - 1
+    // and i; slots[2i + 1]: negatives tied with key i; slots[2 dp]: below them all.
+    let mut slots = [0u32; 2 * CAP + 1];
+    for &k in neg.iter() {
+        // Lower bound: how many distinct positive keys rank above `k`.
+        let mut base = 0usize;
+        let mut len = size;
+        while len > 1 {
+            let half = len / 2;
+            base += half * usize::from(vals[base + half - 1] < k);
+            len -= half;
+        }
+        base += usize::from(vals[base] < k);
+        let tied = base < dp && vals[base.min(size - 1)] == k;
+        if let Some(s) = slots.get_mut(2 * base + usize::from(tied)) {
+            *s += 1;
+        }
+    }
+    for i in 0..dp {
+        if slots[2 * i] > 0 {
+            w.group(0, u64::from(slots[2 * i]));
+        }
+        w.group(u64::from(mult[i]), u64::from(slots[2 * i + 1]));
+    }
+    if slots[2 * dp] > 0 {
+        w.group(0, u64::from(slots[2 * dp]));
     }
 }
 
