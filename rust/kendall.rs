@@ -131,40 +131,56 @@ pub fn kendall_counts<X: Score, Y: Score>(
         return Err(MetricError::value("The input contains nan values"));
     }
     let parallel = par.is_parallel_for(n);
-    let run = || match (x.as_slice(), y.as_slice()) {
-        (Some(xs), Some(ys)) => counts_unchecked(
-            n,
-            |i| xs[i].key(),
-            |i| ys[i].key(),
-            prefetcher(&x, &y),
-            parallel,
-        ),
-        (Some(xs), None) => counts_unchecked(
-            n,
-            |i| xs[i].key(),
-            |i| y[i].key(),
-            prefetcher(&x, &y),
-            parallel,
-        ),
-        (None, Some(ys)) => counts_unchecked(
-            n,
-            |i| x[i].key(),
-            |i| ys[i].key(),
-            prefetcher(&x, &y),
-            parallel,
-        ),
-        (None, None) => counts_unchecked(
-            n,
-            |i| x[i].key(),
-            |i| y[i].key(),
-            prefetcher(&x, &y),
-            parallel,
-        ),
+    let run = || {
+        if n < U24::LIMIT {
+            counts_for::<U24, X, Y>(&x, &y, parallel)
+        } else {
+            counts_for::<u32, X, Y>(&x, &y, parallel)
+        }
     };
     if parallel {
         par.install(run)
     } else {
         Ok(run())
+    }
+}
+
+/// [`counts_unchecked`] with index type `I`, reading contiguous inputs as slices.
+fn counts_for<I: Index, X: Score, Y: Score>(
+    x: &ArrayView1<'_, X>,
+    y: &ArrayView1<'_, Y>,
+    parallel: bool,
+) -> KendallCounts {
+    let n = x.len();
+    match (x.as_slice(), y.as_slice()) {
+        (Some(xs), Some(ys)) => counts_unchecked::<I, _, _, _>(
+            n,
+            |i| xs[i].key(),
+            |i| ys[i].key(),
+            prefetcher(x, y),
+            parallel,
+        ),
+        (Some(xs), None) => counts_unchecked::<I, _, _, _>(
+            n,
+            |i| xs[i].key(),
+            |i| y[i].key(),
+            prefetcher(x, y),
+            parallel,
+        ),
+        (None, Some(ys)) => counts_unchecked::<I, _, _, _>(
+            n,
+            |i| x[i].key(),
+            |i| ys[i].key(),
+            prefetcher(x, y),
+            parallel,
+        ),
+        (None, None) => counts_unchecked::<I, _, _, _>(
+            n,
+            |i| x[i].key(),
+            |i| y[i].key(),
+            prefetcher(x, y),
+            parallel,
+        ),
     }
 }
 
@@ -204,13 +220,53 @@ fn prefetch(addr: usize) {
     let _ = addr;
 }
 
+/// An element of the index buffer, the only buffer as long as the input.
+trait Index: Copy + Default + Send + Sync + 'static {
+    /// Largest input length the type can index.
+    const LIMIT: usize;
+    fn new(i: usize) -> Self;
+    fn get(self) -> usize;
+}
+
+impl Index for u32 {
+    const LIMIT: usize = u32::MAX as usize;
+    #[inline(always)]
+    fn new(i: usize) -> Self {
+        i as u32
+    }
+    #[inline(always)]
+    fn get(self) -> usize {
+        self as usize
+    }
+}
+
+/// A 3-byte index (inputs below 2**24 elements): the buffer is then 3 bytes per
+/// element, which keeps two float32 inputs' call within 0.5x of their size (a
+/// `u32` buffer alone is exactly that).
+#[derive(Clone, Copy, Default)]
+struct U24([u8; 3]);
+
+impl Index for U24 {
+    const LIMIT: usize = 1 << 24;
+    #[inline(always)]
+    fn new(i: usize) -> Self {
+        let b = (i as u32).to_le_bytes();
+        U24([b[0], b[1], b[2]])
+    }
+    #[inline(always)]
+    fn get(self) -> usize {
+        let [a, b, c] = self.0;
+        u32::from_le_bytes([a, b, c, 0]) as usize
+    }
+}
+
 /// How far ahead the gathers prefetch.
 const PREFETCH_AHEAD: usize = 16;
 
 /// `(key(x), key(y))` of the indices in `seg`, into `out`.
 #[inline]
-fn gather(
-    seg: &[u32],
+fn gather<I: Index>(
+    seg: &[I],
     kx: &impl Fn(usize) -> u64,
     ky: &impl Fn(usize) -> u64,
     pf: &impl Fn(usize),
@@ -218,13 +274,13 @@ fn gather(
 ) {
     out.clear();
     for &i in seg.iter().take(PREFETCH_AHEAD) {
-        pf(i as usize);
+        pf(i.get());
     }
     for (t, &i) in seg.iter().enumerate() {
         if let Some(&j) = seg.get(t + PREFETCH_AHEAD) {
-            pf(j as usize);
+            pf(j.get());
         }
-        out.push((kx(i as usize), ky(i as usize)));
+        out.push((kx(i.get()), ky(i.get())));
     }
 }
 
@@ -332,8 +388,8 @@ fn index_chunks(n: usize, parallel: bool) -> Vec<std::ops::Range<usize>> {
 /// Write the indices `0..n` into `out` grouped by bucket (buckets in order,
 /// indices ascending within a bucket); returns the bucket start offsets
 /// (`n_buckets + 1` entries). `out` must have length `n`.
-fn scatter(
-    out: &mut [u32],
+fn scatter<I: Index>(
+    out: &mut [I],
     key: &(impl Fn(usize) -> u64 + Sync),
     sp: &Splitters,
     parallel: bool,
@@ -364,9 +420,9 @@ fn scatter(
     starts.push(acc);
     // Carve `out` into one slice per (chunk, bucket), bucket-major: each chunk then
     // fills its own slices, in parallel, without sharing a cursor.
-    let mut per_chunk: Vec<Vec<&mut [u32]>> =
+    let mut per_chunk: Vec<Vec<&mut [I]>> =
         (0..chunks.len()).map(|_| Vec::with_capacity(nb)).collect();
-    let mut rest: &mut [u32] = out;
+    let mut rest: &mut [I] = out;
     for b in 0..nb {
         for (c, h) in hists.iter().enumerate() {
             let r = std::mem::take(&mut rest);
@@ -375,13 +431,13 @@ fn scatter(
             rest = tail;
         }
     }
-    let fill = |(r, mut slots): (std::ops::Range<usize>, Vec<&mut [u32]>)| {
+    let fill = |(r, mut slots): (std::ops::Range<usize>, Vec<&mut [I]>)| {
         let mut cur = vec![0usize; nb];
         for i in r {
             let b = sp.bucket(key(i));
             if let (Some(s), Some(c)) = (slots.get_mut(b), cur.get_mut(b)) {
                 if let Some(o) = s.get_mut(*c) {
-                    *o = i as u32;
+                    *o = I::new(i);
                 }
                 *c += 1;
             }
@@ -399,13 +455,13 @@ fn scatter(
 /// Consecutive buckets grouped into work units of about `n / UNITS` elements:
 /// each unit is `(its slice of the bucketed indices, its buckets as
 /// (bucket id, start, end) relative to the slice)`.
-type Unit<'a> = (&'a mut [u32], Vec<(usize, usize, usize)>);
+type Unit<'a, I> = (&'a mut [I], Vec<(usize, usize, usize)>);
 
-fn units<'a>(v: &'a mut [u32], starts: &[usize]) -> Vec<Unit<'a>> {
+fn units<'a, I: Index>(v: &'a mut [I], starts: &[usize]) -> Vec<Unit<'a, I>> {
     let n = v.len();
     let target = n.div_ceil(UNITS).max(1);
     let mut out = Vec::new();
-    let mut rest: &mut [u32] = v;
+    let mut rest: &mut [I] = v;
     let mut unit_start = 0usize;
     let mut buckets = Vec::new();
     for (b, w) in starts.windows(2).enumerate() {
@@ -481,8 +537,8 @@ fn moment_terms(t: u64) -> (f64, f64) {
 /// The moments in NumPy's order from the group sizes of `seq` (indices sorted by
 /// `key` within each bucket): only needed when [`Ties::exact_moments`] is `None`, i.e. with tie groups
 /// of hundreds of thousands of values. Streams the terms (no buffer).
-fn ordered_moments(
-    seq: &mut [u32],
+fn ordered_moments<I: Index>(
+    seq: &mut [I],
     starts: &[usize],
     key: &impl Fn(usize) -> u64,
     multi: u64,
@@ -490,18 +546,18 @@ fn ordered_moments(
     // Buckets are in key order; sorting each one orders the whole sequence.
     for w in starts.windows(2) {
         if let Some(seg) = seq.get_mut(w[0]..w[1]) {
-            seg.sort_unstable_by_key(|&i| key(i as usize));
+            seg.sort_unstable_by_key(|&i| key(i.get()));
         }
     }
-    let seq: &[u32] = seq;
+    let seq: &[I] = seq;
     let groups = || {
         let mut pos = 0usize;
         std::iter::from_fn(move || {
             let first = *seq.get(pos)?;
-            let k0 = key(first as usize);
+            let k0 = key(first.get());
             let start = pos;
             pos += 1;
-            while seq.get(pos).is_some_and(|&i| key(i as usize) == k0) {
+            while seq.get(pos).is_some_and(|&i| key(i.get()) == k0) {
                 pos += 1;
             }
             Some((pos - start) as u64)
@@ -660,8 +716,8 @@ impl XWalk<'_> {
 /// Sort each x bucket of the unit by `(key(x), key(y))` (written back, so that
 /// the unit's indices end in that order); count x ties and joint ties, and the
 /// inversions of the y buckets along that order with a Fenwick tree over buckets.
-fn x_unit(
-    unit: Unit<'_>,
+fn x_unit<I: Index>(
+    unit: Unit<'_, I>,
     kx: &impl Fn(usize) -> u64,
     ky: &impl Fn(usize) -> u64,
     pf: &impl Fn(usize),
@@ -694,9 +750,9 @@ fn x_unit(
                 w.push(a, b);
             }
         } else {
-            seg.sort_unstable_by_key(|&i| (kx(i as usize), ky(i as usize)));
+            seg.sort_unstable_by_key(|&i| (kx(i.get()), ky(i.get())));
             for &i in seg.iter() {
-                w.push(kx(i as usize), ky(i as usize));
+                w.push(kx(i.get()), ky(i.get()));
             }
         }
         // x groups never straddle buckets.
@@ -708,8 +764,8 @@ fn x_unit(
 /// Sort each y bucket of the unit by `key(y)` (written back), count y ties and the
 /// discordant pairs inside each bucket: the bucket is put in `(x, y)` order, then
 /// merge-sorted by `y` counting strict inversions.
-fn y_unit(
-    unit: Unit<'_>,
+fn y_unit<I: Index>(
+    unit: Unit<'_, I>,
     kx: &impl Fn(usize) -> u64,
     ky: &impl Fn(usize) -> u64,
     pf: &impl Fn(usize),
@@ -737,10 +793,10 @@ fn y_unit(
             ys.extend(local.iter().map(|e| e.1));
             out.inv += merge_count(&mut ys, &mut buf, &|&k: &u64| k);
         } else {
-            seg.sort_unstable_by_key(|&i| (kx(i as usize), ky(i as usize)));
-            let mut ibuf: Vec<u32> = Vec::with_capacity(seg.len() / 2 + 1);
-            out.inv += merge_count(seg, &mut ibuf, &|&i: &u32| ky(i as usize));
-            ys.extend(seg.iter().map(|&i| ky(i as usize)));
+            seg.sort_unstable_by_key(|&i| (kx(i.get()), ky(i.get())));
+            let mut ibuf: Vec<I> = Vec::with_capacity(seg.len() / 2 + 1);
+            out.inv += merge_count(seg, &mut ibuf, &|&i: &I| ky(i.get()));
+            ys.extend(seg.iter().map(|&i| ky(i.get())));
         }
         let mut run = 0u64;
         let mut prev = None;
@@ -762,9 +818,9 @@ fn y_unit(
     out
 }
 
-fn map_units<R: Send, F>(units: Vec<Unit<'_>>, parallel: bool, f: F) -> Vec<R>
+fn map_units<I: Index, R: Send, F>(units: Vec<Unit<'_, I>>, parallel: bool, f: F) -> Vec<R>
 where
-    F: Fn(Unit<'_>) -> R + Sync + Send,
+    F: Fn(Unit<'_, I>) -> R + Sync + Send,
 {
     if parallel {
         units.into_par_iter().map(f).collect()
@@ -773,7 +829,8 @@ where
     }
 }
 
-/// The counts with one `u32` index array of length n as the only large buffer.
+/// The counts with one index array of length n (`I`: `u32`, or 3 bytes below
+/// 2**24 elements) as the only large buffer.
 ///
 /// Discordant pairs are the strict inversions of the `y` values listed in `(x, y)`
 /// order. Both variables are cut into buckets by sampled splitters. x phase: the
@@ -785,15 +842,22 @@ where
 /// `(x, y)` order and merge-sorted by `y`, which counts the inversions *inside*
 /// buckets and leaves the y ties. Everything is an exact integer (or an
 /// order-independent exact float sum), so the thread count cannot change a result.
-fn counts_unchecked<KX, KY, PF>(n: usize, kx: KX, ky: KY, pf: PF, parallel: bool) -> KendallCounts
+fn counts_unchecked<I, KX, KY, PF>(
+    n: usize,
+    kx: KX,
+    ky: KY,
+    pf: PF,
+    parallel: bool,
+) -> KendallCounts
 where
+    I: Index,
     KX: Fn(usize) -> u64 + Sync,
     KY: Fn(usize) -> u64 + Sync,
     PF: Fn(usize) + Sync,
 {
     let spx = Splitters::sample(n, &kx);
     let spy = Splitters::sample(n, &ky);
-    let mut idx = vec![0u32; n];
+    let mut idx = vec![I::default(); n];
 
     // x phase.
     let starts = scatter(&mut idx, &kx, &spx, parallel);
@@ -1110,6 +1174,32 @@ mod tests {
                         kendall_counts(arr1(&x).view(), arr1(&y).view(), Parallelism { threads })
                             .unwrap();
                     assert_eq!(c, expected, "n={n} kx={kx} ky={ky} local={local}");
+                }
+                TEST_LOCAL_MAX.store(LOCAL_MAX, Relaxed);
+                TEST_FORCE_ORDERED.store(false, Relaxed);
+            }
+        }
+    }
+
+    #[test]
+    fn u24_indices_equal_u32_indices() {
+        use std::sync::atomic::Ordering::Relaxed;
+        for i in [0usize, 1, 255, 256, 65_535, 65_536, (1 << 24) - 1] {
+            assert_eq!(U24::new(i).get(), i);
+        }
+        let mut rng = StdRng::seed_from_u64(12);
+        for (n, kx, ky) in [(40_000usize, 50u32, 1_000_000u32), (40_000, 1_000_000, 30)] {
+            let x = Array1::from_iter((0..n).map(|_| f64::from(rng.random_range(0..kx))));
+            let y = Array1::from_iter((0..n).map(|_| rng.random_range(0..ky) as f32));
+            // Small local buffers and the ordered moments: the in-place sorts and
+            // merges run on the index buffer itself.
+            for (local, ordered) in [(LOCAL_MAX, false), (40, true)] {
+                TEST_LOCAL_MAX.store(local, Relaxed);
+                TEST_FORCE_ORDERED.store(ordered, Relaxed);
+                for parallel in [false, true] {
+                    let a = counts_for::<u32, _, _>(&x.view(), &y.view(), parallel);
+                    let b = counts_for::<U24, _, _>(&x.view(), &y.view(), parallel);
+                    assert_eq!(a, b, "n={n} kx={kx} ky={ky} local={local}");
                 }
                 TEST_LOCAL_MAX.store(LOCAL_MAX, Relaxed);
                 TEST_FORCE_ORDERED.store(false, Relaxed);
