@@ -27,6 +27,49 @@ pub trait Score: Copy + Send + Sync + 'static {
     fn to_f64(self) -> f64;
 }
 
+/// Whether every value of `x` (float64 or float32) is finite (no NaN, no +-inf),
+/// checked in fixed chunks in parallel when `x` is large: the validation pass
+/// every call over a score matrix makes first, which a single-threaded NumPy
+/// reduction would otherwise serialise.
+pub trait FiniteCheck: Copy + Sync {
+    /// Whether every value of `x` is finite (branch-free, vectorises).
+    fn all_finite_seq(x: &[Self]) -> bool;
+}
+
+impl FiniteCheck for f64 {
+    fn all_finite_seq(x: &[f64]) -> bool {
+        // Exponent bits all ones (NaN or inf) is the only case where adding one
+        // to the exponent carries into the sign bit.
+        const EXP: u64 = 0x7ff0_0000_0000_0000;
+        let acc = x
+            .iter()
+            .fold(0u64, |a, v| a | ((v.to_bits() & EXP) + (1 << 52)));
+        acc >> 63 == 0
+    }
+}
+
+impl FiniteCheck for f32 {
+    fn all_finite_seq(x: &[f32]) -> bool {
+        const EXP: u32 = 0x7f80_0000;
+        let acc = x
+            .iter()
+            .fold(0u32, |a, v| a | ((v.to_bits() & EXP) + (1 << 23)));
+        acc >> 31 == 0
+    }
+}
+
+pub fn all_finite<S: FiniteCheck>(
+    x: &[S],
+    par: &crate::parallel::Parallelism,
+) -> crate::error::Result<bool> {
+    const CHUNK: usize = 1 << 16;
+    let n = x.len();
+    let parts = par.map(n.div_ceil(CHUNK), n, |c| {
+        S::all_finite_seq(x.get(c * CHUNK..((c + 1) * CHUNK).min(n)).unwrap_or(&[]))
+    })?;
+    Ok(parts.into_iter().all(|ok| ok))
+}
+
 impl Score for f64 {
     type NarrowKey = u64;
     #[inline]
@@ -166,6 +209,34 @@ mod tests {
         let xs = [i64::MIN, -1, 0, 1, (1i64 << 53), (1i64 << 53) + 1, i64::MAX];
         for w in xs.windows(2) {
             assert!(w[0].key() < w[1].key());
+        }
+    }
+
+    #[test]
+    fn all_finite_in_every_chunk() {
+        use crate::parallel::Parallelism;
+        let n = (1 << 16) * 3 + 5;
+        for threads in [1, 2] {
+            let par = Parallelism { threads };
+            let mut x = vec![0.25f64; n];
+            assert!(all_finite(&x, &par).unwrap());
+            for (at, bad) in [
+                (0, f64::NAN),
+                (n - 1, f64::INFINITY),
+                (1 << 16, f64::NEG_INFINITY),
+            ] {
+                x[at] = bad;
+                assert!(!all_finite(&x, &par).unwrap(), "{at} {bad}");
+                x[at] = 0.25;
+            }
+            let mut y = vec![f32::MAX; n];
+            y[3] = -f32::MAX;
+            assert!(all_finite(&y, &par).unwrap());
+            for bad in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY] {
+                y[70_000] = bad;
+                assert!(!all_finite(&y, &par).unwrap(), "{bad}");
+            }
+            assert!(all_finite::<f64>(&[], &par).unwrap());
         }
     }
 }

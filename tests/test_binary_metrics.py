@@ -657,3 +657,44 @@ def test_roc_auc_one_class_answers_before_length_checks(
         return got, [(w.category.__name__, str(w.message)) for w in rec]
 
     assert outcome(te.roc_auc_score) == outcome(sk.roc_auc_score)
+
+
+@pytest.mark.parametrize("name", FUNCS)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("order", ["C", "F"])
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_large_non_finite_scores_match_sklearn(
+    name: str, dtype: Any, order: str, bad: float
+) -> None:
+    """From 2**20 values the finite check runs natively on the call's threads: same
+    error, wherever the bad value sits, with any n_jobs (n_jobs=0 falls back to the
+    NumPy check and still reports the value first)."""
+    rng = np.random.default_rng(3)
+    n, k = 70_000, 15
+    y = (rng.random((n, k)) < 0.2).astype(np.int64)
+    for at in [(0, 0), (n // 2, 7), (n - 1, k - 1)]:
+        s = np.asarray(rng.random((n, k)), dtype=dtype, order=order)
+        s[at] = bad
+        expected = run(getattr(sk, name), y, s)
+        assert expected[0] == "err"
+        for n_jobs in [1, 2, 0]:
+            got = run(getattr(te, name), y, s, n_jobs=n_jobs)
+            assert got[:2] == expected[:2], (at, n_jobs)
+
+
+def test_native_finite_check_layouts() -> None:
+    """The native check covers C and Fortran order; a strided view takes the NumPy
+    check; both report NaN before infinity like scikit-learn."""
+    from toxeval.metrics._validation import assert_all_finite
+
+    x = np.zeros((1 << 11, 1 << 10))
+    assert_all_finite(x, n_jobs=2)
+    assert_all_finite(np.asfortranarray(x), n_jobs=2)
+    x[5, 5] = np.inf
+    x[700, 3] = np.nan
+    for arr in [x, np.asfortranarray(x), x[:, 1::2], x[::2, :]]:
+        with pytest.raises(ValueError, match=r"^Input contains NaN\.$"):
+            assert_all_finite(arr, n_jobs=2)
+    x[700, 3] = 0.0
+    with pytest.raises(ValueError, match="infinity or a value too large for dtype"):
+        assert_all_finite(x.astype(np.float32), input_name="", n_jobs=1)

@@ -74,6 +74,7 @@ def binary_counts(
     y_true: NDArray[np.bool_],
     sample_weight: NDArray[np.float64] | None = None,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.int64]]: ...
+def all_finite(x: NDArray[np.float64] | NDArray[np.float32], n_jobs: int | None = None) -> bool: ...
 def binary_indicator_summary(
     y_true: Any,
     n_jobs: int | None = None,

@@ -423,6 +423,31 @@ fn threshold_counts<'py>(
     ))
 }
 
+/// Whether every value of a contiguous 1-D float64/float32 array is finite.
+#[pyfunction]
+#[pyo3(signature = (x, n_jobs=None))]
+fn all_finite(py: Python<'_>, x: &Bound<'_, PyAny>, n_jobs: Option<i64>) -> PyResult<bool> {
+    let par = parallelism(n_jobs)?;
+    macro_rules! go {
+        ($t:ty) => {
+            if let Ok(a) = x.extract::<PyReadonlyArray1<'_, $t>>() {
+                let v = a.as_array();
+                let Some(s) = v.as_slice() else {
+                    return Err(PyValueError::new_err("all_finite needs a contiguous array"));
+                };
+                return Ok(run_detached(py, s.len(), || {
+                    crate::score::all_finite(s, &par)
+                })?);
+            }
+        };
+    }
+    go!(f64);
+    go!(f32);
+    Err(PyTypeError::new_err(
+        "all_finite needs a float64 or float32 array",
+    ))
+}
+
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(binary_metric_per_label, m)?)?;
     m.add_function(wrap_pyfunction!(binary_metric_micro, m)?)?;
@@ -434,5 +459,6 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(binary_indicator_summary, m)?)?;
     m.add_function(wrap_pyfunction!(binary_indicator_values, m)?)?;
     m.add_function(wrap_pyfunction!(threshold_counts, m)?)?;
+    m.add_function(wrap_pyfunction!(all_finite, m)?)?;
     Ok(())
 }

@@ -159,7 +159,7 @@ def _as_scores(x: Any) -> NDArray[Any]:
     return arr.astype(np.float64)
 
 
-def _check_array_nd(arr: NDArray[Any], *, numeric: bool) -> None:
+def _check_array_nd(arr: NDArray[Any], *, numeric: bool, n_jobs: int | None = None) -> None:
     """scikit-learn's ``check_array(ensure_2d=False)`` shape and finiteness rules."""
     if arr.ndim >= 3:
         raise ValueError(f"Found array with dim {arr.ndim}, while dim <= 2 is required.")
@@ -174,7 +174,7 @@ def _check_array_nd(arr: NDArray[Any], *, numeric: bool) -> None:
             f"Found array with 0 feature(s) (shape={arr.shape}) while a minimum of 1 is required."
         )
     if arr.dtype.kind == "f":
-        assert_all_finite(arr)
+        assert_all_finite(arr, n_jobs=n_jobs)
 
 
 def _check_2d(arr: NDArray[Any]) -> NDArray[Any]:
@@ -365,7 +365,7 @@ def _average_binary_score(
     scores = _as_scores(y_score)
     _check_2d(scores)
     if not finite_checked:
-        assert_all_finite(scores)
+        assert_all_finite(scores, n_jobs=n_jobs)
     if scores.shape[1] != y_true.shape[1]:
         raise ValueError(
             f"y_true and y_score have different numbers of columns: "
@@ -658,7 +658,7 @@ def roc_auc_score(
     indicator, y_type, y_arr = _classify_target(y_true, average, jobs)
     scores_in = to_array(y_score)
     _check_array_nd(y_arr, numeric=False)
-    _check_array_nd(scores_in, numeric=True)
+    _check_array_nd(scores_in, numeric=True, n_jobs=jobs)
     sw = None if sample_weight is None else _column_or_1d(sample_weight)
     mf = None if max_fpr is None else float(max_fpr)
 

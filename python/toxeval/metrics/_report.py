@@ -125,13 +125,13 @@ def _labels01(
     return pos, pos
 
 
-def _scores(y_score: Any) -> NDArray[Any]:
+def _scores(y_score: Any, n_jobs: int | None = None) -> NDArray[Any]:
     s = to_array(y_score)
     if s.dtype.kind not in "iuf" or s.dtype.kind == "c":
         raise ValueError(f"y_score must be numeric; got dtype {s.dtype}")
     if s.dtype not in (np.float64, np.float32, np.int64):
         s = s.astype(np.int64 if s.dtype.kind in "iu" else np.float64)
-    assert_all_finite(s)
+    assert_all_finite(s, n_jobs=n_jobs)
     return s
 
 
@@ -230,7 +230,7 @@ def multilabel_report(
     positives); each is emitted once.
     """
     y_rank, y_pos = _labels01(y_true, n_jobs)
-    s = _scores(y_score)
+    s = _scores(y_score, n_jobs)
     if s.shape != y_rank.shape:
         raise ValueError(f"y_true and y_score have different shape: {y_rank.shape} vs {s.shape}")
     check_consistent_length(y_rank, s, sample_weight)
