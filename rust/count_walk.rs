@@ -191,13 +191,12 @@ fn walk_range<K: RadixKey>(src: &mut [K], np: usize, dst: &mut [K], w: &mut Walk
 /// binary search, and walk the blocks in order. The negatives are never sorted: a
 /// run of them between two positive blocks is one group.
 fn rank_leaf<K: RadixKey>(a: &mut [K], np: usize, w: &mut Walk) {
-    const CAP: usize = LEAF;
-    let (pos, neg) = a.split_at_mut(np.min(a.len()).min(CAP));
+    let (pos, neg) = a.split_at_mut(np.min(a.len()).min(LEAF));
     insertion_sort(pos);
     // Distinct positive keys (padded to a power of two with the largest key, which
     // no negative exceeds) and how many positives hold each.
-    let mut vals = [!K::default(); CAP];
-    let mut mult = [0u32; CAP];
+    let mut vals = [!K::default(); LEAF];
+    let mut mult = [0u32; LEAF];
     let mut dp = 0usize;
     for &k in pos.iter() {
         let new = dp == 0 || vals[dp - 1] != k;
@@ -207,11 +206,11 @@ fn rank_leaf<K: RadixKey>(a: &mut [K], np: usize, w: &mut Walk) {
             *c += 1;
         }
     }
-    let size = dp.next_power_of_two().min(CAP);
+    let size = dp.next_power_of_two().min(LEAF);
     let vals = &vals[..size];
     // slots[2i]: negatives ranked strictly between distinct positive keys i - 1
     // and i; slots[2i + 1]: negatives tied with key i; slots[2 dp]: below them all.
-    let mut slots = [0u32; 2 * CAP + 1];
+    let mut slots = [0u32; 2 * LEAF + 1];
     for &k in neg.iter() {
         // Lower bound: how many distinct positive keys rank above `k`.
         let mut base = 0usize;

@@ -36,27 +36,24 @@ pub trait FiniteCheck: Copy + Sync {
     fn all_finite_seq(x: &[Self]) -> bool;
 }
 
-impl FiniteCheck for f64 {
-    fn all_finite_seq(x: &[f64]) -> bool {
-        // Exponent bits all ones (NaN or inf) is the only case where adding one
-        // to the exponent carries into the sign bit.
-        const EXP: u64 = 0x7ff0_0000_0000_0000;
-        let acc = x
-            .iter()
-            .fold(0u64, |a, v| a | ((v.to_bits() & EXP) + (1 << 52)));
-        acc >> 63 == 0
-    }
+/// `FiniteCheck` for a float type whose exponent field is `exp` (mask) with its
+/// lowest bit at `low`: exponent bits all ones (NaN or inf) is the only case where
+/// adding one to the exponent carries into the sign bit.
+macro_rules! finite_check {
+    ($t:ty, $bits:ty, $exp:expr, $low:expr) => {
+        impl FiniteCheck for $t {
+            fn all_finite_seq(x: &[$t]) -> bool {
+                let acc = x
+                    .iter()
+                    .fold(0, |a: $bits, v| a | ((v.to_bits() & $exp) + (1 << $low)));
+                acc >> (<$bits>::BITS - 1) == 0
+            }
+        }
+    };
 }
 
-impl FiniteCheck for f32 {
-    fn all_finite_seq(x: &[f32]) -> bool {
-        const EXP: u32 = 0x7f80_0000;
-        let acc = x
-            .iter()
-            .fold(0u32, |a, v| a | ((v.to_bits() & EXP) + (1 << 23)));
-        acc >> 31 == 0
-    }
-}
+finite_check!(f64, u64, 0x7ff0_0000_0000_0000u64, 52);
+finite_check!(f32, u32, 0x7f80_0000u32, 23);
 
 pub fn all_finite<S: FiniteCheck>(
     x: &[S],
