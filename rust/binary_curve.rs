@@ -1824,41 +1824,117 @@ struct MicroPart {
     u2: u128,
 }
 
-/// Branch-free filter of contiguous rows (`sv`: `k` scores per row, `yv`: `ck`
-/// label cells per row, `k <= 64`): the (negated key, class) of the cells whose
-/// bucket `(key >> shift) - first` is below `span` go to the front of `lk`/`lp`
-/// (both at least one longer than `sv`); returns how many.
-#[allow(clippy::too_many_arguments)]
+/// Cells per sub-block of the two-phase group filter: 4096 float64 scores (32 KiB)
+/// stay in cache between the mask pass and the pass over the chosen cells.
+const FILTER_CELLS: usize = 4096;
+
+/// `ceil(2**32 / k)`: `(i * r) >> 32 == i / k` for every `i < 2**32 / k`
+/// (`k <= 64` and `i` below a row block's cells, `ROW_BLOCK * 64 = 2**19`).
 #[inline]
-fn compact_cells<S: Score, L: LabelGrid>(
+fn row_reciprocal(k: usize) -> u64 {
+    ((1u64 << 32) + k as u64 - 1) / (k as u64).max(1)
+}
+
+/// Whether a cell's negated key lies in buckets `first..first + span` of `shift`.
+#[inline(always)]
+fn in_group<S: Score>(v: S, shift: u32, first: u64, span: u64) -> bool {
+    ((!v.key()) >> shift).wrapping_sub(first) < span
+}
+
+/// Two-phase filter of contiguous rows (`sv`: `k` scores per row, `yv`: `ck` label
+/// cells per row, `mv`: `k` mask cells per row when there is a mask,
+/// `1 <= k <= 64`). Per sub-block, a branch-free pass sets bit `i` of a mask word
+/// when cell `i` is known and in the group's buckets `first..first + span` of
+/// `shift` (this pass vectorises, and it is most of the work: a group holds a small
+/// share of the cells); then only the chosen cells are visited, in row-major order,
+/// and passed to `emit(negated key, class)`.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn filter_cells<S: Score, L: LabelGrid>(
     sv: &[S],
     yv: &[L::Cell],
+    mv: Option<&[bool]>,
     (k, ck): (usize, usize),
     shift: u32,
     first: u64,
     span: u64,
-    lk: &mut [u64],
-    lp: &mut [bool],
-) -> usize {
+    mut emit: impl FnMut(u64, bool),
+) {
     if k == 0 || ck == 0 {
-        return 0;
+        return;
     }
-    let len = lk.len().min(lp.len());
-    let (lk, lp) = (&mut lk[..len], &mut lp[..len]);
-    let mut c = 0usize;
-    for (srow, yrow) in sv.chunks_exact(k).zip(yv.chunks_exact(ck)) {
-        let w = L::row_word(yrow);
-        for (j, &v) in srow.iter().enumerate() {
-            let key = !v.key();
-            // c <= cells seen so far < lk.len(): the index never fails.
-            if let (Some(x), Some(p)) = (lk.get_mut(c), lp.get_mut(c)) {
-                *x = key;
-                *p = (w >> j) & 1 != 0;
+    let recip = row_reciprocal(k);
+    let sub = (FILTER_CELLS / k).max(1) * k;
+    let mut bits = [0u64; FILTER_CELLS.div_ceil(64) + 1];
+    for (c, block) in sv.chunks(sub).enumerate() {
+        let base = c * sub;
+        let known = mv.and_then(|mv| mv.get(base..base + block.len()));
+        match known {
+            None => {
+                for (chunk, w) in block.chunks(64).zip(bits.iter_mut()) {
+                    let mut m = 0u64;
+                    for (i, &v) in chunk.iter().enumerate() {
+                        m |= u64::from(in_group(v, shift, first, span)) << i;
+                    }
+                    *w = m;
+                }
             }
-            c += usize::from((key >> shift).wrapping_sub(first) < span);
+            Some(known) => {
+                for ((chunk, kc), w) in block.chunks(64).zip(known.chunks(64)).zip(bits.iter_mut())
+                {
+                    let mut m = 0u64;
+                    for (i, (&v, &t)) in chunk.iter().zip(kc).enumerate() {
+                        m |= u64::from(t & in_group(v, shift, first, span)) << i;
+                    }
+                    *w = m;
+                }
+            }
+        }
+        for (wi, &w0) in bits.iter().take(block.len().div_ceil(64)).enumerate() {
+            let mut w = w0;
+            while w != 0 {
+                let i = base + wi * 64 + w.trailing_zeros() as usize;
+                w &= w - 1;
+                // Row and column of cell i without a division (see row_reciprocal).
+                let r = ((i as u64 * recip) >> 32) as usize;
+                let j = i - r * k;
+                if let (Some(&v), Some(&cell)) = (sv.get(i), yv.get(r * ck + L::cell_index(j))) {
+                    emit(!v.key(), L::is_pos(cell, j));
+                }
+            }
         }
     }
-    c
+}
+
+/// `filter_cells` compiled for AVX2 (4-lane 64-bit compares and shifts) and BMI1
+/// (`tzcnt`/`blsr` over the set bits), chosen at run time: the same operations on
+/// the same cells in the same order.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,bmi1")]
+#[allow(clippy::too_many_arguments)]
+unsafe fn filter_cells_avx2<S: Score, L: LabelGrid>(
+    sv: &[S],
+    yv: &[L::Cell],
+    mv: Option<&[bool]>,
+    kk: (usize, usize),
+    shift: u32,
+    first: u64,
+    span: u64,
+    emit: impl FnMut(u64, bool),
+) {
+    filter_cells::<S, L>(sv, yv, mv, kk, shift, first, span, emit)
+}
+
+/// Whether the CPU runs [`filter_cells_avx2`].
+fn has_avx2() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("bmi1")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
 }
 
 /// Run one group: gather its cells by bucket into `buf` (at least the group's cells
@@ -1896,42 +1972,60 @@ fn micro_group<S: Score, L: LabelGrid>(
     let tmp = &mut rest[..biggest];
     let span = nb as u64;
     let (n_rows, k) = s.dim();
-    // Per row block: a branch-free filter compacts the group's cells (key, class)
-    // into a small cache-resident buffer, then only those are scattered to their
-    // buckets. (A branch on membership would mispredict on most groups.)
+    // Place one chosen cell at its bucket's cursor (positives, then negatives).
+    let mut put = |key: u64, pos: bool| {
+        let d = ((key >> shift).wrapping_sub(first)) as usize;
+        if let Some(o) = offsets.get_mut(2 * d + usize::from(!pos)) {
+            if let Some(x) = keys.get_mut(*o) {
+                *x = key;
+            }
+            *o += 1;
+        }
+    };
+    let avx2 = has_avx2();
     let chunk = crate::parallel::ROW_BLOCK;
-    let mut lk = vec![0u64; chunk * k + 1];
-    let mut lp = vec![false; chunk * k + 1];
+    // Compaction buffers of the general path, allocated on first use.
+    let (mut lk, mut lp) = (Vec::<u64>::new(), Vec::<bool>::new());
     for start in (0..n_rows).step_by(chunk) {
         let rows = start..(start + chunk).min(n_rows);
         let sr = s.slice(ndarray::s![rows.clone(), ..]);
         let yv = if k <= 64 { y.block(rows.clone()) } else { None };
-        let c = match (m, sr.as_slice(), yv) {
-            (None, Some(sv), Some(yv)) => {
-                let ck = yv.len() / rows.len().max(1);
-                compact_cells::<S, L>(sv, yv, (k, ck), shift, first, span, &mut lk, &mut lp)
-            }
-            _ => {
-                let mut c = 0usize;
-                scan_cells(s, y, m, rows, |key, pos| {
-                    if let (Some(x), Some(t)) = (lk.get_mut(c), lp.get_mut(c)) {
-                        *x = key;
-                        *t = pos;
-                    }
-                    c += usize::from((key >> shift).wrapping_sub(first) < span);
-                });
-                c
-            }
+        // Some(None): no mask; Some(Some(cells)): a contiguous mask block.
+        let mv = match m {
+            None => Some(None),
+            Some(m) => m.slice(ndarray::s![rows.clone(), ..]).to_slice().map(Some),
         };
-        let c = c.min(lk.len());
-        for (&key, &pos) in lk[..c].iter().zip(lp[..c].iter()) {
-            let d = ((key >> shift).wrapping_sub(first)) as usize;
-            if let Some(o) = offsets.get_mut(2 * d + usize::from(!pos)) {
-                if let Some(x) = keys.get_mut(*o) {
-                    *x = key;
-                }
-                *o += 1;
+        if let (Some(sv), Some(yv), Some(mv)) = (sr.as_slice(), yv, mv) {
+            let ck = yv.len() / rows.len().max(1);
+            #[cfg(target_arch = "x86_64")]
+            if avx2 {
+                // SAFETY: the CPU has AVX2 and BMI1 (has_avx2 above); the function
+                // is otherwise safe.
+                unsafe {
+                    filter_cells_avx2::<S, L>(sv, yv, mv, (k, ck), shift, first, span, &mut put)
+                };
+                continue;
             }
+            let _ = avx2;
+            filter_cells::<S, L>(sv, yv, mv, (k, ck), shift, first, span, &mut put);
+            continue;
+        }
+        // Strided or wide blocks: a branch-free compaction of the group's cells into
+        // a small buffer (a branch on membership would mispredict on most groups),
+        // then the scatter.
+        if lk.is_empty() {
+            (lk, lp) = (vec![0u64; chunk * k + 1], vec![false; chunk * k + 1]);
+        }
+        let mut c = 0usize;
+        scan_cells(s, y, m, rows, |key, pos| {
+            if let (Some(x), Some(t)) = (lk.get_mut(c), lp.get_mut(c)) {
+                *x = key;
+                *t = pos;
+            }
+            c += usize::from((key >> shift).wrapping_sub(first) < span);
+        });
+        for (&key, &pos) in lk.iter().zip(lp.iter()).take(c) {
+            put(key, pos);
         }
     }
     // Each bucket is walked without sorting (crate::count_walk); its AP terms are
@@ -3276,6 +3370,141 @@ mod tests {
                         } else {
                             assert_eq!(first, Some((a.value.to_bits(), u.value.to_bits())));
                         }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn row_reciprocal_divides_exactly() {
+        // Every cell index of a row block, for every row width the filter takes.
+        for k in 1..=64usize {
+            let r = row_reciprocal(k);
+            for i in 0..ROW_BLOCK * k {
+                assert_eq!(((i as u64 * r) >> 32) as usize, i / k, "k {k} i {i}");
+            }
+        }
+    }
+
+    #[test]
+    fn group_filter_matches_a_plain_loop() {
+        use crate::labels::{pack_row, PackedLabels};
+        let mut rng = StdRng::seed_from_u64(33);
+        for &k in &[1usize, 3, 15, 16, 63, 64] {
+            // Sub-block edges: FILTER_CELLS / k rows per sub-block.
+            let n = FILTER_CELLS / k * 2 + 7;
+            let s = Array2::from_shape_fn((n, k), |_| match rng.random_range(0..6u32) {
+                0 => 0.0,
+                1 => -0.0,
+                2 => -rng.random::<f64>(),
+                _ => rng.random::<f64>(),
+            });
+            let y = Array2::from_shape_fn((n, k), |_| rng.random::<f64>() < 0.3);
+            let m = Array2::from_shape_fn((n, k), |_| rng.random::<f64>() < 0.7);
+            let mut packed = Array2::<u8>::zeros((n, k.div_ceil(8)));
+            for i in 0..n {
+                let mut row = vec![0u8; k.div_ceil(8)];
+                pack_row(y.row(i).iter().copied(), &mut row, |b| b);
+                packed.row_mut(i).assign(&ndarray::ArrayView1::from(&row));
+            }
+            let p = PackedLabels::new(packed.view(), k).unwrap();
+            let sv = s.as_slice().unwrap();
+            let rows = 0..n;
+            // Buckets of the top 12 bits: a middle range, the zeros, and all.
+            let zero = (!0.0f64.key()) >> 52;
+            for (shift, first, span) in [(52u32, 0x400u64, 9u64), (52, zero, 1), (0, 0, u64::MAX)] {
+                for mask in [None, Some(m.as_slice().unwrap())] {
+                    let mut want = Vec::new();
+                    for (i, &v) in sv.iter().enumerate() {
+                        let (r, j) = (i / k, i % k);
+                        let key = !v.key();
+                        if mask.is_none_or(|mv| mv[i]) && (key >> shift).wrapping_sub(first) < span
+                        {
+                            want.push((key, y[(r, j)]));
+                        }
+                    }
+                    assert!(!want.is_empty(), "k {k} shift {shift}");
+                    let got_bool = |avx2: bool| {
+                        let mut got = Vec::new();
+                        let yv = y.as_slice().unwrap();
+                        let f = |key: u64, t: bool| got.push((key, t));
+                        #[cfg(target_arch = "x86_64")]
+                        if avx2 {
+                            unsafe {
+                                filter_cells_avx2::<f64, ArrayView2<bool>>(
+                                    sv,
+                                    yv,
+                                    mask,
+                                    (k, k),
+                                    shift,
+                                    first,
+                                    span,
+                                    f,
+                                )
+                            };
+                            return got;
+                        }
+                        let _ = avx2;
+                        filter_cells::<f64, ArrayView2<bool>>(
+                            sv,
+                            yv,
+                            mask,
+                            (k, k),
+                            shift,
+                            first,
+                            span,
+                            f,
+                        );
+                        got
+                    };
+                    assert_eq!(got_bool(false), want, "bool k {k} shift {shift}");
+                    if has_avx2() {
+                        assert_eq!(got_bool(true), want, "avx2 k {k} shift {shift}");
+                    }
+                    let mut got = Vec::new();
+                    let yv = p.block(rows.clone()).unwrap();
+                    filter_cells::<f64, PackedLabels>(
+                        sv,
+                        yv,
+                        mask,
+                        (k, k.div_ceil(8)),
+                        shift,
+                        first,
+                        span,
+                        |key, t| got.push((key, t)),
+                    );
+                    assert_eq!(got, want, "packed k {k} shift {shift}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn micro_streaming_layouts_agree() {
+        // C order takes the vectorised filter; Fortran order, strided views and
+        // rows of more than 64 labels take the compaction path. Same buckets, so
+        // the same bits.
+        let mut rng = StdRng::seed_from_u64(41);
+        for &(n, k) in &[(3000usize, 15usize), (400, 70)] {
+            let s =
+                Array2::from_shape_fn((n, k), |_| f64::from(rng.random_range(0..500u32)) / 500.0);
+            let y = Array2::from_shape_fn((n, k), |_| rng.random::<f64>() < 0.2);
+            let m = Array2::from_shape_fn((n, k), |_| rng.random::<f64>() < 0.8);
+            let sf = s.t().as_standard_layout().t().to_owned();
+            let yf = y.t().as_standard_layout().t().to_owned();
+            let mf = m.t().as_standard_layout().t().to_owned();
+            for threads in [1usize, 2] {
+                let par = Parallelism { threads };
+                for masked in [false, true] {
+                    let mc = masked.then(|| m.view());
+                    let mfv = masked.then(|| mf.view());
+                    let want = micro_streaming(s.view(), y.view(), mc, 1000, &par).unwrap();
+                    let f = micro_streaming(sf.view(), yf.view(), mfv, 1000, &par).unwrap();
+                    let mixed = micro_streaming(sf.view(), y.view(), mc, 1000, &par).unwrap();
+                    for got in [f, mixed] {
+                        assert_eq!(got.0.value.to_bits(), want.0.value.to_bits(), "n {n} k {k}");
+                        assert_eq!(got.1.value.to_bits(), want.1.value.to_bits(), "n {n} k {k}");
                     }
                 }
             }
