@@ -145,6 +145,26 @@ def sample_more(
     return samples
 
 
+NJOBS_PAIRS = 9
+
+
+def paired_times(
+    f1: Fn, f2: Fn, args: tuple[Any, ...], kwargs: dict[str, Any], pairs: int = NJOBS_PAIRS
+) -> list[tuple[float, float]]:
+    """Times of `pairs` back-to-back (f1, f2) calls, after one warm-up call of each.
+
+    A ratio of two separately sampled medians moves with whatever else the machine is
+    doing between the two samples (on a shared VM, steal time comes and goes over
+    seconds); calls that alternate see the same load, so the median of the per-pair
+    ratios is the steadier estimate of f1's time over f2's.
+    """
+    for fn in (f1, f2):
+        timed_call(fn, args, kwargs)
+    return [
+        (timed_call(f1, args, kwargs)[0], timed_call(f2, args, kwargs)[0]) for _ in range(pairs)
+    ]
+
+
 def per_call_pair(
     fa: Fn,
     fb: Fn,
@@ -431,34 +451,22 @@ class Bench:
                 row.update(status="n/a", note="n_jobs is a toxeval keyword")
                 self.njobs_rows.append(row)
                 continue
-            times: dict[int, float] = {}
-            for jobs in (1, 2):
-                r = resolve_candidate(case, "toxeval", n_jobs=jobs)
-                if r.fn is None:
-                    break
+            fns = [resolve_candidate(case, "toxeval", n_jobs=jobs).fn for jobs in (1, 2)]
+            if fns[0] is None or fns[1] is None:
+                row.setdefault("status", "not available")
+            else:
                 try:
-                    first = timed_call(r.fn, inputs_for(case, arrays), case.kwargs)[0]
-                    times[jobs] = statistics.median(
-                        sample_more(
-                            r.fn,
-                            inputs_for(case, arrays),
-                            case.kwargs,
-                            [first],
-                            self.cfg.max_repeats,
-                        )
-                    )
+                    pairs = paired_times(fns[0], fns[1], inputs_for(case, arrays), case.kwargs)
                 except Exception as exc:
                     row.update(status="error", note=f"{type(exc).__name__}: {exc}")
-                    break
-            if len(times) == 2:
-                row.update(
-                    status="measured",
-                    n_jobs_1_s=times[1],
-                    n_jobs_2_s=times[2],
-                    speedup=times[1] / times[2],
-                )
-            else:
-                row.setdefault("status", "not available")
+                else:
+                    row.update(
+                        status="measured",
+                        n_jobs_1_s=statistics.median(a for a, _ in pairs),
+                        n_jobs_2_s=statistics.median(b for _, b in pairs),
+                        speedup=statistics.median(a / b for a, b in pairs),
+                        pairs=len(pairs),
+                    )
             self.njobs_rows.append(row)
             self.log(f"[n_jobs] {case.key:<18} {row.get('speedup', row['status'])}")
 
@@ -835,6 +843,9 @@ def render_markdown(doc: dict[str, Any]) -> str:
         parts += [
             "",
             "## n_jobs=1 vs n_jobs=2 (float64, no ties)",
+            "",
+            f"{NJOBS_PAIRS} alternating (n_jobs=1, n_jobs=2) call pairs per function; times "
+            "are medians, the speedup is the median of the per-pair ratios.",
             "",
             md_table(
                 ["function", "N", "n_jobs=1", "n_jobs=2", "speedup"],
