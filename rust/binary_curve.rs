@@ -1864,6 +1864,7 @@ fn filter_cells<S: Score, L: LabelGrid>(
         return;
     }
     let recip = row_reciprocal(k);
+    let exact = (sv.len() as u64) < (1u64 << 32) / k as u64;
     let sub = (FILTER_CELLS / k).max(1) * k;
     let mut bits = [0u64; FILTER_CELLS.div_ceil(64) + 1];
     for (c, block) in sv.chunks(sub).enumerate() {
@@ -1895,8 +1896,13 @@ fn filter_cells<S: Score, L: LabelGrid>(
             while w != 0 {
                 let i = base + wi * 64 + w.trailing_zeros() as usize;
                 w &= w - 1;
-                // Row and column of cell i without a division (see row_reciprocal).
-                let r = ((i as u64 * recip) >> 32) as usize;
+                // Row and column of cell i without a division (see row_reciprocal;
+                // callers pass one row block, far below the bound).
+                let r = if exact {
+                    ((i as u64 * recip) >> 32) as usize
+                } else {
+                    i / k
+                };
                 let j = i - r * k;
                 if let (Some(&v), Some(&cell)) = (sv.get(i), yv.get(r * ck + L::cell_index(j))) {
                     emit(!v.key(), L::is_pos(cell, j));
