@@ -1553,8 +1553,11 @@ pub fn micro_ap_auc<S: Score, L: LabelGrid>(
 //    keys; a bucket too big for that is refined by another pass over its cells on
 //    the next 18 bits (a bucket of one key value needs no keys at all, only counts);
 // 3. each group re-scans the matrix, placing its cells directly at their bucket
-//    (positives then negatives, offsets from the histogram), sorts each bucket's
-//    two runs in cache and walks them into tie blocks. The cumulative counts before
+//    (positives then negatives, offsets from the histogram), and walks each bucket
+//    into tie blocks (crate::count_walk). The scan of C-ordered rows is a
+//    vectorised mask pass (one bit per cell: known and in the group) followed by a
+//    visit of the set bits only (`filter_cells`), so a group that holds an eighth of
+//    the cells costs about one read of the matrix. The cumulative counts before
 //    every bucket are known from the histogram, so groups are independent: they run
 //    in parallel (at most `MICRO_WORKERS` buffers alive) and are reduced in order.
 //
@@ -1835,10 +1838,16 @@ fn row_reciprocal(k: usize) -> u64 {
     ((1u64 << 32) + k as u64 - 1) / (k as u64).max(1)
 }
 
+/// Whether a negated key lies in buckets `first..first + span` of `shift`.
+#[inline(always)]
+fn in_span(key: u64, shift: u32, first: u64, span: u64) -> bool {
+    (key >> shift).wrapping_sub(first) < span
+}
+
 /// Whether a cell's negated key lies in buckets `first..first + span` of `shift`.
 #[inline(always)]
 fn in_group<S: Score>(v: S, shift: u32, first: u64, span: u64) -> bool {
-    ((!v.key()) >> shift).wrapping_sub(first) < span
+    in_span(!v.key(), shift, first, span)
 }
 
 /// Two-phase filter of contiguous rows (`sv`: `k` scores per row, `yv`: `ck` label
@@ -2028,7 +2037,7 @@ fn micro_group<S: Score, L: LabelGrid>(
                 *x = key;
                 *t = pos;
             }
-            c += usize::from((key >> shift).wrapping_sub(first) < span);
+            c += usize::from(in_span(key, shift, first, span));
         });
         for (&key, &pos) in lk.iter().zip(lp.iter()).take(c) {
             put(key, pos);
