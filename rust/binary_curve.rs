@@ -1869,7 +1869,8 @@ fn filter_cells<S: Score, L: LabelGrid>(
     span: u64,
     mut emit: impl FnMut(u64, bool),
 ) {
-    if k == 0 || ck == 0 {
+    // Callers pass a mask block of the same cells (micro_group: check_shapes).
+    if k == 0 || ck == 0 || mv.is_some_and(|m| m.len() != sv.len()) {
         return;
     }
     let recip = row_reciprocal(k);
@@ -1878,7 +1879,7 @@ fn filter_cells<S: Score, L: LabelGrid>(
     let mut bits = [0u64; FILTER_CELLS.div_ceil(64) + 1];
     for (c, block) in sv.chunks(sub).enumerate() {
         let base = c * sub;
-        let known = mv.and_then(|mv| mv.get(base..base + block.len()));
+        let known = mv.map(|mv| mv.get(base..base + block.len()).unwrap_or_default());
         match known {
             None => {
                 for (chunk, w) in block.chunks(64).zip(bits.iter_mut()) {
@@ -1940,11 +1941,14 @@ unsafe fn filter_cells_avx2<S: Score, L: LabelGrid>(
     filter_cells::<S, L>(sv, yv, mv, kk, shift, first, span, emit)
 }
 
-/// Whether the CPU runs [`filter_cells_avx2`].
-fn has_avx2() -> bool {
+/// Whether the CPU has AVX2, BMI1 and POPCNT: the features of the run-time
+/// dispatched kernels (`filter_cells_avx2`, `label_ranking`'s `block_avx2`).
+pub(crate) fn has_avx2() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
-        std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("bmi1")
+        std::arch::is_x86_feature_detected!("avx2")
+            && std::arch::is_x86_feature_detected!("bmi1")
+            && std::arch::is_x86_feature_detected!("popcnt")
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
@@ -2010,6 +2014,7 @@ fn micro_group<S: Score, L: LabelGrid>(
             None => Some(None),
             Some(m) => m.slice(ndarray::s![rows.clone(), ..]).to_slice().map(Some),
         };
+        // (check_shapes: a mask block holds exactly the score block's cells.)
         if let (Some(sv), Some(yv), Some(mv)) = (sr.as_slice(), yv, mv) {
             let ck = yv.len() / rows.len().max(1);
             #[cfg(target_arch = "x86_64")]
