@@ -3269,7 +3269,7 @@ mod tests {
     /// the values of the bool matrix (singles), for every path that reads them.
     #[test]
     fn packed_labels_equal_bool_labels() {
-        use crate::labels::{pack_row, PackedLabels};
+        use crate::labels::{pack_bool, PackedLabels};
         let mut rng = StdRng::seed_from_u64(21);
         let bits = |v: &[MetricValue]| -> Vec<(u64, u8)> {
             v.iter().map(|m| (m.value.to_bits(), m.flags)).collect()
@@ -3286,12 +3286,7 @@ mod tests {
                 j != 3 && (j == 5 || rng.random::<f64>() < 0.2)
             });
             let m = Array2::from_shape_fn((n, k), |_| rng.random::<f64>() < 0.85);
-            let mut packed = Array2::<u8>::zeros((n, k.div_ceil(8)));
-            for i in 0..n {
-                let mut row = vec![0u8; k.div_ceil(8)];
-                pack_row(y.row(i).iter().copied(), &mut row, |b| b);
-                packed.row_mut(i).assign(&ndarray::ArrayView1::from(&row));
-            }
+            let packed = pack_bool(&y);
             let p = PackedLabels::new(packed.view(), k).unwrap();
             let s32 = s.mapv(|v| v as f32);
             for threads in [1, 2] {
@@ -3409,7 +3404,7 @@ mod tests {
 
     #[test]
     fn group_filter_matches_a_plain_loop() {
-        use crate::labels::{pack_row, PackedLabels};
+        use crate::labels::{pack_bool, PackedLabels};
         let mut rng = StdRng::seed_from_u64(33);
         for &k in &[1usize, 3, 15, 16, 63, 64] {
             // Sub-block edges: FILTER_CELLS / k rows per sub-block.
@@ -3422,12 +3417,7 @@ mod tests {
             });
             let y = Array2::from_shape_fn((n, k), |_| rng.random::<f64>() < 0.3);
             let m = Array2::from_shape_fn((n, k), |_| rng.random::<f64>() < 0.7);
-            let mut packed = Array2::<u8>::zeros((n, k.div_ceil(8)));
-            for i in 0..n {
-                let mut row = vec![0u8; k.div_ceil(8)];
-                pack_row(y.row(i).iter().copied(), &mut row, |b| b);
-                packed.row_mut(i).assign(&ndarray::ArrayView1::from(&row));
-            }
+            let packed = pack_bool(&y);
             let p = PackedLabels::new(packed.view(), k).unwrap();
             let sv = s.as_slice().unwrap();
             let rows = 0..n;
@@ -3707,7 +3697,7 @@ mod tests {
 
     #[test]
     fn partial_auc_fast_path_equals_general_path() {
-        use crate::labels::{pack_row, PackedLabels};
+        use crate::labels::{pack_bool, PackedLabels};
         use rand::{Rng, SeedableRng};
         let mut rng = rand::rngs::StdRng::seed_from_u64(17);
         let bits = |v: &[MetricValue]| -> Vec<(u64, u8)> {
@@ -3752,12 +3742,7 @@ mod tests {
                 _ => rng.random::<f64>() < prev,
             });
             let m = Array2::from_shape_fn((n, k), |_| rng.random::<f64>() < 0.8);
-            let mut packed = Array2::<u8>::zeros((n, k.div_ceil(8)));
-            for i in 0..n {
-                let mut row = vec![0u8; k.div_ceil(8)];
-                pack_row(y.row(i).iter().copied(), &mut row, |b| b);
-                packed.row_mut(i).assign(&ndarray::ArrayView1::from(&row));
-            }
+            let packed = pack_bool(&y);
             let p = PackedLabels::new(packed.view(), k).unwrap();
             let s32 = s.mapv(|v| v as f32);
             let ones = ndarray::Array1::from_elem(n, 1.0);

@@ -164,6 +164,19 @@ pub fn pack_row<T: Copy>(row: impl Iterator<Item = T>, out: &mut [u8], pos: impl
     }
 }
 
+/// `y` packed eight labels per byte, one row of bytes per row (test fixtures).
+#[cfg(test)]
+pub(crate) fn pack_bool(y: &ndarray::Array2<bool>) -> ndarray::Array2<u8> {
+    let (n, k) = y.dim();
+    let mut bits = ndarray::Array2::<u8>::zeros((n, k.div_ceil(8)));
+    for (i, mut out) in bits.rows_mut().into_iter().enumerate() {
+        let mut row = vec![0u8; k.div_ceil(8)];
+        pack_row(y.row(i).iter().copied(), &mut row, |b| b);
+        out.assign(&ArrayView1::from(&row));
+    }
+    bits
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -173,13 +186,7 @@ mod tests {
     fn packed_equals_bool() {
         let k = 19;
         let y = Array2::from_shape_fn((5, k), |(i, j)| (i * 7 + j * 3) % 4 == 0);
-        let mut bits = Array2::<u8>::zeros((5, k.div_ceil(8)));
-        for i in 0..5 {
-            let row: Vec<u8> = bits.row(i).to_vec();
-            let mut row = row;
-            pack_row(y.row(i).iter().copied(), &mut row, |b| b);
-            bits.row_mut(i).assign(&ArrayView1::from(&row));
-        }
+        let bits = pack_bool(&y);
         let p = PackedLabels::new(bits.view(), k).unwrap();
         let b = y.view();
         assert_eq!(p.dim(), b.dim());

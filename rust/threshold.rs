@@ -316,7 +316,7 @@ pub fn threshold_counts<S: AtLeast, L: LabelGrid>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::labels::{pack_row, PackedLabels};
+    use crate::labels::{pack_bool, PackedLabels};
     use crate::parallel::ROW_BLOCK;
     use ndarray::{arr2, Array2};
     use rand::rngs::StdRng;
@@ -349,17 +349,6 @@ mod tests {
             }
         }
         out
-    }
-
-    fn pack(y: &Array2<bool>) -> Array2<u8> {
-        let (n, k) = y.dim();
-        let mut bits = Array2::<u8>::zeros((n, k.div_ceil(8)));
-        for i in 0..n {
-            let mut row = vec![0u8; k.div_ceil(8)];
-            pack_row(y.row(i).iter().copied(), &mut row, |b| b);
-            bits.row_mut(i).assign(&ndarray::ArrayView1::from(&row));
-        }
-        bits
     }
 
     #[test]
@@ -404,7 +393,7 @@ mod tests {
             let s = Array2::from_shape_fn((n, k), |_| f64::from(rng.random_range(0..5u8)) / 4.0);
             let y = Array2::from_shape_fn((n, k), |_| rng.random_bool(0.3));
             let m = Array2::from_shape_fn((n, k), |_| rng.random_bool(0.8));
-            let bits = pack(&y);
+            let bits = pack_bool(&y);
             let packed = PackedLabels::new(bits.view(), k).unwrap();
             let sf = s.t().as_standard_layout().t().to_owned(); // F order scores
             let yf = y.t().as_standard_layout().t().to_owned(); // F order labels
