@@ -1941,6 +1941,32 @@ unsafe fn filter_cells_avx2<S: Score, L: LabelGrid>(
     filter_cells::<S, L>(sv, yv, mv, kk, shift, first, span, emit)
 }
 
+/// `filter_cells` through its AVX2 build when `avx2` is asked for and the CPU has it
+/// (`false`: the generic build, for tests), else the generic build.
+#[allow(clippy::too_many_arguments)]
+#[inline]
+fn filter_cells_on<S: Score, L: LabelGrid>(
+    avx2: bool,
+    sv: &[S],
+    yv: &[L::Cell],
+    mv: Option<&[bool]>,
+    kk: (usize, usize),
+    shift: u32,
+    first: u64,
+    span: u64,
+    emit: impl FnMut(u64, bool),
+) {
+    #[cfg(target_arch = "x86_64")]
+    if avx2 && has_avx2() {
+        // SAFETY: the CPU has AVX2, BMI1 and POPCNT (checked just above; the
+        // detection is cached); the function is otherwise safe.
+        unsafe { filter_cells_avx2::<S, L>(sv, yv, mv, kk, shift, first, span, emit) };
+        return;
+    }
+    let _ = avx2;
+    filter_cells::<S, L>(sv, yv, mv, kk, shift, first, span, emit);
+}
+
 /// Whether the CPU has AVX2, BMI1 and POPCNT: the features of the run-time
 /// dispatched kernels (`filter_cells_avx2`, `label_ranking`'s `block_avx2`).
 pub(crate) fn has_avx2() -> bool {
@@ -2001,7 +2027,6 @@ fn micro_group<S: Score, L: LabelGrid>(
             *o += 1;
         }
     };
-    let avx2 = has_avx2();
     let chunk = crate::parallel::ROW_BLOCK;
     // Compaction buffers of the general path, allocated on first use.
     let (mut lk, mut lp) = (Vec::<u64>::new(), Vec::<bool>::new());
@@ -2017,17 +2042,7 @@ fn micro_group<S: Score, L: LabelGrid>(
         // (check_shapes: a mask block holds exactly the score block's cells.)
         if let (Some(sv), Some(yv), Some(mv)) = (sr.as_slice(), yv, mv) {
             let ck = yv.len() / rows.len().max(1);
-            #[cfg(target_arch = "x86_64")]
-            if avx2 {
-                // SAFETY: the CPU has AVX2 and BMI1 (has_avx2 above); the function
-                // is otherwise safe.
-                unsafe {
-                    filter_cells_avx2::<S, L>(sv, yv, mv, (k, ck), shift, first, span, &mut put)
-                };
-                continue;
-            }
-            let _ = avx2;
-            filter_cells::<S, L>(sv, yv, mv, (k, ck), shift, first, span, &mut put);
+            filter_cells_on::<S, L>(true, sv, yv, mv, (k, ck), shift, first, span, &mut put);
             continue;
         }
         // Strided or wide blocks: a branch-free compaction of the group's cells into
@@ -3438,25 +3453,8 @@ mod tests {
                     let got_bool = |avx2: bool| {
                         let mut got = Vec::new();
                         let yv = y.as_slice().unwrap();
-                        let f = |key: u64, t: bool| got.push((key, t));
-                        #[cfg(target_arch = "x86_64")]
-                        if avx2 {
-                            unsafe {
-                                filter_cells_avx2::<f64, ArrayView2<bool>>(
-                                    sv,
-                                    yv,
-                                    mask,
-                                    (k, k),
-                                    shift,
-                                    first,
-                                    span,
-                                    f,
-                                )
-                            };
-                            return got;
-                        }
-                        let _ = avx2;
-                        filter_cells::<f64, ArrayView2<bool>>(
+                        filter_cells_on::<f64, ArrayView2<bool>>(
+                            avx2,
                             sv,
                             yv,
                             mask,
@@ -3464,7 +3462,7 @@ mod tests {
                             shift,
                             first,
                             span,
-                            f,
+                            |key, t| got.push((key, t)),
                         );
                         got
                     };
