@@ -261,6 +261,9 @@ class Bench:
         self._last: dict[tuple[str, str, str], tuple[int, float]] = {}
         self._checked: set[tuple[str, str]] = set()  # (case, variant) verified at some N
         self._load_at_start = os.getloadavg() if hasattr(os, "getloadavg") else None
+        # What is timed is the tree as it is when the run starts (a commit made while
+        # it runs must not be recorded as the one measured).
+        self._source_at_start = source_state()
 
     # -- helpers ---------------------------------------------------------------
 
@@ -661,6 +664,7 @@ class Bench:
         targets = self.targets()
         machine = machine_info()
         machine["load_average_at_start"] = self._load_at_start
+        machine.update(self._source_at_start)
         doc = {
             "machine": machine,
             "config": {
@@ -751,6 +755,10 @@ def render_markdown(doc: dict[str, Any]) -> str:
         + ", ".join(f"{k} {v}" for k, v in m["versions"].items())
         + ".",
         "",
+        f"Source: commit {m.get('git_commit') or 'unknown'} when the run started"
+        + (" (with uncommitted changes to tracked files)" if m.get("git_dirty") else "")
+        + f"; results written {m.get('date', '?')}.",
+        "",
         *(
             [
                 f"**Warning: the machine was busy during this run (load average "
@@ -760,7 +768,8 @@ def render_markdown(doc: dict[str, Any]) -> str:
             if busy and load is not None
             else []
         ),
-        "Times are medians (5 runs under 1 s, 3 under 5 s, else 1) of what a user calls, validation included. "
+        f"Times are medians (at most {cfg['max_repeats']} runs: up to 5 under 1 s, 3 under 5 s, else 1) "
+        "of what a user calls, validation included. "
         "`×` = reference time / toxeval time (higher is better). `≈… (extrap.)` = reference skipped and "
         "extrapolated from the previous size.",
         "",
@@ -922,6 +931,34 @@ def _version(dist: str) -> str:
         return "not installed"
 
 
+def _toxeval_version() -> str:
+    """The version of the toxeval that is imported (a build in place under
+    ``PYTHONPATH=python`` has no installed distribution metadata)."""
+    try:
+        import toxeval
+
+        return f"{toxeval.__version__} ({Path(toxeval.__file__).parent})"
+    except ImportError:
+        return _version("toxeval")
+
+
+def _git(*args: str) -> str:
+    with contextlib.suppress(OSError, subprocess.SubprocessError):
+        return subprocess.run(
+            ["git", "-C", str(HERE), *args], capture_output=True, text=True, check=False
+        ).stdout.strip()
+    return ""
+
+
+def source_state() -> dict[str, Any]:
+    """The commit checked out when the run starts and whether tracked files differ
+    from it (``git_dirty``: the timed build may not be that commit)."""
+    return {
+        "git_commit": _git("rev-parse", "--short", "HEAD"),
+        "git_dirty": bool(_git("status", "--porcelain", "--untracked-files=no")),
+    }
+
+
 def machine_info() -> dict[str, Any]:
     cpu = platform.processor() or "unknown"
     mem_gib = "?"
@@ -938,14 +975,6 @@ def machine_info() -> dict[str, Any]:
         available = len(os.sched_getaffinity(0))
     except AttributeError:
         available = os.cpu_count() or 0
-    commit = ""
-    with contextlib.suppress(OSError, subprocess.SubprocessError):
-        commit = subprocess.run(
-            ["git", "-C", str(HERE), "rev-parse", "--short", "HEAD"],
-            capture_output=True,
-            text=True,
-            check=False,
-        ).stdout.strip()
     return {
         "cpu_model": cpu,
         "cpus": os.cpu_count(),
@@ -961,9 +990,9 @@ def machine_info() -> dict[str, Any]:
                 ("scipy", "scipy"),
                 ("torch", "torch"),
                 ("torchmetrics", "torchmetrics"),
-                ("toxeval", "toxeval"),
             )
-        },
+        }
+        | {"toxeval": _toxeval_version()},
         "env": {
             k: os.environ[k]
             for k in (
@@ -976,7 +1005,6 @@ def machine_info() -> dict[str, Any]:
             if k in os.environ
         },
         "load_average": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
-        "git_commit": commit,
         "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
 

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+import toxeval
 
 BENCHES = Path(__file__).resolve().parents[1] / "benches"
 sys.path.insert(0, str(BENCHES))
@@ -128,6 +129,11 @@ def test_harness_end_to_end_with_sklearn_as_candidate(tmp_path: Path) -> None:
         "ap_micro,auc_samples,lrl,ndcg,kendalltau,report",
     )
     assert doc["machine"]["versions"]["scikit-learn"] != "not installed"
+    # The imported toxeval is named even when it runs from a build in place.
+    assert doc["machine"]["versions"]["toxeval"].startswith(toxeval.__version__)
+    # The source measured is the one checked out when the run started.
+    assert doc["machine"]["git_commit"] == bm.source_state()["git_commit"]
+    assert isinstance(doc["machine"]["git_dirty"], bool)
     rows = {(r["case"], r["variant"]): r for r in doc["results"]}
     assert len(rows) == 12
     for (case, _), r in rows.items():
