@@ -40,7 +40,7 @@ bench:  ## Python benchmarks against scikit-learn/SciPy/torchmetrics (see benche
 	$(PY) benches/bench_metrics.py
 
 bench-rust:  ## criterion benches of the Rust kernels
-	cargo bench --bench kernels
+	cargo bench --bench kernels --bench ranking
 
 ci:  ## what CI runs
 	bash .ci/run
