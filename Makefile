@@ -1,7 +1,7 @@
 # One target per habit. `make help` lists them.
 PY ?= python
 
-.PHONY: help dev build test test-rust test-py lint fmt typecheck stubtest bench bench-rust bench-e2e ci
+.PHONY: help dev build test test-rust test-py lint fmt typecheck stubtest bench bench-full bench-rust bench-e2e ci
 
 help:  ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -38,6 +38,9 @@ typecheck:  ## mypy --strict on the package, stubtest on the native module
 
 bench:  ## Python benchmarks against scikit-learn/SciPy/torchmetrics (see benches/README.md)
 	$(PY) benches/bench_metrics.py
+
+bench-full:  ## the published run (README "Performance"); BENCH_PY = a Python with torch + torchmetrics for their column
+	PYTHONPATH=python $(or $(BENCH_PY),$(PY)) benches/bench_metrics.py --sizes 10k,100k,1M --cap 30 --repeats 3 --out bench-results/full
 
 bench-rust:  ## criterion benches of the Rust kernels
 	cargo bench --bench kernels --bench ranking

@@ -219,12 +219,13 @@ def multilabel_report(
     Returns
     -------
     MultilabelReport
-        A dict: ``ap``/``roc_auc`` per label and their ``_macro``/``_micro``
-        averages (``average_precision_score`` / ``roc_auc_score`` semantics),
-        ``label_ranking_loss``, ``lrap``, ``coverage_error``, ``one_error``,
-        ``ndcg`` (tie-aware, k=None), ``f1`` per label, ``f1_micro``, ``f1_macro``,
+        A dict: ``n_samples`` and ``n_labels`` (the shape), ``ap``/``roc_auc`` per
+        label and their ``_macro``/``_micro`` averages (``average_precision_score``
+        / ``roc_auc_score`` semantics), ``label_ranking_loss``, ``lrap``,
+        ``coverage_error``, ``one_error``, ``ndcg`` (tie-aware, k=None), the
+        ``threshold`` used, ``f1`` per label, ``f1_micro``, ``f1_macro``,
         ``hamming_loss`` (F1 with zero_division=0), and per-label ``support``,
-        ``n_negative``, ``n_unknown``.
+        ``n_negative``, ``n_unknown``. Every key of :class:`MultilabelReport`.
 
     Warnings are the ones the drop-in functions emit (e.g. a label without
     positives); each is emitted once.
