@@ -377,3 +377,22 @@ def test_failing_cli_run_is_a_fail(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     (r,) = json.loads((out / "bench_end_to_end.json").read_text())["results"]
     assert r["failed_runs"] == 1 and r["wall_result"] == "FAIL"
     assert r["last_stderr"] == ["boom"]
+
+
+# --------------------------------------------------------------------------- bench_sort_floor
+
+
+def test_sort_floor_harness(capsys: pytest.CaptureFixture[str]) -> None:
+    import bench_sort_floor as floor
+
+    r = floor.measure(rows=2_000, labels=3, repeats=1)
+    assert set(r) == {
+        "sum_ms",
+        "sort_one_column_ms",
+        "sort_columns_2threads_ms",
+        "sort_cells_2threads_ms",
+    }
+    assert all(v > 0 for v in r.values())
+    assert floor.main(["--rows", "1000", "--labels", "2", "--repeats", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "x sum" in out and "1,000 x 2 float64" in out
