@@ -698,3 +698,51 @@ def test_native_finite_check_layouts() -> None:
     x[700, 3] = 0.0
     with pytest.raises(ValueError, match="infinity or a value too large for dtype"):
         assert_all_finite(x.astype(np.float32), input_name="", n_jobs=1)
+
+
+@pytest.mark.parametrize(
+    "y",
+    [
+        np.array([0, 1, 1, 0]),
+        np.array([1, 1, 1]),
+        np.array([-1, 1, -1], dtype=np.int8),
+        np.array([3, 7], dtype=np.uint16),
+        np.array([True, False, True]),
+        np.array([False, False]),
+        np.array([0.0, 1.0, 0.0]),
+        np.array([-0.0, 0.0]),
+        np.array([0.0, -0.0, 1.0]),
+        np.array([0.0, 1.0, -0.0]),
+        np.array([2.5, -1.5, 2.5], dtype=np.float32),
+        np.array([[0], [1], [1]]),
+        np.array(["b", "a", "b"]),
+        np.array(["x", 1, "x"], dtype=object),
+        np.array([], dtype=np.int64),
+    ],
+)
+def test_binary_labels_is_np_unique(y: np.ndarray) -> None:
+    """The linear-time label scan of the binary branches returns exactly what
+    ``np.unique`` returns (values, dtype, order) for a binary target."""
+    from toxeval.metrics._validation import binary_labels
+
+    try:
+        want = np.unique(y)
+    except TypeError as e:  # unorderable objects: the same error either way
+        with pytest.raises(TypeError, match=str(e)):
+            binary_labels(y)
+        return
+    got = binary_labels(y)
+    assert got.dtype == want.dtype
+    assert got.shape == want.shape
+    assert got.tolist() == want.tolist()
+    assert [str(v) for v in got] == [str(v) for v in want]
+
+
+def test_binary_pos_label_error_lists_the_labels_like_sklearn() -> None:
+    y = np.array([2, 5, 5, 2])
+    s = np.array([0.1, 0.9, 0.8, 0.3])
+    with pytest.raises(ValueError) as ours:
+        te.average_precision_score(y, s, pos_label=3)
+    with pytest.raises(ValueError) as theirs:
+        sk.average_precision_score(y, s, pos_label=3)
+    assert str(ours.value) == str(theirs.value)

@@ -32,6 +32,7 @@ from toxeval import _core
 from toxeval.metrics._validation import (
     _distinct_upto3,
     assert_all_finite,
+    binary_labels,
     check_consistent_length,
     invalid_parameter,
     to_array,
@@ -563,7 +564,7 @@ def average_precision_score(
     indicator, y_type, y_arr = _classify_target(y_true, average, jobs)
 
     if y_type == "binary":
-        present = np.unique(y_arr)
+        present = binary_labels(y_arr)
         if present.shape[0] == 2 and pos_label not in present:
             raise ValueError(
                 f"pos_label={pos_label} is not a valid label. It should be one of {present}"
@@ -694,7 +695,7 @@ def roc_auc_score(
         )
     if y_type == "binary":
         # label_binarize on the sorted classes: the greater label is positive.
-        present = np.unique(y_arr)
+        present = binary_labels(y_arr)
         if present.shape[0] == 1 and mask is None:
             # scikit-learn's _binary_roc_auc_score answers a one-class y_true before
             # roc_curve looks at y_score's length or the weights.

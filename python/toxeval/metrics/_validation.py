@@ -194,6 +194,23 @@ def _distinct_upto3(y: NDArray[Any]) -> NDArray[Any]:
     return np.array([lo, flat[np.argmax(others)], hi], dtype=y.dtype)
 
 
+def binary_labels(y: NDArray[Any]) -> NDArray[Any]:
+    """``np.unique(y)`` for a target ``type_of_target`` called "binary" (at most two
+    distinct values): the minimum and maximum of a numeric array, one linear pass
+    instead of a sort (a 4M-row y_true took ~120 ms to ``np.unique``); other dtypes
+    (strings, objects) still go through ``np.unique``. Same values, dtype and order."""
+    if y.dtype.kind in "biuf":
+        labels = _distinct_upto3(y)
+        # A float zero of either sign: np.unique keeps whichever zero its sort puts
+        # first, so a -0.0 anywhere takes np.unique itself.
+        signed_zero = (
+            y.dtype.kind == "f" and bool(np.any(labels == 0)) and bool(np.signbit(y[y == 0]).any())
+        )
+        if labels.shape[0] <= 2 and not signed_zero:
+            return labels
+    return np.unique(y)
+
+
 def _is_integral_float(labels: NDArray[Any]) -> bool:
     return bool(labels.dtype.kind == "f" and np.all(labels.astype(np.int64) == labels))
 
