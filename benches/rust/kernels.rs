@@ -59,30 +59,14 @@ fn kernels(c: &mut Criterion) {
     }
     for threads in [1usize, 2] {
         let par = Parallelism { threads };
-        g.bench_function(format!("micro_ap_t{threads}"), |b| {
-            b.iter(|| {
-                binary_curve::micro(
-                    s.view(),
-                    y.view(),
-                    None,
-                    None,
-                    Metric::AveragePrecision,
-                    &par,
-                )
-            })
-        });
-        g.bench_function(format!("micro_auc_t{threads}"), |b| {
-            b.iter(|| {
-                binary_curve::micro(
-                    s.view(),
-                    y.view(),
-                    None,
-                    None,
-                    Metric::RocAuc { max_fpr: None },
-                    &par,
-                )
-            })
-        });
+        for (name, metric) in [
+            ("micro_ap", Metric::AveragePrecision),
+            ("micro_auc", Metric::RocAuc { max_fpr: None }),
+        ] {
+            g.bench_function(format!("{name}_t{threads}"), |b| {
+                b.iter(|| binary_curve::micro(s.view(), y.view(), None, None, metric, &par))
+            });
+        }
     }
     g.finish();
     kendall(c);
