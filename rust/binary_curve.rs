@@ -1838,35 +1838,43 @@ fn row_reciprocal(k: usize) -> u64 {
     ((1u64 << 32) + k as u64 - 1) / (k as u64).max(1)
 }
 
-/// Whether a negated key lies in buckets `first..first + span` of `shift`.
-#[inline(always)]
-fn in_span(key: u64, shift: u32, first: u64, span: u64) -> bool {
-    (key >> shift).wrapping_sub(first) < span
+/// A group's key range: buckets `first..first + span` of the digit at `shift`
+/// (bucket id = negated key `>> shift`).
+#[derive(Clone, Copy, Debug)]
+struct Buckets {
+    shift: u32,
+    first: u64,
+    span: u64,
 }
 
-/// Whether a cell's negated key lies in buckets `first..first + span` of `shift`.
-#[inline(always)]
-fn in_group<S: Score>(v: S, shift: u32, first: u64, span: u64) -> bool {
-    in_span(!v.key(), shift, first, span)
+impl Buckets {
+    /// Whether a negated key lies in these buckets.
+    #[inline(always)]
+    fn holds(self, key: u64) -> bool {
+        (key >> self.shift).wrapping_sub(self.first) < self.span
+    }
+
+    /// Whether a cell's negated key lies in these buckets.
+    #[inline(always)]
+    fn holds_score<S: Score>(self, v: S) -> bool {
+        self.holds(!v.key())
+    }
 }
 
 /// Two-phase filter of contiguous rows (`sv`: `k` scores per row, `yv`: `ck` label
 /// cells per row, `mv`: `k` mask cells per row when there is a mask,
 /// `1 <= k <= 64`). Per sub-block, a branch-free pass sets bit `i` of a mask word
-/// when cell `i` is known and in the group's buckets `first..first + span` of
-/// `shift` (this pass vectorises, and it is most of the work: a group holds a small
-/// share of the cells); then only the chosen cells are visited, in row-major order,
-/// and passed to `emit(negated key, class)`.
-#[allow(clippy::too_many_arguments)]
+/// when cell `i` is known and in the group's buckets `g` (this pass vectorises, and
+/// it is most of the work: a group holds a small share of the cells); then only the
+/// chosen cells are visited, in row-major order, and passed to
+/// `emit(negated key, class)`.
 #[inline(always)]
 fn filter_cells<S: Score, L: LabelGrid>(
     sv: &[S],
     yv: &[L::Cell],
     mv: Option<&[bool]>,
     (k, ck): (usize, usize),
-    shift: u32,
-    first: u64,
-    span: u64,
+    g: Buckets,
     mut emit: impl FnMut(u64, bool),
 ) {
     // Callers pass a mask block of the same cells (micro_group: check_shapes).
@@ -1885,7 +1893,7 @@ fn filter_cells<S: Score, L: LabelGrid>(
                 for (chunk, w) in block.chunks(64).zip(bits.iter_mut()) {
                     let mut m = 0u64;
                     for (i, &v) in chunk.iter().enumerate() {
-                        m |= u64::from(in_group(v, shift, first, span)) << i;
+                        m |= u64::from(g.holds_score(v)) << i;
                     }
                     *w = m;
                 }
@@ -1895,7 +1903,7 @@ fn filter_cells<S: Score, L: LabelGrid>(
                 {
                     let mut m = 0u64;
                     for (i, (&v, &t)) in chunk.iter().zip(kc).enumerate() {
-                        m |= u64::from(t & in_group(v, shift, first, span)) << i;
+                        m |= u64::from(t & g.holds_score(v)) << i;
                     }
                     *w = m;
                 }
@@ -1927,23 +1935,19 @@ fn filter_cells<S: Score, L: LabelGrid>(
 /// the same cells in the same order.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,bmi1")]
-#[allow(clippy::too_many_arguments)]
 unsafe fn filter_cells_avx2<S: Score, L: LabelGrid>(
     sv: &[S],
     yv: &[L::Cell],
     mv: Option<&[bool]>,
     kk: (usize, usize),
-    shift: u32,
-    first: u64,
-    span: u64,
+    g: Buckets,
     emit: impl FnMut(u64, bool),
 ) {
-    filter_cells::<S, L>(sv, yv, mv, kk, shift, first, span, emit)
+    filter_cells::<S, L>(sv, yv, mv, kk, g, emit)
 }
 
 /// `filter_cells` through its AVX2 build when `avx2` is asked for and the CPU has it
 /// (`false`: the generic build, for tests), else the generic build.
-#[allow(clippy::too_many_arguments)]
 #[inline]
 fn filter_cells_on<S: Score, L: LabelGrid>(
     avx2: bool,
@@ -1951,20 +1955,18 @@ fn filter_cells_on<S: Score, L: LabelGrid>(
     yv: &[L::Cell],
     mv: Option<&[bool]>,
     kk: (usize, usize),
-    shift: u32,
-    first: u64,
-    span: u64,
+    g: Buckets,
     emit: impl FnMut(u64, bool),
 ) {
     #[cfg(target_arch = "x86_64")]
     if avx2 && has_avx2() {
         // SAFETY: the CPU has AVX2, BMI1 and POPCNT (checked just above; the
         // detection is cached); the function is otherwise safe.
-        unsafe { filter_cells_avx2::<S, L>(sv, yv, mv, kk, shift, first, span, emit) };
+        unsafe { filter_cells_avx2::<S, L>(sv, yv, mv, kk, g, emit) };
         return;
     }
     let _ = avx2;
-    filter_cells::<S, L>(sv, yv, mv, kk, shift, first, span, emit);
+    filter_cells::<S, L>(sv, yv, mv, kk, g, emit);
 }
 
 /// Whether the CPU has AVX2, BMI1 and POPCNT: the features of the run-time
@@ -2015,7 +2017,11 @@ fn micro_group<S: Score, L: LabelGrid>(
     }
     let (keys, rest) = buf.split_at_mut(total);
     let tmp = &mut rest[..biggest];
-    let span = nb as u64;
+    let g = Buckets {
+        shift,
+        first,
+        span: nb as u64,
+    };
     let (n_rows, k) = s.dim();
     // Place one chosen cell at its bucket's cursor (positives, then negatives).
     let mut put = |key: u64, pos: bool| {
@@ -2042,7 +2048,7 @@ fn micro_group<S: Score, L: LabelGrid>(
         // (check_shapes: a mask block holds exactly the score block's cells.)
         if let (Some(sv), Some(yv), Some(mv)) = (sr.as_slice(), yv, mv) {
             let ck = yv.len() / rows.len().max(1);
-            filter_cells_on::<S, L>(true, sv, yv, mv, (k, ck), shift, first, span, &mut put);
+            filter_cells_on::<S, L>(true, sv, yv, mv, (k, ck), g, &mut put);
             continue;
         }
         // Strided or wide blocks: a branch-free compaction of the group's cells into
@@ -2057,7 +2063,7 @@ fn micro_group<S: Score, L: LabelGrid>(
                 *x = key;
                 *t = pos;
             }
-            c += usize::from(in_span(key, shift, first, span));
+            c += usize::from(g.holds(key));
         });
         for (&key, &pos) in lk.iter().zip(lp.iter()).take(c) {
             put(key, pos);
@@ -3459,9 +3465,7 @@ mod tests {
                             yv,
                             mask,
                             (k, k),
-                            shift,
-                            first,
-                            span,
+                            Buckets { shift, first, span },
                             |key, t| got.push((key, t)),
                         );
                         got
@@ -3477,9 +3481,7 @@ mod tests {
                         yv,
                         mask,
                         (k, k.div_ceil(8)),
-                        shift,
-                        first,
-                        span,
+                        Buckets { shift, first, span },
                         |key, t| got.push((key, t)),
                     );
                     assert_eq!(got, want, "packed k {k} shift {shift}");
