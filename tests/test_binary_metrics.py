@@ -746,3 +746,15 @@ def test_binary_pos_label_error_lists_the_labels_like_sklearn() -> None:
     with pytest.raises(ValueError) as theirs:
         sk.average_precision_score(y, s, pos_label=3)
     assert str(ours.value) == str(theirs.value)
+
+
+@pytest.mark.parametrize(
+    "name", ["average_precision_score", "roc_auc_score", "precision_recall_curve", "roc_curve"]
+)
+@pytest.mark.parametrize("y_score", [np.array([None], dtype=object), [None], [None, 0.5]])
+def test_none_score_is_rejected(name: str, y_score: Any) -> None:
+    """docs/deviations.md: a None score is NaN to toxeval (scikit-learn lets a single
+    None through its object-array check)."""
+    y = np.array([1]) if len(y_score) == 1 else np.array([0, 1])
+    with pytest.raises(ValueError, match="Input contains NaN"):
+        getattr(te, name)(y, y_score)
