@@ -103,6 +103,8 @@ fn walk_range<K: RadixKey>(src: &mut [K], np: usize, dst: &mut [K], w: &mut Walk
             if nn > 0 {
                 w.group(0, nn as u64);
             }
+        } else if np == 1 {
+            one_positive(&src[..n], w);
         } else {
             rank_leaf(&mut src[..n], np, w);
         }
@@ -183,6 +185,29 @@ fn walk_range<K: RadixKey>(src: &mut [K], np: usize, dst: &mut [K], w: &mut Walk
     }
     if negatives > 0 {
         w.group(0, negatives);
+    }
+}
+
+/// A small range whose only positive is `a[0]` (the most common leaf: deep
+/// buckets hold a key or two): the negatives ranked above it, tied with it and
+/// below it, as [`rank_leaf`] would walk them, without its tables.
+#[inline]
+fn one_positive<K: RadixKey>(a: &[K], w: &mut Walk) {
+    let Some((&p, neg)) = a.split_first() else {
+        return;
+    };
+    let (mut above, mut tied) = (0u64, 0u64);
+    for &k in neg {
+        above += u64::from(k < p);
+        tied += u64::from(k == p);
+    }
+    if above > 0 {
+        w.group(0, above);
+    }
+    w.group(1, tied);
+    let below = neg.len() as u64 - above - tied;
+    if below > 0 {
+        w.group(0, below);
     }
 }
 
