@@ -247,6 +247,33 @@ def test_reference_over_the_cap_is_stopped() -> None:
     assert timing.status == "over cap" and value is None
 
 
+def test_reference_over_the_cap_gives_a_lower_bound_target() -> None:
+    bench = _bench(cap=30.0)
+    row = {
+        "case": "lrl",
+        "variant": "float64",
+        "n": bm.TARGET_N,
+        "candidate": {"status": "measured", "median_s": 0.048},
+        "reference": {"status": "over cap", "median_s": None},
+        "ratio_reference": None,
+        "check": "equal at smaller N (reference skipped here)",
+    }
+    bench.cfg.sizes = [bm.TARGET_N]
+    bench.rows.append(row)
+    lrl = next(t for t in bench.targets() if t["target"].startswith("label_ranking_loss "))
+    assert lrl["measured"] == pytest.approx(30.0 / 0.048)
+    assert lrl["result"] == "PASS" and "lower bound" in lrl["note"]
+    # A bound below the target proves nothing either way.
+    row["candidate"]["median_s"] = 1.0
+    lrl = next(t for t in bench.targets() if t["target"].startswith("label_ranking_loss "))
+    assert lrl["measured"] == pytest.approx(30.0) and lrl["result"] == "n/a"
+    # A measured reference is not a bound.
+    assert (
+        bm.over_cap_bound({**row, "reference": {"status": "measured", "median_s": 9.0}}, 30.0)
+        is None
+    )
+
+
 def test_memprobe_reports_growth_relative_to_y_score() -> None:
     probe = [str(BENCHES / "_memprobe.py"), "coverage", "20000", "float32"]
     proc = subprocess.run(
