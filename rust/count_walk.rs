@@ -90,6 +90,26 @@ impl Walk {
             self.prev_r = r;
         }
     }
+
+    /// The blocks of a leaf, in order: `mult[i]` positives share the i-th distinct
+    /// positive key; `slots[2i]` negatives rank strictly between keys i - 1 and i,
+    /// `slots[2i + 1]` are tied with key i, `slots[2 mult.len()]` rank below all.
+    #[inline]
+    fn leaf(&mut self, mult: &[u32], slots: &[u32]) {
+        for (i, &m) in mult.iter().enumerate() {
+            if let (Some(&between), Some(&tied)) = (slots.get(2 * i), slots.get(2 * i + 1)) {
+                if between > 0 {
+                    self.group(0, u64::from(between));
+                }
+                self.group(u64::from(m), u64::from(tied));
+            }
+        }
+        if let Some(&below) = slots.get(2 * mult.len()) {
+            if below > 0 {
+                self.group(0, u64::from(below));
+            }
+        }
+    }
 }
 
 /// Walk the tie blocks of `src` (positives in `src[..np]`, negatives after them)
@@ -196,19 +216,13 @@ fn one_positive<K: RadixKey>(a: &[K], w: &mut Walk) {
     let Some((&p, neg)) = a.split_first() else {
         return;
     };
-    let (mut above, mut tied) = (0u64, 0u64);
+    let (mut above, mut tied) = (0u32, 0u32);
     for &k in neg {
-        above += u64::from(k < p);
-        tied += u64::from(k == p);
+        above += u32::from(k < p);
+        tied += u32::from(k == p);
     }
-    if above > 0 {
-        w.group(0, above);
-    }
-    w.group(1, tied);
-    let below = neg.len() as u64 - above - tied;
-    if below > 0 {
-        w.group(0, below);
-    }
+    let below = neg.len() as u32 - above - tied;
+    w.leaf(&[1], &[above, tied, below]);
 }
 
 /// A small range (at most `LEAF` keys): sort the positives, then count the
@@ -251,15 +265,7 @@ fn rank_leaf<K: RadixKey>(a: &mut [K], np: usize, w: &mut Walk) {
             *s += 1;
         }
     }
-    for i in 0..dp {
-        if slots[2 * i] > 0 {
-            w.group(0, u64::from(slots[2 * i]));
-        }
-        w.group(u64::from(mult[i]), u64::from(slots[2 * i + 1]));
-    }
-    if slots[2 * dp] > 0 {
-        w.group(0, u64::from(slots[2 * dp]));
-    }
+    w.leaf(&mult[..dp], &slots[..2 * dp + 1]);
 }
 
 /// Average precision and full ROC AUC of one label whose (negated) keys are
