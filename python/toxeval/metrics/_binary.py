@@ -37,6 +37,7 @@ from toxeval.metrics._validation import (
     invalid_parameter,
     to_array,
     type_of_target,
+    uint64_as_int64,
     warn_undefined,
 )
 
@@ -154,9 +155,8 @@ def _as_scores(x: Any) -> NDArray[Any]:
     if kind in "bi" or (kind == "u" and arr.dtype.itemsize < 8):
         return arr.astype(np.int64)
     if kind == "u":
-        if arr.size == 0 or int(arr.max()) <= np.iinfo(np.int64).max:
-            return arr.astype(np.int64)
-        return arr.astype(np.float64)
+        flipped = uint64_as_int64(arr)
+        return arr.astype(np.int64) if flipped is None else flipped
     return arr.astype(np.float64)
 
 

@@ -34,6 +34,7 @@ from toxeval.metrics._validation import (
     invalid_parameter,
     to_array,
     type_of_target,
+    uint64_as_int64,
 )
 
 __all__ = [
@@ -219,7 +220,8 @@ def _scores(y_score: NDArray[Any]) -> NDArray[Any]:
     if kind == "f" and y_score.dtype.itemsize < 4:
         return y_score.astype(np.float32)
     if kind in "iu" and y_score.size and int(np.abs(y_score).max()) >= 2**53:
-        return y_score.astype(np.int64)
+        flipped = uint64_as_int64(y_score)
+        return y_score.astype(np.int64) if flipped is None else flipped
     return y_score.astype(np.float64)
 
 

@@ -37,6 +37,7 @@ from toxeval.metrics._validation import (
     assert_all_finite,
     check_consistent_length,
     to_array,
+    uint64_as_int64,
 )
 
 __all__ = ["MultilabelReport", "multilabel_report"]
@@ -125,14 +126,19 @@ def _labels01(
     return pos, pos
 
 
-def _scores(y_score: Any, n_jobs: int | None = None) -> NDArray[Any]:
-    s = to_array(y_score)
+def _scores(s: NDArray[Any], n_jobs: int | None = None) -> tuple[NDArray[Any], bool]:
+    """The scores the kernels read, and whether they are uint64 scores beyond int64
+    shifted by ``uint64_as_int64`` (same order and ties, other values): float64/
+    float32/int64 as they are, other integers as int64, other floats as float64."""
     if s.dtype.kind not in "iuf" or s.dtype.kind == "c":
         raise ValueError(f"y_score must be numeric; got dtype {s.dtype}")
     if s.dtype not in (np.float64, np.float32, np.int64):
+        flipped = uint64_as_int64(s)
+        if flipped is not None:
+            return flipped, True  # integers: always finite
         s = s.astype(np.int64 if s.dtype.kind in "iu" else np.float64)
     assert_all_finite(s, n_jobs=n_jobs)
-    return s
+    return s, False
 
 
 def _threshold_cut(s: NDArray[Any], threshold: Any) -> NDArray[Any]:
@@ -231,7 +237,8 @@ def multilabel_report(
     positives); each is emitted once.
     """
     y_rank, y_pos = _labels01(y_true, n_jobs)
-    s = _scores(y_score, n_jobs)
+    raw = to_array(y_score)
+    s, shifted = _scores(raw, n_jobs)
     if s.shape != y_rank.shape:
         raise ValueError(f"y_true and y_score have different shape: {y_rank.shape} vs {s.shape}")
     check_consistent_length(y_rank, s, sample_weight)
@@ -259,9 +266,12 @@ def multilabel_report(
         return float(sums[key]) / wsum
 
     # One native pass over scores, labels and mask (no N x K temporaries).
-    n_known, support, predicted, tp_count = _core.threshold_counts(
-        s, y_pos, _threshold_cut(s, threshold), m, n_jobs
-    )
+    if shifted:
+        # Placed among the uint64 scores as given, then shifted as they are.
+        cut = (_threshold_cut(raw, threshold) ^ np.uint64(1 << 63)).view(np.int64)
+    else:
+        cut = _threshold_cut(s, threshold)
+    n_known, support, predicted, tp_count = _core.threshold_counts(s, y_pos, cut, m, n_jobs)
     tp = tp_count.astype(np.float64)
     fp = predicted.astype(np.float64) - tp
     fn = support.astype(np.float64) - tp

@@ -73,8 +73,23 @@ def invalid_parameter(message: str) -> Exception:
     return cat(message)  # type: ignore[no-any-return]
 
 
+_MASKED_ARRAY = (
+    "masked arrays are not supported (scikit-learn would read the values under the "
+    "mask): pass the data (a.data) and, for unknown labels, "
+    "mask=~np.ma.getmaskarray(a) (True = known)"
+)
+
+
 def to_array(x: Any) -> NDArray[Any]:
-    """``np.asarray`` as ``check_array(dtype=None)`` would: ragged input becomes object."""
+    """``np.asarray`` as ``check_array(dtype=None)`` would: ragged input becomes object.
+
+    A NumPy masked array with masked entries is rejected (scikit-learn silently reads
+    the values under its mask, which would drop what the mask says); without any it is
+    its data."""
+    if isinstance(x, np.ma.MaskedArray):
+        if np.ma.getmaskarray(x).any():
+            raise ValueError(_MASKED_ARRAY)
+        return np.ma.getdata(x)
     if isinstance(x, np.ndarray):
         return x
     if hasattr(x, "toarray") and hasattr(x, "tocsr"):
@@ -85,6 +100,23 @@ def to_array(x: Any) -> NDArray[Any]:
             return np.asarray(x)
     except (ValueError, np.exceptions.VisibleDeprecationWarning):
         return np.asarray(x, dtype=object)
+
+
+_INT64_MAX = int(np.iinfo(np.int64).max)
+
+
+def uint64_as_int64(arr: NDArray[Any]) -> NDArray[np.int64] | None:
+    """For a uint64 array holding a value above the int64 range, int64 values in the
+    same order with the same ties (``x - 2**63``: the top bit flipped), which is all a
+    ranking metric reads of the scores; ``None`` otherwise (then ``astype(np.int64)``
+    is exact). Converting such scores to int64 would wrap them to negative numbers,
+    and to float64 would tie neighbours."""
+    if arr.dtype.kind != "u" or arr.dtype.itemsize != 8 or arr.size == 0:
+        return None
+    if int(arr.max()) <= _INT64_MAX:
+        return None
+    flipped: NDArray[np.int64] = (arr ^ np.uint64(1 << 63)).view(np.int64)
+    return flipped
 
 
 def _num_samples(x: Any) -> int:
