@@ -28,9 +28,12 @@ pub const THREADS_ENV: &str = "TOXEVAL_NUM_THREADS";
 
 /// Resolve a joblib-style `n_jobs` into a thread count >= 1.
 ///
-/// `None` means all available cores; positive values are taken as given;
-/// negative values count back from the number of cores (-1 = all, -2 = all but one).
-/// `0` is an error. The result is capped by `TOXEVAL_NUM_THREADS` when set.
+/// `None` means all available cores; positive values are taken as given up to the
+/// number of cores (more threads than cores only add switching to CPU-bound
+/// kernels, and every count gets a pool that lives as long as the process, so the
+/// pools stay as few as the cores); negative values count back from the number of
+/// cores (-1 = all, -2 = all but one). `0` is an error. The result is capped by
+/// `TOXEVAL_NUM_THREADS` when set.
 pub fn resolve_threads(n_jobs: Option<i64>) -> Result<usize> {
     let cores = std::thread::available_parallelism()
         .map(|n| n.get())
@@ -42,7 +45,7 @@ pub fn resolve_threads(n_jobs: Option<i64>) -> Result<usize> {
                 "n_jobs == 0 has no meaning; use None (all cores), a positive count, or -1",
             ))
         }
-        Some(n) if n > 0 => usize::try_from(n).unwrap_or(usize::MAX),
+        Some(n) if n > 0 => usize::try_from(n).unwrap_or(usize::MAX).min(cores),
         Some(n) => {
             let back = usize::try_from(n.unsigned_abs()).unwrap_or(usize::MAX);
             cores.saturating_add(1).saturating_sub(back).max(1)
@@ -154,6 +157,10 @@ mod tests {
         assert!(resolve_threads(None).unwrap() >= 1);
         assert!(resolve_threads(Some(-1)).unwrap() >= 1);
         assert_eq!(resolve_threads(Some(-1000)).unwrap(), 1);
+        // More than the cores gets the cores (no pool of a million threads).
+        let all = resolve_threads(None).unwrap();
+        assert_eq!(resolve_threads(Some(1_000_000)).unwrap(), all);
+        assert_eq!(resolve_threads(Some(i64::MAX)).unwrap(), all);
     }
 
     #[test]

@@ -1,9 +1,12 @@
 """Input forms that used to give silent wrong answers: uint64 scores beyond the int64
 range (they were wrapped to negative int64 or tied as float64), NumPy masked arrays
-(the checks saw the masked view, the kernels the data under the mask)."""
+(the checks saw the masked view, the kernels the data under the mask), and thread
+counts (n_jobs beyond the cores started that many threads, in a pool per count that
+lives as long as the process)."""
 
 from __future__ import annotations
 
+import os
 import warnings
 from typing import Any
 
@@ -143,6 +146,18 @@ def test_masked_arrays_without_masked_entries_are_their_data() -> None:
     assert te.multilabel_report(my, ms)["ap_macro"] == te.multilabel_report(y, s)["ap_macro"]
 
 
+def _toxeval_threads() -> int:
+    """Native threads named toxeval-<i> (the pools' workers), from /proc."""
+    names = []
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{tid}/comm") as f:
+                names.append(f.read().strip())
+        except OSError:  # the thread ended meanwhile
+            continue
+    return sum(1 for n in names if n.startswith("toxeval-"))
+
+
 def test_binary_problem_values_do_not_depend_on_threads() -> None:
     # Large enough for the count walk.
     rng = np.random.default_rng(7)
@@ -154,3 +169,16 @@ def test_binary_problem_values_do_not_depend_on_threads() -> None:
             two = getattr(te, name)(y, s, n_jobs=2)
             assert one == two, name  # bit for bit
             assert one == pytest.approx(getattr(sk, name)(y, s), rel=1e-12)
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="needs Linux /proc")
+def test_n_jobs_beyond_the_cores_is_capped() -> None:
+    y = (np.random.default_rng(1).random((100_000, 2)) < 0.3).astype(np.int64)
+    s = np.random.default_rng(2).random((100_000, 2))
+    before = _toxeval_threads()
+    want = te.label_ranking_loss(y, s, n_jobs=1)
+    for n_jobs in [64, 10**6, 10**18]:
+        assert te.label_ranking_loss(y, s, n_jobs=n_jobs) == want
+    # Rayon names its workers toxeval-<i>; at most the cores' pools are alive.
+    cores = len(os.sched_getaffinity(0))
+    assert _toxeval_threads() - before <= cores * (cores + 1) // 2
