@@ -7,6 +7,7 @@ lives as long as the process)."""
 from __future__ import annotations
 
 import os
+import re
 import warnings
 from typing import Any
 
@@ -182,3 +183,29 @@ def test_n_jobs_beyond_the_cores_is_capped() -> None:
     # Rayon names its workers toxeval-<i>; at most the cores' pools are alive.
     cores = len(os.sched_getaffinity(0))
     assert _toxeval_threads() - before <= cores * (cores + 1) // 2
+
+
+@pytest.mark.parametrize(
+    ("name", "kw"),
+    [
+        ("label_ranking_average_precision_score", {}),
+        ("dcg_score", {}),
+        ("ndcg_score", {}),
+        ("dcg_score", {"ignore_ties": True}),
+        ("ndcg_score", {"ignore_ties": True}),
+        ("label_ranking_loss", {}),
+        ("coverage_error", {}),
+    ],
+)
+def test_bool_scores_as_sklearn(name: str, kw: dict[str, Any]) -> None:
+    # scikit-learn ranks -y_score in LRAP and tie-averaged DCG: NumPy's TypeError for a
+    # bool array; the other metrics rank bools as 0/1.
+    y = np.array([[1, 0, 1], [0, 1, 0], [1, 1, 0]])
+    s = np.array([[True, False, True], [False, True, True], [True, False, False]])
+    try:
+        want = getattr(sk, name)(y, s, **kw)
+    except TypeError as e:
+        with pytest.raises(TypeError, match=re.escape(str(e))):
+            getattr(te, name)(y, s, **kw)
+    else:
+        assert getattr(te, name)(y, s, **kw) == pytest.approx(want, rel=1e-12)

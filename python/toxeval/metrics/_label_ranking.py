@@ -46,6 +46,12 @@ __all__ = [
     "one_error",
 ]
 
+# What scikit-learn raises where it ranks -y_score (LRAP, tie-averaged DCG) and the
+# scores are bool: NumPy refuses the negative of a bool array.
+_BOOL_NEGATIVE = (
+    "The numpy boolean negative, the `-` operator, is not supported, use the `~` "
+    "operator or the logical_not function instead."
+)
 _DCG_FORMATS = ("multilabel-indicator", "continuous-multioutput", "multiclass-multioutput")
 
 
@@ -376,6 +382,8 @@ def _label_ranking_inputs(
             raise ValueError(f"{y_type} format is not supported")
         _check_shape(y_true, y_score)
     m = _as_mask(mask, y_true.shape)
+    if lrap and y_score.dtype == np.bool_:
+        raise TypeError(_BOOL_NEGATIVE)
     return _relevance(y_true, m), _scores(y_score), m, _weights(sample_weight)
 
 
@@ -635,6 +643,8 @@ def _dcg(
     n_jobs: int | None,
 ) -> float:
     _check_dcg_shapes(y_true, y_score, bool(ignore_ties))
+    if not ignore_ties and y_score.dtype == np.bool_:
+        raise TypeError(_BOOL_NEGATIVE)
     w = _weights(sample_weight)
     gains = np.asarray(_known(y_true, m), dtype=np.float64)
     discount, cumsum = _discounts(y_true.shape[1], k, log_base)
