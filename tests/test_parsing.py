@@ -810,3 +810,63 @@ def test_cached_normaliser_matches_taxonomy(text: str) -> None:
 def test_huge_int_and_overflow_scores_are_unparseable() -> None:
     assert p('{"hate": 1e999}').status == "unparseable"
     assert math.isinf(float("1e999"))
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("hate (nan%)", "'hate': score is NaN"),
+        ("hate: NaN%", "'hate': score is NaN"),
+        ("hate: nan", "'hate': score is NaN"),
+        ("hate (inf%)", "'hate': score inf is outside [0, 1]"),
+        ("hate: -inf%", "'hate': score -inf is outside [0, 1]"),
+        ("hate: inf", "'hate': score inf is outside [0, 1]"),
+    ],
+)
+def test_nan_and_inf_percentages_are_unparseable(text: str, reason: str) -> None:
+    # a NaN / inf percentage is not a confident positive: it is an invalid score
+    r = p(text)
+    assert r.status == "unparseable"
+    assert r.reason == reason
+    assert not r.labels
+    assert not r.scores.any()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"hate": 0.9, "hate": 0.1}',
+        '{"hate": 0.1, "hate": 0.9}',
+        '{"scores": {"hate": 0.9, "hate": 0.1}}',
+        '{"hate": "90%", "hate": "10%"}',
+        "hate: 0.9, hate: 0.1",
+    ],
+)
+def test_json_key_given_twice_keeps_the_larger_value(text: str) -> None:
+    # docs/parsing.md: "If a category is mentioned twice, the larger value is kept"
+    r = p(text)
+    assert r.status == "ok"
+    assert r.labels == frozenset({"hate"})
+    assert r.scores[TOX15.index("hate")] == pytest.approx(0.9)
+
+
+def test_json_key_given_twice_with_a_bad_value_is_unparseable() -> None:
+    # the earlier value is not silently dropped: its error counts
+    r = p('{"hate": NaN, "hate": 0.9}')
+    assert r.status == "unparseable"
+    assert "NaN" in (r.reason or "")
+
+
+def test_many_unknown_names_keep_order_and_dedup() -> None:
+    names = [f"foo{i}" for i in range(20_000)]
+    text = ", ".join(names + names[:5] + ["hate"])
+    r = p(text)
+    assert r.status == "partial"
+    assert r.labels == frozenset({"hate"})
+    assert list(r.unknown) == names  # first-seen order, each once
+    # membership is a hash lookup, not a scan of the list (20k names were quadratic)
+    acc = parsing._Acc()
+    for n in ("b", "a", "b", " a ", "c"):
+        acc.add_unknown(n)
+    assert tuple(acc.unknown) == ("b", "a", "c")
+    assert not isinstance(acc.unknown, list)

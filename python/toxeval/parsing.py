@@ -348,7 +348,7 @@ _STRIP_CHARS = " \t-•*+·>#\"'“”‘’`()[]{}.:;!?<>"
 _KV_RE = re.compile(
     r"\A(.*?[^\s:=(])\s*(?:[:=]|\(|\s-\s|\s–\s)\s*"
     r"(yes|no|true|false|y|n|present|absent|[-+]?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?%?|"
-    r"[-+]?\.\d+|nan|inf|-inf)\s*\)?\s*\Z",
+    r"[-+]?\.\d+|[-+]?(?:nan|inf(?:inity)?)%?)\s*\)?\s*\Z",
     re.IGNORECASE,
 )
 # A line that starts commentary after the answer ("Explanation: ..."): the answer ends there.
@@ -371,7 +371,8 @@ class _Acc:
 
     def __init__(self) -> None:
         self.scores: dict[int, float] = {}
-        self.unknown: list[str] = []
+        # a dict used as an insertion-ordered set: membership is O(1), order is kept
+        self.unknown: dict[str, None] = {}
         self.errors: list[str] = []
         self.notes: list[str] = []
         self.resolved = False
@@ -389,8 +390,8 @@ class _Acc:
         name = name.strip()
         if len(name) > _MAX_UNKNOWN_LEN:
             name = name[: _MAX_UNKNOWN_LEN - 3] + "..."
-        if name and name not in self.unknown:
-            self.unknown.append(name)
+        if name:
+            self.unknown[name] = None
 
 
 # A parsed row: status, label columns, (cols, values) of non-zero scores, unknown, reason,
@@ -856,8 +857,8 @@ class _Parser:
                 if sub.resolved or sub.errors or sub.unknown:
                     _merge(acc, sub)
                     return
-        # Otherwise a category -> score/bool object.
-        for k, v in obj.items():
+        # Otherwise a category -> score/bool object (a key given twice: the larger value).
+        for k, v in _items(obj):
             ks = str(k)
             nk = _norm(ks)
             hit = self.resolve(ks)
@@ -975,7 +976,30 @@ def _inner_value(v: dict[str, Any]) -> Any:
     return None
 
 
-_DECODER = json.JSONDecoder()
+class _RepeatedKeys(dict):  # type: ignore[type-arg]
+    """A JSON object that names a key more than once: the dict holds the last value (as
+    ``json`` does) and ``pairs`` every (key, value) in order, so that a category given
+    twice keeps its larger value, as in text ("hate: 0.9, hate: 0.1")."""
+
+    __slots__ = ("pairs",)
+    pairs: list[tuple[str, Any]]
+
+
+def _object_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    if len(obj) == len(pairs):
+        return obj
+    out = _RepeatedKeys(obj)
+    out.pairs = pairs
+    return out
+
+
+def _items(obj: dict[str, Any]) -> Iterable[tuple[str, Any]]:
+    """Every (key, value) of a decoded JSON object, repeated keys included."""
+    return obj.pairs if isinstance(obj, _RepeatedKeys) else obj.items()
+
+
+_DECODER = json.JSONDecoder(object_pairs_hook=_object_pairs)
 
 
 def _decode_at(s: str, i: int) -> tuple[Any, int, bool]:
@@ -1045,14 +1069,14 @@ def _opens_single_quote(s: str, i: int) -> bool:
 def _loads(text: str) -> tuple[Any, bool]:
     """Strict JSON, then a conservative repair (single quotes, trailing commas, bare words)."""
     try:
-        return json.loads(text), True
+        return _DECODER.decode(text), True
     except (ValueError, RecursionError):
         pass
     fixed = _repair_json(text)
     if fixed is None or fixed == text:
         return None, False
     try:
-        return json.loads(fixed), True
+        return _DECODER.decode(fixed), True
     except (ValueError, RecursionError):
         return None, False
 
