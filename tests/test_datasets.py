@@ -588,3 +588,110 @@ def test_label_codes_ignore_unused_dictionary_values(tax3: Path) -> None:
     )
     with pytest.raises(_NotColumnar):
         _list_of_codes(used, labels)
+
+
+# ----------------------------------------------------------- malformed input, nothing dropped
+
+
+def _raises(path: Path, tax3: Path, match: str) -> None:
+    with pytest.raises(DatasetError, match=match):
+        load_dataset(path, taxonomy=tax3)
+
+
+def test_duplicated_column_names_are_an_error(tmp_path: Path, tax3: Path) -> None:
+    p = tmp_path / "d.csv"
+    p.write_text("id,text,labels,labels\nr1,x,a,b\nr2,y,b,a\n")
+    _raises(p, tax3, r"d\.csv: column name 'labels' appears more than once")
+    t = pa.Table.from_arrays(
+        [pa.array(["r1", "r2"]), pa.array(["x", "y"]), pa.array([1, 0]), pa.array([0, 1])],
+        names=["id", "text", "a", "a"],
+    )
+    pq.write_table(t, tmp_path / "d.parquet")
+    _raises(tmp_path / "d.parquet", tax3, r"d\.parquet: column name 'a' appears more than once")
+
+
+def test_null_annotator_list_is_a_dataset_error(tmp_path: Path, tax3: Path) -> None:
+    p = tmp_path / "d.jsonl"
+    p.write_text(
+        '{"id": "r1", "text": "x", "annotations": [null, ["a"]]}\n'
+        '{"id": "r2", "text": "y", "annotations": [["b"]]}\n'
+    )
+    _raises(p, tax3, r"d\.jsonl: line 1: annotations must be a list of per-annotator label lists")
+    t = pa.table({"id": ["r1", "r2"], "text": ["x", "y"], "annotations": [[None, ["a"]], [["b"]]]})
+    pq.write_table(t, tmp_path / "d.parquet")
+    _raises(tmp_path / "d.parquet", tax3, r"d\.parquet: row 1: annotations must be a list")
+
+
+def test_non_utf8_jsonl_text_names_the_line(tmp_path: Path, tax3: Path) -> None:
+    p = tmp_path / "d.jsonl"
+    p.write_bytes(
+        b'{"id": "r1", "text": "fine", "labels": ["a"]}\n'
+        b'{"id": "r2", "text": "x\xff", "labels": ["b"]}\n'
+    )
+    _raises(p, tax3, r"d\.jsonl: line 2: not UTF-8 text")
+
+
+def test_csv_ids_and_texts_are_read_exactly_as_written(tmp_path: Path, tax3: Path) -> None:
+    p = tmp_path / "d.csv"
+    p.write_text(
+        "id,text,labels\n001,007,a\n002,1.50,b\n"
+        "12345678901234567890,1e3,\n12345678901234567891,true,a;b\n"
+    )
+    ds = load_dataset(p, taxonomy=tax3)
+    assert list(ds.ids) == ["001", "002", "12345678901234567890", "12345678901234567891"]
+    assert list(ds.texts) == ["007", "1.50", "1e3", "true"]
+    np.testing.assert_array_equal(ds.y_true, [[1, 0, 0], [0, 1, 0], [0, 0, 0], [1, 1, 0]])
+    # per-category cells may still be written as numbers
+    q = _csv(tmp_path / "c.csv", ["id", "text", "a", "b", "c"], [["01", "x", "1.0", 0, ""]])
+    ds = load_dataset(q, taxonomy=tax3)
+    assert list(ds.ids) == ["01"]
+    np.testing.assert_array_equal(ds.mask, [[True, True, False]])
+
+
+def test_csv_empty_id_cell_is_missing(tmp_path: Path, tax3: Path) -> None:
+    p = tmp_path / "d.csv"
+    p.write_text("id,text,labels\nr1,x,a\n,y,b\n")
+    _raises(p, tax3, r"d\.csv: line 3: missing 'id'")
+
+
+def test_duplicate_keys_in_a_jsonl_row_are_an_error(tmp_path: Path, tax3: Path) -> None:
+    msg = _bad(tmp_path, tax3, [GOOD, '{"id": "2", "id": "3", "text": "x", "labels": ["a"]}'])
+    assert "line 2: key 'id' is specified twice" in msg
+    msg = _bad(tmp_path, tax3, ['{"id": "2", "text": "x", "labels": {"a": 1, "a": 0}}'])
+    assert "line 1: key 'a' is specified twice" in msg
+
+
+def test_misspelt_per_category_column_is_an_error_with_a_suggestion(
+    tmp_path: Path, tax3: Path
+) -> None:
+    p = _csv(tmp_path / "d.csv", ["id", "text", "a", "b", "gamme"], [["r1", "x", 1, 0, 1]])
+    _raises(p, tax3, r"d\.csv: column 'gamme' is not a category .*did you mean 'c'\?")
+    rows = [{"id": "r1", "text": "x", "a": 1, "b": 0, "Gama": 1}]
+    _raises(_jsonl(tmp_path / "d.jsonl", rows), tax3, r"line 1: field 'Gama' .*did you mean 'c'")
+    t = pa.table({"id": ["r1"], "text": ["x"], "a": [1], "betta": [0]})
+    pq.write_table(t, tmp_path / "d.parquet")
+    _raises(tmp_path / "d.parquet", tax3, r"column 'betta' .*did you mean 'b'")
+
+
+def test_ignored_fields_are_listed_not_dropped_silently(tmp_path: Path, tax3: Path) -> None:
+    # documented metadata is fine and still ignored, even when close to a category name
+    # ("Beta" vs the documented "meta"), but the dataset says what it ignored
+    p = _csv(
+        tmp_path / "d.csv",
+        ["id", "text", "a", "b", "c", "source", "meta", "Unnamed: 0"],
+        [["r1", "x", 1, 0, 1, "web", "m", 0], ["r2", "y", 0, 1, 0, "web", "m", 1]],
+    )
+    ds = load_dataset(p, taxonomy=tax3)
+    assert ds.ignored_fields == ("source", "meta", "Unnamed: 0")
+    # per-category fields beside 'labels' are not used: listed too (JSONL, both paths)
+    rows = [{"id": "r1", "text": "x", "labels": ["a"], "b": 1, "lang": "en"}]
+    ds = load_dataset(_jsonl(tmp_path / "d.jsonl", rows), taxonomy=tax3)
+    np.testing.assert_array_equal(ds.y_true, [[1, 0, 0]])
+    assert ds.ignored_fields == ("b", "lang")
+    rows.append({"id": "r2", "text": "y", "labels": {"a": 1}, "gamme": 0})
+    ds = load_dataset(_jsonl(tmp_path / "e.jsonl", rows), taxonomy=tax3)
+    assert ds.ignored_fields == ("b", "lang", "gamme")
+    from toxeval.scoring import score
+
+    res = score(np.asarray(ds.y_true, dtype=float), ds)
+    assert any("'b', 'lang', 'gamme'" in n for n in res.notes)

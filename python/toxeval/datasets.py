@@ -20,6 +20,7 @@ category) is re-read line by line so errors name the line.
 
 from __future__ import annotations
 
+import difflib
 import gzip
 import hashlib
 import io
@@ -43,6 +44,7 @@ from toxeval.taxonomy import (
     TaxonomyError,
     load_mapping,
     load_taxonomy,
+    normalize_label,
 )
 
 __all__ = [
@@ -64,6 +66,16 @@ OPENAI_FILE = "samples-1680.jsonl.gz"
 OPENAI_KEYS = ("S", "H", "V", "HR", "SH", "S3", "H2", "V2")
 _EXTENSIONS = (".jsonl", ".jsonl.gz", ".csv", ".parquet")
 _RESERVED = {"id", "text", "response", "labels", "annotations"}
+# Fields documented as metadata (docs/datasets.md): never taken for a misspelt category,
+# however close their name is to one. Like every field that is not a label, they are
+# ignored, and the report's notes list them.
+KNOWN_METADATA = frozenset(
+    {
+        "source", "split", "lang", "language", "meta", "metadata", "note", "notes",
+        "comment", "comments", "url", "date", "model", "prompt_id", "index",
+    }
+)  # fmt: skip
+_INDEX_COLUMN = re.compile(r"^(Unnamed: ?\d*|__index_level_\d+__)$")
 
 SCHEMA_SUMMARY = """\
 Expected schema (docs/datasets.md): one row per item with
@@ -275,7 +287,9 @@ class Dataset:
 
     ``ids``, ``texts`` and ``responses`` are sequences of ``str``: lists, or, from the
     column-wise readers, :class:`StringColumn` (Arrow-backed, turned into Python strings
-    only when used).
+    only when used). ``ignored_fields`` names the fields (columns, keys) of the file that
+    gave no labels and are not schema fields: metadata, or per-category fields when the
+    labels came from ``labels`` / ``annotations``.
     """
 
     name: str
@@ -290,6 +304,7 @@ class Dataset:
     n_annotators: np.ndarray | None
     source: str
     sha256: str
+    ignored_fields: tuple[str, ...] = ()
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -347,6 +362,7 @@ class _Labels:
         self.k = taxonomy.k
         self.mapping = mapping
         self._cache: dict[str, tuple[int, ...] | None] = {}
+        self._misspelt: dict[tuple[str, str], str | None] = {}
         cover = np.ones(self.k, dtype=bool)
         if mapping is not None:
             cover[:] = False
@@ -379,6 +395,42 @@ class _Labels:
         return (
             f"unknown category {code!r} for taxonomy {self.tax.name!r}; "
             f"known ids: {', '.join(self.tax.ids)}"
+        )
+
+    def misspelt(self, field: str, kind: str = "field") -> str | None:
+        """An error message when ``field`` (not a category) looks like a misspelt one
+        (``gamme`` for ``gamma``, by difflib), else None. Documented metadata fields and
+        pandas index columns are never taken for one."""
+        if (field, kind) not in self._misspelt:
+            self._misspelt[(field, kind)] = self._misspelt_uncached(field, kind)
+        return self._misspelt[(field, kind)]
+
+    def _misspelt_uncached(self, field: str, kind: str) -> str | None:
+        if field in _RESERVED or field.lower() in KNOWN_METADATA or _INDEX_COLUMN.match(field):
+            return None
+        if self.mapping is not None:
+            cands = {c.lower(): c for c in self.mapping.table}
+        else:
+            cands = {}
+            for cat in self.tax.categories:
+                for x in (cat.id, cat.name, *cat.aliases):
+                    cands.setdefault(x.lower(), cat.id)
+                    cands.setdefault(normalize_label(x), cat.id)
+        key = field.lower()
+        hit = difflib.get_close_matches(key, list(cands), n=1, cutoff=0.8)
+        if not hit:
+            hit = difflib.get_close_matches(normalize_label(field), list(cands), n=1, cutoff=0.8)
+        if not hit:
+            return None
+        what = (
+            f"a code of mapping {self.mapping.name!r}"
+            if self.mapping is not None
+            else f"a category of taxonomy {self.tax.name!r}"
+        )
+        return (
+            f"{kind} {field!r} is not {what}; did you mean {cands[hit[0]]!r}? "
+            f"(per-category label {kind}s must be named after a category: rename it, or "
+            "give the labels in a 'labels' field)"
         )
 
     def code_targets(self, code: Any, where: str) -> tuple[int, ...]:
@@ -507,6 +559,7 @@ class _Raw:
     counts: np.ndarray | None
     n_ann: np.ndarray | None
     has_labels: np.ndarray  # (N,) bool: row had explicit labels (these win over annotations)
+    ignored: tuple[str, ...] = ()  # fields that gave no labels and are not schema fields
 
 
 def _combine(
@@ -564,6 +617,7 @@ def _records_to_raw(
     has_labels: list[bool] = []
     any_ann = False
     any_resp = False
+    ignored: dict[str, None] = {}
     k = labels.k
     for line, rec in records:
         where = f"{source}: {unit} {line}"
@@ -585,10 +639,19 @@ def _records_to_raw(
             any_resp = True
         lab = rec.get("labels")
         ann = rec.get("annotations")
-        # one field per category (other extra fields are metadata and ignored)
-        cat_cols = {
-            c: v for c, v in rec.items() if c not in _RESERVED and labels.targets(c) is not None
-        }
+        # one field per category (other extra fields are metadata: ignored, and listed)
+        cat_cols: dict[str, Any] = {}
+        per_category = lab is None and ann is None
+        for c, v in rec.items():
+            if c in _RESERVED:
+                continue
+            if labels.targets(c) is not None:
+                cat_cols[c] = v
+                if per_category:
+                    continue  # otherwise labels / annotations give the targets: ignored
+            elif per_category and (msg := labels.misspelt(c)) is not None:
+                raise DatasetError(f"{where}: {msg}")
+            ignored[c] = None
         if lab is not None:
             y, m = labels.parse(lab, where)
         elif ann is None and cat_cols:
@@ -634,6 +697,7 @@ def _records_to_raw(
         counts=np.vstack(counts) if any_ann else None,
         n_ann=np.asarray(n_ann, dtype=np.int64) if any_ann else None,
         has_labels=np.asarray(has_labels, dtype=bool),
+        ignored=tuple(ignored),
     )
 
 
@@ -642,6 +706,16 @@ def _records_to_raw(
 
 class _NotColumnar(Exception):
     """The table is not in a form the column-wise path handles; use the row path."""
+
+
+def _check_column_names(names: Sequence[str], source: str) -> None:
+    """Every column must mean one thing: a name given twice is an error."""
+    if len(set(names)) != len(names):
+        dup = sorted({n for n in names if list(names).count(n) > 1})
+        raise DatasetError(
+            f"{source}: column name {', '.join(map(repr, dup))} appears more than once; "
+            "every column name must be unique"
+        )
 
 
 def _list_of_codes(arr: pa.Array, labels: _Labels) -> tuple[np.ndarray, np.ndarray]:
@@ -767,7 +841,10 @@ def _table_labels(
     for name in cols:
         ts = labels.targets(name)
         if ts is None:
-            continue  # extra metadata columns are ignored
+            msg = labels.misspelt(name, "column")
+            if msg is not None:
+                raise DatasetError(msg)
+            continue  # extra metadata columns are ignored (and listed in the notes)
         found = True
         col = table.column(name).combine_chunks()
         if pa.types.is_string(col.type):
@@ -831,6 +908,8 @@ def _table_annotations(table: pa.Table, labels: _Labels) -> tuple[np.ndarray, np
         inner.type.value_type
     ):
         raise _NotColumnar
+    if inner.null_count:
+        raise _NotColumnar  # a null annotator list: the row path names the row
     n_ann = np.asarray(pc.list_value_length(col).fill_null(0), dtype=np.int64)
     outer_parent = np.asarray(pc.list_parent_indices(col))
     counts = np.zeros((len(col), labels.k), dtype=np.float64)
@@ -855,6 +934,7 @@ def _table_to_raw(
     if n == 0:
         raise DatasetError(f"{source}: the file has no rows")
     names = table.column_names
+    _check_column_names(names, source)
     for req in ("id", "text"):
         if req not in names:
             raise DatasetError(f"{source}: missing column {req!r} (columns: {', '.join(names)})")
@@ -867,6 +947,17 @@ def _table_to_raw(
     idcol = table.column("id")
     if not (pa.types.is_string(idcol.type) or pa.types.is_integer(idcol.type)):
         raise _NotColumnar
+    for name in ("id", "text", "response"):
+        if name in names and pa.types.is_string(table.column(name).type):
+            try:  # pyarrow's JSON reader does not check UTF-8: the row path names the line
+                table.column(name).validate(full=True)
+            except pa.ArrowInvalid:
+                raise _NotColumnar from None
+    if csv_text and pa.types.is_string(idcol.type):
+        empty = pc.equal(idcol, "")
+        if pc.any(empty).as_py():
+            i = int(np.flatnonzero(np.asarray(empty.to_numpy(zero_copy_only=False)))[0])
+            raise DatasetError(f"{source}: {unit} {i + first_line}: missing 'id'")
     # ids, texts and responses stay Arrow columns: no Python string per row unless asked
     ids = StringColumn(idcol)
     if not ids._all_distinct():
@@ -913,6 +1004,12 @@ def _table_to_raw(
         counts=None if ann is None else ann[0],
         n_ann=None if ann is None else ann[1],
         has_labels=has_labels,
+        ignored=tuple(
+            c
+            for c in names
+            if c not in _RESERVED
+            and ("labels" in names or ann is not None or labels.targets(c) is None)
+        ),
     )
 
 
@@ -936,17 +1033,49 @@ def _blank(body: bytes) -> bool:
     return _NON_BLANK.search(body) is None
 
 
+class _RepeatedKey(Exception):
+    def __init__(self, key: str) -> None:
+        self.key = key
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        for k, _ in pairs:
+            if k in seen:
+                raise _RepeatedKey(k)
+            seen.add(k)
+    return obj
+
+
+_ROW_DECODER = json.JSONDecoder(object_pairs_hook=_unique_keys)
+
+
 def _json_lines(raw: bytes, source: str) -> Iterator[tuple[int, Any]]:
-    text = raw.decode("utf-8-sig", errors="strict")
+    try:
+        text = raw.decode("utf-8-sig", errors="strict")
+    except UnicodeDecodeError as e:
+        at = raw.count(b"\n", 0, e.start) + 1
+        col = e.start - (raw.rfind(b"\n", 0, e.start) + 1) + 1
+        raise DatasetError(
+            f"{source}: line {at}: not UTF-8 text ({e.reason} at byte {col})"
+        ) from None
+    decode = _ROW_DECODER.decode
     for no, line in enumerate(text.splitlines(), start=1):
         s = line.strip()
         if not s:
             continue
         try:
-            yield no, json.loads(s)
+            yield no, decode(s)
         except json.JSONDecodeError as e:
             raise DatasetError(
                 f"{source}: line {no}: malformed JSON ({e.msg} at column {e.colno})"
+            ) from None
+        except _RepeatedKey as e:
+            # as pyarrow and the predictions reader do: a key given twice is ambiguous
+            raise DatasetError(
+                f"{source}: line {no}: key {e.key!r} is specified twice in one object"
             ) from None
 
 
@@ -963,7 +1092,7 @@ def _read_jsonl(path: Path, data: bytes, labels: _Labels, source: str) -> _Raw:
                 pa.BufferReader(body), read_options=pajson.ReadOptions(block_size=1 << 24)
             )
             return _table_to_raw(table, labels, source, "line", first_line=1)
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, _NotColumnar, DatasetError):
+        except (pa.ArrowException, _NotColumnar, DatasetError):
             pass  # re-read line by line: exact line numbers, mixed label forms
     try:
         return _records_to_raw(_json_lines(body, source), labels, source)
@@ -981,13 +1110,18 @@ def _read_csv(path: Path, data: bytes, labels: _Labels, source: str) -> _Raw:
         table = pacsv.read_csv(
             io.BytesIO(body),
             convert_options=pacsv.ConvertOptions(
-                column_types=None, strings_can_be_null=False, auto_dict_encode=False
+                # ids, texts and label text exactly as written ("001" stays "001", a
+                # 20-digit id is not a float); label cells may be inferred (1, 1.0, true)
+                column_types={c: pa.string() for c in _RESERVED},
+                strings_can_be_null=False,
+                auto_dict_encode=False,
             ),
             read_options=pacsv.ReadOptions(block_size=1 << 24),
         )
-    except pa.ArrowInvalid as e:
+    except (pa.ArrowInvalid, pa.ArrowTypeError) as e:
         raise DatasetError(f"{source}: cannot read CSV: {e}") from None
-    # every column as text: 1/0/empty cells, ids that look numeric, JSON label text
+    _check_column_names(table.column_names, source)
+    # every column as text: 1/0/empty cells, JSON label text
     table = pa.table({c: _as_text(table.column(c)) for c in table.column_names})
     try:
         return _table_to_raw(table, labels, source, "line", first_line=2, csv_text=True)
@@ -1042,6 +1176,7 @@ def _read_parquet(data: bytes, labels: _Labels, source: str) -> _Raw:
         source_file = pa.BufferReader(data)
         meta = pq.ParquetFile(source_file)
         schema = meta.schema_arrow
+        _check_column_names(schema.names, source)
         # a list of label strings is read as dictionary codes: Parquet stores them that
         # way, so neither decoding to strings nor hashing them again is needed (Arrow
         # reads nested dictionaries from one row group only)
@@ -1051,7 +1186,7 @@ def _read_parquet(data: bytes, labels: _Labels, source: str) -> _Raw:
             if pa.types.is_list(t) and pa.types.is_string(t.value_type):
                 as_dict.append(f"labels.list.{t.value_field.name}")
         table = pq.ParquetFile(source_file, read_dictionary=as_dict or None).read()
-    except (pa.ArrowInvalid, OSError) as e:
+    except (pa.ArrowException, OSError) as e:
         raise DatasetError(f"{source}: cannot read Parquet: {e}") from None
     try:
         return _table_to_raw(table, labels, source, "row", first_line=1)
@@ -1101,14 +1236,19 @@ def _read_file(path: Path, labels: _Labels) -> tuple[_Raw, str]:
     data = path.read_bytes()
     if ext in (".jsonl", ".jsonl.gz", ".json", ".json.gz", ".csv", ".csv.gz", ".parquet", ".pq"):
         hashing = _BackgroundSha256(data)  # overlaps with parsing (hashlib drops the GIL)
-        if ext in (".jsonl", ".jsonl.gz", ".json", ".json.gz"):
-            raw = _read_jsonl(path, data, labels, source)
-        elif ext in (".csv", ".csv.gz"):
-            raw = _read_csv(path, data, labels, source)
-        else:
-            if not data:
-                raise DatasetError(f"{source}: the file is empty")
-            raw = _read_parquet(data, labels, source)
+        try:
+            if ext in (".jsonl", ".jsonl.gz", ".json", ".json.gz"):
+                raw = _read_jsonl(path, data, labels, source)
+            elif ext in (".csv", ".csv.gz"):
+                raw = _read_csv(path, data, labels, source)
+            else:
+                if not data:
+                    raise DatasetError(f"{source}: the file is empty")
+                raw = _read_parquet(data, labels, source)
+        except (pa.ArrowException, UnicodeError) as e:
+            # a form of malformed input no check anticipated: an input error naming the
+            # file, never a raw Arrow error
+            raise DatasetError(f"{source}: cannot read the dataset: {e}") from None
         return raw, hashing.result()
     raise DatasetError(
         f"{source}: unknown dataset format {ext!r}; use .jsonl, .jsonl.gz, .csv or .parquet"
@@ -1169,6 +1309,7 @@ def _finish(
         n_annotators=n_ann,
         source=source,
         sha256=sha,
+        ignored_fields=raw.ignored,
     )
 
 
