@@ -4,6 +4,7 @@ masked, deterministic results.json, exit codes 0 / 1 / 2 with one-line reasons."
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import subprocess
@@ -285,6 +286,66 @@ def _bad_inputs(tmp_path: Path) -> dict[str, tuple[list[str], str]]:
         "bad_taxonomy": (["taxonomy", "no-such-taxonomy"], "unknown taxonomy"),
         "unknown_command": (["frobnicate"], "invalid choice"),
         "bad_threshold": (["score", str(ok), "--dataset", ds, "--threshold", "nan"], "threshold"),
+        **_malformed_inputs(tmp_path, ds, ids),
+    }
+
+
+def _malformed_inputs(
+    tmp_path: Path, ds: str, ids: tuple[str, ...]
+) -> dict[str, tuple[list[str], str]]:
+    """Malformed files that once reached the internal-error path (exit 1)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    k = len(ids)
+    dupcol = tmp_path / "dupcol.csv"
+    dupcol.write_text(
+        f"id,{','.join(ids)},{ids[0]}\n" + "".join(f"{i}{',0.5' * (k + 1)}\n" for i in "abc")
+    )
+    ds_dupcol = tmp_path / "ds_dupcol.csv"
+    ds_dupcol.write_text("id,text,labels,labels\na,x,hate,hate\n")
+    nested = tmp_path / "nested.parquet"
+    pq.write_table(pa.table({"id": list("abc"), "scores": [[[0.5]] * k] * 3}), nested)
+    ann_null = tmp_path / "ann_null.jsonl"
+    ann_null.write_text('{"id": "a", "text": "x", "annotations": [null, ["hate"]]}\n')
+    nonutf8 = tmp_path / "nonutf8.jsonl"
+    nonutf8.write_bytes(b'{"id": "a", "text": "x\xff", "labels": ["hate"]}\n')
+    good = "".join(json.dumps({"id": i, "labels": ["hate"]}) + "\n" for i in "abc").encode()
+    trunc = tmp_path / "trunc.jsonl.gz"
+    trunc.write_bytes(gzip.compress(good)[:30])
+    notgz = tmp_path / "notgz.jsonl.gz"
+    notgz.write_bytes(b"not gzip")
+    hdr = f"{{'descr': '<f8', 'fortran_order': False, 'shape': (100000000000, {k}), }}".encode()
+    hdr += b" " * (118 - len(hdr)) + b"\n"
+    huge = tmp_path / "huge.npy"
+    huge.write_bytes(b"\x93NUMPY\x01\x00" + len(hdr).to_bytes(2, "little") + hdr + bytes(48))
+    a_file = tmp_path / "a_file.txt"
+    a_file.write_text("x")
+    nope = str(tmp_path / "nope.jsonl")  # --out is checked before anything is read
+    return {
+        "dup_column_predictions": (["score", str(dupcol), "--dataset", ds], "dupcol.csv: column"),
+        "dup_column_dataset": (["evaluate", "--dataset", str(ds_dupcol)], "ds_dupcol.csv: column"),
+        "nested_parquet": (
+            ["score", str(nested), "--dataset", ds],
+            "nested.parquet: score vectors",
+        ),
+        "null_annotator": (["evaluate", "--dataset", str(ann_null)], "ann_null.jsonl: line 1"),
+        "non_utf8_dataset": (["evaluate", "--dataset", str(nonutf8)], "nonutf8.jsonl: line 1"),
+        "truncated_gzip": (["score", str(trunc), "--dataset", ds], "trunc.jsonl.gz: not a valid"),
+        "not_gzip": (["score", str(notgz), "--dataset", ds], "notgz.jsonl.gz: not a valid gzip"),
+        "npy_huge_header": (["score", str(huge), "--dataset", ds], "huge.npy: NPY: the header"),
+        "out_is_a_file": (
+            ["score", nope, "--dataset", ds, "--out", str(a_file)],
+            "exists and is not a directory",
+        ),
+        "out_under_a_file": (
+            ["score", nope, "--dataset", ds, "--out", str(a_file / "sub" / "dir")],
+            "a_file.txt is not a directory",
+        ),
+        "min_annotators_without_at_least": (
+            ["evaluate", "--min-annotators", "2"],
+            "--min-annotators only applies with --rule at_least",
+        ),
     }
 
 
@@ -301,6 +362,17 @@ CASES = [
     "bad_taxonomy",
     "unknown_command",
     "bad_threshold",
+    "dup_column_predictions",
+    "dup_column_dataset",
+    "nested_parquet",
+    "null_annotator",
+    "non_utf8_dataset",
+    "truncated_gzip",
+    "not_gzip",
+    "npy_huge_header",
+    "out_is_a_file",
+    "out_under_a_file",
+    "min_annotators_without_at_least",
 ]
 
 
@@ -376,3 +448,18 @@ def test_internal_error_exits_1(
     monkeypatch.setenv("TOXEVAL_DEBUG", "1")
     assert main(["evaluate"]) == 1
     assert "Traceback" in capsys.readouterr().err
+
+
+def test_min_annotators_with_at_least_is_used(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("toxeval.datasets")
+    out = tmp_path / "new" / "dir"  # created: its parent chain does not exist yet
+    args = ["evaluate", "--rule", "at_least", "--min-annotators", "2", "-q", "--out", str(out)]
+    assert main(args) == 0
+    cfg = json.loads((out / "results.json").read_text())["config"]
+    assert cfg["rule"] == "at_least" and cfg["min_annotators"] == 2
+    assert main(["evaluate", "-q", "--out", str(out)]) == 0  # an existing directory is fine
+    cfg = json.loads((out / "results.json").read_text())["config"]
+    assert cfg["min_annotators"] == 1
+    capsys.readouterr()

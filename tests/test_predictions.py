@@ -512,3 +512,120 @@ def test_scoring_a_parquet_dump_makes_no_python_strings_for_ids_or_texts(tmp_pat
     assert ds.ids._list is None and ds.texts._list is None  # still Arrow columns
     assert ds.texts[5] == "text 5" and list(ds.texts)[-1] == f"text {n - 1}"  # yet available
     assert result.counts["scored"] == n
+
+
+# --------------------------------------------------------------------------- malformed input
+
+
+def test_duplicated_column_names_are_an_error(tmp_path: Path, ds: Any) -> None:
+    p = tmp_path / "p.csv"
+    p.write_text("id,c0,c1,c2,c0\n" + "".join(f"{i},0.1,0.2,0.3,0.4\n" for i in IDS))
+    with pytest.raises(PredictionError, match=r"p\.csv: column 'c0' appears more than once"):
+        read_predictions(p, ds)
+    cols = [pa.array(IDS)] + [pa.array(S[:, k]) for k in range(3)] + [pa.array(S[:, 0])]
+    t = pa.Table.from_arrays(cols, names=["id", "c0", "c1", "c2", "c0"])
+    pq.write_table(t, tmp_path / "p.parquet")
+    with pytest.raises(PredictionError, match=r"p\.parquet: column 'c0' appears more than once"):
+        read_predictions(tmp_path / "p.parquet", ds)
+
+
+def test_parquet_score_vectors_nested_too_deep(tmp_path: Path, ds: Any) -> None:
+    nested = [[[float(x)] for x in row] for row in S]
+    pq.write_table(pa.table({"id": IDS, "scores": nested}), tmp_path / "p.parquet")
+    with pytest.raises(PredictionError, match=r"p\.parquet: score vectors hold list<"):
+        read_predictions(tmp_path / "p.parquet", ds)
+
+
+def test_parquet_uint64_out_of_float_range_names_file_and_column(tmp_path: Path, ds: Any) -> None:
+    big = pa.array([2**63 + 5, 1, 1, 2**63 + 6], pa.uint64())
+    t = pa.table({"id": IDS, "c0": big, "c1": S[:, 1], "c2": S[:, 2]})
+    pq.write_table(t, tmp_path / "p.parquet")
+    with pytest.raises(PredictionError, match=r"p\.parquet: score column 'c0' \(uint64\)"):
+        read_predictions(tmp_path / "p.parquet", ds)
+
+
+def test_parquet_binary_ids_that_are_not_utf8(tmp_path: Path, ds: Any) -> None:
+    ids = pa.array([b"a", b"b", b"c", b"\xff"], pa.binary())
+    pq.write_table(pa.table({"id": ids, "scores": S.tolist()}), tmp_path / "p.parquet")
+    with pytest.raises(PredictionError, match=r"p\.parquet: ids \(binary\) are not valid UTF-8"):
+        read_predictions(tmp_path / "p.parquet", ds)
+
+
+def test_npz_ids_bytes_objects_and_floats(tmp_path: Path, ds: Any) -> None:
+    np.savez(tmp_path / "bad.npz", scores=S, ids=np.array([b"a", b"b", b"c", b"\xff"]))
+    with pytest.raises(PredictionError, match=r"bad\.npz: 'ids'\[3\] b'\\xff' is not UTF-8"):
+        read_predictions(tmp_path / "bad.npz", ds)
+    np.savez(tmp_path / "ok.npz", scores=S[::-1], ids=np.array([i.encode() for i in IDS[::-1]]))
+    np.testing.assert_array_equal(read_predictions(tmp_path / "ok.npz", ds).scores, S)
+    np.savez(tmp_path / "f.npz", scores=S, ids=np.arange(4) * 1.0)
+    with pytest.raises(PredictionError, match=r"f\.npz: 'ids' has dtype float64"):
+        read_predictions(tmp_path / "f.npz", ds)
+
+
+def test_non_utf8_jsonl_names_file_and_line(tmp_path: Path, ds: Any) -> None:
+    p = tmp_path / "p.jsonl"
+    rows = [json.dumps({"id": i, "output": "c0"}).encode() for i in IDS]
+    rows[2] = b'{"id": "c", "output": "c0\xff"}'
+    p.write_bytes(b"\n".join(rows) + b"\n")
+    with pytest.raises(PredictionError, match=r"p\.jsonl: line 3: byte 26: not UTF-8 text"):
+        read_predictions(p, ds)
+    rows[2], rows[0] = rows[0], rows[2]  # the first line, read before pyarrow
+    p.write_bytes(b"\n".join(rows) + b"\n")
+    with pytest.raises(PredictionError, match=r"p\.jsonl: line 1: byte 26: not UTF-8 text"):
+        read_predictions(p, ds)
+
+
+@pytest.mark.parametrize("damage", ["truncated", "not gzip"])
+def test_broken_gzip_jsonl(tmp_path: Path, ds: Any, damage: str) -> None:
+    p = tmp_path / "p.jsonl.gz"
+    whole = gzip.compress(b"".join(json.dumps(r).encode() + b"\n" for r in _struct_rows()))
+    p.write_bytes(whole[:40] if damage == "truncated" else b"not gzip at all")
+    with pytest.raises(PredictionError, match=r"p\.jsonl\.gz: not a valid gzip file"):
+        read_predictions(p, ds)
+
+
+def _npy_header(shape: tuple[int, ...]) -> bytes:
+    hdr = f"{{'descr': '<f8', 'fortran_order': False, 'shape': {shape}, }}".encode()
+    hdr = hdr + b" " * (118 - len(hdr)) + b"\n"
+    return b"\x93NUMPY\x01\x00" + len(hdr).to_bytes(2, "little") + hdr
+
+
+def test_npy_header_larger_than_the_file_is_an_error_not_an_allocation(
+    tmp_path: Path, ds: Any
+) -> None:
+    p = tmp_path / "huge.npy"
+    p.write_bytes(_npy_header((100_000_000_000, 3)) + b"\x00" * 48)
+    with pytest.raises(PredictionError, match=r"huge\.npy: NPY: the header declares shape"):
+        read_predictions(p, ds)
+    # the same lie inside an NPZ member
+    import zipfile
+
+    with zipfile.ZipFile(tmp_path / "huge.npz", "w") as z:
+        z.writestr("scores.npy", _npy_header((100_000_000_000, 3)) + b"\x00" * 48)
+    with pytest.raises(PredictionError, match=r"huge\.npz: array 'scores': the header declares"):
+        read_predictions(tmp_path / "huge.npz", ds)
+    # a truncated but honest file says so too
+    np.save(tmp_path / "t.npy", S)
+    (tmp_path / "t.npy").write_bytes((tmp_path / "t.npy").read_bytes()[:-8])
+    with pytest.raises(PredictionError, match=r"t\.npy: .*truncated or corrupt"):
+        read_predictions(tmp_path / "t.npy", ds)
+
+
+@pytest.mark.parametrize("gz", [False, True])
+def test_jsonl_with_a_line_over_pyarrows_block_size(tmp_path: Path, gz: bool) -> None:
+    ds = make_dataset(Y, taxonomy=TAX, ids=list(IDS))
+    rows: list[Any] = [{"id": i, "output": "c0"} for i in IDS]
+    rows[2] = {"id": "c", "output": "c1" + " " * 2_100_000}  # ~2.1 MB on one line
+    p = _jsonl(tmp_path / ("p.jsonl.gz" if gz else "p.jsonl"), rows, gz=gz)
+    pr = read_predictions(p, ds)
+    assert pr.kind == "text" and pr.scored.all()
+    assert pr.scores[2, 1] == 1.0 and pr.scores[0, 0] == 1.0
+
+
+def test_raw_outputs_must_be_strings(ds: Any) -> None:
+    from toxeval.predictions import predictions_from_texts
+
+    with pytest.raises(TypeError, match=r"item 0 is int .*np\.asarray"):
+        predictions_from_texts([1, 2, 3, 4], ds)  # type: ignore[list-item]
+    with pytest.raises(TypeError, match=r"item 1 is NoneType .*fill a missing output"):
+        predictions_from_texts(["c0", None, "c1", "c2"], ds)  # type: ignore[list-item]

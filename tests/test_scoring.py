@@ -361,3 +361,18 @@ def test_report_counts_give_the_figure_by_figure_results(
     assert json.dumps(fast, sort_keys=True) == json.dumps(slow, sort_keys=True)
     assert fast["counts"]["unknown_cells"] == int((~mask[rows]).sum())
     assert fast["counts"]["rows_without_known_labels"] >= 1
+
+
+def test_score_rejects_a_sequence_that_is_not_raw_outputs() -> None:
+    tax = small_taxonomy(3)
+    y = np.array([[1, 0, 0], [0, 1, 0], [0, 0, 1]])
+    ds = make_dataset(y, taxonomy=tax)
+    with pytest.raises(TypeError, match=r"item 0 is int .*np\.asarray"):
+        score([1, 2, 3], ds)
+    with pytest.raises(TypeError, match=r"item 0 is list .*np\.asarray"):
+        score(y.tolist(), ds)
+    with pytest.raises(TypeError, match=r"item 1 is NoneType .*fill a missing output"):
+        score(["c0", None, "c2"], ds)  # type: ignore[list-item]
+    with pytest.raises(TypeError, match=r"got int"):
+        score(7, ds)  # type: ignore[arg-type]
+    assert score(["c0", "c1", "c2"], ds).map == 1.0

@@ -15,6 +15,7 @@ import time
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 if TYPE_CHECKING:
@@ -69,9 +70,9 @@ def _build_parser() -> argparse.ArgumentParser:
         sp.add_argument(
             "--min-annotators",
             type=int,
-            default=1,
+            default=None,
             metavar="K",
-            help="with --rule at_least: annotators needed for a positive",
+            help="with --rule at_least (only): annotators needed for a positive (default 1)",
         )
         sp.add_argument(
             "--threshold",
@@ -189,12 +190,49 @@ def _progress(quiet: bool) -> Iterator[Callable[[str], None]]:
         yield step
 
 
+def _check_args(args: argparse.Namespace) -> None:
+    """Checks of option combinations and of --out, before any work is done."""
+    if args.min_annotators is not None and args.rule != "at_least":
+        raise _UsageError(
+            f"--min-annotators only applies with --rule at_least (the rule is {args.rule}); "
+            "add --rule at_least or drop --min-annotators"
+        )
+    if args.out:
+        _check_out_dir(args.out)
+
+
+def _min_annotators(args: argparse.Namespace) -> int:
+    return 1 if args.min_annotators is None else int(args.min_annotators)
+
+
+def _check_out_dir(out: str) -> None:
+    """--out must be a directory, or a path whose first existing ancestor is a writable
+    directory: found out before reading and scoring, not after."""
+    p = Path(out)
+    if p.exists():
+        if not p.is_dir():
+            raise _UsageError(f"--out {out}: exists and is not a directory")
+        if not os.access(p, os.W_OK | os.X_OK):
+            raise _UsageError(f"--out {out}: the directory is not writable")
+        return
+    anc = p.parent
+    while not anc.exists() and anc != anc.parent:
+        anc = anc.parent
+    if not anc.is_dir():
+        raise _UsageError(f"--out {out}: {anc} is not a directory")
+    if not os.access(anc, os.W_OK | os.X_OK):
+        raise _UsageError(f"--out {out}: cannot create it ({anc} is not writable)")
+
+
 def _finish(result: EvaluationResult, args: argparse.Namespace) -> None:
     _TIMINGS.mark("writing outputs")
     from toxeval.report import write_outputs
 
     if args.out:
-        write_outputs(result, args.out)
+        try:
+            write_outputs(result, args.out)
+        except OSError as e:
+            raise _UsageError(f"--out {args.out}: cannot write the results: {e}") from None
     if args.quiet:
         f = result.figures
         print(
@@ -215,6 +253,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     _TIMINGS.mark("importing")
     from toxeval.scoring import evaluate
 
+    _check_args(args)
     _system_arrow_pool()
     with _progress(args.quiet) as step:
         result = evaluate(
@@ -224,7 +263,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
             threshold=args.threshold,
             data_dir=args.data_dir,
             rule=args.rule,
-            min_annotators=args.min_annotators,
+            min_annotators=_min_annotators(args),
             progress=step,
         )
     _finish(result, args)
@@ -235,6 +274,7 @@ def _cmd_score(args: argparse.Namespace) -> int:
     _TIMINGS.mark("importing")
     from toxeval.scoring import score
 
+    _check_args(args)
     _system_arrow_pool()
     with _progress(args.quiet) as step:
         result = score(
@@ -248,7 +288,7 @@ def _cmd_score(args: argparse.Namespace) -> int:
             mapping=args.mapping,
             data_dir=args.data_dir,
             rule=args.rule,
-            min_annotators=args.min_annotators,
+            min_annotators=_min_annotators(args),
             progress=step,
         )
     _finish(result, args)

@@ -32,6 +32,7 @@ import json
 import math
 import re
 import zipfile
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -216,8 +217,39 @@ def _open_text(path: Path) -> io.TextIOBase:
 # --------------------------------------------------------------------------- readers
 
 
+def _unreadable(path: Path, e: BaseException) -> PredictionError:
+    """A decompression or decoding error while reading ``path`` as a PredictionError."""
+    if isinstance(e, UnicodeDecodeError):
+        return PredictionError(f"{path}: {_bad_utf8_line(path)}not UTF-8 text ({e.reason})")
+    if path.name.lower().endswith(".gz"):
+        return PredictionError(f"{path}: not a valid gzip file ({type(e).__name__}: {e})")
+    return PredictionError(f"{path}: cannot read the file ({type(e).__name__}: {e})")
+
+
+def _bad_utf8_line(path: Path) -> str:
+    """ "line N: " for the first line of ``path`` that is not UTF-8 (error path only)."""
+    opener = gzip.open if path.name.lower().endswith(".gz") else open
+    try:
+        with opener(path, "rb") as f:
+            for lineno, line in enumerate(f, start=1):
+                try:
+                    line.decode("utf-8")
+                except UnicodeDecodeError as e:
+                    return f"line {lineno}: byte {e.start + 1}: "
+    except (OSError, EOFError, zlib.error):
+        pass
+    return ""
+
+
 def _first_json_line(path: Path) -> dict[str, Any]:
     """The first non-blank line as a JSON object (errors carry the line number)."""
+    try:
+        return _first_json_line_unchecked(path)
+    except (OSError, EOFError, UnicodeDecodeError, zlib.error) as e:
+        raise _unreadable(path, e) from None
+
+
+def _first_json_line_unchecked(path: Path) -> dict[str, Any]:
     with _open_text(path) as f:
         for lineno, line in enumerate(f, start=1):
             if not line.strip():
@@ -236,6 +268,13 @@ def _first_json_line(path: Path) -> dict[str, Any]:
 
 def _scan_jsonl(path: Path, pyarrow_msg: str) -> PredictionError:
     """Find the first bad line after pyarrow rejected the file (error path only)."""
+    try:
+        return _scan_jsonl_unchecked(path, pyarrow_msg)
+    except (OSError, EOFError, UnicodeDecodeError, zlib.error) as e:
+        return _unreadable(path, e)
+
+
+def _scan_jsonl_unchecked(path: Path, pyarrow_msg: str) -> PredictionError:
     kinds: dict[str, tuple[str, int]] = {}
     with _open_text(path) as f:
         for lineno, line in enumerate(f, start=1):
@@ -300,15 +339,48 @@ def _json_schema(first: dict[str, Any]) -> pa.Schema:
     return pa.schema(fields)
 
 
+def _longest_line(path: Path) -> int:
+    """Bytes in the longest line of a (possibly gzipped) file, read in blocks."""
+    opener = gzip.open if path.name.lower().endswith(".gz") else open
+    longest = 0
+    run = 0  # bytes since the last newline
+    with opener(path, "rb") as f:
+        while block := f.read(1 << 22):
+            nl = np.flatnonzero(np.frombuffer(block, dtype=np.uint8) == 10)
+            if nl.size == 0:
+                run += len(block)
+            else:
+                longest = max(longest, run + int(nl[0]) + 1)
+                if nl.size > 1:
+                    longest = max(longest, int(np.diff(nl).max()))
+                run = len(block) - int(nl[-1]) - 1
+    return max(longest, run)
+
+
 def _read_jsonl(path: Path) -> pa.Table:
     import pyarrow.json as pj
 
     first = _first_json_line(path)
     opts = pj.ParseOptions(explicit_schema=_json_schema(first), unexpected_field_behavior="infer")
     try:
-        return pj.read_json(path, parse_options=opts)
+        try:
+            return pj.read_json(path, parse_options=opts)
+        except pa.ArrowInvalid as e:
+            if "straddl" not in str(e):
+                raise
+            # a line longer than pyarrow's block (1 MiB): read again in blocks that hold
+            # the longest line whole
+            block = _longest_line(path) + 1024
+            if block >= 1 << 31:
+                raise PredictionError(
+                    f"{path}: a line of {block} bytes is too long to read as JSON Lines"
+                ) from None
+            read = pj.ReadOptions(block_size=max(block, 1 << 20))
+            return pj.read_json(path, parse_options=opts, read_options=read)
     except (pa.ArrowInvalid, pa.ArrowTypeError) as e:
         raise _scan_jsonl(path, str(e)) from None
+    except (OSError, EOFError, zlib.error) as e:
+        raise _unreadable(path, e) from None
 
 
 def _read_csv(path: Path) -> pa.Table:
@@ -318,7 +390,7 @@ def _read_csv(path: Path) -> pa.Table:
         raise PredictionError(f"{path}: empty file (no predictions)")
     delimiter = "\t" if path.name.lower().removesuffix(".gz").endswith(".tsv") else ","
     try:
-        return pcsv.read_csv(
+        table = pcsv.read_csv(
             path,
             parse_options=pcsv.ParseOptions(delimiter=delimiter, newlines_in_values=True),
             convert_options=pcsv.ConvertOptions(
@@ -327,6 +399,22 @@ def _read_csv(path: Path) -> pa.Table:
         )
     except (pa.ArrowInvalid, pa.ArrowTypeError) as e:
         raise PredictionError(f"{path}: cannot read as CSV: {e}") from None
+    except (OSError, EOFError, zlib.error) as e:
+        raise _unreadable(path, e) from None
+    return _check_column_names(table, path)
+
+
+def _check_column_names(table: pa.Table, path: Path) -> pa.Table:
+    """Reject a table that names a column twice (every column must mean one thing)."""
+    names = table.column_names
+    if len(set(names)) != len(names):
+        dup = sorted({n for n in names if names.count(n) > 1})
+        raise PredictionError(
+            f"{path}: column {'s' if len(dup) > 1 else ''}{', '.join(map(repr, dup))} "
+            f"appear{'' if len(dup) > 1 else 's'} more than once; every column name must be "
+            "unique"
+        )
+    return table
 
 
 def _read_parquet(path: Path) -> pa.Table:
@@ -336,18 +424,54 @@ def _read_parquet(path: Path) -> pa.Table:
         raise PredictionError(f"{path}: empty file (no predictions)")
     try:
         # ParquetFile: one chunk per row group, and no import of pyarrow.dataset
-        return pq.ParquetFile(path, memory_map=True).read()
+        table = pq.ParquetFile(path, memory_map=True).read()
     except (pa.ArrowInvalid, OSError) as e:
         raise PredictionError(f"{path}: cannot read as Parquet: {e}") from None
+    return _check_column_names(table, path)
+
+
+def _check_npy_size(f: Any, available: int, path: Path, what: str) -> None:
+    """Compare the size an NPY header declares with the bytes there are, before numpy
+    allocates the array: a corrupt or lying header (a shape of 1e11 rows over 48 bytes)
+    is an error naming the file, not a MemoryError."""
+    from numpy.lib import format as npformat
+
+    start = f.tell()
+    version = npformat.read_magic(f)
+    if version == (1, 0):
+        shape, _, dtype = npformat.read_array_header_1_0(f)
+    elif version == (2, 0):
+        shape, _, dtype = npformat.read_array_header_2_0(f)
+    else:
+        return  # left to numpy (its message names the version)
+    header = f.tell() - start
+    f.seek(start)
+    if dtype.hasobject:
+        return  # numpy refuses pickled objects itself
+    count = 1
+    for d in shape:
+        count *= int(d)
+    if count < 0:
+        raise PredictionError(f"{path}: {what}: the header declares a negative shape {shape}")
+    need = count * dtype.itemsize
+    if need > available - header:
+        raise PredictionError(
+            f"{path}: {what}: the header declares shape {shape} of {dtype} ({need} bytes), "
+            f"but the file holds {max(available - header, 0)} bytes of data; it is "
+            "truncated or corrupt"
+        )
 
 
 def _read_numpy(path: Path, fmt: str) -> tuple[np.ndarray, np.ndarray | None]:
     """Scores (and, from an NPZ, optional ids) from an .npy / .npz file."""
-    if path.stat().st_size == 0:
+    size = path.stat().st_size
+    if size == 0:
         raise PredictionError(f"{path}: empty file (no predictions)")
     try:
         if fmt == "npy":
-            return np.load(path, allow_pickle=False), None
+            with open(path, "rb") as f:
+                _check_npy_size(f, size, path, "NPY")
+                return np.load(f, allow_pickle=False), None
         with np.load(path, allow_pickle=False) as z:
             names = list(z.files)
             key = next((n for n in _SCORE_COLUMNS + _LABEL_COLUMNS if n in names), None)
@@ -360,8 +484,16 @@ def _read_numpy(path: Path, fmt: str) -> tuple[np.ndarray, np.ndarray | None]:
                     )
                 key = non_id[0]
             ids_key = "ids" if "ids" in names else ("id" if "id" in names else None)
+            for member in (key, ids_key):
+                if member is None:
+                    continue
+                info = z.zip.getinfo(member + ".npy")
+                with z.zip.open(info) as f:
+                    _check_npy_size(f, info.file_size, path, f"array {member!r}")
             return z[key], (z[ids_key] if ids_key else None)
-    except (ValueError, OSError, zipfile.BadZipFile) as e:
+    except PredictionError:
+        raise
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile, zlib.error) as e:
         raise PredictionError(f"{path}: cannot read as {fmt.upper()}: {e}") from None
 
 
@@ -385,7 +517,12 @@ def _column_values(col: Any, name: str, ids: pa.Array | None, path: str) -> list
         if len(chunk) == 0:
             continue
         if not pa.types.is_float64(chunk.type):
-            chunk = chunk.cast(pa.float64())
+            try:
+                chunk = chunk.cast(pa.float64())
+            except pa.ArrowInvalid as e:
+                raise PredictionError(
+                    f"{path}: score column {name!r} ({typ}): cannot be read as float64 scores: {e}"
+                ) from None
         out.append(np.asarray(chunk.to_numpy(zero_copy_only=False)))
     return out
 
@@ -526,12 +663,24 @@ def _vector_scores(col: Any, taxonomy: Taxonomy, ids: pa.Array | None, path: str
             f"expected K={k} for taxonomy {taxonomy.name!r} ({', '.join(taxonomy.ids)})"
         )
     values = arr.flatten()
+    vt = values.type
+    if not (pa.types.is_integer(vt) or pa.types.is_floating(vt) or pa.types.is_boolean(vt)):
+        raise PredictionError(
+            f"{path}: score vectors hold {vt} values, expected numbers (a list of K scores "
+            f"per row, type {arr.type} given)"
+        )
     if values.null_count:
         pos = int(np.flatnonzero(values.is_null().to_numpy(zero_copy_only=False))[0])
         raise PredictionError(
             f"{path}: row {_row_name(ids, pos // k)}: null score for {taxonomy.ids[pos % k]!r}"
         )
-    flat = np.asarray(values.cast(pa.float64()).to_numpy(zero_copy_only=False), dtype=np.float64)
+    try:
+        values = values.cast(pa.float64())
+    except pa.ArrowInvalid as e:
+        raise PredictionError(
+            f"{path}: score vectors ({vt}): cannot be read as float64: {e}"
+        ) from None
+    flat = np.asarray(values.to_numpy(zero_copy_only=False), dtype=np.float64)
     return flat.reshape(len(arr), k)
 
 
@@ -544,7 +693,15 @@ def _map_scores(col: Any, taxonomy: Taxonomy, ids: pa.Array | None, path: str) -
     lengths = np.diff(arr.offsets.to_numpy(zero_copy_only=False))
     rows = np.repeat(np.arange(m), lengths)
     cols, source = _label_columns(arr.keys, taxonomy, None, path, "score key")
-    items = arr.items.cast(pa.float64())
+    it = arr.items.type
+    if not (pa.types.is_integer(it) or pa.types.is_floating(it) or pa.types.is_boolean(it)):
+        raise PredictionError(f"{path}: score map values are {it}, expected numbers")
+    try:
+        items = arr.items.cast(pa.float64())
+    except pa.ArrowInvalid as e:
+        raise PredictionError(
+            f"{path}: score map values ({it}): cannot be read as float64: {e}"
+        ) from None
     if items.null_count:
         pos = int(np.flatnonzero(items.is_null().to_numpy(zero_copy_only=False))[0])
         raise PredictionError(f"{path}: row {_row_name(ids, int(rows[pos]))}: a score is null")
@@ -738,7 +895,23 @@ def _join(pred_ids: pa.Array, dataset_ids: Sequence[str], path: str) -> _Join:
         row = int(np.flatnonzero(pred_ids.is_null().to_numpy(zero_copy_only=False))[0])
         raise PredictionError(f"{path}: row #{row + 1} has no id")
     if not (pa.types.is_string(pred_ids.type) or pa.types.is_large_string(pred_ids.type)):
-        pred_ids = pred_ids.cast(pa.string())
+        t = pred_ids.type
+        if pa.types.is_dictionary(t):
+            t = t.value_type
+        if not (
+            pa.types.is_string(t)
+            or pa.types.is_large_string(t)
+            or pa.types.is_binary(t)
+            or pa.types.is_large_binary(t)
+            or pa.types.is_integer(t)
+        ):
+            raise PredictionError(f"{path}: ids are {pred_ids.type}, expected strings or integers")
+        try:
+            pred_ids = pred_ids.cast(pa.string())
+        except pa.ArrowInvalid:
+            raise PredictionError(
+                f"{path}: ids ({pred_ids.type}) are not valid UTF-8 text"
+            ) from None
     ds = _dataset_id_array(dataset_ids)
     n_ds = len(ds)
     if len(pred_ids) == n_ds and pred_ids.equals(ds):  # already in dataset order
@@ -1013,6 +1186,24 @@ def read_predictions(
         hashing.result()
         raise
     sha = hashing.result()
+    try:
+        return _from_table(table, dataset, src, fmt, sha, on_mismatch, parse_policy, mp)
+    except (pa.ArrowException, UnicodeError) as e:
+        # a form of malformed input no check above anticipated: still an input error
+        # naming the file, never an internal one
+        raise PredictionError(f"{src}: cannot read the predictions: {e}") from None
+
+
+def _from_table(
+    table: pa.Table,
+    dataset: Dataset,
+    src: str,
+    fmt: str,
+    sha: str,
+    on_mismatch: str,
+    parse_policy: str,
+    mp: LabelMapping | None,
+) -> Predictions:
     if table.num_rows == 0:
         raise PredictionError(f"{src}: empty file (no predictions)")
     if "id" not in table.column_names:
@@ -1075,7 +1266,7 @@ def _from_array(
             raise PredictionError(
                 f"{src}: 'ids' has shape {ids.shape}, expected ({len(arr)},) like the scores"
             )
-        pred_ids = pa.array(ids.astype(str))
+        pred_ids = _id_strings(ids, src)
         join = _join(pred_ids, dataset.ids, src)
     kind: Kind = "labels" if arr.dtype.kind == "b" else "scores"
     return _finish(
@@ -1093,6 +1284,49 @@ def _from_array(
         parse_policy=parse_policy,
         mapping=mapping,
     )
+
+
+def _id_strings(ids: np.ndarray, src: str) -> pa.Array:
+    """An NPZ / in-memory id array as a pyarrow string array: str, UTF-8 bytes or
+    integers; anything else (None, floats, mixed objects) is an error, not a guess."""
+    kind = ids.dtype.kind
+    if kind == "U":
+        return pa.array(ids.astype(str), type=pa.string())
+    if kind in "iu":
+        return pa.array(ids).cast(pa.string())
+    if kind == "S":
+        out = []
+        for i, v in enumerate(ids.tolist()):
+            try:
+                out.append(v.decode("utf-8"))
+            except UnicodeDecodeError:
+                raise PredictionError(f"{src}: 'ids'[{i}] {v!r} is not UTF-8 text") from None
+        return pa.array(out, type=pa.string())
+    if kind == "O":
+        vals = ids.tolist()
+        for i, v in enumerate(vals):
+            if not isinstance(v, (str, int)) or isinstance(v, bool):
+                raise PredictionError(
+                    f"{src}: 'ids'[{i}] is {v!r} ({type(v).__name__}); ids must be strings "
+                    "or integers"
+                )
+        return pa.array([str(v) for v in vals], type=pa.string())
+    raise PredictionError(f"{src}: 'ids' has dtype {ids.dtype}; ids must be strings or integers")
+
+
+def check_raw_outputs(texts: Sequence[object], what: str) -> None:
+    """A TypeError (``what``, then which item is not a ``str`` and how to fix it) unless
+    every item of ``texts`` is a raw model output."""
+    for i, t in enumerate(texts):
+        if not isinstance(t, str):
+            hint = (
+                " (fill a missing output with '' to mark it unparseable)"
+                if t is None
+                else " (for scores, pass np.asarray(...) of shape (N, K))"
+                if isinstance(t, (int, float, list, tuple, np.ndarray, np.number))
+                else ""
+            )
+            raise TypeError(f"{what}; item {i} is {type(t).__name__}{hint}")
 
 
 def predictions_from_array(
@@ -1129,6 +1363,7 @@ def predictions_from_texts(
 ) -> Predictions:
     """Predictions from raw model outputs, one per dataset row, in row order."""
     mp = load_mapping(mapping) if isinstance(mapping, (str, Path)) else mapping
+    check_raw_outputs(texts, f"{source}: raw model outputs must be str")
     if len(texts) != len(dataset.ids):
         raise PredictionError(
             f"{source}: {len(texts)} outputs, but the dataset {dataset.name!r} has "

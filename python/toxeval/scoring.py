@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -36,6 +36,7 @@ from toxeval.predictions import (
     PredictionError,
     Predictions,
     _all_binary,
+    check_raw_outputs,
     predictions_from_array,
     predictions_from_texts,
     read_predictions,
@@ -305,6 +306,13 @@ def score_predictions(
     if n_scored == 0:
         raise PredictionError(f"{preds.source}: no dataset row has a usable prediction")
     notes = list(preds.notes)
+    ignored = tuple(getattr(dataset, "ignored_fields", ()) or ())
+    if ignored:
+        shown = ", ".join(repr(f) for f in ignored[:20]) + (", ..." if len(ignored) > 20 else "")
+        notes.append(
+            f"dataset fields ignored (not schema fields, or per-category fields while the "
+            f"labels come from 'labels'/'annotations'): {shown}"
+        )
 
     if progress:
         progress("computing metrics")
@@ -551,11 +559,10 @@ def score(
     elif isinstance(predictions, np.ndarray):
         preds = predictions_from_array(predictions, ds)
     else:
+        texts = _output_list(predictions)
         if progress:
             progress("parsing outputs")
-        preds = predictions_from_texts(
-            list(predictions), ds, parse_policy=parse_policy, mapping=mapping
-        )
+        preds = predictions_from_texts(texts, ds, parse_policy=parse_policy, mapping=mapping)
     config = {
         "parse_policy": parse_policy if preds.kind == "text" else None,
         "on_mismatch": on_mismatch,
@@ -565,6 +572,19 @@ def score(
         "min_annotators": min_annotators,
     }
     return score_predictions(preds, ds, threshold=threshold, config=config, progress=progress)
+
+
+def _output_list(predictions: object) -> list[str]:
+    """``predictions`` as a list of raw outputs, or a TypeError saying what is accepted."""
+    accepted = (
+        "predictions must be a file path, an (N, K) numpy array of scores, a sequence of N "
+        "raw model outputs (str) or a Predictions"
+    )
+    if isinstance(predictions, (bytes, dict)) or not isinstance(predictions, Iterable):
+        raise TypeError(f"{accepted}; got {type(predictions).__name__}")
+    texts = list(predictions)
+    check_raw_outputs(texts, f"{accepted}; got a sequence whose")
+    return texts
 
 
 def _mapping_name(mapping: str | Path | LabelMapping | None) -> str | None:
