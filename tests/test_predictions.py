@@ -540,7 +540,10 @@ def test_parquet_uint64_out_of_float_range_names_file_and_column(tmp_path: Path,
     big = pa.array([2**63 + 5, 1, 1, 2**63 + 6], pa.uint64())
     t = pa.table({"id": IDS, "c0": big, "c1": S[:, 1], "c2": S[:, 2]})
     pq.write_table(t, tmp_path / "p.parquet")
-    with pytest.raises(PredictionError, match=r"p\.parquet: score column 'c0' \(uint64\)"):
+    with pytest.raises(
+        PredictionError,
+        match=r"p\.parquet: the scores of column 'c0' \(uint64\): cannot be read as float64",
+    ):
         read_predictions(tmp_path / "p.parquet", ds)
 
 

@@ -500,12 +500,28 @@ def _read_numpy(path: Path, fmt: str) -> tuple[np.ndarray, np.ndarray | None]:
 # --------------------------------------------------------------------------- extraction
 
 
+def _is_number_type(t: pa.DataType) -> bool:
+    return bool(pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_boolean(t))
+
+
+def _as_float64(values: Any, what: str, path: str) -> Any:
+    """Numeric Arrow ``values`` as float64, or an error naming ``what`` when a value does
+    not fit (a uint64 beyond float64's range) or the values are not numbers."""
+    t = values.type
+    if not _is_number_type(t):
+        raise PredictionError(f"{path}: {what} are {t}, expected numbers")
+    try:
+        return values.cast(pa.float64())
+    except pa.ArrowInvalid as e:
+        raise PredictionError(f"{path}: {what} ({t}): cannot be read as float64: {e}") from None
+
+
 def _column_values(col: Any, name: str, ids: pa.Array | None, path: str) -> list[np.ndarray]:
     """A numeric column as float64 chunks, one per Arrow chunk (zero-copy views of float64
     chunks: the copy into the dataset-ordered matrix is the only one); a null names the
     row id."""
     typ = col.type
-    if not (pa.types.is_integer(typ) or pa.types.is_floating(typ) or pa.types.is_boolean(typ)):
+    if not _is_number_type(typ):
         raise PredictionError(f"{path}: score column {name!r} is {typ}, not numeric")
     if col.null_count:
         arr = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
@@ -517,12 +533,7 @@ def _column_values(col: Any, name: str, ids: pa.Array | None, path: str) -> list
         if len(chunk) == 0:
             continue
         if not pa.types.is_float64(chunk.type):
-            try:
-                chunk = chunk.cast(pa.float64())
-            except pa.ArrowInvalid as e:
-                raise PredictionError(
-                    f"{path}: score column {name!r} ({typ}): cannot be read as float64 scores: {e}"
-                ) from None
+            chunk = _as_float64(chunk, f"the scores of column {name!r}", path)
         out.append(np.asarray(chunk.to_numpy(zero_copy_only=False)))
     return out
 
@@ -663,23 +674,17 @@ def _vector_scores(col: Any, taxonomy: Taxonomy, ids: pa.Array | None, path: str
             f"expected K={k} for taxonomy {taxonomy.name!r} ({', '.join(taxonomy.ids)})"
         )
     values = arr.flatten()
-    vt = values.type
-    if not (pa.types.is_integer(vt) or pa.types.is_floating(vt) or pa.types.is_boolean(vt)):
+    if not _is_number_type(values.type):
         raise PredictionError(
-            f"{path}: score vectors hold {vt} values, expected numbers (a list of K scores "
-            f"per row, type {arr.type} given)"
+            f"{path}: score vectors hold {values.type} values, expected numbers (a list of K "
+            f"scores per row, type {arr.type} given)"
         )
     if values.null_count:
         pos = int(np.flatnonzero(values.is_null().to_numpy(zero_copy_only=False))[0])
         raise PredictionError(
             f"{path}: row {_row_name(ids, pos // k)}: null score for {taxonomy.ids[pos % k]!r}"
         )
-    try:
-        values = values.cast(pa.float64())
-    except pa.ArrowInvalid as e:
-        raise PredictionError(
-            f"{path}: score vectors ({vt}): cannot be read as float64: {e}"
-        ) from None
+    values = _as_float64(values, "the values of the score vectors", path)
     flat = np.asarray(values.to_numpy(zero_copy_only=False), dtype=np.float64)
     return flat.reshape(len(arr), k)
 
@@ -693,15 +698,7 @@ def _map_scores(col: Any, taxonomy: Taxonomy, ids: pa.Array | None, path: str) -
     lengths = np.diff(arr.offsets.to_numpy(zero_copy_only=False))
     rows = np.repeat(np.arange(m), lengths)
     cols, source = _label_columns(arr.keys, taxonomy, None, path, "score key")
-    it = arr.items.type
-    if not (pa.types.is_integer(it) or pa.types.is_floating(it) or pa.types.is_boolean(it)):
-        raise PredictionError(f"{path}: score map values are {it}, expected numbers")
-    try:
-        items = arr.items.cast(pa.float64())
-    except pa.ArrowInvalid as e:
-        raise PredictionError(
-            f"{path}: score map values ({it}): cannot be read as float64: {e}"
-        ) from None
+    items = _as_float64(arr.items, "score map values", path)
     if items.null_count:
         pos = int(np.flatnonzero(items.is_null().to_numpy(zero_copy_only=False))[0])
         raise PredictionError(f"{path}: row {_row_name(ids, int(rows[pos]))}: a score is null")
