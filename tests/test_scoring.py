@@ -376,3 +376,52 @@ def test_score_rejects_a_sequence_that_is_not_raw_outputs() -> None:
     with pytest.raises(TypeError, match=r"got int"):
         score(7, ds)  # type: ignore[arg-type]
     assert score(["c0", "c1", "c2"], ds).map == 1.0
+
+
+def _one_error_by_hand(y: np.ndarray, s: np.ndarray, m: np.ndarray) -> float:
+    """docs/cli.md's one-error, row by row."""
+    errors, rows = 0, 0
+    for yi, si, mi in zip(y, s, m, strict=True):
+        known = np.flatnonzero(mi)
+        if not (yi[known] == 1).any():
+            continue  # no right answer: left out
+        rows += 1
+        top = si[known].max()
+        errors += int(any(yi[j] != 1 and si[j] == top for j in known))
+    return errors / rows if rows else float("nan")
+
+
+def test_one_error_is_the_documented_rule() -> None:
+    # docs/cli.md: per row with a known positive, 1 if the top-scored known label is not
+    # relevant, a tie at the top with an irrelevant label being an error. Rows without a
+    # known positive are left out (metrics.one_error's classical definition would count
+    # them as errors: on a mostly benign set it would mostly count benign rows).
+    y = np.array([[1, 0, 0], [0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1], [1, 0, 0]])
+    s = np.array(
+        [[0.9, 0.1, 0.2], [0.9, 0.1, 0.2], [0.5, 0.5, 0.1], [0.3, 0.2, 0.1], [0.1, 0.1, 0.8],
+         [0.4, 0.9, 0.1]]
+    )  # fmt: skip
+    mask = np.ones_like(y, dtype=bool)
+    mask[5, 1] = False  # the unknown label scored highest does not compete
+    r = score(s, make_dataset(y, mask))
+    # rows 0, 4, 5 right; row 2 a tie with an irrelevant label; row 3 wrong; row 1 out
+    assert r.figures["one_error"] == pytest.approx(2 / 5)
+    assert toxeval.metrics.one_error(y, s, mask=mask) != pytest.approx(2 / 5)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_one_error_matches_a_row_by_row_count(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    n = 300
+    y = (rng.random((n, 5)) < 0.2).astype(np.int8)
+    s = np.round(rng.random((n, 5)), 1)  # ties at the top are common
+    mask = rng.random((n, 5)) < 0.8
+    want = _one_error_by_hand(y, s, mask)
+    assert score(s, make_dataset(y, mask)).figures["one_error"] == pytest.approx(want, abs=1e-15)
+    from toxeval.scoring import _one_error, _rowwise
+
+    assert _rowwise(y, s, mask)[3] == pytest.approx(want, abs=1e-15)
+    # blocks of rows give the same count as one pass
+    assert _one_error(np.tile(y, (300, 1)), np.tile(s, (300, 1)), np.tile(mask, (300, 1))) == (
+        pytest.approx(want, abs=1e-12)
+    )

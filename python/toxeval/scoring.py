@@ -143,23 +143,33 @@ def _masked_ap_auc(
     return ap, auc
 
 
+_ONE_ERROR_ROWS = 1 << 16  # rows per block: bounded temporaries on million-row dumps
+
+
 def _one_error(y: np.ndarray, s: np.ndarray, m: np.ndarray) -> float:
-    """One-error over known labels (numpy fallback when toxeval.metrics has none).
+    """The report's one-error, as docs/cli.md defines it.
 
     Per row with at least one known positive: 1 if the highest-scored known label is not
-    relevant (a tie at the top with any irrelevant label counts as an error), else 0;
-    averaged over those rows (rows without a known positive have no right answer and are
-    left out). NaN when no row has a known positive.
+    relevant (a tie at the top with any irrelevant label counts as an error, as ties count
+    against the system in the ranking loss), else 0; averaged over those rows. Rows
+    without a known positive have no right answer and are left out. NaN when no row has a
+    known positive.
+
+    ``toxeval.metrics.one_error`` is the classical definition instead (a row without a
+    relevant label is a full error, a tie counts its irrelevant share): on a toxicity set,
+    mostly benign rows, that figure would mostly count the benign rows.
     """
-    rows = ((y == 1) & m).any(axis=1)
-    if not rows.any():
-        return float("nan")
-    y, s, m = y[rows], s[rows].astype(np.float64), m[rows]
-    s_known = np.where(m, s, -np.inf)
-    top = s_known.max(axis=1, keepdims=True)
-    at_top = m & (s_known == top)
-    err = (at_top & (y != 1)).any(axis=1)
-    return float(err.mean())
+    rows = errors = 0
+    for start in range(0, y.shape[0], _ONE_ERROR_ROWS):
+        block = slice(start, start + _ONE_ERROR_ROWS)
+        mb, sb = m[block], s[block]
+        pos = (y[block] == 1) & mb
+        top_pos = np.where(pos, sb, -np.inf).max(axis=1, initial=-np.inf)
+        top_neg = np.where(mb & ~pos, sb, -np.inf).max(axis=1, initial=-np.inf)
+        has = pos.any(axis=1)
+        rows += int(has.sum())
+        errors += int((has & (top_neg >= top_pos)).sum())
+    return errors / rows if rows else float("nan")
 
 
 def _rowwise(y: np.ndarray, s: np.ndarray, m: np.ndarray) -> tuple[float, float, float, float]:
@@ -172,9 +182,7 @@ def _rowwise(y: np.ndarray, s: np.ndarray, m: np.ndarray) -> tuple[float, float,
     lrl = _f(metrics.label_ranking_loss(y, s, mask=m))
     lrap = _f(metrics.label_ranking_average_precision_score(y, s, mask=m))
     cov = _f(metrics.coverage_error(y, s, mask=m))
-    one = getattr(metrics, "one_error", None)
-    oe = _f(one(y, s, mask=m)) if one is not None else _one_error(y, s, m)
-    return lrl, lrap, cov, oe
+    return lrl, lrap, cov, _one_error(y, s, m)
 
 
 def _threshold_figures(
@@ -337,9 +345,11 @@ def score_predictions(
         ap = np.asarray(report["ap"], dtype=np.float64)
         ap[~included] = np.nan
         auc = np.asarray(report["roc_auc"], dtype=np.float64)
-        lrl, lrap, cov, oe = (
-            float(report[k]) for k in ("label_ranking_loss", "lrap", "coverage_error", "one_error")
+        lrl, lrap, cov = (
+            float(report[k]) for k in ("label_ranking_loss", "lrap", "coverage_error")
         )
+        # the report's one_error is metrics.one_error's classical definition: not this one
+        oe = _one_error(y, s, m)
         f1 = np.asarray(report["f1"], dtype=np.float64)
         thr = {
             "micro_f1": float(report["f1_micro"]),
@@ -473,7 +483,7 @@ def _multilabel_report(
         except TypeError:
             return None  # an engine version without threshold=: compute figure by figure
     keys = (
-        *("ap", "roc_auc", "label_ranking_loss", "lrap", "coverage_error", "one_error"),
+        *("ap", "roc_auc", "label_ranking_loss", "lrap", "coverage_error"),
         *("support", "n_negative", "n_unknown", "f1", "f1_micro", "hamming_loss"),
     )
     try:
