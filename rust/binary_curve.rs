@@ -354,6 +354,24 @@ fn interp2(x: f64, x0: f64, x1: f64, y0: f64, y1: f64) -> f64 {
     r
 }
 
+/// `np.searchsorted(a, key, "right")` for one key: NumPy's binary search with its
+/// order (NaN last). On a sorted `a` this is the number of leading values `<= key`;
+/// negative weights can make fpr unsorted, and then only the same probes give
+/// scikit-learn's cut (and its "neither increasing nor decreasing" error).
+fn searchsorted_right(a: &[f64], key: f64) -> usize {
+    let less = |x: f64, y: f64| x < y || (y.is_nan() && !x.is_nan());
+    let (mut lo, mut hi) = (0usize, a.len());
+    while lo < hi {
+        let mid = lo + ((hi - lo) >> 1);
+        if a.get(mid).is_some_and(|&v| less(key, v)) {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    lo
+}
+
 /// scikit-learn's `auc(x, y)`: trapezoid with the direction check. `None` when x is
 /// neither increasing nor decreasing.
 fn trapezoid_auc(x: &[f64], y: &[f64]) -> Option<f64> {
@@ -433,8 +451,7 @@ pub fn roc_auc_from_curve(c: &Curve, max_fpr: Option<f64>) -> MetricValue {
         trapezoid_auc(&fpr, &tpr)
     } else {
         let mf = max_fpr.unwrap_or(1.0);
-        // searchsorted(fpr, mf, "right"): NaN sorts last.
-        let stop = fpr.iter().take_while(|&&f| f <= mf).count();
+        let stop = searchsorted_right(&fpr, mf);
         let at = |i: isize| -> f64 {
             let idx = if i < 0 { m as isize + i } else { i } as usize;
             fpr.get(idx).copied().unwrap_or(f64::NAN)
@@ -2985,6 +3002,21 @@ mod tests {
                 assert_eq!(u.value, want, "case {case}");
             }
         }
+    }
+
+    /// On sorted input (NaN last, as fpr is) the binary search is the count of leading
+    /// values `<= key`, i.e. the cut of a monotone curve.
+    #[test]
+    fn searchsorted_right_on_sorted_input() {
+        let a = [0.0, 0.0, 0.25, 0.5, 0.5, 1.0, f64::NAN, f64::NAN];
+        for key in [-1.0, 0.0, 0.1, 0.25, 0.5, 0.75, 1.0, 2.0] {
+            for n in 0..=a.len() {
+                let want = a[..n].iter().take_while(|&&f| f <= key).count();
+                assert_eq!(searchsorted_right(&a[..n], key), want, "{key} {n}");
+            }
+        }
+        // Unsorted (negative weights): NumPy's probes, not the first value above.
+        assert_eq!(searchsorted_right(&[0.0, 1.0, 0.0, 0.5, 1.0], 0.5), 4); // NumPy: 4
     }
 
     fn bits(v: &MetricValue) -> (u64, u8) {

@@ -758,3 +758,23 @@ def test_none_score_is_rejected(name: str, y_score: Any) -> None:
     y = np.array([1]) if len(y_score) == 1 else np.array([0, 1])
     with pytest.raises(ValueError, match="Input contains NaN"):
         getattr(te, name)(y, y_score)
+
+
+@pytest.mark.parametrize(
+    ("y", "s", "w"),
+    [
+        ([1, 0, 0, 0, 0], [1.0, 0.0, 1.0, 1.0, 3.0], [1.0, 2.0, -1.0, -1.0, 2.0]),
+        ([0, 0, 1, 0], [3.0, 2.0, 3.0, 0.0], [1.0, -1.0, 0.0, 1.0]),
+    ],
+)
+def test_partial_auc_with_a_curve_that_turns_back_raises_as_sklearn(
+    y: list[int], s: list[float], w: list[float]
+) -> None:
+    # Negative weights can make fpr go back; scikit-learn cuts it where np.searchsorted's
+    # binary search lands (not at the first value above max_fpr) and its auc() raises.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(ValueError, match="neither increasing nor decreasing"):
+            sk.roc_auc_score(y, s, sample_weight=w, max_fpr=0.5)
+        with pytest.raises(ValueError, match="neither increasing nor decreasing"):
+            te.roc_auc_score(y, s, sample_weight=w, max_fpr=0.5)
