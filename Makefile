@@ -4,7 +4,7 @@ PY ?= python
 .PHONY: help dev build test test-rust test-py lint fmt typecheck stubtest bench bench-full bench-rust bench-e2e ci
 
 help:  ## list targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
+	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
 
 dev:  ## build the extension in release mode into the active virtualenv (editable)
 	maturin develop --release -E test

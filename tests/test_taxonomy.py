@@ -148,8 +148,10 @@ def test_custom_k2_taxonomy(tmp_path: Path) -> None:
     ],
 )
 def test_bad_taxonomy_files(tmp_path: Path, body: str, message: str) -> None:
-    with pytest.raises(TaxonomyError, match=message):
-        load_taxonomy(_write(tmp_path, body))
+    path = _write(tmp_path, body)
+    with pytest.raises(TaxonomyError, match=message) as err:
+        load_taxonomy(path)
+    assert str(path) in str(err.value)  # every error names the file (docs/taxonomy.md)
 
 
 def test_unknown_builtin_lists_known() -> None:

@@ -56,8 +56,8 @@ def _build_parser() -> argparse.ArgumentParser:
             metavar="NAME|PATH",
             required=dataset_required,
             default=None,
-            help="registry name (Q-A-MLL, H-X-MLL, R-A-MLL, openai-moderation) or a file; "
-            "default: the embedded demo set",
+            help="registry name (Q-A-MLL, H-X-MLL, R-A-MLL, openai-moderation, demo) or a file"
+            + ("" if dataset_required else "; default: the embedded demo set"),
         )
         sp.add_argument("--data-dir", metavar="DIR", help="where registry datasets are looked for")
         sp.add_argument("--taxonomy", metavar="NAME|FILE", help="taxonomy name or TOML file")

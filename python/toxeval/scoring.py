@@ -454,7 +454,7 @@ def score_predictions(
     return EvaluationResult(
         config=cfg,
         dataset=ds,
-        system=system or {"kind": "predictions", **preds.summary()},
+        system=system or preds.summary(),
         counts=counts,
         figures=figures,
         per_category=per_category,

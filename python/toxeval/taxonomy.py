@@ -111,18 +111,20 @@ class Taxonomy:
     _lookup: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        # a taxonomy read from a file names the file (docs/taxonomy.md)
+        what = (
+            f"{self.source}: taxonomy {self.name!r}" if self.source else f"taxonomy {self.name!r}"
+        )
         if len(self.categories) < 2:
             raise TaxonomyError(
-                f"taxonomy {self.name!r} has {len(self.categories)} categories; at least 2 are needed"
+                f"{what} has {len(self.categories)} categories; at least 2 are needed"
             )
         seen: dict[str, str] = {}
         for cat in self.categories:
             if not _ID_RE.match(cat.id):
-                raise TaxonomyError(
-                    f"taxonomy {self.name!r}: category id {cat.id!r} must match [a-z0-9_]+"
-                )
+                raise TaxonomyError(f"{what}: category id {cat.id!r} must match [a-z0-9_]+")
             if cat.id in seen:
-                raise TaxonomyError(f"taxonomy {self.name!r}: duplicate category id {cat.id!r}")
+                raise TaxonomyError(f"{what}: duplicate category id {cat.id!r}")
             seen[cat.id] = cat.id
         lookup: dict[str, str] = {}
         # ids first, then names, then aliases: an id always resolves to itself.
