@@ -209,3 +209,26 @@ def test_bool_scores_as_sklearn(name: str, kw: dict[str, Any]) -> None:
             getattr(te, name)(y, s, **kw)
     else:
         assert getattr(te, name)(y, s, **kw) == pytest.approx(want, rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("name", "two_d"),
+    [
+        *((n, False) for n in ["average_precision_score", "roc_auc_score", "roc_curve"]),
+        ("precision_recall_curve", False),
+        ("average_precision_score", True),
+        ("roc_auc_score", True),
+    ],
+)
+def test_complex_scores_are_rejected_as_sklearn(name: str, two_d: bool) -> None:
+    # Casting complex scores to float would drop the imaginary parts (with a warning).
+    y: Any = [0, 1, 1, 0]
+    s: Any = np.array([0.1, 0.4, 0.35, 0.8]) + 0j
+    if two_d:
+        y, s = np.array([[0, 1], [1, 0], [1, 1], [0, 0]]), np.stack([s, s[::-1]], axis=1)
+    with pytest.raises(ValueError) as want:
+        getattr(sk, name)(y, s)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no ComplexWarning on the way either
+        with pytest.raises(ValueError, match=re.escape(str(want.value))):
+            getattr(te, name)(y, s)

@@ -143,6 +143,9 @@ def _as_scores(x: Any) -> NDArray[Any]:
     kind = arr.dtype.kind
     if arr.dtype in (np.float64, np.float32, np.int64):
         return arr
+    if kind == "c":
+        # check_array's message; casting would drop the imaginary parts with a warning
+        raise ValueError(f"Complex data not supported\n{arr}\n")
     if kind in "US":
         raise ValueError(
             "dtype='numeric' is not compatible with arrays of bytes/strings."
