@@ -232,3 +232,27 @@ def test_complex_scores_are_rejected_as_sklearn(name: str, two_d: bool) -> None:
         warnings.simplefilter("error")  # no ComplexWarning on the way either
         with pytest.raises(ValueError, match=re.escape(str(want.value))):
             getattr(te, name)(y, s)
+
+
+@pytest.mark.parametrize("name", RANKING)
+@pytest.mark.parametrize("weight", [["1", "2", "3"], np.ones((3, 1))], ids=["str", "2d"])
+def test_ranking_weights_that_are_not_real_1d_raise_type_error(name: str, weight: Any) -> None:
+    # scikit-learn raises TypeError for these (from NumPy's average); toxeval parsed
+    # the strings as numbers.
+    y = np.array([[1, 0, 1], [0, 1, 0], [1, 1, 0]])
+    s = np.random.default_rng(0).random((3, 3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(TypeError):
+            getattr(sk, name)(y, s, sample_weight=weight)
+        with pytest.raises(TypeError):
+            getattr(te, name)(y, s, sample_weight=weight)
+
+
+@pytest.mark.parametrize("name", RANKING)
+def test_complex_ranking_weights_are_rejected(name: str) -> None:
+    # scikit-learn averages with them and returns a complex number (docs/deviations.md).
+    y = np.array([[1, 0, 1], [0, 1, 0], [1, 1, 0]])
+    s = np.random.default_rng(0).random((3, 3))
+    with pytest.raises(TypeError, match="sample_weight must be real numbers"):
+        getattr(te, name)(y, s, sample_weight=np.array([1 + 1j, 1, 1]))

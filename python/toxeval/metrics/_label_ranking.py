@@ -232,11 +232,17 @@ def _scores(y_score: NDArray[Any]) -> NDArray[Any]:
 
 
 def _weights(sample_weight: Any) -> NDArray[np.float64] | None:
+    """Row weights as float64. Strings are rejected rather than parsed, and weights that
+    are not 1-D raise ``np.average``'s TypeError, as in scikit-learn (which averages with
+    it)."""
     if sample_weight is None:
         return None
-    w = np.asarray(sample_weight, dtype=np.float64)
+    raw = np.asarray(sample_weight)
+    if raw.dtype.kind in "USc":
+        raise TypeError(f"sample_weight must be real numbers; got dtype {raw.dtype}")
+    w = np.asarray(raw, dtype=np.float64)
     if w.ndim != 1:
-        raise ValueError("Length of weights not compatible with specified axis.")
+        raise TypeError("Axis must be specified when shapes of a and weights differ.")
     return w
 
 
@@ -313,7 +319,10 @@ def _fast_sum(
         if not _is_arraylike(sample_weight):
             return None
         try:
-            w = np.asarray(sample_weight, dtype=np.float64)
+            w = np.asarray(sample_weight)
+            if w.dtype.kind in "USc":
+                return None  # the general path raises
+            w = np.asarray(w, dtype=np.float64)
         except (TypeError, ValueError):
             return None
         if w.ndim != 1 or w.shape[0] != shape[0]:
