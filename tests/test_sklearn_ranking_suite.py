@@ -81,12 +81,58 @@ def global_random_seed(request: pytest.FixtureRequest) -> int:
     return int(request.param)
 
 
+# scikit-learn's functions -> toxeval's, for parameters bound when the suite loaded.
+_ORIGINALS = {id(getattr(sklearn.metrics, n)): getattr(tm, n) for n in SWAPPED if hasattr(tm, n)}
+
+
+def _swap_value(v: object) -> tuple[object, bool]:
+    """``v`` with scikit-learn's metric functions (also inside tuples) replaced by
+    toxeval's, and whether any was."""
+    if isinstance(v, tuple):
+        parts = [_swap_value(x) for x in v]
+        if not any(changed for _, changed in parts):
+            return v, False
+        return tuple(x for x, _ in parts), True
+    new = _ORIGINALS.get(id(v))
+    return (v, False) if new is None else (new, True)
+
+
+def _swap_params(fn: object) -> bool:
+    """Rebind scikit-learn's metric functions passed through ``@pytest.mark.parametrize``
+    (e.g. ``test_label_ranking_avp``'s ``func``; bound before the names were swapped) to
+    toxeval's. True if any was."""
+    marks = getattr(fn, "pytestmark", None)
+    if not marks:
+        return False
+    any_swapped = False
+    new_marks = []
+    for mark in marks:
+        if mark.name == "parametrize" and len(mark.args) >= 2:
+            values = []
+            for v in mark.args[1]:
+                if isinstance(v, type(pytest.param(0))):
+                    swapped_values, changed = _swap_value(tuple(v.values))
+                    nv: object = (
+                        pytest.param(*swapped_values, marks=v.marks, id=v.id)  # type: ignore[misc]
+                        if changed
+                        else v
+                    )
+                else:
+                    nv, changed = _swap_value(v)
+                any_swapped |= changed
+                values.append(nv)
+            mark = pytest.mark.parametrize(mark.args[0], values, *mark.args[2:], **mark.kwargs).mark
+        new_marks.append(mark)
+    fn.pytestmark = new_marks  # type: ignore[attr-defined]
+    return any_swapped
+
+
 def _collect() -> dict[str, object]:
     out: dict[str, object] = {}
     for name, obj in vars(_suite).items():
         if not (name.startswith("test_") and inspect.isfunction(obj)):
             continue
-        if not _uses_swapped(obj):
+        if not (_swap_params(obj) | _uses_swapped(obj)):
             continue  # tests of scikit-learn-only functions (det_curve, top_k, ...)
         if name in DEVIATIONS:
             obj = pytest.mark.xfail(reason=DEVIATIONS[name], strict=True)(obj)
