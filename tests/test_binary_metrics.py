@@ -778,3 +778,158 @@ def test_partial_auc_with_a_curve_that_turns_back_raises_as_sklearn(
             sk.roc_auc_score(y, s, sample_weight=w, max_fpr=0.5)
         with pytest.raises(ValueError, match="neither increasing nor decreasing"):
             te.roc_auc_score(y, s, sample_weight=w, max_fpr=0.5)
+
+
+# ----------------------------------------------------------------------------- deviations.md
+
+
+@pytest.mark.parametrize("name", FUNCS)
+@pytest.mark.parametrize("average", AVERAGES)
+def test_column_count_mismatch_raises_documented_message(name: str, average: Any) -> None:
+    rng = np.random.default_rng(5)
+    y = rng.integers(0, 2, (20, 4))
+    y[0], y[1] = 1, 0  # both classes in every label and row mix
+    s = rng.random((20, 4))
+    fn = getattr(te, name)
+    # fewer score columns: scikit-learn silently scores the first 3 labels (or fails
+    # elsewhere); toxeval names both column counts
+    with pytest.raises(ValueError) as e:
+        fn(y, s[:, :3], average=average)
+    assert str(e.value) == "y_true and y_score have different numbers of columns: 4 vs 3"
+    # more score columns
+    with pytest.raises(ValueError) as e:
+        fn(y[:, :3], s, average=average)
+    assert str(e.value) == "y_true and y_score have different numbers of columns: 3 vs 4"
+
+
+@pytest.mark.parametrize("scalar", [np.float64, np.float32])
+@pytest.mark.parametrize("average", ["binary", "macro", "micro", "weighted"])
+def test_max_fpr_numpy_scalar_returns_python_float(scalar: Any, average: str) -> None:
+    rng = np.random.default_rng(12)
+    if average == "binary":
+        y, s, kw = rng.integers(0, 2, 300), np.round(rng.random(300), 2), {}
+    else:
+        y = rng.integers(0, 2, (300, 3))
+        s = np.round(rng.random((300, 3)), 2)
+        kw = {"average": average}
+    for mf in (0.1, 0.3, 0.77):
+        max_fpr = scalar(mf)
+        got = te.roc_auc_score(y, s, max_fpr=max_fpr, **kw)
+        want = sk.roc_auc_score(y, s, max_fpr=max_fpr, **kw)
+        assert type(got) is float, type(got)
+        if scalar is np.float64:
+            assert got == want
+        else:
+            assert got == pytest.approx(float(want), rel=1e-7, abs=1e-7)
+    if average == "binary":
+        # the value is the partial AUC computed in float64 from the float32 scalar
+        mf32 = np.float32(0.3)
+        got = te.roc_auc_score(y, s, max_fpr=mf32)
+        assert got == sk.roc_auc_score(y, s, max_fpr=float(mf32))
+
+
+def test_mask_is_rejected_for_multiclass_roc_auc() -> None:
+    y = np.array([0, 0, 1, 1, 2, 2])
+    s = np.array(
+        [
+            [0.7, 0.2, 0.1],
+            [0.4, 0.3, 0.3],
+            [0.1, 0.8, 0.1],
+            [0.2, 0.3, 0.5],
+            [0.4, 0.4, 0.2],
+            [0.1, 0.2, 0.7],
+        ]
+    )
+    for mc in ("ovr", "ovo"):
+        for mask in (np.ones(6, dtype=bool), np.ones((6, 3), dtype=bool)):
+            with pytest.raises(ValueError, match="mask is not supported for multiclass"):
+                te.roc_auc_score(y, s, multi_class=mc, mask=mask)
+        # without a mask it is scikit-learn's value
+        assert te.roc_auc_score(y, s, multi_class=mc) == sk.roc_auc_score(y, s, multi_class=mc)
+
+
+def test_list_y_score_with_multiclass_y_true_works() -> None:
+    y = [0, 0, 1, 1, 2, 2, 1, 0]
+    s = [
+        [0.7, 0.2, 0.1],
+        [0.4, 0.3, 0.3],
+        [0.1, 0.8, 0.1],
+        [0.2, 0.3, 0.5],
+        [0.4, 0.4, 0.2],
+        [0.1, 0.2, 0.7],
+        [0.3, 0.5, 0.2],
+        [0.6, 0.1, 0.3],
+    ]
+    arr = np.array(s)
+    for avg in ["micro", "macro", "weighted", None]:
+        got = te.average_precision_score(y, s, average=avg)
+        want = sk.average_precision_score(y, arr, average=avg)
+        assert_same(want, got)
+    for mc in ("ovr", "ovo"):
+        got = te.roc_auc_score(y, s, multi_class=mc)
+        assert got == pytest.approx(sk.roc_auc_score(y, arr, multi_class=mc), rel=1e-12)
+
+
+def _stored_csr(y: np.ndarray, zeros: list[tuple[int, int]]) -> Any:
+    """``y`` as a CSR matrix that also stores an explicit 0 at each of ``zeros``."""
+    sp = pytest.importorskip("scipy.sparse")
+    rows, cols = np.nonzero(y)
+    zr, zc = zip(*zeros, strict=True)
+    data = np.r_[np.ones(rows.size), np.zeros(len(zeros))]
+    m = sp.csr_matrix((data, (np.r_[rows, zr], np.r_[cols, zc])), shape=y.shape)
+    assert m.nnz == rows.size + len(zeros)  # the zeros are stored, not summed away
+    return m
+
+
+def _lrl_reference(rel: np.ndarray, s: np.ndarray) -> float:
+    """Label ranking loss, plain Python: per row, (relevant, irrelevant) pairs with the
+    irrelevant label scored >= the relevant one, over |relevant| * |irrelevant|."""
+    out = []
+    for r, sc in zip(rel, s, strict=True):
+        p, q = sc[r], sc[~r]
+        out.append(0.0 if p.size == 0 or q.size == 0 else (p[:, None] <= q).mean())
+    return float(np.mean(out))
+
+
+def _one_error_reference(rel: np.ndarray, s: np.ndarray) -> float:
+    """Classical one-error: a row without a relevant label is an error; a tie at the
+    top counts the irrelevant fraction of the top group."""
+    out = []
+    for r, sc in zip(rel, s, strict=True):
+        top = sc == sc.max()
+        out.append(1.0 if not r.any() else float((top & ~r).sum() / top.sum()))
+    return float(np.mean(out))
+
+
+def test_csr_y_true_explicit_zeros_count_as_relevant() -> None:
+    y = np.array([[1, 0, 1, 0], [0, 1, 0, 0], [1, 1, 0, 1], [0, 0, 1, 0], [0, 1, 1, 1]])
+    s = np.array(
+        [
+            [0.9, 0.8, 0.1, 0.3],
+            [0.2, 0.4, 0.7, 0.1],
+            [0.5, 0.1, 0.6, 0.6],
+            [0.3, 0.9, 0.3, 0.2],
+            [0.9, 0.2, 0.4, 0.8],
+        ]
+    )
+    zeros = [(0, 1), (1, 3), (3, 0), (3, 1)]
+    csr = _stored_csr(y, zeros)
+    stored = y.astype(bool)
+    for i, j in zeros:
+        stored[i, j] = True
+    # LRAP: stored entries are relevant, exactly as scikit-learn's LRAP reads a CSR
+    got = te.label_ranking_average_precision_score(csr, s)
+    assert got == pytest.approx(sk.label_ranking_average_precision_score(csr, s), rel=1e-12)
+    assert got == pytest.approx(sk.label_ranking_average_precision_score(stored, s), rel=1e-12)
+    assert got != pytest.approx(sk.label_ranking_average_precision_score(y, s), rel=1e-6)
+    # ranking loss and one-error: stored entries are the relevant labels
+    lrl = te.label_ranking_loss(csr, s)
+    assert lrl == pytest.approx(_lrl_reference(stored, s), rel=1e-12)
+    assert lrl != pytest.approx(_lrl_reference(y.astype(bool), s), rel=1e-6)
+    w = np.array([1.0, 2.0, 0.5, 1.0, 3.0])
+    want = np.average(
+        [_lrl_reference(stored[i : i + 1], s[i : i + 1]) for i in range(5)], weights=w
+    )
+    assert te.label_ranking_loss(csr, s, sample_weight=w) == pytest.approx(want, rel=1e-12)
+    oe = te.one_error(csr, s)
+    assert oe == pytest.approx(_one_error_reference(stored, s), rel=1e-12)

@@ -52,7 +52,9 @@ def _run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedP
 def shared_dir() -> Path | None:
     env = os.environ.get("TOXEVAL_SHARED_DIR")
     candidates = [Path(env)] if env else []
-    candidates += [REPO.parent / "shared", REPO.parent.parent / "shared"]
+    # beside the checkout (CI), then the fixed location tests/test_datasets.py also uses,
+    # so that a checkout elsewhere does not silently skip the test
+    candidates += [REPO.parent / "shared", REPO.parent.parent / "shared", Path("/work/shared")]
     for c in candidates:
         if (c / "data" / "openai-moderation" / "samples-1680.jsonl.gz").is_file():
             return c
@@ -463,3 +465,322 @@ def test_min_annotators_with_at_least_is_used(
     cfg = json.loads((out / "results.json").read_text())["config"]
     assert cfg["min_annotators"] == 1
     capsys.readouterr()
+
+
+# --------------------------------------------------------------------------- options
+
+
+def _score_run(tmp_path: Path, args: list[str], name: str = "out") -> dict[str, Any]:
+    """``main([...])`` with ``--out`` and ``-q``; exit code 0; the parsed results.json."""
+    out = tmp_path / name
+    assert main([*args, "--out", str(out), "-q"]) == 0
+    return dict(json.loads((out / "results.json").read_text()))
+
+
+def _jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+TOXEVAL_15 = [
+    *("hate", "harassment", "violence", "self_harm", "sexual", "sexual_minors", "weapons"),
+    *("drugs", "fraud", "cybercrime", "privacy", "crime", "extremism", "misinformation"),
+    "profanity",
+]
+
+
+def _scored_problem(tmp_path: Path, n: int = 40) -> tuple[Path, Path, np.ndarray, np.ndarray]:
+    """A toxeval-15 dataset file with complete label lists and a score-vector dump."""
+    rng = np.random.default_rng(17)
+    k = len(TOXEVAL_15)
+    y = (rng.random((n, k)) < 0.25).astype(int)
+    s = np.round(np.clip(0.35 * y + rng.random((n, k)) * 0.6, 0, 1), 3)
+    ds = _jsonl(
+        tmp_path / "ds.jsonl",
+        [
+            {
+                "id": f"q{i}",
+                "text": f"text {i}",
+                "labels": [c for c, v in zip(TOXEVAL_15, y[i], strict=True) if v],
+            }
+            for i in range(n)
+        ],
+    )
+    preds = _jsonl(
+        tmp_path / "preds.jsonl",
+        [
+            {"id": f"q{i}", "scores": dict(zip(TOXEVAL_15, s[i].tolist(), strict=True))}
+            for i in range(n)
+        ],
+    )
+    return ds, preds, y, s
+
+
+def test_score_threshold_option_sets_the_f1_threshold(tmp_path: Path) -> None:
+    import sklearn.metrics as skm
+
+    _needs_eval_side()
+    ds, preds, y, s = _scored_problem(tmp_path)
+    doc = _score_run(tmp_path, ["score", str(preds), "--dataset", str(ds), "--threshold", "0.3"])
+    assert doc["config"]["threshold"] == 0.3 and doc["figures"]["threshold"] == 0.3
+    pred = (s >= 0.3).astype(int)
+    want = skm.f1_score(y.ravel(), pred.ravel())
+    assert doc["figures"]["micro_f1"] == pytest.approx(want, rel=1e-12)
+    assert doc["figures"]["hamming_loss"] == pytest.approx(skm.hamming_loss(y, pred), rel=1e-12)
+    # at the default threshold the figure is another number
+    at_half = skm.f1_score(y.ravel(), (s >= 0.5).astype(int).ravel())
+    assert abs(want - at_half) > 1e-3
+
+
+def test_score_taxonomy_file_option(tmp_path: Path) -> None:
+    import sklearn.metrics as skm
+
+    _needs_eval_side()
+    tax = tmp_path / "greek.toml"
+    tax.write_text(
+        'name = "greek-3"\nversion = "2.0"\ndescription = "three test categories"\n'
+        + "".join(
+            f'\n[[category]]\nid = "{c}"\nname = "{c.title()}"\ndescription = "the {c} one"\n'
+            for c in ("alpha", "beta", "gamma")
+        )
+    )
+    y = np.array([[1, 0, 0], [0, 1, 1], [1, 1, 0], [0, 0, 1], [0, 0, 0], [1, 0, 1]])
+    s = np.array(
+        [
+            [0.9, 0.2, 0.1],
+            [0.3, 0.7, 0.4],
+            [0.6, 0.5, 0.5],
+            [0.1, 0.1, 0.8],
+            [0.2, 0.6, 0.3],
+            [0.4, 0.3, 0.9],
+        ]
+    )
+    ids = ("alpha", "beta", "gamma")
+    ds = _jsonl(
+        tmp_path / "ds.jsonl",
+        [
+            {"id": f"r{i}", "text": "t", "labels": [c for c, v in zip(ids, y[i], strict=True) if v]}
+            for i in range(6)
+        ],
+    )
+    preds = _jsonl(
+        tmp_path / "p.jsonl",
+        [{"id": f"r{i}", "scores": dict(zip(ids, s[i].tolist(), strict=True))} for i in range(6)],
+    )
+    doc = _score_run(tmp_path, ["score", str(preds), "--dataset", str(ds), "--taxonomy", str(tax)])
+    assert doc["config"]["taxonomy"] == {
+        "name": "greek-3",
+        "version": "2.0",
+        "k": 3,
+        "ids": list(ids),
+    }
+    assert [r["id"] for r in doc["per_category"]] == list(ids)
+    want = np.mean([skm.average_precision_score(y[:, k], s[:, k]) for k in range(3)])
+    assert doc["figures"]["map"] == pytest.approx(want, rel=1e-12)
+    assert doc["figures"]["label_ranking_loss"] == pytest.approx(
+        skm.label_ranking_loss(y, s), rel=1e-12
+    )
+
+
+def test_evaluate_taxonomy_threshold_and_detector_options(tmp_path: Path) -> None:
+    import sklearn.metrics as skm
+
+    _needs_eval_side()
+    from toxeval.detectors import get_detector
+
+    om8 = ["s", "h", "v", "hr", "sh", "s3", "h2", "v2"]  # docs/taxonomy.md
+    texts = ["I will kill you", "hello there", "you are an idiot", "nice weather", "kill them all"]
+    labels = [["v"], [], ["h"], [], ["v", "h"]]
+    ds = _jsonl(
+        tmp_path / "ds.jsonl",
+        [
+            {"id": str(i), "text": t, "labels": lab}
+            for i, (t, lab) in enumerate(zip(texts, labels, strict=True))
+        ],
+    )
+    args = [
+        "evaluate",
+        "--dataset",
+        str(ds),
+        "--taxonomy",
+        "openai-moderation-8",
+        "--detector",
+        "lexicon",
+    ]
+    doc = _score_run(tmp_path, [*args, "--threshold", "0.25"])
+    assert doc["config"]["taxonomy"]["ids"] == om8
+    assert doc["config"]["taxonomy"]["name"] == "openai-moderation-8"
+    assert doc["config"]["detector"] == "lexicon" and doc["system"]["kind"] == "detector"
+    assert doc["config"]["threshold"] == 0.25 and doc["figures"]["threshold"] == 0.25
+    y = np.zeros((len(texts), len(om8)), dtype=int)
+    for i, lab in enumerate(labels):
+        for c in lab:
+            y[i, om8.index(c)] = 1
+    s = np.asarray(get_detector("lexicon", "openai-moderation-8").predict_scores(texts))
+    for thr in (0.25, 0.9):
+        if thr != 0.25:
+            doc = _score_run(tmp_path, [*args, "--threshold", str(thr)], name="hi")
+            assert doc["config"]["threshold"] == thr
+        pred = (s >= thr).astype(int)
+        want = skm.f1_score(y.ravel(), pred.ravel(), zero_division=0)
+        assert doc["figures"]["micro_f1"] == pytest.approx(want, rel=1e-12, abs=1e-15)
+    assert main([*args, "--detector", "no-such-detector", "-q"]) == 2
+
+
+def _raw_output_problem(tmp_path: Path) -> tuple[Path, Path, np.ndarray, np.ndarray, np.ndarray]:
+    """Six rows; two model outputs are refusals (unparseable)."""
+    labels = [["hate"], [], ["violence"], ["hate", "violence"], [], ["self_harm"]]
+    outputs = [
+        '["hate"]',
+        "I can't help with that.",
+        '{"violence": 0.8, "hate": 0.3}',
+        '["hate"]',
+        "I'm sorry, but I cannot answer.",
+        '{"self_harm": 0.6, "violence": 0.2}',
+    ]
+    ds = _jsonl(
+        tmp_path / "ds.jsonl",
+        [{"id": f"r{i}", "text": "t", "labels": lab} for i, lab in enumerate(labels)],
+    )
+    preds = _jsonl(
+        tmp_path / "outputs.jsonl", [{"id": f"r{i}", "output": o} for i, o in enumerate(outputs)]
+    )
+    k = len(TOXEVAL_15)
+    y = np.zeros((6, k), dtype=int)
+    for i, lab in enumerate(labels):
+        for c in lab:
+            y[i, TOXEVAL_15.index(c)] = 1
+    s = np.zeros((6, k))
+    for i, sc in {
+        0: {"hate": 1.0},
+        2: {"violence": 0.8, "hate": 0.3},
+        3: {"hate": 1.0},
+        5: {"self_harm": 0.6, "violence": 0.2},
+    }.items():
+        for c, v in sc.items():
+            s[i, TOXEVAL_15.index(c)] = v
+    parsed = np.array([True, False, True, True, False, True])
+    return ds, preds, y, s, parsed
+
+
+def test_score_parse_policy_exclude_leaves_unparseable_rows_out(tmp_path: Path) -> None:
+    import sklearn.metrics as skm
+
+    _needs_eval_side()
+    ds, preds, y, s, parsed = _raw_output_problem(tmp_path)
+    base = ["score", str(preds), "--dataset", str(ds)]
+    doc = _score_run(tmp_path, [*base, "--parse-policy", "exclude"])
+    assert doc["config"]["parse_policy"] == "exclude" and doc["parse"]["policy"] == "exclude"
+    assert doc["parse"]["status_counts"]["unparseable"] == 2
+    assert doc["counts"]["excluded_by_parse_policy"] == 2 == doc["parse"]["excluded"]
+    assert doc["counts"]["scored"] == 4 and doc["counts"]["excluded"] == 2
+    want = skm.label_ranking_loss(y[parsed], s[parsed])
+    assert doc["figures"]["label_ranking_loss"] == pytest.approx(want, rel=1e-12)
+    # the default (zeros) scores all six rows, the refusals as all-zero vectors
+    doc = _score_run(tmp_path, base, name="zeros")
+    assert doc["counts"]["scored"] == 6 and doc["counts"]["excluded_by_parse_policy"] == 0
+    assert doc["figures"]["label_ranking_loss"] == pytest.approx(
+        skm.label_ranking_loss(y, s), rel=1e-12
+    )
+
+
+def test_score_parse_policy_error_fails_on_unparseable_rows(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _needs_eval_side()
+    ds, preds, *_ = _raw_output_problem(tmp_path)
+    out = tmp_path / "o"
+    args = ["score", str(preds), "--dataset", str(ds), "--parse-policy", "error", "--out", str(out)]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    _one_line_error(err)
+    assert "2 of 6 outputs are unparseable" in err and "id 'r1'" in err
+    assert not (out / "results.json").exists()
+
+
+def test_score_llama_guard_outputs_on_r_a_mll_with_mapping(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The README's ``toxeval score llm_outputs.jsonl --dataset R-A-MLL --mapping
+    llama-guard-3`` on a small R-A-MLL-shaped file and raw Llama Guard outputs."""
+    import sklearn.metrics as skm
+
+    _needs_eval_side()
+    data = tmp_path / "data"
+    data.mkdir()
+    labels = [[], ["violence", "hate"], ["self_harm"], ["fraud"], ["hate"], [], ["violence"], []]
+    _jsonl(
+        data / "R-A-MLL.jsonl",
+        [
+            {"id": f"x{i}", "text": f"prompt {i}", "response": f"response {i}", "labels": lab}
+            for i, lab in enumerate(labels)
+        ],
+    )
+    # Llama Guard 3 answers; the bare code lists and the JSON need the explicit mapping
+    outputs = ["safe", "unsafe\nS1,S10", "S11", '{"S2": 0.9}', "S10", "safe", "unsafe\nS1", "S6"]
+    monkeypatch.chdir(tmp_path)
+    _jsonl(
+        tmp_path / "llm_outputs.jsonl",
+        [{"id": f"x{i}", "output": o} for i, o in enumerate(outputs)],
+    )
+    monkeypatch.setenv("TOXEVAL_DATA_DIR", str(data))
+    doc = _score_run(
+        tmp_path,
+        ["score", "llm_outputs.jsonl", "--dataset", "R-A-MLL", "--mapping", "llama-guard-3"],
+    )
+    assert doc["config"]["mapping"] == "llama-guard-3"
+    assert doc["dataset"]["name"] == "R-A-MLL" and doc["dataset"]["level"] == "response"
+    counts = doc["parse"]["status_counts"]
+    assert counts["unparseable"] == 0 and counts["partial"] == 0
+    assert counts["ok"] == 5 and counts["empty"] == 3  # safe, safe, S6 (maps to [])
+    # docs/taxonomy.md: S1 violence, S2 crime/fraud/cybercrime/drugs/weapons, S10 hate,
+    # S11 self_harm, S6 nothing
+    codes = {
+        "S1": {"violence": 1.0},
+        "S2": {c: 0.9 for c in ("crime", "fraud", "cybercrime", "drugs", "weapons")},
+        "S10": {"hate": 1.0},
+        "S11": {"self_harm": 1.0},
+    }
+    given = [[], ["S1", "S10"], ["S11"], ["S2"], ["S10"], [], ["S1"], []]
+    k = len(TOXEVAL_15)
+    y, s = np.zeros((8, k), dtype=int), np.zeros((8, k))
+    for i in range(8):
+        for c in labels[i]:
+            y[i, TOXEVAL_15.index(c)] = 1
+        for code in given[i]:
+            for c, v in codes[code].items():
+                s[i, TOXEVAL_15.index(c)] = v
+    with_pos = [j for j in range(k) if y[:, j].any()]
+    want_map = np.mean([skm.average_precision_score(y[:, j], s[:, j]) for j in with_pos])
+    assert doc["figures"]["map"] == pytest.approx(want_map, rel=1e-12)
+    assert doc["figures"]["label_ranking_loss"] == pytest.approx(
+        skm.label_ranking_loss(y, s), rel=1e-12
+    )
+
+
+def test_score_format_option_reads_a_file_the_extension_does_not_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import sklearn.metrics as skm
+
+    _needs_eval_side()
+    ds, preds, y, s = _scored_problem(tmp_path, n=12)
+    txt = tmp_path / "preds.txt"
+    txt.write_bytes(preds.read_bytes())
+    assert main(["score", str(txt), "--dataset", str(ds), "-q"]) == 2  # auto cannot tell
+    assert "pass --format" in capsys.readouterr().err
+    doc = _score_run(tmp_path, ["score", str(txt), "--dataset", str(ds), "--format", "jsonl"])
+    assert doc["config"]["format"] == "jsonl" and doc["system"]["format"] == "jsonl"
+    assert doc["counts"]["scored"] == 12
+    assert doc["figures"]["label_ranking_loss"] == pytest.approx(
+        skm.label_ranking_loss(y, s), rel=1e-12
+    )
+
+
+def test_version_option(capsys: pytest.CaptureFixture[str]) -> None:
+    from importlib.metadata import version
+
+    with pytest.raises(SystemExit) as e:
+        main(["--version"])
+    assert e.value.code in (0, None)
+    assert capsys.readouterr().out == f"toxeval {version('toxeval')}\n"

@@ -321,3 +321,35 @@ def test_report_sums_read_labels_in_place() -> None:
         assert _core.ranking_report_sums(yy, s, m, w, 2) == want
     with pytest.raises(TypeError, match="y_true"):
         _core.ranking_report_sums(y.astype(np.uint8), s)
+
+
+@pytest.mark.parametrize("use_mask", [False, True])
+@pytest.mark.parametrize("use_w", [False, True])
+def test_macro_averages_equal_sklearn_macro(use_mask: bool, use_w: bool) -> None:
+    """``roc_auc_macro`` and ``ap_macro`` are scikit-learn's ``average="macro"`` (a
+    plain mean over the labels), each label scored on its known rows with the row
+    weights; recomputed here with scikit-learn, not with toxeval."""
+    sk = pytest.importorskip("sklearn.metrics")
+    rng = np.random.default_rng(21 + 2 * use_mask + use_w)
+    n, k = 300, 6
+    y = (rng.random((n, k)) < rng.uniform(0.1, 0.6, k)).astype(np.int64)
+    s = np.round(rng.random((n, k)) * 0.5 + y * rng.uniform(0.0, 0.5, k), 2)  # ties
+    mask = rng.random((n, k)) < 0.75 if use_mask else None
+    w = rng.choice([0.0, 0.5, 1.0, 3.0], n) if use_w else None
+    rep = multilabel_report(y, s, mask=mask, sample_weight=w)
+    if mask is None:
+        want_auc = sk.roc_auc_score(y, s, average="macro", sample_weight=w)
+        want_ap = sk.average_precision_score(y, s, average="macro", sample_weight=w)
+    else:
+        aucs, aps = [], []
+        for j in range(k):
+            known = mask[:, j]
+            wj = None if w is None else w[known]
+            aucs.append(sk.roc_auc_score(y[known, j], s[known, j], sample_weight=wj))
+            aps.append(sk.average_precision_score(y[known, j], s[known, j], sample_weight=wj))
+        want_auc, want_ap = float(np.mean(aucs)), float(np.mean(aps))
+    # the macro ROC AUC and AP differ here, so one figure cannot stand in for the other
+    assert abs(want_auc - want_ap) > 1e-3
+    assert type(rep["roc_auc_macro"]) is float and type(rep["ap_macro"]) is float
+    assert rep["roc_auc_macro"] == pytest.approx(want_auc, rel=1e-12)
+    assert rep["ap_macro"] == pytest.approx(want_ap, rel=1e-12)

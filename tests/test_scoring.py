@@ -425,3 +425,76 @@ def test_one_error_matches_a_row_by_row_count(seed: int) -> None:
     assert _one_error(np.tile(y, (300, 1)), np.tile(s, (300, 1)), np.tile(mask, (300, 1))) == (
         pytest.approx(want, abs=1e-12)
     )
+
+
+def _map_rows_reference(
+    y: np.ndarray, mask: np.ndarray, s: np.ndarray, rows: np.ndarray
+) -> float | None:
+    """mAP over ``rows`` as docs/cli.md defines it: scikit-learn's AP per category on
+    the rows where the category is known, averaged over the categories with a known
+    positive among those rows; None when fewer than 2 rows or no such category."""
+    if rows.sum() < 2:
+        return None
+    aps = []
+    for k in range(y.shape[1]):
+        known = rows & mask[:, k]
+        if (y[known, k] == 1).any():
+            aps.append(skm.average_precision_score(y[known, k], s[known, k]))
+    return float(np.mean(aps)) if aps else None
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_agreement_map_on_unanimous_and_contested_rows_equals_sklearn(seed: int) -> None:
+    rng = np.random.default_rng(100 + seed)
+    n, k = 80, 4
+    n_ann = rng.choice([0, 3, 5], n, p=[0.2, 0.4, 0.4])
+    votes = rng.random((n, k)) < rng.uniform(0.1, 0.5, k)
+    # per cell: unanimous (0 or 1) for most, a split vote for some
+    split = rng.random((n, k)) < 0.15
+    soft = np.where(split, rng.choice([0.2, 0.4, 0.6, 0.8], (n, k)), votes.astype(float))
+    y = (soft > 0.5).astype(np.int8)
+    mask = rng.random((n, k)) >= 0.15
+    soft = np.where(mask, soft, np.nan)  # unknown labels have no agreement figure
+    s = np.round(np.clip(0.4 * y + rng.random((n, k)) * 0.7, 0, 1), 2)
+    ds = make_dataset(y, mask, soft=soft, n_annotators=n_ann)
+    res = score_predictions(predictions_from_array(s, ds), ds)
+    a = res.agreement
+    assert a is not None
+    annotated = n_ann > 0
+    contested = mask & annotated[:, None] & (soft > 0) & (soft < 1)
+    unanimous_rows = annotated & ~contested.any(axis=1)
+    contested_rows = annotated & contested.any(axis=1)
+    assert a["n_unanimous_rows"] == int(unanimous_rows.sum()) >= 2
+    assert a["n_contested_rows"] == int(contested_rows.sum()) >= 2
+    y_known = np.where(mask, y, 0)
+    for name, rows in (("unanimous", unanimous_rows), ("contested", contested_rows)):
+        want = _map_rows_reference(y_known, mask, s, rows)
+        assert want is not None
+        assert a[f"map_{name}_rows"] == pytest.approx(want, rel=1e-12), name
+    # the two figures are different numbers here, and neither is the mAP of all rows
+    assert a["map_unanimous_rows"] != pytest.approx(a["map_contested_rows"], rel=1e-6)
+    assert a["map_unanimous_rows"] != pytest.approx(res.figures["map"], rel=1e-6)
+
+
+def test_agreement_map_is_none_without_two_rows_or_a_known_positive() -> None:
+    y = np.array([[1, 0], [0, 1], [1, 0], [0, 0], [0, 0]])
+    soft = np.array([[1, 0], [0, 1], [0.6, 0], [0, 0], [0.4, 0]], dtype=float)
+    n_ann = np.array([5, 5, 5, 5, 5])
+    mask = np.ones_like(y, dtype=bool)
+    ds = make_dataset(y, mask, soft=soft, n_annotators=n_ann)
+    s = np.array([[0.9, 0.1], [0.2, 0.8], [0.6, 0.3], [0.3, 0.2], [0.4, 0.5]])
+    a = score_predictions(predictions_from_array(s, ds), ds).agreement
+    assert a is not None
+    # rows 0, 1, 3 unanimous: both categories have a known positive there
+    assert a["n_unanimous_rows"] == 3
+    want = _map_rows_reference(y, mask, s, np.array([1, 1, 0, 1, 0], dtype=bool))
+    assert a["map_unanimous_rows"] == pytest.approx(want, rel=1e-12)
+    # rows 2 and 4 contested: only category 0 has a known positive there
+    assert a["n_contested_rows"] == 2
+    want = skm.average_precision_score([1, 0], [0.6, 0.4])
+    assert a["map_contested_rows"] == pytest.approx(want, rel=1e-12)
+    # one contested row: no mAP
+    ds1 = make_dataset(y[:4], mask[:4], soft=soft[:4], n_annotators=n_ann[:4])
+    a1 = score_predictions(predictions_from_array(s[:4], ds1), ds1).agreement
+    assert a1 is not None and a1["n_contested_rows"] == 1
+    assert a1["map_contested_rows"] is None
