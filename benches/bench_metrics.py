@@ -141,7 +141,10 @@ def sample_more(
     cap: float | None = None,
 ) -> list[float]:
     while len(samples) < repeats_for(samples[0], max_repeats):
-        samples.append(timed_call(fn, args, kwargs, cap)[0])
+        try:
+            samples.append(timed_call(fn, args, kwargs, cap)[0])
+        except CapExceeded:
+            break  # a repeat past the cap: the samples taken stand (the first was under it)
     return samples
 
 
@@ -376,7 +379,7 @@ class Bench:
             elif variant.ties and case.tie_deviation:
                 check = f"documented deviation: {case.tie_deviation}"
         elif (case.key, variant.name) in self._checked:
-            check = "equal at smaller N (reference skipped here)"
+            check = "equal at smaller N (reference skipped or stopped here)"
         else:
             check = "unchecked (no reference value)"
         row["check"] = check
@@ -549,6 +552,8 @@ class Bench:
                     variant.name,
                     "--candidate",
                     self.cfg.candidate,
+                    "--seed",
+                    str(self.cfg.seed),
                 ]
                 try:
                     proc = subprocess.run(

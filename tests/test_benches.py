@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 import types
 from pathlib import Path
 from typing import Any
@@ -423,3 +424,44 @@ def test_sort_floor_harness(capsys: pytest.CaptureFixture[str]) -> None:
     assert floor.main(["--rows", "1000", "--labels", "2", "--repeats", "1"]) == 0
     out = capsys.readouterr().out
     assert "x sum" in out and "1,000 x 2 float64" in out
+
+
+@pytest.mark.skipif(not hasattr(bm.signal, "SIGALRM"), reason="the cap needs SIGALRM")
+def test_a_repeat_past_the_cap_keeps_the_samples_taken() -> None:
+    # The first call ran under the cap; a later repeat that does not is stopped and the
+    # samples taken stand (it used to abort the whole run with CapExceeded).
+    calls: list[int] = []
+
+    def slow_repeat() -> None:  # the first call is the 0.01 s sample passed in
+        calls.append(1)
+        time.sleep(2.0)
+
+    samples = bm.sample_more(slow_repeat, (), {}, [0.01], max_repeats=5, cap=0.2)
+    assert samples == [0.01]
+    assert len(calls) == 1  # stopped at the cap, not repeated
+
+
+def test_memory_probe_measures_a_float32_call_on_its_own_arrays() -> None:
+    # The probe takes the run's seed and hands back what building the arrays freed, so a
+    # float32 copy of y_score inside the call shows as ~1x of y_score (2x as float64).
+    out = subprocess.run(
+        [
+            sys.executable,
+            str(Path(bm.__file__).parent / "_memprobe.py"),
+            "ap_macro",
+            "20000",
+            "float32",
+            "--candidate",
+            "sklearn",
+            "--seed",
+            "7",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    result = json.loads(out.stdout)
+    assert result["status"] == "ok", result
+    if sys.platform.startswith("linux"):  # glibc: trimmed, and the peak was reset
+        assert result["trimmed"] is True and result["peak_reset"] is True
+    assert result["growth_bytes"] > 0
