@@ -1591,6 +1591,11 @@ pub fn micro_ap_auc<S: Score, L: LabelGrid>(
 /// per worker) make buckets small enough (1/128 of [0.5, 1) for uniform
 /// probabilities) that groups fill their buffer closely, hence few re-scans.
 const MICRO_DIGIT: u32 = 18;
+/// The same for 4-byte scores: 2**17 buckets. Over 32-bit keys that still splits
+/// [0.5, 1) into 64 buckets, and it halves the tables, which are 4x larger relative
+/// to a float32 matrix than to a float64 one (`multilabel_report`'s float32 peak
+/// went past 0.5x of the scores with 2**18).
+const MICRO_DIGIT_NARROW: u32 = 17;
 /// Groups processed at once (each holds one `cap`-key buffer).
 const MICRO_WORKERS: usize = 2;
 /// Inputs with at most this many cells take the one-sort path.
@@ -1645,8 +1650,9 @@ fn scan_cells<S: Score, L: LabelGrid>(
     }
 }
 
-/// Bucket histogram (positives, negatives) of the cells whose key has
-/// `k >> top == prefix` (`top == 64`: all cells), on the `width` bits below `top`.
+/// Bucket histogram of the cells whose key has `k >> top == prefix` (`top == 64`:
+/// all cells), on the `width` bits below `top`: positives at `2d`, negatives at
+/// `2d + 1` for bucket `d`.
 #[allow(clippy::too_many_arguments)]
 fn micro_histogram<S: Score, L: LabelGrid>(
     s: &ArrayView2<S>,
@@ -1656,7 +1662,7 @@ fn micro_histogram<S: Score, L: LabelGrid>(
     prefix: u64,
     width: u32,
     par: &Parallelism,
-) -> Result<(Vec<u64>, Vec<u64>)> {
+) -> Result<Vec<u32>> {
     let nb = 1usize << width;
     let shift = top - width;
     let mask = (nb - 1) as u64;
@@ -1692,17 +1698,17 @@ fn micro_histogram<S: Score, L: LabelGrid>(
         }
         h
     })?;
-    let mut pos = vec![0u64; nb];
-    let mut neg = vec![0u64; nb];
+    // Summed into the first worker's table (u32 still: fewer than 2**31 cells), with
+    // no wider copy: at 2**18 buckets each table is 2 MiB, and two u64 copies would
+    // add 4 MiB to the peak (0.07x of a 1M x 15 float32 matrix).
+    let mut parts = parts.into_iter();
+    let mut sum = parts.next().unwrap_or_else(|| vec![0u32; 2 * nb]);
     for part in parts {
-        for (d, c) in part.chunks_exact(2).enumerate() {
-            if let (Some(p), Some(q)) = (pos.get_mut(d), neg.get_mut(d)) {
-                *p += u64::from(c[0]);
-                *q += u64::from(c[1]);
-            }
+        for (a, b) in sum.iter_mut().zip(part) {
+            *a += b;
         }
     }
-    Ok((pos, neg))
+    Ok(sum)
 }
 
 /// One unit of the micro stream, in descending score order.
@@ -1742,9 +1748,14 @@ fn micro_plan<S: Score, L: LabelGrid>(
     par: &Parallelism,
     tasks: &mut Vec<MicroTask>,
 ) -> Result<()> {
-    let width = MICRO_DIGIT.min(top);
+    let digit = if std::mem::size_of::<S>() == 4 {
+        MICRO_DIGIT_NARROW
+    } else {
+        MICRO_DIGIT
+    };
+    let width = digit.min(top);
     let shift = top - width;
-    let (hp, hn) = micro_histogram(s, y, m, top, prefix, width, par)?;
+    let hist = micro_histogram(s, y, m, top, prefix, width, par)?;
     let base = if top >= 64 { 0 } else { prefix << width };
     let (mut cp, mut cr) = before;
     // Current group: first bucket id, counts, running total and largest bucket.
@@ -1768,7 +1779,8 @@ fn micro_plan<S: Score, L: LabelGrid>(
             });
         }
     };
-    for (d, (&p, &q)) in hp.iter().zip(hn.iter()).enumerate() {
+    for (d, pq) in hist.chunks_exact(2).enumerate() {
+        let (p, q) = (u64::from(pq[0]), u64::from(pq[1]));
         let c = p + q;
         let id = base | d as u64;
         if c == 0 {
