@@ -451,7 +451,13 @@ pub fn roc_auc_from_curve(c: &Curve, max_fpr: Option<f64>) -> MetricValue {
         trapezoid_auc(&fpr, &tpr)
     } else {
         let mf = max_fpr.unwrap_or(1.0);
-        let stop = searchsorted_right(&fpr, mf);
+        // A NaN max_fpr (rejected before the kernels, as scikit-learn does) keeps no
+        // point, as the unweighted path decides it.
+        let stop = if mf.is_nan() {
+            0
+        } else {
+            searchsorted_right(&fpr, mf)
+        };
         let at = |i: isize| -> f64 {
             let idx = if i < 0 { m as isize + i } else { i } as usize;
             fpr.get(idx).copied().unwrap_or(f64::NAN)
