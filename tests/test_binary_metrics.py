@@ -356,18 +356,22 @@ def test_pos_label_rules(y_true: Any, kwargs: dict[str, Any]) -> None:
     compare("average_precision_score", y_true, s, **kwargs)
 
 
+# Three classes, two rows each, with per-class scores (no ties at the top).
+_MULTICLASS_Y = np.array([0, 0, 1, 1, 2, 2])
+_MULTICLASS_S = np.array(
+    [
+        [0.7, 0.2, 0.1],
+        [0.4, 0.3, 0.3],
+        [0.1, 0.8, 0.1],
+        [0.2, 0.3, 0.5],
+        [0.4, 0.4, 0.2],
+        [0.1, 0.2, 0.7],
+    ]
+)
+
+
 def test_multiclass_y_true() -> None:
-    y = np.array([0, 0, 1, 1, 2, 2])
-    s = np.array(
-        [
-            [0.7, 0.2, 0.1],
-            [0.4, 0.3, 0.3],
-            [0.1, 0.8, 0.1],
-            [0.2, 0.3, 0.5],
-            [0.4, 0.4, 0.2],
-            [0.1, 0.2, 0.7],
-        ]
-    )
+    y, s = _MULTICLASS_Y, _MULTICLASS_S
     for avg in AVERAGES:
         compare("average_precision_score", y, s, average=avg)
     compare("average_precision_score", y, s[:, 0])
@@ -829,17 +833,7 @@ def test_max_fpr_numpy_scalar_returns_python_float(scalar: Any, average: str) ->
 
 
 def test_mask_is_rejected_for_multiclass_roc_auc() -> None:
-    y = np.array([0, 0, 1, 1, 2, 2])
-    s = np.array(
-        [
-            [0.7, 0.2, 0.1],
-            [0.4, 0.3, 0.3],
-            [0.1, 0.8, 0.1],
-            [0.2, 0.3, 0.5],
-            [0.4, 0.4, 0.2],
-            [0.1, 0.2, 0.7],
-        ]
-    )
+    y, s = _MULTICLASS_Y, _MULTICLASS_S
     for mc in ("ovr", "ovo"):
         for mask in (np.ones(6, dtype=bool), np.ones((6, 3), dtype=bool)):
             with pytest.raises(ValueError, match="mask is not supported for multiclass"):
