@@ -314,7 +314,7 @@ def score_predictions(
     if n_scored == 0:
         raise PredictionError(f"{preds.source}: no dataset row has a usable prediction")
     notes = list(preds.notes)
-    ignored = tuple(getattr(dataset, "ignored_fields", ()) or ())
+    ignored = dataset.ignored_fields
     if ignored:
         shown = ", ".join(repr(f) for f in ignored[:20]) + (", ..." if len(ignored) > 20 else "")
         notes.append(

@@ -319,13 +319,10 @@ def _fast_sum(
         if not _is_arraylike(sample_weight):
             return None
         try:
-            w = np.asarray(sample_weight)
-            if w.dtype.kind in "USc":
-                return None  # the general path raises
-            w = np.asarray(w, dtype=np.float64)
+            w = _weights(sample_weight)
         except (TypeError, ValueError):
-            return None
-        if w.ndim != 1 or w.shape[0] != shape[0]:
+            return None  # the general path raises, in scikit-learn's order
+        if w is None or w.shape[0] != shape[0]:
             return None
     m = None
     if mask is not None:

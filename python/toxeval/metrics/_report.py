@@ -36,6 +36,7 @@ from toxeval.metrics._binary import _check_mask, _emit
 from toxeval.metrics._validation import (
     assert_all_finite,
     check_consistent_length,
+    shift_uint64,
     to_array,
     uint64_as_int64,
 )
@@ -268,7 +269,7 @@ def multilabel_report(
     # One native pass over scores, labels and mask (no N x K temporaries).
     if shifted:
         # Placed among the uint64 scores as given, then shifted as they are.
-        cut = (_threshold_cut(raw, threshold) ^ np.uint64(1 << 63)).view(np.int64)
+        cut = shift_uint64(_threshold_cut(raw, threshold))
     else:
         cut = _threshold_cut(s, threshold)
     n_known, support, predicted, tp_count = _core.threshold_counts(s, y_pos, cut, m, n_jobs)

@@ -115,8 +115,13 @@ def uint64_as_int64(arr: NDArray[Any]) -> NDArray[np.int64] | None:
         return None
     if int(arr.max()) <= _INT64_MAX:
         return None
-    flipped: NDArray[np.int64] = (arr ^ np.uint64(1 << 63)).view(np.int64)
-    return flipped
+    return shift_uint64(arr)
+
+
+def shift_uint64(arr: NDArray[Any]) -> NDArray[np.int64]:
+    """uint64 values as int64 ``x - 2**63`` (the top bit flipped): same order, same ties."""
+    shifted: NDArray[np.int64] = (arr ^ np.uint64(1 << 63)).view(np.int64)
+    return shifted
 
 
 def _num_samples(x: Any) -> int:
