@@ -1132,20 +1132,23 @@ fn dcg_or_ndcg_row(b: &mut RowBuf, d: &Discounts<'_>, ignore_ties: bool, normali
     }
 }
 
-/// Positions of the metrics in `ReportSums::sums`.
-pub const REPORT_KEYS: [&str; 5] = [
+/// Positions of the sums in `ReportSums::sums`: the five per-row metrics, then the
+/// two sums of the "relevant rows" one-error (`report_row`).
+pub const REPORT_KEYS: [&str; 7] = [
     "label_ranking_loss",
     "label_ranking_average_precision",
     "coverage_error",
     "one_error",
     "ndcg",
+    "one_error_relevant_errors",
+    "rows_with_relevant",
 ];
 
-/// Weighted row sums of the five per-row metrics of `multilabel_report` (order of
+/// Weighted row sums of the per-row figures of `multilabel_report` (order of
 /// `REPORT_KEYS`) and the weight sum (`n_rows` without weights).
 #[derive(Debug, Clone, Copy)]
 pub struct ReportSums {
-    pub sums: [f64; 5],
+    pub sums: [f64; 7],
     pub weight_sum: f64,
 }
 
@@ -1159,8 +1162,13 @@ pub struct ReportSums {
 /// `mean_j rel_j / (above_j + same_j)`, coverage `max_j (above_j + same_j)`, one-error
 /// `(same_j - rel_j) / same_j` for a relevant j at the top (else 1), and the
 /// tie-averaged DCG term of j. Otherwise one sort and one walk over tie groups.
+///
+/// The last two entries are the one-error over rows with a relevant known label (the
+/// figure of docs/cli.md): 1 when the top tie group holds any irrelevant label (the
+/// classical one-error of such a row is then > 0), and 1 for "the row has a relevant
+/// label" (both 0 otherwise), so their weighted sums give that figure's mean.
 #[inline]
-fn report_row(b: &mut RowBuf, d: &Discounts<'_>) -> [f64; 5] {
+fn report_row(b: &mut RowBuf, d: &Discounts<'_>) -> [f64; 7] {
     let k = b.len() as u64;
     let n_pos = b.n_nonzero() as u64;
     let ideal = ideal_dcg(b, d);
@@ -1265,7 +1273,17 @@ fn report_row(b: &mut RowBuf, d: &Discounts<'_>) -> [f64; 5] {
         lrap / n_pos as f64
     };
     let ndcg = if ideal == 0.0 { 0.0 } else { dcg / ideal };
-    [lrl, lrap, cover as f64, one_err, ndcg]
+    let has_relevant = n_pos > 0;
+    let top_error = has_relevant && one_err > 0.0;
+    [
+        lrl,
+        lrap,
+        cover as f64,
+        one_err,
+        ndcg,
+        f64::from(u8::from(top_error)),
+        f64::from(u8::from(has_relevant)),
+    ]
 }
 
 /// The five per-row metrics of `multilabel_report` in one pass over the rows (one
@@ -1635,6 +1653,32 @@ mod tests {
                 for (i, w) in want.iter().enumerate() {
                     assert_eq!(got.sums[i].to_bits(), w.to_bits(), "{i}");
                     close(got_sorted.sums[i], *w);
+                }
+                // The "relevant rows" one-error, row by row from its definition: the
+                // row counts when it has a relevant known label; it is an error when
+                // an irrelevant known label scores at least the best relevant one.
+                let (mut errors, mut rows_rel) = (0.0, 0.0);
+                for i in 0..n {
+                    let known = |j: usize| mask.is_none_or(|m| m[[i, j]]);
+                    let best = |rel: bool| {
+                        (0..k)
+                            .filter(|&j| known(j) && t[[i, j]] == rel)
+                            .map(|j| s[[i, j]])
+                            .fold(f64::NEG_INFINITY, f64::max)
+                    };
+                    let wi = sample_weight.map_or(1.0, |w| w[i]);
+                    if (0..k).any(|j| known(j) && t[[i, j]]) {
+                        rows_rel += wi;
+                        let no_irrelevant = !(0..k).any(|j| known(j) && !t[[i, j]]);
+                        if !no_irrelevant && best(false) >= best(true) {
+                            errors += wi;
+                        }
+                    }
+                }
+                assert!(errors > 0.0 && errors < rows_rel, "the case tests both outcomes");
+                for g in [&got, &got_sorted] {
+                    close(g.sums[5], errors);
+                    close(g.sums[6], rows_rel);
                 }
                 let ws = sample_weight.map_or(n as f64, |w| w.sum());
                 close(got.weight_sum, ws);

@@ -54,6 +54,25 @@ def _expect(fn: Any, *args: Any, **kwargs: Any) -> Any:
             return e
 
 
+def _one_error_relevant_reference(
+    y: np.ndarray, s: np.ndarray, mask: np.ndarray | None, w: np.ndarray | None
+) -> float:
+    """docs/cli.md's one-error, row by row: rows with a relevant known label only; an
+    irrelevant known label scored at least as high as every relevant one is an error."""
+    errors = rows = 0.0
+    for i in range(y.shape[0]):
+        known = np.flatnonzero(np.ones(y.shape[1], bool) if mask is None else mask[i])
+        rel = known[y[i, known] == 1]
+        if rel.size == 0:
+            continue
+        wi = 1.0 if w is None else float(w[i])
+        rows += wi
+        irr = known[y[i, known] != 1]
+        if irr.size and s[i, irr].max() >= s[i, rel].max():
+            errors += wi
+    return errors / rows if rows else float("nan")
+
+
 @settings(max_examples=200, deadline=None)
 @given(p=problems())
 def test_report_equals_separate_functions(p: dict[str, Any]) -> None:
@@ -84,6 +103,7 @@ def test_report_equals_separate_functions(p: dict[str, Any]) -> None:
         ref = _expect(fn, y, s, mask=mask, sample_weight=w)
         assert not isinstance(ref, Exception), (key, ref)
         _same(rep[key], ref)
+    _same(rep["one_error_relevant"], _one_error_relevant_reference(y, s, mask, w))
     # thresholded figures over known cells, computed directly
     known = np.ones(y.shape, bool) if mask is None else mask
     pred = s >= 0.5
@@ -97,6 +117,23 @@ def test_report_equals_separate_functions(p: dict[str, Any]) -> None:
     _same(rep["hamming_loss"], float((fp + fn_).sum() / known.sum()) if known.any() else np.nan)
     np.testing.assert_array_equal(rep["support"], ((y == 1) & known).sum(0))
     np.testing.assert_array_equal(rep["n_unknown"], (~known).sum(0))
+
+
+def test_one_error_relevant_leaves_out_rows_without_a_relevant_label() -> None:
+    y = np.array([[1, 0, 0], [0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1]])
+    s = np.array(
+        [[0.9, 0.1, 0.2], [0.9, 0.1, 0.2], [0.5, 0.5, 0.1], [0.3, 0.2, 0.1], [0.1, 0.1, 0.8]]
+    )
+    rep = multilabel_report(y, s)
+    # rows 0 and 4 right, row 2 a tie at the top with an irrelevant label, row 3 wrong,
+    # row 1 (no relevant label) left out; the classical one-error counts row 1 as an
+    # error and row 2 as half of one
+    assert rep["one_error_relevant"] == 2 / 4
+    assert rep["one_error"] == pytest.approx((1 + 0.5 + 1) / 5)
+    assert np.isnan(multilabel_report(np.zeros((2, 3), int), s[:2])["one_error_relevant"])
+    # weights count rows; a row weighted zero is out as well
+    w = np.array([1.0, 1.0, 3.0, 0.0, 1.0])
+    assert multilabel_report(y, s, sample_weight=w)["one_error_relevant"] == 3 / 5
 
 
 def test_report_matches_sklearn_on_a_plain_problem() -> None:

@@ -136,13 +136,15 @@ def ranking_sum_checked(
     normalize: bool = False,
 ) -> tuple[float, int, list[float]] | None: ...
 
-# The five per-row metrics of multilabel_report in one pass over the rows (one
-# counting loop or one sort per row). Returns a dict of weighted row sums with keys
+# The per-row figures of multilabel_report in one pass over the rows (one counting
+# loop or one sort per row). Returns a dict of weighted row sums with keys
 # "label_ranking_loss", "label_ranking_average_precision", "coverage_error",
 # "one_error", "ndcg" (tie-averaged, k=None, log base 2, discounts computed natively)
-# and "weight_sum" (sum of sample_weight, or the number of rows). Each sum divided by
-# weight_sum is the value of the separate public function (same definitions, masks,
-# degenerate rows). y_score: 2-D float64, float32 or int64, finite on known entries.
+# and "weight_sum" (sum of sample_weight, or the number of rows). Each of these sums
+# divided by weight_sum is the value of the separate public function (same
+# definitions, masks, degenerate rows). Also "one_error_relevant_errors" and
+# "rows_with_relevant": the weighted count of rows with a relevant known label whose
+# top tie group holds an irrelevant one, and of rows with a relevant known label. y_score: 2-D float64, float32 or int64, finite on known entries.
 # y_true is read in place: bool, or validated 0/1 int64, int32, float64 or float32.
 def ranking_report_sums(
     y_true: NDArray[Any],

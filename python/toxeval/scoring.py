@@ -348,8 +348,9 @@ def score_predictions(
         lrl, lrap, cov = (
             float(report[k]) for k in ("label_ranking_loss", "lrap", "coverage_error")
         )
-        # the report's one_error is metrics.one_error's classical definition: not this one
-        oe = _one_error(y, s, m)
+        # the report's one_error is metrics.one_error's classical definition; the
+        # figure docs/cli.md defines is its one_error_relevant
+        oe = float(report["one_error_relevant"])
         f1 = np.asarray(report["f1"], dtype=np.float64)
         thr = {
             "micro_f1": float(report["f1_micro"]),
@@ -483,7 +484,7 @@ def _multilabel_report(
         except TypeError:
             return None  # an engine version without threshold=: compute figure by figure
     keys = (
-        *("ap", "roc_auc", "label_ranking_loss", "lrap", "coverage_error"),
+        *("ap", "roc_auc", "label_ranking_loss", "lrap", "coverage_error", "one_error_relevant"),
         *("support", "n_negative", "n_unknown", "f1", "f1_micro", "hamming_loss"),
     )
     try:

@@ -10,7 +10,7 @@
 //! user's own `y_true` (bool, int64, int32, float64 or float32) and `y_score`
 //! (float64 or float32) in place and does the value checks (finiteness, distinct
 //! labels, negative gains) in the same pass as the metric, so a large call reads its
-//! inputs once. `ranking_report_sums` computes the five per-row metrics of
+//! inputs once. `ranking_report_sums` computes the per-row figures of
 //! `multilabel_report` in one pass.
 
 use ndarray::{ArrayView1, ArrayView2};
@@ -280,10 +280,11 @@ fn ranking_sum_checked<'py>(
     }
 }
 
-/// The five per-row metrics of `multilabel_report` in one pass (see
+/// The per-row figures of `multilabel_report` in one pass (see
 /// `label_ranking::report_sums`): a dict with the weighted sums under
 /// `label_ranking_loss`, `label_ranking_average_precision`, `coverage_error`,
-/// `one_error`, `ndcg`, and `weight_sum` (the number of rows without weights).
+/// `one_error`, `ndcg`, `one_error_relevant_errors`, `rows_with_relevant`, and
+/// `weight_sum` (the number of rows without weights).
 /// `y_true` is read in place: bool, or validated 0/1 int64, int32, float64 or
 /// float32 (relevant = non-zero), so the report needs no bool copy of it.
 #[pyfunction]

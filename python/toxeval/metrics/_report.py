@@ -68,6 +68,7 @@ class MultilabelReport(TypedDict):
     lrap: float
     coverage_error: float
     one_error: float
+    one_error_relevant: float
     ndcg: float
     threshold: float
     f1: NDArray[np.float64]
@@ -229,10 +230,20 @@ def multilabel_report(
         A dict: ``n_samples`` and ``n_labels`` (the shape), ``ap``/``roc_auc`` per
         label and their ``_macro``/``_micro`` averages (``average_precision_score``
         / ``roc_auc_score`` semantics), ``label_ranking_loss``, ``lrap``,
-        ``coverage_error``, ``one_error``, ``ndcg`` (tie-aware, k=None), the
+        ``coverage_error``, ``one_error``, ``one_error_relevant`` (see below),
+        ``ndcg`` (tie-aware, k=None), the
         ``threshold`` used, ``f1`` per label, ``f1_micro``, ``f1_macro``,
         ``hamming_loss`` (F1 with zero_division=0), and per-label ``support``,
         ``n_negative``, ``n_unknown``. Every key of :class:`MultilabelReport`.
+
+    ``one_error`` is ``toxeval.metrics.one_error``'s classical definition: a row
+    without a relevant known label is a full error, and a tie at the top counts its
+    irrelevant share. ``one_error_relevant`` is the one-error of toxeval's CLI report
+    (docs/cli.md): the (weighted) mean over rows with at least one relevant known
+    label of 1 when an irrelevant known label scores at least as high as every
+    relevant one (a tie at the top is an error), else 0; NaN when no row has a
+    relevant known label. On a mostly benign toxicity set the classical figure mostly
+    counts the benign rows.
 
     Warnings are the ones the drop-in functions emit (e.g. a label without
     positives); each is emitted once.
@@ -265,6 +276,8 @@ def multilabel_report(
         if wsum == 0.0:
             raise ZeroDivisionError("Weights sum to zero, can't be normalized")
         return float(sums[key]) / wsum
+
+    rows_relevant = float(sums["rows_with_relevant"])
 
     # One native pass over scores, labels and mask (no N x K temporaries).
     if shifted:
@@ -299,6 +312,9 @@ def multilabel_report(
             lrap=mean_of("label_ranking_average_precision"),
             coverage_error=mean_of("coverage_error"),
             one_error=mean_of("one_error"),
+            one_error_relevant=float(sums["one_error_relevant_errors"]) / rows_relevant
+            if rows_relevant > 0
+            else float("nan"),
             ndcg=mean_of("ndcg"),
             threshold=float(threshold),
             f1=f1,
