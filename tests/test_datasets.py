@@ -695,3 +695,29 @@ def test_ignored_fields_are_listed_not_dropped_silently(tmp_path: Path, tax3: Pa
 
     res = score(np.asarray(ds.y_true, dtype=float), ds)
     assert any("'b', 'lang', 'gamme'" in n for n in res.notes)
+
+
+@pytest.mark.parametrize("eol", ["\n", "\r\n"])
+def test_line_reader_keeps_unicode_line_separators_inside_strings(
+    tmp_path: Path, tax3: Path, eol: str
+) -> None:
+    # JSON allows U+2028, U+2029 and U+0085 raw inside a string; only "\n" ends a row.
+    # The blank line and the mixed label forms send the file to the line-by-line reader.
+    texts = ["a\u2028b", "c\u2029d\u0085e"]
+    rows = [
+        json.dumps({"id": "r1", "text": texts[0], "labels": ["a"]}, ensure_ascii=False),
+        "",
+        json.dumps({"id": "r2", "text": texts[1], "labels": {"b": 1}}, ensure_ascii=False),
+    ]
+    p = tmp_path / "d.jsonl"
+    p.write_bytes((eol.join(rows) + eol).encode())
+    ds = load_dataset(p, taxonomy=tax3)
+    assert ds.ids == ["r1", "r2"]
+    assert ds.texts == texts
+    np.testing.assert_array_equal(ds.y_true, [[1, 0, 0], [0, 1, 0]])
+    # line numbers still count "\n" only
+    p.write_bytes(
+        (eol.join([*rows, '{"id": "r3", "text": "x\u2028", "labels": ["nope"]}']) + eol).encode()
+    )
+    with pytest.raises(DatasetError, match="line 4"):
+        load_dataset(p, taxonomy=tax3)

@@ -1050,6 +1050,7 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 _ROW_DECODER = json.JSONDecoder(object_pairs_hook=_unique_keys)
+_JSON_SPACE = " \t\r"  # JSON's whitespace within a line (RFC 8259, section 2)
 
 
 def _json_lines(raw: bytes, source: str) -> Iterator[tuple[int, Any]]:
@@ -1062,8 +1063,10 @@ def _json_lines(raw: bytes, source: str) -> Iterator[tuple[int, Any]]:
             f"{source}: line {at}: not UTF-8 text ({e.reason} at byte {col})"
         ) from None
     decode = _ROW_DECODER.decode
-    for no, line in enumerate(text.splitlines(), start=1):
-        s = line.strip()
+    # Lines end at "\n" only (a "\r" before it is JSON whitespace): str.splitlines would
+    # also split at U+2028, U+2029 and U+0085, which JSON allows raw inside a string.
+    for no, line in enumerate(text.split("\n"), start=1):
+        s = line.strip(_JSON_SPACE)
         if not s:
             continue
         try:
