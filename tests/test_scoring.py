@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 import sklearn.metrics as skm
 import toxeval.metrics
-from toxeval.predictions import predictions_from_array
+from toxeval.predictions import PredictionError, predictions_from_array
 from toxeval.scoring import score, score_predictions
 from toxeval.taxonomy import Category, Taxonomy, load_taxonomy
 
@@ -498,3 +498,116 @@ def test_agreement_map_is_none_without_two_rows_or_a_known_positive() -> None:
     a1 = score_predictions(predictions_from_array(s[:4], ds1), ds1).agreement
     assert a1 is not None and a1["n_contested_rows"] == 1
     assert a1["map_contested_rows"] is None
+
+
+# ------------------------------------------------- options that do not apply, alignment
+
+
+def _small_case() -> tuple[Any, np.ndarray]:
+    y = np.array([[1, 0, 0], [0, 1, 0], [0, 0, 1], [1, 1, 0]])
+    s = np.array([[0.9, 0.1, 0.2], [0.2, 0.8, 0.1], [0.1, 0.3, 0.7], [0.6, 0.4, 0.1]])
+    return make_dataset(y), s
+
+
+@pytest.mark.parametrize(
+    ("form", "option"),
+    [
+        ("array", {"on_mismatch": "drop"}),
+        ("array", {"format": "jsonl"}),
+        ("array", {"parse_policy": "exclude"}),
+        ("array", {"mapping": "llama-guard-3"}),
+        ("array", {"on_mismatch": "bogus"}),
+        ("texts", {"format": "csv"}),
+        ("texts", {"on_mismatch": "drop"}),
+        ("predictions", {"parse_policy": "error"}),
+        ("predictions", {"on_mismatch": "drop"}),
+        ("array", {"rule": "union"}),
+        ("array", {"min_annotators": 2}),
+        ("array", {"data_dir": "/nowhere"}),
+    ],
+)
+def test_score_rejects_options_that_do_not_apply(form: str, option: dict[str, Any]) -> None:
+    ds, s = _small_case()
+    preds: Any = {
+        "array": s,
+        "texts": ["c0", "c1", "c2", "c0, c1"],
+        "predictions": predictions_from_array(s, ds),
+    }[form]
+    (name,) = option
+    with pytest.raises(ValueError, match=f"{name}=.* not apply"):
+        score(preds, ds, **option)
+
+
+def test_score_takes_options_at_their_default_and_records_what_applied() -> None:
+    ds, s = _small_case()
+    explicit = score(
+        s, ds, on_mismatch="error", format="auto", parse_policy="zeros", rule="majority"
+    )
+    assert explicit.to_dict() | {"toxeval_version": 0} == score(s, ds).to_dict() | {
+        "toxeval_version": 0
+    }
+    assert explicit.config["rule"] is None and explicit.config["min_annotators"] is None
+    assert explicit.config["parse_policy"] is None  # not text
+    # a Predictions read with on_mismatch="drop" records "drop", not the default
+    dropped = predictions_from_array(s[:3], ds, ids=["r0", "r1", "r2"], on_mismatch="drop")
+    r = score(dropped, ds)
+    assert r.config["on_mismatch"] == "drop" == r.system["on_mismatch"]
+    texts = score(["c0", "c1", "nothing to parse here", "c0, c1"], ds, parse_policy="exclude")
+    assert texts.config["parse_policy"] == "exclude" and texts.counts["scored"] == 3
+
+
+def test_score_predictions_checks_alignment_and_reserved_config() -> None:
+    ds, s = _small_case()
+    preds = predictions_from_array(s, ds)
+    other = make_dataset(np.eye(5, 3, dtype=int))  # 5 rows
+    with pytest.raises(PredictionError, match=r"shape \(4, 3\) but the dataset .* 5 rows x 3"):
+        score_predictions(preds, other)
+    with pytest.raises(ValueError, match="config cannot set 'threshold'"):
+        score_predictions(preds, ds, threshold=0.5, config={"threshold": 0.9})
+    r = score_predictions(preds, ds, threshold=0.3, config={"run": "a"})
+    assert r.config["run"] == "a" and r.config["threshold"] == 0.3 == r.figures["threshold"]
+
+
+class _Echo:
+    """A detector of our own: scores = the dataset's labels, shifted."""
+
+    name = "echo"
+
+    def __init__(self, ds: Any, taxonomy: Taxonomy) -> None:
+        self.taxonomy = taxonomy
+        self.by_text = {
+            t: np.asarray(y, float) * 0.8 + 0.1 for t, y in zip(ds.texts, ds.y_true, strict=True)
+        }
+
+    def predict_scores(self, texts: Any) -> np.ndarray:
+        return np.array([self.by_text[t] for t in texts])
+
+
+def test_evaluate_takes_a_detector_object() -> None:
+    from toxeval.scoring import evaluate
+
+    ds, _ = _small_case()
+    ds = dataclasses.replace(ds, texts=[f"text {i}" for i in range(len(ds))])
+    det = _Echo(ds, ds.taxonomy)
+    r = evaluate(ds, det)
+    assert r.map == 1.0
+    assert r.config["detector"] == "echo" == r.system["detector"]
+    want = score(det.predict_scores(ds.texts), ds).figures
+    assert r.figures == want
+    with pytest.raises(ValueError, match=r"detector's taxonomy .* does not match"):
+        other = Taxonomy(
+            name="other",
+            version="1",
+            categories=tuple(
+                Category(id=f"x{i}", name=f"X {i}", description="x") for i in range(3)
+            ),
+        )
+        evaluate(ds, _Echo(ds, other))
+    with pytest.raises(TypeError, match="predict_scores"):
+        evaluate(ds, object())  # type: ignore[arg-type]
+
+
+def test_text_list_type_error_reads_well() -> None:
+    ds, _ = _small_case()
+    with pytest.raises(TypeError, match=r"got a sequence that is none of these; item 1 is int"):
+        score(["c0", 3, "c1", "c2"], ds)  # type: ignore[list-item]

@@ -45,6 +45,7 @@ from toxeval.taxonomy import LabelMapping, Taxonomy, load_taxonomy
 
 if TYPE_CHECKING:
     from toxeval.datasets import Dataset
+    from toxeval.detectors import Detector
 
 __all__ = ["SCHEMA_VERSION", "EvaluationResult", "evaluate", "score", "score_predictions"]
 
@@ -71,7 +72,9 @@ def _version() -> str:
 class EvaluationResult:
     """Every figure of one evaluation, plus what was evaluated and how.
 
-    ``to_dict()`` is the body of ``results.json`` (see docs/cli.md for the schema).
+    ``to_dict()`` holds what ``results.json`` holds (see docs/cli.md for the schema),
+    with NaN kept as float NaN: ``toxeval.report.results_json`` writes it as JSON, NaN
+    as ``null``.
     """
 
     config: dict[str, Any]
@@ -285,6 +288,18 @@ def _card(
     return out
 
 
+def _check_aligned(preds: Predictions, dataset: Dataset) -> None:
+    """A PredictionError unless ``preds`` are aligned to ``dataset``'s rows and categories."""
+    n, k = len(dataset.ids), dataset.taxonomy.k
+    shape = np.shape(preds.scores)
+    if shape != (n, k) or np.shape(preds.scored) != (n,):
+        raise PredictionError(
+            f"{preds.source}: the predictions hold scores of shape {shape} but the dataset "
+            f"{dataset.name!r} has {n} rows x {k} categories; build them from this dataset "
+            "(read_predictions / predictions_from_array with it)"
+        )
+
+
 def score_predictions(
     preds: Predictions,
     dataset: Dataset,
@@ -294,9 +309,19 @@ def score_predictions(
     config: dict[str, Any] | None = None,
     progress: Progress | None = None,
 ) -> EvaluationResult:
-    """Compute every figure for predictions already aligned to ``dataset``."""
+    """Compute every figure for predictions already aligned to ``dataset``.
+
+    ``config`` entries are added to ``result.config``; they cannot set ``threshold`` or
+    ``taxonomy`` (those record what was used)."""
     if not math.isfinite(threshold):
         raise ValueError(f"threshold must be a finite number, got {threshold}")
+    reserved = sorted({"threshold", "taxonomy"} & set(config or ()))
+    if reserved:
+        raise ValueError(
+            f"config cannot set {', '.join(map(repr, reserved))}: result.config records "
+            "the threshold and taxonomy used (pass threshold=; the taxonomy is the dataset's)"
+        )
+    _check_aligned(preds, dataset)
     if progress:
         progress("scoring")
     tax = dataset.taxonomy
@@ -511,6 +536,12 @@ def _load(
     progress: Progress | None,
 ) -> Dataset:
     if dataset is not None and not isinstance(dataset, (str, Path)):  # a Dataset
+        _reject_unused(
+            {"data_dir": (data_dir, None), "rule": (rule, "majority")}
+            | {"min_annotators": (min_annotators, 1)},
+            "a Dataset (they apply when the dataset is loaded by name or path: pass them "
+            "to load_dataset)",
+        )
         if taxonomy is not None and load_taxonomy(taxonomy).ids != dataset.taxonomy.ids:
             raise ValueError(
                 f"taxonomy {load_taxonomy(taxonomy).name!r} does not match the dataset's "
@@ -528,6 +559,16 @@ def _load(
         rule=rule,  # type: ignore[arg-type,unused-ignore]
         min_annotators=min_annotators,
     )
+
+
+def _reject_unused(given: dict[str, tuple[object, object]], what: str) -> None:
+    """A ValueError naming the options of ``given`` (``name: (value, default)``) that
+    were set to something else than their default although they do not apply to
+    ``what``: nothing the caller asked for is silently ignored."""
+    bad = [f"{k}={v!r}" for k, (v, default) in given.items() if v is not default and v != default]
+    if bad:
+        verb = "does" if len(bad) == 1 else "do"
+        raise ValueError(f"{', '.join(bad)} {verb} not apply to {what}")
 
 
 def score(
@@ -552,8 +593,29 @@ def score(
     order, a list of N raw model outputs, or a :class:`Predictions`. ``dataset``: a
     :class:`~toxeval.datasets.Dataset`, a registry name or a path (``None`` = the embedded
     demo set). Unknown labels are masked in every figure.
+
+    Options that do not apply to the form of ``predictions`` (``format`` and
+    ``on_mismatch`` for anything but a file; ``parse_policy`` and ``mapping`` for an
+    array or a ``Predictions``) and to a ``Dataset`` given (``data_dir``, ``rule``,
+    ``min_annotators``) raise ``ValueError`` when set to another value than their
+    default.
     """
+    file_only: dict[str, tuple[object, object]] = {
+        "format": (format, "auto"),
+        "on_mismatch": (on_mismatch, "error"),
+    }
+    parsing: dict[str, tuple[object, object]] = {
+        "parse_policy": (parse_policy, "zeros"),
+        "mapping": (mapping, None),
+    }
+    if isinstance(predictions, Predictions):
+        _reject_unused(file_only | parsing, "a Predictions (it is already read)")
+    elif isinstance(predictions, np.ndarray):
+        _reject_unused(file_only | parsing, "an array of scores")
+    elif not isinstance(predictions, (str, Path)):
+        _reject_unused(file_only, "a sequence of outputs (they apply to a file)")
     ds = _load(dataset, taxonomy, data_dir, rule, min_annotators, progress)
+    loaded = dataset is None or isinstance(dataset, (str, Path))
     if isinstance(predictions, Predictions):
         preds = predictions
     elif isinstance(predictions, (str, Path)):
@@ -574,13 +636,14 @@ def score(
         if progress:
             progress("parsing outputs")
         preds = predictions_from_texts(texts, ds, parse_policy=parse_policy, mapping=mapping)
+    # What was applied (None: not applicable, or not known for a Predictions given).
     config = {
-        "parse_policy": parse_policy if preds.kind == "text" else None,
-        "on_mismatch": on_mismatch,
+        "parse_policy": preds.parse_policy if preds.kind == "text" else None,
+        "on_mismatch": preds.on_mismatch,
         "format": preds.format,
         "mapping": _mapping_name(mapping),
-        "rule": rule,
-        "min_annotators": min_annotators,
+        "rule": rule if loaded else None,
+        "min_annotators": min_annotators if loaded else None,
     }
     return score_predictions(preds, ds, threshold=threshold, config=config, progress=progress)
 
@@ -594,7 +657,7 @@ def _output_list(predictions: object) -> list[str]:
     if isinstance(predictions, (bytes, dict)) or not isinstance(predictions, Iterable):
         raise TypeError(f"{accepted}; got {type(predictions).__name__}")
     texts = list(predictions)
-    check_raw_outputs(texts, f"{accepted}; got a sequence whose")
+    check_raw_outputs(texts, f"{accepted}; got a sequence that is none of these")
     return texts
 
 
@@ -608,7 +671,7 @@ def _mapping_name(mapping: str | Path | LabelMapping | None) -> str | None:
 
 def evaluate(
     dataset: Dataset | str | Path | None = None,
-    detector: str = "lexicon",
+    detector: str | Detector = "lexicon",
     *,
     taxonomy: str | Path | Taxonomy | None = None,
     threshold: float = 0.5,
@@ -618,23 +681,49 @@ def evaluate(
     progress: Progress | None = None,
 ) -> EvaluationResult:
     """Run a detector over a dataset and score it (default: the lexicon baseline on the
-    embedded demo set, offline). Response-level datasets are scored on the responses."""
+    embedded demo set, offline). Response-level datasets are scored on the responses.
+
+    ``detector``: a built-in detector's name (``toxeval.detectors.list_detectors()``) or
+    any object with ``predict_scores(texts) -> (N, K) array`` and a ``taxonomy`` whose
+    ids are the dataset's (the ``toxeval.detectors.Detector`` protocol)."""
     from toxeval.detectors import get_detector
 
     ds = _load(dataset, taxonomy, data_dir, rule, min_annotators, progress)
-    det = get_detector(detector, ds.taxonomy)
+    loaded = dataset is None or isinstance(dataset, (str, Path))
+    if isinstance(detector, str):
+        det = get_detector(detector, ds.taxonomy)
+        asked = detector
+    else:
+        det = detector
+        if not callable(getattr(det, "predict_scores", None)):
+            raise TypeError(
+                "detector must be a built-in detector's name or an object with "
+                f"predict_scores(texts); got {type(detector).__name__}"
+            )
+        det_tax = getattr(det, "taxonomy", None)
+        if not isinstance(det_tax, Taxonomy) or det_tax.ids != ds.taxonomy.ids:
+            got = det_tax.name if isinstance(det_tax, Taxonomy) else type(det_tax).__name__
+            raise ValueError(
+                f"the detector's taxonomy ({got!r}) does not match the dataset's "
+                f"{ds.taxonomy.name!r}: its score columns must be the dataset's categories"
+            )
+        asked = str(getattr(det, "name", type(det).__name__))
     if progress:
         progress("detecting")
     texts = ds.responses if ds.level == "response" and ds.responses is not None else ds.texts
     scores = np.asarray(det.predict_scores(texts), dtype=np.float64)
-    preds = predictions_from_array(scores, ds, source=f"detector:{detector}")
+    preds = predictions_from_array(scores, ds, source=f"detector:{asked}")
     system = {
         "kind": "detector",
-        "detector": str(getattr(det, "name", detector)),
+        "detector": str(getattr(det, "name", asked)),
         "detector_version": str(getattr(det, "version", _version())),
         "input": "responses" if texts is ds.responses else "texts",
     }
-    config = {"detector": detector, "rule": rule, "min_annotators": min_annotators}
+    config = {
+        "detector": asked,
+        "rule": rule if loaded else None,
+        "min_annotators": min_annotators if loaded else None,
+    }
     return score_predictions(
         preds, ds, threshold=threshold, system=system, config=config, progress=progress
     )
