@@ -172,7 +172,8 @@ def test_report_sums_equal_separate_functions(c: dict[str, Any], n_jobs: int) ->
         "one_error": tm.one_error(y, score, **kw),
         "ndcg": tm.ndcg_score(y, score, **kw),
     }
-    assert set(got) == set(expected) | {"weight_sum"}
+    relevant = {"one_error_relevant_errors", "rows_with_relevant"}  # tests/test_report.py
+    assert set(got) == set(expected) | {"weight_sum"} | relevant
     for key, want in expected.items():
         assert close(got[key] / ws, want), key
 
@@ -185,5 +186,7 @@ def test_report_sums_named_case() -> None:
     assert close(got["label_ranking_loss"], 0.5 + 1.0 + 0.0)
     assert close(got["coverage_error"], 2.0 + 3.0 + 0.0)
     assert close(got["one_error"], 1.0 + 1.0 + 1.0)
+    # rows 0 and 1 have a relevant label and an irrelevant one on top; row 2 has none
+    assert got["rows_with_relevant"] == 2.0 and got["one_error_relevant_errors"] == 2.0
     with pytest.raises(ValueError, match="NaN"):
         _core.ranking_report_sums(rel, np.where(rel, np.nan, score))

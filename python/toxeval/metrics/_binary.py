@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import numbers
 import warnings
+from collections.abc import Callable
 from typing import Any, Literal
 
 import numpy as np
@@ -31,6 +32,7 @@ from numpy.typing import NDArray
 from toxeval import _core
 from toxeval.metrics._validation import (
     _distinct_upto3,
+    _num_samples,
     assert_all_finite,
     binary_labels,
     check_consistent_length,
@@ -90,11 +92,12 @@ def _str_options(options: set[str]) -> str:
 
 
 def _is_array_like(x: Any) -> bool:
+    """scikit-learn's "array-like" constraint (``_is_arraylike_not_scalar``): a 0-d
+    ndarray passes it (and fails later, as in scikit-learn); scalars (NumPy's
+    included) do not. Sparse input is rejected here (not supported)."""
     if hasattr(x, "toarray") and hasattr(x, "tocsr"):
         return False
-    if isinstance(x, (str, bytes, numbers.Number)):
-        return False
-    if hasattr(x, "shape") and getattr(x, "ndim", 1) == 0:
+    if np.isscalar(x):
         return False
     return hasattr(x, "__len__") or hasattr(x, "shape") or hasattr(x, "__array__")
 
@@ -167,8 +170,13 @@ def _check_array_nd(arr: NDArray[Any], *, numeric: bool, n_jobs: int | None = No
     """scikit-learn's ``check_array(ensure_2d=False)`` shape and finiteness rules."""
     if arr.ndim >= 3:
         raise ValueError(f"Found array with dim {arr.ndim}, while dim <= 2 is required.")
-    if numeric:
-        arr = _as_scores(arr)
+    checked = _as_scores(arr) if numeric else arr
+    if checked.dtype.kind == "f":
+        assert_all_finite(checked, n_jobs=n_jobs)
+    if arr.ndim == 0:
+        # check_array counts the samples after its finiteness check; it has converted
+        # object input to float64 and kept every other dtype.
+        _num_samples(checked if arr.dtype == object else arr)
     if arr.ndim >= 1 and arr.shape[0] < 1:
         raise ValueError(
             f"Found array with 0 sample(s) (shape={arr.shape}) while a minimum of 1 is required."
@@ -177,8 +185,6 @@ def _check_array_nd(arr: NDArray[Any], *, numeric: bool, n_jobs: int | None = No
         raise ValueError(
             f"Found array with 0 feature(s) (shape={arr.shape}) while a minimum of 1 is required."
         )
-    if arr.dtype.kind == "f":
-        assert_all_finite(arr, n_jobs=n_jobs)
 
 
 def _check_2d(arr: NDArray[Any]) -> NDArray[Any]:
@@ -234,10 +240,40 @@ def _weights_f64(sample_weight: NDArray[Any] | None, n: int) -> NDArray[np.float
     return w
 
 
+def _has_text(raw: NDArray[Any]) -> bool:
+    """Whether 1-D scores are text: a str/bytes array, or an object array holding a
+    str or bytes (checked only for object arrays, a rare and already slow input)."""
+    kind = raw.dtype.kind
+    if kind in "US":
+        return True
+    return kind == "O" and any(isinstance(v, (str, bytes)) for v in raw.flat)
+
+
+def _replay_text_scores(raw: NDArray[Any], sample_weight: NDArray[Any] | None, n: int) -> None:
+    """scikit-learn's steps on 1-D text scores (``_sort_inputs_and_compute_...``), up
+    to where they fail: its NaN check of object arrays (``x != x``), the weights, then
+    a stable descending argsort of the nonzero-weight scores and ``np.diff`` of the
+    sorted scores, which NumPy refuses for strings (``UFuncTypeError`` for str/bytes
+    arrays, Python's ``TypeError`` for str objects, or the sort's own ``TypeError``
+    for mixed objects). Only called for text scores (rare path); returns if no step
+    fails (a single object string), and the caller goes on as before."""
+    if raw.dtype == object and bool(np.any(raw != raw)):
+        raise ValueError("Input contains NaN")  # no period: the object-array message
+    w = None if sample_weight is None else _weights_f64(_column_or_1d(sample_weight), n)
+    s = raw if w is None else raw[w != 0]
+    # array_api_compat's argsort(descending=True, stable=True), as scikit-learn calls it
+    order = s.shape[0] - 1 - np.flip(np.argsort(np.flip(s), kind="stable"))
+    np.diff(s[order])
+
+
 def _check_pos_label_consistency(pos_label: Any, y_true: NDArray[Any]) -> Any:
     if pos_label is not None:
         return pos_label
     classes = np.unique(y_true)
+    if classes.shape[0] == 0 and classes.dtype.kind not in "OUS":
+        # No class at all: scikit-learn's first comparison, ``classes == [0, 1]``,
+        # cannot broadcast (0,) against (2,); NumPy raises its own ValueError.
+        np.all(classes == np.asarray([0, 1]))
     if classes.dtype.kind in "OUS" or not any(
         classes.shape == np.shape(ref) and bool(np.all(classes == np.asarray(ref)))
         for ref in ([0, 1], [-1, 1], [0], [-1], [1])
@@ -308,29 +344,50 @@ def _fast_indicator_values(
 # --------------------------------------------------------------------------- core calls
 
 
-def _emit(flags: NDArray[np.uint8] | int, metric: str) -> None:
+def _emit(
+    flags: NDArray[np.uint8] | int,
+    metric: str,
+    unit_error: Callable[[int], None] | None = None,
+) -> None:
     """Warn once per kind of flag and raise on error flags, with scikit-learn's
     messages. Units (labels or rows) are processed in order as scikit-learn loops
-    over them: an error raises after the warnings of the units before it."""
+    over them: an error raises after the warnings of the units before it, and the
+    kinds of warning come in the order scikit-learn first emits them (by the first
+    unit showing each; within a unit, in the order of its code).
+
+    ``unit_error(i)``, for a ROC error flag on unit ``i``, raises scikit-learn's
+    error with the curve it prints (see :func:`_raise_roc_auc_error`)."""
     arr = np.atleast_1d(np.asarray(flags, dtype=np.uint8))
     errors = _ALL_ZERO_WEIGHT | _TOO_FEW_POINTS | _NOT_MONOTONIC
     bad = np.flatnonzero(arr & errors)
     upto = arr if bad.size == 0 else arr[: bad[0] + 1]
     seen = int(np.bitwise_or.reduce(upto)) if upto.size else 0
-    if seen & _EMPTY and metric == "average_precision":
-        warn_undefined(_MSG_EMPTY, stacklevel=4)
-    if seen & _NO_POSITIVE:
-        warnings.warn(_MSG_NO_POSITIVE, UserWarning, stacklevel=4)
-    if seen & _SINGLE_CLASS:
-        warn_undefined(_MSG_SINGLE_CLASS, stacklevel=4)
-    if seen & _NO_NEGATIVE_LEFT:
-        warn_undefined(_MSG_NO_NEG_LEFT, stacklevel=4)
-    if seen & _NO_POSITIVE_LEFT:
-        warn_undefined(_MSG_NO_POS_LEFT, stacklevel=4)
+    if metric != "average_precision":
+        seen &= ~_EMPTY
+    kinds = [
+        (bit, msg, cat)
+        for bit, msg, cat in (
+            (_EMPTY, _MSG_EMPTY, None),
+            (_NO_POSITIVE, _MSG_NO_POSITIVE, UserWarning),
+            (_SINGLE_CLASS, _MSG_SINGLE_CLASS, None),
+            (_NO_NEGATIVE_LEFT, _MSG_NO_NEG_LEFT, None),
+            (_NO_POSITIVE_LEFT, _MSG_NO_POS_LEFT, None),
+        )
+        if seen & bit
+    ]
+    if len(kinds) > 1 and upto.size > 1:  # only when several kinds warn
+        kinds.sort(key=lambda k: int(np.argmax((upto & k[0]) != 0)))
+    for _, msg, cat in kinds:
+        if cat is None:
+            warn_undefined(msg, stacklevel=4)
+        else:
+            warnings.warn(msg, cat, stacklevel=4)
     if bad.size:
         first = int(arr[bad[0]])
         if first & _ALL_ZERO_WEIGHT:
             raise ValueError(_MSG_ZERO_WEIGHTS)
+        if unit_error is not None:
+            unit_error(int(bad[0]))
         if first & _TOO_FEW_POINTS:
             raise ValueError(
                 "At least 2 points are needed to compute area under curve, but x.shape = 1"
@@ -338,13 +395,134 @@ def _emit(flags: NDArray[np.uint8] | int, metric: str) -> None:
         raise ValueError("x is neither increasing nor decreasing.")
 
 
-def _mixed_units(
+def _auc_x_check(x: NDArray[np.float64]) -> None:
+    """The errors of scikit-learn's ``auc(x, y)`` (its x printed as it prints it)."""
+    if x.shape[0] < 2:
+        raise ValueError(  # scikit-learn's "... x.shape = %s" % x.shape, x being 1-D
+            f"At least 2 points are needed to compute area under curve, but x.shape = {x.shape[0]}"
+        )
+    dx = np.diff(x)
+    if np.any(dx < 0) and not np.all(dx <= 0):
+        raise ValueError(f"x is neither increasing nor decreasing : {x}.")
+
+
+def _sklearn_fpr(
+    y_pos: NDArray[np.bool_], scores: NDArray[Any], sample_weight: NDArray[Any] | None
+) -> NDArray[np.float64]:
+    """``roc_curve(...)[0]`` computed as scikit-learn computes it (its cumulative sums,
+    so the same bits, down to the ``-0.0`` a negative weight can leave in fps)."""
+    y, s, w = y_pos, scores, sample_weight
+    if w is not None:
+        nonzero = w != 0
+        y, s, w = y[nonzero], s[nonzero], w[nonzero]
+    order = s.shape[0] - 1 - np.flip(np.argsort(np.flip(s), kind="stable"))
+    s, yf = s[order], y[order].astype(np.float64)
+    idx = np.concatenate([np.nonzero(np.diff(s))[0], [yf.shape[0] - 1]])
+    weight: Any = 1.0 if w is None else w[order]
+    tps = np.cumsum(yf * weight, dtype=np.float64)[idx]
+    if w is None:
+        fps = 1 + idx.astype(np.float64) - tps
+    else:
+        fps = np.cumsum((1 - yf) * weight, dtype=np.float64)[idx]
+    if fps.shape[0] > 2:
+        keep = np.concatenate([[True], np.logical_or(np.diff(fps, 2), np.diff(tps, 2)), [True]])
+        fps = fps[np.where(keep)[0]]
+    fps = np.concatenate([[0.0], fps])
+    if fps[-1] <= 0:
+        return np.full(fps.shape, np.nan)
+    fpr: NDArray[np.float64] = fps / fps[-1]
+    return fpr
+
+
+def _raise_roc_auc_error(
+    y_pos: NDArray[np.bool_],
+    scores: NDArray[Any],
+    sample_weight: NDArray[Any] | None,
+    max_fpr: float | None,
+) -> None:
+    """Replay scikit-learn's ``_binary_roc_auc_score`` on one unit the kernel flagged
+    (negative weights made its fpr turn back, or left too few points below
+    ``max_fpr``) so that the error is scikit-learn's, with the fpr array its ``auc``
+    prints. Only runs on that error path; the warnings were already emitted."""
+    fpr = _sklearn_fpr(y_pos, scores, sample_weight)
+    if max_fpr is None or max_fpr == 1:
+        _auc_x_check(fpr)
+        return
+    stop = np.searchsorted(fpr, max_fpr, "right")
+    fpr[stop]  # scikit-learn's interpolation reads it: IndexError past the end
+    _auc_x_check(np.append(fpr[:stop], max_fpr))
+
+
+def _roc_unit_error(
+    average: Any,
+    y_true: NDArray[Any],
+    scores: NDArray[Any],
+    w: NDArray[np.float64] | None,
+    m: NDArray[np.bool_] | None,
+    max_fpr: float | None,
+) -> Callable[[int], None]:
+    """``unit_error`` for :func:`_emit`: unit ``i`` is label ``i`` (row ``i`` for
+    ``"samples"``, the raveled matrix for ``"micro"``), its known entries only;
+    positives are ``y_true == 1`` (ROC AUC only gets here for {0, 1} / {-1, 1})."""
+
+    def unit_error(i: int) -> None:
+        if average == "micro":
+            yc, sc = y_true.ravel(), scores.ravel()
+            wc = None if w is None else np.repeat(w, y_true.shape[1])
+            known = None if m is None else m.ravel()
+        elif average == "samples":
+            yc, sc, wc = y_true[i], scores[i], None
+            known = None if m is None else m[i]
+        else:
+            yc, sc, wc = y_true[:, i], scores[:, i], w
+            known = None if m is None else m[:, i]
+        if known is not None:
+            yc, sc = yc[known], sc[known]
+            wc = None if wc is None else wc[known]
+        _raise_roc_auc_error(yc == 1, sc, wc, max_fpr)
+
+    return unit_error
+
+
+def _first_mixed_unit(
     y: NDArray[Any], mask: NDArray[np.bool_] | None, a: Any, b: Any, axis: int | None
-) -> bool:
+) -> int:
+    """The first unit (label, row, or the whole matrix) whose known entries hold both
+    ``a`` and ``b``; -1 if none does."""
     known = np.ones(y.shape, dtype=bool) if mask is None else mask
     has_a = ((y == a) & known).any(axis=axis)
     has_b = ((y == b) & known).any(axis=axis)
-    return bool(np.any(has_a & has_b))
+    both = np.atleast_1d(has_a & has_b)
+    return int(np.argmax(both)) if bool(both.any()) else -1
+
+
+def _check_roc_auc_labels(
+    y_true: NDArray[Any],
+    m: NDArray[np.bool_] | None,
+    values: list[Any],
+    average: Any,
+    sample_weight: NDArray[Any] | None,
+) -> None:
+    """ROC AUC with a multilabel y_true of two values other than {0, 1} / {-1, 1}:
+    scikit-learn scores unit after unit and raises on the first one holding both
+    values. The units before it hold one value each, so each warned that only one
+    class is present (toxeval warns once, as for every warning)."""
+    axis = {None: 0, "macro": 0, "weighted": 0, "micro": None, "samples": 1}[average]
+    first = _first_mixed_unit(y_true, m, values[0], values[1], axis)
+    if first < 0:
+        return
+    if first > 0:
+        warn_undefined(_MSG_SINGLE_CLASS, stacklevel=4)
+    # "weighted" with weights: scikit-learn has cast y_true to the weights' dtype.
+    dtype = y_true.dtype
+    if average == "weighted" and sample_weight is not None and sample_weight.dtype.kind in "iuf":
+        dtype = sample_weight.dtype
+    classes_repr = ", ".join(repr(c) for c in np.asarray(values, dtype=dtype).tolist())
+    raise ValueError(
+        f"y_true takes value in {{{classes_repr}}} and pos_label is not "
+        "specified: either make y_true take value in {0, 1} or "
+        "{-1, 1} or pass pos_label explicitly."
+    )
 
 
 def _average_binary_score(
@@ -405,30 +583,29 @@ def _average_binary_score(
             values = sorted(distinct.tolist())
         standard = set(values) <= {0, 1} or set(values) <= {-1, 1}
         y_pos = y_true == 1
-    if metric == "roc_auc" and not standard and len(values) == 2:
-        axis = {None: 0, "macro": 0, "weighted": 0, "micro": None, "samples": 1}[average]
-        if _mixed_units(y_true, m, values[0], values[1], axis):
-            classes_repr = ", ".join(
-                repr(c) for c in np.asarray(values, dtype=y_true.dtype).tolist()
-            )
-            raise ValueError(
-                f"y_true takes value in {{{classes_repr}}} and pos_label is not "
-                "specified: either make y_true take value in {0, 1} or "
-                "{-1, 1} or pass pos_label explicitly."
-            )
+    # Non-standard values: checked when scikit-learn would score the units ("weighted"
+    # may return 0 before that).
+    check_labels = metric == "roc_auc" and not standard and len(values) == 2
+    unit_error = (
+        _roc_unit_error(average, y_true, scores, w, m, max_fpr) if metric == "roc_auc" else None
+    )
 
     if average == "micro":
+        if check_labels:
+            _check_roc_auc_labels(y_true, m, values, average, sample_weight)
         value, flag = _core.binary_metric_micro(
             scores, y_pos, w, m, metric=metric, max_fpr=max_fpr, n_jobs=n_jobs
         )
-        _emit(flag, metric)
+        _emit(flag, metric, unit_error)
         return float(value)
 
     if average == "samples":
+        if check_labels:
+            _check_roc_auc_labels(y_true, m, values, average, sample_weight)
         row_values, flags = _core.binary_metric_per_row(
             scores, y_pos, m, metric=metric, max_fpr=max_fpr, n_jobs=n_jobs
         )
-        _emit(flags, metric)
+        _emit(flags, metric, unit_error)
         return _finish(row_values, sample_weight)
 
     support: NDArray[Any] | None = None
@@ -446,10 +623,12 @@ def _average_binary_score(
                 support = np.sum(y_true * known, axis=0)
         if bool(np.isclose(np.sum(support), 0)):
             return 0
+    if check_labels:
+        _check_roc_auc_labels(y_true, m, values, average, sample_weight)
     values_, flags = _core.binary_metric_per_label(
         scores, y_pos, w, m, metric=metric, max_fpr=max_fpr, n_jobs=n_jobs
     )
-    _emit(flags, metric)
+    _emit(flags, metric, unit_error)
     if average is None:
         return values_
     if support is None:
@@ -478,10 +657,16 @@ def _binary_problem(
     mask: Any,
     max_fpr: float | None = None,
 ) -> float:
-    """One binary problem (1-D y_true already turned into positive flags)."""
+    """One binary problem (1-D y_true already turned into positive flags).
+
+    Text scores fail where scikit-learn's curve fails on them for AP; ROC AUC has
+    already rejected (or parsed, for objects) them in its ``check_array``."""
     check_consistent_length(y_pos, y_score, sample_weight)
     y_pos = _column_or_1d(y_pos)
-    scores = _as_scores(_column_or_1d(y_score))
+    raw = _column_or_1d(y_score)
+    if metric == "average_precision" and raw.dtype.kind in "USO" and _has_text(raw):
+        _replay_text_scores(raw, sample_weight, y_pos.shape[0])
+    scores = _as_scores(raw)
     assert_all_finite(scores)
     m = _check_mask(mask, y_pos.shape)
     w = _weights_f64(sample_weight, y_pos.shape[0])
@@ -496,7 +681,17 @@ def _binary_problem(
         max_fpr=max_fpr,
         n_jobs=1,
     )
-    _emit(flags, metric)
+    unit_error = None
+    if metric == "roc_auc":
+        unit_error = _roc_unit_error(
+            None,
+            y_pos.reshape(-1, 1),
+            scores.reshape(-1, 1),
+            w,
+            None if m is None else m.reshape(-1, 1),
+            max_fpr,
+        )
+    _emit(flags, metric, unit_error)
     return float(values[0])
 
 
@@ -600,6 +795,9 @@ def average_precision_score(
             if mk.ndim == 1:
                 mask = np.broadcast_to(mk.reshape(-1, 1), y_arr.shape)
     elif y_type != "multilabel-indicator":
+        # scikit-learn takes np.unique(y_true) before it looks at the type: labels
+        # that cannot be ordered (e.g. [None, 1]) raise NumPy's TypeError first.
+        np.unique(y_true, equal_nan=False)
         raise ValueError(f"{y_type} format is not supported")
     return _average_binary_score(
         "average_precision", func, y_arr, y_score, average, sw, mask, jobs, indicator=indicator
@@ -743,6 +941,8 @@ def _confusion_counts(
     check_consistent_length(y_pos, y_score, sample_weight)
     y_pos = _column_or_1d(y_pos)
     raw = _column_or_1d(y_score)
+    if raw.dtype.kind in "USO" and _has_text(raw):
+        _replay_text_scores(raw, sample_weight, y_pos.shape[0])
     scores = _as_scores(raw)
     assert_all_finite(scores)
     w = None
@@ -751,7 +951,9 @@ def _confusion_counts(
     if y_pos.shape[0] == 0:
         raise IndexError("index -1 is out of bounds for axis 0 with size 0")
     fps, tps, rows = _core.binary_counts(scores, y_pos, w)
-    thresholds = raw[rows] if raw.dtype.kind in "biuf" else scores[rows]
+    # scikit-learn's thresholds are y_score's own values (object arrays included);
+    # rows are the last row of each tie group, the one scikit-learn takes.
+    thresholds = raw[rows] if raw.dtype.kind in "biufO" else scores[rows]
     return fps, tps, thresholds
 
 

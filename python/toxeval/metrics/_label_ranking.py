@@ -29,6 +29,7 @@ from numpy.typing import ArrayLike, NDArray
 from toxeval import _core
 from toxeval.metrics._validation import (
     _is_integral_float,
+    _num_samples,
     assert_all_finite,
     check_consistent_length,
     invalid_parameter,
@@ -127,10 +128,21 @@ def _check_finite(x: NDArray[Any], mask: NDArray[np.bool_] | None) -> None:
         assert_all_finite(x[mask])
 
 
-def _check_array(x: Any, *, ensure_2d: bool, mask: Any = None, accept_sparse: bool = False) -> Any:
-    """scikit-learn's ``check_array(x, ensure_2d=..., dtype="numeric")``.
+def _check_array(
+    x: Any,
+    *,
+    ensure_2d: bool,
+    mask: Any = None,
+    accept_sparse: bool = False,
+    labels: bool = False,
+) -> Any:
+    """scikit-learn's ``check_array(x, ensure_2d=..., dtype="numeric")``, in its order.
 
     With a usable ``mask``, the finiteness check only looks at known entries.
+    ``labels`` (y_true): an object array made from a list (no ``dtype`` of its own,
+    e.g. ``[[None, 1], [1, 0]]``) stays object, as ``check_array`` leaves it, so
+    that ``type_of_target`` fails on it as in scikit-learn; scores are always
+    converted to float64 (toxeval ranks numbers only).
     """
     if accept_sparse and _issparse(x):
         x = x.tocsr()
@@ -141,11 +153,8 @@ def _check_array(x: Any, *, ensure_2d: bool, mask: Any = None, accept_sparse: bo
     arr = to_array(x)
     if arr.dtype.kind == "c":
         raise ValueError(f"Complex data not supported\n{arr}\n")
-    if arr.dtype.kind in "USV":
-        raise ValueError(
-            "dtype='numeric' is not compatible with arrays of bytes/strings."
-            "Convert your data to numeric values explicitly instead."
-        )
+    if arr.dtype == object and not (labels and not hasattr(x, "dtype")):
+        arr = arr.astype(np.float64)  # NumPy's own error for what it cannot convert
     reshape = (
         "Reshape your data either using array.reshape(-1, 1) if your data has a single "
         "feature or array.reshape(1, -1) if it contains a single sample."
@@ -154,18 +163,20 @@ def _check_array(x: Any, *, ensure_2d: bool, mask: Any = None, accept_sparse: bo
         raise ValueError(f"Expected 2D array, got scalar array instead:\narray={arr}.\n{reshape}")
     if ensure_2d and arr.ndim == 1:
         raise ValueError(f"Expected 2D array, got 1D array instead:\narray={arr}.\n{reshape}")
-    if arr.dtype == object:
-        try:
-            arr = arr.astype(np.float64)
-        except (TypeError, ValueError) as e:
-            raise ValueError(
-                "Unable to convert array of bytes/strings into decimal numbers with dtype='numeric'"
-            ) from e
+    if arr.dtype.kind in "USV":
+        raise ValueError(
+            "dtype='numeric' is not compatible with arrays of bytes/strings."
+            "Convert your data to numeric values explicitly instead."
+        )
     if arr.ndim >= 3:
         raise ValueError(f"Found array with dim {arr.ndim}, while dim <= 2 is required.")
+    if arr.dtype == object:
+        if bool(np.any(arr != arr)):  # check_array's NaN check of object arrays
+            raise ValueError("Input contains NaN")
+    else:
+        _check_finite(arr, _mask_if_fits(mask, arr.shape))
     if arr.ndim == 0:
-        raise TypeError(f"Singleton array {arr!r} cannot be considered a valid collection.")
-    _check_finite(arr, _mask_if_fits(mask, arr.shape))
+        _num_samples(arr)  # check_array counts samples: TypeError for a 0-d array
     _check_min_size(arr.shape)
     return arr
 
@@ -369,7 +380,7 @@ def _label_ranking_inputs(
     _check_params(func, y_true, y_score, sample_weight, sparse_ok=True)
     if lrap:
         check_consistent_length(y_true, y_score, sample_weight)
-    y_true = _check_array(y_true, ensure_2d=False, mask=mask, accept_sparse=True)
+    y_true = _check_array(y_true, ensure_2d=False, mask=mask, accept_sparse=True, labels=True)
     y_score = _check_array(y_score, ensure_2d=False, mask=mask)
     if lrap:
         _check_shape(y_true, y_score)
@@ -497,7 +508,7 @@ def coverage_error(
     )
     if fast is not None:
         return _average(fast[0], np.shape(y_true)[0], fast[1])
-    yt = _check_array(y_true, ensure_2d=True, mask=mask)
+    yt = _check_array(y_true, ensure_2d=True, mask=mask, labels=True)
     ys = _check_array(y_score, ensure_2d=True, mask=mask)
     check_consistent_length(yt, ys, sample_weight)
     pre_mask = _mask_if_fits(mask, yt.shape)
@@ -694,7 +705,7 @@ def dcg_score(
     fast = _fast_dcg(y_true, y_score, k, log_base, sample_weight, ignore_ties, mask, n_jobs, False)
     if fast is not None:
         return fast
-    yt = _check_array(y_true, ensure_2d=False, mask=mask)
+    yt = _check_array(y_true, ensure_2d=False, mask=mask, labels=True)
     ys = _check_array(y_score, ensure_2d=False, mask=mask)
     check_consistent_length(yt, ys, sample_weight)
     pre_mask = _mask_if_fits(mask, yt.shape)
@@ -745,7 +756,7 @@ def ndcg_score(
     fast = _fast_dcg(y_true, y_score, k, 2, sample_weight, ignore_ties, mask, n_jobs, True)
     if fast is not None:
         return fast
-    yt = _check_array(y_true, ensure_2d=False, mask=mask)
+    yt = _check_array(y_true, ensure_2d=False, mask=mask, labels=True)
     ys = _check_array(y_score, ensure_2d=False, mask=mask)
     check_consistent_length(yt, ys, sample_weight)
     pre_mask = _mask_if_fits(mask, yt.shape)
