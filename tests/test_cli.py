@@ -768,7 +768,7 @@ def test_score_format_option_reads_a_file_the_extension_does_not_name(
     txt = tmp_path / "preds.txt"
     txt.write_bytes(preds.read_bytes())
     assert main(["score", str(txt), "--dataset", str(ds), "-q"]) == 2  # auto cannot tell
-    assert "pass --format" in capsys.readouterr().err
+    assert "pass format= (--format)" in capsys.readouterr().err
     doc = _score_run(tmp_path, ["score", str(txt), "--dataset", str(ds), "--format", "jsonl"])
     assert doc["config"]["format"] == "jsonl" and doc["system"]["format"] == "jsonl"
     assert doc["counts"]["scored"] == 12

@@ -180,6 +180,7 @@ def _signatures() -> list[tuple[str, Callable[..., Any], dict[str, bool]]]:
         ("toxeval.parse_output", parsing.parse_output, {}),
         ("toxeval.predictions.read_predictions", predictions.read_predictions, {}),
         ("toxeval.predictions.predictions_from_array", predictions.predictions_from_array, {}),
+        ("toxeval.predictions.predictions_from_texts", predictions.predictions_from_texts, {}),
         ("toxeval.predictions.detect_format", predictions.detect_format, {}),
         ("get_detector", detectors.get_detector, {}),
         ("list_detectors", detectors.list_detectors, {}),

@@ -179,7 +179,7 @@ def test_npz_with_ids_is_joined(tmp_path: Path, ds: Any) -> None:
 
 def test_format_flag_overrides_extension(tmp_path: Path, ds: Any) -> None:
     p = _jsonl(tmp_path / "preds.txt", _struct_rows())
-    with pytest.raises(PredictionError, match="--format"):
+    with pytest.raises(PredictionError, match=r"pass format= \(--format\)"):
         read_predictions(p, ds)
     np.testing.assert_array_equal(read_predictions(p, ds, format="jsonl").scores, S)
     assert detect_format("x.ndjson") == "jsonl"
@@ -247,7 +247,7 @@ def test_all_three_mismatches_in_one_message(tmp_path: Path, ds: Any) -> None:
     msg = str(e.value)
     assert "2 of 4 dataset ids have no prediction" in msg
     assert "1 rows repeat" in msg and "not in the dataset ('q')" in msg
-    assert "--on-mismatch drop" in msg
+    assert "on_mismatch='drop' (--on-mismatch drop)" in msg
 
 
 def test_npy_length_must_equal_n(tmp_path: Path, ds: Any) -> None:

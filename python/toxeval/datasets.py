@@ -59,6 +59,7 @@ __all__ = [
 ]
 
 Rule = Literal["majority", "union", "at_least"]
+_RULES: tuple[Rule, ...] = ("majority", "union", "at_least")
 Level = Literal["prompt", "response"]
 
 ENV_DATA_DIR = "TOXEVAL_DATA_DIR"
@@ -1253,8 +1254,15 @@ def _read_file(path: Path, labels: _Labels) -> tuple[_Raw, str]:
             # file, never a raw Arrow error
             raise DatasetError(f"{source}: cannot read the dataset: {e}") from None
         return raw, hashing.result()
+    if ext in (".gz", ".bz2", ".zst", ".lz4"):
+        raise DatasetError(
+            f"{source}: cannot read a {ext} file as a dataset: only gzipped JSONL or CSV "
+            f"(.jsonl.gz, .json.gz, .csv.gz) is decompressed; decompress the file (or "
+            f"gzip the JSONL or CSV in it) and pass that"
+        )
     raise DatasetError(
-        f"{source}: unknown dataset format {ext!r}; use .jsonl, .jsonl.gz, .csv or .parquet"
+        f"{source}: unknown dataset format {ext!r}; use .jsonl, .json, .csv or .parquet "
+        f"(.pq), JSONL and CSV also gzipped (.jsonl.gz, .json.gz, .csv.gz)"
     )
 
 
@@ -1365,8 +1373,8 @@ def _missing_message(name: str, tried: list[Path]) -> str:
     )
     return (
         f"dataset {name!r} not found. toxeval looked at:\n{where}\n"
-        f"Point toxeval at the directory that holds it with --data-dir DIR or "
-        f"${ENV_DATA_DIR}, or pass the file's path.\n{SCHEMA_SUMMARY}"
+        f"Point toxeval at the directory that holds it with data_dir= (--data-dir DIR) "
+        f"or ${ENV_DATA_DIR}, or pass the file's path.\n{SCHEMA_SUMMARY}"
     )
 
 
@@ -1446,6 +1454,27 @@ def read_openai_moderation(
     )
 
 
+def _check_openai_options(
+    path: Path, rule: Rule, min_annotators: int, label_map: str | Path | LabelMapping | None
+) -> None:
+    """Reject the options :func:`load_dataset` takes that mean nothing for the OpenAI
+    moderation format (rather than ignore them)."""
+    if rule != "majority" or min_annotators != 1:
+        raise DatasetError(
+            f"{path}: the OpenAI moderation format has no per-annotator annotations, so "
+            f"rule= (--rule) and min_annotators= (--min-annotators) do not apply (given "
+            f"rule={rule!r}, min_annotators={min_annotators!r}); leave them at their "
+            f"defaults"
+        )
+    if label_map is not None:
+        raise DatasetError(
+            f"{path}: label_map= does not apply to the OpenAI moderation format: its keys "
+            f"({', '.join(OPENAI_KEYS)}) are read as taxonomy 'openai-moderation-8', or "
+            f"through the built-in 'openai-moderation' mapping for another taxonomy; drop "
+            f"label_map"
+        )
+
+
 def load_dataset(
     name_or_path: str | Path | None = None,
     *,
@@ -1470,14 +1499,22 @@ def load_dataset(
     codes of another scheme (e.g. ``llama-guard-3``) into the taxonomy; categories no code
     maps to are unknown.
     """
-    if rule not in ("majority", "union", "at_least"):
-        raise DatasetError(f"unknown annotator rule {rule!r}; use majority, union or at_least")
+    if not isinstance(rule, str) or rule not in _RULES:
+        raise DatasetError(
+            f"unknown annotator rule {rule!r}; pass rule= (--rule) majority, union or at_least"
+        )
     if (
         isinstance(min_annotators, bool)
         or not isinstance(min_annotators, int)
         or min_annotators < 1
     ):
         raise DatasetError(f"min_annotators must be an integer >= 1, got {min_annotators!r}")
+    if min_annotators != 1 and rule != "at_least":
+        raise DatasetError(
+            f"min_annotators= (--min-annotators) only applies with rule='at_least' "
+            f"(--rule at_least), and the rule is {rule!r}; pass rule='at_least' or drop "
+            f"min_annotators"
+        )
     if name_or_path is None or (isinstance(name_or_path, str) and name_or_path.lower() == "demo"):
         tax = _taxonomy(taxonomy)
         labels = _Labels(tax, _mapping(label_map, tax))
@@ -1507,6 +1544,7 @@ def load_dataset(
         if found is None:
             raise DatasetError(_missing_message(reg, tried))
         if reg == "openai-moderation":
+            _check_openai_options(found, rule, min_annotators, label_map)
             return read_openai_moderation(found, taxonomy=taxonomy or "openai-moderation-8")
         path, name, level = found, reg, _REGISTRY[reg][0]
     else:
@@ -1517,6 +1555,7 @@ def load_dataset(
                 f"(known: demo, {', '.join(_REGISTRY)})"
             )
         if path.name.lower().startswith("samples-") and _suffix(path) in (".jsonl", ".jsonl.gz"):
+            _check_openai_options(path, rule, min_annotators, label_map)
             return read_openai_moderation(path, taxonomy=taxonomy or "openai-moderation-8")
         name, level = _stem(path), "prompt"
     tax = _taxonomy(taxonomy)

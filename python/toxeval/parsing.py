@@ -20,7 +20,9 @@ Scores: numeric JSON (or ``name: 0.7`` lines) keep their values and mark the row
 categories whose score is ``>= threshold`` (0.5 by default); the score vector itself is
 never thresholded.
 
-Nothing here raises on any ``str`` input; non-``str`` input raises ``TypeError``.
+No output text raises, however malformed: it gets a status. Non-``str`` outputs raise
+``TypeError``; a threshold outside [0, 1] (``ValueError``) and an unknown taxonomy or
+mapping (``TaxonomyError``) are argument errors, raised before any output is read.
 Matching goes through :meth:`Taxonomy.resolve` (case-, punctuation-, accent- and
 plural-insensitive), cached per parser, with a fast path for plain id lists and a
 whole-output cache, so a million short outputs parse in seconds.
@@ -218,6 +220,21 @@ _NONE_PHRASES = frozenset(
         "no unsafe content",
         "safe content",
     )
+)
+# "None of the categories apply", "None of these apply", "No category applies", "None of
+# them", "No toxic categories found", ... (matched on the normalised text: plurals are
+# singular, "applies" is "apply"). The whole answer (or list item) must be the phrase, so
+# "None of the categories apply except hate" is not one and never hides "hate".
+_NONE_OF_RE = re.compile(
+    r"^(?:none(?: of (?:them|these|those|the above|the following"
+    r"|(?:the |these |those )?(?:(?:above|following|listed|given|provided|specified|"
+    r"mentioned|possible|defined) )?(?:(?:toxicity|toxic|harm|harmful|unsafe|safety|hazard) )?"
+    r"(?:category|label|class|option|one)(?: listed| above| given| provided)?))?"
+    r"|no (?:(?:toxicity|toxic|harm|harmful|unsafe|safety|hazard) )?(?:category|label|class))"
+    r"(?: (?:apply|is applicable|are applicable|applicable|is relevant|are relevant|relevant"
+    r"|found|detected|identified|flagged|present|match|matched))?"
+    r"(?: here| to (?:this|the|it)(?: (?:text|content|input|message|prompt|response|output"
+    r"|comment))?)?$"
 )
 _NONE_SENTENCE_RE = re.compile(
     r"^(?:the |this )?(?:text |content |input |message |prompt |response |output |comment )?"
@@ -460,7 +477,7 @@ class _Parser:
                 cols = tuple(self.col[i] for i in mapped if i in self.col)
                 if len(cols) == len(mapped):
                     return cols
-        if norm in _NONE_PHRASES or _NONE_SENTENCE_RE.match(norm):
+        if norm in _NONE_PHRASES or _NONE_SENTENCE_RE.match(norm) or _NONE_OF_RE.match(norm):
             return ()
         return None
 
@@ -1250,8 +1267,14 @@ def parse_output(
     ``mapping`` translates codes (Llama Guard ``S1``...) to category ids; without it a
     Llama Guard-shaped output (``unsafe`` then ``S<n>`` codes) uses the built-in
     ``llama-guard-3`` mapping when it exists and targets this taxonomy. ``threshold``
-    decides ``labels`` for graded outputs (score ``>= threshold``). Never raises for a
-    ``str``; raises ``TypeError`` for anything else.
+    decides ``labels`` for graded outputs (score ``>= threshold``).
+
+    Whatever the ``text`` (a ``str``, however malformed), the outcome is a status, never
+    an exception. The other arguments are checked: raises ``TypeError`` for a ``text``
+    that is not a ``str`` (or a ``taxonomy`` / ``mapping`` of the wrong type),
+    ``ValueError`` for a ``threshold`` outside [0, 1], and
+    :class:`~toxeval.taxonomy.TaxonomyError` for an unknown or malformed ``taxonomy`` or
+    ``mapping``.
     """
     if not isinstance(text, str):
         raise TypeError(
@@ -1288,7 +1311,9 @@ def parse_outputs(
 
     Returns a :class:`ParsedBatch` with ``scores`` (N, K) float64, ``statuses`` (N,),
     per-row ``labels`` / ``unknown`` / ``reasons`` and the batch's ``graded`` flag.
-    Raises ``TypeError`` naming the first row that is not a ``str``.
+    No ``str`` output raises. Raises ``TypeError`` naming the first row that is not a
+    ``str``, and, as :func:`parse_output` does, for a bad ``threshold``, ``taxonomy`` or
+    ``mapping``.
     """
     parser = _parser(taxonomy, mapping, threshold)
     parse = parser.parse

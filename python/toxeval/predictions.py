@@ -3,9 +3,11 @@
 A dump holds, per item, either per-category scores (an object ``{"hate": 0.9, ...}``,
 one column per category id, or a K-vector), a set of labels (``labels: ["hate"]``), or
 the model's raw text (``output`` or ``text``, turned into a vector by
-:func:`toxeval.parsing.parse_outputs`). It is read from JSONL (``.jsonl``, ``.jsonl.gz``,
-``.ndjson``), CSV, Parquet (matched to the dataset by the ``id`` column), or NPY / NPZ
-(matched by row order, or by an ``ids`` array in an NPZ).
+:func:`toxeval.parsing.parse_outputs`). It is read from JSONL (``.jsonl``, ``.ndjson``),
+CSV, Parquet (matched to the dataset by the ``id`` column), or NPY / NPZ (matched by row
+order, or by an ``ids`` array in an NPZ). JSONL and CSV may be compressed (``.gz``,
+``.bz2``, ``.zst``, ``.lz4``: pyarrow's codecs); a compressed Parquet, NPY or NPZ file is
+rejected.
 
 Everything on the score path is columnar: pyarrow reads the file (with an explicit schema
 for JSONL, built from the first line), ids are joined in Arrow / numpy and scores move as
@@ -25,7 +27,6 @@ left out of scoring; the counts and the first few ids go into the report either 
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import io
 import json
@@ -33,7 +34,8 @@ import math
 import re
 import zipfile
 import zlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -42,6 +44,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from toxeval.parsing import UnparseableOutputError
 from toxeval.taxonomy import LabelMapping, Taxonomy, load_mapping
 
 if TYPE_CHECKING:
@@ -51,10 +54,14 @@ __all__ = [
     "FORMATS",
     "MISMATCH_POLICIES",
     "PARSE_POLICIES",
+    "Format",
+    "OnMismatch",
+    "ParsePolicy",
     "PredictionError",
     "Predictions",
     "detect_format",
     "predictions_from_array",
+    "predictions_from_texts",
     "read_predictions",
 ]
 
@@ -79,6 +86,21 @@ _IGNORED = re.compile(r"^(index|row|__index_level_\d+__|Unnamed: ?\d*|)$")
 
 class PredictionError(ValueError):
     """A prediction dump is unreadable, malformed, or does not match the dataset."""
+
+
+class _UnparseableOutputs(PredictionError, UnparseableOutputError):
+    """Raw outputs that do not parse under ``parse_policy="error"``: a
+    :class:`PredictionError` like every other bad prediction, and the
+    :class:`~toxeval.parsing.UnparseableOutputError` that ``ParsedBatch.apply_policy``
+    raises for the same policy, so either ``except`` catches it."""
+
+
+def _check_choice(name: str, value: object, choices: tuple[str, ...], flag: str) -> None:
+    """A ValueError naming the keyword (and its CLI flag) unless ``value`` is a choice."""
+    if not isinstance(value, str) or value not in choices:
+        raise ValueError(
+            f"{name} must be one of {', '.join(map(repr, choices))} ({flag}), got {value!r}"
+        )
 
 
 @dataclass(frozen=True)
@@ -182,23 +204,50 @@ class _BackgroundSha256:
         return self._value
 
 
-def detect_format(path: str | Path) -> str:
-    """The dump format implied by the file name (``.jsonl.gz`` -> ``jsonl``)."""
+# Compressions a text dump (JSONL, CSV) may carry, by file-name suffix (any case): the
+# pyarrow codec that reads it, and its name in messages. Read through pyarrow's
+# CompressedInputStream, as pyarrow's own readers do.
+_COMPRESSIONS: dict[str, tuple[str, str]] = {
+    ".gz": ("gzip", "gzip"),
+    ".bz2": ("bz2", "bzip2"),
+    ".zst": ("zstd", "zstd"),
+    ".lz4": ("lz4", "LZ4 frame"),
+}
+_TEXT_FORMATS = ("jsonl", "csv")
+
+
+def _compression(path: str | Path) -> str | None:
+    """The compression suffix ``path`` ends with (``.gz``, ``.bz2``, ``.zst``, ``.lz4``;
+    any case), or None."""
     name = Path(path).name.lower()
-    for suffix in (".gz", ".bz2", ".zst", ".lz4"):
-        name = name.removesuffix(suffix)
+    return next((sfx for sfx in _COMPRESSIONS if name.endswith(sfx)), None)
+
+
+def _plain_name(path: str | Path) -> str:
+    """The lower-case file name without its compression suffix."""
+    name = Path(path).name.lower()
+    sfx = _compression(name)
+    return name.removesuffix(sfx) if sfx else name
+
+
+def detect_format(path: str | Path) -> str:
+    """The dump format implied by the file name (``.jsonl.gz`` -> ``jsonl``), looking
+    through one trailing compression suffix (``.gz``, ``.bz2``, ``.zst``, ``.lz4``).
+    Raises :class:`PredictionError` when the name implies none."""
+    name = _plain_name(path)
     if name.endswith((".jsonl", ".ndjson", ".json")):
         return "jsonl"
-    for fmt in ("csv", "parquet", "npy", "npz"):
-        if name.endswith("." + fmt):
-            return fmt
-    if name.endswith(".pq"):
-        return "parquet"
-    if name.endswith(".tsv"):
+    if name.endswith(".csv") or name.endswith(".tsv"):
         return "csv"
+    if name.endswith((".parquet", ".pq")):
+        return "parquet"
+    if name.endswith(".npy"):
+        return "npy"
+    if name.endswith(".npz"):
+        return "npz"
     raise PredictionError(
         f"{path}: cannot tell the format from the file name; "
-        f"pass --format ({', '.join(FORMATS[1:])})"
+        f"pass format= (--format): one of {', '.join(FORMATS[1:])}"
     )
 
 
@@ -208,10 +257,22 @@ def _resolve_name(name: str, taxonomy: Taxonomy) -> str | None:
     return taxonomy.resolve(name)
 
 
+def _open_stream(path: Path) -> pa.NativeFile:
+    """A pyarrow input stream over ``path``, decompressed when its name says so."""
+    sfx = _compression(path)
+    return pa.input_stream(str(path), compression=_COMPRESSIONS[sfx][0] if sfx else None)
+
+
+def _open_binary(path: Path) -> io.BufferedReader:
+    """``path`` opened for reading bytes (lines, blocks), decompressed when its name says
+    so."""
+    if _compression(path) is None:
+        return open(path, "rb")
+    return io.BufferedReader(_open_stream(path), buffer_size=1 << 16)
+
+
 def _open_text(path: Path) -> io.TextIOBase:
-    if path.name.lower().endswith(".gz"):
-        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8")
-    return open(path, encoding="utf-8")
+    return io.TextIOWrapper(_open_binary(path), encoding="utf-8")
 
 
 # --------------------------------------------------------------------------- readers
@@ -221,16 +282,17 @@ def _unreadable(path: Path, e: BaseException) -> PredictionError:
     """A decompression or decoding error while reading ``path`` as a PredictionError."""
     if isinstance(e, UnicodeDecodeError):
         return PredictionError(f"{path}: {_bad_utf8_line(path)}not UTF-8 text ({e.reason})")
-    if path.name.lower().endswith(".gz"):
-        return PredictionError(f"{path}: not a valid gzip file ({type(e).__name__}: {e})")
+    sfx = _compression(path)
+    if sfx is not None:
+        what = _COMPRESSIONS[sfx][1]
+        return PredictionError(f"{path}: not a valid {what} file ({type(e).__name__}: {e})")
     return PredictionError(f"{path}: cannot read the file ({type(e).__name__}: {e})")
 
 
 def _bad_utf8_line(path: Path) -> str:
     """ "line N: " for the first line of ``path`` that is not UTF-8 (error path only)."""
-    opener = gzip.open if path.name.lower().endswith(".gz") else open
     try:
-        with opener(path, "rb") as f:
+        with _open_binary(path) as f:
             for lineno, line in enumerate(f, start=1):
                 try:
                     line.decode("utf-8")
@@ -340,11 +402,10 @@ def _json_schema(first: dict[str, Any]) -> pa.Schema:
 
 
 def _longest_line(path: Path) -> int:
-    """Bytes in the longest line of a (possibly gzipped) file, read in blocks."""
-    opener = gzip.open if path.name.lower().endswith(".gz") else open
+    """Bytes in the longest line of a (possibly compressed) file, read in blocks."""
     longest = 0
     run = 0  # bytes since the last newline
-    with opener(path, "rb") as f:
+    with _open_binary(path) as f:
         while block := f.read(1 << 22):
             nl = np.flatnonzero(np.frombuffer(block, dtype=np.uint8) == 10)
             if nl.size == 0:
@@ -357,6 +418,18 @@ def _longest_line(path: Path) -> int:
     return max(longest, run)
 
 
+@contextmanager
+def _source(path: Path) -> Iterator[str | pa.NativeFile]:
+    """What pyarrow's JSON / CSV readers are given: the path of a plain file, or a
+    decompressing stream chosen by the (case-insensitive) suffix, so every compression
+    :func:`detect_format` looks through is read, not only those pyarrow detects."""
+    if _compression(path) is None:
+        yield str(path)
+        return
+    with _open_stream(path) as stream:
+        yield stream
+
+
 def _read_jsonl(path: Path) -> pa.Table:
     import pyarrow.json as pj
 
@@ -364,7 +437,8 @@ def _read_jsonl(path: Path) -> pa.Table:
     opts = pj.ParseOptions(explicit_schema=_json_schema(first), unexpected_field_behavior="infer")
     try:
         try:
-            return pj.read_json(path, parse_options=opts)
+            with _source(path) as src:
+                return pj.read_json(src, parse_options=opts)
         except pa.ArrowInvalid as e:
             if "straddl" not in str(e):
                 raise
@@ -376,7 +450,8 @@ def _read_jsonl(path: Path) -> pa.Table:
                     f"{path}: a line of {block} bytes is too long to read as JSON Lines"
                 ) from None
             read = pj.ReadOptions(block_size=max(block, 1 << 20))
-            return pj.read_json(path, parse_options=opts, read_options=read)
+            with _source(path) as src:
+                return pj.read_json(src, parse_options=opts, read_options=read)
     except (pa.ArrowInvalid, pa.ArrowTypeError) as e:
         raise _scan_jsonl(path, str(e)) from None
     except (OSError, EOFError, zlib.error) as e:
@@ -388,15 +463,18 @@ def _read_csv(path: Path) -> pa.Table:
 
     if path.stat().st_size == 0:
         raise PredictionError(f"{path}: empty file (no predictions)")
-    delimiter = "\t" if path.name.lower().removesuffix(".gz").endswith(".tsv") else ","
+    delimiter = "\t" if _plain_name(path).endswith(".tsv") else ","
     try:
-        table = pcsv.read_csv(
-            path,
-            parse_options=pcsv.ParseOptions(delimiter=delimiter, newlines_in_values=True),
-            convert_options=pcsv.ConvertOptions(
-                column_types={c: pa.string() for c in _ID_COLUMNS + _LABEL_COLUMNS + _TEXT_COLUMNS}
-            ),
-        )
+        with _source(path) as src:
+            table = pcsv.read_csv(
+                src,
+                parse_options=pcsv.ParseOptions(delimiter=delimiter, newlines_in_values=True),
+                convert_options=pcsv.ConvertOptions(
+                    column_types={
+                        c: pa.string() for c in _ID_COLUMNS + _LABEL_COLUMNS + _TEXT_COLUMNS
+                    }
+                ),
+            )
     except (pa.ArrowInvalid, pa.ArrowTypeError) as e:
         raise PredictionError(f"{path}: cannot read as CSV: {e}") from None
     except (OSError, EOFError, zlib.error) as e:
@@ -971,7 +1049,7 @@ def _mismatch_error(path: str, j: _Join, n_dataset: int, n_read: int) -> Predict
         )
     return PredictionError(
         f"{path}: predictions do not match the dataset: {'; '.join(parts)}. "
-        f"Use --on-mismatch drop (on_mismatch='drop') to score the matching rows only"
+        f"Pass on_mismatch='drop' (--on-mismatch drop) to score the matching rows only"
     )
 
 
@@ -1048,16 +1126,14 @@ def _finish(
     fmt: str,
     sha: str | None,
     n_read: int,
-    on_mismatch: str,
-    parse_policy: str,
+    on_mismatch: OnMismatch,
+    parse_policy: ParsePolicy,
     mapping: LabelMapping | None,
 ) -> Predictions:
     taxonomy = dataset.taxonomy
     n = len(dataset.ids)
-    if on_mismatch not in MISMATCH_POLICIES:
-        raise ValueError(f"on_mismatch must be one of {MISMATCH_POLICIES}, got {on_mismatch!r}")
-    if parse_policy not in PARSE_POLICIES:
-        raise ValueError(f"parse_policy must be one of {PARSE_POLICIES}, got {parse_policy!r}")
+    _check_choice("on_mismatch", on_mismatch, MISMATCH_POLICIES, "--on-mismatch")
+    _check_choice("parse_policy", parse_policy, PARSE_POLICIES, "--parse-policy")
     if join is None:
         if n_read != n:
             raise PredictionError(
@@ -1089,10 +1165,11 @@ def _finish(
         if bad.size and parse_policy == "error":
             first = int(bad[0])
             reason = batch.reasons[first] or "unparseable"
-            raise PredictionError(
+            raise _UnparseableOutputs(
                 f"{path}: {bad.size} of {len(used)} outputs are unparseable (first: "
-                f"{_row_name(pred_ids, int(join.src[first]))}: {reason}); use --parse-policy "
-                f"zeros or exclude to score them as all-zero or leave them out"
+                f"{_row_name(pred_ids, int(join.src[first]))}: {reason}); pass "
+                f"parse_policy='zeros' or 'exclude' (--parse-policy zeros|exclude) to score "
+                f"them as all-zero or leave them out"
             )
         out = np.zeros((n, taxonomy.k), dtype=np.float64)
         out[join.dst] = batch.scores
@@ -1139,26 +1216,38 @@ def read_predictions(
     path: str | Path,
     dataset: Dataset,
     *,
-    format: str = "auto",
-    on_mismatch: str = "error",
-    parse_policy: str = "zeros",
+    format: Format = "auto",
+    on_mismatch: OnMismatch = "error",
+    parse_policy: ParsePolicy = "zeros",
     mapping: str | Path | LabelMapping | None = None,
 ) -> Predictions:
     """Read a prediction dump and align it to ``dataset``'s rows.
 
     ``format``: ``auto`` (from the extension), ``jsonl``, ``csv``, ``parquet``, ``npy``,
-    ``npz``. ``on_mismatch``: ``error`` or ``drop`` (see the module docstring).
+    ``npz``; a JSONL or CSV file may be compressed (``.gz``, ``.bz2``, ``.zst``, ``.lz4``).
+    ``on_mismatch``: ``error`` or ``drop`` (see the module docstring).
     ``parse_policy`` (raw text only) decides what happens to unparseable outputs:
     ``zeros`` scores them as all-zero vectors, ``exclude`` leaves them out, ``error``
-    raises. ``mapping`` translates other schemes' codes (e.g. Llama Guard ``S1``) in
-    label lists and raw text. Raises :class:`PredictionError` on any bad input.
+    raises :class:`PredictionError` (also an
+    :class:`~toxeval.parsing.UnparseableOutputError`). ``mapping`` translates other
+    schemes' codes (e.g. Llama Guard ``S1``) in label lists and raw text. Raises
+    :class:`PredictionError` on any bad input, ``ValueError`` for an unknown ``format``,
+    ``on_mismatch`` or ``parse_policy``.
     """
+    _check_choice("format", format, FORMATS, "--format")
+    _check_choice("on_mismatch", on_mismatch, MISMATCH_POLICIES, "--on-mismatch")
+    _check_choice("parse_policy", parse_policy, PARSE_POLICIES, "--parse-policy")
     p = Path(path)
     if not p.is_file():
         raise FileNotFoundError(f"predictions file not found: {p}")
     fmt = detect_format(p) if format == "auto" else format
-    if fmt not in FORMATS[1:]:
-        raise ValueError(f"format must be one of {', '.join(FORMATS)}, got {format!r}")
+    sfx = _compression(p)
+    if sfx is not None and fmt not in _TEXT_FORMATS:
+        raise PredictionError(
+            f"{p}: a {_COMPRESSIONS[sfx][1]}-compressed {fmt.upper()} file cannot be read; "
+            f"decompress it first (only JSONL and CSV dumps may be compressed: "
+            f"{', '.join(_COMPRESSIONS)})"
+        )
     mp = load_mapping(mapping) if isinstance(mapping, (str, Path)) else mapping
     src = str(p)
     if fmt in ("npy", "npz"):
@@ -1197,8 +1286,8 @@ def _from_table(
     src: str,
     fmt: str,
     sha: str,
-    on_mismatch: str,
-    parse_policy: str,
+    on_mismatch: OnMismatch,
+    parse_policy: ParsePolicy,
     mp: LabelMapping | None,
 ) -> Predictions:
     if table.num_rows == 0:
@@ -1239,8 +1328,8 @@ def _from_array(
     *,
     fmt: str,
     sha: str | None,
-    on_mismatch: str,
-    parse_policy: str,
+    on_mismatch: OnMismatch,
+    parse_policy: ParsePolicy,
     mapping: LabelMapping | None,
 ) -> Predictions:
     taxonomy = dataset.taxonomy
@@ -1332,9 +1421,13 @@ def predictions_from_array(
     *,
     source: str = "array",
     ids: Sequence[str] | np.ndarray | None = None,
-    on_mismatch: str = "error",
+    on_mismatch: OnMismatch = "error",
 ) -> Predictions:
-    """Predictions from an in-memory (N, K) score matrix (row order, or joined by ``ids``)."""
+    """Predictions from an in-memory (N, K) score matrix (row order, or joined by ``ids``).
+
+    Raises :class:`PredictionError` for a bad matrix or an id mismatch under
+    ``on_mismatch="error"``, ``ValueError`` for an unknown ``on_mismatch``."""
+    _check_choice("on_mismatch", on_mismatch, MISMATCH_POLICIES, "--on-mismatch")
     arr = np.asarray(scores)
     id_arr = None if ids is None else np.asarray(ids)
     return _from_array(
@@ -1355,10 +1448,17 @@ def predictions_from_texts(
     dataset: Dataset,
     *,
     source: str = "texts",
-    parse_policy: str = "zeros",
+    parse_policy: ParsePolicy = "zeros",
     mapping: str | Path | LabelMapping | None = None,
 ) -> Predictions:
-    """Predictions from raw model outputs, one per dataset row, in row order."""
+    """Predictions from raw model outputs, one per dataset row, in row order.
+
+    Each output is parsed by :func:`toxeval.parsing.parse_outputs` (with ``mapping``);
+    ``parse_policy`` is as for :func:`read_predictions`. Raises ``TypeError`` for an item
+    that is not a ``str``, :class:`PredictionError` when the number of outputs is not the
+    dataset's or (``parse_policy="error"``) an output is unparseable, ``ValueError`` for
+    an unknown ``parse_policy``, ``TaxonomyError`` for an unknown ``mapping``."""
+    _check_choice("parse_policy", parse_policy, PARSE_POLICIES, "--parse-policy")
     mp = load_mapping(mapping) if isinstance(mapping, (str, Path)) else mapping
     check_raw_outputs(texts, f"{source}: raw model outputs must be str")
     if len(texts) != len(dataset.ids):

@@ -33,6 +33,9 @@ import numpy as np
 
 from toxeval import card_recipe
 from toxeval.predictions import (
+    Format,
+    OnMismatch,
+    ParsePolicy,
     PredictionError,
     Predictions,
     _all_binary,
@@ -44,7 +47,7 @@ from toxeval.predictions import (
 from toxeval.taxonomy import LabelMapping, Taxonomy, load_taxonomy
 
 if TYPE_CHECKING:
-    from toxeval.datasets import Dataset
+    from toxeval.datasets import Dataset, Rule
     from toxeval.detectors import Detector
 
 __all__ = ["SCHEMA_VERSION", "EvaluationResult", "evaluate", "score", "score_predictions"]
@@ -531,7 +534,7 @@ def _load(
     dataset: Dataset | str | Path | None,
     taxonomy: str | Path | Taxonomy | None,
     data_dir: str | Path | None,
-    rule: str,
+    rule: Rule,
     min_annotators: int,
     progress: Progress | None,
 ) -> Dataset:
@@ -556,7 +559,7 @@ def _load(
         dataset,
         taxonomy=taxonomy,
         data_dir=data_dir,
-        rule=rule,  # type: ignore[arg-type,unused-ignore]
+        rule=rule,
         min_annotators=min_annotators,
     )
 
@@ -577,12 +580,12 @@ def score(
     *,
     taxonomy: str | Path | Taxonomy | None = None,
     threshold: float = 0.5,
-    parse_policy: str = "zeros",
-    on_mismatch: str = "error",
-    format: str = "auto",
+    parse_policy: ParsePolicy = "zeros",
+    on_mismatch: OnMismatch = "error",
+    format: Format = "auto",
     mapping: str | Path | LabelMapping | None = None,
     data_dir: str | Path | None = None,
-    rule: str = "majority",
+    rule: Rule = "majority",
     min_annotators: int = 1,
     progress: Progress | None = None,
 ) -> EvaluationResult:
@@ -676,7 +679,7 @@ def evaluate(
     taxonomy: str | Path | Taxonomy | None = None,
     threshold: float = 0.5,
     data_dir: str | Path | None = None,
-    rule: str = "majority",
+    rule: Rule = "majority",
     min_annotators: int = 1,
     progress: Progress | None = None,
 ) -> EvaluationResult:
