@@ -562,6 +562,14 @@ def test_score_predictions_checks_alignment_and_reserved_config() -> None:
     other = make_dataset(np.eye(5, 3, dtype=int))  # 5 rows
     with pytest.raises(PredictionError, match=r"shape \(4, 3\) but the dataset .* 5 rows x 3"):
         score_predictions(preds, other)
+    # same shape, another dataset: the rows would be scored against the wrong labels
+    relabelled = dataclasses.replace(ds, y_true=ds.y_true[::-1].copy(), sha256="1" * 64)
+    with pytest.raises(
+        PredictionError,
+        match=r"aligned to another dataset \(sha256 000000000000\.\.\.\) than 'test'",
+    ):
+        score_predictions(preds, relabelled)
+    assert preds.dataset_sha256 == ds.sha256
     with pytest.raises(ValueError, match="config cannot set 'threshold'"):
         score_predictions(preds, ds, threshold=0.5, config={"threshold": 0.9})
     r = score_predictions(preds, ds, threshold=0.3, config={"run": "a"})

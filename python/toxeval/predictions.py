@@ -132,6 +132,9 @@ class Predictions:
     n_parse_excluded: int = 0
     graded: bool = True
     notes: tuple[str, ...] = field(default=())
+    # sha256 of the dataset the rows were aligned to (None: not recorded); scoring
+    # checks it against the dataset it is given
+    dataset_sha256: str | None = None
 
     @property
     def n_scored(self) -> int:
@@ -1209,6 +1212,7 @@ def _finish(
         n_parse_excluded=n_parse_excluded,
         graded=graded,
         notes=tuple(notes),
+        dataset_sha256=dataset.sha256,
     )
 
 

@@ -301,6 +301,12 @@ def _check_aligned(preds: Predictions, dataset: Dataset) -> None:
             f"{dataset.name!r} has {n} rows x {k} categories; build them from this dataset "
             "(read_predictions / predictions_from_array with it)"
         )
+    if preds.dataset_sha256 is not None and preds.dataset_sha256 != dataset.sha256:
+        raise PredictionError(
+            f"{preds.source}: the predictions were aligned to another dataset (sha256 "
+            f"{preds.dataset_sha256[:12]}...) than {dataset.name!r} ({dataset.sha256[:12]}...); "
+            "build them from the dataset they are scored against"
+        )
 
 
 def score_predictions(
