@@ -101,7 +101,8 @@ def test_broadcasting_error_case_only_strict_inversion_runs() -> None:
     # K = 5, a row with 2 positives and 3 negatives: the literal code cannot broadcast
     y = np.array([[1, 1, 0, 0, 0], [1, 0, 0, 0, 0]])
     p = np.array([[0, 1, 1, 0, 1], [0, 1, 0, 0, 0]])
-    with pytest.raises(ValueError, match="broadcast"):
+    with pytest.raises(ValueError, match="broadcast"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # the literal code's empty means
         literal_compute_metrics(y, p)
     # row 0: pos scores [0, 1], neg scores [1, 0, 1] -> strict inversions: 0<1, 0<1 -> 2 of 6
     # row 1: pos [0], neg [1, 0, 0, 0] -> 1 of 4

@@ -124,16 +124,19 @@ def test_one_error_relevant_leaves_out_rows_without_a_relevant_label() -> None:
     s = np.array(
         [[0.9, 0.1, 0.2], [0.9, 0.1, 0.2], [0.5, 0.5, 0.1], [0.3, 0.2, 0.1], [0.1, 0.1, 0.8]]
     )
-    rep = multilabel_report(y, s)
+    with warnings.catch_warnings():  # labels without positives or negatives warn
+        warnings.simplefilter("ignore")
+        rep = multilabel_report(y, s)
+        nothing_relevant = multilabel_report(np.zeros((2, 3), int), s[:2])
+        weighted = multilabel_report(y, s, sample_weight=np.array([1.0, 1.0, 3.0, 0.0, 1.0]))
     # rows 0 and 4 right, row 2 a tie at the top with an irrelevant label, row 3 wrong,
     # row 1 (no relevant label) left out; the classical one-error counts row 1 as an
     # error and row 2 as half of one
     assert rep["one_error_relevant"] == 2 / 4
     assert rep["one_error"] == pytest.approx((1 + 0.5 + 1) / 5)
-    assert np.isnan(multilabel_report(np.zeros((2, 3), int), s[:2])["one_error_relevant"])
+    assert np.isnan(nothing_relevant["one_error_relevant"])
     # weights count rows; a row weighted zero is out as well
-    w = np.array([1.0, 1.0, 3.0, 0.0, 1.0])
-    assert multilabel_report(y, s, sample_weight=w)["one_error_relevant"] == 3 / 5
+    assert weighted["one_error_relevant"] == 3 / 5
 
 
 def test_report_matches_sklearn_on_a_plain_problem() -> None:
