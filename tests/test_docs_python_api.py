@@ -34,6 +34,7 @@ PUBLIC_MODULES = (
     "toxeval.predictions",
     "toxeval.detectors",
     "toxeval.datasets",
+    "toxeval.plots",
 )
 PYTHON_INFO = {"python", "py", "python3"}
 _FENCE = re.compile(r"^```(?P<info>[^\n`]*)\n(?P<body>.*?)^```[ \t]*$", re.M | re.S)
@@ -164,7 +165,7 @@ def _render(obj: Callable[..., Any], *, drop_self: bool = False, drop_return: bo
 
 
 def _signatures() -> list[tuple[str, Callable[..., Any], dict[str, bool]]]:
-    from toxeval import datasets, detectors, parsing, predictions, scoring
+    from toxeval import datasets, detectors, parsing, plots, predictions, scoring
     from toxeval.predictions import Predictions
     from toxeval.scoring import EvaluationResult
 
@@ -186,6 +187,10 @@ def _signatures() -> list[tuple[str, Callable[..., Any], dict[str, bool]]]:
         ("list_detectors", detectors.list_detectors, {}),
         ("LexiconDetector", lexicon, {"drop_return": True}),
         ("predict_scores", lexicon.predict_scores, method),
+        ("toxeval.plots.plot_pr_curves", plots.plot_pr_curves, {}),
+        ("toxeval.plots.pr_curves_figure", plots.pr_curves_figure, {}),
+        ("toxeval.plots.plot_ap_by_category", plots.plot_ap_by_category, {}),
+        ("toxeval.plots.ap_by_category_figure", plots.ap_by_category_figure, {}),
         ("to_dict", EvaluationResult.to_dict, method),
         ("summary", Predictions.summary, method),
     ]

@@ -14,16 +14,17 @@ import sys
 import time
 import traceback
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 if TYPE_CHECKING:
-    from toxeval.scoring import EvaluationResult
+    from toxeval.scoring import EvaluationResult, _ScoredArrays
 
 __all__ = ["main"]
 
 PROG = "toxeval"
+PLOT_FILES = ("pr_curves.png", "ap_by_category.png")
 
 
 class _UsageError(Exception):
@@ -83,6 +84,13 @@ def _build_parser() -> argparse.ArgumentParser:
         )
         sp.add_argument(
             "--out", metavar="DIR", help="write results.json, report.md, per_category.csv"
+        )
+        sp.add_argument(
+            "--plots",
+            action="store_true",
+            help=f"also write {' and '.join(PLOT_FILES)} (per-category precision-recall "
+            "curves, AP per category) into --out; needs matplotlib: pip install "
+            '"toxeval[plot]"',
         )
         sp.add_argument(
             "--quiet", "-q", action="store_true", help="no progress bar; one summary line"
@@ -199,6 +207,17 @@ def _check_args(args: argparse.Namespace) -> None:
         )
     if args.out:
         _check_out_dir(args.out)
+    if args.plots:
+        if not args.out:
+            raise _UsageError(
+                f"--plots writes {' and '.join(PLOT_FILES)} into the --out directory: add --out DIR"
+            )
+        from toxeval.plots import _require_matplotlib
+
+        try:
+            _require_matplotlib()
+        except ImportError as e:
+            raise _UsageError(f"--plots: {e}") from None
 
 
 def _min_annotators(args: argparse.Namespace) -> int:
@@ -224,15 +243,62 @@ def _check_out_dir(out: str) -> None:
         raise _UsageError(f"--out {out}: cannot create it ({anc} is not writable)")
 
 
-def _finish(result: EvaluationResult, args: argparse.Namespace) -> None:
-    _TIMINGS.mark("writing outputs")
+def _capture(args: argparse.Namespace) -> AbstractContextManager[list[_ScoredArrays]]:
+    """With --plots: collect the arrays the figures were computed on (for the curves)."""
+    if not args.plots:
+        return nullcontext([])
+    from toxeval.scoring import _capture_scored_arrays
+
+    return _capture_scored_arrays()
+
+
+def _write(
+    result: EvaluationResult,
+    args: argparse.Namespace,
+    captured: list[_ScoredArrays],
+    step: Callable[[str], None],
+) -> list[Path]:
+    """Write the --out files (and the --plots figures); return their paths."""
+    step("writing outputs")
+    if not args.out:
+        return []
     from toxeval.report import write_outputs
 
-    if args.out:
-        try:
-            write_outputs(result, args.out)
-        except OSError as e:
-            raise _UsageError(f"--out {args.out}: cannot write the results: {e}") from None
+    try:
+        written = write_outputs(result, args.out)
+    except OSError as e:
+        raise _UsageError(f"--out {args.out}: cannot write the results: {e}") from None
+    if args.plots:
+        step("plotting")
+        written += _write_plots(result, captured, Path(args.out))
+    return written
+
+
+def _write_plots(result: EvaluationResult, captured: list[_ScoredArrays], out: Path) -> list[Path]:
+    """pr_curves.png from the scored rows' labels, scores and mask (the rows and known
+    cells every figure of ``result`` uses), and ap_by_category.png from ``result``."""
+    from toxeval.plots import plot_ap_by_category, plot_pr_curves
+    from toxeval.report import _system_line
+
+    if len(captured) != 1:
+        raise RuntimeError(f"expected the arrays of one scoring, got {len(captured)}")
+    y, s, m = captured.pop()
+    pr_png, ap_png = (out / name for name in PLOT_FILES)
+    title = (
+        f"Precision-recall per category (known labels only): {result.dataset['name']}, "
+        f"{_system_line(result)}"
+    )
+    try:
+        plot_pr_curves(y, s, m, result.config["taxonomy"]["ids"], pr_png, title=title)
+        del y, s, m
+        plot_ap_by_category(result, ap_png)
+    except OSError as e:
+        raise _UsageError(f"--out {out}: cannot write the figures: {e}") from None
+    return [pr_png, ap_png]
+
+
+def _finish(result: EvaluationResult, args: argparse.Namespace, written: list[Path]) -> None:
+    _TIMINGS.mark("writing outputs")  # the report printed below counts as writing outputs
     if args.quiet:
         f = result.figures
         print(
@@ -245,8 +311,8 @@ def _finish(result: EvaluationResult, args: argparse.Namespace) -> None:
         from toxeval.report import render
 
         render(result, Console())
-        if args.out:
-            print(f"wrote results.json, report.md, per_category.csv to {args.out}")
+        if written:
+            print(f"wrote {', '.join(p.name for p in written)} to {args.out}")
 
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
@@ -255,7 +321,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
 
     _check_args(args)
     _system_arrow_pool()
-    with _progress(args.quiet) as step:
+    with _progress(args.quiet) as step, _capture(args) as captured:
         result = evaluate(
             args.dataset,
             args.detector,
@@ -266,7 +332,8 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
             min_annotators=_min_annotators(args),
             progress=step,
         )
-    _finish(result, args)
+        written = _write(result, args, captured, step)
+    _finish(result, args, written)
     return 0
 
 
@@ -276,7 +343,7 @@ def _cmd_score(args: argparse.Namespace) -> int:
 
     _check_args(args)
     _system_arrow_pool()
-    with _progress(args.quiet) as step:
+    with _progress(args.quiet) as step, _capture(args) as captured:
         result = score(
             args.predictions,
             args.dataset,
@@ -291,7 +358,8 @@ def _cmd_score(args: argparse.Namespace) -> int:
             min_annotators=_min_annotators(args),
             progress=step,
         )
-    _finish(result, args)
+        written = _write(result, args, captured, step)
+    _finish(result, args, written)
     return 0
 
 

@@ -24,7 +24,9 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -69,6 +71,28 @@ def _version() -> str:
     from toxeval._core import __version__
 
     return str(__version__)
+
+
+# (y_true, scores, mask) of the rows a result's figures were computed on
+_ScoredArrays = tuple[np.ndarray, np.ndarray, np.ndarray]
+_SCORED_SINK: ContextVar[list[_ScoredArrays] | None] = ContextVar(
+    "toxeval_scored_sink", default=None
+)
+
+
+@contextmanager
+def _capture_scored_arrays() -> Iterator[list[_ScoredArrays]]:
+    """Within the block, every successful ``score_predictions`` call (so every ``score``
+    and ``evaluate``) appends the ``(y_true, scores, mask)`` of the rows it scored, the
+    arrays its figures are computed on, to the list yielded. Private: the CLI's
+    ``--plots`` draws its curves from them. The arrays may be views of the dataset's and
+    the predictions' own: read them, do not write to them."""
+    captured: list[_ScoredArrays] = []
+    token = _SCORED_SINK.set(captured)
+    try:
+        yield captured
+    finally:
+        _SCORED_SINK.reset(token)
 
 
 @dataclass
@@ -486,7 +510,7 @@ def score_predictions(
         "sha256": dataset.sha256,
         "rows": n,
     }
-    return EvaluationResult(
+    result = EvaluationResult(
         config=cfg,
         dataset=ds,
         system=system or preds.summary(),
@@ -500,6 +524,10 @@ def score_predictions(
         binary_scores=binary,
         notes=notes,
     )
+    sink = _SCORED_SINK.get()
+    if sink is not None:
+        sink.append((y, s, m))
+    return result
 
 
 def _multilabel_report(

@@ -1,0 +1,330 @@
+"""Figures of an evaluation: per-category precision-recall curves and AP bars (matplotlib).
+
+Needs the optional ``plot`` extra (``pip install "toxeval[plot]"``, matplotlib >= 3.7).
+matplotlib is imported when a function is called, never at import time, and only its
+object API is used (``matplotlib.figure.Figure`` drawn by the Agg canvas): nothing here
+imports ``pyplot``, opens a window, needs a display or changes the user's backend.
+
+* :func:`plot_pr_curves` / :func:`pr_curves_figure`: one panel per category (taxonomy
+  order), the precision-recall curve of that category over its *known* rows, computed
+  with ``toxeval.metrics.precision_recall_curve`` and drawn as steps as scikit-learn's
+  ``PrecisionRecallDisplay`` draws it; the panel title holds the category's AP
+  (``toxeval.metrics.average_precision_score`` on the same rows) and a dashed line marks
+  the positive rate (the no-skill baseline).
+* :func:`plot_ap_by_category` / :func:`ap_by_category_figure`: per-category AP of an
+  :class:`~toxeval.scoring.EvaluationResult` as horizontal bars, the mAP as a vertical
+  line, categories left out of mAP hatched in grey.
+
+A curve has one point per distinct score: on a million rows, up to a million points.
+Curves are *thinned for drawing only* (at most ``max_points`` per curve, first and last
+points and the largest jumps always kept); AP is computed on every point.
+"""
+
+from __future__ import annotations
+
+import math
+import textwrap
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+    from toxeval.scoring import EvaluationResult
+    from toxeval.taxonomy import Taxonomy
+
+__all__ = [
+    "MAX_CURVE_POINTS",
+    "ap_by_category_figure",
+    "plot_ap_by_category",
+    "plot_pr_curves",
+    "pr_curves_figure",
+]
+
+MAX_CURVE_POINTS = 2000
+"""Default cap on the points drawn per precision-recall curve."""
+
+_DPI = 120
+_NCOLS = 5
+_INSTALL_HINT = 'pip install "toxeval[plot]"'
+
+
+def _require_matplotlib() -> None:
+    """An ``ImportError`` that says how to install matplotlib when it is missing."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError as e:
+        raise ImportError(
+            f"toxeval's plots need matplotlib, which is not installed: {_INSTALL_HINT}",
+            name="matplotlib",
+        ) from e
+
+
+def _new_figure(width: float, height: float) -> Figure:
+    _require_matplotlib()
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width, height), dpi=_DPI, layout="constrained")
+    FigureCanvasAgg(fig)  # attaches itself: savefig renders with Agg, whatever the backend
+    return fig
+
+
+def _save(fig: Figure, path: str | Path) -> Path:
+    """Write ``fig`` to ``path``: PNG, or the format its suffix names (``.svg``, ``.pdf``)."""
+    p = Path(path)
+    fmt = p.suffix[1:].lower() or "png"
+    fig.savefig(p, format=fmt, dpi=_DPI)
+    return p
+
+
+# --------------------------------------------------------------------------- thinning
+
+
+def _thin_indices(
+    recall: NDArray[Any], precision: NDArray[Any], max_points: int = MAX_CURVE_POINTS
+) -> NDArray[np.intp]:
+    """Sorted indices of at most ``max_points`` points of a curve to draw.
+
+    Always the first and last points; then both ends of the largest single steps (the
+    jumps of recall or precision, about half the budget); the rest of the budget spread
+    evenly along the curve's path length (|d recall| + |d precision|), so that no run
+    of dropped points moves the curve by more than about ``2 * length / max_points``.
+    For drawing only: figures computed from the curve must use every point."""
+    if max_points < 2:
+        raise ValueError(f"max_points must be at least 2, got {max_points}")
+    n = int(recall.shape[0])
+    if n <= max_points:
+        return np.arange(n, dtype=np.intp)
+    dr = np.abs(np.diff(recall.astype(np.float64)))
+    dp = np.abs(np.diff(precision.astype(np.float64)))
+    keep = np.zeros(n, dtype=bool)
+    keep[0] = keep[-1] = True
+    n_jumps = (max_points - 2) // 4  # two points each: half the budget
+    if n_jumps > 0:
+        jumps = np.argpartition(np.maximum(dr, dp), -n_jumps)[-n_jumps:]
+        keep[jumps] = True
+        keep[jumps + 1] = True
+    budget = max_points - int(keep.sum())
+    path = np.concatenate(([0.0], np.cumsum(dr + dp)))
+    if budget > 0 and path[-1] > 0:
+        # bucket b holds the points whose path length is in [b, b + 1) * length / budget;
+        # the first point of each bucket after the first: at most `budget` points
+        bucket = np.floor(path / path[-1] * budget)
+        keep[np.flatnonzero(np.diff(bucket) > 0) + 1] = True
+    return np.flatnonzero(keep).astype(np.intp)
+
+
+# --------------------------------------------------------------------------- PR curves
+
+
+def _category_ids(taxonomy: Taxonomy | str | Path | Sequence[str]) -> tuple[str, ...]:
+    from toxeval.taxonomy import Taxonomy, load_taxonomy
+
+    if isinstance(taxonomy, (str, Path)):
+        return load_taxonomy(taxonomy).ids
+    if isinstance(taxonomy, Taxonomy):
+        return taxonomy.ids
+    ids = tuple(taxonomy)
+    if not all(isinstance(c, str) for c in ids):
+        raise TypeError(
+            "taxonomy must be a Taxonomy, a taxonomy name or file, or a sequence of category "
+            "ids (str)"
+        )
+    return ids
+
+
+def _check_inputs(
+    y_true: ArrayLike, y_score: ArrayLike, mask: ArrayLike | None, k: int
+) -> tuple[NDArray[Any], NDArray[Any], NDArray[np.bool_]]:
+    y = np.asarray(y_true)
+    s = np.asarray(y_score)
+    if y.ndim != 2:
+        raise ValueError(f"y_true must be an (N, K) label matrix, got shape {y.shape}")
+    if y.shape[1] != k:
+        raise ValueError(
+            f"y_true has {y.shape[1]} columns but the taxonomy has {k} categories "
+            "(columns are categories, in taxonomy order)"
+        )
+    if s.shape != y.shape:
+        raise ValueError(f"y_score has shape {s.shape}, y_true {y.shape}: they must match")
+    if mask is None:
+        m = np.ones(y.shape, dtype=bool)
+    else:
+        m = np.asarray(mask)
+        if m.shape != y.shape:
+            raise ValueError(f"mask has shape {m.shape}, y_true {y.shape}: they must match")
+        m = m.astype(bool, copy=False)
+    return y, s, m
+
+
+def _pr_panel(
+    ax: Axes, cid: str, y: NDArray[Any], s: NDArray[Any], max_points: int
+) -> tuple[int, int]:
+    """Draw one category's panel from its known rows; (points of the curve, points drawn)."""
+    from toxeval import metrics
+
+    n_known = int(y.shape[0])
+    n_pos = int(np.count_nonzero(y == 1))
+    ax.set_xlim(0.0, 1.0)
+    ax.set_ylim(0.0, 1.05)
+    ax.tick_params(labelsize=7)
+    if n_pos == 0:
+        ax.set_title(f"{cid}  AP=n/a", fontsize=9)
+        why = "no known positive" + (f"\n({n_known} known rows)" if n_known else "\n(no known row)")
+        ax.text(0.5, 0.5, why, ha="center", va="center", fontsize=8, color="0.4")
+        return 0, 0
+    precision, recall, _ = metrics.precision_recall_curve(y, s)
+    ap = float(metrics.average_precision_score(y, s))
+    idx = _thin_indices(recall, precision, max_points)
+    ax.plot(recall[idx], precision[idx], drawstyle="steps-post", color="C0", linewidth=1.3)
+    ax.axhline(n_pos / n_known, color="0.5", linestyle="--", linewidth=0.9)
+    ax.set_title(f"{cid}  AP={ap:.3f}", fontsize=9)
+    ax.text(
+        0.03,
+        0.04,
+        f"{n_pos} pos / {n_known} known",
+        transform=ax.transAxes,
+        fontsize=7,
+        color="0.3",
+        bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.8, "pad": 1.0},
+    )
+    return int(recall.shape[0]), int(idx.shape[0])
+
+
+def pr_curves_figure(
+    y_true: ArrayLike,
+    y_score: ArrayLike,
+    mask: ArrayLike | None,
+    taxonomy: Taxonomy | str | Path | Sequence[str],
+    *,
+    title: str | None = None,
+    max_points: int = MAX_CURVE_POINTS,
+) -> Figure:
+    """The figure :func:`plot_pr_curves` writes: one ``Axes`` per category, in taxonomy
+    order (``fig.axes[k]`` is category ``k``), not saved."""
+    ids = _category_ids(taxonomy)
+    if not ids:
+        raise ValueError("the taxonomy has no category")
+    y, s, m = _check_inputs(y_true, y_score, mask, len(ids))
+    ncols = min(_NCOLS, len(ids))
+    nrows = math.ceil(len(ids) / ncols)
+    fig = _new_figure(3.0 * ncols, 2.5 * nrows + 0.9)
+    grid = fig.add_gridspec(nrows, ncols)
+    thinned = 0
+    for k, cid in enumerate(ids):
+        row, col = divmod(k, ncols)
+        ax = fig.add_subplot(grid[row, col])
+        known = m[:, k]
+        n_points, n_drawn = _pr_panel(ax, cid, y[known, k], s[known, k], max_points)
+        thinned += n_drawn < n_points
+        if col == 0:
+            ax.set_ylabel("precision", fontsize=8)
+        if k + ncols >= len(ids):  # no panel below
+            ax.set_xlabel("recall", fontsize=8)
+    fig.suptitle(title or "Precision-recall per category (known labels only)", fontsize=11)
+    note = "dashed: positive rate (no-skill baseline); AP over the known rows"
+    if thinned:
+        note += (
+            f"; {thinned} curve(s) thinned to at most {max_points} points for drawing "
+            "(AP uses every point)"
+        )
+    fig.supxlabel(note, fontsize=7, color="0.35")
+    return fig
+
+
+def plot_pr_curves(
+    y_true: ArrayLike,
+    y_score: ArrayLike,
+    mask: ArrayLike | None,
+    taxonomy: Taxonomy | str | Path | Sequence[str],
+    path: str | Path,
+    *,
+    title: str | None = None,
+    max_points: int = MAX_CURVE_POINTS,
+) -> Path:
+    """Write per-category precision-recall curves (small multiples) to ``path``.
+
+    ``y_true``, ``y_score`` and ``mask`` are (N, K) with columns in taxonomy order;
+    ``mask`` is ``True`` where a label is known (``None``: all known). Each category's
+    curve and AP use its known rows only. ``taxonomy``: a ``Taxonomy``, a taxonomy name or
+    file, or the K category ids. Written as PNG (or the format the suffix names,
+    e.g. ``.svg``, ``.pdf``); returns ``Path(path)``. Raises ``ImportError`` without
+    matplotlib, ``ValueError`` for shapes that do not match."""
+    fig = pr_curves_figure(y_true, y_score, mask, taxonomy, title=title, max_points=max_points)
+    return _save(fig, path)
+
+
+# --------------------------------------------------------------------------- AP bars
+
+
+def _default_ap_title(result: EvaluationResult) -> str:
+    from toxeval.report import _system_line
+
+    return f"AP per category: {result.dataset.get('name')}, {_system_line(result)}"
+
+
+def ap_by_category_figure(result: EvaluationResult, *, title: str | None = None) -> Figure:
+    """The figure :func:`plot_ap_by_category` writes (one ``Axes``), not saved."""
+    rows = result.per_category
+    if not rows:
+        raise ValueError("the result has no per-category rows")
+    fig = _new_figure(8.0, 0.32 * len(rows) + 1.6)
+    from matplotlib.patches import Patch
+
+    ax = fig.add_subplot()
+    ypos = np.arange(len(rows))
+    excluded = []
+    for i, r in enumerate(rows):
+        y0 = float(i)
+        ap = float(r["ap"])
+        if r["in_map"] and math.isfinite(ap):
+            ax.barh(y0, ap, color="C0", height=0.7)
+            ax.text(ap + 0.01, y0, f"{ap:.3f}  ({r['support']} pos)", va="center", fontsize=7)
+        else:
+            excluded.append(str(r["id"]))
+            ax.barh(y0, 1.0, color="0.9", edgecolor="0.6", hatch="//", height=0.7)
+            ax.text(0.02, y0, "excluded from mAP: no known positive", va="center", fontsize=7)
+    handles: list[Any] = [Patch(color="C0", label="AP (in mAP)")]
+    map_ = result.map
+    if math.isfinite(map_):
+        n_in = len(rows) - len(excluded)
+        line = ax.axvline(map_, color="C3", linestyle="--", linewidth=1.2)
+        line.set_label(f"mAP {map_:.3f} over {n_in} categories")
+        handles.append(line)
+    if excluded:
+        handles.append(
+            Patch(facecolor="0.9", edgecolor="0.6", hatch="//", label="excluded from mAP")
+        )
+    ax.set_yticks(ypos, [str(r["id"]) for r in rows], fontsize=8)
+    ax.invert_yaxis()  # taxonomy order, top to bottom
+    ax.set_xlim(0.0, 1.25)
+    ax.set_xticks(np.linspace(0.0, 1.0, 6))
+    xlabel = "average precision (known labels only)"
+    if excluded:
+        note = (
+            f"{len(excluded)} categories have no known positive among the scored rows: their AP "
+            f"is undefined and mAP leaves them out ({', '.join(excluded)})"
+        )
+        xlabel += "\n" + textwrap.fill(note, 120)
+    ax.set_xlabel(xlabel, fontsize=8)
+    fig.legend(handles=handles, loc="outside lower center", ncols=len(handles), fontsize=7)
+    ax.set_title(title or _default_ap_title(result), fontsize=10)
+    return fig
+
+
+def plot_ap_by_category(
+    result: EvaluationResult, path: str | Path, *, title: str | None = None
+) -> Path:
+    """Write the per-category AP of ``result`` as horizontal bars to ``path``.
+
+    Categories in taxonomy order, top to bottom, each bar labelled with its AP and support;
+    a dashed vertical line at the mAP; categories excluded from mAP (no known positive)
+    hatched in grey. Written as PNG (or the format the suffix names); returns
+    ``Path(path)``. Raises ``ImportError`` without matplotlib."""
+    return _save(ap_by_category_figure(result, title=title), path)
