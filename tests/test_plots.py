@@ -31,7 +31,9 @@ skm = pytest.importorskip("sklearn.metrics")
 
 REPO = Path(__file__).resolve().parents[1]
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
-_TITLE = re.compile(r"^(?P<id>\S+)  AP=(?P<ap>n/a|\d\.\d{3})$")
+_TITLE = re.compile(
+    r"^(?P<id>\S+)  AP=(?P<ap>n/a|\d\.\d{3})(\n(?P<pos>\d+) pos / (?P<known>\d+) known)?$"
+)
 
 
 @pytest.fixture(scope="module")
@@ -108,6 +110,15 @@ def test_one_panel_per_category_in_taxonomy_order_with_masked_ap(
             == f"{row['ap']:.3f}"
             == f"{_known_ap(ds.y_true, scores, ds.mask, k):.3f}"
         )
+        # the counts are in the title, over the known rows; nothing is written inside
+        # the axes, where it would cover the low-recall end of the curve
+        counts = _TITLE.match(title)
+        assert counts is not None
+        assert (
+            int(counts["pos"]) == row["support"] == int((ds.y_true[:, k][ds.mask[:, k]] == 1).sum())
+        )
+        assert int(counts["known"]) == int(ds.mask[:, k].sum())
+        assert len(fig.axes[k].texts) == 0
     # the demo set has unknown cells: the first category's curve is over its known rows
     assert int((~ds.mask[:, 0]).sum()) > 0
 
@@ -155,14 +166,14 @@ def test_masked_cells_are_excluded_from_the_curve_and_ap() -> None:
     y = np.array([[1], [0], [1], [0]], dtype=np.int8)
     s = np.array([[0.9], [0.8], [0.3], [0.1]])
     everything = pr_curves_figure(y, s, None, ["c"])
-    assert _titles(everything) == ["c  AP=0.833"]  # (1 + 2/3) / 2
+    assert _titles(everything) == ["c  AP=0.833\n2 pos / 4 known"]  # (1 + 2/3) / 2
     mask = np.array([[True], [False], [True], [True]])
     masked = pr_curves_figure(y, s, mask, ["c"])
-    assert _titles(masked) == ["c  AP=1.000"]  # the negative scored 0.8 is unknown
+    assert _titles(masked) == ["c  AP=1.000\n2 pos / 3 known"]  # the 0.8 negative is unknown
     # an unknown cell's label is never read: a garbage value there changes nothing
     y_bad = y.copy()
     y_bad[1, 0] = -7
-    assert _titles(pr_curves_figure(y_bad, s, mask, ["c"])) == ["c  AP=1.000"]
+    assert _titles(pr_curves_figure(y_bad, s, mask, ["c"])) == ["c  AP=1.000\n2 pos / 3 known"]
     line = _curve_line(masked.axes[0])
     assert len(line.get_xdata()) == 4  # 3 known rows, 3 thresholds, + the (0, 1) end
 
@@ -273,7 +284,7 @@ def test_large_input_is_thinned_for_drawing_but_ap_uses_every_point() -> None:
         assert len(recall) > 100_000 and len(x) <= 500
         assert x[0] == recall[0] and x[-1] == recall[-1]
         assert _title_ap(ax.get_title()) == f"{_known_ap(y, s, m, k):.3f}"
-    notes = " ".join(t.get_text() for t in fig.texts)
+    notes = " ".join(t.get_text().replace("\n", " ") for t in fig.texts)
     assert "thinned to at most 500 points" in notes and "AP uses every point" in notes
 
 
@@ -481,3 +492,18 @@ def test_cli_plots_step_is_timed(
     )
     steps = json.loads(line.removeprefix("toxeval: timings: "))
     assert list(steps)[-2:] == ["writing outputs", "plotting"]
+
+
+def test_long_titles_are_wrapped_to_the_figure_width(tmp_path: Path) -> None:
+    # a K=2 figure is 6 inches wide: a long dataset path in the title must wrap, not be
+    # clipped at both ends by the layout
+    y = np.array([[1, 0], [0, 1], [1, 1], [0, 0]], dtype=np.int8)
+    s = np.array([[0.9, 0.2], [0.3, 0.8], [0.6, 0.7], [0.1, 0.4]])
+    title = "Precision-recall per category: /a/rather/long/path/" + "x" * 150 + "/preds.jsonl"
+    fig = pr_curves_figure(y, s, None, ["a", "b"], title=title)
+    shown = fig._suptitle.get_text()  # where matplotlib keeps it
+    assert "".join(shown.split()) == "".join(title.split())  # all of it, wrapped
+    width_chars = 6.0 * 72 / (0.6 * 11)  # what fits at 11 pt
+    assert all(len(line) <= width_chars for line in shown.split("\n"))
+    assert shown.count("\n") >= 2
+    _check_png(plot_pr_curves(y, s, None, ["a", "b"], tmp_path / "k2.png", title=title))

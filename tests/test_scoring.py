@@ -619,3 +619,35 @@ def test_text_list_type_error_reads_well() -> None:
     ds, _ = _small_case()
     with pytest.raises(TypeError, match=r"got a sequence that is none of these; item 1 is int"):
         score(["c0", 3, "c1", "c2"], ds)  # type: ignore[list-item]
+
+
+def test_options_a_dump_has_no_use_for_are_noted_not_recorded(tmp_path: Any) -> None:
+    import json
+
+    import toxeval
+
+    ds = toxeval.load_dataset()
+    scores = np.zeros((len(ds), ds.k))
+    scores[:, 0] = ds.y_true[:, 0]
+    npy = tmp_path / "s.npy"
+    np.save(npy, scores)
+    r = score(npy, ds, parse_policy="error", mapping="llama-guard-3")
+    assert r.config["parse_policy"] is None and r.config["mapping"] is None
+    assert any(
+        "parse_policy='error' and mapping='llama-guard-3' not used: the predictions are scores" in n
+        for n in r.notes
+    )
+    # a label-list dump uses the mapping (codes in lists), not the parse policy
+    labels = tmp_path / "l.jsonl"
+    labels.write_text(
+        "".join(
+            json.dumps({"id": i, "labels": ["S1"] if k % 2 else []}) + "\n"
+            for k, i in enumerate(ds.ids)
+        )
+    )
+    r = score(labels, ds, parse_policy="exclude", mapping="llama-guard-3")
+    assert r.config["mapping"] == "llama-guard-3" and r.config["parse_policy"] is None
+    assert any("parse_policy='exclude' not used: the predictions are labels" in n for n in r.notes)
+    assert not any("mapping=" in n for n in r.notes)
+    # at their defaults nothing is noted
+    assert not any("not used" in n for n in score(npy, ds).notes)

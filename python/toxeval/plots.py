@@ -163,6 +163,14 @@ def _check_inputs(
     return y, s, m
 
 
+def _wrap(text: str, width_in: float, fontsize: float) -> str:
+    """``text`` wrapped to lines that fit ``width_in`` inches at ``fontsize`` points (a
+    character is taken as ~0.6 em wide), so that constrained layout never clips a long
+    title (a dataset path, a system description) at both ends."""
+    chars = max(20, int(width_in * 72 / (0.6 * fontsize)) - 4)
+    return "\n".join(textwrap.fill(line, chars) for line in text.split("\n"))
+
+
 def _pr_panel(
     ax: Axes, cid: str, y: NDArray[Any], s: NDArray[Any], max_points: int
 ) -> tuple[int, int]:
@@ -184,16 +192,9 @@ def _pr_panel(
     idx = _thin_indices(recall, precision, max_points)
     ax.plot(recall[idx], precision[idx], drawstyle="steps-post", color="C0", linewidth=1.3)
     ax.axhline(n_pos / n_known, color="0.5", linestyle="--", linewidth=0.9)
-    ax.set_title(f"{cid}  AP={ap:.3f}", fontsize=9)
-    ax.text(
-        0.03,
-        0.04,
-        f"{n_pos} pos / {n_known} known",
-        transform=ax.transAxes,
-        fontsize=7,
-        color="0.3",
-        bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.8, "pad": 1.0},
-    )
+    # The counts go in the title's second line, outside the plotted area: a label inside
+    # the axes would cover the low-recall end of the curve at toxicity-like positive rates.
+    ax.set_title(f"{cid}  AP={ap:.3f}\n{n_pos} pos / {n_known} known", fontsize=9)
     return int(recall.shape[0]), int(idx.shape[0])
 
 
@@ -227,14 +228,17 @@ def pr_curves_figure(
             ax.set_ylabel("precision", fontsize=8)
         if k + ncols >= len(ids):  # no panel below
             ax.set_xlabel("recall", fontsize=8)
-    fig.suptitle(title or "Precision-recall per category (known labels only)", fontsize=11)
+    fig.suptitle(
+        _wrap(title or "Precision-recall per category (known labels only)", 3.0 * ncols, 11),
+        fontsize=11,
+    )
     note = "dashed: positive rate (no-skill baseline); AP over the known rows"
     if thinned:
         note += (
             f"; {thinned} curve(s) thinned to at most {max_points} points for drawing "
             "(AP uses every point)"
         )
-    fig.supxlabel(note, fontsize=7, color="0.35")
+    fig.supxlabel(_wrap(note, 3.0 * ncols, 7), fontsize=7, color="0.35")
     return fig
 
 
@@ -314,7 +318,8 @@ def ap_by_category_figure(result: EvaluationResult, *, title: str | None = None)
         xlabel += "\n" + textwrap.fill(note, 120)
     ax.set_xlabel(xlabel, fontsize=8)
     fig.legend(handles=handles, loc="outside lower center", ncols=len(handles), fontsize=7)
-    ax.set_title(title or _default_ap_title(result), fontsize=10)
+    width = float(fig.get_figwidth())
+    ax.set_title(_wrap(title or _default_ap_title(result), width, 10), fontsize=10)
     return fig
 
 

@@ -22,6 +22,7 @@ labelled as the card's recipe with its caveats.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -666,6 +667,7 @@ def score(
             parse_policy=parse_policy,
             mapping=mapping,
         )
+        preds = _note_unused_by_dump(preds, parse_policy, mapping)
     elif isinstance(predictions, np.ndarray):
         preds = predictions_from_array(predictions, ds)
     else:
@@ -678,11 +680,31 @@ def score(
         "parse_policy": preds.parse_policy if preds.kind == "text" else None,
         "on_mismatch": preds.on_mismatch,
         "format": preds.format,
-        "mapping": _mapping_name(mapping),
+        "mapping": _mapping_name(mapping) if preds.kind != "scores" else None,
         "rule": rule if loaded else None,
         "min_annotators": min_annotators if loaded else None,
     }
     return score_predictions(preds, ds, threshold=threshold, config=config, progress=progress)
+
+
+def _note_unused_by_dump(
+    preds: Predictions, parse_policy: str, mapping: str | Path | LabelMapping | None
+) -> Predictions:
+    """``preds`` with a note for each option the dump turned out to have no use for
+    (known only once it is read): ``parse_policy`` applies to raw text, ``mapping`` to
+    label lists and raw text. Not an error, so that one command line can score a mix of
+    dumps; the report says so, and ``result.config`` records ``None`` for it."""
+    unused = []
+    if parse_policy != "zeros" and preds.kind != "text":
+        unused.append(f"parse_policy={parse_policy!r}")
+    if mapping is not None and preds.kind == "scores":
+        unused.append(f"mapping={_mapping_name(mapping)!r}")
+    if not unused:
+        return preds
+    note = f"{' and '.join(unused)} not used: the predictions are {preds.kind}, not raw text" + (
+        " or label lists" if preds.kind == "scores" else ""
+    )
+    return dataclasses.replace(preds, notes=(*preds.notes, note))
 
 
 def _output_list(predictions: object) -> list[str]:
