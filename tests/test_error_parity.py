@@ -19,17 +19,11 @@ from typing import Any
 
 import numpy as np
 import pytest
+from _names import RANKING
 from sklearn import metrics as sk
 from toxeval import metrics as te
 
 BINARY = ["average_precision_score", "roc_auc_score", "roc_curve", "precision_recall_curve"]
-RANKING = [
-    "label_ranking_loss",
-    "label_ranking_average_precision_score",
-    "coverage_error",
-    "dcg_score",
-    "ndcg_score",
-]
 AVERAGES = [None, "micro", "macro", "weighted", "samples"]
 
 

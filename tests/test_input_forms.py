@@ -13,18 +13,11 @@ from typing import Any
 
 import numpy as np
 import pytest
+from _names import RANKING
 from sklearn import metrics as sk
 from toxeval import metrics as te
 
 TOP = np.uint64(1 << 63)
-
-RANKING = [
-    "label_ranking_loss",
-    "label_ranking_average_precision_score",
-    "coverage_error",
-    "dcg_score",
-    "ndcg_score",
-]
 
 
 def _uint64_scores(rng: np.random.Generator, shape: tuple[int, ...]) -> Any:
