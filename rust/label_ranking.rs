@@ -1675,7 +1675,10 @@ mod tests {
                         }
                     }
                 }
-                assert!(errors > 0.0 && errors < rows_rel, "the case tests both outcomes");
+                assert!(
+                    errors > 0.0 && errors < rows_rel,
+                    "the case tests both outcomes"
+                );
                 for g in [&got, &got_sorted] {
                     close(g.sums[5], errors);
                     close(g.sums[6], rows_rel);
