@@ -848,17 +848,9 @@ def test_mask_is_rejected_for_multiclass_roc_auc() -> None:
 
 
 def test_list_y_score_with_multiclass_y_true_works() -> None:
-    y = [0, 0, 1, 1, 2, 2, 1, 0]
-    s = [
-        [0.7, 0.2, 0.1],
-        [0.4, 0.3, 0.3],
-        [0.1, 0.8, 0.1],
-        [0.2, 0.3, 0.5],
-        [0.4, 0.4, 0.2],
-        [0.1, 0.2, 0.7],
-        [0.3, 0.5, 0.2],
-        [0.6, 0.1, 0.3],
-    ]
+    # the multiclass fixture and two more rows, as Python lists
+    y = [*_MULTICLASS_Y.tolist(), 1, 0]
+    s = [*_MULTICLASS_S.tolist(), [0.3, 0.5, 0.2], [0.6, 0.1, 0.3]]
     arr = np.array(s)
     for avg in ["micro", "macro", "weighted", None]:
         got = te.average_precision_score(y, s, average=avg)
