@@ -10,9 +10,8 @@
 
 use std::collections::HashMap;
 use std::ops::Range;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
-
-use rayon::prelude::*;
 
 use crate::error::{MetricError, Result};
 
@@ -114,7 +113,7 @@ impl Parallelism {
             return Ok((0..n).map(f).collect());
         }
         let p = pool(self.threads)?;
-        Ok(p.install(|| (0..n).into_par_iter().map(&f).collect()))
+        Ok(shared_map(&p, self.threads.min(n), n, &f))
     }
 
     /// Run `f` inside this call's thread pool, so that rayon primitives it uses
@@ -146,6 +145,54 @@ impl Parallelism {
     }
 }
 
+/// `(0..n).map(f)` on the calling thread and `workers - 1` jobs of `pool`, which
+/// take the next index from a shared counter until none is left; results in index
+/// order.
+///
+/// The calling thread works from the start instead of handing the whole call to the
+/// pool and sleeping: a pool thread that slept since the last call takes a while to
+/// wake (most of a millisecond on a virtual machine whose other CPU was idle), and
+/// with `install` the call waited for two such wake-ups in a row (the caller's job,
+/// then its split). Here the caller does every index on its own until a helper is
+/// awake, so a late helper costs nothing but its share.
+fn shared_map<R, F>(pool: &rayon::ThreadPool, workers: usize, n: usize, f: &F) -> Vec<R>
+where
+    R: Send,
+    F: Fn(usize) -> R + Sync + Send,
+{
+    let next = AtomicUsize::new(0);
+    let work = || {
+        let mut out = Vec::new();
+        loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            if i >= n {
+                break;
+            }
+            out.push((i, f(i)));
+        }
+        out
+    };
+    let helped = Mutex::new(Vec::new());
+    let mut mine = Vec::new();
+    pool.in_place_scope(|s| {
+        for _ in 1..workers {
+            s.spawn(|_| {
+                let part = work();
+                // A poisoned lock only means another helper panicked (the scope
+                // re-raises that panic); the parts are still usable.
+                helped.lock().unwrap_or_else(|e| e.into_inner()).push(part);
+            });
+        }
+        mine = work();
+    });
+    let mut all = mine;
+    for part in helped.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        all.extend(part);
+    }
+    all.sort_unstable_by_key(|x| x.0);
+    all.into_iter().map(|x| x.1).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -161,6 +208,36 @@ mod tests {
         let all = resolve_threads(None).unwrap();
         assert_eq!(resolve_threads(Some(1_000_000)).unwrap(), all);
         assert_eq!(resolve_threads(Some(i64::MAX)).unwrap(), all);
+    }
+
+    /// The caller and the pool's helpers share the indices: every index once, in
+    /// order, whether a helper joins early, late or not at all, and also when the
+    /// caller is itself a pool thread (a kernel mapping inside `install`).
+    #[test]
+    fn shared_map_returns_every_index_in_order() {
+        for threads in [2, 3] {
+            let par = Parallelism { threads };
+            for n in [2, 3, 17, 1000] {
+                let want: Vec<usize> = (0..n).map(|i| i * i).collect();
+                let got = par.map(n, PARALLEL_MIN_ELEMENTS, |i| i * i).unwrap();
+                assert_eq!(got, want);
+                let nested = par
+                    .install(|| par.map(n, PARALLEL_MIN_ELEMENTS, |i| i * i).unwrap())
+                    .unwrap();
+                assert_eq!(nested, want);
+            }
+        }
+        // A slow index on one thread: the other one takes the rest.
+        let par = Parallelism { threads: 2 };
+        let got = par
+            .map(64, PARALLEL_MIN_ELEMENTS, |i| {
+                if i == 0 {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                i
+            })
+            .unwrap();
+        assert_eq!(got, (0..64).collect::<Vec<_>>());
     }
 
     #[test]
