@@ -167,37 +167,45 @@ impl Relevance for i64 {
     }
 }
 
-impl Relevance for i32 {
-    #[inline]
-    fn gap(lo: Self, hi: Self) -> bool {
-        // No integer lies strictly between adjacent integers (e.g. 0 and 1).
-        hi.wrapping_sub(lo) as u64 > 1
-    }
-    #[inline]
-    fn lo(self, o: Self) -> Self {
-        self.min(o)
-    }
-    #[inline]
-    fn hi(self, o: Self) -> Self {
-        self.max(o)
-    }
-    #[inline]
-    fn between(self, lo: Self, hi: Self) -> bool {
-        (self > lo) & (self < hi)
-    }
-    #[inline]
-    fn gain(self) -> f64 {
-        f64::from(self)
-    }
-    #[inline]
-    fn zero() -> Self {
-        0
-    }
-    #[inline]
-    fn negative(self) -> bool {
-        self < 0
-    }
+/// Integer relevance types narrower than `i64`: read in place, converted exactly.
+macro_rules! int_relevance {
+    ($t:ty, signed = $signed:expr) => {
+        impl Relevance for $t {
+            #[inline]
+            fn gap(lo: Self, hi: Self) -> bool {
+                // No integer lies strictly between adjacent integers (e.g. 0 and 1).
+                i64::from(hi) - i64::from(lo) > 1
+            }
+            #[inline]
+            fn lo(self, o: Self) -> Self {
+                self.min(o)
+            }
+            #[inline]
+            fn hi(self, o: Self) -> Self {
+                self.max(o)
+            }
+            #[inline]
+            fn between(self, lo: Self, hi: Self) -> bool {
+                (self > lo) & (self < hi)
+            }
+            #[inline]
+            fn gain(self) -> f64 {
+                f64::from(self)
+            }
+            #[inline]
+            fn zero() -> Self {
+                0
+            }
+            #[inline]
+            fn negative(self) -> bool {
+                $signed && self < Self::default()
+            }
+        }
+    };
 }
+int_relevance!(i32, signed = true);
+int_relevance!(i8, signed = true);
+int_relevance!(u8, signed = false);
 
 /// Up to two distinct values of `y_true` and whether there were more: what
 /// scikit-learn's `type_of_target` needs to tell "multilabel-indicator" (at most two

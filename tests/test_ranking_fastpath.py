@@ -41,7 +41,9 @@ def _data(seed: int, n: int = 30, k: int = 7) -> tuple[np.ndarray, np.ndarray]:
 
 
 @pytest.mark.parametrize("name", FUNCS)
-@pytest.mark.parametrize("dtype", [np.bool_, np.int64, np.int32, np.float64, np.float32, np.uint8])
+@pytest.mark.parametrize(
+    "dtype", [np.bool_, np.int64, np.int32, np.int8, np.uint8, np.float64, np.float32, np.uint16]
+)
 @pytest.mark.parametrize("sdtype", [np.float64, np.float32])
 def test_every_true_dtype_matches_sklearn(name: str, dtype: Any, sdtype: Any) -> None:
     y, s = _data(1)
@@ -129,6 +131,34 @@ def test_checked_kernel_flags() -> None:
     y3[2, 2] = -1
     assert _core.ranking_sum_checked("lrl", y3, s)[1] == 1 | 4 | 8
     assert _core.ranking_sum_checked("lrl", y.astype(np.uint16), s) is None
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8])
+def test_small_int_labels_are_read_in_place(dtype: Any) -> None:
+    """int8/uint8 ``y_true`` (what pandas, polars and torch hand over for 0/1 labels)
+    takes the one-pass kernel, and its checks see the native values: a third value,
+    a negative int8, uint8 255 (not -1) give scikit-learn's results and errors."""
+    y, s = _data(6)
+    yd = y.astype(dtype)
+    total, flags, labels = _core.ranking_sum_checked("lrl", yd, s)
+    assert flags == 0 and sorted(labels) == [0.0, 1.0]
+    assert close(total / y.shape[0], skm.label_ranking_loss(y, s))
+    odd = {"two": 2, "top": int(np.iinfo(dtype).max), "bottom": int(np.iinfo(dtype).min)}
+    for value in odd.values():
+        bad = yd.copy()
+        bad[0, 0] = value
+        flags = _core.ranking_sum_checked("lrl", bad, s)[1]
+        assert flags & 8 or (value < 0 and flags & 4) or value in (0, 1)
+        for name in FUNCS:
+            try:
+                want: Any = getattr(skm, name)(bad, s)
+            except Exception as e:
+                want = (type(e), str(e))
+            if isinstance(want, tuple):
+                got = _error(getattr(tm, name), bad, s)
+                assert got[1] == want[1], (name, value)
+            else:
+                assert close(getattr(tm, name)(bad, s), want), (name, value)
 
 
 @st.composite

@@ -117,7 +117,7 @@ def kendall_counts(
 
 # Fast path of the public label-ranking functions: the weighted row sum of `metric`
 # ("lrl", "lrap", "coverage", "one_error", "dcg") in the same pass as the value checks.
-# y_true: 2-D bool, int64, int32, float64 or float32; y_score: 2-D float64 or float32.
+# y_true: 2-D bool, int64, int32, int8, uint8, float64 or float32; y_score: 2-D float64 or float32.
 # None when a dtype is not handled; else (sum, flags, labels): flags bit 1 = a known
 # score is not finite, 2 = a known y_true is not finite, 4 = a known y_true is negative,
 # 8 = y_true has more than two distinct values (unknown entries count as 0); labels =

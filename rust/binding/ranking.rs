@@ -7,7 +7,7 @@
 //! `sum_i w_i * metric_i`; the Python layer divides by the weight sum.
 //!
 //! `ranking_sum_checked` is the fast path of the public functions: it reads the
-//! user's own `y_true` (bool, int64, int32, float64 or float32) and `y_score`
+//! user's own `y_true` (bool, int64, int32, int8, uint8, float64 or float32) and `y_score`
 //! (float64 or float32) in place and does the value checks (finiteness, distinct
 //! labels, negative gains) in the same pass as the metric, so a large call reads its
 //! inputs once. `ranking_report_sums` computes the per-row figures of
@@ -270,6 +270,10 @@ fn ranking_sum_checked<'py>(
     } else if let Ok(t) = y_true.extract::<PyReadonlyArray2<'_, i32>>() {
         checked_for_scores!(py, t, y_score, mask, w, &what, &par)
     } else if let Ok(t) = y_true.extract::<PyReadonlyArray2<'_, f32>>() {
+        checked_for_scores!(py, t, y_score, mask, w, &what, &par)
+    } else if let Ok(t) = y_true.extract::<PyReadonlyArray2<'_, u8>>() {
+        checked_for_scores!(py, t, y_score, mask, w, &what, &par)
+    } else if let Ok(t) = y_true.extract::<PyReadonlyArray2<'_, i8>>() {
         checked_for_scores!(py, t, y_score, mask, w, &what, &par)
     } else {
         None

@@ -276,7 +276,7 @@ def _check_shape(y_true: Any, y_score: NDArray[Any]) -> None:
 # fast path: one native pass that checks and computes
 
 _FAST_TRUE_DTYPES = frozenset(
-    np.dtype(t) for t in (np.bool_, np.int64, np.int32, np.float64, np.float32)
+    np.dtype(t) for t in (np.bool_, np.int64, np.int32, np.int8, np.uint8, np.float64, np.float32)
 )
 _FAST_SCORE_DTYPES = frozenset(np.dtype(t) for t in (np.float64, np.float32))
 # Bits of the flags returned by ``_core.ranking_sum_checked``.
