@@ -134,47 +134,15 @@ macro_rules! float_relevance {
 float_relevance!(f64);
 float_relevance!(f32);
 
-impl Relevance for i64 {
-    #[inline]
-    fn gap(lo: Self, hi: Self) -> bool {
-        // No integer lies strictly between adjacent integers (e.g. 0 and 1).
-        hi.wrapping_sub(lo) as u64 > 1
-    }
-    #[inline]
-    fn lo(self, o: Self) -> Self {
-        self.min(o)
-    }
-    #[inline]
-    fn hi(self, o: Self) -> Self {
-        self.max(o)
-    }
-    #[inline]
-    fn between(self, lo: Self, hi: Self) -> bool {
-        (self > lo) & (self < hi)
-    }
-    #[inline]
-    fn gain(self) -> f64 {
-        // The same rounding as NumPy's int64 -> float64 cast.
-        self as f64
-    }
-    #[inline]
-    fn zero() -> Self {
-        0
-    }
-    #[inline]
-    fn negative(self) -> bool {
-        self < 0
-    }
-}
-
-/// Integer relevance types narrower than `i64`: read in place, converted exactly.
+/// Integer relevance types, read in place; `gain` is NumPy's cast to float64 (exact
+/// below 2^53, round-to-nearest beyond, as `int64 -> float64`).
 macro_rules! int_relevance {
     ($t:ty, signed = $signed:expr) => {
         impl Relevance for $t {
             #[inline]
             fn gap(lo: Self, hi: Self) -> bool {
                 // No integer lies strictly between adjacent integers (e.g. 0 and 1).
-                i64::from(hi) - i64::from(lo) > 1
+                i128::from(hi) - i128::from(lo) > 1
             }
             #[inline]
             fn lo(self, o: Self) -> Self {
@@ -190,7 +158,7 @@ macro_rules! int_relevance {
             }
             #[inline]
             fn gain(self) -> f64 {
-                f64::from(self)
+                self as f64
             }
             #[inline]
             fn zero() -> Self {
@@ -203,6 +171,7 @@ macro_rules! int_relevance {
         }
     };
 }
+int_relevance!(i64, signed = true);
 int_relevance!(i32, signed = true);
 int_relevance!(i8, signed = true);
 int_relevance!(u8, signed = false);
