@@ -607,12 +607,18 @@ fn scratch<K: Copy + Default>(v: &mut Vec<K>, n: usize) {
 
 impl<K: RadixKey> SplitKeys<K> {
     fn new() -> Self {
+        Self::with_capacity(0, false)
+    }
+
+    /// Room for labels of `n` rows (and a pair's second label when `spare`),
+    /// reserved but not touched: pages the passes never write cost no memory.
+    fn with_capacity(n: usize, spare: bool) -> Self {
         SplitKeys {
-            keys: Vec::new(),
-            tmp: Vec::new(),
+            keys: Vec::with_capacity(n),
+            tmp: Vec::with_capacity(n),
             n_pos: 0,
             n_neg: 0,
-            spare: Vec::new(),
+            spare: Vec::with_capacity(if spare { n } else { 0 }),
             spare_pos: 0,
             spare_neg: 0,
             sorted: false,
@@ -875,11 +881,15 @@ fn auc_blocks(cum: &[u64], n_pos: u64, n_neg: u64, terms: &mut [u64]) -> MetricV
 }
 
 /// Run `f(unit, &mut SplitKeys)` for every unit `0..units` (a label or a pair of
-/// labels), in parallel over units when worthwhile; each worker reuses its own
-/// buffers. Results in unit order.
+/// labels) of `rows` rows each, `elements` cells in all, in parallel over units when
+/// worthwhile; each worker reuses its own buffers (with room for a pair's second
+/// label when `pairs`), reserved on the calling thread ([`Parallelism::map_init`]).
+/// Results in unit order.
 fn for_each_unit<K: RadixKey, R: Send, F>(
     units: usize,
     elements: usize,
+    rows: usize,
+    pairs: bool,
     par: &Parallelism,
     f: F,
 ) -> Result<Vec<R>>
@@ -888,15 +898,15 @@ where
 {
     let workers = unit_workers(units, elements, par);
     let next = AtomicUsize::new(0);
-    let parts = par.map(workers, elements, |_| {
-        let mut buf = SplitKeys::new();
+    let init = || SplitKeys::with_capacity(rows, pairs);
+    let parts = par.map_init(workers, elements, init, |buf| {
         let mut out = Vec::new();
         loop {
             let j = next.fetch_add(1, Ordering::Relaxed);
             if j >= units {
                 break;
             }
-            out.push((j, f(j, &mut buf)));
+            out.push((j, f(j, buf)));
         }
         out
     })?;
@@ -1422,12 +1432,12 @@ fn unweighted_per_label<S: Score, L: LabelGrid>(
     // worker busy.
     let pairs = L::PACKED && k >= 4 * unit_workers(k, elements, par);
     if !pairs {
-        return for_each_unit(k, elements, par, |j, buf| {
+        return for_each_unit(k, elements, n, false, par, |j, buf| {
             buf.load(y_score, y_pos, m, j, S::narrow_key);
             label_values_fpr(buf, ap, auc, max_fpr)
         });
     }
-    let units = for_each_unit(k.div_ceil(2), elements, par, |u, buf| {
+    let units = for_each_unit(k.div_ceil(2), elements, n, true, par, |u, buf| {
         let j = 2 * u;
         if j + 1 < k {
             buf.load_pair(y_score, y_pos, m, j, S::narrow_key);
@@ -1681,10 +1691,10 @@ fn micro_histogram<S: Score, L: LabelGrid>(
         1
     };
     let next = AtomicUsize::new(0);
-    let parts = par.map(workers, elements, |_| {
-        // One interleaved array: [pos, neg] per bucket. u32 is enough: the caller
-        // checked that there are fewer than 2**31 cells.
-        let mut h = vec![0u32; 2 * nb];
+    // One interleaved array per worker: [pos, neg] per bucket. u32 is enough: the
+    // caller checked that there are fewer than 2**31 cells.
+    let init = || vec![0u32; 2 * nb];
+    let parts = par.map_init(workers, elements, init, |h| {
         loop {
             let b = next.fetch_add(1, Ordering::Relaxed);
             if b >= blocks {
@@ -1702,7 +1712,7 @@ fn micro_histogram<S: Score, L: LabelGrid>(
                 }
             });
         }
-        h
+        std::mem::take(h)
     })?;
     // Summed into the first worker's table (u32 still: fewer than 2**31 cells), with
     // no wider copy: at 2**18 buckets each table is 2 MiB, and two u64 copies would
@@ -2209,9 +2219,9 @@ fn micro_streaming<S: Score, L: LabelGrid>(
     let workers = workers.min(tasks.len()).max(1);
     let next = AtomicUsize::new(0);
     let tasks_ref = &tasks;
-    let parts = par.map(workers, y_score.len(), |_| {
-        // One buffer per worker, allocated at the first group it runs.
-        let mut buf: Vec<u64> = Vec::new();
+    // One buffer per worker, zeroed lazily (calloc) on the calling thread.
+    let init = || vec![0u64; need];
+    let parts = par.map_init(workers, y_score.len(), init, |buf| {
         let mut out = Vec::new();
         loop {
             let i = next.fetch_add(1, Ordering::Relaxed);
@@ -2234,12 +2244,7 @@ fn micro_streaming<S: Score, L: LabelGrid>(
                     counts,
                     (*pos_before, *rows_before),
                     n_pos,
-                    {
-                        if buf.len() < need {
-                            buf = vec![0u64; need];
-                        }
-                        &mut buf
-                    },
+                    buf,
                 ),
                 MicroTask::Block {
                     pos,
