@@ -1750,8 +1750,8 @@ enum MicroTask {
 /// Plan the tasks for the cells with `k >> top == prefix` (`top == 64`: all),
 /// appending them to `tasks`; `before` = (positives, rows) ranked above them.
 /// Buckets of more than `refine / 2` cells are refined (this fixes the buckets, and
-/// so the result); groups hold at most `cap` keys with their scratch (this only
-/// decides how many re-scans are needed).
+/// so the result); groups hold at most `cap` keys with `copies` scratch copies of
+/// their largest bucket (this only decides how many re-scans are needed).
 #[allow(clippy::too_many_arguments)]
 fn micro_plan<S: Score, L: LabelGrid>(
     s: &ArrayView2<S>,
@@ -1760,7 +1760,7 @@ fn micro_plan<S: Score, L: LabelGrid>(
     top: u32,
     prefix: u64,
     before: (u64, u64),
-    (refine, cap): (usize, usize),
+    (refine, cap, copies): (usize, usize, usize),
     par: &Parallelism,
     tasks: &mut Vec<MicroTask>,
 ) -> Result<()> {
@@ -1818,10 +1818,20 @@ fn micro_plan<S: Score, L: LabelGrid>(
                     rows_before: cr,
                 });
             } else {
-                micro_plan(s, y, m, shift, id, (cp, cr), (refine, cap), par, tasks)?;
+                micro_plan(
+                    s,
+                    y,
+                    m,
+                    shift,
+                    id,
+                    (cp, cr),
+                    (refine, cap, copies),
+                    par,
+                    tasks,
+                )?;
             }
         } else {
-            if g_total + cu + g_max.max(cu) > cap {
+            if g_total + cu + copies * g_max.max(cu) > cap {
                 flush(&mut group, first, g_pos, g_rows, tasks);
                 (g_total, g_max) = (0, 0);
             }
@@ -2067,7 +2077,7 @@ fn micro_group<S: Score, L: LabelGrid>(
         first,
         span: nb as u64,
     };
-    let (n_rows, k) = s.dim();
+    let n_rows = s.nrows();
     // Place one chosen cell at its bucket's cursor (positives, then negatives).
     let mut put = |key: u64, pos: bool| {
         let d = ((key >> shift).wrapping_sub(first)) as usize;
@@ -2078,11 +2088,26 @@ fn micro_group<S: Score, L: LabelGrid>(
             *o += 1;
         }
     };
+    filter_rows(s, y, m, 0..n_rows, g, &mut put);
+    walk_buckets(counts, keys, tmp, before, n_pos)
+}
+
+/// Pass every cell of `rows` that lies in the buckets `g` to `put(negated key,
+/// positive)`, a row block at a time, in row-major order.
+fn filter_rows<S: Score, L: LabelGrid>(
+    s: &ArrayView2<S>,
+    y: &L,
+    m: Option<&ArrayView2<bool>>,
+    rows: std::ops::Range<usize>,
+    g: Buckets,
+    mut put: impl FnMut(u64, bool),
+) {
+    let k = s.ncols();
     let chunk = crate::parallel::ROW_BLOCK;
     // Compaction buffers of the general path, allocated on first use.
     let (mut lk, mut lp) = (Vec::<u64>::new(), Vec::<bool>::new());
-    for start in (0..n_rows).step_by(chunk) {
-        let rows = start..(start + chunk).min(n_rows);
+    for start in rows.clone().step_by(chunk) {
+        let rows = start..(start + chunk).min(rows.end);
         let sr = s.slice(ndarray::s![rows.clone(), ..]);
         let yv = if k <= 64 { y.block(rows.clone()) } else { None };
         // Some(None): no mask; Some(Some(cells)): a contiguous mask block.
@@ -2114,8 +2139,20 @@ fn micro_group<S: Score, L: LabelGrid>(
             put(key, pos);
         }
     }
-    // Each bucket is walked without sorting (crate::count_walk); its AP terms are
-    // summed with a compensated sum, the bucket sums by the caller.
+}
+
+/// Walk the buckets `counts` whose keys lie in `keys` in bucket order (each
+/// bucket's positives, then its negatives), `before` = (positives, rows) ranked
+/// above the first; `tmp` holds the largest bucket. Each bucket is walked without
+/// sorting (crate::count_walk); its AP terms are summed with a compensated sum,
+/// the bucket sums by the caller.
+fn walk_buckets(
+    counts: &[(u64, u64)],
+    keys: &mut [u64],
+    tmp: &mut [u64],
+    before: (u64, u64),
+    n_pos: u64,
+) -> MicroPart {
     let mut part = MicroPart::default();
     let (mut bp, mut br) = before;
     let mut start = 0usize;
@@ -2123,8 +2160,11 @@ fn micro_group<S: Score, L: LabelGrid>(
         let (pu, qu) = (p as usize, q as usize);
         let c = pu + qu;
         if c > 0 {
+            let (Some(kb), Some(tb)) = (keys.get_mut(start..start + c), tmp.get_mut(..c)) else {
+                break; // unreachable: the caller sizes both buffers
+            };
             let mut walk = crate::count_walk::Walk::new((bp, br - bp), n_pos);
-            walk.run(&mut keys[start..start + c], pu, &mut tmp[..c]);
+            walk.run(kb, pu, tb);
             part.u2 += walk.u2;
             if pu > 0 {
                 part.ap.push(walk.ap.value());
@@ -2135,6 +2175,141 @@ fn micro_group<S: Score, L: LabelGrid>(
         start += c;
     }
     part
+}
+
+/// [`micro_group`] by two threads at once, for a group up to twice as large in
+/// the same memory as two groups run side by side, so the matrix is read half as
+/// often. `buf` holds the group's cells plus two of its largest buckets.
+///
+/// The filter pass is split by rows: the first thread fills each bucket's
+/// positives and negatives from the front, the second from the back, and the
+/// histogram's exact counts make them meet (a bucket's cells end up in another
+/// order than one thread's row-major pass would leave them, which the walk does
+/// not see: it depends on each bucket's keys and classes only). The cells are
+/// written as relaxed atomics, so that scores changed by another thread during
+/// the call can garble the answer but never make two threads write one place
+/// unsynchronised. Then the buckets are cut in two runs of about equal cells and
+/// each thread walks one; their parts are joined in bucket order, so the result is
+/// [`micro_group`]'s, bit for bit.
+#[allow(clippy::too_many_arguments)]
+fn micro_group_pair<S: Score, L: LabelGrid>(
+    s: &ArrayView2<S>,
+    y: &L,
+    m: Option<&ArrayView2<bool>>,
+    g: Buckets,
+    counts: &[(u64, u64)],
+    before: (u64, u64),
+    n_pos: u64,
+    buf: &mut [u64],
+    par: &Parallelism,
+) -> Result<MicroPart> {
+    use std::sync::atomic::AtomicU64;
+    let nb = counts.len();
+    let sizes: Vec<usize> = counts.iter().map(|&(p, q)| (p + q) as usize).collect();
+    let total: usize = sizes.iter().sum();
+    let biggest = sizes.iter().copied().max().unwrap_or(0);
+    if buf.len() < total + 2 * biggest {
+        return Ok(MicroPart::default()); // unreachable: the caller sizes `buf`
+    }
+    // starts[2d], starts[2d + 1]: where bucket d's positives and negatives begin;
+    // starts[2nb] = total.
+    let mut starts = vec![0usize; 2 * nb + 1];
+    let mut acc = 0usize;
+    for (d, &(p, _)) in counts.iter().enumerate() {
+        starts[2 * d] = acc;
+        starts[2 * d + 1] = acc + p as usize;
+        acc += sizes[d];
+    }
+    starts[2 * nb] = acc;
+    let (keys, rest) = buf.split_at_mut(total);
+    {
+        // SAFETY: AtomicU64 has the size and bit validity of u64, and a Vec<u64>'s
+        // buffer is aligned for it on the targets with 64-bit atomics; `keys` is
+        // borrowed mutably for the whole scope, so nothing else reads it meanwhile.
+        let cells: &[AtomicU64] = unsafe {
+            debug_assert_eq!(
+                keys.as_ptr()
+                    .align_offset(std::mem::align_of::<AtomicU64>()),
+                0
+            );
+            std::slice::from_raw_parts(keys.as_mut_ptr().cast::<AtomicU64>(), keys.len())
+        };
+        let starts = &starts;
+        let n_rows = s.nrows();
+        let half = n_rows / 2;
+        par.map(2, s.len(), |w| {
+            // Cursor per region: the front for the first half, one past the back
+            // for the second; a write outside its region is dropped (the counts
+            // are exact unless the scores changed under the call).
+            let mut cur: Vec<usize> = if w == 0 {
+                starts[..2 * nb].to_vec()
+            } else {
+                starts[1..].to_vec()
+            };
+            let put = |key: u64, pos: bool| {
+                let d = ((key >> g.shift).wrapping_sub(g.first)) as usize;
+                let r = 2 * d + usize::from(!pos);
+                let (Some(c), Some(&lo), Some(&hi)) =
+                    (cur.get_mut(r), starts.get(r), starts.get(r + 1))
+                else {
+                    return;
+                };
+                if w == 0 {
+                    if *c < hi {
+                        if let Some(x) = cells.get(*c) {
+                            x.store(key, Ordering::Relaxed);
+                        }
+                        *c += 1;
+                    }
+                } else if *c > lo {
+                    *c -= 1;
+                    if let Some(x) = cells.get(*c) {
+                        x.store(key, Ordering::Relaxed);
+                    }
+                }
+            };
+            let rows = if w == 0 { 0..half } else { half..n_rows };
+            filter_rows(s, y, m, rows, g, put);
+        })?;
+    }
+    // Two runs of buckets of about total / 2 cells each.
+    let mut cut = 0usize;
+    let mut cells_a = 0usize;
+    while cut < nb && 2 * (cells_a + sizes[cut]) <= total {
+        cells_a += sizes[cut];
+        cut += 1;
+    }
+    let (pos_a, rows_a) = counts[..cut]
+        .iter()
+        .fold((0u64, 0u64), |(a, b), &(p, q)| (a + p, b + p + q));
+    let (ka, kb) = keys.split_at_mut(cells_a);
+    let (ta, tb) = rest.split_at_mut(biggest);
+    let runs = [
+        (&counts[..cut], ka, ta, before),
+        (
+            &counts[cut..],
+            kb,
+            &mut tb[..biggest],
+            (before.0 + pos_a, before.1 + rows_a),
+        ),
+    ];
+    let mut runs = runs.into_iter();
+    let parts = par.map_init(
+        2,
+        total,
+        || runs.next(),
+        |run| {
+            run.take()
+                .map(|(c, k, t, b)| walk_buckets(c, k, t, b, n_pos))
+                .unwrap_or_default()
+        },
+    )?;
+    let mut part = MicroPart::default();
+    for p in parts {
+        part.ap.extend(p.ap);
+        part.u2 += p.u2;
+    }
+    Ok(part)
 }
 
 /// Micro AP and full ROC AUC, unweighted, in bounded memory (see the section
@@ -2163,7 +2338,11 @@ fn micro_streaming<S: Score, L: LabelGrid>(
     } else {
         1
     };
-    let group_cap = cap.saturating_mul(MICRO_WORKERS) / workers;
+    // Two workers share each group (micro_group_pair): one buffer of twice the
+    // cells, with a walk scratch for each of them.
+    let pair = workers >= 2;
+    let copies = if pair { 2 } else { 1 };
+    let group_cap = cap.saturating_mul(MICRO_WORKERS) / if pair { 1 } else { workers };
     micro_plan(
         s,
         y,
@@ -2171,7 +2350,7 @@ fn micro_streaming<S: Score, L: LabelGrid>(
         top,
         prefix,
         (0, 0),
-        (cap, group_cap),
+        (cap, group_cap, copies),
         par,
         &mut tasks,
     )?;
@@ -2198,7 +2377,7 @@ fn micro_streaming<S: Score, L: LabelGrid>(
             MicroTask::Group { counts, .. } => {
                 let total: u64 = counts.iter().map(|&(p, q)| p + q).sum();
                 let big = counts.iter().map(|&(p, q)| p + q).max().unwrap_or(0);
-                usize::try_from(total + big).unwrap_or(usize::MAX)
+                usize::try_from(total + copies as u64 * big).unwrap_or(usize::MAX)
             }
             MicroTask::Block { .. } => 0,
         })
@@ -2216,18 +2395,51 @@ fn micro_streaming<S: Score, L: LabelGrid>(
             },
         ));
     }
-    let workers = workers.min(tasks.len()).max(1);
-    let next = AtomicUsize::new(0);
-    let tasks_ref = &tasks;
-    // One buffer per worker, zeroed lazily (calloc) on the calling thread.
-    let init = || vec![0u64; need];
-    let parts = par.map_init(workers, y_score.len(), init, |buf| {
-        let mut out = Vec::new();
-        loop {
-            let i = next.fetch_add(1, Ordering::Relaxed);
-            let Some(task) = tasks_ref.get(i) else {
-                break;
+    let block = |pos: u64, neg: u64, pos_before: u64, rows_before: u64| {
+        let mut walk = crate::count_walk::Walk::new((pos_before, rows_before - pos_before), n_pos);
+        walk.group(pos, neg);
+        MicroPart {
+            ap: if pos > 0 {
+                vec![walk.ap.value()]
+            } else {
+                Vec::new()
+            },
+            u2: walk.u2,
+        }
+    };
+    let mut all: Vec<(usize, MicroPart)> = Vec::with_capacity(tasks.len());
+    if pair {
+        // One group at a time, both workers on it.
+        let mut buf = vec![0u64; need];
+        for (i, task) in tasks.iter().enumerate() {
+            let part = match task {
+                MicroTask::Group {
+                    shift,
+                    first,
+                    counts,
+                    pos_before,
+                    rows_before,
+                } => {
+                    let g = Buckets {
+                        shift: *shift,
+                        first: *first,
+                        span: counts.len() as u64,
+                    };
+                    let before = (*pos_before, *rows_before);
+                    micro_group_pair(s, y, m, g, counts, before, n_pos, &mut buf, par)?
+                }
+                MicroTask::Block {
+                    pos,
+                    neg,
+                    pos_before,
+                    rows_before,
+                } => block(*pos, *neg, *pos_before, *rows_before),
             };
+            all.push((i, part));
+        }
+    } else {
+        let mut buf = vec![0u64; need];
+        for (i, task) in tasks.iter().enumerate() {
             let part = match task {
                 MicroTask::Group {
                     shift,
@@ -2244,33 +2456,18 @@ fn micro_streaming<S: Score, L: LabelGrid>(
                     counts,
                     (*pos_before, *rows_before),
                     n_pos,
-                    buf,
+                    &mut buf,
                 ),
                 MicroTask::Block {
                     pos,
                     neg,
                     pos_before,
                     rows_before,
-                } => {
-                    let before = (*pos_before, rows_before - pos_before);
-                    let mut walk = crate::count_walk::Walk::new(before, n_pos);
-                    walk.group(*pos, *neg);
-                    MicroPart {
-                        ap: if *pos > 0 {
-                            vec![walk.ap.value()]
-                        } else {
-                            Vec::new()
-                        },
-                        u2: walk.u2,
-                    }
-                }
+                } => block(*pos, *neg, *pos_before, *rows_before),
             };
-            out.push((i, part));
+            all.push((i, part));
         }
-        out
-    })?;
-    let mut all: Vec<(usize, MicroPart)> = parts.into_iter().flatten().collect();
-    all.sort_by_key(|x| x.0);
+    }
     let mut ap = CompSum::default();
     let mut u2 = 0u128;
     for (_, p) in &all {
@@ -3461,6 +3658,48 @@ mod tests {
                         } else {
                             assert_eq!(first, Some((a.value.to_bits(), u.value.to_bits())));
                         }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Two workers sharing each group (micro_group_pair: rows split between a
+    /// front and a back writer, buckets walked in two runs) give the one-worker
+    /// stream's values bit for bit, on inputs larger than a row block, with masks,
+    /// ties, a narrow range that forces refinement, and caps that make many groups.
+    #[test]
+    fn micro_pair_equals_one_worker() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand::rngs::StdRng::seed_from_u64(21);
+        for case in 0..6 {
+            let (n, k) = [(20_000usize, 4usize), (9_001, 15)][case % 2];
+            let kind = case % 3;
+            let s = Array2::from_shape_fn((n, k), |_| match kind {
+                0 => rng.random::<f64>(),
+                1 => f64::from(rng.random_range(0..50u32)) / 50.0,
+                _ => 0.5 + rng.random::<f64>() * 1e-9,
+            });
+            let y = Array2::from_shape_fn((n, k), |_| rng.random::<f64>() < 0.1);
+            let m = Array2::from_shape_fn((n, k), |_| rng.random::<f64>() < 0.9);
+            let fortran = s.t().as_standard_layout().into_owned().reversed_axes();
+            for mask in [None, Some(m.view())] {
+                for cap in [5_000usize, 40_000] {
+                    let one =
+                        micro_streaming(s.view(), y.view(), mask, cap, &Parallelism::sequential())
+                            .unwrap();
+                    let bits =
+                        |r: (MetricValue, MetricValue)| (r.0.value.to_bits(), r.1.value.to_bits());
+                    for threads in [2usize, 3] {
+                        let par = Parallelism { threads };
+                        let two = micro_streaming(s.view(), y.view(), mask, cap, &par).unwrap();
+                        assert_eq!(
+                            bits(two),
+                            bits(one),
+                            "case {case} cap {cap} threads {threads}"
+                        );
+                        let f = micro_streaming(fortran.view(), y.view(), mask, cap, &par).unwrap();
+                        assert_eq!(bits(f), bits(one), "fortran case {case} cap {cap}");
                     }
                 }
             }
