@@ -2047,8 +2047,7 @@ fn micro_group<S: Score, L: LabelGrid>(
     s: &ArrayView2<S>,
     y: &L,
     m: Option<&ArrayView2<bool>>,
-    shift: u32,
-    first: u64,
+    g: Buckets,
     counts: &[(u64, u64)],
     before: (u64, u64),
     n_pos: u64,
@@ -2072,11 +2071,7 @@ fn micro_group<S: Score, L: LabelGrid>(
     }
     let (keys, rest) = buf.split_at_mut(total);
     let tmp = &mut rest[..biggest];
-    let g = Buckets {
-        shift,
-        first,
-        span: nb as u64,
-    };
+    let (shift, first) = (g.shift, g.first);
     let n_rows = s.nrows();
     // Place one chosen cell at its bucket's cursor (positives, then negatives).
     let mut put = |key: u64, pos: bool| {
@@ -2407,70 +2402,41 @@ fn micro_streaming<S: Score, L: LabelGrid>(
             u2: walk.u2,
         }
     };
-    let mut all: Vec<(usize, MicroPart)> = Vec::with_capacity(tasks.len());
-    if pair {
-        // One group at a time, both workers on it.
-        let mut buf = vec![0u64; need];
-        for (i, task) in tasks.iter().enumerate() {
-            let part = match task {
-                MicroTask::Group {
-                    shift,
-                    first,
-                    counts,
-                    pos_before,
-                    rows_before,
-                } => {
-                    let g = Buckets {
-                        shift: *shift,
-                        first: *first,
-                        span: counts.len() as u64,
-                    };
-                    let before = (*pos_before, *rows_before);
+    // One group at a time: both workers on it (micro_group_pair), or the one.
+    let mut all: Vec<MicroPart> = Vec::with_capacity(tasks.len());
+    let mut buf = vec![0u64; need];
+    for task in &tasks {
+        all.push(match task {
+            MicroTask::Group {
+                shift,
+                first,
+                counts,
+                pos_before,
+                rows_before,
+            } => {
+                let g = Buckets {
+                    shift: *shift,
+                    first: *first,
+                    span: counts.len() as u64,
+                };
+                let before = (*pos_before, *rows_before);
+                if pair {
                     micro_group_pair(s, y, m, g, counts, before, n_pos, &mut buf, par)?
+                } else {
+                    micro_group(s, y, m, g, counts, before, n_pos, &mut buf)
                 }
-                MicroTask::Block {
-                    pos,
-                    neg,
-                    pos_before,
-                    rows_before,
-                } => block(*pos, *neg, *pos_before, *rows_before),
-            };
-            all.push((i, part));
-        }
-    } else {
-        let mut buf = vec![0u64; need];
-        for (i, task) in tasks.iter().enumerate() {
-            let part = match task {
-                MicroTask::Group {
-                    shift,
-                    first,
-                    counts,
-                    pos_before,
-                    rows_before,
-                } => micro_group(
-                    s,
-                    y,
-                    m,
-                    *shift,
-                    *first,
-                    counts,
-                    (*pos_before, *rows_before),
-                    n_pos,
-                    &mut buf,
-                ),
-                MicroTask::Block {
-                    pos,
-                    neg,
-                    pos_before,
-                    rows_before,
-                } => block(*pos, *neg, *pos_before, *rows_before),
-            };
-            all.push((i, part));
-        }
+            }
+            MicroTask::Block {
+                pos,
+                neg,
+                pos_before,
+                rows_before,
+            } => block(*pos, *neg, *pos_before, *rows_before),
+        });
     }
     let mut ap = CompSum::default();
     let mut u2 = 0u128;
-    for (_, p) in &all {
+    for p in &all {
         for &x in &p.ap {
             ap.add(x);
         }
