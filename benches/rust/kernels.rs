@@ -1,13 +1,16 @@
 //! Criterion benches of the binary-metric kernels at the issue's scale
 //! (1,000,000 rows x 15 labels, U(0,1) float64 scores, Bernoulli(0.1) labels).
-//! Kendall's tau counts at n = 1,000,000. Small sample sizes keep a run short:
+//! The sort floor under `multilabel_report` (`sort_floor_1Mx15`). Kendall's tau
+//! counts at n = 1,000,000. Small sample sizes keep a run short:
 //! `cargo bench --bench kernels` (`make bench-rust` runs this and `ranking.rs`).
 use criterion::{criterion_group, criterion_main, Criterion};
 use ndarray::{Array1, Array2};
 use rand::{Rng, SeedableRng};
+use rayon::prelude::*;
 use toxeval::binary_curve::{self, Metric};
 use toxeval::kendall;
 use toxeval::parallel::Parallelism;
+use toxeval::{sort, Score};
 
 const N: usize = 1_000_000;
 const K: usize = 15;
@@ -69,7 +72,61 @@ fn kernels(c: &mut Criterion) {
         }
     }
     g.finish();
+    sort_floor(c, &s);
     kendall(c);
+}
+
+/// The floor under `multilabel_report` (issue 3's "15x one `y_score.sum()`" target):
+/// the crate's own key-only radix sort (`sort::sort_keys`, no payload, no labels, no
+/// walk), on 2 threads, of (a) every 1M-key column, already gathered into contiguous
+/// key buffers, and (b) all 15M cells as two 7.5M halves (the merge not counted).
+/// The report needs at least both orders. `benches/bench_sort_floor.py` measures the
+/// same with NumPy's sort and the sum; docs/performance.md quotes both.
+fn sort_floor(c: &mut Criterion, s: &Array2<f64>) {
+    let columns: Vec<Vec<u64>> = (0..K)
+        .map(|j| s.column(j).iter().map(|v| v.key()).collect())
+        .collect();
+    let cells: Vec<u64> = s.iter().map(|v| v.key()).collect();
+    let halves: Vec<Vec<u64>> = cells
+        .chunks(cells.len().div_ceil(2))
+        .map(<[u64]>::to_vec)
+        .collect();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .build()
+        .expect("2-thread pool");
+    // One key and one scratch buffer per sorted slice, allocated (and touched) once,
+    // so the figures hold the sorts and the copy of keys in, not page faults.
+    let buffers = |src: &[Vec<u64>]| -> Vec<std::sync::Mutex<(Vec<u64>, Vec<u64>)>> {
+        src.iter()
+            .map(|k| std::sync::Mutex::new((k.clone(), k.clone())))
+            .collect()
+    };
+    let sort_all = |src: &[Vec<u64>], bufs: &[std::sync::Mutex<(Vec<u64>, Vec<u64>)>]| {
+        pool.install(|| {
+            src.par_iter()
+                .zip(bufs.par_iter())
+                .map(|(keys, buf)| {
+                    let mut guard = buf.lock().expect("one sort per buffer");
+                    let (k, tmp) = &mut *guard;
+                    k.copy_from_slice(keys);
+                    sort::sort_keys(k, tmp);
+                    k[k.len() / 2]
+                })
+                .collect::<Vec<u64>>()
+        })
+    };
+    let (col_bufs, half_bufs) = (buffers(&columns), buffers(&halves));
+    let mut g = c.benchmark_group("sort_floor_1Mx15");
+    g.sample_size(10);
+    g.bench_function("sum_t1", |b| b.iter(|| s.sum()));
+    g.bench_function("sort_columns_t2", |b| {
+        b.iter(|| sort_all(&columns, &col_bufs))
+    });
+    g.bench_function("sort_cells_halves_t2", |b| {
+        b.iter(|| sort_all(&halves, &half_bufs))
+    });
+    g.finish();
 }
 
 /// Kendall's tau counts of two vectors of 1,000,000 (the Python bench's kendalltau
