@@ -23,6 +23,7 @@ import argparse
 import contextlib
 import gc
 import json
+import math
 import os
 import platform
 import signal
@@ -148,24 +149,40 @@ def sample_more(
     return samples
 
 
-NJOBS_PAIRS = 9
+# Pairs per function: enough alternating pairs to fill NJOBS_BUDGET_S, at least
+# NJOBS_PAIRS_MIN, at most NJOBS_PAIRS_MAX, always odd (a median of pair ratios).
+NJOBS_PAIRS_MIN = 9
+NJOBS_PAIRS_MAX = 41
+NJOBS_BUDGET_S = 4.0
+
+
+def njobs_pairs(pair_s: float) -> int:
+    """How many (f1, f2) pairs to time, given one warm-up pair's time in seconds.
+
+    A fixed 9 pairs of a 25 ms call (label_ranking_loss at 1M) span 0.6 s, less than
+    the seconds-long swings of a shared VM's speed, so the median of so few ratios
+    moved between 1.45x and 2.0x from run to run for the same build; a time budget
+    gives every function about the same span of wall time.
+    """
+    want = math.ceil(NJOBS_BUDGET_S / pair_s) if pair_s > 0 else NJOBS_PAIRS_MAX
+    n = max(NJOBS_PAIRS_MIN, min(NJOBS_PAIRS_MAX, want))
+    return n if n % 2 else n + 1
 
 
 def paired_times(
-    f1: Fn, f2: Fn, args: tuple[Any, ...], kwargs: dict[str, Any], pairs: int = NJOBS_PAIRS
+    f1: Fn, f2: Fn, args: tuple[Any, ...], kwargs: dict[str, Any], pairs: int | None = None
 ) -> list[tuple[float, float]]:
-    """Times of `pairs` back-to-back (f1, f2) calls, after one warm-up call of each.
+    """Times of back-to-back (f1, f2) calls, after one warm-up call of each.
 
     A ratio of two separately sampled medians moves with whatever else the machine is
     doing between the two samples (on a shared VM, steal time comes and goes over
     seconds); calls that alternate see the same load, so the median of the per-pair
-    ratios is the steadier estimate of f1's time over f2's.
+    ratios is the steadier estimate of f1's time over f2's. `pairs` defaults to
+    `njobs_pairs` of the warm-up pair's time.
     """
-    for fn in (f1, f2):
-        timed_call(fn, args, kwargs)
-    return [
-        (timed_call(f1, args, kwargs)[0], timed_call(f2, args, kwargs)[0]) for _ in range(pairs)
-    ]
+    warm = sum(timed_call(fn, args, kwargs)[0] for fn in (f1, f2))
+    n = njobs_pairs(warm) if pairs is None else pairs
+    return [(timed_call(f1, args, kwargs)[0], timed_call(f2, args, kwargs)[0]) for _ in range(n)]
 
 
 def per_call_pair(
@@ -878,15 +895,17 @@ def render_markdown(doc: dict[str, Any]) -> str:
             "",
             "## n_jobs=1 vs n_jobs=2 (float64, no ties)",
             "",
-            f"{NJOBS_PAIRS} alternating (n_jobs=1, n_jobs=2) call pairs per function; times "
-            "are medians, the speedup is the median of the per-pair ratios.",
+            "Alternating (n_jobs=1, n_jobs=2) call pairs per function, as many as fill "
+            f"{NJOBS_BUDGET_S:g} s ({NJOBS_PAIRS_MIN}-{NJOBS_PAIRS_MAX}, odd); times are medians, "
+            "the speedup is the median of the per-pair ratios.",
             "",
             md_table(
-                ["function", "N", "n_jobs=1", "n_jobs=2", "speedup"],
+                ["function", "N", "pairs", "n_jobs=1", "n_jobs=2", "speedup"],
                 [
                     [
                         r["label"],
                         f"{r['n']:,}",
+                        str(r.get("pairs", "")),
                         fmt_s(r.get("n_jobs_1_s")),
                         fmt_s(r.get("n_jobs_2_s")),
                         fmt_x(r.get("speedup")) if "speedup" in r else r["status"],

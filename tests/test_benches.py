@@ -110,6 +110,26 @@ def test_parse_sizes() -> None:
     assert bm.parse_sizes("1m, 2_000,500") == [500, 2000, 1_000_000]
 
 
+def test_njobs_pairs_fill_the_time_budget_within_bounds() -> None:
+    # A 0.33 s pair (AP macro at 1M) keeps the floor of 9 pairs; a 65 ms pair
+    # (label_ranking_loss) gets enough to span the budget; counts stay odd.
+    assert bm.njobs_pairs(0.33) == 13
+    assert bm.njobs_pairs(1.0) == bm.NJOBS_PAIRS_MIN
+    assert bm.njobs_pairs(0.2) == 21  # ceil(4 / 0.2) = 20, made odd
+    assert bm.njobs_pairs(0.065) == bm.NJOBS_PAIRS_MAX  # 62 wanted, capped
+    assert bm.njobs_pairs(1e-6) == bm.NJOBS_PAIRS_MAX
+    assert bm.njobs_pairs(0.0) == bm.NJOBS_PAIRS_MAX
+    for s in (0.01, 0.05, 0.1, 0.2, 0.3, 0.45, 2.0):
+        n = bm.njobs_pairs(s)
+        assert n % 2 == 1 and bm.NJOBS_PAIRS_MIN <= n <= bm.NJOBS_PAIRS_MAX
+
+
+def test_paired_times_takes_the_pairs_it_is_given() -> None:
+    calls: list[str] = []
+    pairs = bm.paired_times(lambda: calls.append("a"), lambda: calls.append("b"), (), {}, pairs=3)
+    assert len(pairs) == 3 and calls == ["a", "b"] * 4  # one warm-up pair, then 3
+
+
 def _run(tmp_path: Path, *args: str) -> dict[str, Any]:
     assert bm.main([*args, "--out", str(tmp_path), "--no-torchmetrics", "--repeats", "1"]) == 0
     doc: dict[str, Any] = json.loads((tmp_path / "bench_metrics.json").read_text())
