@@ -159,9 +159,9 @@ NJOBS_BUDGET_S = 4.0
 def njobs_pairs(pair_s: float) -> int:
     """How many (f1, f2) pairs to time, given one warm-up pair's time in seconds.
 
-    A fixed 9 pairs of a 25 ms call (label_ranking_loss at 1M) span 0.6 s, less than
-    the seconds-long swings of a shared VM's speed, so the median of so few ratios
-    moved between 1.45x and 2.0x from run to run for the same build; a time budget
+    A fixed 9 pairs of label_ranking_loss at 1M (~55 ms + ~35 ms) span ~0.8 s, less
+    than the seconds-long swings of a shared VM's speed, so the median of so few ratios
+    moved between 1.15x and 2.0x from run to run for the same build; a time budget
     gives every function about the same span of wall time.
     """
     want = math.ceil(NJOBS_BUDGET_S / pair_s) if pair_s > 0 else NJOBS_PAIRS_MAX

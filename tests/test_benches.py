@@ -111,8 +111,8 @@ def test_parse_sizes() -> None:
 
 
 def test_njobs_pairs_fill_the_time_budget_within_bounds() -> None:
-    # A 0.33 s pair (AP macro at 1M) keeps the floor of 9 pairs; a 65 ms pair
-    # (label_ranking_loss) gets enough to span the budget; counts stay odd.
+    # A 0.33 s pair (AP macro at 1M) gets 13 pairs, a 1 s pair the floor of 9, a
+    # 65 ms pair (label_ranking_loss) the cap; counts stay odd.
     assert bm.njobs_pairs(0.33) == 13
     assert bm.njobs_pairs(1.0) == bm.NJOBS_PAIRS_MIN
     assert bm.njobs_pairs(0.2) == 21  # ceil(4 / 0.2) = 20, made odd
@@ -128,6 +128,12 @@ def test_paired_times_takes_the_pairs_it_is_given() -> None:
     calls: list[str] = []
     pairs = bm.paired_times(lambda: calls.append("a"), lambda: calls.append("b"), (), {}, pairs=3)
     assert len(pairs) == 3 and calls == ["a", "b"] * 4  # one warm-up pair, then 3
+
+
+def test_paired_times_sizes_itself_from_the_warm_up_pair(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Each call "takes" 0.1 s: the warm-up pair is 0.2 s, so 4 s / 0.2 s = 20 -> 21 pairs.
+    monkeypatch.setattr(bm, "timed_call", lambda fn, args, kwargs, cap=None: (0.1, fn()))
+    assert len(bm.paired_times(lambda: None, lambda: None, (), {})) == 21
 
 
 def _run(tmp_path: Path, *args: str) -> dict[str, Any]:
