@@ -99,18 +99,14 @@ fn sort_floor(c: &mut Criterion, s: &Array2<f64>) {
         .expect("2-thread pool");
     // One key and one scratch buffer per sorted slice, allocated (and touched) once,
     // so the figures hold the sorts and the copy of keys in, not page faults.
-    let buffers = |src: &[Vec<u64>]| -> Vec<std::sync::Mutex<(Vec<u64>, Vec<u64>)>> {
-        src.iter()
-            .map(|k| std::sync::Mutex::new((k.clone(), k.clone())))
-            .collect()
+    let buffers = |src: &[Vec<u64>]| -> Vec<(Vec<u64>, Vec<u64>)> {
+        src.iter().map(|k| (k.clone(), k.clone())).collect()
     };
-    let sort_all = |src: &[Vec<u64>], bufs: &[std::sync::Mutex<(Vec<u64>, Vec<u64>)>]| {
+    let sort_all = |src: &[Vec<u64>], bufs: &mut [(Vec<u64>, Vec<u64>)]| {
         pool.install(|| {
             src.par_iter()
-                .zip(bufs.par_iter())
-                .map(|(keys, buf)| {
-                    let mut guard = buf.lock().expect("one sort per buffer");
-                    let (k, tmp) = &mut *guard;
+                .zip(bufs.par_iter_mut())
+                .map(|(keys, (k, tmp))| {
                     k.copy_from_slice(keys);
                     sort::sort_keys(k, tmp);
                     k[k.len() / 2]
@@ -118,15 +114,15 @@ fn sort_floor(c: &mut Criterion, s: &Array2<f64>) {
                 .collect::<Vec<u64>>()
         })
     };
-    let (col_bufs, half_bufs) = (buffers(&columns), buffers(&halves));
+    let (mut col_bufs, mut half_bufs) = (buffers(&columns), buffers(&halves));
     let mut g = c.benchmark_group("sort_floor_1Mx15");
     g.sample_size(10);
     g.bench_function("sum_t1", |b| b.iter(|| s.sum()));
     g.bench_function("sort_columns_t2", |b| {
-        b.iter(|| sort_all(&columns, &col_bufs))
+        b.iter(|| sort_all(&columns, &mut col_bufs))
     });
     g.bench_function("sort_cells_halves_t2", |b| {
-        b.iter(|| sort_all(&halves, &half_bufs))
+        b.iter(|| sort_all(&halves, &mut half_bufs))
     });
     g.finish();
 }
