@@ -25,9 +25,17 @@ from toxeval.llm.engine import RunOptions, RunSummary, dataset_keys, run_local, 
 if TYPE_CHECKING:
     from toxeval.datasets import Dataset, Rule
     from toxeval.llm.requests import RequestSpec
+    from toxeval.scoring import EvaluationResult
     from toxeval.taxonomy import Taxonomy
 
-__all__ = ["DEFAULT_BASE_URL", "RunSummary", "build_request_spec", "predict", "select_rows"]
+__all__ = [
+    "DEFAULT_BASE_URL",
+    "RunSummary",
+    "build_request_spec",
+    "evaluate_spec",
+    "predict",
+    "select_rows",
+]
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 Scoring = Literal["json", "logprobs", "sample", "labels"]
@@ -226,3 +234,33 @@ def predict(
         quiet=quiet,
     )
     return run_remote(spec, keys, run_file, options, detector=det)
+
+
+def evaluate_spec(
+    dataset: Dataset,
+    detector: str,
+    run_file: str | Path | None,
+    *,
+    threshold: float = 0.5,
+    config: dict[str, Any] | None = None,
+    **options: Any,
+) -> EvaluationResult:
+    """:func:`predict` ``detector`` over ``dataset`` into ``run_file`` (a temporary file,
+    removed afterwards, when None), then the report of the run file."""
+    import tempfile
+
+    from toxeval.llm.runscores import score_run
+
+    for name in ("dry_run", "batch_file"):
+        if options.get(name):
+            raise ValueError(f"{name}= applies to toxeval.llm.predict, not to evaluate")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(run_file) if run_file is not None else Path(tmp) / "run.jsonl"
+        summary = predict(dataset, detector, path, **options)
+        cfg = {**(config or {}), "run_file": str(run_file) if run_file is not None else None}
+        result = score_run(path, dataset, threshold=threshold, config=cfg)
+    result.notes.append(
+        f"run: {summary.written} rows asked now, {summary.skipped} already in the run file, "
+        f"{summary.failed} failed, {summary.retries} retries"
+    )
+    return result
