@@ -88,7 +88,7 @@ class FakeOpenAI:
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> FakeOpenAI:
         handler = type("Handler", (_Handler,), {"fake": self})
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._server = _Server(("127.0.0.1", 0), handler)
         self._server.daemon_threads = True
         threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
@@ -174,9 +174,18 @@ class FakeOpenAI:
         return {"id": "modr-fake", "model": model, "results": results}
 
 
+class _Server(ThreadingHTTPServer):
+    # 64 clients connect at once; the default backlog of 5 would reset some of them
+    request_queue_size = 256
+    daemon_threads = True
+
+
 class _Handler(BaseHTTPRequestHandler):
     fake: FakeOpenAI
     protocol_version = "HTTP/1.1"
+    # headers and body go out in two writes: without TCP_NODELAY the body waits for the
+    # client's delayed ACK (~40 ms per request)
+    disable_nagle_algorithm = True
 
     def log_message(self, format: str, *args: Any) -> None:
         pass

@@ -93,7 +93,9 @@ def test_retries_stop_at_max_retries(fake_openai: FakeOpenAI) -> None:
 @pytest.mark.parametrize("status", ["400"])
 def test_client_errors_are_not_retried(fake_openai: FakeOpenAI, status: str) -> None:
     fake_openai.faults["item-00007"] = [status]
-    with pytest.raises(RequestRejected, match=f"HTTP {status}: injected {status} \\(not retried\\)"):
+    with pytest.raises(
+        RequestRejected, match=f"HTTP {status}: injected {status} \\(not retried\\)"
+    ):
         _post(fake_openai)
     assert fake_openai.requested("item-00007") == 1
 
