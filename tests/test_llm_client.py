@@ -11,7 +11,6 @@ from typing import Any
 import httpx
 import pytest
 from fake_openai import FakeOpenAI
-
 from toxeval.llm.client import (
     AuthenticationFailed,
     Client,
@@ -85,7 +84,7 @@ def test_a_body_that_stays_malformed_fails_after_bounded_retries(fake_openai: Fa
 
 def test_retries_stop_at_max_retries(fake_openai: FakeOpenAI) -> None:
     fake_openai.faults["item-00007"] = ["503"] * 10
-    with pytest.raises(RequestFailed, match="HTTP 503.*gave up after 5 attempts"):
+    with pytest.raises(RequestFailed, match=r"HTTP 503.*gave up after 5 attempts"):
         _post(fake_openai)
     assert fake_openai.requested("item-00007") == FAST.max_retries + 1
 

@@ -17,9 +17,8 @@ from typing import Any
 
 import numpy as np
 import pytest
-from fake_openai import FakeOpenAI, scripted_scores, write_dataset
-
 import toxeval
+from fake_openai import FakeOpenAI, scripted_scores, write_dataset
 from toxeval.datasets import load_dataset
 from toxeval.llm import predict
 from toxeval.llm.runfile import read_run
