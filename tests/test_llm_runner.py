@@ -266,7 +266,7 @@ def _start_predict(dataset: Path, run: Path, url: str) -> subprocess.Popen[str]:
             "--concurrency",
             "4",
             "-q",
-        ],  # fmt: skip
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
