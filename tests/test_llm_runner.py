@@ -430,3 +430,13 @@ def test_python_detector_returning_labels_strings_or_arrays(tmp_path: Path) -> N
 def test_bad_detector_specs_are_clear_errors(spec: str, message: str, tmp_path: Path) -> None:
     p = _cli("predict", "--dataset", "demo", "--detector", spec, "--out", str(tmp_path / "r.jsonl"))
     assert p.returncode == 2 and message in p.stderr and "Traceback" not in p.stderr
+
+
+def test_a_moderation_batch_sent_again_does_not_write_its_done_rows_twice(
+    fake_openai: FakeOpenAI, dataset: Path, tmp_path: Path
+) -> None:
+    run = tmp_path / "run.jsonl"
+    predict(dataset, "openai-moderation", run, base_url=fake_openai.url, limit=40, **FAST)
+    summary = predict(dataset, "openai-moderation", run, base_url=fake_openai.url, **FAST)
+    assert summary.skipped == 40 and summary.written == 20
+    assert Counter(r["id"] for r in _rows(run)) == Counter(f"r{i}" for i in range(60))

@@ -18,19 +18,17 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from toxeval.llm.client import RetryPolicy
 from toxeval.llm.detectors import DetectorSpec, LocalSystem, parse_detector
-from toxeval.llm.engine import RunOptions, RunSummary, dataset_keys, run_local, run_remote
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the engine (httpx) is imported by predict, not by `import toxeval.llm`
     from toxeval.datasets import Dataset, Rule
+    from toxeval.llm.engine import RunSummary
     from toxeval.llm.requests import RequestSpec
     from toxeval.scoring import EvaluationResult
     from toxeval.taxonomy import Taxonomy
 
 __all__ = [
     "DEFAULT_BASE_URL",
-    "RunSummary",
     "build_request_spec",
     "evaluate_spec",
     "predict",
@@ -172,6 +170,9 @@ def predict(
     The API key is read from the environment variable ``api_key_env`` only (a server
     that needs no key works without it). See docs/python-api.md for every option.
     """
+    from toxeval.llm.client import RetryPolicy
+    from toxeval.llm.engine import RunOptions, dataset_keys, run_local, run_remote
+
     det = parse_detector(detector)
     _positive("concurrency", concurrency, "--concurrency", integer=True)
     if max_retries < 0 or isinstance(max_retries, bool) or not isinstance(max_retries, int):

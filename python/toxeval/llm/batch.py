@@ -52,14 +52,12 @@ def dry_run_summary(spec: RequestSpec, keys: Sequence[Key], base_url: str, path:
     (:func:`toxeval.llm.requests.estimate_prompt_tokens`); nothing is sent or written."""
     from toxeval.llm.requests import estimate_prompt_tokens
 
-    plan = plan_remote(spec, keys, base_url)
-    calls = [c for u in plan.units for c in u.calls]
+    requests = tokens = 0
+    for p in plan_remote(spec, keys, base_url):
+        requests += len(p.unit.calls)
+        tokens += sum(estimate_prompt_tokens(c) for c in p.unit.calls)
     return RunSummary(
-        path=path,
-        items=len(keys),
-        requests=len(calls),
-        prompt_tokens=sum(estimate_prompt_tokens(c) for c in calls),
-        dry_run=True,
+        path=path, items=len(keys), requests=requests, prompt_tokens=tokens, dry_run=True
     )
 
 
@@ -79,12 +77,11 @@ def write_batch_file(
     options: dict[str, Any],
 ) -> RunSummary:
     """Write the Batch API input file and its sidecar (replacing both)."""
-    plan = plan_remote(spec, keys, base_url)
     out = Path(batch_file)
     n = 0
     with open(out, "w", encoding="utf-8") as f:
-        for ui, unit in enumerate(plan.units):
-            for ci, call in enumerate(unit.calls):
+        for ui, p in enumerate(plan_remote(spec, keys, base_url)):
+            for ci, call in enumerate(p.unit.calls):
                 line = {
                     "custom_id": f"{ui}.{ci}",
                     "method": "POST",
@@ -179,18 +176,18 @@ def batch_run_file(
         )
     by_id = {k[0]: k for k in dataset_keys(dataset)}
     keys = [by_id[i] for i in side["ids"]]
-    plan = plan_remote(spec, keys, side["base_url"])
     outputs = _outputs(Path(batch_output))
     header = header_line(side["base_url"], side["fingerprint"], det.text)
     with RunWriter(run_file, header, last_header=None) as writer:
-        for ui, unit in enumerate(plan.units):
+        for ui, p in enumerate(plan_remote(spec, keys, side["base_url"])):
+            unit = p.unit
             missing = (None, "no answer in the batch output")
             got = [outputs.get(f"{ui}.{ci}", missing) for ci in range(len(unit.calls))]
             errors = [e for _, e in got if e is not None]
             if errors:
                 for item_id in unit.item_ids:
                     writer.write(
-                        {"id": item_id, "request_hash": plan.hashes[item_id]}
+                        {"id": item_id, "request_hash": p.hashes[item_id]}
                         | failed_row(errors[0], None, 1)
                     )
                 continue
@@ -200,8 +197,8 @@ def batch_run_file(
             except ValueError as e:
                 for item_id in unit.item_ids:
                     writer.write(
-                        {"id": item_id, "request_hash": plan.hashes[item_id]}
+                        {"id": item_id, "request_hash": p.hashes[item_id]}
                         | failed_row(str(e), 200, 1)
                     )
                 continue
-            write_answers(writer, spec, plan, unit, bodies, 200, 1, None, answers)
+            write_answers(writer, spec, p, bodies, 200, 1, None, answers)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -280,19 +280,31 @@ def _done(state: RunState, key: Key, h: str) -> bool:
 # --------------------------------------------------------------------------- remote
 
 
-@dataclass
-class Plan:
-    units: list[Unit]
-    hashes: dict[str, str]  # item id -> request hash
+PLAN_CHUNK = 1024  # items planned at a time: request bodies are built as they are needed
 
 
-def plan_remote(spec: RequestSpec, keys: Sequence[Key], base_url: str) -> Plan:
+@dataclass(frozen=True)
+class Planned:
+    """A unit and the request hash of each of its items."""
+
+    unit: Unit
+    hashes: dict[str, str]
+
+
+def plan_remote(spec: RequestSpec, keys: Sequence[Key], base_url: str) -> Iterator[Planned]:
+    """The units of ``keys`` in order, planned a chunk at a time so that memory does not
+    grow with the dataset (chunks are whole moderation batches, so the grouping is the
+    one ``plan`` gives for the whole list)."""
     from toxeval.llm.requests import Item, plan
 
     fp = spec.fingerprint()
-    items = [Item(id=i, text=t, response=r) for i, t, r in keys]
-    hashes = {i: request_hash(base_url, fp, t, r) for i, t, r in keys}
-    return Plan(plan(spec, items), hashes)
+    step = spec.batch_size * max(1, -(-PLAN_CHUNK // spec.batch_size))
+    for lo in range(0, len(keys), step):
+        part = keys[lo : lo + step]
+        items = [Item(id=i, text=t, response=r) for i, t, r in part]
+        hashes = {i: request_hash(base_url, fp, t, r) for i, t, r in part}
+        for unit in plan(spec, items):
+            yield Planned(unit, {i: hashes[i] for i in unit.item_ids})
 
 
 def _raw_for(body: dict[str, Any], position: int, n_items: int) -> dict[str, Any]:
@@ -322,32 +334,35 @@ class _Remote:
     def __init__(
         self,
         spec: RequestSpec,
-        plan: Plan,
         client: Client,
         writer: RunWriter,
         summary: RunSummary,
         bar: _Progress,
     ) -> None:
         self.spec = spec
-        self.plan = plan
         self.client = client
         self.writer = writer
         self.summary = summary
         self.bar = bar
-        self.ids = spec.taxonomy.ids
 
-    def _write(self, item_id: str, row: dict[str, Any]) -> None:
-        self.writer.write({"id": item_id, "request_hash": self.plan.hashes[item_id], **row})
-        self.summary.written += 1
+    def _failed(self, p: Planned, done: set[str], row: dict[str, Any]) -> None:
+        n = 0
+        for item_id in p.unit.item_ids:
+            if item_id not in done:
+                self.writer.write({"id": item_id, "request_hash": p.hashes[item_id], **row})
+                n += 1
+        self.summary.written += n
+        self.summary.failed += n
+        self.bar.advance(n, self.summary)
 
-    async def unit(self, unit: Unit) -> None:
+    async def unit(self, p: Planned, done: set[str]) -> None:
+        unit = p.unit
         from toxeval.llm.requests import estimate_prompt_tokens
 
         bodies: list[dict[str, Any]] = []
         attempts = 0
         status: int | None = None
         t0 = time.monotonic()
-        n = len(unit.item_ids)
         try:
             for call in unit.calls:
                 self.summary.requests += 1
@@ -361,41 +376,36 @@ class _Remote:
             raise
         except RequestFailed as e:
             self.summary.retries = self.client.retries
-            for item_id in unit.item_ids:
-                self._write(item_id, failed_row(str(e), e.status_code, attempts + e.attempts))
-            self.summary.failed += n
-            self.bar.advance(n, self.summary)
+            self._failed(p, done, failed_row(str(e), e.status_code, attempts + e.attempts))
             return
         latency = round(time.monotonic() - t0, 6)
         try:
             answers = read_answers(self.spec, unit, bodies)
         except ValueError as e:  # a reader bug must not lose the bodies: keep them as a failure
-            for item_id in unit.item_ids:
-                self._write(item_id, {**failed_row(str(e), status, attempts), "raw": bodies})
-            self.summary.failed += n
-            self.bar.advance(n, self.summary)
+            self._failed(p, done, {**failed_row(str(e), status, attempts), "raw": bodies})
             return
-        for a in write_answers(
-            self.writer, self.spec, self.plan, unit, bodies, status, attempts, latency, answers
-        ):
-            self.summary.written += 1
+        written = write_answers(
+            self.writer, self.spec, p, bodies, status, attempts, latency, answers, skip=done
+        )
+        for a in written:
             self.summary.parse_counts[a.status] = self.summary.parse_counts.get(a.status, 0) + 1
             self.summary.ok += a.scores is not None
+        self.summary.written += len(written)
         usage = _usage(bodies) or {}
         self.summary.prompt_tokens += usage.get("prompt_tokens", 0)
         self.summary.completion_tokens += usage.get("completion_tokens", 0)
         self.summary.retries = self.client.retries
-        self.bar.advance(n, self.summary)
+        self.bar.advance(len(written), self.summary)
 
-    async def all(self, units: Sequence[Unit], concurrency: int) -> None:
-        if not units:
+    async def all(self, todo: Iterator[tuple[Planned, set[str]]], concurrency: int) -> None:
+        first = next(todo, None)
+        if first is None:
             return
-        await self.unit(units[0])  # alone: a refused key stops the run after one request
-        pending = iter(units[1:])
+        await self.unit(*first)  # alone: a refused key stops the run after one request
 
         async def worker() -> None:
-            for u in pending:
-                await self.unit(u)
+            for p, done in todo:  # one shared iterator: each unit goes to one worker
+                await self.unit(p, done)
 
         tasks = [asyncio.ensure_future(worker()) for _ in range(max(1, concurrency))]
         try:
@@ -425,24 +435,30 @@ def read_answers(spec: RequestSpec, unit: Unit, bodies: Sequence[dict[str, Any]]
 def write_answers(
     writer: RunWriter,
     spec: RequestSpec,
-    plan: Plan,
-    unit: Unit,
+    planned: Planned,
     bodies: Sequence[dict[str, Any]],
     status: int | None,
     attempts: int,
     latency: float | None,
-    answers: Sequence[Answer] | None = None,
+    answers: Sequence[Answer],
+    *,
+    skip: set[str] | frozenset[str] = frozenset(),
 ) -> list[Answer]:
-    """Write one row per item of ``unit`` from the answers to its calls; returns them."""
-    got = list(answers) if answers is not None else read_answers(spec, unit, bodies)
+    """Write one row per item of the unit (but those in ``skip``) from the answers to
+    its calls; returns the answers written."""
+    unit = planned.unit
     n = len(unit.item_ids)
     usage = _usage(bodies)
     ids = spec.taxonomy.ids
-    for pos, (item_id, a) in enumerate(zip(unit.item_ids, got, strict=True)):
+    out: list[Answer] = []
+    for pos, (item_id, a) in enumerate(zip(unit.item_ids, answers, strict=True)):
+        if item_id in skip:
+            continue
+        out.append(a)
         writer.write(
             {
                 "id": item_id,
-                "request_hash": plan.hashes[item_id],
+                "request_hash": planned.hashes[item_id],
                 "scores": json_scores(a.scores, ids),
                 "output": a.text,
                 "reasoning": a.reasoning,
@@ -458,7 +474,7 @@ def write_answers(
                 "error": None,
             }
         )
-    return got
+    return out
 
 
 def failed_row(message: str, status: int | None, attempts: int) -> dict[str, Any]:
@@ -479,21 +495,23 @@ def failed_row(message: str, status: int | None, attempts: int) -> dict[str, Any
     }
 
 
-def pending_units(plan: Plan, state: RunState) -> tuple[list[Unit], int]:
-    """The units with an item not yet answered with its current hash, and how many
-    items are already done."""
-    todo: list[Unit] = []
-    done = 0
-    for u in plan.units:
-        finished = [
-            (rec := state.current(i, plan.hashes[i])) is not None and rec.error is None
-            for i in u.item_ids
-        ]
-        if all(finished):
-            done += len(finished)
-        else:
-            todo.append(u)
-    return todo, done
+def count_done(keys: Sequence[Key], state: RunState, base_url: str, fp: dict[str, Any]) -> int:
+    """How many of ``keys`` already have an answer with their current hash."""
+    return sum(_done(state, k, request_hash(base_url, fp, k[1], k[2])) for k in keys)
+
+
+def pending(planned: Iterator[Planned], state: RunState) -> Iterator[tuple[Planned, set[str]]]:
+    """The units with an item not yet answered with its current hash, each with the ids
+    of its items that are (a moderation batch is sent whole; those rows are not
+    written twice)."""
+    for p in planned:
+        done = {
+            i
+            for i in p.unit.item_ids
+            if (rec := state.current(i, p.hashes[i])) is not None and rec.error is None
+        }
+        if len(done) < len(p.unit.item_ids):
+            yield p, done
 
 
 def run_remote(
@@ -506,11 +524,12 @@ def run_remote(
 ) -> RunSummary:
     """Send ``keys`` as ``spec`` says and append every answer to ``path``; resumes."""
     t0 = time.monotonic()
-    plan = plan_remote(spec, keys, options.base_url)
-    state = read_run(path)
-    todo, done = pending_units(plan, state)
+    fp = spec.fingerprint()
+    state = read_run(path, light=True)
+    done = count_done(keys, state, options.base_url, fp)
+    todo = pending(plan_remote(spec, keys, options.base_url), state)
     summary = RunSummary(path=str(path), items=len(keys), skipped=done)
-    header = header_line(options.base_url, spec.fingerprint(), detector.text)
+    header = header_line(options.base_url, fp, detector.text)
 
     async def main() -> None:
         client = Client(
@@ -529,9 +548,7 @@ def run_remote(
                 _Progress(len(keys), done, options.quiet) as bar,
             ):
                 summary.repaired_bytes = writer.repaired_bytes
-                await _Remote(spec, plan, client, writer, summary, bar).all(
-                    todo, options.concurrency
-                )
+                await _Remote(spec, client, writer, summary, bar).all(todo, options.concurrency)
 
     try:
         _run_async(main())

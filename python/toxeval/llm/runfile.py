@@ -222,8 +222,9 @@ def _lines(path: Path) -> Iterator[tuple[bytes, bool]]:
                 yield raw, False
 
 
-def read_run(path: str | Path) -> RunState:
-    """Read a run file (missing: an empty state). Keeps, per (id, hash), the last row."""
+def read_run(path: str | Path, *, light: bool = False) -> RunState:
+    """Read a run file (missing: an empty state). Keeps, per (id, hash), the last row;
+    ``light`` (for resuming) keeps whether a row has scores, not the scores."""
     p = Path(path)
     state = RunState(path=p, header=None)
     if not p.exists():
@@ -248,7 +249,7 @@ def read_run(path: str | Path) -> RunState:
             if "toxeval_run" in obj:
                 state.header = obj
                 continue
-            rec = _record(obj)
+            rec = _record(obj, light)
             if rec is None:
                 state.corrupt_lines += 1
                 continue
@@ -261,22 +262,24 @@ def read_run(path: str | Path) -> RunState:
     return state
 
 
-def _record(obj: dict[str, Any]) -> RunRecord | None:
+def _record(obj: dict[str, Any], light: bool) -> RunRecord | None:
     h = obj.get("request_hash")
     if not isinstance(h, str) or "id" not in obj:
         return None
     scores = obj.get("scores")
     if scores is not None and not isinstance(scores, dict):
         return None
-    error = obj.get("error")
+    error = None if obj.get("error") is None else str(obj["error"])
     out = obj.get("output")
     graded = obj.get("graded")
+    if light:
+        return RunRecord(h, None if scores is None else {}, None, None, None, error, None)
     return RunRecord(
         request_hash=h,
         scores=scores,
         output=out if isinstance(out, str) else None,
         parse_status=obj.get("parse_status"),
         method=obj.get("method"),
-        error=None if error is None else str(error),
+        error=error,
         graded=graded if isinstance(graded, bool) else None,
     )
