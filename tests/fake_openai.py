@@ -291,3 +291,26 @@ def write_dataset(
                 row["prompt"] = row.pop("text")
                 row["response"] = f"a reply to item-{i:05d}"
             f.write(json.dumps(row) + "\n")
+
+
+def main() -> None:
+    """``python tests/fake_openai.py [--latency S]``: serve until killed, printing the
+    base URL on the first line of stdout (benches/bench_runner.py runs it this way)."""
+    import argparse
+    import sys
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--latency", type=float, default=0.0)
+    args = ap.parse_args()
+    server = FakeOpenAI()
+    server.latency = args.latency
+    server.start()
+    print(server.url, flush=True)
+    try:
+        sys.stdin.read()  # until the parent closes our stdin (or kills us)
+    finally:
+        server.stop()
+
+
+if __name__ == "__main__":
+    main()
