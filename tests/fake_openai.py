@@ -2,8 +2,9 @@
 
 ``/v1/chat/completions`` and ``/v1/moderations`` answer with scripted scores: every
 request names its items by the marker ``item-<digits>`` in its text (the test datasets put
-one in each row), and each item's scores are :func:`scripted_scores` of its number, so a
-test can check every score that reaches the run file. Faults are scripted per item as a
+one in each row; other texts get a key from their hash), and each item's scores are
+:func:`scripted_scores` of its number, so a test can check every score that reaches the
+run file. Faults are scripted per item as a
 list consumed one per request (``server.faults["item-00007"] = ["429", "500"]``: the first
 request of that item gets a 429, the second a 500, the third the answer) or drawn for a
 fraction of first attempts (``fault_rate``). Every request is logged (item keys, path,
@@ -19,6 +20,7 @@ whose message quotes the key given, as OpenAI's does.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 import re
@@ -51,6 +53,15 @@ MODERATION_NAMES = (
 
 def item_number(key: str) -> int:
     return int(key.split("-")[1])
+
+
+def text_key(text: str) -> str:
+    """The item marker in ``text``, or for a text without one (the demo set's) a stable
+    key made from its hash."""
+    found = ITEM.findall(text)
+    if found:
+        return str(found[-1])
+    return f"item-{int(hashlib.sha256(text.encode()).hexdigest()[:8], 16) % 100000:05d}"
 
 
 def scripted_scores(key: str, ids: tuple[str, ...]) -> dict[str, float]:
@@ -218,13 +229,12 @@ class _Handler(BaseHTTPRequestHandler):
         if path.endswith("/moderations"):
             inputs = body.get("input")
             texts = inputs if isinstance(inputs, list) else [inputs]
-            keys = tuple(m.group(0) for t in texts if (m := ITEM.search(str(t))))
+            keys = tuple(text_key(str(t)) for t in texts)
         elif path.endswith("/chat/completions"):
             text = " ".join(
                 str(m.get("content")) for m in body.get("messages", []) if isinstance(m, dict)
             )
-            found = ITEM.findall(text)
-            keys = (found[-1],) if found else ()
+            keys = (text_key(text),)
         else:
             fake.record((), path, 404)
             self._error(404, f"no route {path}")

@@ -12,7 +12,6 @@ What is sent and how answers are read lives in :mod:`toxeval.llm.requests`; how 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -159,7 +158,6 @@ def predict(
     dry_run: bool = False,
     batch_file: str | Path | None = None,
     quiet: bool = True,
-    progress: Callable[[str], None] | None = None,
 ) -> RunSummary:
     """Run ``detector`` over ``dataset`` and append every answer to ``run_file``.
 
