@@ -282,21 +282,30 @@ def _wait_for_rows(run: Path, n: int, proc: subprocess.Popen[str]) -> None:
     raise AssertionError(f"the run did not reach {n} rows (exit {proc.poll()})")
 
 
-def test_kill_9_in_the_middle_then_resume_loses_and_repeats_nothing(
-    fake_openai: FakeOpenAI, tmp_path: Path
-) -> None:
+def _interrupt(
+    fake: FakeOpenAI, tmp_path: Path, sig: signal.Signals, after_rows: int
+) -> tuple[Path, Path, int, str, float]:
+    """A `toxeval predict` of 200 rows sent ``sig`` once ``after_rows`` rows are written:
+    (dataset, run file, exit code, stderr, when it had ended)."""
     ds = tmp_path / "ds.jsonl"
     write_dataset(ds, 200)
     run = tmp_path / "run.jsonl"
-    fake_openai.latency = 0.01
-    proc = _start_predict(ds, run, fake_openai.url)
-    _wait_for_rows(run, 40, proc)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
-    killed_at = time.monotonic()
+    fake.latency = 0.01
+    proc = _start_predict(ds, run, fake.url)
+    _wait_for_rows(run, after_rows, proc)
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=30)
+    fake.latency = 0.0
+    return ds, run, proc.returncode, err, time.monotonic()
+
+
+def test_kill_9_in_the_middle_then_resume_loses_and_repeats_nothing(
+    fake_openai: FakeOpenAI, tmp_path: Path
+) -> None:
+    ds, run, code, _, killed_at = _interrupt(fake_openai, tmp_path, signal.SIGKILL, 40)
+    assert code == -signal.SIGKILL
     finished = {r["id"] for r in _rows(run)}
     assert 40 <= len(finished) < 200
-    fake_openai.latency = 0.0
     p = _cli(
         "predict", "--dataset", str(ds), "--detector", "openai:fake", "--out", str(run),
         "--base-url", fake_openai.url, "-q",
@@ -312,22 +321,14 @@ def test_kill_9_in_the_middle_then_resume_loses_and_repeats_nothing(
 def test_ctrl_c_stops_cleanly_with_a_resume_message(
     fake_openai: FakeOpenAI, tmp_path: Path
 ) -> None:
-    ds = tmp_path / "ds.jsonl"
-    write_dataset(ds, 200)
-    run = tmp_path / "run.jsonl"
-    fake_openai.latency = 0.01
-    proc = _start_predict(ds, run, fake_openai.url)
-    _wait_for_rows(run, 30, proc)
-    proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=30)
-    assert proc.returncode == 130
+    ds, run, code, err, _ = _interrupt(fake_openai, tmp_path, signal.SIGINT, 30)
+    assert code == 130
     assert "interrupted" in err and "rerun the same command to resume" in err
     assert "Traceback" not in err
     data = run.read_bytes()
     assert data.endswith(b"\n")  # complete rows only
     rows = _rows(run)
     assert len({r["id"] for r in rows}) == len(rows) < 200
-    fake_openai.latency = 0.0
     again = predict(ds, "openai:fake", run, base_url=fake_openai.url, **FAST)
     assert again.skipped == len(rows) and again.written == 200 - len(rows)
 
