@@ -441,3 +441,11 @@ def test_a_moderation_batch_sent_again_does_not_write_its_done_rows_twice(
     summary = predict(dataset, "openai-moderation", run, base_url=fake_openai.url, **FAST)
     assert summary.skipped == 40 and summary.written == 20
     assert Counter(r["id"] for r in _rows(run)) == Counter(f"r{i}" for i in range(60))
+
+
+def test_a_file_that_is_not_a_run_file_is_never_appended_to(tmp_path: Path) -> None:
+    other = tmp_path / "preds.jsonl"
+    other.write_text('{"id": "demo-0001", "scores": [0.1]}\n')
+    p = _cli("predict", "--dataset", "demo", "--detector", "lexicon", "--out", str(other))
+    assert p.returncode == 2 and "not a toxeval run file" in p.stderr
+    assert other.read_text() == '{"id": "demo-0001", "scores": [0.1]}\n'

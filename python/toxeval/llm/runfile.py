@@ -123,6 +123,11 @@ class RunWriter:
             if not self.path.is_file():
                 raise RunFileError(f"{self.path}: exists and is not a file")
             size, end = _scan_end(self.path)
+            if end > 0 and not is_run_file(self.path):
+                raise RunFileError(
+                    f"{self.path}: exists and is not a toxeval run file (no run header on its "
+                    "first line); not appending to it: name another file"
+                )
             if end < size:
                 with open(self.path, "r+b") as f:
                     f.truncate(end)
