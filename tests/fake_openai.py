@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import random
 import re
 import threading
@@ -68,6 +69,11 @@ def scripted_scores(key: str, ids: tuple[str, ...]) -> dict[str, float]:
     """The graded scores the server answers for item ``key`` (multiples of 1/8, exact)."""
     n = item_number(key)
     return {c: ((n * 5 + j * 3) % 9) / 8.0 for j, c in enumerate(ids)}
+
+
+def logprob_yes(score: float) -> float:
+    """P(yes) the server's logprobs give for a scripted score (kept inside (0, 1))."""
+    return 0.05 + 0.9 * score
 
 
 @dataclass(frozen=True)
@@ -150,14 +156,34 @@ class FakeOpenAI:
         ids = self.taxonomy.ids
         scores = scripted_scores(keys[0], ids) if keys else {}
         n = int(body.get("n") or 1)
+        logprobs = None
         if body.get("logprobs"):
-            content = "\n".join(f"{c}: {'yes' if v >= 0.5 else 'no'}" for c, v in scores.items())
+            tokens = []
+            for c, v in scores.items():
+                p = logprob_yes(v)
+                word = " yes" if p >= 0.5 else " no"
+                alts = [
+                    {"token": " yes", "logprob": math.log(p)},
+                    {"token": " no", "logprob": math.log(1.0 - p)},
+                ]
+                tokens += [
+                    {"token": f"{c}:", "logprob": -0.01, "top_logprobs": []},
+                    {
+                        "token": word,
+                        "logprob": max(a["logprob"] for a in alts),
+                        "top_logprobs": alts,
+                    },
+                    {"token": "\n", "logprob": -0.01, "top_logprobs": []},
+                ]
+            content = "".join(t["token"] for t in tokens)
+            logprobs = {"content": tokens}
         else:
             content = json.dumps(scores)
         choices = [
             {
                 "index": i,
                 "message": {"role": "assistant", "content": content},
+                "logprobs": logprobs,
                 "finish_reason": "stop",
             }
             for i in range(n)

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pytest
 import toxeval
-from fake_openai import FakeOpenAI, scripted_scores, write_dataset
+from fake_openai import FakeOpenAI, logprob_yes, scripted_scores, write_dataset
 from toxeval.datasets import load_dataset
 from toxeval.llm import predict
 from toxeval.llm.runfile import read_run
@@ -449,3 +449,15 @@ def test_a_file_that_is_not_a_run_file_is_never_appended_to(tmp_path: Path) -> N
     p = _cli("predict", "--dataset", "demo", "--detector", "lexicon", "--out", str(other))
     assert p.returncode == 2 and "not a toxeval run file" in p.stderr
     assert other.read_text() == '{"id": "demo-0001", "scores": [0.1]}\n'
+
+
+def test_logprobs_scoring_reads_p_yes_from_the_token_logprobs(
+    fake_openai: FakeOpenAI, dataset: Path, tmp_path: Path
+) -> None:
+    run = tmp_path / "run.jsonl"
+    summary = predict(dataset, "openai:fake", run, base_url=fake_openai.url, scoring="logprobs")
+    assert summary.parse_counts == {"ok": 60}
+    for r in _rows(run):
+        expected = {c: logprob_yes(v) for c, v in scripted_scores(_key(r["id"]), TAX.ids).items()}
+        assert r["scores"] == pytest.approx(expected, abs=1e-9)
+    assert toxeval.score(run, dataset).system["scoring_method"] == ["logprobs"]
