@@ -228,9 +228,8 @@ def test_evaluate_detector_gives_the_full_report_with_graded_scores(
     assert res["system"]["fingerprint"]["model"] == "gpt-fake"
     assert res["config"]["run_fingerprint"] == res["system"]["fingerprint"]
     # the same report from the kept run file
-    q = _cli("score", str(out / "run.jsonl"), "--dataset", str(dataset), "-q")
-    assert q.returncode == 0, q.stderr
-    assert f"mAP {res['figures']['map']:.4f}" in q.stdout
+    again = toxeval.score(out / "run.jsonl", dataset)
+    assert again.figures == pytest.approx(res["figures"], abs=1e-15)
 
 
 def test_python_evaluate_with_a_detector_spec(fake_openai: FakeOpenAI, dataset: Path) -> None:
@@ -387,8 +386,9 @@ def test_batch_file_round_trip_gives_the_live_report(
     fake_openai.faults["item-00007"] = ["400"]
     live = tmp_path / "live.jsonl"
     predict(dataset, "openai:fake", live, base_url=fake_openai.url, **FAST)
-    r = _cli("score", str(live), "--dataset", str(dataset), "-q")
-    assert r.returncode == 0 and r.stdout == q.stdout
+    result = toxeval.score(live, dataset)
+    assert q.stdout.startswith(f"mAP {result.map:.4f}  label ranking loss ")
+    assert result.counts["scored"] == 59
 
 
 def test_lexicon_through_predict_gives_the_evaluate_figures(tmp_path: Path) -> None:
@@ -429,8 +429,15 @@ def test_python_detector_returning_labels_strings_or_arrays(tmp_path: Path) -> N
     ],
 )
 def test_bad_detector_specs_are_clear_errors(spec: str, message: str, tmp_path: Path) -> None:
-    p = _cli("predict", "--dataset", "demo", "--detector", spec, "--out", str(tmp_path / "r.jsonl"))
-    assert p.returncode == 2 and message in p.stderr and "Traceback" not in p.stderr
+    with pytest.raises(ValueError, match=message):
+        predict(None, spec, tmp_path / "r.jsonl")
+    assert not (tmp_path / "r.jsonl").exists()
+
+
+def test_a_bad_detector_spec_exits_2_in_the_cli(tmp_path: Path) -> None:
+    p = _cli("predict", "--dataset", "demo", "--detector", "gpt-4o", "--out", str(tmp_path / "r"))
+    assert p.returncode == 2 and "unknown detector 'gpt-4o'" in p.stderr
+    assert "Traceback" not in p.stderr
 
 
 def test_a_moderation_batch_sent_again_does_not_write_its_done_rows_twice(
