@@ -55,7 +55,8 @@ def server(latency: float) -> Iterator[str]:
         proc.wait()
 
 
-def throughput(tmp: Path, rows: int, latency: float, concurrency: int) -> float:
+def throughput(tmp: Path, rows: int, latency: float, concurrency: int) -> tuple[float, int]:
+    """(rows/s, retries) of one run."""
     ds = tmp / f"ds-{rows}.jsonl"
     write_dataset(ds, rows)
     run = tmp / f"run-{rows}-{latency}.jsonl"
@@ -66,7 +67,7 @@ def throughput(tmp: Path, rows: int, latency: float, concurrency: int) -> float:
         dt = time.perf_counter() - t0
     if s.written != rows or s.failed:
         raise SystemExit(f"bench run incomplete: {s.line()}")
-    return rows / dt
+    return rows / dt, s.retries
 
 
 def rss_kb(pid: int) -> int:
@@ -116,8 +117,8 @@ def main() -> None:
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
-        zero = throughput(tmp, args.rows, 0.0, args.concurrency)
-        slow = throughput(tmp, args.latency_rows, 0.1, args.concurrency)
+        zero, zero_retries = throughput(tmp, args.rows, 0.0, args.concurrency)
+        slow, slow_retries = throughput(tmp, args.latency_rows, 0.1, args.concurrency)
         ideal = args.concurrency / 0.1
         mem = memory(tmp, args.memory_rows) if args.memory_rows else []
     load = os.getloadavg()
@@ -129,11 +130,12 @@ def main() -> None:
     print("| --- | --- | --- |")
     print(
         f"| zero latency, concurrency {args.concurrency}, {args.rows} rows | "
-        f"{zero:.0f} rows/s | >= 1000 rows/s |"
+        f"{zero:.0f} rows/s ({zero_retries} retries) | >= 1000 rows/s |"
     )
     print(
         f"| 100 ms latency, concurrency {args.concurrency}, {args.latency_rows} rows | "
-        f"{slow:.0f} rows/s ({100 * slow / ideal:.0f} % of {ideal:.0f}) | >= 80 % |"
+        f"{slow:.0f} rows/s ({100 * slow / ideal:.0f} % of {ideal:.0f}; {slow_retries} retries)"
+        " | >= 80 % |"
     )
     if mem:
         n = args.memory_rows

@@ -25,6 +25,7 @@ import json
 import math
 import random
 import re
+import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -216,6 +217,13 @@ class _Server(ThreadingHTTPServer):
     request_queue_size = 256
     daemon_threads = True
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that hangs up (the runner cancelled on Ctrl-C, closed its pool) is
+        not a server error worth a traceback on stderr."""
+        exc = sys.exc_info()[1]
+        if not isinstance(exc, (ConnectionError, TimeoutError)):
+            super().handle_error(request, client_address)
+
 
 class _Handler(BaseHTTPRequestHandler):
     fake: FakeOpenAI
@@ -246,6 +254,9 @@ class _Handler(BaseHTTPRequestHandler):
         raw = self.rfile.read(length)
         with fake._lock:
             fake.headers_seen.append(dict(self.headers.items()))
+        if len(raw) < length:  # the client hung up before its body arrived
+            self.close_connection = True
+            return
         try:
             body = json.loads(raw)
         except ValueError:
@@ -333,7 +344,6 @@ def main() -> None:
     """``python tests/fake_openai.py [--latency S]``: serve until killed, printing the
     base URL on the first line of stdout (benches/bench_runner.py runs it this way)."""
     import argparse
-    import sys
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--latency", type=float, default=0.0)
