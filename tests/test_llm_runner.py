@@ -5,6 +5,7 @@ changed settings, failures reported as unscored, secrets never written."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import signal
@@ -468,3 +469,23 @@ def test_logprobs_scoring_reads_p_yes_from_the_token_logprobs(
         expected = {c: logprob_yes(v) for c, v in scripted_scores(_key(r["id"]), TAX.ids).items()}
         assert r["scores"] == pytest.approx(expected, abs=1e-9)
     assert toxeval.score(run, dataset).system["scoring_method"] == ["logprobs"]
+
+
+def test_a_python_detector_that_raises_is_a_clear_error_and_the_report_names_the_run(
+    fake_openai: FakeOpenAI, dataset: Path, tmp_path: Path
+) -> None:
+    (tmp_path / "broken_detector.py").write_text("def f(texts):\n    raise RuntimeError('boom')\n")
+    p = _cli(
+        "predict", "--dataset", "demo", "--detector", "python:broken_detector:f",
+        "--out", str(tmp_path / "r.jsonl"),
+        env={"PYTHONPATH": f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"},
+    )  # fmt: skip
+    assert p.returncode == 2 and "raised RuntimeError: boom" in p.stderr
+    run = tmp_path / "run.jsonl"
+    predict(dataset, "openai:gpt-fake", run, base_url=fake_openai.url, **FAST)
+    from rich.console import Console
+    from toxeval.report import render
+
+    console = Console(file=io.StringIO(), width=300)
+    render(toxeval.score(run, dataset), console)
+    assert f"openai:gpt-fake (json scoring), run file {run}" in console.file.getvalue()

@@ -125,7 +125,13 @@ class LocalSystem:
         }
 
     def __call__(self, texts: list[str]) -> LocalAnswers:
-        out = self._fn(list(texts))
+        try:
+            out = self._fn(list(texts))
+        except Exception as e:  # the user's code: an input error of theirs, not ours
+            raise ValueError(
+                f"detector {self.spec.text!r} raised {type(e).__name__}: {e} (rows answered "
+                "before it are kept in the run file)"
+            ) from e
         n, k = len(texts), self.taxonomy.k
         where = f"detector {self.spec.text!r}"
         if isinstance(out, np.ndarray) or _is_numeric_rows(out):
