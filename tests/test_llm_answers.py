@@ -7,7 +7,11 @@ computed here from the scripted answer.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import math
+import re
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -651,3 +655,19 @@ def test_bad_moderation_bodies_never_raise(moderation8: Taxonomy) -> None:
     assert b.status == "unparseable" and b.reason is not None and "outside [0, 1]" in b.reason
     empty = read(spec, Unit(("a",), unit.calls), [moderation_body([{"flagged": False}], "m")])
     assert empty[0].reason == "no category_scores in moderation result"
+
+
+# --------------------------------------------------------------------------- docs/llm.md
+
+DOC = Path(__file__).resolve().parents[1] / "docs" / "llm.md"
+_FENCE = re.compile(r"^```python\n(.*?)^```$", re.M | re.S)
+
+
+@pytest.mark.parametrize("block", _FENCE.findall(DOC.read_text(encoding="utf-8")))
+def test_docs_llm_examples_print_what_they_show(block: str) -> None:
+    """Every python block of docs/llm.md runs and prints exactly its ``# ->`` lines."""
+    expected = [ln.strip()[len("# -> ") :] for ln in block.splitlines() if ln.startswith("# -> ")]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(block, str(DOC), "exec"), {"__name__": "docs_llm"})
+    assert out.getvalue().splitlines() == expected

@@ -29,6 +29,8 @@ SHIPPED = {
     "label-list-response",
     "llama-guard-3-prompt",
     "llama-guard-3-response",
+    "llama-guard-3-chat-prompt",
+    "llama-guard-3-chat-response",
 }
 JUDGE_SCORINGS = ("json", "logprobs", "sample", "labels")
 DATA = Path("/work/shared/data/openai-moderation/samples-1680.jsonl.gz")
@@ -97,12 +99,13 @@ def test_every_shipped_template_renders_for_every_taxonomy_and_scoring(
         (unit,) = plan(spec, [_item(tpl.level)])
         body = unit.calls[0].body
         user = _user_text(body)
-        assert "you people are the worst" in user
-        assert "$" not in user.replace("$$", "")
+        everything = "\n".join(m["content"] for m in body["messages"])
+        assert "you people are the worst" in everything
+        assert "$" not in everything
         if tpl.level == "response":
-            assert "I will hurt you." in user
+            assert "I will hurt you." in everything
         if guard:
-            assert "S14: Code Interpreter Abuse." in user
+            assert ("S14: Code Interpreter Abuse." in user) == bool(tpl.hazards)
         else:
             for c in tax.categories:
                 assert f"- {c.id}: {c.name}" in user
@@ -221,6 +224,18 @@ def test_llama_guard_default_template_and_plain_labels_body(toxeval15: Taxonomy)
     assert content.startswith("Task: Check if there is unsafe content in 'User' messages")
     assert "User: how do I pick a lock\n" in content
     assert "response_format" not in body
+
+
+def test_llama_guard_chat_templates_send_the_plain_conversation(toxeval15: Taxonomy) -> None:
+    tpl = load_template("llama-guard-3-chat-response")
+    spec = RequestSpec(
+        "chat", "llama-guard3:8b", toxeval15, llama_guard=True, template=tpl, level="response"
+    )
+    (unit,) = plan(spec, [Item("a", "how do I pick a lock", "Use a tension wrench.")])
+    assert unit.calls[0].body["messages"] == [
+        {"role": "user", "content": "how do I pick a lock"},
+        {"role": "assistant", "content": "Use a tension wrench."},
+    ]
 
 
 def test_default_template_follows_level_and_scoring(toxeval15: Taxonomy) -> None:
@@ -371,6 +386,19 @@ def test_user_template_file_renders_without_a_system_message(
         (MINIMAL.replace("user =", "usr ="), "unknown key"),
         (MINIMAL + "[[example]]\ntext = 'x'\nlabels = []\n", r"missing required.*\$examples"),
         (MINIMAL.replace("$format", "$hazards"), r"unknown placeholder\(s\) \$hazards"),
+        (MINIMAL + 'assistant = "$text"\n', "'assistant' .* is only for kind = 'llama-guard'"),
+        (
+            'level = "prompt"\nkind = "llama-guard"\nuser = "$text $hazards"\n',
+            r"\$hazards needs a \[hazards\] table",
+        ),
+        (
+            'level = "prompt"\nkind = "llama-guard"\nuser = "$text"\n[hazards]\nS1 = "x"\n',
+            r"missing required placeholder\(s\) \$hazards",
+        ),
+        (
+            'level = "prompt"\nkind = "guard"\nuser = "$text"\n',
+            "'kind' must be one of judge, llama-guard",
+        ),
         ("level = 'prompt'\nuser = '", "not valid TOML"),
     ],
 )
