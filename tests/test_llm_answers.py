@@ -398,6 +398,18 @@ def test_logprobs_unknown_categories_are_nan_with_a_reason(moderation8: Taxonomy
     assert np.isnan(a.scores[[4, 6, 7]]).all()
 
 
+def test_logprobs_without_alternatives_are_unknown_not_zero_or_one(moderation8: Taxonomy) -> None:
+    toks = answer_lines([(cid, "no", {" no": -0.1, " yes": -2.4}) for cid in M8])
+    # a server that returns the chosen token's logprob but no top_logprobs for "h"
+    h = M8.index("h") * 4 + 2
+    toks[h] = {"token": " yes", "logprob": -0.2, "top_logprobs": []}
+    spec = RequestSpec("chat", "m", moderation8, scoring="logprobs")
+    a = read_one(spec, openai_body(content_of(toks), logprobs=toks))
+    assert a.status == "partial" and a.reason == "no top_logprobs for: h"
+    assert a.scores is not None and math.isnan(a.scores[1])
+    assert a.scores[0] == p_yes([-2.4], [-0.1])
+
+
 def _with_logprobs(toks: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "index": 0,
