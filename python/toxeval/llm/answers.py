@@ -251,10 +251,13 @@ def _token_text(tok: Any) -> str | None:
 
 
 def _yes_probability(tok: dict[str, Any]) -> float | None:
-    """P(yes) = e^yes / (e^yes + e^no) over the yes/no variants at this position."""
+    """P(yes) = e^yes / (e^yes + e^no) over the yes/no variants at this position; None
+    without alternatives (the chosen token alone would give a bare 0 or 1)."""
     cands: dict[str, float] = {}
     top = tok.get("top_logprobs")
-    for alt in top if isinstance(top, list) else []:
+    if not isinstance(top, list) or not top:
+        return None
+    for alt in top:
         t = _token_text(alt)
         lp = alt.get("logprob") if isinstance(alt, dict) else None
         if t is not None and isinstance(lp, (int, float)) and not isinstance(lp, bool):
@@ -301,14 +304,18 @@ def score_logprobs(reply: ChatReply, taxonomy: Taxonomy) -> Answer:
     scores = np.full(taxonomy.k, np.nan)
     seen: set[str] = set()
     no_token: list[str] = []
+    no_top: list[str] = []
     for m in _YES_NO_LINE_RE.finditer(joined, offset):
         cid = taxonomy.resolve(m.group(1))
         if cid is None or cid in seen:
             continue
         seen.add(cid)
-        idx = bisect.bisect_right(starts, m.start(2)) - 1
-        p = _yes_probability(reply.tokens[idx])
-        if p is None:
+        tok = reply.tokens[bisect.bisect_right(starts, m.start(2)) - 1]
+        top = tok.get("top_logprobs")
+        p = _yes_probability(tok)
+        if not isinstance(top, list) or not top:
+            no_top.append(cid)
+        elif p is None:
             no_token.append(cid)
         else:
             scores[taxonomy.index(cid)] = p
@@ -320,6 +327,7 @@ def score_logprobs(reply: ChatReply, taxonomy: Taxonomy) -> Answer:
         _truncation_note(reply) if missing else None,
         f"no line for: {', '.join(missing)}" if missing else None,
         f"neither yes nor no among the top tokens for: {', '.join(no_token)}" if no_token else None,
+        f"no top_logprobs for: {', '.join(no_top)}" if no_top else None,
     )
     if np.isnan(scores).all():
         return unparseable(reason or "", method, reply.text, reply.reasoning)

@@ -12,8 +12,11 @@ Two kinds of template exist (``kind``, default ``judge``):
   required at response level (and not allowed at prompt level); ``$examples`` is required
   exactly when the file has ``[[example]]`` tables (``text``, ``response`` at response
   level, ``labels``: category ids, names or aliases); ``$category_ids`` is optional.
-- ``llama-guard``: ``$text`` and ``$hazards`` (rendered from the file's ``[hazards]``
-  table of Llama Guard codes) are required, ``$response`` as for judges.
+- ``llama-guard``: ``$text`` is required, ``$response`` as for judges; ``$hazards``
+  (rendered from the file's ``[hazards]`` table of Llama Guard codes) is required exactly
+  when the file has that table. An optional ``assistant`` string becomes an assistant
+  message after the user message, for servers whose chat template builds the Llama Guard
+  prompt from a plain conversation.
 
 A template's ``sha256`` is the hash of its file bytes; it is part of a request
 fingerprint, so an edited template never reuses answers given to the old one.
@@ -56,10 +59,21 @@ _ALLOWED: dict[TemplateKind, frozenset[str]] = {
 }
 _REQUIRED: dict[TemplateKind, frozenset[str]] = {
     "judge": frozenset(("text", "categories", "format")),
-    "llama-guard": frozenset(("text", "hazards")),
+    "llama-guard": frozenset(("text",)),
 }
 _KEYS = frozenset(
-    ("name", "version", "level", "kind", "system", "user", "description", "example", "hazards")
+    (
+        "name",
+        "version",
+        "level",
+        "kind",
+        "system",
+        "user",
+        "assistant",
+        "description",
+        "example",
+        "hazards",
+    )
 )
 _CODE_RE = re.compile(r"^S\d{1,3}$")
 
@@ -91,14 +105,20 @@ class Template:
     source: str
     examples: tuple[Example, ...] = ()
     hazards: tuple[tuple[str, str], ...] = ()
+    assistant: str | None = None
 
     @property
     def placeholders(self) -> frozenset[str]:
-        """Names used in ``system`` and ``user``."""
-        return _identifiers(self.system or "", self.source) | _identifiers(self.user, self.source)
+        """Names used in ``system``, ``user`` and ``assistant``."""
+        names = _identifiers(self.user, self.source)
+        for extra in (self.system, self.assistant):
+            if extra:
+                names |= _identifiers(extra, self.source)
+        return names
 
     def render(self, values: Mapping[str, str]) -> list[dict[str, str]]:
-        """Chat messages (``system`` if any, then ``user``) with ``values`` substituted.
+        """Chat messages (``system`` if any, ``user``, then ``assistant`` if any) with
+        ``values`` substituted.
 
         ``values`` must give every placeholder the template uses; extra keys are ignored.
         """
@@ -113,6 +133,10 @@ class Template:
                 {"role": "system", "content": string.Template(self.system).substitute(values)}
             )
         out.append({"role": "user", "content": string.Template(self.user).substitute(values)})
+        if self.assistant:
+            out.append(
+                {"role": "assistant", "content": string.Template(self.assistant).substitute(values)}
+            )
         return out
 
 
@@ -191,6 +215,11 @@ def _parse(data: bytes, origin: str, default_name: str) -> Template:
     system = doc.get("system")
     if system is not None and not isinstance(system, str):
         raise TemplateError(f"{origin}: 'system' must be a string")
+    assistant = doc.get("assistant")
+    if assistant is not None and (kind != "llama-guard" or not isinstance(assistant, str)):
+        raise TemplateError(
+            f"{origin}: 'assistant' (a string) is only for kind = 'llama-guard' templates"
+        )
     examples = _examples(doc.get("example", []), level, origin)
     hazards = _hazards(doc.get("hazards", {}), origin)
     tpl = Template(
@@ -204,6 +233,7 @@ def _parse(data: bytes, origin: str, default_name: str) -> Template:
         source=origin,
         examples=examples,
         hazards=hazards,
+        assistant=assistant or None,
     )
     _check_placeholders(tpl)
     return tpl
@@ -261,8 +291,10 @@ def _check_placeholders(tpl: Template) -> None:
     else:
         if tpl.examples:
             raise TemplateError(f"{tpl.source}: [[example]] is only for kind = 'judge'")
-        if not tpl.hazards:
-            raise TemplateError(f"{tpl.source}: a llama-guard template needs a [hazards] table")
+        if tpl.hazards:
+            required.add("hazards")
+        else:
+            allowed.discard("hazards")
     bad = sorted(used - allowed)
     if bad:
         why = ""
@@ -270,6 +302,8 @@ def _check_placeholders(tpl: Template) -> None:
             why = " ($response needs level = 'response')"
         elif "examples" in bad:
             why = " ($examples needs [[example]] tables)"
+        elif "hazards" in bad and tpl.kind == "llama-guard":
+            why = " ($hazards needs a [hazards] table)"
         raise TemplateError(
             f"{tpl.source}: unknown placeholder(s) {', '.join('$' + b for b in bad)}{why}; "
             f"allowed here: {', '.join('$' + a for a in sorted(allowed))}"
