@@ -489,3 +489,14 @@ def test_a_python_detector_that_raises_is_a_clear_error_and_the_report_names_the
     console = Console(file=io.StringIO(), width=300)
     render(toxeval.score(run, dataset), console)
     assert f"openai:gpt-fake (json scoring), run file {run}" in console.file.getvalue()
+
+
+def test_401_without_the_key_variable_says_it_is_not_set(
+    fake_openai: FakeOpenAI, dataset: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake_openai.require_key = KEY
+    monkeypatch.delenv("MY_UNSET_KEY", raising=False)
+    with pytest.raises(ValueError, match=r"run stopped: .*HTTP 401.*\$MY_UNSET_KEY is not set"):
+        predict(dataset, "openai:fake", tmp_path / "r.jsonl", base_url=fake_openai.url,
+                api_key_env="MY_UNSET_KEY")  # fmt: skip
+    assert len(fake_openai.log) == 1

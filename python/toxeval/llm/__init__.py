@@ -224,6 +224,7 @@ def predict(
     options = RunOptions(
         base_url=url,
         api_key=os.environ.get(api_key_env) or None,
+        api_key_env=api_key_env,
         concurrency=concurrency,
         rpm=rpm,
         tpm=tpm,

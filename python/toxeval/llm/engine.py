@@ -75,6 +75,7 @@ class RunOptions:
 
     base_url: str = "https://api.openai.com/v1"
     api_key: str | None = None
+    api_key_env: str = "OPENAI_API_KEY"  # the variable's name, for messages
     concurrency: int = 32
     rpm: float | None = None
     tpm: float | None = None
@@ -553,8 +554,11 @@ def run_remote(
     try:
         _run_async(main())
     except AuthenticationFailed as e:
+        unset = e.status_code == 401 and options.api_key is None
         raise RunStopped(
-            f"the server refused the request, run stopped: {e}; {summary.written} rows were "
+            f"the server refused the request, run stopped: {e}"
+            + (f" (${options.api_key_env} is not set)" if unset else "")
+            + f"; {summary.written} rows were "
             f"written to {path}; fix the cause and rerun the same command to resume"
         ) from None
     except KeyboardInterrupt:
