@@ -99,6 +99,7 @@ class FakeOpenAI:
         self.require_key: str | None = None
         self.log: list[Logged] = []
         self.headers_seen: list[dict[str, str]] = []
+        self.bodies: list[Any] = []  # every decoded request body
         self._lock = threading.Lock()
         self._seen: set[str] = set()
         self._server: ThreadingHTTPServer | None = None
@@ -262,6 +263,8 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             self._error(400, "body is not JSON")
             return
+        with fake._lock:
+            fake.bodies.append(body)
         path = self.path
         if path.endswith("/moderations"):
             inputs = body.get("input")
@@ -335,7 +338,7 @@ def write_dataset(
                 "labels": [tax.ids[i % tax.k]] if i % 4 else [],
             }
             if response:
-                row["prompt"] = row.pop("text")
+                row["text"] = f"a prompt {i}"
                 row["response"] = f"a reply to item-{i:05d}"
             f.write(json.dumps(row) + "\n")
 

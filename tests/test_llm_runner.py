@@ -500,3 +500,16 @@ def test_401_without_the_key_variable_says_it_is_not_set(
         predict(dataset, "openai:fake", tmp_path / "r.jsonl", base_url=fake_openai.url,
                 api_key_env="MY_UNSET_KEY")  # fmt: skip
     assert len(fake_openai.log) == 1
+
+
+def test_response_level_datasets_send_the_prompt_and_the_response(
+    fake_openai: FakeOpenAI, tmp_path: Path
+) -> None:
+    write_dataset(tmp_path / "R-A-MLL.jsonl", 30, response=True)
+    run = tmp_path / "run.jsonl"
+    summary = predict("R-A-MLL", "openai:fake", run, data_dir=tmp_path, base_url=fake_openai.url)
+    assert summary.written == 30 and summary.failed == 0
+    sent = json.dumps(fake_openai.bodies[0]["messages"])
+    assert "a prompt 0" in sent and "a reply to item-00000" in sent
+    assert json.loads(run.read_text().splitlines()[0])["fingerprint"]["level"] == "response"
+    assert toxeval.score(run, "R-A-MLL", data_dir=tmp_path).counts["scored"] == 30
