@@ -195,6 +195,15 @@ def test_json_categories_left_out_or_null_are_unknown_not_zero(moderation8: Taxo
     assert np.isnan(a.scores[[2, 5, 6, 7]]).all()
 
 
+def test_python_style_objects_also_leave_missing_categories_unknown(moderation8: Taxonomy) -> None:
+    spec = RequestSpec("chat", "mistral:7b", moderation8)
+    a = read_one(spec, ollama_body("{'s': 0.2, 'h': 0.7, 'v': None,}", model="mistral:7b"))
+    assert a.status == "partial" and a.reason == "no score for: v, hr, sh, s3, h2, v2"
+    assert a.scores is not None
+    np.testing.assert_array_equal(a.scores[:2], [0.2, 0.7])
+    assert np.isnan(a.scores[2:]).all()
+
+
 @pytest.mark.parametrize(
     ("content", "reason"),
     [

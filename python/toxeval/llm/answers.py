@@ -12,6 +12,7 @@ NaN (unknown, never a negative) and the Answer is ``partial`` with a reason nami
 
 from __future__ import annotations
 
+import ast
 import bisect
 import json
 import math
@@ -37,6 +38,7 @@ __all__ = [
 
 TRUNCATED = "truncated (max_tokens)"
 _MAX_REASON = 200
+_MAX_LITERAL = 20_000  # characters of a non-JSON object literal worth evaluating
 _THINK_OPEN_RE = re.compile(r"\A\s*<(think|thinking)>", re.IGNORECASE)
 _THINK_CLOSE_RE = re.compile(r"</(think|thinking)>", re.IGNORECASE)
 _FENCE_RE = re.compile(r"```[A-Za-z]*\s*\n?(.*?)```", re.DOTALL)
@@ -186,6 +188,21 @@ def _truncation_note(reply: ChatReply) -> str | None:
     return TRUNCATED if reply.finish_reason == "length" else None
 
 
+def _object_literal(text: str) -> Any:
+    """JSON, else a Python literal (``{'hate': 0.9, 'v': None,}``, as some local models
+    write); ``ast.literal_eval`` evaluates literals only, never code. None if neither."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        pass
+    if len(text) > _MAX_LITERAL:
+        return None
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+
+
 def _score_object_keys(text: str, taxonomy: Taxonomy) -> set[str] | None:
     """Category ids given a non-null value in the answer's JSON object, or None when the
     answer is not a JSON object of scores (then parse_output's reading stands alone)."""
@@ -194,10 +211,7 @@ def _score_object_keys(text: str, taxonomy: Taxonomy) -> set[str] | None:
     lo, hi = body.find("{"), body.rfind("}")
     if lo < 0 or hi <= lo:
         return None
-    try:
-        obj = json.loads(body[lo : hi + 1])
-    except ValueError:
-        return None
+    obj = _object_literal(body[lo : hi + 1])
     if not isinstance(obj, dict):
         return None
     for key, value in obj.items():
