@@ -513,3 +513,13 @@ def test_response_level_datasets_send_the_prompt_and_the_response(
     assert "a prompt 0" in sent and "a reply to item-00000" in sent
     assert json.loads(run.read_text().splitlines()[0])["fingerprint"]["level"] == "response"
     assert toxeval.score(run, "R-A-MLL", data_dir=tmp_path).counts["scored"] == 30
+
+
+def test_sample_with_a_seed_draws_the_same_rows_and_works_for_moderation(
+    fake_openai: FakeOpenAI, dataset: Path, tmp_path: Path
+) -> None:
+    runs = [tmp_path / f"run{i}.jsonl" for i in range(3)]
+    for run, seed in zip(runs, (7, 7, 8), strict=True):
+        predict(dataset, "openai-moderation", run, base_url=fake_openai.url, sample=10, seed=seed)
+    ids = [sorted(r["id"] for r in _rows(run)) for run in runs]
+    assert len(ids[0]) == 10 and ids[0] == ids[1] != ids[2]

@@ -101,7 +101,8 @@ def build_request_spec(
         llama_guard=det.kind == "llama-guard",
         temperature=temperature,
         max_tokens=max_tokens,
-        seed=seed,
+        # a moderation request has no seed: there it only draws the sample of rows
+        seed=None if det.kind == "openai-moderation" else seed,
         samples=samples,
     )
 
