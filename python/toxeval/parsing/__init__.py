@@ -12,7 +12,7 @@ K-vector and a *status*:
   a valid all-zero answer;
 - ``unparseable``: a refusal, nothing recognisable, names that all match no category,
   or invalid scores (NaN, outside [0, 1]); ``reason`` says why. The row's vector is zero;
-  what happens to it is the caller's policy (``zeros`` / ``exclude`` / ``error``, see
+  what happens to it is the caller's policy (``exclude``, the default / ``zeros`` / ``error``, see
   :meth:`ParsedBatch.apply_policy` and docs/parsing.md).
 
 Scores: numeric JSON (or ``name: 0.7`` lines) keep their values and mark the row
@@ -148,12 +148,14 @@ class ParsedBatch:
         found = {str(v): int(c) for v, c in zip(values, counts, strict=True)}
         return {s: found.get(s, 0) for s in STATUSES}
 
-    def apply_policy(self, policy: Policy = "zeros") -> tuple[np.ndarray, np.ndarray]:
+    def apply_policy(self, policy: Policy = "exclude") -> tuple[np.ndarray, np.ndarray]:
         """Scores and the rows to score under the unparseable-row policy.
 
-        Returns ``(scores, keep)`` with ``keep`` a (N,) bool array. ``zeros``: every row
-        is kept, unparseable rows score all-zero. ``exclude``: unparseable rows are
-        dropped (``keep`` False; report ``status_counts()["unparseable"]``). ``error``:
+        Returns ``(scores, keep)`` with ``keep`` a (N,) bool array. ``exclude`` (the
+        default): unparseable rows are dropped (``keep`` False; report
+        ``status_counts()["unparseable"]``), since an answer that could not be read is
+        not a "no". ``zeros``: every row is kept, unparseable rows score all-zero (an
+        explicit choice; say so wherever the figures are reported). ``error``:
         raises :class:`UnparseableOutputError` if any row is unparseable. ``partial`` rows
         are always kept with the categories that resolved.
         """
@@ -657,9 +659,10 @@ class _Parser:
         """The answer opens with a "safe" verdict: "Safe. Categories: hate", "Verdict: safe"."""
         first = _SENTENCE_END_RE.split(s.lstrip(_STRIP_CHARS), maxsplit=1)[0]
         first = _VERDICT_LEAD_RE.sub("", first.replace("**", "").strip(_STRIP_CHARS))
-        if not first or len(first) > 80:
+        if not first or len(first) > 80 or self.resolve(first) != ():
             return False
-        return self.resolve(first) == ()
+        # A verdict, not a "none" list item ("None of these apply\nhate" is {hate}).
+        return bool(_NONE_SENTENCE_RE.match(_norm(first)))
 
     def _text(self, s: str) -> _Acc:
         """A block that is not JSON: a lead-in, a list, Llama Guard, a table."""

@@ -345,13 +345,22 @@ def has_negation_cue(text: str) -> bool:
 
 def read_value(text: str) -> Reading:
     """The :data:`Reading` of a value written after a category name (see module docs)."""
-    v = _clean(text)
-    if not v:
-        return None, False, "no value given"
-    hit = _read(v, 0)
-    if hit is not None:
-        return hit
-    return None, False, f"value {_shown(text)} not understood"
+    hit = _CACHE.get(text)
+    if hit is None:
+        v = _clean(text)
+        if not v:
+            hit = None, False, "no value given"
+        else:
+            hit = _read(v, 0) or (None, False, f"value {_shown(text)} not understood")
+        if len(_CACHE) >= _MAX_CACHE:
+            _CACHE.clear()
+        _CACHE[text] = hit
+    return hit
+
+
+# Values repeat across millions of answers ("no", "yes", "0.1"): read each once.
+_CACHE: dict[str, Reading] = {}
+_MAX_CACHE = 100_000
 
 
 def _read(v: str, depth: int) -> Reading | None:
