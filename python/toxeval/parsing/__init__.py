@@ -31,7 +31,6 @@ whole-output cache, so a million short outputs parse in seconds.
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -365,7 +364,11 @@ _SPLIT_RE = re.compile(r"[\n\r,;|]+")
 _BULLET_RE = re.compile(r"\A(?:[-*•·‣>+]+|\(?\d{1,3}[.)]|\(?[a-zA-Z][.)](?=\s))\s*")
 _STRIP_CHARS = " \t-•*+·>#\"'“”‘’`()[]{}.:;!?<>"
 # "name <sep> value": the first ":", "=", "(" or spaced dash splits a piece.
-_NAME_VALUE_RE = re.compile(r"\A(.*?[^\s:=(])\s*([:=]|\(|\s[-\u2013\u2014]\s)\s*(.*?)\s*\Z", re.DOTALL)
+_NAME_VALUE_RE = re.compile(
+    r"\A(.*?[^\s:=(])\s*([:=]|\(|\s[-\u2013\u2014]\s)\s*(.*?)\s*\Z", re.DOTALL
+)
+_HAS_SEPARATOR_RE = re.compile(r"[:=(]|\s[-\u2013\u2014]\s")
+_QUOTE_CHARS = " \t\"'“”‘’`*"
 # A leading reasoning block ("<think>...</think> answer"), as reasoning models write it.
 _REASONING_OPEN_RE = re.compile(r"\A<(think|thinking|reasoning)>", re.IGNORECASE)
 # Markdown tables: a row starts with "|"; a separator row is made of dashes and colons.
@@ -619,7 +622,7 @@ class _Parser:
         if json_acc is not None:
             return json_acc
         # 3.-6. text; a leading "safe" verdict must not come with categories.
-        acc = self._text(s)
+        acc = self._text(s, depth)
         if acc.scores and acc.unsafe_flag is None and self._says_safe_first(s):
             acc.unsafe_flag = False
         return acc
@@ -664,7 +667,7 @@ class _Parser:
         # A verdict, not a "none" list item ("None of these apply\nhate" is {hate}).
         return bool(_NONE_SENTENCE_RE.match(_norm(first)))
 
-    def _text(self, s: str) -> _Acc:
+    def _text(self, s: str, depth: int) -> _Acc:
         """A block that is not JSON: a lead-in, a list, Llama Guard, a table."""
         # 3. strip markdown emphasis and a lead-in ("Categories: ...").
         body = s.replace("**", "").replace("`", "").strip()
@@ -707,8 +710,8 @@ class _Parser:
 
     def _whole(self, body: str) -> _Acc | None:
         """The whole block is one name or a "none" phrase."""
-        if len(body) > 200:
-            return None
+        if len(body) > 200 or ":" in body or "=" in body:
+            return None  # "hate: no", "hate:" are a name and its value
         hit = self.resolve(body)
         if hit is None:
             return None
@@ -720,7 +723,8 @@ class _Parser:
         words = _norm(lead).split()
         if not words or len(words) > 8 or not any(w in _LEAD_WORDS for w in words):
             return False
-        return self._resolve_name(lead) is None  # "Privacy violations: no" is a category
+        # "Privacy violations: no", "1. Self-harm: yes" name a category, not a lead-in
+        return self._resolve_name(_BULLET_RE.sub("", lead.strip(), count=1)) is None
 
     # ---- Llama Guard
 
@@ -778,7 +782,7 @@ class _Parser:
         acc = _Acc()
         if "|" in body and _TABLE_ROW_RE.search(body):
             rows = [ln for ln in body.splitlines() if ln.lstrip().startswith("|")]
-            if len(rows) >= 2:
+            if rows:
                 self._table(rows, acc)  # the table is the answer; prose around it is not
                 return acc
         for raw in _SPLIT_RE.split(body):
@@ -810,8 +814,12 @@ class _Parser:
             if not rest:
                 self._piece(name, acc)
                 continue
-            value = next((c for c in rest if read_value(c)[0] is not None), rest[0])
-            self._piece(f"{name}: {value}", acc)
+            value = next((c for c in rest if read_value(c)[0] is not None), None)
+            if value is None and value_col is None:
+                for c in cells:  # no value column: | hate | violence | is a list
+                    self._piece(c, acc)
+                continue
+            self._piece(f"{name}: {value or rest[0]}", acc)
 
     def _resolve_name(self, name: str) -> tuple[int, ...] | None:
         """Columns of a category name, or of every part of "hate/harassment"; None if not."""
@@ -834,15 +842,26 @@ class _Parser:
         p = raw.strip()
         if not p:
             return
-        p = _BULLET_RE.sub("", p, count=1).strip(_STRIP_CHARS)
+        p = _BULLET_RE.sub("", p, count=1)
+        has_value = ":" in p or "=" in p
+        if not has_value:
+            # a whole name first: "Sexual - minors" is one category, not sexual = "minors"
+            hit = self.resolve(p.strip(_STRIP_CHARS))
+            if hit is not None:
+                acc.add(hit, 1.0)
+                return
+        if has_value or _HAS_SEPARATOR_RE.search(p):
+            # "Hate: no", "hate (score 0.2)": read before the edges are stripped, so that
+            # "hate:" or "hate: ???" is not mistaken for a bare "hate".
+            nv = _NAME_VALUE_RE.match(p.strip(_QUOTE_CHARS))
+            if nv is not None and self._name_value(nv, acc):
+                return
+        p = p.strip(_STRIP_CHARS)
         if not p:
             return
-        hit = self.resolve(p)
+        hit = self.resolve(p) if has_value else None
         if hit is not None:
             acc.add(hit, 1.0)
-            return
-        nv = _NAME_VALUE_RE.match(p)
-        if nv is not None and self._name_value(nv, acc):
             return
         # "hate/harassment", "violence and weapons", "hate violence": every part must be a
         # category ("no hate" is not {hate}).
@@ -869,6 +888,8 @@ class _Parser:
         name = nv.group(1).strip(_STRIP_CHARS)
         sep = nv.group(2).strip()
         text = nv.group(3)
+        if sep == "(" and text.endswith(")"):
+            text = text[:-1]
         cols = self._resolve_name(name)
         score, graded, err = read_value(text)
         if cols is None:
