@@ -705,6 +705,14 @@ class _Parser:
         lg = _LG_RE.match(body)
         if lg is not None and lg.group(1).lower() == "unsafe":
             return self._llama_guard(lg.group(2))
+        if (
+            lg is not None
+            and lg.group(2).strip()
+            and all(_CODE_RE.match(c) for c in re.split(r"[\s,;]+", lg.group(2).strip()) if c)
+        ):
+            acc = self._llama_guard(lg.group(2))  # "safe\nS10": a verdict and codes
+            acc.unsafe_flag = False
+            return acc
         # 6. a list of names, ids, aliases or "name: score" pairs.
         return self._list(body)
 
@@ -723,8 +731,10 @@ class _Parser:
         words = _norm(lead).split()
         if not words or len(words) > 8 or not any(w in _LEAD_WORDS for w in words):
             return False
-        # "Privacy violations: no", "1. Self-harm: yes" name a category, not a lead-in
-        return self._resolve_name(_BULLET_RE.sub("", lead.strip(), count=1)) is None
+        # "Privacy violations: no", "1. Self-harm: yes", "Privacy violations - risk: high"
+        # name a category, not a lead-in
+        head = _HAS_SEPARATOR_RE.split(_BULLET_RE.sub("", lead.strip(), count=1), maxsplit=1)[0]
+        return self._resolve_name(head.strip(_STRIP_CHARS)) is None
 
     # ---- Llama Guard
 

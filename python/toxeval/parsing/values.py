@@ -25,7 +25,8 @@ The grammar, in the order it is tried (docs/parsing.md has the full tables):
    20%``, ``likelihood: low``: a score word, then any value of this grammar;
 4. a value followed by a gloss in parentheses or after a dash (``no (neutral
    mention)``, ``yes - uses a slur``): the value counts; a gloss that is itself a value
-   must agree with it (``yes (0.9)`` is 0.9, ``no (0.9)`` is an error).
+   must be on the same side of 0.5 and then gives the score (``yes (0.9)`` is 0.9,
+   ``no (0.02)`` is 0.02, ``no (0.9)`` and ``yes (0.3)`` are errors).
 
 Anything else is not understood: an error, never a guess. Words that say the model does
 not know (``unknown``, ``unclear``, ``unsure``, ``uncertain``) are deliberately not in
@@ -426,8 +427,7 @@ def _read_glossed(v: str, depth: int) -> Reading | None:
         return head  # a description, not a value
     if tail[2] is not None:
         return tail
-    h, t = head[0] or 0.0, tail[0] or 0.0
-    if (h > 0.0) != (t > 0.0) or (head[1] and tail[1] and (h >= 0.5) != (t >= 0.5)):
+    if ((head[0] or 0.0) >= 0.5) != ((tail[0] or 0.0) >= 0.5):  # "no (0.9)", "high (0.3)"
         return None, False, f"value {_shown(v)} contradicts itself"
     return tail if tail[1] else head
 
