@@ -15,6 +15,14 @@ K-vector and a *status*:
   what happens to it is the caller's policy (``exclude``, the default / ``zeros`` / ``error``, see
   :meth:`ParsedBatch.apply_policy` and docs/parsing.md).
 
+The value after a category name (``Hate: no``, ``hate (score 0.2)``, ``{"hate": "low"}``,
+a table cell) is read by :func:`toxeval.parsing.values.read_value`: negations are 0,
+presence words 1, severity and likelihood words, numbers, percentages and fractions are
+graded scores; a value it does not understand makes the row ``unparseable`` with a reason
+naming the category and the value. A leading ``<think>...</think>`` reasoning block is
+not part of the answer; a safe verdict that names a category, or a second JSON answer
+that disagrees with the first, is ``unparseable`` ("contradictory: ...").
+
 Scores: numeric JSON (or ``name: 0.7`` lines) keep their values and mark the row
 ``graded``; label sets and booleans give 1.0 / 0.0. For a graded row ``labels`` are the
 categories whose score is ``>= threshold`` (0.5 by default); the score vector itself is
