@@ -368,3 +368,34 @@ def test_property_a_negated_rendering_is_never_a_positive(data: st.DataObject) -
     r = parse_output(text)
     assert not r.scores.any() and not r.labels, (text, r)
     assert r.status == "empty", (text, r)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "hate: a" + " " * 100_000 + "b",
+        "a" + " " * 100_000 + "b: no",
+        "hate" + " " * 100_000 + "(no)",
+        "hate:" + "\t" * 100_000 + "no",
+        "hate: no (" + "a " * 100_000,
+        "hate: " + "(" * 100_000,
+        "| hate | no |\n" * 20_000,
+        "x - " * 50_000 + "hate",
+        "<think>" + "x" * 500_000,
+    ],
+    ids=[
+        "spaces-value",
+        "spaces-name",
+        "spaces-paren",
+        "tabs",
+        "gloss",
+        "parens",
+        "table",
+        "dashes",
+        "think",
+    ],
+)
+def test_long_runs_in_values_stay_linear(text: str) -> None:
+    # a regex that backtracks over a long run of spaces would take minutes here
+    r = parse_output(text)
+    assert r.status in ("ok", "empty", "partial", "unparseable")

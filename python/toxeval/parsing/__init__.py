@@ -372,8 +372,10 @@ _SPLIT_RE = re.compile(r"[\n\r,;|]+")
 _BULLET_RE = re.compile(r"\A(?:[-*•·‣>+]+|\(?\d{1,3}[.)]|\(?[a-zA-Z][.)](?=\s))\s*")
 _STRIP_CHARS = " \t-•*+·>#\"'“”‘’`()[]{}.:;!?<>"
 # "name <sep> value": the first ":", "=", "(" or spaced dash splits a piece.
+# The value is captured greedily and stripped in Python: a lazy group before "\s*\Z" is
+# quadratic in a long run of spaces.
 _NAME_VALUE_RE = re.compile(
-    r"\A(.*?[^\s:=(])\s*([:=]|\(|\s[-\u2013\u2014]\s)\s*(.*?)\s*\Z", re.DOTALL
+    r"\A(.*?[^\s:=(])[ \t]{0,10}([:=]|\(|\s[-\u2013\u2014]\s)(.*)\Z", re.DOTALL
 )
 _HAS_SEPARATOR_RE = re.compile(r"[:=(]|\s[-\u2013\u2014]\s")
 _QUOTE_CHARS = " \t\"'“”‘’`*"
@@ -861,6 +863,8 @@ class _Parser:
         if not p:
             return
         p = _BULLET_RE.sub("", p, count=1)
+        if "  " in p or "\t" in p or "\n" in p:
+            p = " ".join(p.split())  # the splitting regexes are quadratic in long space runs
         has_value = ":" in p or "=" in p
         if not has_value:
             # a whole name first: "Sexual - minors" is one category, not sexual = "minors"
@@ -905,7 +909,7 @@ class _Parser:
         detected``, ``Hate - attacks on a group``); False if it is not one."""
         name = nv.group(1).strip(_STRIP_CHARS)
         sep = nv.group(2).strip()
-        text = nv.group(3)
+        text = nv.group(3).strip()
         if sep == "(" and text.endswith(")"):
             text = text[:-1]
         cols = self._resolve_name(name)

@@ -348,7 +348,7 @@ def read_value(text: str) -> Reading:
     """The :data:`Reading` of a value written after a category name (see module docs)."""
     hit = _CACHE.get(text)
     if hit is None:
-        v = _clean(text)
+        v = _clean(text) if len(text) <= _MAX_VALUE_LEN else "?"
         if not v:
             hit = None, False, "no value given"
         else:
@@ -362,6 +362,8 @@ def read_value(text: str) -> Reading:
 # Values repeat across millions of answers ("no", "yes", "0.1"): read each once.
 _CACHE: dict[str, Reading] = {}
 _MAX_CACHE = 100_000
+# A value is a few words; longer text is prose, not understood (and never scanned twice).
+_MAX_VALUE_LEN = 300
 
 
 def _read(v: str, depth: int) -> Reading | None:
