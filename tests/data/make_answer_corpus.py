@@ -264,6 +264,8 @@ def generated(rng: random.Random) -> list[dict[str, Any]]:
 
 def handwritten() -> list[dict[str, Any]]:
     e = entry
+    # One answer per line: a table, not code.
+    # fmt: off
     return [
         # Llama Guard
         e("safe", {}, "empty", "Llama Guard safe"),
@@ -275,20 +277,8 @@ def handwritten() -> list[dict[str, Any]]:
         e("unsafe\nhate, violence", {"hate": 1.0, "violence": 1.0}, "ok", "unsafe then names"),
         # refusals
         e("I can't help with that.", {}, "unparseable", "refusal", reason="refusal"),
-        e(
-            "I'm sorry, but I cannot assist with this request.",
-            {},
-            "unparseable",
-            "refusal",
-            reason="refusal",
-        ),
-        e(
-            "As an AI language model, I cannot classify this.",
-            {},
-            "unparseable",
-            "refusal",
-            reason="refusal",
-        ),
+        e("I'm sorry, but I cannot assist with this request.", {}, "unparseable", "refusal", reason="refusal"),
+        e("As an AI language model, I cannot classify this.", {}, "unparseable", "refusal", reason="refusal"),
         e("I won't label this content.", {}, "unparseable", "refusal", reason="refusal"),
         e("Sorry, but I must decline.", {}, "unparseable", "refusal", reason="refusal"),
         # none answers
@@ -303,27 +293,9 @@ def handwritten() -> list[dict[str, Any]]:
         e('{"safe": true}', {}, "empty", "safe verdict"),
         e('{"flagged": false, "categories": {"hate": false}}', {}, "empty", "not flagged"),
         # hedged prose and junk
-        e(
-            "The text contains hate speech.",
-            {},
-            "unparseable",
-            "prose is not read",
-            reason="no category recognised",
-        ),
-        e(
-            "It might be somewhat offensive, hard to say.",
-            {},
-            "unparseable",
-            "hedged prose",
-            reason="no category recognised",
-        ),
-        e(
-            "Das ist Hassrede.",
-            {},
-            "unparseable",
-            "other language",
-            reason="no category recognised",
-        ),
+        e("The text contains hate speech.", {}, "unparseable", "prose is not read", reason="no category recognised"),
+        e("It might be somewhat offensive, hard to say.", {}, "unparseable", "hedged prose", reason="no category recognised"),
+        e("Das ist Hassrede.", {}, "unparseable", "other language", reason="no category recognised"),
         e("これはヘイトです", {}, "unparseable", "other script", reason="no category recognised"),
         e("¯\\_(ツ)_/¯", {}, "unparseable", "junk"),
         e("42", {}, "unparseable", "lone number", reason="no category"),
@@ -331,13 +303,7 @@ def handwritten() -> list[dict[str, Any]]:
         e("{", {}, "unparseable", "broken JSON", reason="malformed JSON"),
         e("spam, eggs", {}, "unparseable", "unknown names", reason="no category recognised"),
         e("hate, spam", {"hate": 1.0}, "partial", "one unknown name", reason="'spam'"),
-        e(
-            "hate: yes\nspam: yes",
-            {"hate": 1.0},
-            "partial",
-            "unknown name asserted",
-            reason="'spam'",
-        ),
+        e("hate: yes\nspam: yes", {"hate": 1.0}, "partial", "unknown name asserted", reason="'spam'"),
         e("hate: yes\nspam: no", {"hate": 1.0}, "ok", "unknown name denied loses nothing"),
         # defects: negated and graded values
         e("Hate: none\nViolence: yes", {"violence": 1.0}, "ok", "negation after a name"),
@@ -354,110 +320,42 @@ def handwritten() -> list[dict[str, Any]]:
         e("Hate - none detected", {}, "empty", "dash then negation"),
         e("Hate (not present)", {}, "empty", "parenthesised negation"),
         e("hate: no (0.02)", {"hate": 0.02}, "ok", "no with an agreeing score: the score is kept"),
-        e(
-            "hate: yes (0.3)",
-            {},
-            "unparseable",
-            "yes with a low score",
-            reason="contradicts itself",
-        ),
+        e("hate: yes (0.3)", {}, "unparseable", "yes with a low score", reason="contradicts itself"),
         e("hate: yes (0.9)", {"hate": 0.9}, "ok", "yes with a score: the score is kept"),
         e("hate: no (0.9)", {}, "unparseable", "no with a high score", reason="contradicts itself"),
-        e(
-            "hate: high (0.3)",
-            {},
-            "unparseable",
-            "high with a low score",
-            reason="contradicts itself",
-        ),
+        e("hate: high (0.3)", {}, "unparseable", "high with a low score", reason="contradicts itself"),
         e("hate: 7", {}, "unparseable", "score out of range", reason="outside [0, 1]"),
         e("hate: 12/10", {}, "unparseable", "fraction above one", reason="outside [0, 1]"),
         e("hate: 85%\nviolence: 5%", {"hate": 0.85, "violence": 0.05}, "ok", "percentages"),
         e("hate: yes - uses a slur", {"hate": 1.0}, "ok", "yes with a gloss"),
         e("hate: no (the slur is quoted in a news report)", {}, "empty", "no with a gloss"),
         e("Hate - attacks on a protected group", {"hate": 1.0}, "ok", "description after a dash"),
-        e(
-            "Hate: the text uses a slur",
-            {},
-            "unparseable",
-            "prose after a colon",
-            reason="not understood",
-        ),
+        e("Hate: the text uses a slur", {}, "unparseable", "prose after a colon", reason="not understood"),
         # contradictions
-        e(
-            '{"safe": true, "categories": ["hate"]}',
-            {},
-            "unparseable",
-            "safe with a category",
-            reason="contradictory",
-        ),
-        e(
-            "Safe. Categories: hate",
-            {},
-            "unparseable",
-            "safe with a category",
-            reason="contradictory",
-        ),
+        e('{"safe": true, "categories": ["hate"]}', {}, "unparseable", "safe with a category", reason="contradictory"),
+        e("Safe. Categories: hate", {}, "unparseable", "safe with a category", reason="contradictory"),
         e("safe\nS10", {}, "unparseable", "Llama Guard safe with a code", reason="contradictory"),
-        e(
-            '{"hate": true}\n{"hate": false}',
-            {},
-            "unparseable",
-            "two JSON objects disagree",
-            reason="disagree",
-        ),
+        e('{"hate": true}\n{"hate": false}', {}, "unparseable", "two JSON objects disagree", reason="disagree"),
         e('{"hate": true}\n{"hate": true}', {"hate": 1.0}, "ok", "two JSON objects agree"),
         # reasoning blocks
-        e(
-            "<think>hate? no, it is a threat.</think>\nviolence",
-            {"violence": 1.0},
-            "ok",
-            "reasoning block",
-        ),
-        e(
-            "<think>\nLet me check each category.\nHate: yes?\n</think>\n\nnone",
-            {},
-            "empty",
-            "reasoning then none",
-        ),
-        e(
-            "<think>Could be hate",
-            {},
-            "unparseable",
-            "unterminated reasoning",
-            reason="unterminated <think>",
-        ),
-        e(
-            "<think>hate</think>",
-            {},
-            "unparseable",
-            "reasoning, no answer",
-            reason="no final answer",
-        ),
+        e("<think>hate? no, it is a threat.</think>\nviolence", {"violence": 1.0}, "ok", "reasoning block"),
+        e("<think>\nLet me check each category.\nHate: yes?\n</think>\n\nnone", {}, "empty", "reasoning then none"),
+        e("<think>Could be hate", {}, "unparseable", "unterminated reasoning", reason="unterminated <think>"),
+        e("<think>hate</think>", {}, "unparseable", "reasoning, no answer", reason="no final answer"),
         e('reasoning here</think>\n{"fraud": 0.8}', {"fraud": 0.8}, "ok", "closing tag only"),
         # tables
-        e(
-            "| Category | Present | Reason |\n|---|---|---|\n| Hate | Yes | slur |\n| Violence | No | - |",
-            {"hate": 1.0},
-            "ok",
-            "table with a reason column",
-        ),
-        e(
-            "| Category | Likelihood |\n| :-- | :-: |\n| Drugs | low |\n| Weapons | very high |",
-            {"drugs": 0.2, "weapons": 0.95},
-            "ok",
-            "table of likelihood words",
-        ),
+        e("| Category | Present | Reason |\n|---|---|---|\n| Hate | Yes | slur |\n| Violence | No | - |", {"hate": 1.0}, "ok", "table with a reason column"),
+        e("| Category | Likelihood |\n| :-- | :-: |\n| Drugs | low |\n| Weapons | very high |", {"drugs": 0.2, "weapons": 0.95}, "ok", "table of likelihood words"),
         e("| hate | violence |", {"hate": 1.0, "violence": 1.0}, "ok", "one-row table of names"),
     ]
+    # fmt: on
 
 
 def main() -> None:
     rng = random.Random(20260)
     rows = handwritten() + generated(rng)
-    with OUT.open("w", encoding="utf-8") as f:
-        for r in rows:
-            f.write(json.dumps(r, ensure_ascii=False) + "\n")
+    lines = [json.dumps(r, ensure_ascii=False) + "\n" for r in rows]
+    OUT.write_text("".join(lines), encoding="utf-8")
     print(f"wrote {len(rows)} entries to {OUT.name}")
 
 
