@@ -51,3 +51,12 @@ def run_browser(chromium: str, tmp_path: Path) -> BrowserRun:
         return subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False)
 
     return run
+
+
+@pytest.fixture
+def fresh_parse_caches() -> None:
+    """Forget toxeval.parsing's caches, so that a test sees the parser as it is now (a
+    monkeypatched mapping or a cached row of an earlier test does not leak in)."""
+    from toxeval.parsing import clear_caches
+
+    clear_caches()

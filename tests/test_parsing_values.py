@@ -13,7 +13,6 @@ import json
 
 import numpy as np
 import pytest
-import toxeval.parsing as parsing
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from toxeval import parse_output
@@ -24,9 +23,7 @@ TOX15 = load_taxonomy("toxeval-15")
 IDS = TOX15.ids
 
 
-@pytest.fixture(autouse=True)
-def _fresh_caches() -> None:
-    parsing.clear_caches()
+pytestmark = pytest.mark.usefixtures("fresh_parse_caches")
 
 
 def vector(scores: dict[str, float]) -> list[float]:
