@@ -116,3 +116,12 @@ def user_taxonomy_path(tmp_path: Path) -> Path:
 @pytest.fixture()
 def user_taxonomy(user_taxonomy_path: Path) -> Taxonomy:
     return load_taxonomy(user_taxonomy_path)
+
+
+@pytest.fixture
+def fresh_parse_caches() -> None:
+    """Forget toxeval.parsing's caches, so that a test sees the parser as it is now (a
+    monkeypatched mapping or a cached row of an earlier test does not leak in)."""
+    from toxeval.parsing import clear_caches
+
+    clear_caches()
