@@ -5,11 +5,27 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from toxeval.taxonomy import Taxonomy, load_taxonomy
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from fake_openai import FakeOpenAI
+
+
+@pytest.fixture
+def fake_openai() -> Iterator[FakeOpenAI]:
+    """A fake OpenAI-compatible server on 127.0.0.1 (tests/fake_openai.py), stopped after
+    the test."""
+    server = FakeOpenAI().start()
+    try:
+        yield server
+    finally:
+        server.stop()
 
 
 @pytest.fixture(scope="session")

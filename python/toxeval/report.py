@@ -58,6 +58,9 @@ def _system_line(result: EvaluationResult) -> str:
     sysd = result.system
     if sysd.get("kind") == "detector":
         return f"detector {sysd.get('detector')} {sysd.get('detector_version', '')}".strip()
+    if sysd.get("kind") == "run":  # a run file of toxeval predict
+        methods = ", ".join(sysd.get("scoring_method") or ["unknown"])
+        return f"{sysd.get('detector')} ({methods} scoring), run file {sysd.get('source')}"
     return f"predictions {sysd.get('source')} ({sysd.get('format')}, {sysd.get('kind')})"
 
 

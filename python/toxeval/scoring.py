@@ -657,6 +657,13 @@ def score(
     if isinstance(predictions, Predictions):
         preds = predictions
     elif isinstance(predictions, (str, Path)):
+        from toxeval.llm.runfile import is_run_file
+
+        if is_run_file(predictions):  # toxeval predict's run file: read via its header
+            from toxeval.llm.runscores import score_run
+
+            _reject_unused(parsing | {"format": (format, "auto")}, "a run file")
+            return score_run(predictions, ds, threshold=threshold, progress=progress)
         if progress:
             progress("reading predictions")
         preds = read_predictions(
@@ -738,17 +745,37 @@ def evaluate(
     rule: Rule = "majority",
     min_annotators: int = 1,
     progress: Progress | None = None,
+    run_file: str | Path | None = None,
+    **predict_options: Any,
 ) -> EvaluationResult:
     """Run a detector over a dataset and score it (default: the lexicon baseline on the
     embedded demo set, offline). Response-level datasets are scored on the responses.
 
-    ``detector``: a built-in detector's name (``toxeval.detectors.list_detectors()``) or
-    any object with ``predict_scores(texts) -> (N, K) array`` and a ``taxonomy`` whose
-    ids are the dataset's (the ``toxeval.detectors.Detector`` protocol)."""
+    ``detector``: a detector spec (``lexicon``, ``openai:MODEL``,
+    ``openai-moderation[:MODEL]``, ``llama-guard:MODEL``, ``python:module:attr``: see
+    :func:`toxeval.llm.predict`) or any object with ``predict_scores(texts) -> (N, K)
+    array`` and a ``taxonomy`` whose ids are the dataset's (the
+    ``toxeval.detectors.Detector`` protocol). A spec other than ``lexicon``, or a
+    ``run_file``, runs through :func:`toxeval.llm.predict` (``predict_options`` are its
+    keyword arguments, e.g. ``base_url=``) into ``run_file`` (a temporary file when None),
+    then scores the run file."""
     from toxeval.detectors import get_detector
 
     ds = _load(dataset, taxonomy, data_dir, rule, min_annotators, progress)
     loaded = dataset is None or isinstance(dataset, (str, Path))
+    if isinstance(detector, str) and (
+        run_file is not None or predict_options or detector.strip().lower() != "lexicon"
+    ):
+        from toxeval.llm import evaluate_spec
+
+        config = {
+            "detector": detector,
+            "rule": rule if loaded else None,
+            "min_annotators": min_annotators if loaded else None,
+        }
+        return evaluate_spec(
+            ds, detector, run_file, threshold=threshold, config=config, **predict_options
+        )
     if isinstance(detector, str):
         det = get_detector(detector, ds.taxonomy)
         asked = detector
