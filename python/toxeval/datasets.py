@@ -453,9 +453,21 @@ class _Labels:
         pos = np.zeros(self.k, dtype=bool)
         neg_votes = np.zeros(self.k, dtype=np.int64)
         unk_votes = np.zeros(self.k, dtype=np.int64)
+        # without a mapping each category has one value: two keys naming it (its id and
+        # an alias, or two spellings) must agree, as in prediction files
+        given: dict[int, tuple[str, int | None]] = {}
         for code, v in obj.items():
             ts = self.code_targets(code, where)
             val = _cell(v, f"{where}: labels[{code!r}]")
+            if self.mapping is None:
+                for t in ts:
+                    first = given.setdefault(t, (code, val))
+                    if first[1] != val:
+                        raise DatasetError(
+                            f"{where}: keys {first[0]!r} ({_cell_text(first[1])}) and "
+                            f"{code!r} ({_cell_text(val)}) both name category "
+                            f"{self.tax.ids[t]!r} with different labels; keep one"
+                        )
             for t in ts:
                 if val == 1:
                     pos[t] = True
@@ -535,6 +547,10 @@ def _cell(v: Any, where: str, *, allow_minus_one: bool = False) -> int | None:
             return None
     allowed = "1, 0, -1 or null" if allow_minus_one else "1, 0 or null"
     raise DatasetError(f"{where}: label value must be {allowed}, got {v!r}")
+
+
+def _cell_text(value: int | None) -> str:
+    return "unknown" if value is None else str(value)
 
 
 def _split_label_text(text: str, where: str) -> Any:
@@ -820,9 +836,10 @@ def _table_labels(
             per_target_pos = np.zeros((n, k), dtype=bool)
             neg = np.zeros((n, k), dtype=np.int64)
             unk = np.zeros((n, k), dtype=np.int64)
+            claimed: set[int] = set()
             for i in range(t.num_fields):
                 ts = labels.targets(t.field(i).name)
-                if ts is None:
+                if ts is None or _claims_again(ts, claimed, labels):
                     raise _NotColumnar
                 one, known = _tri_state(col.field(i))
                 for tt in ts:
@@ -839,6 +856,7 @@ def _table_labels(
     neg = np.zeros((n, k), dtype=np.int64)
     unk = np.zeros((n, k), dtype=np.int64)
     found = False
+    claimed: set[int] = set()
     for name in cols:
         ts = labels.targets(name)
         if ts is None:
@@ -846,6 +864,8 @@ def _table_labels(
             if msg is not None:
                 raise DatasetError(msg)
             continue  # extra metadata columns are ignored (and listed in the notes)
+        if _claims_again(ts, claimed, labels):
+            raise _NotColumnar  # two columns name one category: the row path checks them
         found = True
         col = table.column(name).combine_chunks()
         if pa.types.is_string(col.type):
@@ -863,6 +883,15 @@ def _table_labels(
     covered = (neg + unk) > 0
     mask = pos | (covered & (unk == 0))
     return pos.astype(np.int8), mask
+
+
+def _claims_again(targets: tuple[int, ...], claimed: set[int], labels: _Labels) -> bool:
+    """Whether a second label field names a category already named (an id and its alias,
+    two spellings), with no mapping to combine codes: then the row path compares their
+    values row by row. Adds ``targets`` to ``claimed``."""
+    again = labels.mapping is None and not claimed.isdisjoint(targets)
+    claimed.update(targets)
+    return again
 
 
 def _drop_empty_strings(col: pa.ListArray) -> pa.ListArray:
