@@ -80,6 +80,8 @@ _ID_COLUMNS = ("id",)
 _SCORE_COLUMNS = ("scores", "score", "y_score", "probs", "probabilities")
 _LABEL_COLUMNS = ("labels", "label", "categories", "y_pred")
 _TEXT_COLUMNS = ("output", "text", "response", "completion", "generation")
+# A failed model request: any value but null, "" or false marks the row as failed.
+_ERROR_COLUMN = "error"
 # Columns that are never category scores (pandas index columns and the like).
 _IGNORED = re.compile(r"^(index|row|__index_level_\d+__|Unnamed: ?\d*|)$")
 
@@ -108,8 +110,8 @@ class Predictions:
     """Predictions aligned to a dataset's rows.
 
     ``scores[i]`` is the score vector of dataset row ``i`` (columns in taxonomy order);
-    rows with ``scored[i] == False`` (no prediction, or excluded by the parse policy) hold
-    zeros and are left out of every figure.
+    rows with ``scored[i] == False`` (no prediction, a null prediction, a failed request,
+    or excluded by the parse policy) hold zeros and are left out of every figure.
     """
 
     scores: np.ndarray  # (N, K) float64
@@ -135,6 +137,12 @@ class Predictions:
     # sha256 of the dataset the rows were aligned to (None: not recorded); scoring
     # checks it against the dataset it is given
     dataset_sha256: str | None = None
+    # dataset rows whose prediction is null (unknown: no score, label list or output)
+    # or whose request failed (a non-null 'error' field): unscored, never negatives
+    n_null: int = 0
+    null_ids: tuple[str, ...] = ()
+    n_failed: int = 0
+    failed: tuple[tuple[str, str], ...] = ()  # first few (id, error)
 
     @property
     def n_scored(self) -> int:
@@ -156,6 +164,11 @@ class Predictions:
             "parse_policy": self.parse_policy,
             "parse_status_counts": self.parse_counts,
             "parse_excluded": self.n_parse_excluded,
+            "null": {"count": self.n_null, "first_ids": list(self.null_ids)},
+            "failed": {
+                "count": self.n_failed,
+                "first": [{"id": i, "error": e} for i, e in self.failed],
+            },
         }
 
 
@@ -275,7 +288,9 @@ def _open_binary(path: Path) -> io.BufferedReader:
 
 
 def _open_text(path: Path) -> io.TextIOBase:
-    return io.TextIOWrapper(_open_binary(path), encoding="utf-8")
+    """``path`` as UTF-8 text; a byte-order mark at the start is skipped (pyarrow's
+    readers skip it too)."""
+    return io.TextIOWrapper(_open_binary(path), encoding="utf-8-sig")
 
 
 # --------------------------------------------------------------------------- readers
@@ -306,15 +321,28 @@ def _bad_utf8_line(path: Path) -> str:
     return ""
 
 
-def _first_json_line(path: Path) -> dict[str, Any]:
-    """The first non-blank line as a JSON object (errors carry the line number)."""
+# Lines read at most to find a non-null value of each prediction field for the schema.
+_SCHEMA_LINES = 10_000
+
+
+def _schema_sample(path: Path) -> dict[str, Any]:
+    """Each field of the first non-blank line, with the first non-null value found for
+    it in the first lines (a dump may start with a null prediction or a failed
+    request); errors carry the line number."""
     try:
-        return _first_json_line_unchecked(path)
+        return _schema_sample_unchecked(path)
     except (OSError, EOFError, UnicodeDecodeError, zlib.error) as e:
         raise _unreadable(path, e) from None
 
 
-def _first_json_line_unchecked(path: Path) -> dict[str, Any]:
+def _typed_nulls(sample: dict[str, Any]) -> list[str]:
+    """The fields of ``sample`` that :func:`_json_schema` types but that are null."""
+    typed = _ID_COLUMNS + _SCORE_COLUMNS + _LABEL_COLUMNS + _TEXT_COLUMNS
+    return [k for k, v in sample.items() if v is None and k in typed]
+
+
+def _schema_sample_unchecked(path: Path) -> dict[str, Any]:
+    sample: dict[str, Any] | None = None
     with _open_text(path) as f:
         for lineno, line in enumerate(f, start=1):
             if not line.strip():
@@ -327,8 +355,16 @@ def _first_json_line_unchecked(path: Path) -> dict[str, Any]:
                 raise PredictionError(
                     f"{path}: line {lineno}: expected a JSON object, got {type(obj).__name__}"
                 )
-            return obj
-    raise PredictionError(f"{path}: empty file (no predictions)")
+            if sample is None:
+                sample = obj
+            else:
+                for key in _typed_nulls(sample):
+                    sample[key] = obj.get(key)
+            if lineno >= _SCHEMA_LINES or not _typed_nulls(sample):
+                break
+    if sample is None:
+        raise PredictionError(f"{path}: empty file (no predictions)")
+    return sample
 
 
 def _scan_jsonl(path: Path, pyarrow_msg: str) -> PredictionError:
@@ -436,7 +472,7 @@ def _source(path: Path) -> Iterator[str | pa.NativeFile]:
 def _read_jsonl(path: Path) -> pa.Table:
     import pyarrow.json as pj
 
-    first = _first_json_line(path)
+    first = _schema_sample(path)
     opts = pj.ParseOptions(explicit_schema=_json_schema(first), unexpected_field_behavior="infer")
     try:
         try:
@@ -475,7 +511,11 @@ def _read_csv(path: Path) -> pa.Table:
                 convert_options=pcsv.ConvertOptions(
                     column_types={
                         c: pa.string() for c in _ID_COLUMNS + _LABEL_COLUMNS + _TEXT_COLUMNS
-                    }
+                    },
+                    # an empty cell is null (no prediction, unscored); a quoted "" is an
+                    # empty string (an empty output, an empty label list)
+                    strings_can_be_null=True,
+                    quoted_strings_can_be_null=False,
                 ),
             )
     except (pa.ArrowInvalid, pa.ArrowTypeError) as e:
@@ -602,6 +642,8 @@ def _column_values(col: Any, name: str, ids: pa.Array | None, path: str) -> list
     chunks: the copy into the dataset-ordered matrix is the only one); a null names the
     row id."""
     typ = col.type
+    if pa.types.is_null(typ) and len(col):
+        raise PredictionError(f"{path}: row {_row_name(ids, 0)}: no score for {name!r}")
     if not _is_number_type(typ):
         raise PredictionError(f"{path}: score column {name!r} is {typ}, not numeric")
     if col.null_count:
@@ -898,6 +940,7 @@ def _extract(
             for n in table.column_names
             if n not in named
             and n not in _ID_COLUMNS + _LABEL_COLUMNS + _TEXT_COLUMNS
+            and n != _ERROR_COLUMN
             and not _IGNORED.match(n)
             and (
                 pa.types.is_floating(table.schema.field(n).type)
@@ -1117,6 +1160,95 @@ def _validate_scores(scores: Scores, ids: Any, taxonomy: Taxonomy, path: str) ->
     )
 
 
+@dataclass(frozen=True)
+class _Unknown:
+    """The rows of a dump (file order) that hold no prediction: a null prediction (null
+    ``scores`` / ``labels`` / ``output``, or every score column empty) or a failed
+    request (a non-null ``error`` field; failed wins when both hold)."""
+
+    null: np.ndarray  # (M,) bool
+    failed: np.ndarray  # (M,) bool
+    errors: pa.Array | None  # the 'error' column, when there is one
+
+    @property
+    def rows(self) -> np.ndarray:
+        return self.null | self.failed
+
+
+def _unknown_rows(table: pa.Table, taxonomy: Taxonomy) -> _Unknown:
+    """Which rows of ``table`` hold no prediction (see :class:`_Unknown`)."""
+    m = table.num_rows
+    failed = np.zeros(m, dtype=bool)
+    errors = None
+    if _ERROR_COLUMN in table.column_names:
+        errors = table.column(_ERROR_COLUMN).combine_chunks()
+        t = errors.type
+        if not pa.types.is_null(t):
+            present = errors.is_valid()
+            if pa.types.is_string(t) or pa.types.is_large_string(t):
+                present = pc.and_(present, pc.not_equal(errors, "").fill_null(False))
+            elif pa.types.is_boolean(t):
+                present = errors.fill_null(False)
+            failed = np.asarray(present.to_numpy(zero_copy_only=False), dtype=bool)
+    null = np.zeros(m, dtype=bool)
+    cols = _prediction_columns(table, taxonomy)
+    if cols:
+        null[:] = True
+        for name in cols:
+            null &= np.asarray(
+                table.column(name).is_null().to_numpy(zero_copy_only=False), dtype=bool
+            )
+    return _Unknown(null=null & ~failed, failed=failed, errors=errors)
+
+
+def _prediction_columns(table: pa.Table, taxonomy: Taxonomy) -> list[str]:
+    """The column(s) holding the predictions, in :func:`_extract`'s order of preference:
+    a ``scores`` column (object, map or vector; all-null too), the columns named after
+    categories, a ``labels`` column, a text column. A row is a null prediction when all
+    of them are null."""
+    names = table.column_names
+    for name in _SCORE_COLUMNS:
+        if name in names:
+            typ = table.schema.field(name).type
+            if (
+                pa.types.is_struct(typ)
+                or pa.types.is_map(typ)
+                or pa.types.is_list(typ)
+                or pa.types.is_large_list(typ)
+                or pa.types.is_fixed_size_list(typ)
+                or pa.types.is_null(typ)
+            ):
+                return [name]
+    named = [n for n in names if n not in _ID_COLUMNS and _resolve_name(n, taxonomy) is not None]
+    if named:
+        return named
+    for name in _LABEL_COLUMNS:
+        if name in names:
+            return [name]
+    text = _text_column(table)
+    return [text] if text is not None else []
+
+
+def _without_unknown(join: _Join, unknown: _Unknown) -> tuple[_Join, np.ndarray]:
+    """``join`` restricted to the rows that hold a prediction, its ``src`` renumbered to
+    count those rows only (the rows extraction kept); and the dataset rows left
+    unscored."""
+    rows = unknown.rows
+    keep = ~rows[join.src]
+    rank = np.cumsum(~rows) - 1
+    out = _Join(
+        rank[join.src[keep]],
+        join.dst[keep],
+        join.n_missing,
+        join.missing_ids,
+        join.n_duplicate,
+        join.duplicate_ids,
+        join.n_unknown,
+        join.unknown_ids,
+    )
+    return out, join.src[~keep]
+
+
 def _finish(
     *,
     dataset: Dataset,
@@ -1132,7 +1264,12 @@ def _finish(
     on_mismatch: OnMismatch,
     parse_policy: ParsePolicy,
     mapping: LabelMapping | None,
+    unknown: _Unknown | None = None,
+    all_ids: pa.Array | None = None,
 ) -> Predictions:
+    """Predictions from what a reader extracted. With ``unknown`` (a table's rows without
+    a prediction), ``join`` and ``all_ids`` cover every row read, while ``scores_read``,
+    ``texts`` and ``pred_ids`` hold the other rows only."""
     taxonomy = dataset.taxonomy
     n = len(dataset.ids)
     _check_choice("on_mismatch", on_mismatch, MISMATCH_POLICIES, "--on-mismatch")
@@ -1147,6 +1284,23 @@ def _finish(
         join = _Join(np.arange(n), np.arange(n), 0, (), 0, (), 0, ())
     elif (join.n_missing or join.n_duplicate or join.n_unknown) and on_mismatch == "error":
         raise _mismatch_error(path, join, n, n_read)
+    n_null = n_failed = 0
+    null_ids: tuple[str, ...] = ()
+    failed: tuple[tuple[str, str], ...] = ()
+    n_rows_read = n_read
+    if unknown is not None and unknown.rows.any():
+        assert all_ids is not None
+        join, dropped = _without_unknown(join, unknown)
+        n_rows_read = n_read - int(unknown.rows.sum())
+        was_null = dropped[unknown.null[dropped]]
+        was_failed = dropped[unknown.failed[dropped]]
+        n_null, n_failed = int(was_null.size), int(was_failed.size)
+        null_ids = tuple(str(all_ids[int(i)].as_py()) for i in was_null[:SHOW])
+        errors = unknown.errors
+        failed = tuple(
+            (str(all_ids[int(i)].as_py()), str(errors[int(i)].as_py() if errors else ""))
+            for i in was_failed[:SHOW]
+        )
 
     notes: list[str] = []
     out = np.zeros((0, taxonomy.k), dtype=np.float64)
@@ -1160,7 +1314,7 @@ def _finish(
         from toxeval.parsing import parse_outputs
 
         assert texts is not None
-        used = texts.take(pa.array(join.src)).fill_null("").to_pylist()
+        used = texts.take(pa.array(join.src)).to_pylist()
         batch = parse_outputs(used, taxonomy, mapping=mapping)
         statuses = np.asarray(batch.statuses)
         parse_counts = {s: int(np.count_nonzero(statuses == s)) for s in STATUSES}
@@ -1184,7 +1338,7 @@ def _finish(
     else:
         assert scores_read is not None
         n_out = _validate_scores(scores_read, pred_ids, taxonomy, path)
-        out = _assemble(scores_read, join, n, n_read)
+        out = _assemble(scores_read, join, n, n_rows_read)
         graded = kind == "scores" and not _all_binary(scores_read)
     if n_out:
         notes.append(
@@ -1213,6 +1367,10 @@ def _finish(
         graded=graded,
         notes=tuple(notes),
         dataset_sha256=dataset.sha256,
+        n_null=n_null,
+        null_ids=null_ids,
+        n_failed=n_failed,
+        failed=failed,
     )
 
 
@@ -1301,10 +1459,18 @@ def _from_table(
             f"{src}: no 'id' column to match predictions to the dataset "
             f"(columns: {', '.join(table.column_names)})"
         )
-    kind, scores, text_col = _extract(table, dataset.taxonomy, mp, src)
-    ids = table.column("id").combine_chunks()
-    join = _join(ids, dataset.ids, src)
-    texts = table.column(text_col).combine_chunks() if text_col else None
+    all_ids = table.column("id").combine_chunks()
+    join = _join(all_ids, dataset.ids, src)
+    unknown = _unknown_rows(table, dataset.taxonomy)
+    known = table
+    if unknown.rows.any():
+        known = table.filter(pa.array(~unknown.rows))
+    kind: Kind
+    if known.num_rows:
+        kind, scores, text_col = _extract(known, dataset.taxonomy, mp, src)
+    else:  # every row null or failed: nothing to extract, every row unscored
+        kind, scores, text_col = "scores", np.zeros((0, dataset.taxonomy.k)), None
+    texts = known.column(text_col).combine_chunks() if text_col else None
     if texts is not None and not pa.types.is_string(texts.type):
         raise PredictionError(f"{src}: column {text_col!r} is {texts.type}, expected text")
     return _finish(
@@ -1312,7 +1478,9 @@ def _from_table(
         kind=kind,
         scores_read=scores,
         texts=texts,
-        pred_ids=ids,
+        pred_ids=known.column("id").combine_chunks(),
+        all_ids=all_ids,
+        unknown=unknown,
         join=join,
         path=src,
         fmt=fmt,

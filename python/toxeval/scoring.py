@@ -371,7 +371,14 @@ def score_predictions(
     n = len(dataset.ids)
     n_scored = int(rows.sum())
     if n_scored == 0:
-        raise PredictionError(f"{preds.source}: no dataset row has a usable prediction")
+        unknown = (
+            f" ({preds.n_null} null predictions, {preds.n_failed} failed requests)"
+            if preds.n_null or preds.n_failed
+            else ""
+        )
+        raise PredictionError(
+            f"{preds.source}: no dataset row has a usable prediction{unknown}"
+        )
     notes = list(preds.notes)
     ignored = dataset.ignored_fields
     if ignored:
@@ -469,6 +476,8 @@ def score_predictions(
         "excluded": n - n_scored,
         "missing_prediction": preds.n_missing,
         "excluded_by_parse_policy": preds.n_parse_excluded,
+        "null_prediction": preds.n_null,
+        "failed_request": preds.n_failed,
         "duplicate_rows_dropped": preds.n_duplicate,
         "unknown_ids_dropped": preds.n_unknown,
         "rows_without_known_labels": n_no_known,
@@ -479,6 +488,17 @@ def score_predictions(
         notes.append(
             f"{preds.n_missing} dataset rows have no prediction and are not scored "
             f"(on_mismatch={preds.on_mismatch})"
+        )
+    if preds.n_null:
+        notes.append(
+            f"{preds.n_null} dataset rows have a null prediction (unknown: no scores, labels "
+            f"or output) and are not scored; first: {', '.join(map(repr, preds.null_ids))}"
+        )
+    if preds.n_failed:
+        first = "; ".join(f"{i!r}: {e}" for i, e in preds.failed)
+        notes.append(
+            f"{preds.n_failed} dataset rows come from failed requests (an 'error' field) and "
+            f"are not scored; first: {first}"
         )
     if preds.n_duplicate or preds.n_unknown:
         notes.append(
