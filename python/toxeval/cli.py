@@ -365,6 +365,7 @@ def _cmd_score(args: argparse.Namespace) -> int:
 
 def _cmd_datasets(args: argparse.Namespace) -> int:
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     from toxeval.datasets import list_datasets
@@ -374,11 +375,16 @@ def _cmd_datasets(args: argparse.Namespace) -> int:
         table.add_column(col)
     for info in list_datasets(args.data_dir):
         table.add_row(
-            info.name,
-            info.level,
-            info.path or "not found",
-            "\n".join(info.looked_at) or "-",
-            info.description,
+            *map(
+                escape,
+                (
+                    info.name,
+                    info.level,
+                    info.path or "not found",
+                    "\n".join(info.looked_at) or "-",
+                    info.description,
+                ),
+            )
         )
     Console().print(table)
     return 0
@@ -386,20 +392,21 @@ def _cmd_datasets(args: argparse.Namespace) -> int:
 
 def _cmd_taxonomy(args: argparse.Namespace) -> int:
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     from toxeval.taxonomy import list_taxonomies, load_taxonomy
 
     tax = load_taxonomy(args.name)
     table = Table(
-        title=f"{tax.name} {tax.version} (K={tax.k})",
-        caption=f"{tax.description}\nbuilt-in: {', '.join(list_taxonomies())}",
+        title=escape(f"{tax.name} {tax.version} (K={tax.k})"),
+        caption=escape(f"{tax.description}\nbuilt-in: {', '.join(list_taxonomies())}"),
         show_lines=True,
     )
     for col in ("id", "name", "definition", "aliases"):
         table.add_column(col)
     for c in tax.categories:
-        table.add_row(c.id, c.name, c.description, ", ".join(c.aliases))
+        table.add_row(*map(escape, (c.id, c.name, c.description, ", ".join(c.aliases))))
     Console().print(table)
     return 0
 

@@ -37,6 +37,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from toxeval.files import require_file
 from toxeval.taxonomy import (
     DEFAULT_TAXONOMY,
     LabelMapping,
@@ -785,7 +786,12 @@ def _tri_state(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     n = len(arr)
     if pa.types.is_null(t):
         return np.zeros(n, bool), np.zeros(n, bool)
-    if not (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_boolean(t)):
+    if not (
+        pa.types.is_integer(t)
+        or pa.types.is_floating(t)
+        or pa.types.is_boolean(t)
+        or pa.types.is_decimal(t)
+    ):
         raise _NotColumnar
     vals = np.asarray(pc.cast(arr, pa.float64()).fill_null(-1.0).to_numpy(zero_copy_only=False))
     vals = np.where(np.isnan(vals), -1.0, vals)
@@ -1263,8 +1269,7 @@ class _BackgroundSha256:
 
 def _read_file(path: Path, labels: _Labels) -> tuple[_Raw, str]:
     source = str(path)
-    if not path.is_file():
-        raise DatasetError(f"dataset file not found: {path}")
+    require_file(path, "dataset file", DatasetError)
     ext = _suffix(path)
     data = path.read_bytes()
     if ext in (".jsonl", ".jsonl.gz", ".json", ".json.gz", ".csv", ".csv.gz", ".parquet", ".pq"):
@@ -1445,9 +1450,7 @@ def read_openai_moderation(
     line numbers. With a taxonomy other than ``openai-moderation-8`` the keys go through the
     built-in ``openai-moderation`` mapping (which must target that taxonomy).
     """
-    p = Path(path)
-    if not p.is_file():
-        raise DatasetError(f"OpenAI moderation file not found: {p}")
+    p = require_file(path, "OpenAI moderation file", DatasetError)
     tax = _taxonomy(taxonomy)
     mapping = None if tax.name == "openai-moderation-8" else _mapping("openai-moderation", tax)
     labels = _Labels(tax, mapping)
@@ -1480,6 +1483,29 @@ def read_openai_moderation(
         min_annotators=1,
         source=str(p),
         sha=hashlib.sha256(data).hexdigest(),
+    )
+
+
+def _is_openai_moderation(path: Path) -> bool:
+    """Whether ``path`` is a JSONL file in OpenAI's moderation format, told by its
+    content, not its name: its first row has a string ``prompt``, no ``text`` or
+    ``id``, and only OpenAI's category keys beside it."""
+    if not path.is_file() or _suffix(path) not in (".jsonl", ".jsonl.gz", ".json", ".json.gz"):
+        return False
+    try:
+        if _suffix(path).endswith(".gz"):
+            with gzip.open(path, "rb") as f:
+                head = f.readline(1 << 20)
+        else:
+            with open(path, "rb") as f:
+                head = f.readline(1 << 20)
+        first = json.loads(head.decode("utf-8-sig"))
+    except (OSError, EOFError, ValueError):
+        return False  # the dataset reader names what is wrong with the file
+    return (
+        isinstance(first, dict)
+        and isinstance(first.get("prompt"), str)
+        and all(k == "prompt" or k in OPENAI_KEYS for k in first)
     )
 
 
@@ -1583,7 +1609,7 @@ def load_dataset(
                 f"{str(name_or_path)!r} is neither a file nor a known dataset "
                 f"(known: demo, {', '.join(_REGISTRY)})"
             )
-        if path.name.lower().startswith("samples-") and _suffix(path) in (".jsonl", ".jsonl.gz"):
+        if _is_openai_moderation(path):
             _check_openai_options(path, rule, min_annotators, label_map)
             return read_openai_moderation(path, taxonomy=taxonomy or "openai-moderation-8")
         name, level = _stem(path), "prompt"

@@ -44,6 +44,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from toxeval.files import file_sha256, require_file
 from toxeval.parsing import UnparseableOutputError
 from toxeval.taxonomy import LabelMapping, Taxonomy, load_mapping
 
@@ -179,18 +180,6 @@ def _ids_text(ids: Sequence[str], total: int | None = None) -> str:
     shown = ", ".join(repr(i) for i in ids[:SHOW])
     n = len(ids) if total is None else total
     return shown + (", ..." if n > SHOW else "")
-
-
-def file_sha256(path: str | Path) -> str:
-    """SHA-256 of a file's bytes, read in 8 MiB blocks into one reused buffer (a fresh
-    block per read would page-fault its memory in every time)."""
-    h = hashlib.sha256()
-    buf = bytearray(1 << 23)
-    view = memoryview(buf)
-    with open(path, "rb", buffering=0) as f:
-        while size := f.readinto(buf):
-            h.update(view[:size])
-    return h.hexdigest()
 
 
 class _BackgroundSha256:
@@ -389,20 +378,42 @@ def _scan_jsonl_unchecked(path: Path, pyarrow_msg: str) -> PredictionError:
                 return PredictionError(
                     f"{path}: line {lineno}: expected a JSON object, got {type(obj).__name__}"
                 )
-            for key, value in obj.items():
-                kind = _json_kind(value)
-                if kind == "null":
-                    continue
+            for key, kind in _nested_kinds(obj):
                 seen = kinds.get(key)
                 if seen is None:
                     kinds[key] = (kind, lineno)
                 elif seen[0] != kind and {seen[0], kind} != {"int", "float"}:
                     return PredictionError(
-                        f"{path}: line {lineno}: field {key!r} is a {kind}, but a "
-                        f"{seen[0]} on line {seen[1]}"
+                        f"{path}: line {lineno}: field {key!r} is {_a(kind)}, but {_a(seen[0])} "
+                        f"on line {seen[1]}"
                     )
-    msg = pyarrow_msg.removeprefix("JSON parse error: ")
+    # pyarrow counts rows from 0 and skips blank lines: its "row N" is not a line number
+    msg = re.sub(r" in row \d+", "", pyarrow_msg.removeprefix("JSON parse error: "))
     return PredictionError(f"{path}: cannot read as JSON Lines: {msg}")
+
+
+def _a(kind: str) -> str:
+    return f"an {kind}" if kind[0] in "aeio" else f"a {kind}"
+
+
+def _nested_kinds(obj: dict[str, Any], prefix: str = "") -> Iterator[tuple[str, str]]:
+    """(field path, JSON kind) of every non-null value in ``obj``, nested ones too
+    (``scores.hate``, ``labels[]``), as pyarrow types them column by column."""
+    for key, value in obj.items():
+        name = f"{prefix}{key}"
+        kind = _json_kind(value)
+        if kind == "null":
+            continue
+        yield name, kind
+        if isinstance(value, dict):
+            yield from _nested_kinds(value, f"{name}.")
+        elif isinstance(value, list):
+            for v in value:
+                k = _json_kind(v)
+                if k != "null":
+                    yield f"{name}[]", k
+                    if isinstance(v, dict):
+                        yield from _nested_kinds(v, f"{name}[].")
 
 
 def _json_kind(value: Any) -> str:
@@ -622,7 +633,12 @@ def _read_numpy(path: Path, fmt: str) -> tuple[np.ndarray, np.ndarray | None]:
 
 
 def _is_number_type(t: pa.DataType) -> bool:
-    return bool(pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_boolean(t))
+    return bool(
+        pa.types.is_integer(t)
+        or pa.types.is_floating(t)
+        or pa.types.is_boolean(t)
+        or pa.types.is_decimal(t)
+    )
 
 
 def _as_float64(values: Any, what: str, path: str) -> Any:
@@ -632,6 +648,10 @@ def _as_float64(values: Any, what: str, path: str) -> Any:
     if not _is_number_type(t):
         raise PredictionError(f"{path}: {what} are {t}, expected numbers")
     try:
+        if pa.types.is_decimal(t):
+            # through the decimal text: parsing it gives the nearest float64, as reading
+            # the same number from a CSV or JSON file would
+            return values.cast(pa.string()).cast(pa.float64())
         return values.cast(pa.float64())
     except pa.ArrowInvalid as e:
         raise PredictionError(f"{path}: {what} ({t}): cannot be read as float64: {e}") from None
@@ -1399,9 +1419,7 @@ def read_predictions(
     _check_choice("format", format, FORMATS, "--format")
     _check_choice("on_mismatch", on_mismatch, MISMATCH_POLICIES, "--on-mismatch")
     _check_choice("parse_policy", parse_policy, PARSE_POLICIES, "--parse-policy")
-    p = Path(path)
-    if not p.is_file():
-        raise FileNotFoundError(f"predictions file not found: {p}")
+    p = require_file(path, "predictions file", PredictionError, FileNotFoundError)
     fmt = detect_format(p) if format == "auto" else format
     sfx = _compression(p)
     if sfx is not None and fmt not in _TEXT_FORMATS:

@@ -109,15 +109,18 @@ def _summary_rows(result: EvaluationResult) -> list[tuple[str, str]]:
 def render(result: EvaluationResult, console: Console | None = None) -> None:
     """Print the summary panel, the per-category table and the notes."""
     from rich.console import Console
+    from rich.markup import escape
     from rich.panel import Panel
     from rich.table import Table
 
+    # every string printed may hold user text (file names, category ids, notes): escaped,
+    # so that "ds[bold]1.jsonl" prints as written, not as markup
     con = console or Console()
     summary = Table.grid(padding=(0, 2))
     summary.add_column(style="bold")
     summary.add_column()
     for k, v in _summary_rows(result):
-        summary.add_row(k, v)
+        summary.add_row(escape(k), escape(v))
     con.print(Panel(summary, title="toxeval", expand=False))
 
     table = Table(title="per category (known labels only)")
@@ -134,7 +137,7 @@ def render(result: EvaluationResult, console: Console | None = None) -> None:
     for r in result.per_category:
         name = r["id"] if r["in_map"] else f"{r['id']} (excluded)"
         table.add_row(
-            name,
+            escape(name),
             _fmt(r["ap"]),
             _fmt(r["roc_auc"]),
             _fmt(r["f1"]),
@@ -145,7 +148,7 @@ def render(result: EvaluationResult, console: Console | None = None) -> None:
     con.print(table)
     notes = [*result.notes, "card recipe: " + result.card_recipe["caveats"]]
     for note in notes:
-        con.print(f"[dim]note:[/dim] {note}", highlight=False)
+        con.print(f"[dim]note:[/dim] {escape(note)}", highlight=False)
 
 
 def report_markdown(result: EvaluationResult) -> str:

@@ -458,7 +458,8 @@ def score_predictions(
             "name": tax.category(c).name,
             "ap": float(ap[k]),
             "roc_auc": float(auc[k]),
-            "f1": float(f1[k]),
+            # F1 of a category without any known label is undefined, not 0
+            "f1": float(f1[k]) if known_pos[k] + known_neg[k] else float("nan"),
             "support": int(known_pos[k]),
             "negatives": int(known_neg[k]),
             "unknown": int(unknown[k]),
