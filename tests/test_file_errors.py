@@ -31,9 +31,7 @@ def _score_lines(ids: list[str]) -> list[str]:
     ]
 
 
-def test_bom_at_start_of_jsonl_predictions_is_accepted(
-    tmp_path: Path, small_dataset: Any
-) -> None:
+def test_bom_at_start_of_jsonl_predictions_is_accepted(tmp_path: Path, small_dataset: Any) -> None:
     lines = _score_lines(list(small_dataset.ids))
     plain = tmp_path / "plain.jsonl"
     plain.write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -101,7 +99,14 @@ def test_directory_on_the_command_line_exits_2(
     d = tmp_path / "preds.jsonl"
     d.mkdir()
     code = main(
-        ["score", str(d), "--dataset", str(small_dataset_file), "--taxonomy", str(alias_taxonomy_file)]
+        [
+            "score",
+            str(d),
+            "--dataset",
+            str(small_dataset_file),
+            "--taxonomy",
+            str(alias_taxonomy_file),
+        ]
     )
     err = capsys.readouterr().err
     assert code == 2 and "is a directory" in err and len(err.strip().splitlines()) == 1
@@ -113,7 +118,7 @@ def test_dataset_format_is_told_by_content_not_name(
     own = tmp_path / "samples-1.jsonl"  # toxeval's schema under an OpenAI-like name
     own.write_bytes(small_dataset_file.read_bytes())
     ds = load_dataset(own, taxonomy=alias_taxonomy_file)
-    assert ds.name == "samples-1" and list(ds.ids)[0] == "r1"
+    assert ds.name == "samples-1" and ds.ids[0] == "r1"
     openai = tmp_path / "moderation-rows.jsonl"  # OpenAI's format under another name
     openai.write_text(
         json.dumps({"prompt": "hello", "S": 0, "H": 1}) + "\n" + json.dumps({"prompt": "x"}) + "\n"
@@ -158,7 +163,10 @@ def test_category_without_a_known_label_has_f1_na(
     gamma_line = next(line for line in terminal.splitlines() if "gamma" in line)
     assert "n/a" in gamma_line and "0.0000" not in gamma_line
     md = (out_dir / "report.md").read_text()
-    assert next(line for line in md.splitlines() if line.startswith("| gamma ")).split("|")[4].strip() == "n/a"
+    assert (
+        next(line for line in md.splitlines() if line.startswith("| gamma ")).split("|")[4].strip()
+        == "n/a"
+    )
     with open(out_dir / "per_category.csv") as f:
         gamma = next(r for r in csv.DictReader(f) if r["id"] == "gamma")
     assert gamma["f1"] == ""
@@ -169,7 +177,9 @@ def test_category_without_a_known_label_has_f1_na(
 def test_decimal_parquet_scores_are_read_as_float64(tmp_path: Path, small_dataset: Any) -> None:
     ids = list(small_dataset.ids)
     text = {c: [f"0.{(3 * n + k) % 10}5" for n in range(len(ids))] for k, c in enumerate(CATS)}
-    cols = {c: pa.array([decimal.Decimal(v) for v in vs], pa.decimal128(6, 3)) for c, vs in text.items()}
+    cols = {
+        c: pa.array([decimal.Decimal(v) for v in vs], pa.decimal128(6, 3)) for c, vs in text.items()
+    }
     p = tmp_path / "p.parquet"
     pq.write_table(pa.table({"id": ids, **cols}), p)
     res = score(p, small_dataset)

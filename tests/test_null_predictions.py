@@ -39,9 +39,7 @@ def _expected_map(ds: Any, unscored: set[str]) -> float:
     keep = np.array([i not in unscored for i in ds.ids])
     s = np.array([S[i] for i in ds.ids])[keep]
     return float(
-        metrics.average_precision_score(
-            ds.y_true[keep], s, average="macro", mask=ds.mask[keep]
-        )
+        metrics.average_precision_score(ds.y_true[keep], s, average="macro", mask=ds.mask[keep])
     )
 
 
@@ -98,7 +96,7 @@ def test_failed_request_is_unscored_and_counted(tmp_path: Path, small_dataset: A
 
 def test_every_row_null_is_a_clear_error(tmp_path: Path, small_dataset: Any) -> None:
     p = _write_jsonl(tmp_path / "p.jsonl", [{"id": i, "scores": None} for i in S])
-    with pytest.raises(PredictionError, match="no dataset row has a usable prediction.*6 null"):
+    with pytest.raises(PredictionError, match=r"no dataset row has a usable prediction.*6 null"):
         score(p, small_dataset)
 
 

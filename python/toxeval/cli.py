@@ -207,6 +207,9 @@ def _check_args(args: argparse.Namespace) -> None:
         )
     if args.out:
         _check_out_dir(args.out)
+        from toxeval.output_dir import check_outputs
+
+        check_outputs(args.out, _output_names(args), _given_inputs(args))
     if args.plots:
         if not args.out:
             raise _UsageError(
@@ -218,6 +221,23 @@ def _check_args(args: argparse.Namespace) -> None:
             _require_matplotlib()
         except ImportError as e:
             raise _UsageError(f"--plots: {e}") from None
+
+
+def _output_names(args: argparse.Namespace) -> tuple[str, ...]:
+    from toxeval.report import REPORT_FILES
+
+    return REPORT_FILES + (PLOT_FILES if args.plots else ())
+
+
+def _given_inputs(args: argparse.Namespace) -> list[str | None]:
+    """The files named on the command line that the run reads (those that are not
+    files, e.g. registry names, are skipped by the check)."""
+    return [
+        getattr(args, "predictions", None),
+        args.dataset,
+        args.taxonomy,
+        getattr(args, "mapping", None),
+    ]
 
 
 def _min_annotators(args: argparse.Namespace) -> int:
@@ -262,19 +282,23 @@ def _write(
     step("writing outputs")
     if not args.out:
         return []
-    from toxeval.report import write_outputs
+    from toxeval.output_dir import staged_outputs
+    from toxeval.report import write_report_files
 
+    names = _output_names(args)
+    inputs = [*result.input_paths(), *_given_inputs(args)]
     try:
-        written = write_outputs(result, args.out)
+        with staged_outputs(args.out, names, inputs) as stage:
+            write_report_files(result, stage)
+            if args.plots:
+                step("plotting")
+                _write_plots(result, captured, stage)
     except OSError as e:
         raise _UsageError(f"--out {args.out}: cannot write the results: {e}") from None
-    if args.plots:
-        step("plotting")
-        written += _write_plots(result, captured, Path(args.out))
-    return written
+    return [Path(args.out) / name for name in names]
 
 
-def _write_plots(result: EvaluationResult, captured: list[_ScoredArrays], out: Path) -> list[Path]:
+def _write_plots(result: EvaluationResult, captured: list[_ScoredArrays], out: Path) -> None:
     """pr_curves.png from the scored rows' labels, scores and mask (the rows and known
     cells every figure of ``result`` uses), and ap_by_category.png from ``result``."""
     from toxeval.plots import plot_ap_by_category, plot_pr_curves
@@ -288,13 +312,9 @@ def _write_plots(result: EvaluationResult, captured: list[_ScoredArrays], out: P
         f"Precision-recall per category (known labels only): {result.dataset['name']}, "
         f"{_system_line(result)}"
     )
-    try:
-        plot_pr_curves(y, s, m, result.config["taxonomy"]["ids"], pr_png, title=title)
-        del y, s, m
-        plot_ap_by_category(result, ap_png)
-    except OSError as e:
-        raise _UsageError(f"--out {out}: cannot write the figures: {e}") from None
-    return [pr_png, ap_png]
+    plot_pr_curves(y, s, m, result.config["taxonomy"]["ids"], pr_png, title=title)
+    del y, s, m
+    plot_ap_by_category(result, ap_png)
 
 
 def _finish(result: EvaluationResult, args: argparse.Namespace, written: list[Path]) -> None:

@@ -862,7 +862,7 @@ def _table_labels(
     neg = np.zeros((n, k), dtype=np.int64)
     unk = np.zeros((n, k), dtype=np.int64)
     found = False
-    claimed: set[int] = set()
+    named: set[int] = set()
     for name in cols:
         ts = labels.targets(name)
         if ts is None:
@@ -870,7 +870,7 @@ def _table_labels(
             if msg is not None:
                 raise DatasetError(msg)
             continue  # extra metadata columns are ignored (and listed in the notes)
-        if _claims_again(ts, claimed, labels):
+        if _claims_again(ts, named, labels):
             raise _NotColumnar  # two columns name one category: the row path checks them
         found = True
         col = table.column(name).combine_chunks()

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-__all__ = ["BOM", "decode_utf8", "file_sha256", "require_file"]
+__all__ = ["BOM", "builtin_record", "decode_utf8", "file_record", "file_sha256", "require_file"]
 
 BOM = b"\xef\xbb\xbf"
 
@@ -56,3 +56,22 @@ def file_sha256(path: str | Path) -> str:
         while size := f.readinto(buf):
             h.update(view[:size])
     return h.hexdigest()
+
+
+def file_record(given: str | Path, sha256: str | None = None) -> dict[str, str]:
+    """How ``results.json`` identifies an input file: the path exactly as it was given
+    (never resolved, so a record made with relative paths holds no machine's layout),
+    the file name, and the sha256 of its bytes (``sha256`` when already known), with
+    which a reader checks that a file found elsewhere is the one that was used."""
+    p = Path(given)
+    return {"path": str(given), "name": p.name, "sha256": sha256 or file_sha256(p)}
+
+
+def builtin_record(kind: str, name: str) -> dict[str, str]:
+    """The record of a file embedded in the package (``kind``: ``taxonomies``,
+    ``mappings``, ``datasets``): its name and the sha256 of its bytes."""
+    from importlib import resources
+
+    res = resources.files("toxeval") / "data" / kind / name
+    data = res.read_bytes()
+    return {"builtin": name.rsplit(".", 1)[0], "sha256": hashlib.sha256(data).hexdigest()}

@@ -27,7 +27,6 @@ left out of scoring; the counts and the first few ids go into the report either 
 
 from __future__ import annotations
 
-import hashlib
 import io
 import json
 import math
@@ -1192,7 +1191,8 @@ class _Unknown:
 
     @property
     def rows(self) -> np.ndarray:
-        return self.null | self.failed
+        out: np.ndarray = self.null | self.failed
+        return out
 
 
 def _unknown_rows(table: pa.Table, taxonomy: Taxonomy) -> _Unknown:

@@ -117,6 +117,8 @@ class EvaluationResult:
     parse: dict[str, Any] | None
     binary_scores: bool
     notes: list[str] = field(default_factory=list)
+    # the files read, each as {path (as given), name, sha256} or {builtin, sha256}
+    inputs: dict[str, Any] = field(default_factory=dict)
 
     @property
     def map(self) -> float:
@@ -138,7 +140,12 @@ class EvaluationResult:
             "parse": self.parse,
             "binary_scores": self.binary_scores,
             "notes": self.notes,
+            "inputs": self.inputs,
         }
+
+    def input_paths(self) -> list[str]:
+        """The paths of the files this result was computed from (as given)."""
+        return [r["path"] for r in self.inputs.values() if isinstance(r, dict) and "path" in r]
 
 
 # --------------------------------------------------------------------------- figures
@@ -376,9 +383,7 @@ def score_predictions(
             if preds.n_null or preds.n_failed
             else ""
         )
-        raise PredictionError(
-            f"{preds.source}: no dataset row has a usable prediction{unknown}"
-        )
+        raise PredictionError(f"{preds.source}: no dataset row has a usable prediction{unknown}")
     notes = list(preds.notes)
     ignored = dataset.ignored_fields
     if ignored:
@@ -533,6 +538,7 @@ def score_predictions(
         "rows": n,
     }
     result = EvaluationResult(
+        inputs=_input_records(dataset, preds),
         config=cfg,
         dataset=ds,
         system=system or preds.summary(),
@@ -550,6 +556,40 @@ def score_predictions(
     if sink is not None:
         sink.append((y, s, m))
     return result
+
+
+def _input_records(dataset: Dataset, preds: Predictions) -> dict[str, Any]:
+    """``result.inputs``: each file the figures come from (see docs/cli.md); the
+    mapping is filled in by :func:`score`, which knows the one given."""
+    from toxeval.files import builtin_record, file_record
+
+    def record(source: str, sha: str | None, kind: str) -> dict[str, Any] | None:
+        if source.startswith("built-in:"):
+            name = source.removeprefix("built-in:")
+            return builtin_record(kind, name + (".jsonl" if kind == "datasets" else ".toml"))
+        if source and Path(source).is_file():
+            return file_record(source, sha)
+        return None
+
+    tax_source = dataset.taxonomy.source
+    out: dict[str, Any] = {
+        "dataset": record(dataset.source, dataset.sha256, "datasets"),
+        "predictions": record(preds.source, preds.sha256, "") if preds.sha256 is not None else None,
+        "taxonomy": record(tax_source, None, "taxonomies") if tax_source else None,
+        "mapping": None,
+    }
+    return out
+
+
+def _mapping_record(mapping: str | Path | LabelMapping | None) -> dict[str, Any] | None:
+    """The ``inputs.mapping`` record of a mapping given by path or built-in name."""
+    from toxeval.files import builtin_record, file_record
+
+    if not isinstance(mapping, (str, Path)):
+        return None
+    if Path(mapping).is_file():
+        return file_record(mapping)
+    return builtin_record("mappings", f"{mapping}.toml")
 
 
 def _multilabel_report(
@@ -705,7 +745,10 @@ def score(
         "rule": rule if loaded else None,
         "min_annotators": min_annotators if loaded else None,
     }
-    return score_predictions(preds, ds, threshold=threshold, config=config, progress=progress)
+    result = score_predictions(preds, ds, threshold=threshold, config=config, progress=progress)
+    if config["mapping"] is not None:
+        result.inputs["mapping"] = _mapping_record(mapping)
+    return result
 
 
 def _note_unused_by_dump(
