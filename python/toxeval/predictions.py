@@ -60,7 +60,9 @@ __all__ = [
     "PredictionError",
     "Predictions",
     "detect_format",
+    "is_frame",
     "predictions_from_array",
+    "predictions_from_frame",
     "predictions_from_texts",
     "read_predictions",
 ]
@@ -1465,7 +1467,7 @@ def _from_table(
     dataset: Dataset,
     src: str,
     fmt: str,
-    sha: str,
+    sha: str | None,
     on_mismatch: OnMismatch,
     parse_policy: ParsePolicy,
     mp: LabelMapping | None,
@@ -1560,6 +1562,112 @@ def _from_array(
         parse_policy=parse_policy,
         mapping=mapping,
     )
+
+
+def is_frame(obj: object) -> bool:
+    """Whether ``obj`` is a table of scores :func:`predictions_from_frame` reads: a
+    pyarrow Table, a pandas or polars DataFrame, or any object that exports an Arrow
+    stream (``__arrow_c_stream__``) and is not a plain sequence."""
+    if isinstance(obj, pa.Table):
+        return True
+    module = type(obj).__module__.split(".")[0]
+    if module in ("pandas", "polars"):
+        return type(obj).__name__ == "DataFrame"
+    return hasattr(obj, "__arrow_c_stream__") and not isinstance(obj, (list, tuple, str))
+
+
+def _frame_table(frame: Any, source: str) -> pa.Table:
+    """A DataFrame or Arrow table as a pyarrow Table. A pandas index named ``id``
+    becomes the id column; any other index that is not the default (0, 1, ..., N-1)
+    is rejected when there is no ``id`` column, since row order would then be
+    ambiguous."""
+    if isinstance(frame, pa.Table):
+        return frame
+    module = type(frame).__module__.split(".")[0]
+    try:
+        if module == "pandas":
+            index = frame.index
+            if index.name == "id" and "id" not in frame.columns:
+                frame = frame.reset_index()
+            elif "id" not in frame.columns and not _default_index(index):
+                raise PredictionError(
+                    f"{source}: the DataFrame has a non-default index ({type(index).__name__}) and no "
+                    "'id' column: give the ids as an 'id' column (or an index named 'id'), or "
+                    "reset_index(drop=True) to score in dataset row order"
+                )
+            bad = [c for c in frame.columns if not isinstance(c, str)]
+            if bad:
+                raise PredictionError(
+                    f"{source}: column names must be category ids, names or aliases "
+                    f"(strings); got {', '.join(map(repr, bad[:SHOW]))}; for scores in "
+                    "taxonomy column order pass frame.to_numpy()"
+                )
+            return pa.Table.from_pandas(frame, preserve_index=False)
+        if module == "polars":
+            return frame.to_arrow()
+        return pa.table(frame)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as e:
+        raise PredictionError(f"{source}: cannot read the table: {e}") from None
+
+
+def _default_index(index: Any) -> bool:
+    """Whether a pandas index is the default RangeIndex 0, 1, ..., N-1."""
+    start, stop, step = (getattr(index, a, None) for a in ("start", "stop", "step"))
+    return (
+        type(index).__name__ == "RangeIndex"
+        and index.name is None
+        and start == 0
+        and step == 1
+        and stop == len(index)
+    )
+
+
+def predictions_from_frame(
+    frame: Any,
+    dataset: Dataset,
+    *,
+    source: str = "dataframe",
+    on_mismatch: OnMismatch = "error",
+) -> Predictions:
+    """Predictions from a table of scores: a pandas or polars DataFrame, a pyarrow Table
+    (or any object exporting an Arrow stream).
+
+    Every column but ``id`` names a category (its id, name or alias, resolved through
+    the dataset's taxonomy as the columns of a prediction file are) and holds numbers;
+    every category has exactly one column. With an ``id`` column (or a pandas index named
+    ``id``) rows are joined to the dataset by id, as dump files are (``on_mismatch``
+    decides about missing, duplicate and unknown ids); without, they are in dataset row
+    order and must be as many. A row whose scores are all null (NaN in pandas) is a null
+    prediction: unscored and counted. Raises :class:`PredictionError` for an unknown,
+    missing or repeated category, a non-numeric column, a pandas index that is not the
+    default without an ``id`` column, and a wrong row count."""
+    _check_choice("on_mismatch", on_mismatch, MISMATCH_POLICIES, "--on-mismatch")
+    table = _frame_table(frame, source)
+    taxonomy = dataset.taxonomy
+    names = table.column_names
+    _check_column_names(table, Path(source))
+    unknown = [n for n in names if n != "id" and _resolve_name(n, taxonomy) is None]
+    if unknown:
+        raise PredictionError(
+            f"{source}: columns {', '.join(map(repr, unknown))} are not categories of taxonomy "
+            f"{taxonomy.name!r} ({', '.join(taxonomy.ids)}); a table of scores holds one column "
+            "per category and optionally 'id'"
+        )
+    if "id" not in names:
+        n = len(dataset.ids)
+        if table.num_rows != n:
+            raise PredictionError(
+                f"{source}: {table.num_rows} rows of scores, but the dataset {dataset.name!r} "
+                f"has {n} rows; without an 'id' column rows are matched by row order"
+            )
+        table = table.append_column("id", _dataset_id_array(dataset.ids))
+    else:
+        ids = table.column("id")
+        if pa.types.is_large_string(ids.type) or getattr(pa.types, "is_string_view", bool)(
+            ids.type
+        ):
+            table = table.set_column(names.index("id"), "id", ids.cast(pa.string()))
+    return _from_table(table, dataset, source, "dataframe", None, on_mismatch, "zeros", None)
 
 
 def _id_strings(ids: np.ndarray, src: str) -> pa.Array:

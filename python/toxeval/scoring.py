@@ -43,7 +43,9 @@ from toxeval.predictions import (
     Predictions,
     _all_binary,
     check_raw_outputs,
+    is_frame,
     predictions_from_array,
+    predictions_from_frame,
     predictions_from_texts,
     read_predictions,
 )
@@ -671,7 +673,7 @@ def _reject_unused(given: dict[str, tuple[object, object]], what: str) -> None:
 
 
 def score(
-    predictions: str | Path | Predictions | np.ndarray | Sequence[str],
+    predictions: str | Path | Predictions | np.ndarray | Sequence[str] | Any,
     dataset: Dataset | str | Path | None = None,
     *,
     taxonomy: str | Path | Taxonomy | None = None,
@@ -689,13 +691,16 @@ def score(
 
     ``predictions``: a dump file (JSONL / CSV / Parquet / NPY / NPZ, see
     :func:`toxeval.predictions.read_predictions`), an (N, K) score array in dataset row
-    order, a list of N raw model outputs, or a :class:`Predictions`. ``dataset``: a
+    order, a table of scores (a pandas or polars DataFrame or a pyarrow Table: one column
+    per category, optionally ``id``; see
+    :func:`toxeval.predictions.predictions_from_frame`), a list of N raw model outputs,
+    or a :class:`Predictions`. ``dataset``: a
     :class:`~toxeval.datasets.Dataset`, a registry name or a path (``None`` = the embedded
     demo set). Unknown labels are masked in every figure.
 
-    Options that do not apply to the form of ``predictions`` (``format`` and
-    ``on_mismatch`` for anything but a file; ``parse_policy`` and ``mapping`` for an
-    array or a ``Predictions``) and to a ``Dataset`` given (``data_dir``, ``rule``,
+    Options that do not apply to the form of ``predictions`` (``format`` for anything but
+    a file; ``on_mismatch`` for anything but a file or a table; ``parse_policy`` and
+    ``mapping`` for an array, a table or a ``Predictions``) and to a ``Dataset`` given (``data_dir``, ``rule``,
     ``min_annotators``) raise ``ValueError`` when set to another value than their
     default.
     """
@@ -711,6 +716,8 @@ def score(
         _reject_unused(file_only | parsing, "a Predictions (it is already read)")
     elif isinstance(predictions, np.ndarray):
         _reject_unused(file_only | parsing, "an array of scores")
+    elif is_frame(predictions):
+        _reject_unused({"format": (format, "auto")} | parsing, "a table of scores")
     elif not isinstance(predictions, (str, Path)):
         _reject_unused(file_only, "a sequence of outputs (they apply to a file)")
     ds = _load(dataset, taxonomy, data_dir, rule, min_annotators, progress)
@@ -731,6 +738,10 @@ def score(
         preds = _note_unused_by_dump(preds, parse_policy, mapping)
     elif isinstance(predictions, np.ndarray):
         preds = predictions_from_array(predictions, ds)
+    elif is_frame(predictions):
+        preds = predictions_from_frame(
+            predictions, ds, source=type(predictions).__name__, on_mismatch=on_mismatch
+        )
     else:
         texts = _output_list(predictions)
         if progress:
@@ -774,8 +785,8 @@ def _note_unused_by_dump(
 def _output_list(predictions: object) -> list[str]:
     """``predictions`` as a list of raw outputs, or a TypeError saying what is accepted."""
     accepted = (
-        "predictions must be a file path, an (N, K) numpy array of scores, a sequence of N "
-        "raw model outputs (str) or a Predictions"
+        "predictions must be a file path, an (N, K) numpy array of scores, a DataFrame or "
+        "Arrow table of scores, a sequence of N raw model outputs (str) or a Predictions"
     )
     if isinstance(predictions, (bytes, dict)) or not isinstance(predictions, Iterable):
         raise TypeError(f"{accepted}; got {type(predictions).__name__}")
