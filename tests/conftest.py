@@ -35,20 +35,40 @@ SMALL_ROWS: list[dict[str, Any]] = [
 ]
 
 
+def _write_alias_taxonomy(folder: Path) -> Path:
+    p = folder / "alias-3.toml"
+    p.write_text(ALIAS_TAXONOMY, encoding="utf-8")
+    return p
+
+
+def _write_small_dataset(folder: Path) -> Path:
+    p = folder / "small.jsonl"
+    p.write_text("".join(json.dumps(r) + "\n" for r in SMALL_ROWS), encoding="utf-8")
+    return p
+
+
 @pytest.fixture
 def alias_taxonomy_file(tmp_path: Path) -> Path:
     """A TOML taxonomy file: ids alpha (name Alpha, alias first), beta, gamma."""
-    p = tmp_path / "alias-3.toml"
-    p.write_text(ALIAS_TAXONOMY, encoding="utf-8")
-    return p
+    return _write_alias_taxonomy(tmp_path)
 
 
 @pytest.fixture
 def small_dataset_file(tmp_path: Path) -> Path:
     """SMALL_ROWS as a JSONL dataset file in the alias-3 taxonomy."""
-    p = tmp_path / "small.jsonl"
-    p.write_text("".join(json.dumps(r) + "\n" for r in SMALL_ROWS), encoding="utf-8")
-    return p
+    return _write_small_dataset(tmp_path)
+
+
+@pytest.fixture(scope="module")
+def shared_small_dataset(tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, Path, Path]:
+    """(Dataset, dataset file, taxonomy file) of SMALL_ROWS, once per module: for
+    property tests, whose examples cannot take function-scoped fixtures."""
+    from toxeval.datasets import load_dataset
+
+    folder = tmp_path_factory.mktemp("shared")
+    tax = _write_alias_taxonomy(folder)
+    path = _write_small_dataset(folder)
+    return load_dataset(path, taxonomy=tax), path, tax
 
 
 @pytest.fixture

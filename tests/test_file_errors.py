@@ -66,6 +66,13 @@ def test_type_change_is_reported_at_its_file_line(tmp_path: Path, small_dataset:
     assert "row" not in str(e.value)
 
 
+def test_non_utf8_csv_header_is_named_with_its_line(tmp_path: Path, small_dataset: Any) -> None:
+    p = tmp_path / "p.csv"
+    p.write_bytes(b"id,caf\xe9\nr1,0.5\n")
+    with pytest.raises(PredictionError, match=r"p\.csv: line 1: byte 7: not UTF-8"):
+        read_predictions(p, small_dataset)
+
+
 def test_non_utf8_taxonomy_file_is_named(tmp_path: Path) -> None:
     p = tmp_path / "bad.toml"
     p.write_bytes(b'name = "x"\n[[category]]\nid = "caf\xe9"\n')

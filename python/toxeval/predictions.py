@@ -534,7 +534,10 @@ def _read_csv(path: Path) -> pa.Table:
         raise PredictionError(f"{path}: cannot read as CSV: {e}") from None
     except (OSError, EOFError, zlib.error) as e:
         raise _unreadable(path, e) from None
-    return _check_column_names(table, path)
+    try:
+        return _check_column_names(table, path)
+    except UnicodeDecodeError as e:  # pyarrow checks header names only when asked for them
+        raise _unreadable(path, e) from None
 
 
 def _check_column_names(table: pa.Table, path: Path) -> pa.Table:
