@@ -37,7 +37,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from toxeval.files import require_file
+from toxeval.files import decode_utf8, require_file
 from toxeval.taxonomy import (
     DEFAULT_TAXONOMY,
     LabelMapping,
@@ -1090,14 +1090,7 @@ _JSON_SPACE = " \t\r"  # JSON's whitespace within a line (RFC 8259, section 2)
 
 
 def _json_lines(raw: bytes, source: str) -> Iterator[tuple[int, Any]]:
-    try:
-        text = raw.decode("utf-8-sig", errors="strict")
-    except UnicodeDecodeError as e:
-        at = raw.count(b"\n", 0, e.start) + 1
-        col = e.start - (raw.rfind(b"\n", 0, e.start) + 1) + 1
-        raise DatasetError(
-            f"{source}: line {at}: not UTF-8 text ({e.reason} at byte {col})"
-        ) from None
+    text = decode_utf8(raw, source, DatasetError)
     decode = _ROW_DECODER.decode
     # Lines end at "\n" only (a "\r" before it is JSON whitespace): str.splitlines would
     # also split at U+2028, U+2029 and U+0085, which JSON allows raw inside a string.
