@@ -141,12 +141,13 @@ def valid_dumps(draw: st.DrawFn) -> tuple[str, list[dict[str, Any]], np.ndarray,
     return fmt, rows, scores, scored
 
 
-def _write_rows(folder: Path, fmt: str, rows: list[dict[str, Any]]) -> Path:
-    """``rows`` as a dump in ``fmt`` (numpy formats: the score vectors / columns)."""
-    path = folder / f"p.{fmt}"
+def _row_file(fmt: str, rows: list[dict[str, Any]]) -> bytes:
+    """``rows`` as the bytes of a JSONL, CSV (an empty cell for None) or Parquet file,
+    gzipped for a ``.gz`` format. JSON keeps NaN and infinities as NaN / Infinity, which
+    JSON does not allow; Parquet falls back to the ids as text when Arrow cannot hold
+    the rows."""
     if fmt.startswith("jsonl"):
         body = "".join(json.dumps(r) + "\n" for r in rows).encode()
-        path.write_bytes(gzip.compress(body) if fmt.endswith(".gz") else body)
     elif fmt.startswith("csv"):
         names = list(dict.fromkeys(k for r in rows for k in r))
         buf = io.StringIO()
@@ -155,9 +156,16 @@ def _write_rows(folder: Path, fmt: str, rows: list[dict[str, Any]]) -> Path:
         for r in rows:
             w.writerow(["" if r.get(k) is None else r[k] for k in names])
         body = buf.getvalue().encode()
-        path.write_bytes(gzip.compress(body) if fmt.endswith(".gz") else body)
-    elif fmt == "parquet":
-        pq.write_table(pa.Table.from_pylist(rows), path)
+    else:
+        return _parquet_bytes(rows)
+    return gzip.compress(body) if fmt.endswith(".gz") else body
+
+
+def _write_rows(folder: Path, fmt: str, rows: list[dict[str, Any]]) -> Path:
+    """``rows`` as a dump in ``fmt`` (numpy formats: the score vectors / columns)."""
+    path = folder / f"p.{fmt}"
+    if fmt.split(".")[0] in ("jsonl", "csv", "parquet"):
+        path.write_bytes(_row_file(fmt, rows))
     else:
         mat = np.array(
             [
@@ -261,19 +269,7 @@ def chaotic_dumps(draw: st.DrawFn) -> tuple[str, bytes]:
         target[key] = draw(JSON_VALUE)
     else:
         rows = draw(st.lists(row, max_size=8))
-    if fmt == "parquet":
-        return fmt, _mutate(_parquet_bytes(rows), draw)
-    if fmt.startswith("jsonl"):
-        body = "".join(json.dumps(r) + "\n" for r in rows).encode()  # NaN/Infinity: not JSON
-        body = _mutate(body, draw)
-        return fmt, gzip.compress(body) if fmt.endswith(".gz") and draw(st.booleans()) else body
-    names = list(dict.fromkeys(k for r in rows for k in r))
-    buf_s = io.StringIO()
-    w = csv.writer(buf_s)
-    w.writerow(names)
-    for r in rows:
-        w.writerow(["" if r.get(k) is None else r[k] for k in names])
-    return fmt, _mutate(buf_s.getvalue().encode(), draw)
+    return fmt, _mutate(_row_file(fmt, rows), draw)
 
 
 @FUZZ
@@ -366,18 +362,7 @@ def test_valid_datasets_load_exactly(
     fmt, rows, y, m = data
     with tempfile.TemporaryDirectory() as d:
         path = Path(d) / f"ds.{fmt}"
-        if fmt.startswith("jsonl"):
-            body = "".join(json.dumps(r) + "\n" for r in rows).encode()
-            path.write_bytes(gzip.compress(body) if fmt.endswith(".gz") else body)
-        elif fmt == "csv":
-            names = list(dict.fromkeys(k for r in rows for k in r))
-            with open(path, "w", newline="") as f:
-                w = csv.writer(f)
-                w.writerow(names)
-                for r in rows:
-                    w.writerow(["" if r.get(k) is None else r[k] for k in names])
-        else:
-            pq.write_table(pa.Table.from_pylist(rows), path)
+        path.write_bytes(_row_file(fmt, rows))
         ds = load_dataset(path, taxonomy=tax)
     np.testing.assert_array_equal(ds.mask, m)
     np.testing.assert_array_equal(ds.y_true, np.where(m, y, 0))
@@ -399,18 +384,7 @@ def chaotic_datasets(draw: st.DrawFn) -> tuple[str, bytes]:
         },
     )
     rows = draw(st.lists(row, max_size=6))
-    if fmt == "parquet":
-        return fmt, _mutate(_parquet_bytes(rows), draw)
-    if fmt.startswith("jsonl"):
-        body = _mutate("".join(json.dumps(r) + "\n" for r in rows).encode(), draw)
-        return fmt, gzip.compress(body) if fmt.endswith(".gz") and draw(st.booleans()) else body
-    names = list(dict.fromkeys(k for r in rows for k in r))
-    buf_s = io.StringIO()
-    w = csv.writer(buf_s)
-    w.writerow(names)
-    for r in rows:
-        w.writerow(["" if r.get(k) is None else r[k] for k in names])
-    return fmt, _mutate(buf_s.getvalue().encode(), draw)
+    return fmt, _mutate(_row_file(fmt, rows), draw)
 
 
 @FUZZ
