@@ -98,6 +98,10 @@ def test_figures_of_an_earlier_plots_run_are_removed(tmp_path: Path, score_args:
         "report.md",
         "results.json",
     ]
+    # a new folder has the usual permissions, not those of a private temporary folder
+    umask = os.umask(0)
+    os.umask(umask)
+    assert (out.stat().st_mode & 0o777) == 0o777 & ~umask
     manifest = json.loads((out / MANIFEST).read_text())["files"]
     assert (
         manifest["results.json"] == hashlib.sha256((out / "results.json").read_bytes()).hexdigest()

@@ -25,8 +25,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import secrets
 import shutil
-import tempfile
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -143,7 +143,10 @@ def staged_outputs(
     check_outputs(out, names, list(inputs))
     parent = out.absolute().parent
     parent.mkdir(parents=True, exist_ok=True)
-    stage = Path(tempfile.mkdtemp(prefix=f".{out.name}.toxeval-", dir=parent))
+    # os.mkdir, not tempfile.mkdtemp: a new folder renamed into place gets the user's
+    # usual permissions (umask), not mkdtemp's owner-only 0700
+    stage = parent / f".{out.name}.toxeval-{secrets.token_hex(6)}"
+    stage.mkdir()
     try:
         yield stage
         written = sorted(p.name for p in stage.iterdir())
