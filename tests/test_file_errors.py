@@ -73,6 +73,19 @@ def test_non_utf8_csv_header_is_named_with_its_line(tmp_path: Path, small_datase
         read_predictions(p, small_dataset)
 
 
+def test_corrupt_gzip_dataset_is_a_dataset_error(
+    tmp_path: Path, small_dataset_file: Path, alias_taxonomy_file: Path
+) -> None:
+    import gzip
+
+    body = bytearray(gzip.compress(small_dataset_file.read_bytes(), compresslevel=0))
+    body[12] ^= 0xFF  # inside the first deflate block header: a zlib error, not an OSError
+    p = tmp_path / "ds.jsonl.gz"
+    p.write_bytes(bytes(body))
+    with pytest.raises(DatasetError, match=r"ds\.jsonl\.gz: not a valid gzip file"):
+        load_dataset(p, taxonomy=alias_taxonomy_file)
+
+
 def test_non_utf8_taxonomy_file_is_named(tmp_path: Path) -> None:
     p = tmp_path / "bad.toml"
     p.write_bytes(b'name = "x"\n[[category]]\nid = "caf\xe9"\n')

@@ -27,6 +27,7 @@ import io
 import json
 import os
 import re
+import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from importlib import resources
@@ -1056,7 +1057,7 @@ def _decompress(path: Path, data: bytes) -> bytes:
     if path.name.endswith(".gz") or data[:2] == b"\x1f\x8b":
         try:
             return gzip.decompress(data)
-        except (OSError, EOFError) as e:
+        except (OSError, EOFError, zlib.error) as e:
             raise DatasetError(f"{path}: not a valid gzip file: {e}") from None
     return data
 
@@ -1493,7 +1494,7 @@ def _is_openai_moderation(path: Path) -> bool:
             with open(path, "rb") as f:
                 head = f.readline(1 << 20)
         first = json.loads(head.decode("utf-8-sig"))
-    except (OSError, EOFError, ValueError):
+    except (OSError, EOFError, ValueError, zlib.error):
         return False  # the dataset reader names what is wrong with the file
     return (
         isinstance(first, dict)
