@@ -1,5 +1,5 @@
-"""Fixtures shared by the test modules: small datasets and taxonomy files on disk, and a
-headless browser for the HTML report."""
+"""Fixtures shared by the test modules: small datasets and taxonomy files on disk, user
+taxonomies, parser caches, and a headless browser for the HTML report."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from toxeval.taxonomy import Taxonomy, load_taxonomy
 
 
 @pytest.fixture(scope="session")
@@ -125,3 +126,60 @@ def small_dataset(small_dataset_file: Path, alias_taxonomy_file: Path) -> Any:
     from toxeval.datasets import load_dataset
 
     return load_dataset(small_dataset_file, taxonomy=alias_taxonomy_file)
+
+
+USER_TAXONOMY_TOML = """\
+name = "forum-3"
+version = "0.1"
+description = "A small user taxonomy whose aliases name toxeval-15 categories."
+
+[[category]]
+id = "identity_attack"
+name = "Identity attack"
+description = "Attacks on a group for who they are."
+aliases = ["hate"]
+
+[[category]]
+id = "insult"
+name = "Insult"
+description = "Insults aimed at a person."
+aliases = ["harassment"]
+
+[[category]]
+id = "threat"
+name = "Threat"
+description = "Threats of violence."
+aliases = ["violence"]
+"""
+
+
+@pytest.fixture(scope="session")
+def toxeval15() -> Taxonomy:
+    return load_taxonomy("toxeval-15")
+
+
+@pytest.fixture(scope="session")
+def moderation8() -> Taxonomy:
+    return load_taxonomy("openai-moderation-8")
+
+
+@pytest.fixture()
+def user_taxonomy_path(tmp_path: Path) -> Path:
+    """A 3-category user taxonomy file whose aliases name toxeval-15 categories."""
+    p = tmp_path / "forum-3.toml"
+    p.write_text(USER_TAXONOMY_TOML, encoding="utf-8")
+    return p
+
+
+@pytest.fixture()
+def user_taxonomy(user_taxonomy_path: Path) -> Taxonomy:
+    return load_taxonomy(user_taxonomy_path)
+
+
+@pytest.fixture
+def fresh_parse_caches() -> None:
+    """Forget toxeval.parsing's caches, so that a test sees the parser as it is now (a
+    monkeypatched mapping or a cached row of an earlier test does not leak in)."""
+    from toxeval.parsing import clear_caches
+
+    clear_caches()
