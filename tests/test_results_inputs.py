@@ -69,14 +69,26 @@ def test_a_mapping_file_is_recorded(tmp_path: Path) -> None:
             for i in range(6)
         )
     )
-    texts = ["A" if i % 2 else "B" for i in range(6)]
-    res = score(texts, str(ds), mapping=str(mapping))
+    dump = tmp_path / "labels.jsonl"
+    dump.write_text(
+        "".join(
+            json.dumps({"id": f"r{i}", "labels": ["A" if i % 2 else "B"]}) + "\n" for i in range(6)
+        )
+    )
+    res = score(dump, str(ds), mapping=str(mapping))
     assert res.inputs["mapping"] == {
         "path": str(mapping),
         "name": "greek.toml",
         "sha256": _sha(mapping),
     }
-    builtin = score(texts, str(ds), mapping="llama-guard-3").inputs["mapping"]
+    codes = tmp_path / "codes.jsonl"
+    codes.write_text(
+        "".join(
+            json.dumps({"id": f"r{i}", "labels": ["S1" if i % 2 else "S9"]}) + "\n"
+            for i in range(6)
+        )
+    )
+    builtin = score(codes, str(ds), mapping="llama-guard-3").inputs["mapping"]
     assert builtin["builtin"] == "llama-guard-3" and len(builtin["sha256"]) == 64
 
 
