@@ -71,8 +71,4 @@ def same_results(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
     """The keys whose values differ (NaN equals NaN; arrays element by element)."""
     if a.keys() != b.keys():
         return sorted(set(a) ^ set(b))
-    return [
-        k
-        for k in a
-        if not np.array_equal(np.asarray(a[k]), np.asarray(b[k]), equal_nan=True)
-    ]
+    return [k for k in a if not np.array_equal(np.asarray(a[k]), np.asarray(b[k]), equal_nan=True)]

@@ -17,10 +17,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+import _parallel_kernels as kernels
 import numpy as np
 import pytest
-
-import _parallel_kernels as kernels
 from toxeval import metrics
 
 TIMEOUT = 120  # seconds for a child's whole run: minutes below a hang, far above a run
