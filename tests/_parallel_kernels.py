@@ -11,6 +11,7 @@ import warnings
 from typing import Any
 
 import numpy as np
+from _names import PER_ROW
 
 #: Rows x labels: 300,000 scores, well above the size from which calls use the pool.
 N_ROWS, N_LABELS = 20_000, 15
@@ -48,14 +49,7 @@ def all_kernel_results(seed: int = 0, n_jobs: int | None = None) -> dict[str, An
             out[f"auc_{average}_mask"] = metrics.roc_auc_score(
                 y, s, average=average, mask=mask, n_jobs=n_jobs
             )
-        for name in (
-            "label_ranking_loss",
-            "label_ranking_average_precision_score",
-            "coverage_error",
-            "one_error",
-            "ndcg_score",
-            "dcg_score",
-        ):
+        for name in PER_ROW:
             fn = getattr(metrics, name)
             out[name] = fn(y, s, n_jobs=n_jobs)
             out[f"{name}_mask"] = fn(y, s, mask=mask, n_jobs=n_jobs)

@@ -16,18 +16,10 @@ from typing import Any
 import numpy as np
 import pytest
 import sklearn.metrics as skm
+from _names import PER_ROW, RANKING
 from toxeval import metrics
 from toxeval.report import report_markdown
 from toxeval.scoring import score
-
-PER_ROW = [
-    "label_ranking_loss",
-    "label_ranking_average_precision_score",
-    "coverage_error",
-    "one_error",
-    "ndcg_score",
-    "dcg_score",
-]
 
 
 def _worst_ranked_plus_unknown_rows() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -83,16 +75,7 @@ def test_unknown_rows_leave_the_mean_and_the_weighted_mean(name: str, seed: int)
         )
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        "label_ranking_loss",
-        "label_ranking_average_precision_score",
-        "coverage_error",
-        "ndcg_score",
-        "dcg_score",
-    ],
-)
+@pytest.mark.parametrize("name", RANKING)
 def test_with_unknown_rows_removed_the_value_is_scikit_learns(name: str) -> None:
     y, s, _, w = _case(5)
     m = np.ones_like(y, dtype=bool)
