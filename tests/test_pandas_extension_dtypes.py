@@ -49,7 +49,7 @@ def _outcome(fn: Any, *args: Any, **kw: Any) -> Any:
 def _same(ours: Any, theirs: Any) -> None:
     assert ours[0] == theirs[0], (ours, theirs)
     if ours[0] == "value":
-        assert ours[1] == pytest.approx(theirs[1], rel=1e-12, abs=1e-15)
+        assert ours[1] == pytest.approx(theirs[1], rel=1e-12, abs=1e-15, nan_ok=True)
     else:
         assert ours[1:] == theirs[1:]
 
@@ -117,3 +117,20 @@ def test_extension_dtype_binary_series_equals_sklearn(dtype: str) -> None:
         theirs = getattr(skm, name)(yt, s["c0"])
         for a, b in zip(ours, theirs, strict=True):
             np.testing.assert_allclose(a, b, rtol=1e-12)
+
+
+def test_na_weight_gives_nan_in_lrap_where_sklearn_raises() -> None:
+    """The documented deviation: a ``pd.NA`` weight is NaN (a NaN result), as in
+    scikit-learn's ranking loss; scikit-learn's LRAP fails converting it."""
+    y, s, w = _frames()
+    sw = pd.Series(w, dtype="Float64")
+    sw.iloc[2] = pd.NA
+    for name in ("label_ranking_loss", "coverage_error"):
+        _same(
+            _outcome(getattr(metrics, name), y, s, sample_weight=sw),
+            _outcome(getattr(skm, name), y, s, sample_weight=sw),
+        )
+    ours = _outcome(metrics.label_ranking_average_precision_score, y, s, sample_weight=sw)
+    assert ours[0] == "value" and np.isnan(ours[1])
+    with pytest.raises(TypeError):
+        skm.label_ranking_average_precision_score(y, s, sample_weight=sw)
