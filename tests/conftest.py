@@ -105,29 +105,20 @@ def user_taxonomy(user_taxonomy_path: Path) -> Taxonomy:
 
 
 @pytest.fixture
-def masked_dataset() -> Callable[..., Any]:
+def masked_dataset(user_taxonomy: Taxonomy) -> Callable[..., Any]:
     """A factory: ``masked_dataset(y, mask)`` is a :class:`toxeval.datasets.Dataset` of
-    the (N, K) 0/1 labels ``y`` with ``mask`` (True = known; None = all known) in a
-    K-category test taxonomy, rows ``r0..r{N-1}``."""
+    the (N, 3) 0/1 labels ``y`` with ``mask`` (True = known; None = all known) in the
+    3-category ``user_taxonomy``, rows ``r0..r{N-1}``."""
     from toxeval.datasets import Dataset
-    from toxeval.taxonomy import Category
 
     def make(y: Any, mask: Any = None) -> Dataset:
         y = np.asarray(y, dtype=np.int8)
-        n, k = y.shape
+        n = y.shape[0]
         m = np.ones_like(y, dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
-        tax = Taxonomy(
-            name=f"test-{k}",
-            version="1",
-            categories=tuple(
-                Category(id=f"c{i}", name=f"Category {i}", description=f"test category {i}")
-                for i in range(k)
-            ),
-        )
         return Dataset(
             name="test",
             level="prompt",
-            taxonomy=tax,
+            taxonomy=user_taxonomy,
             ids=[f"r{i}" for i in range(n)],
             texts=[f"text {i}" for i in range(n)],
             responses=None,
