@@ -61,22 +61,67 @@ pub fn resolve_threads(n_jobs: Option<i64>) -> Result<usize> {
     .max(1))
 }
 
-fn pool(threads: usize) -> Result<Arc<rayon::ThreadPool>> {
-    static POOLS: OnceLock<Mutex<HashMap<usize, Arc<rayon::ThreadPool>>>> = OnceLock::new();
-    let pools = POOLS.get_or_init(|| Mutex::new(HashMap::new()));
-    // A poisoned lock only means another thread panicked while inserting; the map is
-    // still usable.
-    let mut guard = pools.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(p) = guard.get(&threads) {
-        return Ok(Arc::clone(p));
+/// The pools of this process, and the process they belong to.
+///
+/// After `fork()` the child has only the thread that forked: the worker threads
+/// of every pool made before the fork are gone, and a job queued on such a pool
+/// would wait for them forever. So the pools are tagged with the process id and a
+/// call from a different process (a forked child: `multiprocessing` on Linux,
+/// PyTorch `DataLoader` workers, gunicorn) starts from an empty map and builds its
+/// own pools.
+struct Pools {
+    pid: u32,
+    by_threads: HashMap<usize, Arc<rayon::ThreadPool>>,
+}
+
+impl Pools {
+    /// The pool of `threads` workers for process `pid`, if one was built.
+    fn get(&mut self, pid: u32, threads: usize) -> Option<Arc<rayon::ThreadPool>> {
+        if self.pid != pid {
+            // Inherited from the parent: their workers do not exist in this
+            // process. Dropping them would signal and wait on synchronisation state
+            // whose other side is gone, so they are leaked (one map per fork).
+            std::mem::forget(std::mem::take(&mut self.by_threads));
+            self.pid = pid;
+        }
+        self.by_threads.get(&threads).map(Arc::clone)
     }
-    let p = rayon::ThreadPoolBuilder::new()
+}
+
+fn pools() -> &'static Mutex<Pools> {
+    static POOLS: OnceLock<Mutex<Pools>> = OnceLock::new();
+    POOLS.get_or_init(|| {
+        Mutex::new(Pools {
+            pid: std::process::id(),
+            by_threads: HashMap::new(),
+        })
+    })
+}
+
+fn pool(threads: usize) -> Result<Arc<rayon::ThreadPool>> {
+    pool_of_process(std::process::id(), threads)
+}
+
+fn pool_of_process(pid: u32, threads: usize) -> Result<Arc<rayon::ThreadPool>> {
+    // A poisoned lock only means another thread panicked while inserting; the map is
+    // still usable. The lock is not held while a pool starts its threads, so a fork
+    // from another thread meanwhile does not leave the child's copy locked.
+    let lock = || pools().lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(p) = lock().get(pid, threads) {
+        return Ok(p);
+    }
+    let built = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .thread_name(|i| format!("toxeval-{i}"))
         .build()
         .map_err(|e| MetricError::Threads(e.to_string()))?;
-    let p = Arc::new(p);
-    guard.insert(threads, Arc::clone(&p));
+    let mut guard = lock();
+    if let Some(p) = guard.get(pid, threads) {
+        // Another thread built one first; use it so each count has one pool.
+        return Ok(p);
+    }
+    let p = Arc::new(built);
+    guard.by_threads.insert(threads, Arc::clone(&p));
     Ok(p)
 }
 
@@ -301,6 +346,22 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A call from another process (a forked child) gets a new pool: the
+    /// parent's workers do not exist there. The same process keeps its pool.
+    #[test]
+    fn a_new_process_gets_new_pools() {
+        // Process ids no real process here has, so other tests' pools are untouched.
+        let first = pool_of_process(u32::MAX - 1, 2).unwrap();
+        let again = pool_of_process(u32::MAX - 1, 2).unwrap();
+        assert!(Arc::ptr_eq(&first, &again));
+        let child = pool_of_process(u32::MAX - 2, 2).unwrap();
+        assert!(!Arc::ptr_eq(&first, &child));
+        assert_eq!(child.install(rayon::current_num_threads), 2);
+        // Back in this process: its own pools, built afresh, still work.
+        let here = pool(2).unwrap();
+        assert_eq!(here.install(|| (0..100).sum::<i32>()), 4950);
     }
 
     #[test]

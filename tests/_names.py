@@ -10,3 +10,6 @@ RANKING = [
     "dcg_score",
     "ndcg_score",
 ]
+
+# Every metric with one value per row, averaged over the rows: the family and one_error.
+PER_ROW = [*RANKING, "one_error"]

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from toxeval.taxonomy import Taxonomy, load_taxonomy
 
@@ -199,3 +200,32 @@ def fresh_parse_caches() -> None:
     from toxeval.parsing import clear_caches
 
     clear_caches()
+
+
+@pytest.fixture
+def masked_dataset(user_taxonomy: Taxonomy) -> Callable[..., Any]:
+    """A factory: ``masked_dataset(y, mask)`` is a :class:`toxeval.datasets.Dataset` of
+    the (N, 3) 0/1 labels ``y`` with ``mask`` (True = known; None = all known) in the
+    3-category ``user_taxonomy``, rows ``r0..r{N-1}``."""
+    from toxeval.datasets import Dataset
+
+    def make(y: Any, mask: Any = None) -> Dataset:
+        y = np.asarray(y, dtype=np.int8)
+        n = y.shape[0]
+        m = np.ones_like(y, dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
+        return Dataset(
+            name="test",
+            level="prompt",
+            taxonomy=user_taxonomy,
+            ids=[f"r{i}" for i in range(n)],
+            texts=[f"text {i}" for i in range(n)],
+            responses=None,
+            y_true=np.where(m, y, 0).astype(np.int8),
+            mask=m,
+            soft=None,
+            n_annotators=None,
+            source="test",
+            sha256="0" * 64,
+        )
+
+    return make

@@ -137,7 +137,8 @@ def test_ignore_ties_matches_sklearn_without_ties(name: str, c: dict[str, Any], 
 
 
 def _row_reference(name: str, t: np.ndarray, s: np.ndarray, **kw: Any) -> float:
-    """sklearn on one row of known labels, with the documented degenerate-row rule."""
+    """sklearn on one row of (at least one) known labels, with the documented
+    degenerate-row rule."""
     kk = t.shape[0]
     if name == "label_ranking_loss" and kk < 2:
         return 0.0
@@ -146,8 +147,6 @@ def _row_reference(name: str, t: np.ndarray, s: np.ndarray, **kw: Any) -> float:
     if name == "coverage_error" and kk < 2:
         return float(np.count_nonzero(t))
     if name in ("dcg_score", "ndcg_score") and kk < 2:
-        if kk == 0:
-            return 0.0
         if name == "ndcg_score":
             return 1.0 if t[0] > 0 else 0.0
         base = kw.get("log_base", 2)
@@ -172,9 +171,37 @@ def test_mask_equals_sklearn_row_by_row(name: str, c: dict[str, Any], data: Any)
     # unknown entries may hold garbage placeholders
     y_bad = np.where(mask, y, np.nan if name not in BINARY_FUNCS else y)
     s_bad = np.where(mask, s, np.nan).astype(s.dtype)
-    per_row = [_row_reference(name, y[i][mask[i]], s[i][mask[i]], **kw) for i in range(y.shape[0])]
-    want = float(np.average(per_row, weights=w))
-    got = getattr(tm, name)(y_bad, s_bad, sample_weight=w, mask=mask, **kw)
+    rows = np.flatnonzero(mask.any(axis=1))
+    per_row = [_row_reference(name, y[i][mask[i]], s[i][mask[i]], **kw) for i in rows]
+    _assert_mean_of_known_rows(
+        lambda: getattr(tm, name)(y_bad, s_bad, sample_weight=w, mask=mask, **kw),
+        per_row,
+        None if w is None else w[rows],
+        nan_on_zero_weights=name == "label_ranking_average_precision_score",
+    )
+
+
+def _assert_mean_of_known_rows(
+    call: Any, per_row: list[float], w_kept: Any, *, nan_on_zero_weights: bool = False
+) -> None:
+    """``call()`` is the (weighted) mean of ``per_row``, the values of the rows with a
+    known label (rows without one are left out). No such row: ``ValueError``; their
+    weights sum to zero: ``ZeroDivisionError`` (LRAP: NaN with NumPy's
+    ``RuntimeWarning``, as scikit-learn)."""
+    if not per_row:
+        with pytest.raises(ValueError, match="no row has a known label"):
+            call()
+        return
+    if w_kept is not None and float(np.sum(w_kept)) == 0.0:
+        if nan_on_zero_weights:
+            with pytest.warns(RuntimeWarning):
+                assert math.isnan(call())
+        else:
+            with pytest.raises(ZeroDivisionError, match="Weights sum to zero"):
+                call()
+        return
+    want = float(np.average(per_row, weights=w_kept))
+    got = call()
     assert close(got, want), (got, want)
 
 
@@ -195,17 +222,18 @@ def test_all_true_mask_is_no_mask(name: str, c: dict[str, Any]) -> None:
 
 def one_error_reference(
     y: np.ndarray, s: np.ndarray, w: np.ndarray | None, mask: np.ndarray | None
-) -> float:
-    errs = []
+) -> tuple[list[float], np.ndarray | None]:
+    """Per-row one-errors of the rows with a known label, and their weights."""
+    errs, rows = [], []
     for i in range(y.shape[0]):
         known = [j for j in range(y.shape[1]) if mask is None or mask[i, j]]
         if not known:
-            errs.append(1.0)
-            continue
+            continue  # unknown: left out
         top = max(float(s[i, j]) for j in known)
         group = [j for j in known if float(s[i, j]) == top]
         errs.append(sum(1 for j in group if y[i, j] == 0) / len(group))
-    return float(np.average(errs, weights=w))
+        rows.append(i)
+    return errs, None if w is None else np.asarray(w)[rows]
 
 
 @SETTINGS
@@ -216,8 +244,8 @@ def test_one_error_matches_reference(c: dict[str, Any], data: Any) -> None:
     if data.draw(st.booleans()):
         rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
         mask = rng.random(y.shape) < 0.6
-    got = tm.one_error(y, s, sample_weight=w, mask=mask)
-    assert close(got, one_error_reference(y, s, w, mask))
+    errs, w_kept = one_error_reference(y, s, w, mask)
+    _assert_mean_of_known_rows(lambda: tm.one_error(y, s, sample_weight=w, mask=mask), errs, w_kept)
 
 
 def test_one_error_named_cases() -> None:

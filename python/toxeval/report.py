@@ -89,6 +89,17 @@ def _summary_rows(result: EvaluationResult) -> list[tuple[str, str]]:
         ("system", _system_line(result)),
         ("taxonomy", f"{result.config['taxonomy']['name']} (K={result.config['taxonomy']['k']})"),
         ("scored / excluded", f"{c['scored']} / {c['excluded']}"),
+        *(
+            [
+                (
+                    "rows without a known label",
+                    f"{c['rows_without_known_labels']} (left out of the per-row figures: "
+                    "ranking loss, LRAP, coverage error, one-error)",
+                )
+            ]
+            if c.get("rows_without_known_labels")
+            else []
+        ),
         ("mAP", f"{_fmt(f['map'])}  (macro AP over {inc} categories with a known positive)"),
         ("label ranking loss", _fmt(f["label_ranking_loss"])),
         ("LRAP", _fmt(f["lrap"])),

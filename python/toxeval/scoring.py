@@ -8,7 +8,8 @@ never negatives:
   positive among the scored rows; the other categories are listed and excluded (AP of a
   category without positives is undefined; scikit-learn would count it as 0).
 * **label ranking loss**, **LRAP**, **coverage error**, **one-error**: per row over the
-  known labels of that row.
+  known labels of that row; rows with no known label are left out of these means and
+  counted (``counts["rows_without_known_labels"]``).
 * at a threshold (default 0.5, ``score >= threshold`` is a positive): **micro F1**,
   **macro F1** (over the same categories as mAP) and **Hamming loss**, all over known
   cells only.
@@ -232,7 +233,7 @@ def _rowwise(y: np.ndarray, s: np.ndarray, m: np.ndarray) -> tuple[float, float,
     """(label ranking loss, LRAP, coverage error, one-error) with ``mask=m``."""
     from toxeval import metrics
 
-    if y.shape[0] == 0:
+    if not m.any(axis=1).any():  # no row has a known label: nothing to average
         nan = float("nan")
         return nan, nan, nan, nan
     lrl = _f(metrics.label_ranking_loss(y, s, mask=m))
@@ -493,7 +494,10 @@ def score_predictions(
     n_unknown_cells = int(np.sum(unknown))
     n_no_known = int((~m.any(axis=1)).sum()) if n_unknown_cells else 0
     if n_no_known:
-        notes.append(f"{n_no_known} scored rows have no known label")
+        notes.append(
+            f"{n_no_known} scored rows have no known label: they are left out of the "
+            "per-row figures (ranking loss, LRAP, coverage error, one-error)"
+        )
     counts = {
         "dataset_rows": n,
         "scored": n_scored,
@@ -771,7 +775,7 @@ def score(
         )
         preds = _note_unused_by_dump(preds, parse_policy, mapping)
     elif isinstance(predictions, np.ndarray):
-        preds = predictions_from_array(predictions, ds)
+        preds = predictions_from_array(_unmasked_scores(predictions), ds)
     elif is_frame(predictions):
         preds = predictions_from_frame(
             predictions, ds, source=type(predictions).__name__, on_mismatch=on_mismatch
@@ -794,6 +798,26 @@ def score(
     if config["mapping"] is not None:
         result.inputs["mapping"] = _mapping_record(mapping)
     return result
+
+
+def _unmasked_scores(scores: np.ndarray) -> np.ndarray:
+    """The score matrix given to :func:`score`, with a NumPy masked array rejected when
+    it masks any entry: ``np.asarray`` would read the values under its mask, scoring
+    what the caller marked as missing. (Scores are predictions, not labels: a missing
+    prediction has no place in the matrix; leave the row out and pass ``ids``-aligned
+    predictions, or a dump, instead.) A masked array without masked entries is its data.
+    """
+    if isinstance(scores, np.ma.MaskedArray):
+        if np.ma.getmaskarray(scores).any():
+            raise PredictionError(
+                "masked arrays are not supported as scores: the masked entries would be "
+                "scored with the values under the mask. Pass a plain array with a score "
+                "for every cell (a prediction dump with the rows that have predictions "
+                "leaves the others unscored)"
+            )
+        data: np.ndarray = np.ma.getdata(scores)
+        return data
+    return scores
 
 
 def _note_unused_by_dump(

@@ -5,8 +5,11 @@ errors of its ``sklearn.metrics`` (or ``scipy.stats``) namesake, plus two keywor
 
 * ``mask``: a boolean array shaped like ``y_true``, ``True`` where the label is
   known. Unknown labels are left out (never treated as negatives).
-* ``n_jobs``: threads to use (``None`` = all cores, ``1`` = sequential). Results
-  never depend on it.
+* ``n_jobs``: threads to use; ``n_jobs=None`` means all cores (scikit-learn/joblib
+  read ``None`` as one job: these are speed-first drop-ins whose results never depend
+  on the thread count), ``1`` = sequential, negative counts back from the cores. It
+  must be an int or None (``InvalidParameterError`` otherwise). Forked children build
+  their own thread pools.
 """
 
 from __future__ import annotations

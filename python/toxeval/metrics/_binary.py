@@ -36,7 +36,9 @@ from toxeval.metrics._validation import (
     assert_all_finite,
     binary_labels,
     check_consistent_length,
+    check_n_jobs,
     invalid_parameter,
+    mask_array,
     to_array,
     type_of_target,
     uint64_as_int64,
@@ -122,14 +124,6 @@ def _check_label_param(name: str, func: str, value: Any, *, optional: bool) -> N
         raise _param_error(name, func, constraint, value)
 
 
-def _check_n_jobs(n_jobs: Any) -> int | None:
-    if n_jobs is None:
-        return None
-    if isinstance(n_jobs, (bool, np.bool_)) or not isinstance(n_jobs, numbers.Integral):
-        raise invalid_parameter(f"n_jobs must be an int or None; got {n_jobs!r}")
-    return int(n_jobs)
-
-
 def _column_or_1d(y: Any) -> NDArray[Any]:
     arr = to_array(y)
     if arr.ndim == 1:
@@ -213,7 +207,7 @@ def _check_mask(mask: Any, shape: tuple[int, ...]) -> NDArray[np.bool_] | None:
     """A boolean mask shaped like y_true (None when absent or all True)."""
     if mask is None:
         return None
-    m = to_array(mask)
+    m = mask_array(mask)
     if m.dtype != np.bool_:
         if m.dtype.kind in "iu" and m.size and bool(((m == 0) | (m == 1)).all()):
             m = m.astype(np.bool_)
@@ -756,7 +750,7 @@ def average_precision_score(
         raise _param_error("average", func, _str_options(_AP_AVERAGES) + " or None", average)
     _check_label_param("pos_label", func, pos_label, optional=False)
     _check_array_like("sample_weight", func, sample_weight, optional=True)
-    jobs = _check_n_jobs(n_jobs)
+    jobs = check_n_jobs(n_jobs, func)
 
     sw = None if sample_weight is None else _column_or_1d(sample_weight)
     indicator, y_type, y_arr = _classify_target(y_true, average, jobs)
@@ -855,7 +849,7 @@ def roc_auc_score(
     if not isinstance(multi_class, str) or multi_class not in _MULTI_CLASS:
         raise _param_error("multi_class", func, _str_options(_MULTI_CLASS), multi_class)
     _check_array_like("labels", func, labels, optional=True)
-    jobs = _check_n_jobs(n_jobs)
+    jobs = check_n_jobs(n_jobs, func)
 
     indicator, y_type, y_arr = _classify_target(y_true, average, jobs)
     scores_in = to_array(y_score)

@@ -29,7 +29,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from toxeval import _core
-from toxeval.metrics._validation import _category
+from toxeval.metrics._validation import _category, check_n_jobs
 
 __all__ = ["SignificanceResult", "SmallSampleWarning", "kendalltau"]
 
@@ -417,8 +417,8 @@ def kendalltau(
     r"""Kendall's tau, a correlation measure for ordinal data (``scipy.stats.kendalltau``).
 
     Same signature, defaults, results, warnings and errors as SciPy 1.17.1, plus
-    ``n_jobs`` (threads for the O(n log n) pair counting; results never depend
-    on it).
+    ``n_jobs`` (threads for the O(n log n) pair counting; ``None`` = all cores, unlike
+    scikit-learn/joblib where ``None`` means one; results never depend on it).
 
     Definitions (P concordant, Q discordant pairs; T pairs tied only in ``x``,
     U pairs tied only in ``y``; a pair tied in both counts in neither; n
@@ -448,8 +448,10 @@ def kendalltau(
         ``axis`` is an integer or ``keepdims=True``.
     """
 
+    jobs = check_n_jobs(n_jobs, "kendalltau")
+
     def body(xs: NDArray[Any], ys: NDArray[Any]) -> tuple[Any, Any, Any]:
-        return _kendalltau_1d(xs, ys, method, variant, alternative, n_jobs)
+        return _kendalltau_1d(xs, ys, method, variant, alternative, jobs)
 
     xa = np.asarray(x) if not isinstance(x, np.ma.MaskedArray) else x
     ya = np.asarray(y) if not isinstance(y, np.ma.MaskedArray) else y

@@ -11,11 +11,17 @@ Masked definition (``mask=``, ``True`` = label known): each row is reduced to it
 labels and scikit-learn's per-row quantity is computed on that shorter row; the rows
 are then averaged exactly as without a mask (every row counts, with its sample
 weight). Unknown entries of ``y_true`` and ``y_score`` are never read, so they may hold
-placeholders such as ``-1`` or NaN. The degenerate rows follow the unmasked rules:
-with fewer than 2 known labels a row has ranking loss 0, LRAP 1, coverage = number of
-known relevant labels (0 or 1), DCG = its gain times the first discount (0 with no
-known label), NDCG 1 if that gain is positive else 0, and one-error 1 unless its one
-known label is relevant. ``mask=None`` and an all-True mask give identical results.
+placeholders such as ``-1`` or NaN. A row with **no known label** is unknown, not
+perfect and not wrong: it is left out of the mean (exactly as if the row were not
+passed; with ``sample_weight`` it leaves the weighted mean), and if no row has a known
+label the call raises ``ValueError`` (the mean of nothing is undefined). A row with one
+known label follows the unmasked degenerate rules: ranking loss 0, LRAP 1, coverage =
+number of known relevant labels (0 or 1), DCG = its gain times the first discount,
+NDCG 1 if that gain is positive else 0, and one-error 1 unless that label is relevant.
+``mask=None`` and an all-True mask give identical results.
+
+``n_jobs``: threads, ``None`` = all cores (scikit-learn/joblib read ``None`` as one
+job); a value that is not an int raises ``InvalidParameterError``.
 """
 
 from __future__ import annotations
@@ -28,11 +34,15 @@ from numpy.typing import ArrayLike, NDArray
 
 from toxeval import _core
 from toxeval.metrics._validation import (
+    NO_KNOWN_ROW,
     _is_integral_float,
     _num_samples,
     assert_all_finite,
     check_consistent_length,
+    check_n_jobs,
     invalid_parameter,
+    known_row_weights,
+    mask_array,
     to_array,
     type_of_target,
     uint64_as_int64,
@@ -96,7 +106,7 @@ def _as_mask(mask: Any, shape: tuple[int, ...]) -> NDArray[np.bool_] | None:
     """Validate ``mask``: bool (or 0/1 integer) array of the shape of ``y_true``."""
     if mask is None:
         return None
-    m = to_array(mask)
+    m = mask_array(mask)
     if m.shape != shape:
         raise ValueError(f"mask has shape {m.shape}, expected {shape} (the shape of y_true)")
     if m.dtype == np.bool_:
@@ -257,6 +267,17 @@ def _weights(sample_weight: Any) -> NDArray[np.float64] | None:
     return w
 
 
+def _known_rows(
+    m: NDArray[np.bool_] | None, w: NDArray[np.float64] | None, n_rows: int
+) -> NDArray[np.float64] | None:
+    """The row weights with rows that have no known label left out (weight 0); raises
+    ``ValueError`` when that leaves no row."""
+    kept, n_without = known_row_weights(m, w, n_rows)
+    if n_rows and n_without == n_rows:
+        raise ValueError(NO_KNOWN_ROW)
+    return kept
+
+
 def _average(total: float, n_rows: int, w: NDArray[np.float64] | None) -> float:
     """``np.average(per_row, weights=w)`` from the weighted row sum."""
     if w is None:
@@ -340,6 +361,7 @@ def _fast_sum(
         m = _mask_if_fits(mask, shape)
         if m is None:
             return None
+        w = _known_rows(m, w, shape[0])
     try:
         out = _core.ranking_sum_checked(
             metric, y_true, y_score, m, w, n_jobs, discount, cumsum, ignore_ties, normalize
@@ -401,7 +423,8 @@ def _label_ranking_inputs(
     m = _as_mask(mask, y_true.shape)
     if lrap and y_score.dtype == np.bool_:
         raise TypeError(_BOOL_NEGATIVE)
-    return _relevance(y_true, m), _scores(y_score), m, _weights(sample_weight)
+    w = _known_rows(m, _weights(sample_weight), y_true.shape[0])
+    return _relevance(y_true, m), _scores(y_score), m, w
 
 
 def label_ranking_loss(
@@ -419,9 +442,10 @@ def label_ranking_loss(
     full error. Relevant = non-zero entry of ``y_true`` (dense or CSR). Rows with no
     or only relevant labels score 0. Weighted mean over rows (all-zero weights raise
     ``ZeroDivisionError``). With ``mask``, each row ranks its known labels only; a row
-    with fewer than 2 known labels scores 0.
+    with one known label scores 0 and a row with none is left out of the mean.
     """
     func = "label_ranking_loss"
+    n_jobs = check_n_jobs(n_jobs, func)
     _check_params(func, y_true, y_score, sample_weight, sparse_ok=True)
     fast = _fast_sum(
         "lrl",
@@ -454,9 +478,11 @@ def label_ranking_average_precision_score(
     (ties take the maximal rank). Rows with no or only relevant labels (and a single
     column) score 1.0. Weighted mean over rows; all-zero weights give ``nan`` with
     NumPy's ``RuntimeWarning``, as in scikit-learn. With ``mask``, each row ranks its
-    known labels only; a row with fewer than 2 known labels scores 1.0.
+    known labels only; a row with one known label scores 1.0 and a row with none is
+    left out of the mean.
     """
     func = "label_ranking_average_precision_score"
+    n_jobs = check_n_jobs(n_jobs, func)
     _check_params(func, y_true, y_score, sample_weight, sparse_ok=True)
     fast = _fast_sum(
         "lrap",
@@ -492,9 +518,11 @@ def coverage_error(
 
     Per row: how many labels are scored at least as high as the lowest-scored relevant
     label (ties take the maximal rank); rows with no relevant label score 0. Weighted
-    mean over rows. With ``mask``, only known labels are counted.
+    mean over rows. With ``mask``, only known labels are counted, and a row with no known
+    label is left out of the mean.
     """
     func = "coverage_error"
+    n_jobs = check_n_jobs(n_jobs, func)
     _check_params(func, y_true, y_score, sample_weight, sparse_ok=False)
     fast = _fast_sum(
         "coverage",
@@ -517,7 +545,7 @@ def coverage_error(
         raise ValueError(f"{y_type} format is not supported")
     _check_shape(yt, ys)
     m = _as_mask(mask, yt.shape)
-    w = _weights(sample_weight)
+    w = _known_rows(m, _weights(sample_weight), yt.shape[0])
     total = _core.ranking_sum("coverage", _relevance(yt, m), _scores(ys), m, w, n_jobs)
     return _average(total, yt.shape[0], w)
 
@@ -539,8 +567,10 @@ def one_error(
     be relevant). Weighted mean over rows (all-zero weights raise
     ``ZeroDivisionError``). Inputs are validated like ``label_ranking_loss``
     (multilabel-indicator ``y_true``, dense or CSR). With ``mask``, only known labels
-    compete for the top; a row with no known label counts as an error.
+    compete for the top; a row with no known label is left out of the mean (unknown is
+    neither right nor wrong).
     """
+    n_jobs = check_n_jobs(n_jobs, "one_error")
     _check_params("one_error", y_true, y_score, sample_weight, sparse_ok=True)
     fast = _fast_sum(
         "one_error",
@@ -662,7 +692,7 @@ def _dcg(
     _check_dcg_shapes(y_true, y_score, bool(ignore_ties))
     if not ignore_ties and y_score.dtype == np.bool_:
         raise TypeError(_BOOL_NEGATIVE)
-    w = _weights(sample_weight)
+    w = _known_rows(m, _weights(sample_weight), y_true.shape[0])
     gains = np.asarray(_known(y_true, m), dtype=np.float64)
     discount, cumsum = _discounts(y_true.shape[1], k, log_base)
     total = _core.dcg_sum(
@@ -691,9 +721,11 @@ def dcg_score(
     ``k`` only gets the discounts within ``k``). ``ignore_ties=True``: scikit-learn's
     order inside ties is unspecified; here it is stable (descending score, then
     descending column), which matches scikit-learn whenever there are no ties.
-    With ``mask``, ranks count known labels only.
+    With ``mask``, ranks count known labels only; a row with no known label is left out
+    of the mean.
     """
     func = "dcg_score"
+    n_jobs = check_n_jobs(n_jobs, func)
     _check_k(func, k)
     if not isinstance(log_base, numbers.Real) or not (0 < log_base < np.inf):
         raise invalid_parameter(
@@ -747,9 +779,10 @@ def ndcg_score(
     mean). Negative ``y_true`` values are rejected; a single column is rejected.
     With ``mask``, each row is scored on its known labels (negatives are only
     rejected among known entries); a row with one known label scores 1 if its gain is
-    positive, else 0, and a row with none scores 0.
+    positive, else 0, and a row with none is left out of the mean.
     """
     func = "ndcg_score"
+    n_jobs = check_n_jobs(n_jobs, func)
     _check_k(func, k)
     _check_ignore_ties(func, ignore_ties)
     _check_params(func, y_true, y_score, sample_weight, sparse_ok=False)

@@ -10,7 +10,9 @@ every label three times. This function validates once and shares the work:
 * one pass over the rows, one sort per row, gives label ranking loss, LRAP,
   coverage error, one-error and NDCG (``_core.ranking_report_sums``);
 * the thresholded figures (micro/macro F1, Hamming loss) come from per-label
-  confusion counts of one native pass (``_core.threshold_counts``).
+  confusion counts of one native pass (``_core.threshold_counts``); with
+  ``sample_weight`` they are weighted counts (``_weighted_counts``), as scikit-learn's
+  ``multilabel_confusion_matrix`` makes them.
 
 No N x K temporary is made for int64/int32/bool ``y_true``: one native pass checks
 int labels and packs the positives eight per byte (what the AP/AUC kernels and the
@@ -36,6 +38,8 @@ from toxeval.metrics._binary import _check_mask, _emit
 from toxeval.metrics._validation import (
     assert_all_finite,
     check_consistent_length,
+    check_n_jobs,
+    known_row_weights,
     shift_uint64,
     to_array,
     uint64_as_int64,
@@ -55,6 +59,7 @@ class MultilabelReport(TypedDict):
 
     n_samples: int
     n_labels: int
+    n_rows_without_known_label: int  # left out of the per-row figures
     support: NDArray[np.int64]  # known positives per label
     n_negative: NDArray[np.int64]  # known negatives per label
     n_unknown: NDArray[np.int64]  # unknown cells per label
@@ -195,6 +200,74 @@ def _threshold_cut(s: NDArray[Any], threshold: Any) -> NDArray[Any]:
     raise ValueError(f"cannot place threshold {threshold!r} among {dt} scores")
 
 
+def _weighted_counts(
+    cells: NDArray[np.bool_], w: NDArray[np.float64], k: int
+) -> NDArray[np.float64]:
+    """Per label, the sum of the weights of the rows where ``cells`` is True, added in
+    row order: scikit-learn's ``count_nonzero(csr, axis=0, sample_weight=w)`` (a
+    ``bincount`` over the column indices of the CSR entries)."""
+    rows, cols = np.nonzero(cells)
+    counts = np.bincount(cols, weights=w[rows], minlength=k)
+    return counts.astype(np.float64)  # bincount of no entries is int64
+
+
+def _weighted_threshold_figures(
+    positive: NDArray[np.bool_],
+    predicted: NDArray[np.bool_],
+    m: NDArray[np.bool_] | None,
+    w: NDArray[np.float64],
+) -> tuple[NDArray[np.float64], float, float]:
+    """Per-label F1, micro F1 and Hamming loss with row weights, as scikit-learn's
+    ``f1_score(average=None / "micro", zero_division=0)`` and ``hamming_loss`` compute
+    them from weighted confusion counts. With a mask, unknown cells are not counted: a
+    label's counts and the Hamming loss's differing and total cells are sums of the
+    weights of the known cells only (the Hamming loss divides the weighted differing
+    known cells by the weighted known cells)."""
+    n, k = positive.shape
+    if m is not None:
+        positive = positive & m
+        predicted = predicted & m
+    tp_sum = _weighted_counts(positive & predicted, w, k)
+    fp = _weighted_counts(predicted, w, k) - tp_sum
+    fn = _weighted_counts(positive, w, k) - tp_sum
+    pred_sum = tp_sum + fp
+    true_sum = tp_sum + fn
+
+    def f1_of(tp: NDArray[np.float64], t: NDArray[np.float64], p: NDArray[np.float64]) -> Any:
+        denom = t + p
+        return np.divide(2.0 * tp, denom, out=np.zeros_like(tp), where=denom != 0)
+
+    f1 = f1_of(tp_sum, true_sum, pred_sum)
+    micro = f1_of(np.array([tp_sum.sum()]), np.array([true_sum.sum()]), np.array([pred_sum.sum()]))
+    differ = positive != predicted
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if m is None:
+            n_diff = np.float64(np.dot(np.count_nonzero(differ, axis=1), w))
+            hamming = float(n_diff / (n * k * np.mean(w)))
+        else:
+            n_diff = np.float64(np.dot(np.count_nonzero(differ & m, axis=1), w))
+            hamming = float(n_diff / np.dot(np.count_nonzero(m, axis=1), w))
+    return f1, float(micro[0]), hamming
+
+
+def _predicted(s: NDArray[Any], cut: NDArray[Any]) -> NDArray[np.bool_]:
+    """``score >= threshold`` as a boolean matrix, from the cut ``_threshold_cut`` placed."""
+    if cut.size == 0:
+        return np.zeros(s.shape, dtype=np.bool_)
+    pred: NDArray[np.bool_] = s >= cut[0]
+    return pred
+
+
+def _positives(y_pos: NDArray[Any], k: int) -> NDArray[np.bool_]:
+    """The positives as a bool matrix (``y_pos`` may be packed eight labels per byte)."""
+    if y_pos.dtype == np.bool_:
+        return y_pos
+    unpacked: NDArray[np.bool_] = np.unpackbits(y_pos, axis=1, count=k, bitorder="little").astype(
+        np.bool_
+    )
+    return unpacked
+
+
 def multilabel_report(
     y_true: Any,
     y_score: Any,
@@ -217,17 +290,21 @@ def multilabel_report(
         is known; per-row figures rank only the known labels of each row; the
         thresholded figures count known cells only.
     sample_weight : array-like of shape (n_samples,), optional
-        Row weights, used as by each drop-in function (thresholded figures are
-        unweighted counts).
+        Row weights, used as by each drop-in function; the thresholded figures are
+        weighted counts as in ``f1_score``/``hamming_loss`` with ``sample_weight``
+        (with a mask: the weights of the known cells, see ``_weighted_threshold_figures``).
     threshold : float, default 0.5
         A label is predicted when ``y_score >= threshold``.
     n_jobs : int, optional
-        Threads (None = all cores). Results do not depend on it.
+        Threads (None = all cores, unlike scikit-learn/joblib's one). Results do not
+        depend on it.
 
     Returns
     -------
     MultilabelReport
-        A dict: ``n_samples`` and ``n_labels`` (the shape), ``ap``/``roc_auc`` per
+        A dict: ``n_samples`` and ``n_labels`` (the shape),
+        ``n_rows_without_known_label`` (rows whose mask is all False: they are left
+        out of every per-row figure, which is NaN when no row is left), ``ap``/``roc_auc`` per
         label and their ``_macro``/``_micro`` averages (``average_precision_score``
         / ``roc_auc_score`` semantics), ``label_ranking_loss``, ``lrap``,
         ``coverage_error``, ``one_error``, ``one_error_relevant`` (see below),
@@ -248,6 +325,7 @@ def multilabel_report(
     Warnings are the ones the drop-in functions emit (e.g. a label without
     positives); each is emitted once.
     """
+    n_jobs = check_n_jobs(n_jobs, "multilabel_report")
     y_rank, y_pos = _labels01(y_true, n_jobs)
     raw = to_array(y_score)
     s, shifted = _scores(raw, n_jobs)
@@ -269,10 +347,15 @@ def multilabel_report(
     ap_micro, auc_micro, ap_mflag, auc_mflag = _core.binary_ap_auc_micro(s, y_pos, w, m, n_jobs)
     _emit(np.append(ap_flags, ap_mflag), "average_precision")
     _emit(np.append(auc_flags, auc_mflag), "roc_auc")
-    sums = _core.ranking_report_sums(y_rank, s, m, w, n_jobs)
+    # Rows with no known label are unknown: weight 0 leaves them out of every per-row
+    # mean exactly (the per-label figures already skip their cells).
+    w_rows, n_without = known_row_weights(m, w, n)
+    sums = _core.ranking_report_sums(y_rank, s, m, w_rows, n_jobs)
     wsum = float(sums["weight_sum"])
 
     def mean_of(key: str) -> float:
+        if n_without == n:
+            return float("nan")
         if wsum == 0.0:
             raise ZeroDivisionError("Weights sum to zero, can't be normalized")
         return float(sums[key]) / wsum
@@ -286,19 +369,27 @@ def multilabel_report(
     else:
         cut = _threshold_cut(s, threshold)
     n_known, support, predicted, tp_count = _core.threshold_counts(s, y_pos, cut, m, n_jobs)
-    tp = tp_count.astype(np.float64)
-    fp = predicted.astype(np.float64) - tp
-    fn = support.astype(np.float64) - tp
-    denom = 2 * tp + fp + fn
-    f1 = np.divide(2 * tp, denom, out=np.zeros_like(tp), where=denom > 0)
-    micro_den = float(denom.sum())
-    cells = int(n_known.sum())
+    if w is None:
+        tp = tp_count.astype(np.float64)
+        fp = predicted.astype(np.float64) - tp
+        fn = support.astype(np.float64) - tp
+        denom = 2 * tp + fp + fn
+        f1 = np.divide(2 * tp, denom, out=np.zeros_like(tp), where=denom > 0)
+        micro_den = float(denom.sum())
+        f1_micro = 2 * float(tp.sum()) / micro_den if micro_den > 0 else 0.0
+        cells = int(n_known.sum())
+        hamming = float(fp.sum() + fn.sum()) / cells if cells else float("nan")
+    else:
+        f1, f1_micro, hamming = _weighted_threshold_figures(
+            _positives(y_pos, k), _predicted(s, cut), m, w
+        )
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         return MultilabelReport(
             n_samples=n,
             n_labels=k,
+            n_rows_without_known_label=n_without,
             support=support,
             n_negative=n_known - support,
             n_unknown=np.int64(n) - n_known,
@@ -318,7 +409,7 @@ def multilabel_report(
             ndcg=mean_of("ndcg"),
             threshold=float(threshold),
             f1=f1,
-            f1_micro=2 * float(tp.sum()) / micro_den if micro_den > 0 else 0.0,
+            f1_micro=f1_micro,
             f1_macro=float(f1.mean()),
-            hamming_loss=float(fp.sum() + fn.sum()) / cells if cells else float("nan"),
+            hamming_loss=hamming,
         )

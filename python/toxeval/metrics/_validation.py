@@ -15,6 +15,7 @@ scikit-learn's, so ``warnings.filterwarnings(..., category=sklearn's class)`` an
 
 from __future__ import annotations
 
+import numbers
 import sys
 import warnings
 from collections.abc import Sequence
@@ -29,6 +30,9 @@ __all__ = [
     "UndefinedMetricWarning",
     "assert_all_finite",
     "check_consistent_length",
+    "check_n_jobs",
+    "known_row_weights",
+    "mask_array",
     "to_array",
     "type_of_target",
     "warn_undefined",
@@ -80,18 +84,97 @@ _MASKED_ARRAY = (
 )
 
 
+def check_n_jobs(n_jobs: Any, func: str) -> int | None:
+    """``n_jobs`` as an ``int`` or ``None``; anything else (a float, a string, a bool)
+    raises ``InvalidParameterError`` naming the parameter and ``func``, as scikit-learn's
+    parameter validation does. ``0`` passes here and is rejected by the thread-count
+    rule (``ValueError``: it has no meaning)."""
+    if n_jobs is None:
+        return None
+    if isinstance(n_jobs, (bool, np.bool_)) or not isinstance(n_jobs, numbers.Integral):
+        raise invalid_parameter(
+            f"The 'n_jobs' parameter of {func} must be an int or None. Got {n_jobs!r} instead."
+        )
+    return int(n_jobs)
+
+
+#: The error of a per-row metric whose rows all lack a known label.
+NO_KNOWN_ROW = (
+    "no row has a known label (mask is False everywhere): the per-row metric is "
+    "undefined; rows without a known label are left out of the mean, and here that "
+    "leaves none"
+)
+
+
+def known_row_weights(
+    mask: NDArray[np.bool_] | None, weights: NDArray[np.float64] | None, n_rows: int
+) -> tuple[NDArray[np.float64] | None, int]:
+    """Row weights that leave rows without any known label out of a per-row mean, and
+    how many such rows there are.
+
+    A row whose mask is all False has nothing to rank: it is unknown, and scoring it
+    (as a perfect row, or as an error) would fold the unknown into the mean. Giving it
+    weight 0 is exactly the same as removing the row: the weighted sums add an exact
+    zero and the weight sum (the divisor) no longer counts it. ``weights`` are returned
+    unchanged when every row has a known label (or there is no 2-D mask); ``None``
+    stands for unit weights."""
+    if mask is None or mask.ndim != 2 or n_rows == 0:
+        return weights, 0
+    known = mask.any(axis=1)
+    n_without = n_rows - int(np.count_nonzero(known))
+    if n_without == 0:
+        return weights, 0
+    base = np.ones(n_rows) if weights is None else weights
+    return np.where(known, base, 0.0), n_without
+
+
+def _pandas_numeric_extension(x: Any) -> bool:
+    """Whether ``x`` is a pandas DataFrame or Series holding a numeric extension dtype
+    (``Int64``, ``boolean``, ``Float64``, ``int64[pyarrow]``, ...) and otherwise only
+    numeric columns: ``np.asarray`` would make it an object array."""
+    if hasattr(x, "columns") and hasattr(x, "dtypes") and hasattr(x.dtypes, "__iter__"):
+        dtypes = list(x.dtypes)
+    elif hasattr(x, "iloc") and hasattr(x, "dtype"):
+        dtypes = [x.dtype]
+    else:
+        return False
+    if all(isinstance(d, np.dtype) for d in dtypes):
+        return False
+    return all(getattr(d, "kind", "O") in ("b", "i", "u", "f") for d in dtypes)
+
+
+def mask_array(mask: Any) -> NDArray[Any]:
+    """``mask`` as an array for the mask checks: like :func:`to_array`, except that a
+    pandas mask with extension dtypes (``boolean``, ``Int64``, ...) keeps booleans or
+    integers (its missing values are an error: a mask says what is known, it cannot
+    itself be unknown)."""
+    if _pandas_numeric_extension(mask):
+        if bool(np.asarray(mask.isna()).any()):
+            raise ValueError("mask contains missing values (pd.NA); it must be all True/False")
+        kinds = mask.dtypes if hasattr(mask, "columns") else [mask.dtype]
+        as_bool = all(getattr(d, "kind", "O") == "b" for d in kinds)
+        converted: NDArray[Any] = mask.to_numpy(dtype=np.bool_ if as_bool else np.int64)
+        return converted
+    return to_array(mask)
+
+
 def to_array(x: Any) -> NDArray[Any]:
     """``np.asarray`` as ``check_array(dtype=None)`` would: ragged input becomes object.
 
     A NumPy masked array with masked entries is rejected (scikit-learn silently reads
     the values under its mask, which would drop what the mask says); without any it is
-    its data."""
+    its data. A pandas object with numeric extension dtypes becomes float64 with
+    ``pd.NA`` as NaN, which is what scikit-learn's ``check_array`` converts it to (so a
+    missing value meets the NaN check and its error)."""
     if isinstance(x, np.ma.MaskedArray):
         if np.ma.getmaskarray(x).any():
             raise ValueError(_MASKED_ARRAY)
         return np.ma.getdata(x)
     if isinstance(x, np.ndarray):
         return x
+    if _pandas_numeric_extension(x):
+        converted: NDArray[Any] = x.to_numpy(dtype=np.float64, na_value=np.nan)
+        return converted
     if hasattr(x, "toarray") and hasattr(x, "tocsr"):
         raise invalid_parameter("sparse input is not supported here")
     try:
