@@ -371,7 +371,7 @@ impl<R: Relevance, S: Score> Rows<'_, R, S> {
         let (n_rows, n_labels) = self.y_true.dim();
         let blocks = par.map_row_blocks(n_rows, n_labels, |rows| -> (T, Seen<R>) {
             #[cfg(target_arch = "x86_64")]
-            if crate::binary_curve::has_avx2() {
+            if crate::cpu::has_avx2() {
                 // SAFETY: the CPU supports the features `block_avx2` is compiled for
                 // (checked just above); the function is otherwise safe.
                 return unsafe { self.block_avx2(rows, n_labels, &row_metric) };

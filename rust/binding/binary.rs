@@ -1,4 +1,4 @@
-//! Binding of the per-label binary metrics (`binary_curve.rs`): average precision,
+//! Binding of the per-label binary metrics (`binary.rs`): average precision,
 //! ROC AUC and the confusion counts behind the curves.
 //!
 //! Scores are accepted as float64, float32 or int64 arrays without copying (any
@@ -12,7 +12,7 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 
 use super::{parallelism, run_detached};
-use crate::binary_curve::{self, Metric, MetricValue};
+use crate::binary::{self, Metric, MetricValue};
 use crate::error::Result as KResult;
 use crate::labels::{LabelGrid, PackedLabels};
 use crate::parallel::Parallelism;
@@ -85,9 +85,8 @@ fn per_label_any<S: Score, L: LabelGrid>(
     metric: Metric,
     par: Parallelism,
 ) -> PyResult<Vec<MetricValue>> {
-    let r: KResult<Vec<MetricValue>> = run_detached(py, s.len(), || {
-        binary_curve::per_label(s, y, w, m, metric, &par)
-    });
+    let r: KResult<Vec<MetricValue>> =
+        run_detached(py, s.len(), || binary::per_label(s, y, w, m, metric, &par));
     Ok(r?)
 }
 
@@ -134,9 +133,8 @@ fn binary_metric_micro<'py>(
     let w = sample_weight.as_ref().map(|a| a.as_array());
     let m = mask.as_ref().map(|a| a.as_array());
     let v: MetricValue = with_scores2!(y_score, |s| with_labels!(y_true, s.ncols(), |y| {
-        let r: KResult<MetricValue> = run_detached(py, s.len(), || {
-            binary_curve::micro(s, y, w, m, metric, &par)
-        });
+        let r: KResult<MetricValue> =
+            run_detached(py, s.len(), || binary::micro(s, y, w, m, metric, &par));
         Ok::<_, PyErr>(r?)
     }))?;
     Ok((v.value, v.flags))
@@ -164,7 +162,7 @@ fn binary_metric_per_row<'py>(
                 let y = a.as_array();
                 let (v, f) = with_scores2!(y_score, |s| {
                     let r: KResult<(Vec<f64>, Vec<u8>)> = run_detached(py, s.len(), || {
-                        binary_curve::per_row_values(s, y, m, metric, &par)
+                        binary::per_row_values(s, y, m, metric, &par)
                     });
                     Ok::<_, PyErr>(r?)
                 })?;
@@ -181,7 +179,7 @@ fn binary_metric_per_row<'py>(
 }
 
 /// `(lo, hi, third_value)` of an int64/int32 label matrix without copying it
-/// (see `binary_curve::indicator_values`); None for other dtypes.
+/// (see `crate::indicator::indicator_values`); None for other dtypes.
 #[pyfunction]
 #[pyo3(signature = (y_true, n_jobs=None))]
 fn binary_indicator_values(
@@ -192,13 +190,13 @@ fn binary_indicator_values(
     let par = parallelism(n_jobs)?;
     if let Ok(a) = y_true.extract::<PyReadonlyArray2<'_, i64>>() {
         let y = a.as_array();
-        let r = run_detached(py, y.len(), || binary_curve::indicator_values(y, &par))?;
+        let r = run_detached(py, y.len(), || crate::indicator::indicator_values(y, &par))?;
         return Ok(Some(r));
     }
     if let Ok(a) = y_true.extract::<PyReadonlyArray2<'_, i32>>() {
         let y = a.as_array();
         let (lo, hi, third) =
-            run_detached(py, y.len(), || binary_curve::indicator_values(y, &par))?;
+            run_detached(py, y.len(), || crate::indicator::indicator_values(y, &par))?;
         return Ok(Some((i64::from(lo), i64::from(hi), third)));
     }
     Ok(None)
@@ -227,9 +225,8 @@ fn binary_ap_auc_per_label<'py>(
     let w = sample_weight.as_ref().map(|a| a.as_array());
     let m = mask.as_ref().map(|a| a.as_array());
     let (ap, auc) = with_scores2!(y_score, |s| with_labels!(y_true, s.ncols(), |y| {
-        let r: KResult<(Vec<MetricValue>, Vec<MetricValue>)> = run_detached(py, s.len(), || {
-            binary_curve::per_label_ap_auc(s, y, w, m, &par)
-        });
+        let r: KResult<(Vec<MetricValue>, Vec<MetricValue>)> =
+            run_detached(py, s.len(), || binary::per_label_ap_auc(s, y, w, m, &par));
         Ok::<_, PyErr>(r?)
     }))?;
     let (apv, apf) = split(py, ap);
@@ -254,7 +251,7 @@ fn binary_ap_auc_micro<'py>(
     let m = mask.as_ref().map(|a| a.as_array());
     let (a, b) = with_scores2!(y_score, |s| with_labels!(y_true, s.ncols(), |y| {
         let r: KResult<(MetricValue, MetricValue)> =
-            run_detached(py, s.len(), || binary_curve::micro_ap_auc(s, y, w, m, &par));
+            run_detached(py, s.len(), || binary::micro_ap_auc(s, y, w, m, &par));
         Ok::<_, PyErr>(r?)
     }))?;
     Ok((a.value, b.value, a.flags, b.flags))
@@ -275,7 +272,7 @@ fn binary_support<'py>(
     let m = mask.as_ref().map(|a| a.as_array());
     let r = with_labels!(y_true, n_labels.unwrap_or(0), |y| {
         let n = y.dim().0.saturating_mul(y.dim().1);
-        Ok::<_, PyErr>(run_detached(py, n, || binary_curve::support(y, w, m))?)
+        Ok::<_, PyErr>(run_detached(py, n, || binary::support(y, w, m))?)
     })?;
     Ok(r.into_pyarray(py))
 }
@@ -301,7 +298,7 @@ fn binary_counts<'py>(
         ($t:ty) => {
             if let Ok(a) = y_score.extract::<PyReadonlyArray1<'_, $t>>() {
                 let s = a.as_array();
-                let r = run_detached(py, s.len(), || binary_curve::binary_counts(s, y, w))?;
+                let r = run_detached(py, s.len(), || binary::binary_counts(s, y, w))?;
                 let (fps, tps, rows) = r;
                 let rows: Vec<i64> = rows
                     .into_iter()
@@ -343,7 +340,7 @@ fn binary_indicator_summary<'py>(
                 let y = a.as_array();
                 let (n, k) = y.dim();
                 let (lo, hi, third, bits) =
-                    run_detached(py, y.len(), || binary_curve::indicator_packed(y, &par))?;
+                    run_detached(py, y.len(), || crate::indicator::indicator_packed(y, &par))?;
                 let arr = if third {
                     None
                 } else {
