@@ -217,7 +217,14 @@ pub fn per_label_ap_auc<S: Score, L: LabelGrid>(
     mask: Option<ArrayView2<bool>>,
     par: &Parallelism,
 ) -> Result<(Vec<MetricValue>, Vec<MetricValue>)> {
-    if weight.is_some() {
+    let input = Input {
+        averaging: Averaging::PerLabel,
+        weighted: weight.is_some(),
+        max_fpr: None,
+        fits: true,
+        gathered: None,
+    };
+    if dispatch(&input) == Path::Curve {
         let ap = per_label(y_score, y_pos, weight, mask, Metric::AveragePrecision, par)?;
         let auc = per_label(
             y_score,
@@ -355,7 +362,14 @@ pub fn micro_ap_auc<S: Score, L: LabelGrid>(
     par: &Parallelism,
 ) -> Result<(MetricValue, MetricValue)> {
     crate::check::grid(&y_score, y_pos.dim(), weight.as_ref(), mask.as_ref())?;
-    if weight.is_some() {
+    let input = Input {
+        averaging: Averaging::Micro,
+        weighted: weight.is_some(),
+        max_fpr: None,
+        fits: true,
+        gathered: None,
+    };
+    if dispatch(&input) == Path::Curve {
         let ap = micro(y_score, y_pos, weight, mask, Metric::AveragePrecision, par)?;
         let auc = micro(
             y_score,

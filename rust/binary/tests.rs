@@ -1040,3 +1040,62 @@ fn shape_errors() {
     )
     .is_err());
 }
+
+/// The dispatch table: weights always take the curve, the micro stream only
+/// when the cells do not fit, the count walk only for large labels with both
+/// classes, and 4-byte keys the narrow runs.
+#[test]
+fn dispatch_rules() {
+    let at = |averaging, weighted, max_fpr, fits, gathered| {
+        dispatch(&Input {
+            averaging,
+            weighted,
+            max_fpr,
+            fits,
+            gathered,
+        })
+    };
+    let g = |n_pos, n_neg, narrow| {
+        Some(Gathered {
+            n_pos,
+            n_neg,
+            narrow,
+        })
+    };
+    use Averaging::*;
+    for a in [PerLabel, Micro, PerRow] {
+        assert_eq!(at(a, true, None, true, None), Path::Curve);
+    }
+    assert_eq!(at(PerRow, false, None, true, None), Path::RowNetwork);
+    assert_eq!(at(PerRow, false, Some(1.0), true, None), Path::RowNetwork);
+    assert_eq!(at(PerRow, false, Some(0.5), true, None), Path::Curve);
+    assert_eq!(at(Micro, false, Some(1.0), true, None), Path::Curve);
+    assert_eq!(at(Micro, false, None, false, None), Path::MicroStream);
+    assert_eq!(at(Micro, false, None, true, None), Path::Gather);
+    assert_eq!(at(PerLabel, false, Some(0.5), true, None), Path::Gather);
+    let big = WALK_MIN;
+    assert_eq!(
+        at(PerLabel, false, Some(0.5), true, g(big, big, false)),
+        Path::PartialRuns
+    );
+    assert_eq!(
+        at(PerLabel, false, Some(1.0), true, g(big, big, true)),
+        Path::CountWalk
+    );
+    assert_eq!(
+        at(PerLabel, false, None, true, g(big, 0, false)),
+        Path::SortedRuns
+    );
+    assert_eq!(
+        at(PerLabel, false, None, true, g(big - 1, 0, true)),
+        Path::NarrowRuns
+    );
+    assert_eq!(
+        at(PerLabel, false, None, true, g(1, big - 2, false)),
+        Path::SortedRuns
+    );
+    assert_eq!(
+        at(PerLabel, false, None, true, g(1, big - 1, false)),
+        Path::CountWalk
+    );
+}
