@@ -187,8 +187,6 @@ pub(super) fn walk_weighted(keys: &[u64], pay: &[u32], weights: &[f64]) -> Curve
     c
 }
 
-/// NumPy's pairwise summation (`np.add.reduce` on a contiguous float64 array).
-
 /// Average precision of one curve, exactly as scikit-learn's
 /// `max(0, -sum(diff(recall) * precision[:-1]))` over the reversed
 /// precision-recall curve. Ties: one operating point per distinct score.

@@ -162,9 +162,14 @@ fn binary_indicator_values(
     with_array!(y_true, PyReadonlyArray2, [i64, i32], |y| {
         let (lo, hi, third) =
             run_detached(py, y.len(), || crate::indicator::indicator_values(y, &par))?;
-        (i64::from(lo), i64::from(hi), third)
+        (wide(lo), wide(hi), third)
     })
     .map_or(Ok(None), |r| Ok(Some(r)))
+}
+
+/// A label value of either integer dtype, as the int64 Python receives.
+fn wide<T: Into<i64>>(v: T) -> i64 {
+    v.into()
 }
 
 type ApAuc<'py> = (
@@ -299,7 +304,7 @@ fn binary_indicator_summary<'py>(
                 .map_err(|e| PyValueError::new_err(e.to_string()))?;
             Some(a.into_pyarray(py))
         };
-        (i64::from(lo), i64::from(hi), third, arr)
+        (wide(lo), wide(hi), third, arr)
     });
     Ok(r)
 }
