@@ -7,13 +7,16 @@
 //! The PyO3 binding lives in `binding/` and is compiled only with the `python`
 //! feature, so `cargo test` exercises the kernels without libpython.
 
-pub mod binary_curve;
-mod count_walk;
+pub mod binary;
+pub mod check;
+pub mod cpu;
 pub mod error;
+pub mod indicator;
 pub mod kendall;
-pub mod label_ranking;
 pub mod labels;
+pub mod numeric;
 pub mod parallel;
+pub mod ranking;
 pub mod score;
 pub mod sort;
 pub mod threshold;

@@ -7,7 +7,7 @@ use criterion::{criterion_group, criterion_main, Criterion};
 use ndarray::{Array1, Array2};
 use rand::{Rng, SeedableRng};
 use rayon::prelude::*;
-use toxeval::binary_curve::{self, Metric};
+use toxeval::binary::{self, Metric};
 use toxeval::kendall;
 use toxeval::parallel::Parallelism;
 use toxeval::{sort, Score};
@@ -30,7 +30,7 @@ fn kernels(c: &mut Criterion) {
         let par = Parallelism { threads };
         g.bench_function(format!("per_label_ap_t{threads}"), |b| {
             b.iter(|| {
-                binary_curve::per_label(
+                binary::per_label(
                     s.view(),
                     y.view(),
                     None,
@@ -41,16 +41,14 @@ fn kernels(c: &mut Criterion) {
             })
         });
         g.bench_function(format!("per_label_ap_auc_t{threads}"), |b| {
-            b.iter(|| binary_curve::per_label_ap_auc(s.view(), y.view(), None, None, &par))
+            b.iter(|| binary::per_label_ap_auc(s.view(), y.view(), None, None, &par))
         });
         g.bench_function(format!("per_row_ap_t{threads}"), |b| {
-            b.iter(|| {
-                binary_curve::per_row(s.view(), y.view(), None, Metric::AveragePrecision, &par)
-            })
+            b.iter(|| binary::per_row(s.view(), y.view(), None, Metric::AveragePrecision, &par))
         });
         g.bench_function(format!("per_row_auc_t{threads}"), |b| {
             b.iter(|| {
-                binary_curve::per_row(
+                binary::per_row(
                     s.view(),
                     y.view(),
                     None,
@@ -67,7 +65,7 @@ fn kernels(c: &mut Criterion) {
             ("micro_auc", Metric::RocAuc { max_fpr: None }),
         ] {
             g.bench_function(format!("{name}_t{threads}"), |b| {
-                b.iter(|| binary_curve::micro(s.view(), y.view(), None, None, metric, &par))
+                b.iter(|| binary::micro(s.view(), y.view(), None, None, metric, &par))
             });
         }
     }

@@ -1,4 +1,4 @@
-//! Criterion benches of the per-row label-ranking kernels (`toxeval::label_ranking`).
+//! Criterion benches of the per-row label-ranking kernels (`toxeval::ranking`).
 //!
 //! Workload of the Python benchmark (benches/README.md): y_true ~ Bernoulli(0.1) as
 //! int64 (read in place by the checked kernels) and as bool, y_score ~ U(0, 1) float64,
@@ -8,8 +8,8 @@
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use ndarray::{Array1, Array2};
 use rand::{rngs::StdRng, Rng, SeedableRng};
-use toxeval::label_ranking::{self, Discounts, RankingMetric, Rows};
 use toxeval::parallel::Parallelism;
+use toxeval::ranking::{self, Discounts, RankingMetric, Rows};
 
 const N: usize = 100_000;
 const K: usize = 15;
@@ -25,7 +25,7 @@ fn data() -> (Array2<i64>, Array2<bool>, Array2<f64>) {
 fn kernels(c: &mut Criterion) {
     let (t, b, s) = data();
     let par = Parallelism::sequential();
-    let (d, cs) = label_ranking::discounts(K, None, 2.0);
+    let (d, cs) = ranking::discounts(K, None, 2.0);
     let dv = Array1::from(d);
     let disc = Discounts {
         discount: dv.view(),
@@ -53,25 +53,21 @@ fn kernels(c: &mut Criterion) {
         ("one_error", RankingMetric::OneError),
     ] {
         g.bench_function(format!("{name}_checked_i64"), |bn| {
-            bn.iter(|| {
-                label_ranking::metric_sum_checked(&rows_i64, m, &par)
-                    .unwrap()
-                    .0
-            })
+            bn.iter(|| ranking::metric_sum_checked(&rows_i64, m, &par).unwrap().0)
         });
     }
     g.bench_function("ndcg_checked_i64", |bn| {
         bn.iter(|| {
-            label_ranking::dcg_sum_checked(&rows_i64, &disc, false, true, &par)
+            ranking::dcg_sum_checked(&rows_i64, &disc, false, true, &par)
                 .unwrap()
                 .0
         })
     });
     g.bench_function("lrl_bool", |bn| {
-        bn.iter(|| label_ranking::label_ranking_loss_sum(&rows_bool, &par).unwrap())
+        bn.iter(|| ranking::label_ranking_loss_sum(&rows_bool, &par).unwrap())
     });
     g.bench_function("report_bool", |bn| {
-        bn.iter(|| label_ranking::report_sums(&rows_bool, &par).unwrap().sums[0])
+        bn.iter(|| ranking::report_sums(&rows_bool, &par).unwrap().sums[0])
     });
     g.finish();
 }

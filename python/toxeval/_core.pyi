@@ -18,7 +18,7 @@ _Labels: TypeAlias = NDArray[np.bool_] | NDArray[np.uint8]
 def resolve_threads(n_jobs: int | None = None) -> int: ...
 
 # Per-label binary metrics (rust/binding/binary.rs). y_score: float64, float32 or
-# int64; y_true and mask: bool; sample_weight: float64. Flags: see rust/binary_curve.rs.
+# int64; y_true and mask: bool; sample_weight: float64. Flags: see rust/binary/mod.rs.
 def binary_metric_per_label(
     y_score: NDArray[Any],
     y_true: _Labels,

@@ -1,4 +1,4 @@
-//! Binding of the per-label binary metrics (`binary_curve.rs`): average precision,
+//! Binding of the per-label binary metrics (`binary.rs`): average precision,
 //! ROC AUC and the confusion counts behind the curves.
 //!
 //! Scores are accepted as float64, float32 or int64 arrays without copying (any
@@ -11,8 +11,9 @@ use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2}
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 
+use super::args::{binary_metric, dtype_error, with_array, SCORE_DTYPES};
 use super::{parallelism, run_detached};
-use crate::binary_curve::{self, Metric, MetricValue};
+use crate::binary::{self, Metric, MetricValue};
 use crate::error::Result as KResult;
 use crate::labels::{LabelGrid, PackedLabels};
 use crate::parallel::Parallelism;
@@ -21,59 +22,39 @@ use crate::threshold::{self, AtLeast, ThresholdCounts};
 
 type Values<'py> = (Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<u8>>);
 
-fn parse_metric(metric: &str, max_fpr: Option<f64>) -> PyResult<Metric> {
-    match metric {
-        "average_precision" => Ok(Metric::AveragePrecision),
-        "roc_auc" => Ok(Metric::RocAuc { max_fpr }),
-        other => Err(PyValueError::new_err(format!(
-            "unknown binary metric {other:?} (expected 'average_precision' or 'roc_auc')"
-        ))),
-    }
-}
-
 fn split(py: Python<'_>, v: Vec<MetricValue>) -> Values<'_> {
     let values: Vec<f64> = v.iter().map(|m| m.value).collect();
     let flags: Vec<u8> = v.iter().map(|m| m.flags).collect();
     (values.into_pyarray(py), flags.into_pyarray(py))
 }
 
-/// Call `$body` with `$s` bound to an `ArrayView2` of the score array's own dtype.
+/// Call `$body` with `$s` bound to an `ArrayView2` of the score array's own dtype;
+/// a `TypeError` for another dtype.
 macro_rules! with_scores2 {
-    ($obj:expr, |$s:ident| $body:expr) => {{
-        if let Ok(a) = $obj.extract::<PyReadonlyArray2<'_, f64>>() {
-            let $s = a.as_array();
-            $body
-        } else if let Ok(a) = $obj.extract::<PyReadonlyArray2<'_, f32>>() {
-            let $s = a.as_array();
-            $body
-        } else if let Ok(a) = $obj.extract::<PyReadonlyArray2<'_, i64>>() {
-            let $s = a.as_array();
-            $body
-        } else {
-            Err(PyTypeError::new_err(
-                "y_score must be a 2-D float64, float32 or int64 array",
-            ))
-        }
-    }};
+    ($obj:expr, |$s:ident| $body:expr) => {
+        with_array!($obj, PyReadonlyArray2, [f64, f32, i64], |$s| $body)
+            .unwrap_or_else(|| Err(dtype_error("y_score", 2, SCORE_DTYPES)))
+    };
 }
 
 /// Call `$body` with `$y` bound to the positives for `$k` labels: a 2-D bool
 /// array, or the same bits packed eight labels per byte (a 2-D uint8 array of
 /// `ceil(k / 8)` bytes per row, `numpy.packbits(y, axis=1, bitorder="little")`).
 macro_rules! with_labels {
-    ($obj:expr, $k:expr, |$y:ident| $body:expr) => {{
-        if let Ok(a) = $obj.extract::<PyReadonlyArray2<'_, bool>>() {
-            let $y = a.as_array();
-            $body
-        } else if let Ok(a) = $obj.extract::<PyReadonlyArray2<'_, u8>>() {
-            let $y = PackedLabels::new(a.as_array(), $k)?;
-            $body
-        } else {
-            Err(PyTypeError::new_err(
-                "y_true must be a 2-D bool array or packed uint8 label bits",
-            ))
+    ($obj:expr, $k:expr, |$y:ident| $body:expr) => {
+        match with_array!($obj, PyReadonlyArray2, [bool], |$y| $body) {
+            Some(r) => r,
+            None => with_array!($obj, PyReadonlyArray2, [u8], |bits| {
+                let $y = PackedLabels::new(bits, $k)?;
+                $body
+            })
+            .unwrap_or_else(|| {
+                Err(PyTypeError::new_err(
+                    "y_true must be a 2-D bool array or packed uint8 label bits",
+                ))
+            }),
         }
-    }};
+    };
 }
 
 fn per_label_any<S: Score, L: LabelGrid>(
@@ -85,9 +66,8 @@ fn per_label_any<S: Score, L: LabelGrid>(
     metric: Metric,
     par: Parallelism,
 ) -> PyResult<Vec<MetricValue>> {
-    let r: KResult<Vec<MetricValue>> = run_detached(py, s.len(), || {
-        binary_curve::per_label(s, y, w, m, metric, &par)
-    });
+    let r: KResult<Vec<MetricValue>> =
+        run_detached(py, s.len(), || binary::per_label(s, y, w, m, metric, &par));
     Ok(r?)
 }
 
@@ -105,7 +85,7 @@ fn binary_metric_per_label<'py>(
     max_fpr: Option<f64>,
     n_jobs: Option<i64>,
 ) -> PyResult<Values<'py>> {
-    let metric = parse_metric(metric, max_fpr)?;
+    let metric = binary_metric(metric, max_fpr)?;
     let par = parallelism(n_jobs)?;
     let w = sample_weight.as_ref().map(|a| a.as_array());
     let m = mask.as_ref().map(|a| a.as_array());
@@ -129,14 +109,13 @@ fn binary_metric_micro<'py>(
     max_fpr: Option<f64>,
     n_jobs: Option<i64>,
 ) -> PyResult<(f64, u8)> {
-    let metric = parse_metric(metric, max_fpr)?;
+    let metric = binary_metric(metric, max_fpr)?;
     let par = parallelism(n_jobs)?;
     let w = sample_weight.as_ref().map(|a| a.as_array());
     let m = mask.as_ref().map(|a| a.as_array());
     let v: MetricValue = with_scores2!(y_score, |s| with_labels!(y_true, s.ncols(), |y| {
-        let r: KResult<MetricValue> = run_detached(py, s.len(), || {
-            binary_curve::micro(s, y, w, m, metric, &par)
-        });
+        let r: KResult<MetricValue> =
+            run_detached(py, s.len(), || binary::micro(s, y, w, m, metric, &par));
         Ok::<_, PyErr>(r?)
     }))?;
     Ok((v.value, v.flags))
@@ -155,33 +134,23 @@ fn binary_metric_per_row<'py>(
     max_fpr: Option<f64>,
     n_jobs: Option<i64>,
 ) -> PyResult<Values<'py>> {
-    let metric = parse_metric(metric, max_fpr)?;
+    let metric = binary_metric(metric, max_fpr)?;
     let par = parallelism(n_jobs)?;
     let m = mask.as_ref().map(|a| a.as_array());
-    macro_rules! go {
-        ($t:ty) => {
-            if let Ok(a) = y_true.extract::<PyReadonlyArray2<'_, $t>>() {
-                let y = a.as_array();
-                let (v, f) = with_scores2!(y_score, |s| {
-                    let r: KResult<(Vec<f64>, Vec<u8>)> = run_detached(py, s.len(), || {
-                        binary_curve::per_row_values(s, y, m, metric, &par)
-                    });
-                    Ok::<_, PyErr>(r?)
-                })?;
-                return Ok((v.into_pyarray(py), f.into_pyarray(py)));
-            }
-        };
-    }
-    go!(bool);
-    go!(i64);
-    go!(i32);
-    Err(PyTypeError::new_err(
-        "y_true must be a 2-D bool, int64 or int32 array",
-    ))
+    let r = with_array!(y_true, PyReadonlyArray2, [bool, i64, i32], |y| {
+        with_scores2!(y_score, |s| {
+            let r: KResult<(Vec<f64>, Vec<u8>)> = run_detached(py, s.len(), || {
+                binary::per_row_values(s, y, m, metric, &par)
+            });
+            Ok::<_, PyErr>(r?)
+        })
+    });
+    let (v, f) = r.unwrap_or_else(|| Err(dtype_error("y_true", 2, "bool, int64 or int32")))?;
+    Ok((v.into_pyarray(py), f.into_pyarray(py)))
 }
 
 /// `(lo, hi, third_value)` of an int64/int32 label matrix without copying it
-/// (see `binary_curve::indicator_values`); None for other dtypes.
+/// (see `crate::indicator::indicator_values`); None for other dtypes.
 #[pyfunction]
 #[pyo3(signature = (y_true, n_jobs=None))]
 fn binary_indicator_values(
@@ -190,18 +159,17 @@ fn binary_indicator_values(
     n_jobs: Option<i64>,
 ) -> PyResult<Option<(i64, i64, bool)>> {
     let par = parallelism(n_jobs)?;
-    if let Ok(a) = y_true.extract::<PyReadonlyArray2<'_, i64>>() {
-        let y = a.as_array();
-        let r = run_detached(py, y.len(), || binary_curve::indicator_values(y, &par))?;
-        return Ok(Some(r));
-    }
-    if let Ok(a) = y_true.extract::<PyReadonlyArray2<'_, i32>>() {
-        let y = a.as_array();
+    with_array!(y_true, PyReadonlyArray2, [i64, i32], |y| {
         let (lo, hi, third) =
-            run_detached(py, y.len(), || binary_curve::indicator_values(y, &par))?;
-        return Ok(Some((i64::from(lo), i64::from(hi), third)));
-    }
-    Ok(None)
+            run_detached(py, y.len(), || crate::indicator::indicator_values(y, &par))?;
+        (wide(lo), wide(hi), third)
+    })
+    .map_or(Ok(None), |r| Ok(Some(r)))
+}
+
+/// A label value of either integer dtype, as the int64 Python receives.
+fn wide<T: Into<i64>>(v: T) -> i64 {
+    v.into()
 }
 
 type ApAuc<'py> = (
@@ -227,9 +195,8 @@ fn binary_ap_auc_per_label<'py>(
     let w = sample_weight.as_ref().map(|a| a.as_array());
     let m = mask.as_ref().map(|a| a.as_array());
     let (ap, auc) = with_scores2!(y_score, |s| with_labels!(y_true, s.ncols(), |y| {
-        let r: KResult<(Vec<MetricValue>, Vec<MetricValue>)> = run_detached(py, s.len(), || {
-            binary_curve::per_label_ap_auc(s, y, w, m, &par)
-        });
+        let r: KResult<(Vec<MetricValue>, Vec<MetricValue>)> =
+            run_detached(py, s.len(), || binary::per_label_ap_auc(s, y, w, m, &par));
         Ok::<_, PyErr>(r?)
     }))?;
     let (apv, apf) = split(py, ap);
@@ -254,7 +221,7 @@ fn binary_ap_auc_micro<'py>(
     let m = mask.as_ref().map(|a| a.as_array());
     let (a, b) = with_scores2!(y_score, |s| with_labels!(y_true, s.ncols(), |y| {
         let r: KResult<(MetricValue, MetricValue)> =
-            run_detached(py, s.len(), || binary_curve::micro_ap_auc(s, y, w, m, &par));
+            run_detached(py, s.len(), || binary::micro_ap_auc(s, y, w, m, &par));
         Ok::<_, PyErr>(r?)
     }))?;
     Ok((a.value, b.value, a.flags, b.flags))
@@ -275,7 +242,7 @@ fn binary_support<'py>(
     let m = mask.as_ref().map(|a| a.as_array());
     let r = with_labels!(y_true, n_labels.unwrap_or(0), |y| {
         let n = y.dim().0.saturating_mul(y.dim().1);
-        Ok::<_, PyErr>(run_detached(py, n, || binary_curve::support(y, w, m))?)
+        Ok::<_, PyErr>(run_detached(py, n, || binary::support(y, w, m))?)
     })?;
     Ok(r.into_pyarray(py))
 }
@@ -297,29 +264,18 @@ fn binary_counts<'py>(
 ) -> PyResult<Counts<'py>> {
     let y = y_true.as_array();
     let w = sample_weight.as_ref().map(|a| a.as_array());
-    macro_rules! go {
-        ($t:ty) => {
-            if let Ok(a) = y_score.extract::<PyReadonlyArray1<'_, $t>>() {
-                let s = a.as_array();
-                let r = run_detached(py, s.len(), || binary_curve::binary_counts(s, y, w))?;
-                let (fps, tps, rows) = r;
-                let rows: Vec<i64> = rows
-                    .into_iter()
-                    .map(|r| i64::try_from(r).unwrap_or(i64::MAX))
-                    .collect();
-                return Ok((
-                    fps.into_pyarray(py),
-                    tps.into_pyarray(py),
-                    rows.into_pyarray(py),
-                ));
-            }
-        };
-    }
-    go!(f64);
-    go!(f32);
-    go!(i64);
-    Err(PyTypeError::new_err(
-        "y_score must be a 1-D float64, float32 or int64 array",
+    let r = with_array!(y_score, PyReadonlyArray1, [f64, f32, i64], |s| {
+        run_detached(py, s.len(), || binary::binary_counts(s, y, w))?
+    });
+    let (fps, tps, rows) = r.ok_or_else(|| dtype_error("y_score", 1, SCORE_DTYPES))?;
+    let rows: Vec<i64> = rows
+        .into_iter()
+        .map(|r| i64::try_from(r).unwrap_or(i64::MAX))
+        .collect();
+    Ok((
+        fps.into_pyarray(py),
+        tps.into_pyarray(py),
+        rows.into_pyarray(py),
     ))
 }
 
@@ -337,27 +293,20 @@ fn binary_indicator_summary<'py>(
     n_jobs: Option<i64>,
 ) -> PyResult<Option<Indicator<'py>>> {
     let par = parallelism(n_jobs)?;
-    macro_rules! go {
-        ($t:ty) => {
-            if let Ok(a) = y_true.extract::<PyReadonlyArray2<'_, $t>>() {
-                let y = a.as_array();
-                let (n, k) = y.dim();
-                let (lo, hi, third, bits) =
-                    run_detached(py, y.len(), || binary_curve::indicator_packed(y, &par))?;
-                let arr = if third {
-                    None
-                } else {
-                    let a = Array2::from_shape_vec((n, k.div_ceil(8)), bits)
-                        .map_err(|e| PyValueError::new_err(e.to_string()))?;
-                    Some(a.into_pyarray(py))
-                };
-                return Ok(Some((i64::from(lo), i64::from(hi), third, arr)));
-            }
+    let r = with_array!(y_true, PyReadonlyArray2, [i64, i32], |y| {
+        let (n, k) = y.dim();
+        let (lo, hi, third, bits) =
+            run_detached(py, y.len(), || crate::indicator::indicator_packed(y, &par))?;
+        let arr = if third {
+            None
+        } else {
+            let a = Array2::from_shape_vec((n, k.div_ceil(8)), bits)
+                .map_err(|e| PyValueError::new_err(e.to_string()))?;
+            Some(a.into_pyarray(py))
         };
-    }
-    go!(i64);
-    go!(i32);
-    Ok(None)
+        (wide(lo), wide(hi), third, arr)
+    });
+    Ok(r)
 }
 
 type CountArrays<'py> = (
@@ -428,24 +377,13 @@ fn threshold_counts<'py>(
 #[pyo3(signature = (x, n_jobs=None))]
 fn all_finite(py: Python<'_>, x: &Bound<'_, PyAny>, n_jobs: Option<i64>) -> PyResult<bool> {
     let par = parallelism(n_jobs)?;
-    macro_rules! go {
-        ($t:ty) => {
-            if let Ok(a) = x.extract::<PyReadonlyArray1<'_, $t>>() {
-                let v = a.as_array();
-                let Some(s) = v.as_slice() else {
-                    return Err(PyValueError::new_err("all_finite needs a contiguous array"));
-                };
-                return Ok(run_detached(py, s.len(), || {
-                    crate::score::all_finite(s, &par)
-                })?);
-            }
+    let r = with_array!(x, PyReadonlyArray1, [f64, f32], |v| {
+        let Some(s) = v.as_slice() else {
+            return Err(PyValueError::new_err("all_finite needs a contiguous array"));
         };
-    }
-    go!(f64);
-    go!(f32);
-    Err(PyTypeError::new_err(
-        "all_finite needs a float64 or float32 array",
-    ))
+        run_detached(py, s.len(), || crate::score::all_finite(s, &par))?
+    });
+    r.ok_or_else(|| dtype_error("x", 1, "float64 or float32"))
 }
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

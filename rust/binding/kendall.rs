@@ -3,43 +3,11 @@
 //! The Python layer (`toxeval.metrics._kendall`) handles dtypes, NaN policy,
 //! axes and SciPy's final formulas.
 
-use numpy::PyReadonlyArray1;
-use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 
+use super::args::{dtype_error, with_array, SCORE_DTYPES};
 use super::{parallelism, run_detached};
 use crate::kendall::{kendall_counts as kernel, KendallCounts};
-
-enum Sample<'py> {
-    F64(PyReadonlyArray1<'py, f64>),
-    F32(PyReadonlyArray1<'py, f32>),
-    I64(PyReadonlyArray1<'py, i64>),
-}
-
-impl<'py> Sample<'py> {
-    fn from_py(obj: &Bound<'py, PyAny>, name: &str) -> PyResult<Self> {
-        if let Ok(a) = obj.extract::<PyReadonlyArray1<'py, f64>>() {
-            return Ok(Sample::F64(a));
-        }
-        if let Ok(a) = obj.extract::<PyReadonlyArray1<'py, f32>>() {
-            return Ok(Sample::F32(a));
-        }
-        if let Ok(a) = obj.extract::<PyReadonlyArray1<'py, i64>>() {
-            return Ok(Sample::I64(a));
-        }
-        Err(PyTypeError::new_err(format!(
-            "{name} must be a 1-D float64, float32 or int64 array"
-        )))
-    }
-
-    fn len(&self) -> usize {
-        match self {
-            Sample::F64(a) => a.as_array().len(),
-            Sample::F32(a) => a.as_array().len(),
-            Sample::I64(a) => a.as_array().len(),
-        }
-    }
-}
 
 type CountsTuple = (u64, u64, u64, u64, f64, f64, f64, f64, u64, u64);
 
@@ -55,27 +23,13 @@ fn kendall_counts(
     n_jobs: Option<i64>,
 ) -> PyResult<CountsTuple> {
     let par = parallelism(n_jobs)?;
-    let xs = Sample::from_py(x, "x")?;
-    let ys = Sample::from_py(y, "y")?;
-    let n = xs.len();
-
-    macro_rules! run {
-        ($a:expr, $b:expr) => {{
-            let (va, vb) = ($a.as_array(), $b.as_array());
-            run_detached(py, n, || kernel(va, vb, par))
-        }};
-    }
-    let c: KendallCounts = match (&xs, &ys) {
-        (Sample::F64(a), Sample::F64(b)) => run!(a, b),
-        (Sample::F64(a), Sample::F32(b)) => run!(a, b),
-        (Sample::F64(a), Sample::I64(b)) => run!(a, b),
-        (Sample::F32(a), Sample::F64(b)) => run!(a, b),
-        (Sample::F32(a), Sample::F32(b)) => run!(a, b),
-        (Sample::F32(a), Sample::I64(b)) => run!(a, b),
-        (Sample::I64(a), Sample::F64(b)) => run!(a, b),
-        (Sample::I64(a), Sample::F32(b)) => run!(a, b),
-        (Sample::I64(a), Sample::I64(b)) => run!(a, b),
-    }?;
+    let c: KendallCounts = with_array!(x, PyReadonlyArray1, [f64, f32, i64], |va| {
+        with_array!(y, PyReadonlyArray1, [f64, f32, i64], |vb| {
+            run_detached(py, va.len(), || kernel(va, vb, par))
+        })
+        .ok_or_else(|| dtype_error("y", 1, SCORE_DTYPES))?
+    })
+    .ok_or_else(|| dtype_error("x", 1, SCORE_DTYPES))??;
     Ok((
         c.dis, c.ntie, c.xtie, c.ytie, c.x0, c.x1, c.y0, c.y1, c.x_unique, c.y_unique,
     ))

@@ -12,6 +12,7 @@ use pyo3::prelude::*;
 use crate::error::MetricError;
 use crate::parallel::{Parallelism, PARALLEL_MIN_ELEMENTS};
 
+mod args;
 mod binary;
 mod kendall;
 mod ranking;

@@ -1,4 +1,4 @@
-//! Binding of the per-row label-ranking kernels (`crate::label_ranking`).
+//! Binding of the per-row label-ranking kernels (`crate::ranking`).
 //!
 //! Each function takes validated arrays from `toxeval.metrics._label_ranking`:
 //! relevance as `bool` (ranking loss, LRAP, coverage, one-error) or float64 gains
@@ -19,68 +19,40 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use crate::label_ranking::{self, Discounts, RankingMetric, Relevance, Rows, Seen};
 use crate::parallel::Parallelism;
+use crate::ranking::{self, Discounts, RankingMetric, Relevance, Rows, Seen};
 use crate::score::Score;
 
+use super::args::{dtype_error, with_array, RankingMetricName, SCORE_DTYPES};
 use super::{parallelism, run_detached};
 
 /// Borrow `$y_score` as float64 or float32 (no copy), build `Rows` and evaluate
 /// `$body` (which sees `$rows` and `$par`) with the GIL released for large inputs.
+/// Bind `$rows` to the [`Rows`] of the `y_true` view, the score array (any score
+/// dtype), mask and weights, and `$par` to the call's parallelism; run `$body`
+/// with the GIL released for large inputs.
 macro_rules! with_rows {
     ($py:expr, $y_true:expr, $y_score:expr, $mask:expr, $w:expr, $n_jobs:expr,
      |$rows:ident, $par:ident| $body:expr) => {{
         let $par = parallelism($n_jobs)?;
-        let y_true = $y_true.as_array();
+        let y_true = $y_true;
         let mask = $mask.as_ref().map(|m| m.as_array());
         let sample_weight = $w.as_ref().map(|w| w.as_array());
         let elements = y_true.len();
-        let out = if let Ok(s) = $y_score.extract::<PyReadonlyArray2<'_, f64>>() {
+        let out = with_array!($y_score, PyReadonlyArray2, [f64, f32, i64], |y_score| {
             let $rows = Rows {
                 y_true,
-                y_score: s.as_array(),
+                y_score,
                 mask,
                 sample_weight,
             };
             run_detached($py, elements, || $body)
-        } else if let Ok(s) = $y_score.extract::<PyReadonlyArray2<'_, f32>>() {
-            let $rows = Rows {
-                y_true,
-                y_score: s.as_array(),
-                mask,
-                sample_weight,
-            };
-            run_detached($py, elements, || $body)
-        } else if let Ok(s) = $y_score.extract::<PyReadonlyArray2<'_, i64>>() {
-            let $rows = Rows {
-                y_true,
-                y_score: s.as_array(),
-                mask,
-                sample_weight,
-            };
-            run_detached($py, elements, || $body)
-        } else {
-            return Err(PyTypeError::new_err(
-                "y_score must be a 2-D float64, float32 or int64 numpy array",
-            ));
-        };
+        })
+        .ok_or_else(|| dtype_error("y_score", 2, SCORE_DTYPES))?;
         Ok(out?)
     }};
 }
 
-/// The metric named by `metric` (`"lrl"`, `"lrap"`, `"coverage"`, `"one_error"`).
-fn binary_metric(metric: &str) -> Option<RankingMetric> {
-    match metric {
-        "lrl" => Some(RankingMetric::LabelRankingLoss),
-        "lrap" => Some(RankingMetric::Lrap),
-        "coverage" => Some(RankingMetric::Coverage),
-        "one_error" => Some(RankingMetric::OneError),
-        _ => None,
-    }
-}
-
-/// Weighted sum over rows of ranking loss, LRAP, coverage or one-error (see
-/// `label_ranking::metric_sum`); the general path behind the checked fast path.
 #[pyfunction]
 #[pyo3(signature = (metric, y_true, y_score, mask=None, sample_weight=None, n_jobs=None))]
 fn ranking_sum<'py>(
@@ -92,21 +64,27 @@ fn ranking_sum<'py>(
     sample_weight: Option<PyReadonlyArray1<'py, f64>>,
     n_jobs: Option<i64>,
 ) -> PyResult<f64> {
-    let which = binary_metric(metric)
-        .ok_or_else(|| PyTypeError::new_err(format!("unknown ranking metric {metric:?}")))?;
+    let which = match RankingMetricName::parse(metric) {
+        Ok(RankingMetricName::Binary(m)) => m,
+        _ => {
+            return Err(PyTypeError::new_err(format!(
+                "unknown ranking metric {metric:?}"
+            )))
+        }
+    };
     with_rows!(
         py,
-        y_true,
+        y_true.as_array(),
         y_score,
         mask,
         sample_weight,
         n_jobs,
-        |rows, par| { label_ranking::metric_sum(&rows, which, &par) }
+        |rows, par| { ranking::metric_sum(&rows, which, &par) }
     )
 }
 
 /// Weighted sum over rows of DCG (`normalize=False`) or NDCG (`normalize=True`)
-/// with the caller's discount vector and its running sum (see `label_ranking::dcg_sum`).
+/// with the caller's discount vector and its running sum (see `ranking::dcg_sum`).
 #[pyfunction]
 #[pyo3(signature = (y_true, y_score, discount, discount_cumsum, ignore_ties, normalize,
                     mask=None, sample_weight=None, n_jobs=None))]
@@ -129,12 +107,12 @@ fn dcg_sum<'py>(
     };
     with_rows!(
         py,
-        y_true,
+        y_true.as_array(),
         y_score,
         mask,
         sample_weight,
         n_jobs,
-        |rows, par| { label_ranking::dcg_sum(&rows, &discounts, ignore_ties, normalize, &par) }
+        |rows, par| { ranking::dcg_sum(&rows, &discounts, ignore_ties, normalize, &par) }
     )
 }
 
@@ -160,12 +138,12 @@ fn run_checked<R: Relevance, S: Score>(
     par: &Parallelism,
 ) -> crate::error::Result<(f64, u32, Vec<f64>)> {
     let (total, seen): (f64, Seen<R>) = match what {
-        Checked::Binary(m) => label_ranking::metric_sum_checked(rows, *m, par)?,
+        Checked::Binary(m) => ranking::metric_sum_checked(rows, *m, par)?,
         Checked::Dcg {
             discounts,
             ignore_ties,
             normalize,
-        } => label_ranking::dcg_sum_checked(rows, discounts, *ignore_ties, *normalize, par)?,
+        } => ranking::dcg_sum_checked(rows, discounts, *ignore_ties, *normalize, par)?,
     };
     let mut flags = 0;
     if seen.score_nonfinite {
@@ -185,43 +163,6 @@ fn run_checked<R: Relevance, S: Score>(
 }
 
 /// Call `run_checked` with `y_true` as `$t` and `y_score` borrowed as f64 or f32.
-macro_rules! checked_for_scores {
-    ($py:expr, $y_true:expr, $y_score:expr, $mask:expr, $w:expr, $what:expr, $par:expr) => {{
-        let y_true: ArrayView2<'_, _> = $y_true.as_array();
-        if let Ok(s) = $y_score.extract::<PyReadonlyArray2<'_, f64>>() {
-            let rows = Rows {
-                y_true,
-                y_score: s.as_array(),
-                mask: $mask,
-                sample_weight: $w,
-            };
-            Some(run_detached($py, y_true.len(), || {
-                run_checked(&rows, $what, $par)
-            }))
-        } else if let Ok(s) = $y_score.extract::<PyReadonlyArray2<'_, f32>>() {
-            let rows = Rows {
-                y_true,
-                y_score: s.as_array(),
-                mask: $mask,
-                sample_weight: $w,
-            };
-            Some(run_detached($py, y_true.len(), || {
-                run_checked(&rows, $what, $par)
-            }))
-        } else {
-            None
-        }
-    }};
-}
-
-/// The fast path of the public label-ranking functions: the weighted row sum of
-/// `metric` (`"lrl"`, `"lrap"`, `"coverage"`, `"one_error"` or `"dcg"`) computed in the
-/// same pass as the value checks. Returns `None` when a dtype is not handled here
-/// (the caller takes its general path), else `(sum, flags, labels)`: `flags` has bit
-/// 1 = a known score is not finite, 2 = a known `y_true` is not finite, 4 = a known
-/// `y_true` is negative, 8 = `y_true` has more than two distinct values (unknown
-/// entries count as 0); `labels` are its (at most two) distinct values as float64
-/// (empty for bool). When any flag is set, `sum` is meaningless.
 #[pyfunction]
 #[pyo3(signature = (metric, y_true, y_score, mask=None, sample_weight=None, n_jobs=None,
                     discount=None, discount_cumsum=None, ignore_ties=false, normalize=false))]
@@ -239,9 +180,9 @@ fn ranking_sum_checked<'py>(
     ignore_ties: bool,
     normalize: bool,
 ) -> PyResult<Option<(f64, u32, Vec<f64>)>> {
-    let what = match (binary_metric(metric), metric) {
-        (Some(b), _) => Checked::Binary(b),
-        (None, "dcg") => match (&discount, &discount_cumsum) {
+    let what = match RankingMetricName::parse(metric)? {
+        RankingMetricName::Binary(b) => Checked::Binary(b),
+        RankingMetricName::Dcg => match (&discount, &discount_cumsum) {
             (Some(d), Some(c)) => Checked::Dcg {
                 discounts: Discounts {
                     discount: d.as_array(),
@@ -256,28 +197,27 @@ fn ranking_sum_checked<'py>(
                 ))
             }
         },
-        (None, other) => return Err(PyTypeError::new_err(format!("unknown metric {other:?}"))),
     };
     let par = parallelism(n_jobs)?;
     let mask: Option<ArrayView2<'_, bool>> = mask.as_ref().map(|m| m.as_array());
     let w: Option<ArrayView1<'_, f64>> = sample_weight.as_ref().map(|w| w.as_array());
-    let out = if let Ok(t) = y_true.extract::<PyReadonlyArray2<'_, bool>>() {
-        checked_for_scores!(py, t, y_score, mask, w, &what, &par)
-    } else if let Ok(t) = y_true.extract::<PyReadonlyArray2<'_, i64>>() {
-        checked_for_scores!(py, t, y_score, mask, w, &what, &par)
-    } else if let Ok(t) = y_true.extract::<PyReadonlyArray2<'_, f64>>() {
-        checked_for_scores!(py, t, y_score, mask, w, &what, &par)
-    } else if let Ok(t) = y_true.extract::<PyReadonlyArray2<'_, i32>>() {
-        checked_for_scores!(py, t, y_score, mask, w, &what, &par)
-    } else if let Ok(t) = y_true.extract::<PyReadonlyArray2<'_, f32>>() {
-        checked_for_scores!(py, t, y_score, mask, w, &what, &par)
-    } else if let Ok(t) = y_true.extract::<PyReadonlyArray2<'_, u8>>() {
-        checked_for_scores!(py, t, y_score, mask, w, &what, &par)
-    } else if let Ok(t) = y_true.extract::<PyReadonlyArray2<'_, i8>>() {
-        checked_for_scores!(py, t, y_score, mask, w, &what, &par)
-    } else {
-        None
-    };
+    let out = with_array!(
+        y_true,
+        PyReadonlyArray2,
+        [bool, i64, f64, i32, f32, u8, i8],
+        |y_true| {
+            with_array!(y_score, PyReadonlyArray2, [f64, f32], |y_score| {
+                let rows = Rows {
+                    y_true,
+                    y_score,
+                    mask,
+                    sample_weight: w,
+                };
+                run_detached(py, y_true.len(), || run_checked(&rows, &what, &par))
+            })
+        }
+    )
+    .flatten();
     match out {
         None => Ok(None),
         Some(r) => Ok(Some(r?)),
@@ -285,7 +225,7 @@ fn ranking_sum_checked<'py>(
 }
 
 /// The per-row figures of `multilabel_report` in one pass (see
-/// `label_ranking::report_sums`): a dict with the weighted sums under
+/// `ranking::report_sums`): a dict with the weighted sums under
 /// `label_ranking_loss`, `label_ranking_average_precision`, `coverage_error`,
 /// `one_error`, `ndcg`, `one_error_relevant_errors`, `rows_with_relevant`, and
 /// `weight_sum` (the number of rows without weights).
@@ -301,41 +241,26 @@ fn ranking_report_sums<'py>(
     sample_weight: Option<PyReadonlyArray1<'py, f64>>,
     n_jobs: Option<i64>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    macro_rules! sums_for {
-        ($t:ty) => {
-            if let Ok(t) = y_true.extract::<PyReadonlyArray2<'py, $t>>() {
-                let sums = || -> PyResult<label_ranking::ReportSums> {
-                    with_rows!(py, t, y_score, mask, sample_weight, n_jobs, |rows, par| {
-                        label_ranking::report_sums(&rows, &par)
-                    })
-                };
-                Some(sums()?)
-            } else {
-                None
-            }
-        };
-    }
-    let r =
-        match sums_for!(bool) {
-            Some(r) => r,
-            None => match sums_for!(i64) {
-                Some(r) => r,
-                None => match sums_for!(i32) {
-                    Some(r) => r,
-                    None => match sums_for!(f64) {
-                        Some(r) => r,
-                        None => match sums_for!(f32) {
-                            Some(r) => r,
-                            None => return Err(PyTypeError::new_err(
-                                "y_true must be a 2-D bool, int64, int32, float64 or float32 array",
-                            )),
-                        },
-                    },
-                },
-            },
-        };
+    let r = with_array!(
+        y_true,
+        PyReadonlyArray2,
+        [bool, i64, i32, f64, f32],
+        |y_true| {
+            let sums: PyResult<ranking::ReportSums> = with_rows!(
+                py,
+                y_true,
+                y_score,
+                mask,
+                sample_weight,
+                n_jobs,
+                |rows, par| { ranking::report_sums(&rows, &par) }
+            );
+            sums?
+        }
+    )
+    .ok_or_else(|| dtype_error("y_true", 2, "bool, int64, int32, float64 or float32"))?;
     let d = PyDict::new(py);
-    for (key, v) in label_ranking::REPORT_KEYS.iter().zip(r.sums) {
+    for (key, v) in ranking::REPORT_KEYS.iter().zip(r.sums) {
         d.set_item(*key, v)?;
     }
     d.set_item("weight_sum", r.weight_sum)?;

@@ -60,7 +60,7 @@ _AP_AVERAGES = {"micro", "samples", "weighted", "macro"}
 _AUC_AVERAGES = {"micro", "macro", "samples", "weighted"}
 _MULTI_CLASS = {"raise", "ovr", "ovo"}
 
-# Flags returned by the native core (rust/binary_curve.rs).
+# Flags returned by the native core (rust/binary/mod.rs).
 _NO_POSITIVE = 1
 _SINGLE_CLASS = 2
 _NO_NEGATIVE_LEFT = 4

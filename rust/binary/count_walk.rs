@@ -21,7 +21,8 @@
 //! rather than its trapezoid sum. `label_values` uses this for large labels only;
 //! docs/deviations.md says so.
 
-use crate::binary_curve::{CompSum, MetricValue};
+use super::MetricValue;
+use crate::numeric::CompSum;
 use crate::sort::{insertion_sort, varying_bits, width_for, RadixKey};
 
 /// Ranges of at most this many keys are finished by [`rank_leaf`].
@@ -34,13 +35,13 @@ const STACK_BUCKETS: usize = 512;
 
 /// Running counts of a walk over tie blocks in descending score order.
 pub(crate) struct Walk {
-    tps: u64,
-    fps: u64,
+    pub(super) tps: u64,
+    pub(super) fps: u64,
     /// Twice the Mann-Whitney count: each negative scores 2 per positive ranked
     /// strictly above it and 1 per positive tied with it.
     pub(crate) u2: u128,
-    pf: f64,
-    prev_r: f64,
+    pub(super) pf: f64,
+    pub(super) prev_r: f64,
     /// Compensated sum of the AP terms of the positive blocks (no term buffer:
     /// a label with mostly positives would need 8 bytes per row for it).
     pub(crate) ap: CompSum,
@@ -95,7 +96,7 @@ impl Walk {
     /// positive key; `slots[2i]` negatives rank strictly between keys i - 1 and i,
     /// `slots[2i + 1]` are tied with key i, `slots[2 mult.len()]` rank below all.
     #[inline]
-    fn leaf(&mut self, mult: &[u32], slots: &[u32]) {
+    pub(super) fn leaf(&mut self, mult: &[u32], slots: &[u32]) {
         for (i, &m) in mult.iter().enumerate() {
             if let (Some(&between), Some(&tied)) = (slots.get(2 * i), slots.get(2 * i + 1)) {
                 if between > 0 {
