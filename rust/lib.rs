@@ -8,6 +8,7 @@
 //! feature, so `cargo test` exercises the kernels without libpython.
 
 pub mod binary_curve;
+pub mod bootstrap;
 mod count_walk;
 pub mod error;
 pub mod kendall;
