@@ -13,6 +13,7 @@ use crate::error::MetricError;
 use crate::parallel::{Parallelism, PARALLEL_MIN_ELEMENTS};
 
 mod binary;
+mod bootstrap;
 mod kendall;
 mod ranking;
 
@@ -46,6 +47,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(resolve_threads, m)?)?;
     binary::register(m)?;
+    bootstrap::register(m)?;
     ranking::register(m)?;
     kendall::register(m)?;
     Ok(())
