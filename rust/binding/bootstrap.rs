@@ -39,7 +39,11 @@ macro_rules! with_score {
     }};
 }
 
-fn strata_of(n_rows: usize, codes: Option<PyReadonlyArray1<'_, u32>>, n_strata: usize) -> PyResult<Strata> {
+fn strata_of(
+    n_rows: usize,
+    codes: Option<PyReadonlyArray1<'_, u32>>,
+    n_strata: usize,
+) -> PyResult<Strata> {
     Ok(match codes {
         None => Strata::single(n_rows)?,
         Some(c) => {
@@ -58,7 +62,9 @@ fn weights(n: usize, sample_weight: Option<&PyReadonlyArray1<'_, f64>>) -> PyRes
         Some(w) => {
             let w = w.as_array();
             if w.len() != n {
-                return Err(PyValueError::new_err("sample_weight must have one entry per row"));
+                return Err(PyValueError::new_err(
+                    "sample_weight must have one entry per row",
+                ));
             }
             Ok(w.to_vec())
         }
@@ -138,9 +144,8 @@ fn bootstrap_ap<'py>(
         .collect::<PyResult<Vec<_>>>()?;
     let width: usize = stats.iter().map(|s| s.n_out()).sum();
     let dyns: Vec<&dyn Statistic> = stats.iter().map(|s| s as &dyn Statistic).collect();
-    let out = py.detach(|| {
-        bootstrap::distribution(&dyns, &st, sw.as_deref(), seed, n_resamples, &par)
-    })?;
+    let out =
+        py.detach(|| bootstrap::distribution(&dyns, &st, sw.as_deref(), seed, n_resamples, &par))?;
     to_2d(py, out, width)
 }
 
@@ -207,7 +212,11 @@ fn bootstrap_row_values<'py>(
         "lrap" => RankingMetric::Lrap,
         "coverage" => RankingMetric::Coverage,
         "one_error" => RankingMetric::OneError,
-        _ => return Err(PyValueError::new_err(format!("unknown row metric {metric:?}"))),
+        _ => {
+            return Err(PyValueError::new_err(format!(
+                "unknown row metric {metric:?}"
+            )))
+        }
     };
     let y = y_true.as_array();
     let m = mask.as_ref().map(|m| m.as_array());
@@ -263,9 +272,8 @@ fn bootstrap_row_means<'py>(
     let sw = sample_weight.as_ref().map(|w| w.as_array().to_vec());
     let stats: Vec<RowMean<'_>> = v.columns().into_iter().map(RowMean::new).collect();
     let dyns: Vec<&dyn Statistic> = stats.iter().map(|s| s as &dyn Statistic).collect();
-    let out = py.detach(|| {
-        bootstrap::distribution(&dyns, &st, sw.as_deref(), seed, n_resamples, &par)
-    })?;
+    let out =
+        py.detach(|| bootstrap::distribution(&dyns, &st, sw.as_deref(), seed, n_resamples, &par))?;
     to_2d(py, out, v.ncols())
 }
 
@@ -298,13 +306,14 @@ fn bootstrap_row_mean_permutations<'py>(
     let par = parallelism(n_jobs)?;
     let (va, vb) = (values_a.as_array(), values_b.as_array());
     if va.len() != vb.len() {
-        return Err(PyValueError::new_err("the two systems have different numbers of rows"));
+        return Err(PyValueError::new_err(
+            "the two systems have different numbers of rows",
+        ));
     }
     let w = weights(va.len(), sample_weight.as_ref())?;
     let (a, b) = (RowMean::new(va), RowMean::new(vb));
-    let out = py.detach(|| {
-        row_values::row_mean_permutations(&a, &b, &w, seed, n_permutations, &par)
-    })?;
+    let out =
+        py.detach(|| row_values::row_mean_permutations(&a, &b, &w, seed, n_permutations, &par))?;
     to_2d(py, out, 2)
 }
 

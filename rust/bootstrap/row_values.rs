@@ -66,7 +66,9 @@ pub fn dcg_row_values<S: Score>(
 
 fn check(t: (usize, usize), s: (usize, usize), m: Option<(usize, usize)>) -> Result<()> {
     if t != s || m.is_some_and(|m| m != t) {
-        return Err(MetricError::shape("y_true, y_score and mask have different shapes"));
+        return Err(MetricError::shape(
+            "y_true, y_score and mask have different shapes",
+        ));
     }
     Ok(())
 }
@@ -183,7 +185,11 @@ mod tests {
 
     #[test]
     fn row_values_sum_to_the_metric_sum() {
-        let y = array![[true, false, true], [false, false, true], [true, true, false]];
+        let y = array![
+            [true, false, true],
+            [false, false, true],
+            [true, true, false]
+        ];
         let s = array![[0.1, 0.5, 0.3], [0.2, 0.2, 0.2], [0.9, 0.1, 0.4]];
         let par = Parallelism::sequential();
         for m in [
@@ -193,7 +199,12 @@ mod tests {
             RankingMetric::OneError,
         ] {
             let v = ranking_row_values(y.view(), s.view(), None, m, &par).unwrap();
-            let rows = Rows { y_true: y.view(), y_score: s.view(), mask: None, sample_weight: None };
+            let rows = Rows {
+                y_true: y.view(),
+                y_score: s.view(),
+                mask: None,
+                sample_weight: None,
+            };
             let total = label_ranking::metric_sum(&rows, m, &par).unwrap();
             assert!((v.iter().sum::<f64>() - total).abs() < 1e-14, "{m:?}");
         }

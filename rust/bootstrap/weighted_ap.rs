@@ -40,10 +40,7 @@ pub struct SortedLabel {
 
 impl SortedLabel {
     /// Sort `(row, score, positive)` cells; `cell_row` maps a cell to its row.
-    fn build<S: Score>(
-        cells: impl Iterator<Item = (u32, S, bool)>,
-        keep_keys: bool,
-    ) -> Self {
+    fn build<S: Score>(cells: impl Iterator<Item = (u32, S, bool)>, keep_keys: bool) -> Self {
         let mut keys = Vec::new();
         let mut payload = Vec::new();
         for (row, s, pos) in cells {
@@ -164,7 +161,13 @@ impl SortedLabel {
         }
         let total_tp = tp;
         let g = groups.len();
-        let term = |d: f64, t: f64, f: f64| if d != 0.0 && t + f != 0.0 { d * (t / (t + f)) } else { 0.0 };
+        let term = |d: f64, t: f64, f: f64| {
+            if d != 0.0 && t + f != 0.0 {
+                d * (t / (t + f))
+            } else {
+                0.0
+            }
+        };
         // prefix[h] = sum over groups < h of the unchanged terms.
         let mut prefix = vec![0.0f64; g + 1];
         for (h, &(t, f, d)) in groups.iter().enumerate() {
@@ -276,10 +279,14 @@ impl ApStatistic {
     ) -> Result<Self> {
         let (n, k) = y_score.dim();
         if y_pos.dim() != (n, k) || mask.is_some_and(|m| m.dim() != (n, k)) {
-            return Err(MetricError::shape("y_true, y_score and mask have different shapes"));
+            return Err(MetricError::shape(
+                "y_true, y_score and mask have different shapes",
+            ));
         }
         if n >= ROW as usize {
-            return Err(MetricError::value("too many rows to bootstrap (limit 2**30 - 1)"));
+            return Err(MetricError::value(
+                "too many rows to bootstrap (limit 2**30 - 1)",
+            ));
         }
         let known = |i: usize, j: usize| mask.is_none_or(|m| m[(i, j)]);
         let labels = if average == ApAverage::Micro {
@@ -321,7 +328,11 @@ impl ApStatistic {
                     sum += ap; // one NaN label makes the mean NaN: undefined
                     count += 1;
                 }
-                out[0] = if count > 0 { sum / count as f64 } else { f64::NAN };
+                out[0] = if count > 0 {
+                    sum / count as f64
+                } else {
+                    f64::NAN
+                };
             }
             ApAverage::Weighted => {
                 // A label without a drawn positive makes the resample undefined,
@@ -417,8 +428,22 @@ mod tests {
 
     fn stat(avg: ApAverage) -> ApStatistic {
         let s = array![[0.9, 0.1], [0.8, 0.8], [0.8, 0.3], [0.1, 0.7], [0.5, 0.5]];
-        let y = array![[true, false], [false, true], [true, false], [false, true], [true, true]];
-        ApStatistic::new(s.view(), y.view(), None, avg, true, &Parallelism::sequential()).unwrap()
+        let y = array![
+            [true, false],
+            [false, true],
+            [true, false],
+            [false, true],
+            [true, true]
+        ];
+        ApStatistic::new(
+            s.view(),
+            y.view(),
+            None,
+            avg,
+            true,
+            &Parallelism::sequential(),
+        )
+        .unwrap()
     }
 
     #[test]
@@ -449,10 +474,14 @@ mod tests {
             let w = [1.0, 2.0, 1.0, 0.5, 3.0];
             let k = st.n_out();
             let fast = st.jackknife(&w, &Parallelism::sequential()).unwrap();
-            let slow = super::super::jackknife_by_removal(&st, &w, &Parallelism::sequential()).unwrap();
+            let slow =
+                super::super::jackknife_by_removal(&st, &w, &Parallelism::sequential()).unwrap();
             for i in 0..5 * k {
                 let (a, b) = (fast[i], slow[i]);
-                assert!((a.is_nan() && b.is_nan()) || (a - b).abs() < 1e-14, "{avg:?} {i}: {a} {b}");
+                assert!(
+                    (a.is_nan() && b.is_nan()) || (a - b).abs() < 1e-14,
+                    "{avg:?} {i}: {a} {b}"
+                );
             }
         }
     }
@@ -462,14 +491,42 @@ mod tests {
         let st = stat(ApAverage::PerLabel);
         let other = {
             let s = array![[0.2, 0.6], [0.8, 0.1], [0.4, 0.3], [0.9, 0.7], [0.5, 0.5]];
-            let y = array![[true, false], [false, true], [true, false], [false, true], [true, true]];
-            ApStatistic::new(s.view(), y.view(), None, ApAverage::PerLabel, true, &Parallelism::sequential()).unwrap()
+            let y = array![
+                [true, false],
+                [false, true],
+                [true, false],
+                [false, true],
+                [true, true]
+            ];
+            ApStatistic::new(
+                s.view(),
+                y.view(),
+                None,
+                ApAverage::PerLabel,
+                true,
+                &Parallelism::sequential(),
+            )
+            .unwrap()
         };
         let swapped = [true, false, true, true, false];
         let mixed = {
             let s = array![[0.2, 0.6], [0.8, 0.8], [0.4, 0.3], [0.9, 0.7], [0.5, 0.5]];
-            let y = array![[true, false], [false, true], [true, false], [false, true], [true, true]];
-            ApStatistic::new(s.view(), y.view(), None, ApAverage::PerLabel, false, &Parallelism::sequential()).unwrap()
+            let y = array![
+                [true, false],
+                [false, true],
+                [true, false],
+                [false, true],
+                [true, true]
+            ];
+            ApStatistic::new(
+                s.view(),
+                y.view(),
+                None,
+                ApAverage::PerLabel,
+                false,
+                &Parallelism::sequential(),
+            )
+            .unwrap()
         };
         let w = [1.0, 0.0, 2.0, 1.0, 1.0];
         let (mut a, mut b) = ([0.0; 2], [0.0; 2]);
