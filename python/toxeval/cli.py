@@ -109,9 +109,9 @@ def _build_parser() -> argparse.ArgumentParser:
     sc.add_argument(
         "--parse-policy",
         choices=("zeros", "exclude", "error"),
-        default="zeros",
-        help="raw-text outputs that cannot be parsed: score as all-zero (default), leave "
-        "out, or fail",
+        default="exclude",
+        help="raw-text outputs that cannot be parsed: leave out and count (default), score "
+        "as all-zero (marked in the report), or fail",
     )
     sc.add_argument(
         "--on-mismatch",

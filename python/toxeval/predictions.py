@@ -1179,6 +1179,11 @@ def _finish(
         if bad.size and parse_policy == "exclude":
             scored[join.dst[bad]] = False
             n_parse_excluded = int(bad.size)
+        if bad.size and parse_policy == "zeros":
+            notes.append(
+                f"{bad.size} unparseable outputs are scored as all-zero vectors "
+                f"(parse_policy='zeros'): each counts as an answer of no category"
+            )
         graded = bool(batch.graded)
         n_out = int(np.count_nonzero((batch.scores < 0) | (batch.scores > 1)))
     else:
@@ -1222,7 +1227,7 @@ def read_predictions(
     *,
     format: Format = "auto",
     on_mismatch: OnMismatch = "error",
-    parse_policy: ParsePolicy = "zeros",
+    parse_policy: ParsePolicy = "exclude",
     mapping: str | Path | LabelMapping | None = None,
 ) -> Predictions:
     """Read a prediction dump and align it to ``dataset``'s rows.
@@ -1231,8 +1236,8 @@ def read_predictions(
     ``npz``; a JSONL or CSV file may be compressed (``.gz``, ``.bz2``, ``.zst``, ``.lz4``).
     ``on_mismatch``: ``error`` or ``drop`` (see the module docstring).
     ``parse_policy`` (raw text only) decides what happens to unparseable outputs:
-    ``zeros`` scores them as all-zero vectors, ``exclude`` leaves them out, ``error``
-    raises :class:`PredictionError` (also an
+    ``exclude`` (the default) leaves them out and counts them, ``zeros`` scores them as
+    all-zero vectors (a note in the report says how many), ``error`` raises :class:`PredictionError` (also an
     :class:`~toxeval.parsing.UnparseableOutputError`). ``mapping`` translates other
     schemes' codes (e.g. Llama Guard ``S1``) in label lists and raw text. Raises
     :class:`PredictionError` on any bad input, ``ValueError`` for an unknown ``format``,
@@ -1442,7 +1447,7 @@ def predictions_from_array(
         fmt="array",
         sha=None,
         on_mismatch=on_mismatch,
-        parse_policy="zeros",
+        parse_policy="exclude",
         mapping=None,
     )
 
@@ -1452,7 +1457,7 @@ def predictions_from_texts(
     dataset: Dataset,
     *,
     source: str = "texts",
-    parse_policy: ParsePolicy = "zeros",
+    parse_policy: ParsePolicy = "exclude",
     mapping: str | Path | LabelMapping | None = None,
 ) -> Predictions:
     """Predictions from raw model outputs, one per dataset row, in row order.

@@ -615,7 +615,7 @@ def score(
     *,
     taxonomy: str | Path | Taxonomy | None = None,
     threshold: float = 0.5,
-    parse_policy: ParsePolicy = "zeros",
+    parse_policy: ParsePolicy = "exclude",
     on_mismatch: OnMismatch = "error",
     format: Format = "auto",
     mapping: str | Path | LabelMapping | None = None,
@@ -643,7 +643,7 @@ def score(
         "on_mismatch": (on_mismatch, "error"),
     }
     parsing: dict[str, tuple[object, object]] = {
-        "parse_policy": (parse_policy, "zeros"),
+        "parse_policy": (parse_policy, "exclude"),
         "mapping": (mapping, None),
     }
     if isinstance(predictions, Predictions):
@@ -695,7 +695,7 @@ def _note_unused_by_dump(
     label lists and raw text. Not an error, so that one command line can score a mix of
     dumps; the report says so, and ``result.config`` records ``None`` for it."""
     unused = []
-    if parse_policy != "zeros" and preds.kind != "text":
+    if parse_policy != "exclude" and preds.kind != "text":
         unused.append(f"parse_policy={parse_policy!r}")
     if mapping is not None and preds.kind == "scores":
         unused.append(f"mapping={_mapping_name(mapping)!r}")

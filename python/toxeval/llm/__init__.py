@@ -1,0 +1,1 @@
+"""LLM and moderation-endpoint runner: requests, answers, client, run files."""
