@@ -78,7 +78,11 @@ def check_options(
         raise ValueError(f"confidence_level must be a number in (0, 1), got {confidence_level!r}")
     if method not in METHODS:
         raise ValueError(f"method must be one of {list(METHODS)}, got {method!r}")
-    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or not 0 <= int(seed) < 2**64:
+    if (
+        isinstance(seed, bool)
+        or not isinstance(seed, numbers.Integral)
+        or not 0 <= int(seed) < 2**64
+    ):
         raise ValueError(f"seed must be an integer in [0, 2**64), got {seed!r}")
 
 
