@@ -136,16 +136,37 @@ fn bootstrap_ap<'py>(
     let par = parallelism(n_jobs)?;
     let average = ApAverage::parse(average)?;
     let n = y_pos.as_array().nrows();
-    let st = strata_of(n, strata, n_strata)?;
-    let sw = sample_weight.as_ref().map(|w| w.as_array().to_vec());
     let stats = y_scores
         .iter()
         .map(|s| ap_statistic(py, s, &y_pos, mask.as_ref(), average, false, &par))
         .collect::<PyResult<Vec<_>>>()?;
+    let st = strata_of(n, strata, n_strata)?;
+    run_distribution(
+        py,
+        &stats,
+        &st,
+        sample_weight.as_ref(),
+        seed,
+        n_resamples,
+        &par,
+    )
+}
+
+/// The bootstrap distribution of `stats` on shared resamples, GIL released.
+fn run_distribution<'py, T: Statistic>(
+    py: Python<'py>,
+    stats: &[T],
+    strata: &Strata,
+    sample_weight: Option<&PyReadonlyArray1<'_, f64>>,
+    seed: u64,
+    n_resamples: usize,
+    par: &Parallelism,
+) -> PyResult<Bound<'py, PyArray2<f64>>> {
+    let sw = sample_weight.map(|w| w.as_array().to_vec());
     let width: usize = stats.iter().map(|s| s.n_out()).sum();
     let dyns: Vec<&dyn Statistic> = stats.iter().map(|s| s as &dyn Statistic).collect();
-    let out =
-        py.detach(|| bootstrap::distribution(&dyns, &st, sw.as_deref(), seed, n_resamples, &par))?;
+    let out = py
+        .detach(|| bootstrap::distribution(&dyns, strata, sw.as_deref(), seed, n_resamples, par))?;
     to_2d(py, out, width)
 }
 
@@ -269,12 +290,16 @@ fn bootstrap_row_means<'py>(
     let par = parallelism(n_jobs)?;
     let v = values.as_array();
     let st = strata_of(v.nrows(), strata, n_strata)?;
-    let sw = sample_weight.as_ref().map(|w| w.as_array().to_vec());
     let stats: Vec<RowMean<'_>> = v.columns().into_iter().map(RowMean::new).collect();
-    let dyns: Vec<&dyn Statistic> = stats.iter().map(|s| s as &dyn Statistic).collect();
-    let out =
-        py.detach(|| bootstrap::distribution(&dyns, &st, sw.as_deref(), seed, n_resamples, &par))?;
-    to_2d(py, out, v.ncols())
+    run_distribution(
+        py,
+        &stats,
+        &st,
+        sample_weight.as_ref(),
+        seed,
+        n_resamples,
+        &par,
+    )
 }
 
 /// Leave-one-out weighted means of `values`.

@@ -127,16 +127,31 @@ pub fn ap_permutations(
     n_perm: usize,
     par: &Parallelism,
 ) -> Result<Vec<f64>> {
-    let n = w.len();
     let k = a.n_out();
-    let rows = par.map(n_perm, n.saturating_mul(n_perm), |p| {
-        let swapped = swap_flags(seed, p as u64, n);
+    permutations(w.len(), seed, n_perm, par, |swapped| {
         let mut out = vec![0.0f64; 2 * k];
         let (oa, ob) = out.split_at_mut(k);
-        a.eval_merged(b, &swapped, w, oa);
+        a.eval_merged(b, swapped, w, oa);
         let unswapped: Vec<bool> = swapped.iter().map(|s| !s).collect();
         a.eval_merged(b, &unswapped, w, ob);
         out
+    })
+}
+
+/// `f(swap flags of permutation p)` for `p` in `0..n_perm` (in parallel when
+/// worthwhile), concatenated in permutation order.
+pub fn permutations<F>(
+    n: usize,
+    seed: u64,
+    n_perm: usize,
+    par: &Parallelism,
+    f: F,
+) -> Result<Vec<f64>>
+where
+    F: Fn(&[bool]) -> Vec<f64> + Sync + Send,
+{
+    let rows = par.map(n_perm, n.saturating_mul(n_perm), |p| {
+        f(&swap_flags(seed, p as u64, n))
     })?;
     Ok(rows.concat())
 }

@@ -95,6 +95,16 @@ impl<'a> RowMean<'a> {
         RowMean { values }
     }
 
+    /// `(sum_i w_i v_i, sum_i w_i)`.
+    fn sums(&self, w: &[f64]) -> (f64, f64) {
+        let (mut num, mut den) = (0.0f64, 0.0f64);
+        for (&wi, &v) in w.iter().zip(self.values.iter()) {
+            num += wi * v;
+            den += wi;
+        }
+        (num, den)
+    }
+
     /// The means of the two mixed systems of one permutation: system A takes
     /// `other`'s value on swapped rows, system B the reverse.
     pub fn eval_swapped(&self, other: &RowMean<'_>, swapped: &[bool], w: &[f64]) -> [f64; 2] {
@@ -120,20 +130,12 @@ impl Statistic for RowMean<'_> {
     }
 
     fn eval(&self, w: &[f64], out: &mut [f64]) {
-        let (mut num, mut den) = (0.0f64, 0.0f64);
-        for (&wi, &v) in w.iter().zip(self.values.iter()) {
-            num += wi * v;
-            den += wi;
-        }
+        let (num, den) = self.sums(w);
         out[0] = if den == 0.0 { f64::NAN } else { num / den };
     }
 
     fn jackknife(&self, w: &[f64], _par: &Parallelism) -> Result<Vec<f64>> {
-        let (mut num, mut den) = (0.0f64, 0.0f64);
-        for (&wi, &v) in w.iter().zip(self.values.iter()) {
-            num += wi * v;
-            den += wi;
-        }
+        let (num, den) = self.sums(w);
         Ok(w.iter()
             .zip(self.values.iter())
             .map(|(&wi, &v)| {
@@ -158,12 +160,9 @@ pub fn row_mean_permutations(
     n_perm: usize,
     par: &Parallelism,
 ) -> Result<Vec<f64>> {
-    let n = w.len();
-    let rows = par.map(n_perm, n.saturating_mul(n_perm), |p| {
-        let swapped = super::swap_flags(seed, p as u64, n);
-        a.eval_swapped(b, &swapped, w)
-    })?;
-    Ok(rows.concat())
+    super::permutations(w.len(), seed, n_perm, par, |swapped| {
+        a.eval_swapped(b, swapped, w).to_vec()
+    })
 }
 
 #[cfg(test)]

@@ -70,12 +70,7 @@ impl SortedLabel {
             if e & NEW_GROUP != 0 {
                 close_group(tp, fp, &mut prev_tp, &mut sum);
             }
-            let wt = w[(e & ROW) as usize];
-            if e & POS != 0 {
-                tp += wt;
-            } else {
-                fp += wt;
-            }
+            add_entry(e, w, &mut tp, &mut fp);
         }
         close_group(tp, fp, &mut prev_tp, &mut sum);
         finish(sum, tp)
@@ -117,12 +112,7 @@ impl SortedLabel {
                 close_group(tp, fp, &mut prev_tp, &mut sum);
                 last_key = Some(k);
             }
-            let wt = w[(e & ROW) as usize];
-            if e & POS != 0 {
-                tp += wt;
-            } else {
-                fp += wt;
-            }
+            add_entry(e, w, &mut tp, &mut fp);
         }
         close_group(tp, fp, &mut prev_tp, &mut sum);
         finish(sum, tp)
@@ -149,12 +139,7 @@ impl SortedLabel {
                 prev_tp = tp;
             }
             group_of[k] = groups.len();
-            let wt = w[(e & ROW) as usize];
-            if e & POS != 0 {
-                tp += wt;
-            } else {
-                fp += wt;
-            }
+            add_entry(e, w, &mut tp, &mut fp);
         }
         if !self.entries.is_empty() {
             groups.push((tp, fp, tp - prev_tp));
@@ -217,6 +202,17 @@ impl SortedLabel {
                 out[row] = full;
             }
         }
+    }
+}
+
+/// Add entry `e`'s row weight to the true or false positives.
+#[inline]
+fn add_entry(e: u32, w: &[f64], tp: &mut f64, fp: &mut f64) {
+    let wt = w[(e & ROW) as usize];
+    if e & POS != 0 {
+        *tp += wt;
+    } else {
+        *fp += wt;
     }
 }
 
