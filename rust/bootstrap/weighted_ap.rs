@@ -420,10 +420,10 @@ fn loo_support(label: &SortedLabel, w: &[f64]) -> Vec<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ndarray::array;
+    use ndarray::{array, Array2};
 
-    fn stat(avg: ApAverage) -> ApStatistic {
-        let s = array![[0.9, 0.1], [0.8, 0.8], [0.8, 0.3], [0.1, 0.7], [0.5, 0.5]];
+    /// The test labels (5 rows x 2) with scores `s`, sorted for `avg`.
+    fn stat_with(s: Array2<f64>, avg: ApAverage, keep_keys: bool) -> ApStatistic {
         let y = array![
             [true, false],
             [false, true],
@@ -431,15 +431,13 @@ mod tests {
             [false, true],
             [true, true]
         ];
-        ApStatistic::new(
-            s.view(),
-            y.view(),
-            None,
-            avg,
-            true,
-            &Parallelism::sequential(),
-        )
-        .unwrap()
+        let par = Parallelism::sequential();
+        ApStatistic::new(s.view(), y.view(), None, avg, keep_keys, &par).unwrap()
+    }
+
+    fn stat(avg: ApAverage) -> ApStatistic {
+        let s = array![[0.9, 0.1], [0.8, 0.8], [0.8, 0.3], [0.1, 0.7], [0.5, 0.5]];
+        stat_with(s, avg, true)
     }
 
     #[test]
@@ -485,45 +483,18 @@ mod tests {
     #[test]
     fn merged_order_equals_resorting() {
         let st = stat(ApAverage::PerLabel);
-        let other = {
-            let s = array![[0.2, 0.6], [0.8, 0.1], [0.4, 0.3], [0.9, 0.7], [0.5, 0.5]];
-            let y = array![
-                [true, false],
-                [false, true],
-                [true, false],
-                [false, true],
-                [true, true]
-            ];
-            ApStatistic::new(
-                s.view(),
-                y.view(),
-                None,
-                ApAverage::PerLabel,
-                true,
-                &Parallelism::sequential(),
-            )
-            .unwrap()
-        };
+        let other = stat_with(
+            array![[0.2, 0.6], [0.8, 0.1], [0.4, 0.3], [0.9, 0.7], [0.5, 0.5]],
+            ApAverage::PerLabel,
+            true,
+        );
         let swapped = [true, false, true, true, false];
-        let mixed = {
-            let s = array![[0.2, 0.6], [0.8, 0.8], [0.4, 0.3], [0.9, 0.7], [0.5, 0.5]];
-            let y = array![
-                [true, false],
-                [false, true],
-                [true, false],
-                [false, true],
-                [true, true]
-            ];
-            ApStatistic::new(
-                s.view(),
-                y.view(),
-                None,
-                ApAverage::PerLabel,
-                false,
-                &Parallelism::sequential(),
-            )
-            .unwrap()
-        };
+        // Row r's scores from `other` where swapped[r], else from `stat`'s.
+        let mixed = stat_with(
+            array![[0.2, 0.6], [0.8, 0.8], [0.4, 0.3], [0.9, 0.7], [0.5, 0.5]],
+            ApAverage::PerLabel,
+            false,
+        );
         let w = [1.0, 0.0, 2.0, 1.0, 1.0];
         let (mut a, mut b) = ([0.0; 2], [0.0; 2]);
         st.eval_merged(&other, &swapped, &w, &mut a);
