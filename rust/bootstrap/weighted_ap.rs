@@ -39,10 +39,15 @@ pub struct SortedLabel {
 }
 
 impl SortedLabel {
-    /// Sort `(row, score, positive)` cells; `cell_row` maps a cell to its row.
-    fn build<S: Score>(cells: impl Iterator<Item = (u32, S, bool)>, keep_keys: bool) -> Self {
-        let mut keys = Vec::new();
-        let mut payload = Vec::new();
+    /// Sort `(row, score, positive)` cells (at most `capacity` of them). The
+    /// kept vectors are sized exactly: they live as long as the bootstrap.
+    fn build<S: Score>(
+        cells: impl Iterator<Item = (u32, S, bool)>,
+        capacity: usize,
+        keep_keys: bool,
+    ) -> Self {
+        let mut keys = Vec::with_capacity(capacity);
+        let mut payload = Vec::with_capacity(capacity);
         for (row, s, pos) in cells {
             // Descending score order = ascending order of the complemented key.
             keys.push(!s.key());
@@ -55,9 +60,13 @@ impl SortedLabel {
                 entries[i] |= NEW_GROUP;
             }
         }
+        entries.shrink_to_fit();
         SortedLabel {
             entries,
-            keys: keep_keys.then_some(keys),
+            keys: keep_keys.then_some(keys).map(|mut k| {
+                k.shrink_to_fit();
+                k
+            }),
         }
     }
 
@@ -291,6 +300,7 @@ impl ApStatistic {
                 cells
                     .filter(|&(i, j)| known(i, j))
                     .map(|(i, j)| (i as u32, y_score[(i, j)], y_pos[(i, j)])),
+                n * k,
                 keep_keys,
             )]
         } else {
@@ -301,6 +311,7 @@ impl ApStatistic {
                     (0..n)
                         .filter(|&i| known(i, j))
                         .map(|i| (i as u32, col[i], pos[i])),
+                    n,
                     keep_keys,
                 )
             })?
