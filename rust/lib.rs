@@ -8,6 +8,7 @@
 //! feature, so `cargo test` exercises the kernels without libpython.
 
 pub mod binary;
+pub mod bootstrap;
 pub mod check;
 pub mod cpu;
 pub mod error;

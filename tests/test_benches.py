@@ -491,3 +491,31 @@ def test_memory_probe_measures_a_float32_call_on_its_own_arrays() -> None:
     if sys.platform.startswith("linux"):  # glibc: trimmed, and the peak was reset
         assert result["trimmed"] is True and result["peak_reset"] is True
     assert result["growth_bytes"] > 0
+
+
+# --------------------------------------------------------------------------- bench_bootstrap
+
+
+def test_bench_bootstrap_runs_end_to_end() -> None:
+    out = subprocess.run(
+        [
+            sys.executable,
+            str(BENCHES / "bench_bootstrap.py"),
+            "--rows",
+            "400",
+            "--labels",
+            "3",
+            "--resamples",
+            "4",
+            "--slow-resamples",
+            "1",
+            "--repeats",
+            "1",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert "| bootstrap mAP + LRL |" in out.stdout
+    assert "numpy+sklearn mAP + LRL (extrapolated from 1)" in out.stdout
+    assert "peak extra memory of one AP bootstrap" in out.stdout

@@ -36,6 +36,7 @@ PUBLIC_MODULES = (
     "toxeval.detectors",
     "toxeval.datasets",
     "toxeval.plots",
+    "toxeval.stats",
 )
 PYTHON_INFO = {"python", "py", "python3"}
 _FENCE = re.compile(r"^```(?P<info>[^\n`]*)\n(?P<body>.*?)^```[ \t]*$", re.M | re.S)
@@ -134,8 +135,9 @@ def _dataclasses() -> list[type]:
     from toxeval.datasets import Dataset, DatasetInfo
     from toxeval.predictions import Predictions
     from toxeval.scoring import EvaluationResult
+    from toxeval.stats import BootstrapResult, CompareResult
 
-    return [Dataset, DatasetInfo, Predictions, EvaluationResult]
+    return [Dataset, DatasetInfo, Predictions, EvaluationResult, BootstrapResult, CompareResult]
 
 
 @pytest.mark.parametrize("cls", _dataclasses(), ids=lambda c: c.__name__)

@@ -165,3 +165,88 @@ def threshold_counts(
     mask: NDArray[np.bool_] | None = None,
     n_jobs: int | None = None,
 ) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]: ...
+
+# Bootstrap kernels (rust/binding/bootstrap.rs), called by toxeval.stats. Scores:
+# float64, float32 or int64; positives and mask: bool; weights: float64; strata:
+# uint32 codes below n_strata. NaN in an output = undefined there.
+def bootstrap_indices(
+    n_rows: int,
+    seed: int,
+    resamples: list[int],
+    strata: NDArray[np.uint32] | None = None,
+    n_strata: int = 1,
+) -> NDArray[np.int64]: ...
+def bootstrap_ap(
+    y_scores: list[NDArray[Any]],
+    y_pos: NDArray[np.bool_],
+    mask: NDArray[np.bool_] | None,
+    sample_weight: NDArray[np.float64] | None,
+    *,
+    average: str,
+    seed: int,
+    n_resamples: int,
+    strata: NDArray[np.uint32] | None = None,
+    n_strata: int = 1,
+    n_jobs: int | None = None,
+) -> NDArray[np.float64]: ...
+def bootstrap_ap_jackknife(
+    y_score: NDArray[Any],
+    y_pos: NDArray[np.bool_],
+    mask: NDArray[np.bool_] | None,
+    sample_weight: NDArray[np.float64] | None,
+    *,
+    average: str,
+    n_jobs: int | None = None,
+) -> NDArray[np.float64]: ...
+def bootstrap_ap_permutations(
+    score_a: NDArray[Any],
+    score_b: NDArray[Any],
+    y_pos: NDArray[np.bool_],
+    mask: NDArray[np.bool_] | None,
+    sample_weight: NDArray[np.float64] | None,
+    *,
+    average: str,
+    seed: int,
+    n_permutations: int,
+    n_jobs: int | None = None,
+) -> NDArray[np.float64]: ...
+def bootstrap_row_values(
+    metric: str,
+    y_true: NDArray[np.bool_],
+    y_score: NDArray[Any],
+    mask: NDArray[np.bool_] | None = None,
+    n_jobs: int | None = None,
+) -> NDArray[np.float64]: ...
+def bootstrap_dcg_row_values(
+    gains: NDArray[np.float64],
+    y_score: NDArray[Any],
+    discount: NDArray[np.float64],
+    cumsum: NDArray[np.float64],
+    ignore_ties: bool,
+    normalize: bool,
+    mask: NDArray[np.bool_] | None = None,
+    n_jobs: int | None = None,
+) -> NDArray[np.float64]: ...
+def bootstrap_row_means(
+    values: NDArray[np.float64],
+    sample_weight: NDArray[np.float64] | None,
+    *,
+    seed: int,
+    n_resamples: int,
+    strata: NDArray[np.uint32] | None = None,
+    n_strata: int = 1,
+    n_jobs: int | None = None,
+) -> NDArray[np.float64]: ...
+def bootstrap_row_mean_jackknife(
+    values: NDArray[np.float64], sample_weight: NDArray[np.float64] | None = None
+) -> NDArray[np.float64]: ...
+def bootstrap_row_mean_permutations(
+    values_a: NDArray[np.float64],
+    values_b: NDArray[np.float64],
+    sample_weight: NDArray[np.float64] | None,
+    *,
+    seed: int,
+    n_permutations: int,
+    n_jobs: int | None = None,
+) -> NDArray[np.float64]: ...
+def bootstrap_swap_flags(n_rows: int, seed: int, permutation: int) -> NDArray[np.bool_]: ...

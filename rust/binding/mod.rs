@@ -14,6 +14,7 @@ use crate::parallel::{Parallelism, PARALLEL_MIN_ELEMENTS};
 
 mod args;
 mod binary;
+mod bootstrap;
 mod kendall;
 mod ranking;
 
@@ -47,6 +48,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(resolve_threads, m)?)?;
     binary::register(m)?;
+    bootstrap::register(m)?;
     ranking::register(m)?;
     kendall::register(m)?;
     Ok(())

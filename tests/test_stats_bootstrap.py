@@ -1,0 +1,279 @@
+"""toxeval.stats.bootstrap: every resample's value is the metric on the
+materialised resample, the interval is SciPy's, undefined resamples are counted."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+import scipy.stats
+from sklearn import metrics as skm
+from toxeval import metrics as tm
+from toxeval.stats import bootstrap, bootstrap_indices
+
+# (toxeval metric, keyword arguments, reference on materialised rows)
+CASES: list[tuple[Callable[..., Any], dict[str, Any], Callable[..., Any]]] = [
+    (tm.average_precision_score, {}, skm.average_precision_score),
+    (tm.average_precision_score, {"average": "weighted"}, skm.average_precision_score),
+    (tm.average_precision_score, {"average": "micro"}, skm.average_precision_score),
+    (tm.average_precision_score, {"average": None}, skm.average_precision_score),
+    (tm.label_ranking_loss, {}, skm.label_ranking_loss),
+    (tm.label_ranking_average_precision_score, {}, skm.label_ranking_average_precision_score),
+    (tm.coverage_error, {}, skm.coverage_error),
+    (tm.one_error, {}, tm.one_error),
+    (tm.ndcg_score, {}, skm.ndcg_score),
+    (tm.ndcg_score, {"k": 2}, skm.ndcg_score),
+    (tm.dcg_score, {"k": 3, "log_base": 10}, skm.dcg_score),
+]
+IDS = [f"{f.__name__}-{kw}" for f, kw, _ in CASES]
+
+
+def _resample_values(
+    reference: Callable[..., Any],
+    y: Any,
+    s: Any,
+    kwargs: dict[str, Any],
+    idx: Any,
+    sample_weight: Any = None,
+) -> Any:
+    kw = dict(kwargs)
+    if sample_weight is not None:
+        kw["sample_weight"] = sample_weight[idx]
+    return np.asarray(reference(y[idx], s[idx], **kw), dtype=np.float64)
+
+
+@pytest.mark.parametrize(("metric", "kwargs", "reference"), CASES, ids=IDS)
+def test_each_resample_is_the_metric_on_the_materialised_rows(
+    make_problem: Any, metric: Any, kwargs: dict[str, Any], reference: Any
+) -> None:
+    y, a, _ = make_problem(80, 4, seed=3, min_pos=12)
+    res = bootstrap(metric, y, a, n_resamples=12, seed=7, **kwargs)
+    assert res.path in ("native-ap", "native-rows")
+    idx = bootstrap_indices(80, 12, seed=7)
+    dist = res.bootstrap_distribution
+    per_label = kwargs.get("average", "macro") is None
+    assert np.all(np.asarray(res.n_undefined) == 0)
+    for b in range(12):
+        got = dist[:, b] if per_label else dist[b]
+        np.testing.assert_allclose(
+            got, _resample_values(reference, y, a, kwargs, idx[b]), rtol=1e-12
+        )
+    np.testing.assert_allclose(res.estimate, reference(y, a, **kwargs), rtol=1e-12)
+
+
+@pytest.mark.parametrize(("metric", "kwargs", "reference"), CASES[:6], ids=IDS[:6])
+def test_sample_weight_multiplies_the_counts(
+    make_problem: Any, metric: Any, kwargs: dict[str, Any], reference: Any
+) -> None:
+    y, a, _ = make_problem(50, 3, seed=5, min_pos=10)
+    w = np.random.default_rng(0).uniform(0.2, 3.0, 50)
+    w[4] = 0.0
+    res = bootstrap(metric, y, a, sample_weight=w, n_resamples=8, seed=2, **kwargs)
+    idx = bootstrap_indices(50, 8, seed=2)
+    per_label = kwargs.get("average", "macro") is None
+    for b in range(8):
+        got = res.bootstrap_distribution[:, b] if per_label else res.bootstrap_distribution[b]
+        want = _resample_values(reference, y, a, kwargs, idx[b], sample_weight=w)
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("metric", "kwargs"),
+    [
+        (tm.average_precision_score, {}),
+        (tm.average_precision_score, {"average": "micro"}),
+        (tm.label_ranking_loss, {}),
+        (tm.ndcg_score, {}),
+    ],
+)
+def test_mask_applies_to_every_resample_as_in_the_drop_in(
+    make_problem: Any, metric: Any, kwargs: dict[str, Any]
+) -> None:
+    y, a, _ = make_problem(70, 4, seed=8, min_pos=15)
+    mask = np.random.default_rng(1).random(y.shape) > 0.2
+    mask[:15] = True
+    res = bootstrap(metric, y, a, mask=mask, n_resamples=10, seed=3, **kwargs)
+    assert res.path != "materialised"
+    idx = bootstrap_indices(70, 10, seed=3)
+    for b in range(10):
+        want = metric(y[idx[b]], a[idx[b]], mask=mask[idx[b]], **kwargs)
+        np.testing.assert_allclose(res.bootstrap_distribution[b], want, rtol=1e-12)
+
+
+def test_native_and_materialised_paths_agree(multilabel_problem: Any) -> None:
+    y, a, _ = multilabel_problem
+
+    def wrapped(yt: Any, ys: Any, **kw: Any) -> Any:  # not a toxeval function: materialised
+        return tm.average_precision_score(yt, ys, **kw)
+
+    fast = bootstrap(tm.average_precision_score, y, a, n_resamples=15, seed=4)
+    slow = bootstrap(wrapped, y, a, n_resamples=15, seed=4)
+    assert (fast.path, slow.path) == ("native-ap", "materialised")
+    np.testing.assert_allclose(fast.bootstrap_distribution, slow.bootstrap_distribution, rtol=1e-12)
+    assert fast.confidence_interval == pytest.approx(slow.confidence_interval, rel=1e-12)
+
+
+def test_binary_one_dimensional_input_uses_the_native_path() -> None:
+    rng = np.random.default_rng(2)
+    y = (rng.random(60) < 0.4).astype(int)
+    y[:5] = 1
+    s = np.round(rng.random(60) + 0.5 * y, 1)
+    res = bootstrap("average_precision_score", y, s, n_resamples=10, seed=9)
+    assert res.path == "native-ap"
+    idx = bootstrap_indices(60, 10, seed=9)
+    for b in range(10):
+        assert res.bootstrap_distribution[b] == pytest.approx(
+            skm.average_precision_score(y[idx[b]], s[idx[b]]), rel=1e-12
+        )
+
+
+def test_roc_auc_falls_back_to_materialised_resamples(multilabel_problem: Any) -> None:
+    y, a, _ = multilabel_problem
+    res = bootstrap(tm.roc_auc_score, y, a, n_resamples=6, seed=1)
+    assert res.path == "materialised"
+    idx = bootstrap_indices(60, 6, seed=1)
+    for b in range(6):
+        assert res.bootstrap_distribution[b] == pytest.approx(
+            skm.roc_auc_score(y[idx[b]], a[idx[b]]), rel=1e-12
+        )
+
+
+@pytest.mark.parametrize("method", ["percentile", "basic", "bca"])
+@pytest.mark.parametrize(
+    ("metric", "reference"),
+    [
+        (tm.average_precision_score, skm.average_precision_score),
+        (tm.label_ranking_loss, skm.label_ranking_loss),
+    ],
+)
+def test_interval_is_scipys_for_the_same_distribution(
+    make_problem: Any, method: str, metric: Any, reference: Any
+) -> None:
+    y, a, _ = make_problem(40, 3, seed=21, min_pos=6)
+    res = bootstrap(metric, y, a, n_resamples=200, seed=5, method=method)  # type: ignore[arg-type]
+
+    def statistic(idx: Any) -> float:
+        return float(reference(y[idx.astype(int)], a[idx.astype(int)]))
+
+    ref = scipy.stats.bootstrap(
+        (np.arange(40),),
+        statistic,
+        n_resamples=0,
+        bootstrap_result=res,  # SciPy reuses our distribution, recomputes the rest
+        method=method,
+        vectorized=False,
+    )
+    assert res.confidence_interval.low == pytest.approx(ref.confidence_interval.low, rel=1e-12)
+    assert res.confidence_interval.high == pytest.approx(ref.confidence_interval.high, rel=1e-12)
+    assert res.standard_error == pytest.approx(ref.standard_error, rel=1e-12)
+
+
+def test_leave_one_out_values_are_exact_for_weighted_ap(make_problem: Any) -> None:
+    # BCa with sample weights: SciPy cannot weight, so check the acceleration input
+    # (leave-one-out values) directly against removal of each row.
+    from toxeval.stats.resampled_metric import ResampledMetric
+
+    y, a, _ = make_problem(30, 3, seed=4, min_pos=5)
+    w = np.random.default_rng(3).uniform(0.5, 2.0, 30)
+    for average in ("macro", "weighted", None):
+        rm = ResampledMetric(
+            "average_precision_score",
+            tm.average_precision_score,
+            y,
+            w,
+            None,
+            {"average": average},
+            None,
+        )
+        loo = rm.jackknife(a)
+        for i in range(30):
+            keep = np.delete(np.arange(30), i)
+            want = skm.average_precision_score(
+                y[keep], a[keep], average=average, sample_weight=w[keep]
+            )
+            np.testing.assert_allclose(loo[i], np.atleast_1d(want), rtol=1e-12)
+
+
+def test_results_do_not_depend_on_n_jobs(make_problem: Any) -> None:
+    y, a, _ = make_problem(3000, 5, seed=6, min_pos=20)
+    one = bootstrap(tm.average_precision_score, y, a, n_resamples=64, seed=3, n_jobs=1)
+    two = bootstrap(tm.average_precision_score, y, a, n_resamples=64, seed=3, n_jobs=2)
+    np.testing.assert_array_equal(one.bootstrap_distribution, two.bootstrap_distribution)
+    other = bootstrap(tm.average_precision_score, y, a, n_resamples=64, seed=4, n_jobs=2)
+    assert not np.array_equal(one.bootstrap_distribution, other.bootstrap_distribution)
+
+
+def test_draws_are_pinned() -> None:
+    # The stream is documented (SplitMix64 + Lemire); these draws must not change.
+    first = bootstrap_indices(10, 2, seed=0)
+    again = bootstrap_indices(10, 2, seed=0)
+    np.testing.assert_array_equal(first, again)
+    assert first.shape == (2, 10) and first.min() >= 0 and first.max() < 10
+    assert not np.array_equal(first[0], first[1])
+
+
+def test_strata_keep_each_group_size() -> None:
+    groups = np.array(["a"] * 5 + ["b"] * 3 + ["c"] * 12)
+    idx = bootstrap_indices(20, 30, seed=2, strata=groups)
+    for row in idx:
+        drawn = groups[row]
+        assert [int(np.sum(drawn == g)) for g in "abc"] == [5, 3, 12]
+
+
+def test_undefined_resamples_are_excluded_and_counted(make_problem: Any) -> None:
+    y, a, _ = make_problem(30, 3, seed=9, min_pos=6)
+    y[:, 2] = 0
+    y[17, 2] = 1  # label 2 has a single positive: resamples that miss row 17 are undefined
+    res = bootstrap(tm.average_precision_score, y, a, n_resamples=50, seed=8)
+    idx = bootstrap_indices(30, 50, seed=8)
+    missing = [b for b in range(50) if 17 not in idx[b]]
+    assert 0 < res.n_undefined == len(missing)
+    assert res.bootstrap_distribution.shape == (50 - len(missing),)
+    assert np.all(np.isfinite(res.bootstrap_distribution))
+    per_label = bootstrap(tm.average_precision_score, y, a, n_resamples=50, seed=8, average=None)
+    np.testing.assert_array_equal(per_label.n_undefined, [0, 0, len(missing)])
+    assert np.isnan(per_label.bootstrap_distribution[2, missing]).all()
+    with pytest.raises(ValueError, match="BCa needs every leave-one-out value"):
+        bootstrap(tm.average_precision_score, y, a, n_resamples=50, method="bca")
+
+
+def test_metric_undefined_on_the_full_data_is_an_error(multilabel_problem: Any) -> None:
+    y, a, _ = multilabel_problem
+    y = y.copy()
+    y[:, 1] = 0
+    with pytest.raises(ValueError, match="undefined on the full data"):
+        bootstrap(tm.average_precision_score, y, a, n_resamples=10)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"n_resamples": 1}, "n_resamples must be an integer >= 2"),
+        ({"n_resamples": 2.5}, "n_resamples must be an integer >= 2"),
+        ({"confidence_level": 1.0}, "confidence_level must be a number in"),
+        ({"method": "student"}, "method must be one of"),
+        ({"seed": -1}, "seed must be an integer in"),
+        ({"strata": [0, 1]}, "strata must be 1-D with one entry per row"),
+        ({"sample_weight": -np.ones(60)}, "sample_weight must be non-negative"),
+    ],
+)
+def test_bad_options_raise_clear_errors(
+    multilabel_problem: Any, kwargs: dict[str, Any], message: str
+) -> None:
+    y, a, _ = multilabel_problem
+    with pytest.raises(ValueError, match=message):
+        bootstrap(tm.average_precision_score, y, a, **kwargs)
+
+
+def test_unknown_metric_name_is_an_error(multilabel_problem: Any) -> None:
+    y, a, _ = multilabel_problem
+    with pytest.raises(ValueError, match="unknown metric 'map'"):
+        bootstrap("map", y, a)
+
+
+def test_drop_in_errors_pass_through(multilabel_problem: Any) -> None:
+    y, a, _ = multilabel_problem
+    with pytest.raises(ValueError, match="average"):
+        bootstrap(tm.average_precision_score, y, a, average="mean")
