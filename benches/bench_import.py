@@ -60,7 +60,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{m:16s} min {best[m] * 1e3:7.1f} ms   median {med * 1e3:7.1f} ms")
     ratio = best["toxeval.metrics"] / best["sklearn.metrics"]
     print(f"ratio toxeval.metrics / sklearn.metrics (min): {ratio:.3f}x (target <= 0.2x)")
-    print(f"loaded by toxeval.metrics: {', '.join(sorted(loaded)) or 'none of pyarrow/rich/sklearn/scipy'}")
+    print(
+        f"loaded by toxeval.metrics: {', '.join(sorted(loaded)) or 'none of pyarrow/rich/sklearn/scipy'}"
+    )
     return 0
 
 

@@ -34,10 +34,7 @@ def test_import_loads_no_heavy_dependency(module: str) -> None:
 def test_probe_sees_a_heavy_import() -> None:
     """The probe itself can fail: importing the evaluation side does load pyarrow."""
     pytest.importorskip("pyarrow")
-    probe = (
-        "import sys\nimport toxeval\ntoxeval.load_dataset\n"
-        "print('pyarrow' in sys.modules)\n"
-    )
+    probe = "import sys\nimport toxeval\ntoxeval.load_dataset\nprint('pyarrow' in sys.modules)\n"
     out = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True
     ).stdout

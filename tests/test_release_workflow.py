@@ -22,7 +22,7 @@ BUILD_JOBS = ("linux", "macos", "windows", "sdist")
 
 
 @pytest.fixture(scope="module")
-def workflow() -> dict[str, Any]:
+def workflow() -> dict[Any, Any]:
     if not WORKFLOW.is_file():
         pytest.skip(".github/workflows/release.yml is not beside the tests (installed package)")
     data = yaml.safe_load(WORKFLOW.read_text(encoding="utf-8"))
@@ -30,7 +30,7 @@ def workflow() -> dict[str, Any]:
     return data
 
 
-def _triggers(wf: dict[str, Any]) -> dict[str, Any]:
+def _triggers(wf: dict[Any, Any]) -> dict[str, Any]:
     # YAML 1.1 reads the bare key `on` as True
     on = wf.get("on", wf.get(True))
     assert isinstance(on, dict), "the workflow has no `on:` mapping"
@@ -49,7 +49,7 @@ def _maturin_steps(job: dict[str, Any]) -> list[dict[str, Any]]:
     return [s for s in job["steps"] if str(s.get("uses", "")).startswith("PyO3/maturin-action@")]
 
 
-def test_publishes_on_version_tags_only(workflow: dict[str, Any]) -> None:
+def test_publishes_on_version_tags_only(workflow: dict[Any, Any]) -> None:
     on = _triggers(workflow)
     assert on["push"]["tags"] == ["v*"]
     assert "branches" not in on["push"]
@@ -58,17 +58,21 @@ def test_publishes_on_version_tags_only(workflow: dict[str, Any]) -> None:
     assert sorted(publish["needs"]) == sorted(BUILD_JOBS)
 
 
-def test_trusted_publishing_without_a_token(workflow: dict[str, Any]) -> None:
+def test_trusted_publishing_without_a_token(workflow: dict[Any, Any]) -> None:
     publish = workflow["jobs"]["publish"]
     assert publish["permissions"] == {"id-token": "write"}
-    steps = [s for s in publish["steps"] if str(s.get("uses", "")).startswith("pypa/gh-action-pypi-publish@")]
+    steps = [
+        s
+        for s in publish["steps"]
+        if str(s.get("uses", "")).startswith("pypa/gh-action-pypi-publish@")
+    ]
     assert len(steps) == 1
     assert not {"password", "user"} & set(steps[0].get("with", {}))
     assert workflow["permissions"] == {"contents": "read"}
     assert "secrets." not in WORKFLOW.read_text(encoding="utf-8")
 
 
-def test_builds_every_platform_with_maturin_action(workflow: dict[str, Any]) -> None:
+def test_builds_every_platform_with_maturin_action(workflow: dict[Any, Any]) -> None:
     jobs = workflow["jobs"]
     linux = {(m["target"], m["manylinux"]) for m in jobs["linux"]["strategy"]["matrix"]["include"]}
     assert linux == {
@@ -87,7 +91,7 @@ def test_builds_every_platform_with_maturin_action(workflow: dict[str, Any]) -> 
     assert sdist["with"]["command"] == "sdist"
 
 
-def test_every_wheel_is_checked_and_tested(workflow: dict[str, Any]) -> None:
+def test_every_wheel_is_checked_and_tested(workflow: dict[Any, Any]) -> None:
     jobs = workflow["jobs"]
     for name in ("linux", "macos", "windows", "sdist"):
         runs = _runs(jobs[name])
@@ -98,7 +102,9 @@ def test_every_wheel_is_checked_and_tested(workflow: dict[str, Any]) -> None:
         assert "abi3audit --strict" in runs and "check-wheel-contents" in runs, name
     assert "auditwheel show" in _runs(jobs["linux"])
     assert "docker run" in _runs(jobs["linux"]), "musllinux wheels are not run anywhere"
-    assert all(any(u.startswith("actions/upload-artifact@") for u in _uses(jobs[n])) for n in BUILD_JOBS)
+    assert all(
+        any(u.startswith("actions/upload-artifact@") for u in _uses(jobs[n])) for n in BUILD_JOBS
+    )
 
 
 def test_the_test_script_it_calls_exists() -> None:

@@ -105,7 +105,11 @@ def build(out: Path, maturin_args: Sequence[str]) -> tuple[Path, Path]:
     """The wheel and the sdist, built by maturin from the repository."""
     env = {**os.environ}
     env.pop("PYTHONPATH", None)
-    r = run([sys.executable, "-m", "maturin", "build", "--release", "-o", out, *maturin_args], cwd=REPO, env=env)
+    r = run(
+        [sys.executable, "-m", "maturin", "build", "--release", "-o", out, *maturin_args],
+        cwd=REPO,
+        env=env,
+    )
     if r.returncode:
         raise SystemExit("error: maturin build failed")
     r = run([sys.executable, "-m", "maturin", "sdist", "-o", out], cwd=REPO, env=env)
@@ -160,11 +164,16 @@ def check_manylinux_claim(wheel: Path, show: str) -> list[str]:
     aliases = {"manylinux2014": "manylinux_2_17", "manylinux2010": "manylinux_2_12"}
     for legacy, pep600 in aliases.items():
         claimed = claimed.replace(legacy, pep600)
-    glibc = lambda tag: tuple(int(x) for x in re.findall(r"_(\d+)_(\d+)_", tag)[0])  # noqa: E731
-    if glibc(claimed) < glibc(best):
+    if libc_version(claimed) < libc_version(best):
         return [f"{wheel.name} claims {tags[0]} but auditwheel says it needs {best}"]
     log(f"manylinux claim ok: {tags[0]} (auditwheel: {best})")
     return []
+
+
+def libc_version(tag: str) -> tuple[int, int]:
+    """(major, minor) of a PEP 600/656 tag such as manylinux_2_17_x86_64."""
+    major, minor = re.findall(r"_(\d+)_(\d+)_", tag)[0]
+    return int(major), int(minor)
 
 
 def stage_tests(dest: Path) -> None:
@@ -228,7 +237,7 @@ def install_and_test(
             return [f"{label}: cargo could be run without a toolchain on PATH"]
         except FileNotFoundError:
             log(f"{label}: cargo not found on PATH (as intended)")
-    pip = [py, "-m", "pip", "install", "--quiet"]
+    pip: list[str | Path] = [py, "-m", "pip", "install", "--quiet"]
     if not with_toolchain:
         pip += ["--only-binary", "toxeval"]
     if run([*pip, f"{target}[test]"], env=env, cwd=work).returncode:
@@ -240,29 +249,42 @@ def install_and_test(
         return [f"{label}: toxeval is not imported from site-packages"]
     ignored = unrunnable_modules(tmp / "tests", py, env)
     if ignored:
-        log(f"{label}: scikit-learn/SciPy references not installed here; not run: {', '.join(ignored)}")
+        log(
+            f"{label}: scikit-learn/SciPy references not installed here; not run: {', '.join(ignored)}"
+        )
     cmd: list[str | Path] = [py, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider"]
     cmd += ["--rootdir", tmp, *[f"--ignore=tests/{m}" for m in ignored]]
     cmd += list(pytest_args) or ["tests"]
     rc = run(cmd, env=env, cwd=tmp).returncode
-    log(f"{label}: install {t_install:.0f} s, total {time.monotonic() - t0:.0f} s, pytest exit {rc}")
+    log(
+        f"{label}: install {t_install:.0f} s, total {time.monotonic() - t0:.0f} s, pytest exit {rc}"
+    )
     return [f"{label}: pytest exit {rc}"] if rc else []
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--pythons", default=",".join(DEFAULT_PYTHONS),
-                    help="comma-separated versions (pyenv), paths, or 'current'")
+    ap.add_argument(
+        "--pythons",
+        default=",".join(DEFAULT_PYTHONS),
+        help="comma-separated versions (pyenv), paths, or 'current'",
+    )
     ap.add_argument("--wheel", type=Path, help="test this built wheel instead of building one")
     ap.add_argument("--sdist", type=Path, help="test this sdist (default: the one built)")
     ap.add_argument("--no-sdist", action="store_true", help="do not install and test the sdist")
     ap.add_argument("--sdist-python", help="Python for the sdist (default: the last of --pythons)")
     ap.add_argument("--sdist-tests", default="", help="pytest arguments for the sdist run")
-    ap.add_argument("--maturin-args", default=None,
-                    help="extra maturin build arguments (default on Linux: "
-                         "'--zig --compatibility manylinux2014')")
-    ap.add_argument("--require-checks", action="store_true",
-                    help="fail when auditwheel/abi3audit/check-wheel-contents/twine are missing")
+    ap.add_argument(
+        "--maturin-args",
+        default=None,
+        help="extra maturin build arguments (default on Linux: "
+        "'--zig --compatibility manylinux2014')",
+    )
+    ap.add_argument(
+        "--require-checks",
+        action="store_true",
+        help="fail when auditwheel/abi3audit/check-wheel-contents/twine are missing",
+    )
     ap.add_argument("--keep", action="store_true", help="keep the temporary directory")
     ap.add_argument("pytest_args", nargs="*", help="pytest arguments (default: tests)")
     args = ap.parse_args(argv)
@@ -294,7 +316,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         failures += check_artifacts(wheel, sdist, args.require_checks)
         for version, python in interpreters.items():
             failures += install_and_test(
-                f"wheel-py{version}", python, str(wheel), work, args.pytest_args, with_toolchain=False
+                f"wheel-py{version}",
+                python,
+                str(wheel),
+                work,
+                args.pytest_args,
+                with_toolchain=False,
             )
         if not args.no_sdist:
             if sdist is None:
@@ -302,8 +329,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             else:
                 version = args.sdist_python or pythons[-1]
                 failures += install_and_test(
-                    f"sdist-py{version}", find_python(version), str(sdist), work,
-                    args.sdist_tests.split(), with_toolchain=True,
+                    f"sdist-py{version}",
+                    find_python(version),
+                    str(sdist),
+                    work,
+                    args.sdist_tests.split(),
+                    with_toolchain=True,
                 )
     finally:
         if args.keep:
