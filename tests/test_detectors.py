@@ -112,3 +112,23 @@ def test_get_detector() -> None:
     assert get_detector("lexicon").name == "lexicon-baseline"
     with pytest.raises(ValueError, match="unknown detector 'gpt'"):
         get_detector("gpt", "toxeval-15")
+
+
+def test_lexicon_file_is_complete_and_its_demo_figures_pinned() -> None:
+    """The shipped lexicon covers every toxeval-15 category, every pattern compiles, and
+    the baseline's demo-set mAP is pinned, so an edit of the data file is a visible
+    change of the baseline (update the figure deliberately when the lexicon changes)."""
+    import re
+
+    import toxeval
+    from toxeval.detectors import load_lexicon
+    from toxeval.taxonomy import load_taxonomy
+
+    lex = load_lexicon()
+    assert set(lex.categories) == set(load_taxonomy("toxeval-15").ids)
+    for cues in lex.categories.values():
+        assert cues.strong, "every category needs strong cues"
+        for pattern in (*cues.strong, *cues.medium, *cues.damp, *cues.gate_cues):
+            re.compile(pattern)
+    result = toxeval.evaluate()
+    assert round(result.map, 4) == 0.8744

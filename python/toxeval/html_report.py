@@ -1,0 +1,427 @@
+"""One self-contained ``report.html`` for an evaluation (``toxeval evaluate/score --html``).
+
+The page needs nothing from the network and nothing beside it: styles and the small
+table-sorting script are inline, and every figure is inline SVG written here (no image
+files, no fonts, no JavaScript libraries). It shows:
+
+* the headline figures (mAP, label ranking loss, ...) with their bootstrap intervals when
+  the result carries them (``figures["intervals"]``);
+* a per-category table, sortable by any column (click a header);
+* per-category AP with interval bars, categories left out of mAP marked;
+* a precision-recall curve per category over its known rows (from the scored arrays,
+  when given: ``toxeval.metrics.precision_recall_curve``, thinned for drawing only);
+* a true-vs-predicted label co-occurrence heatmap (rows: true label, columns: label
+  predicted at the threshold, counted over rows where both cells are known);
+* the parse-status breakdown (raw-text predictions) and the run configuration.
+
+Every string that came from a user (dataset names, category names, paths) is escaped.
+:func:`render_html` takes ``result.to_dict()`` (or a loaded ``results.json``), so a page
+can be rebuilt from a results folder; the curves and the heatmap need the scored arrays.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = ["cooccurrence", "render_html", "svg_ap_bars", "svg_pr_curves"]
+
+_MAX_POINTS = 400  # points drawn per precision-recall curve (AP is not computed from them)
+
+_STYLE = """
+body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:2rem auto;max-width:72rem;
+color:#1d2330;padding:0 1rem;line-height:1.4}
+h1{font-size:1.5rem;margin-bottom:.2rem}h2{font-size:1.15rem;margin-top:2rem;border-bottom:1px solid #d8dce4}
+.sub{color:#5b6475;margin-top:0}
+.cards{display:flex;flex-wrap:wrap;gap:.8rem}
+.card{border:1px solid #d8dce4;border-radius:6px;padding:.6rem .9rem;min-width:10rem}
+.card .v{font-size:1.4rem;font-weight:600}.card .ci{color:#5b6475;font-size:.85rem}
+table{border-collapse:collapse;font-size:.9rem}th,td{padding:.25rem .6rem;text-align:right}
+th{cursor:pointer;background:#f1f3f7;position:sticky;top:0;user-select:none}
+th:first-child,td:first-child,th.l,td.l{text-align:left}
+tr:nth-child(even) td{background:#fafbfc}td.na{color:#8a93a3}
+th[aria-sort=ascending]::after{content:' \\25B2'}th[aria-sort=descending]::after{content:' \\25BC'}
+pre{background:#f6f8fa;padding:.8rem;overflow:auto;font-size:.8rem}
+.note{color:#5b6475;font-size:.85rem}svg text{font-family:inherit}
+"""
+
+# Sorts a table by the clicked column: numbers numerically (empty cells last), text
+# alphabetically; a second click reverses. No library, no network.
+_SCRIPT = """
+document.querySelectorAll('table.sortable').forEach(function(t){
+  t.querySelectorAll('th').forEach(function(th,i){
+    th.addEventListener('click',function(){
+      var asc=th.getAttribute('aria-sort')!=='ascending';
+      t.querySelectorAll('th').forEach(function(o){o.removeAttribute('aria-sort');});
+      th.setAttribute('aria-sort',asc?'ascending':'descending');
+      var body=t.tBodies[0];var rows=Array.prototype.slice.call(body.rows);
+      rows.sort(function(a,b){
+        var x=a.cells[i].getAttribute('data-v'),y=b.cells[i].getAttribute('data-v');
+        var nx=parseFloat(x),ny=parseFloat(y);
+        if(x===''||isNaN(nx)){if(y===''||isNaN(ny)){return String(x).localeCompare(String(y))*(asc?1:-1);}return 1;}
+        if(y===''||isNaN(ny)){return -1;}
+        return (nx-ny)*(asc?1:-1);
+      });
+      rows.forEach(function(r){body.appendChild(r);});
+    });
+  });
+});
+"""
+
+
+def _short(text: str, n: int) -> str:
+    return text if len(text) <= n else text[: n - 1] + "\u2026"
+
+
+def _e(x: object) -> str:
+    return html.escape(str(x), quote=True)
+
+
+def _num(x: Any) -> float | None:
+    """A finite float, or None (NaN, None and non-numbers are 'not available')."""
+    if x is None or isinstance(x, bool):
+        return None
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        return None
+    return v if math.isfinite(v) else None
+
+
+def _fmt(x: Any, digits: int = 4) -> str:
+    v = _num(x)
+    return "n/a" if v is None else f"{v:.{digits}f}"
+
+
+def _interval(ci: Any) -> tuple[float, float] | None:
+    if not isinstance(ci, Sequence) or isinstance(ci, str) or len(ci) != 2:
+        return None
+    lo, hi = _num(ci[0]), _num(ci[1])
+    return None if lo is None or hi is None else (lo, hi)
+
+
+# --------------------------------------------------------------------------- figures
+
+
+def svg_ap_bars(per_category: Sequence[Mapping[str, Any]], map_value: float | None) -> str:
+    """Horizontal AP bars with interval whiskers (``ap_ci``) and the mAP as a line."""
+    n = len(per_category)
+    row_h, left, width = 22, 170, 420
+    height = 30 + n * row_h + 24
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" role="img" width="{left + width + 30}" '
+        f'height="{height}" viewBox="0 0 {left + width + 30} {height}">',
+        "<title>Average precision per category</title>",
+    ]
+    x0 = left
+    for t in range(0, 11, 2):
+        x = x0 + width * t / 10
+        parts.append(
+            f'<line x1="{x:.1f}" y1="20" x2="{x:.1f}" y2="{20 + n * row_h}" stroke="#e3e6ec"/>'
+        )
+        parts.append(
+            f'<text x="{x:.1f}" y="{34 + n * row_h}" font-size="11" text-anchor="middle">'
+            f"{t / 10:.1f}</text>"
+        )
+    for i, c in enumerate(per_category):
+        y = 22 + i * row_h
+        full = str(c.get("name") or c.get("id"))
+        label = _e(full)
+        parts.append(
+            f'<text x="{left - 8}" y="{y + 13}" font-size="12" text-anchor="end">'
+            f"<title>{label}</title>{_e(_short(full, 24))}</text>"
+        )
+        ap = _num(c.get("ap"))
+        included = bool(c.get("in_map", ap is not None))
+        if ap is None:
+            parts.append(
+                f'<text x="{x0 + 4}" y="{y + 13}" font-size="11" fill="#8a93a3">'
+                "n/a (no known positive)</text>"
+            )
+            continue
+        fill = "#3b6fd8" if included else "#b9c0cc"
+        parts.append(
+            f'<rect x="{x0}" y="{y + 3}" width="{width * ap:.1f}" height="{row_h - 8}" '
+            f'fill="{fill}"><title>{label}: AP {ap:.4f}</title></rect>'
+        )
+        ci = _interval(c.get("ap_ci"))
+        if ci is not None:
+            a, b = (x0 + width * min(max(v, 0.0), 1.0) for v in ci)
+            ym = y + row_h / 2 - 1
+            parts.append(
+                f'<path d="M{a:.1f} {ym - 4}v8M{a:.1f} {ym}H{b:.1f}M{b:.1f} {ym - 4}v8" '
+                f'stroke="#1d2330" stroke-width="1.3" fill="none"/>'
+            )
+    if map_value is not None:
+        x = x0 + width * map_value
+        parts.append(
+            f'<line x1="{x:.1f}" y1="16" x2="{x:.1f}" y2="{20 + n * row_h}" stroke="#d8463b" '
+            f'stroke-dasharray="4 3"/><text x="{x:.1f}" y="13" font-size="11" fill="#d8463b" '
+            f'text-anchor="middle">mAP {map_value:.3f}</text>'
+        )
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _thin(recall: NDArray[np.float64], precision: NDArray[np.float64]) -> NDArray[np.intp]:
+    n = recall.shape[0]
+    if n <= _MAX_POINTS:
+        return np.arange(n)
+    return np.unique(np.linspace(0, n - 1, _MAX_POINTS).round().astype(np.intp))
+
+
+def svg_pr_curves(
+    y_true: NDArray[Any],
+    y_score: NDArray[Any],
+    mask: NDArray[np.bool_],
+    names: Sequence[str],
+    aps: Sequence[Any],
+) -> str:
+    """Small multiples: one step-wise precision-recall curve per category, known rows only."""
+    from toxeval.metrics import precision_recall_curve
+
+    cols, w, h, pad = 5, 170, 150, 28
+    k = len(names)
+    rows = max(1, math.ceil(k / cols))
+    W, H = cols * w, rows * h
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" role="img" width="{W}" height="{H}" '
+        f'viewBox="0 0 {W} {H}"><title>Precision-recall curves per category</title>'
+    ]
+    for j in range(k):
+        ox, oy = (j % cols) * w, (j // cols) * h
+        pw, ph = w - pad - 8, h - pad - 22
+        x0, y0 = ox + pad, oy + 18
+        ap = _num(aps[j]) if j < len(aps) else None
+        name = _short(names[j], 18)
+        title = f"{name} (AP {ap:.3f})" if ap is not None else f"{name} (n/a)"
+        parts.append(
+            f'<text x="{ox + w / 2:.1f}" y="{oy + 12}" font-size="11" text-anchor="middle">'
+            f"{_e(title)}</text>"
+            f'<rect x="{x0}" y="{y0}" width="{pw}" height="{ph}" fill="none" stroke="#c5cad4"/>'
+        )
+        known = mask[:, j]
+        yt = np.asarray(y_true[known, j]) == 1
+        if not yt.any():
+            parts.append(
+                f'<text x="{x0 + pw / 2:.1f}" y="{y0 + ph / 2:.1f}" font-size="10" '
+                'fill="#8a93a3" text-anchor="middle">no known positive</text>'
+            )
+            continue
+        precision, recall, _ = precision_recall_curve(yt, y_score[known, j])
+        keep = _thin(recall, precision)
+        pts = " ".join(
+            f"{x0 + pw * float(r):.1f},{y0 + ph * (1 - float(p)):.1f}"
+            for r, p in zip(recall[keep], precision[keep], strict=True)
+        )
+        base = float(yt.mean())
+        parts.append(
+            f'<line x1="{x0}" x2="{x0 + pw}" y1="{y0 + ph * (1 - base):.1f}" '
+            f'y2="{y0 + ph * (1 - base):.1f}" stroke="#b9c0cc" stroke-dasharray="3 3"/>'
+            f'<polyline points="{pts}" fill="none" stroke="#3b6fd8" stroke-width="1.4"/>'
+        )
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def cooccurrence(
+    y_true: NDArray[Any], y_score: NDArray[Any], mask: NDArray[np.bool_], threshold: float
+) -> NDArray[np.int64]:
+    """``C[i, j]`` = rows whose true label ``i`` is positive and whose score for ``j`` is
+    ``>= threshold``, counting only rows where both cells are known."""
+    t = (np.asarray(y_true) == 1) & mask
+    p = (np.asarray(y_score) >= threshold) & mask
+    out: NDArray[np.int64] = t.T.astype(np.int64) @ p.astype(np.int64)
+    return out
+
+
+def _svg_heatmap(counts: NDArray[np.int64], names: Sequence[str]) -> str:
+    k = counts.shape[0]
+    cell, left, top = 26, 120, 110
+    W, H = left + k * cell + 10, top + k * cell + 10
+    vmax = max(int(counts.max()), 1)
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" role="img" width="{W}" height="{H}" '
+        f'viewBox="0 0 {W} {H}"><title>True vs predicted label co-occurrence</title>'
+    ]
+    for i, name in enumerate(names):
+        parts.append(
+            f'<text x="{left - 6}" y="{top + i * cell + 17}" font-size="11" '
+            f'text-anchor="end">{_e(_short(name, 18))}</text>'
+            f'<text transform="translate({left + i * cell + 17},{top - 6}) rotate(-60)" '
+            f'font-size="11">{_e(_short(name, 16))}</text>'
+        )
+    for i in range(k):
+        for j in range(k):
+            v = int(counts[i, j])
+            a = v / vmax
+            fill = f"rgb({int(255 - 196 * a)},{int(255 - 144 * a)},{int(255 - 39 * a)})"
+            parts.append(
+                f'<rect x="{left + j * cell}" y="{top + i * cell}" width="{cell - 1}" '
+                f'height="{cell - 1}" fill="{fill}"><title>true {_e(names[i])}, predicted '
+                f"{_e(names[j])}: {v}</title></rect>"
+            )
+            if v:
+                color = "#fff" if a > 0.55 else "#1d2330"
+                parts.append(
+                    f'<text x="{left + j * cell + cell / 2 - 0.5:.1f}" y="{top + i * cell + 17}" '
+                    f'font-size="9" fill="{color}" text-anchor="middle">{v}</text>'
+                )
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+# --------------------------------------------------------------------------- page
+
+
+def _card(label: str, value: Any, ci: Any = None, *, digits: int = 4) -> str:
+    interval = _interval(ci)
+    ci_html = (
+        f'<div class="ci">95% CI [{interval[0]:.{digits}f}, {interval[1]:.{digits}f}]</div>'
+        if interval is not None
+        else ""
+    )
+    return (
+        f'<div class="card"><div>{_e(label)}</div><div class="v">{_fmt(value, digits)}</div>'
+        f"{ci_html}</div>"
+    )
+
+
+def _cell(value: Any, digits: int = 4) -> str:
+    v = _num(value)
+    if v is None:
+        return '<td class="na" data-v="">n/a</td>'
+    text = str(int(v)) if float(v).is_integer() and digits == 0 else f"{v:.{digits}f}"
+    return f'<td data-v="{v!r}">{text}</td>'
+
+
+def _category_table(per_category: Sequence[Mapping[str, Any]]) -> str:
+    head = (
+        "<tr><th class=l>id</th><th class=l>name</th><th>AP</th><th>AP 95% CI</th>"
+        "<th>ROC AUC</th><th>F1</th><th>support</th><th>negatives</th><th>unknown</th>"
+        "<th class=l>in mAP</th></tr>"
+    )
+    rows = []
+    for c in per_category:
+        ci = _interval(c.get("ap_ci"))
+        ci_cell = (
+            f'<td data-v="{ci[1] - ci[0]!r}">[{ci[0]:.3f}, {ci[1]:.3f}]</td>'
+            if ci is not None
+            else '<td class="na" data-v="">n/a</td>'
+        )
+        in_map = bool(c.get("in_map"))
+        rows.append(
+            f'<tr><td class=l data-v="{_e(c.get("id"))}">{_e(c.get("id"))}</td>'
+            f'<td class=l data-v="{_e(c.get("name"))}">{_e(c.get("name"))}</td>'
+            f"{_cell(c.get('ap'))}{ci_cell}{_cell(c.get('roc_auc'))}{_cell(c.get('f1'))}"
+            f"{_cell(c.get('support'), 0)}{_cell(c.get('negatives'), 0)}"
+            f"{_cell(c.get('unknown'), 0)}"
+            f'<td class=l data-v="{int(in_map)}">{"yes" if in_map else "no"}</td></tr>'
+        )
+    return (
+        f'<table class="sortable" id="per-category"><thead>{head}</thead>'
+        f"<tbody>{''.join(rows)}</tbody></table>"
+    )
+
+
+def _parse_section(parse: Mapping[str, Any] | None) -> str:
+    if not parse:
+        return '<p class="note">Scores were given directly: no free text was parsed.</p>'
+    counts = parse.get("status_counts") or parse.get("counts") or {}
+    rows = "".join(
+        f"<tr><td class=l>{_e(k)}</td><td>{_e(v)}</td></tr>" for k, v in dict(counts).items()
+    )
+    extra = {k: v for k, v in parse.items() if k not in ("status_counts", "counts")}
+    return (
+        f"<table><thead><tr><th class=l>status</th><th>rows</th></tr></thead>"
+        f"<tbody>{rows}</tbody></table><pre>{_e(json.dumps(extra, indent=2, default=str))}</pre>"
+    )
+
+
+def render_html(
+    result: Mapping[str, Any],
+    arrays: tuple[NDArray[Any], NDArray[Any], NDArray[np.bool_]] | None = None,
+) -> str:
+    """The page for ``result`` (``EvaluationResult.to_dict()`` or a loaded results.json).
+
+    ``arrays`` = ``(y_true, scores, mask)`` of the scored rows adds the precision-recall
+    curves and the co-occurrence heatmap; without them those sections say they need them.
+    """
+    figures = result.get("figures", {})
+    per_category = list(result.get("per_category", []))
+    intervals = figures.get("intervals") or {}
+    dataset = result.get("dataset", {})
+    system = result.get("system", {})
+    counts = result.get("counts", {})
+    names = [str(c.get("id")) for c in per_category]
+    title = (
+        f"toxeval: {dataset.get('name', '?')} / {system.get('detector') or system.get('kind', '?')}"
+    )
+
+    level = _num(intervals.get("confidence_level"))
+    ci_note = (
+        f"Intervals: {_e(intervals.get('method', 'percentile'))} bootstrap over rows, "
+        f"{_e(intervals.get('n_resamples'))} resamples, seed {_e(intervals.get('seed'))}, "
+        f"confidence {level:.0%}."
+        if intervals and level is not None
+        else "No bootstrap intervals in this result (run with --bootstrap N to add them)."
+    )
+    cards = "".join(
+        [
+            _card("mAP", figures.get("map"), intervals.get("map")),
+            _card(
+                "label ranking loss",
+                figures.get("label_ranking_loss"),
+                intervals.get("label_ranking_loss"),
+            ),
+            _card("LRAP", figures.get("lrap"), intervals.get("lrap")),
+            _card("coverage error", figures.get("coverage_error"), digits=3),
+            _card("one-error", figures.get("one_error")),
+            _card("micro F1", figures.get("micro_f1")),
+            _card("macro F1", figures.get("macro_f1")),
+        ]
+    )
+    if arrays is not None:
+        y, s, m = arrays
+        curves = svg_pr_curves(y, s, m, names, [c.get("ap") for c in per_category])
+        threshold = float(figures.get("threshold", result.get("config", {}).get("threshold", 0.5)))
+        heat = _svg_heatmap(cooccurrence(y, s, m, threshold), names)
+        heat_note = (
+            f'<p class="note">Rows: true label; columns: label predicted at score &ge; '
+            f"{threshold:g}; counts over rows where both cells are known.</p>"
+        )
+    else:
+        curves = '<p class="note">Needs the scored rows (not stored in results.json).</p>'
+        heat, heat_note = curves, ""
+    count_rows = "".join(
+        f"<tr><td class=l>{_e(k)}</td><td>{_e(v)}</td></tr>" for k, v in counts.items()
+    )
+    notes = "".join(f"<li>{_e(n)}</li>" for n in result.get("notes", []))
+    config = {k: result.get(k) for k in ("config", "dataset", "system", "toxeval_version")}
+    body = f"""<h1>{_e(title)}</h1>
+<p class="sub">{_e(dataset.get("rows", "?"))} rows, {_e(counts.get("scored", "?"))} scored;
+toxeval {_e(result.get("toxeval_version", "?"))}</p>
+<h2>Headline figures</h2><div class="cards">{cards}</div><p class="note">{ci_note}</p>
+<h2>Per category</h2>{_category_table(per_category)}
+<h2>Average precision per category</h2>{svg_ap_bars(per_category, _num(figures.get("map")))}
+<p class="note">Grey bars: categories left out of mAP (no known positive). Whiskers: the
+per-category bootstrap interval.</p>
+<h2>Precision-recall curves</h2>{curves}
+<p class="note">Known rows only; dashed line: the positive rate (no skill).</p>
+<h2>Label co-occurrence (true vs predicted)</h2>{heat}{heat_note}
+<h2>Rows</h2><table><tbody>{count_rows}</tbody></table>
+<h2>Parsing</h2>{_parse_section(result.get("parse"))}
+<h2>Notes</h2><ul>{notes or "<li>none</li>"}</ul>
+<h2>Run configuration</h2><pre>{_e(json.dumps(config, indent=2, default=str))}</pre>"""
+    return (
+        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width,initial-scale=1">'
+        f"<title>{_e(title)}</title><style>{_STYLE}</style></head><body>{body}"
+        f"<script>{_SCRIPT}</script></body></html>\n"
+    )

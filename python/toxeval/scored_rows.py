@@ -1,0 +1,123 @@
+"""``scored_rows.parquet``: the rows an evaluation scored, kept beside ``results.json``.
+
+``toxeval compare`` needs more than the figures of each system: paired tests resample the
+*same items* for two systems, so each results folder keeps, per scored row, its id, its
+labels (null where unknown) and the system's scores. Layout (one Parquet file):
+
+* ``id``: string, the dataset row id;
+* ``true:<category id>``: int8, 1 / 0, null where the label is unknown;
+* ``score:<category id>``: float64, the system's score.
+
+File metadata ``toxeval.scored_rows`` holds JSON with the format version, the taxonomy's
+category ids (column order) and the sha256 of the dataset the rows came from. Rows that
+were not scored (missing or failed predictions, excluded by the parse policy) are not in
+the file; ``results.json`` counts them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = ["FILE_NAME", "ScoredRows", "read_scored_rows", "write_scored_rows"]
+
+FILE_NAME = "scored_rows.parquet"
+_META_KEY = b"toxeval.scored_rows"
+_VERSION = 1
+
+
+@dataclass(frozen=True)
+class ScoredRows:
+    """The scored rows of one evaluation: ``y_true`` int8 (N, K) with unknown cells 0,
+    ``mask`` True where the label is known, ``scores`` float64 (N, K)."""
+
+    ids: tuple[str, ...]
+    category_ids: tuple[str, ...]
+    y_true: NDArray[np.int8]
+    mask: NDArray[np.bool_]
+    scores: NDArray[np.float64]
+    dataset_sha256: str | None
+
+
+def write_scored_rows(
+    path: str | Path,
+    ids: Sequence[str],
+    category_ids: Sequence[str],
+    y_true: NDArray[np.integer] | NDArray[np.bool_],
+    mask: NDArray[np.bool_],
+    scores: NDArray[np.floating],
+    *,
+    dataset_sha256: str | None,
+) -> Path:
+    """Write the file; ``y_true``, ``mask`` and ``scores`` are (N, K) in ``category_ids`` order."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    n, k = np.shape(scores)
+    if len(ids) != n or len(category_ids) != k:
+        raise ValueError(
+            f"scored rows: {len(ids)} ids and {len(category_ids)} categories for scores of "
+            f"shape {(n, k)}"
+        )
+    y = np.asarray(y_true, dtype=np.int8)
+    m = np.asarray(mask, dtype=bool)
+    s = np.asarray(scores, dtype=np.float64)
+    columns: dict[str, pa.Array] = {"id": pa.array(list(map(str, ids)), type=pa.string())}
+    for j, cid in enumerate(category_ids):
+        columns[f"true:{cid}"] = pa.array(y[:, j], type=pa.int8(), mask=~m[:, j])
+    for j, cid in enumerate(category_ids):
+        columns[f"score:{cid}"] = pa.array(s[:, j], type=pa.float64())
+    meta = {
+        "version": _VERSION,
+        "category_ids": list(category_ids),
+        "dataset_sha256": dataset_sha256,
+    }
+    table = pa.table(columns).replace_schema_metadata({_META_KEY: json.dumps(meta).encode()})
+    out = Path(path)
+    pq.write_table(table, out)
+    return out
+
+
+def read_scored_rows(path: str | Path) -> ScoredRows:
+    """Read a file written by :func:`write_scored_rows`; ``ValueError`` naming the file
+    when it is not one."""
+    import pyarrow.parquet as pq
+
+    p = Path(path)
+    try:
+        table = pq.read_table(p)
+    except FileNotFoundError:
+        raise ValueError(f"{p}: not found (results folders written by toxeval keep it)") from None
+    except (OSError, ValueError) as e:
+        raise ValueError(f"{p}: not a readable Parquet file ({e})") from None
+    raw = (table.schema.metadata or {}).get(_META_KEY)
+    try:
+        meta = json.loads(raw) if raw else None
+    except ValueError:
+        meta = None
+    if not isinstance(meta, dict) or meta.get("version") != _VERSION:
+        raise ValueError(f"{p}: not a toxeval scored-rows file (no {_META_KEY.decode()} metadata)")
+    cats = tuple(str(c) for c in meta["category_ids"])
+    names = set(table.column_names)
+    wanted = ["id", *(f"true:{c}" for c in cats), *(f"score:{c}" for c in cats)]
+    missing = [c for c in wanted if c not in names]
+    if missing:
+        raise ValueError(f"{p}: columns missing: {', '.join(missing[:5])}")
+    n, k = table.num_rows, len(cats)
+    y = np.zeros((n, k), dtype=np.int8)
+    m = np.zeros((n, k), dtype=bool)
+    s = np.empty((n, k), dtype=np.float64)
+    for j, c in enumerate(cats):
+        col = table.column(f"true:{c}")
+        known = ~np.asarray(col.is_null().to_numpy(zero_copy_only=False), dtype=bool)
+        m[:, j] = known
+        y[:, j] = np.asarray(col.fill_null(0).to_numpy(zero_copy_only=False), dtype=np.int8)
+        s[:, j] = np.asarray(table.column(f"score:{c}").to_numpy(zero_copy_only=False))
+    ids = tuple(str(v) for v in table.column("id").to_pylist())
+    sha = meta.get("dataset_sha256")
+    return ScoredRows(ids, cats, y, m, s, str(sha) if sha else None)

@@ -1,0 +1,105 @@
+"""``report.html``: self-contained, correct content, and loaded by a real browser
+(headless Chromium, offline) without console errors."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import toxeval
+from toxeval.html_report import cooccurrence, render_html
+from toxeval.scoring import _capture_scored_arrays
+
+
+@pytest.fixture(scope="module")
+def demo() -> tuple[dict[str, Any], tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    with _capture_scored_arrays() as captured:
+        result = toxeval.evaluate()
+    data = result.to_dict()
+    data["figures"]["intervals"] = {
+        "method": "percentile",
+        "confidence_level": 0.95,
+        "n_resamples": 200,
+        "seed": 0,
+        "map": [0.85, 0.9],
+        "label_ranking_loss": [0.04, 0.07],
+    }
+    for c in data["per_category"]:
+        c["ap_ci"] = [c["ap"] - 0.1, min(1.0, c["ap"] + 0.05)]
+    return data, captured[0]
+
+
+def test_cooccurrence_counts_known_cells_only() -> None:
+    y = np.array([[1, 0], [1, 1], [0, 1]])
+    s = np.array([[0.9, 0.8], [0.2, 0.7], [0.9, 0.1]])
+    m = np.array([[True, True], [True, False], [True, True]])
+    # row 0: true {0}, predicted {0, 1}; row 1: true {0} (cell 1 unknown), predicted {};
+    # row 2: true {1}, predicted {0}
+    assert cooccurrence(y, s, m, 0.5).tolist() == [[1, 1], [1, 0]]
+
+
+def test_page_is_self_contained_and_escapes_user_text(demo: Any) -> None:
+    data, arrays = demo
+    data = {**data, "dataset": {**data["dataset"], "name": "<script>alert(1)</script>"}}
+    page = render_html(data, arrays)
+    assert "<script>alert(1)</script>" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    # nothing is loaded from anywhere: no src/href attributes, no url() in styles
+    assert not re.search(r"""\b(src|href)\s*=""", page)
+    assert "url(" not in page and "@import" not in page
+    # headline figures, interval, one row and one curve per category, the heatmap
+    assert "0.8744" in page and "[0.8500, 0.9000]" in page
+    table = page.split('id="per-category"', 1)[1].split("</table>", 1)[0]
+    assert table.count("<tr><td class=l") == 15
+    assert page.count("<polyline") == 15
+    assert "true hate, predicted hate:" in page
+
+
+def test_without_arrays_the_page_says_what_is_missing(demo: Any) -> None:
+    data, _ = demo
+    page = render_html(data)
+    assert "Needs the scored rows" in page and "<polyline" not in page
+
+
+def test_chromium_loads_the_page_offline_without_console_errors(
+    demo: Any, run_browser: Any, tmp_path: Path
+) -> None:
+    data, arrays = demo
+    page = tmp_path / "report.html"
+    page.write_text(render_html(data, arrays), encoding="utf-8")
+    shot = tmp_path / "shot.png"
+    proc = run_browser(page, "--window-size=1200,1600", f"--screenshot={shot}")
+    console = [line for line in proc.stderr.splitlines() if "CONSOLE" in line]
+    assert console == [], console
+    assert shot.is_file()
+    import matplotlib.image as mpimg
+
+    img = mpimg.imread(str(shot))[..., :3]
+    assert img.shape[0] >= 1000 and img.shape[1] >= 1000
+    # not blank: a good share of the pixels is not white, and there are many colours
+    non_white = float((img.mean(axis=2) < 0.95).mean())
+    assert non_white > 0.05, non_white
+    assert len(np.unique((img * 255).astype(np.uint8).reshape(-1, 3), axis=0)) > 50
+
+
+def test_chromium_sorts_the_category_table(demo: Any, run_browser: Any, tmp_path: Path) -> None:
+    """Clicking the AP header twice sorts the rows by AP, descending (the page's own script,
+    driven by a click added to a copy of the page)."""
+    data, arrays = demo
+    click = (
+        "<script>var th=document.querySelectorAll('#per-category th')[2];"
+        "th.click();th.click();</script></body>"
+    )
+    page = tmp_path / "report.html"
+    page.write_text(render_html(data, arrays).replace("</body>", click), encoding="utf-8")
+    proc = run_browser(page, "--dump-dom")
+    assert [line for line in proc.stderr.splitlines() if "CONSOLE" in line] == []
+    table = proc.stdout.split('id="per-category"', 1)[1].split("</table>", 1)[0]
+    rows = table.split("<tbody>", 1)[1].split("</tr>")[:-1]
+    shown = [float(re.findall(r'data-v="([^"]*)"', row)[2]) for row in rows]
+    aps = sorted((c["ap"] for c in data["per_category"]), reverse=True)
+    assert shown == pytest.approx(aps)
+    assert 'aria-sort="descending"' in table
