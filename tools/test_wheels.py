@@ -272,6 +272,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--wheel", type=Path, help="test this built wheel instead of building one")
     ap.add_argument("--sdist", type=Path, help="test this sdist (default: the one built)")
     ap.add_argument("--no-sdist", action="store_true", help="do not install and test the sdist")
+    ap.add_argument(
+        "--sdist-only", action="store_true", help="install and test only the sdist (needs --sdist)"
+    )
     ap.add_argument("--sdist-python", help="Python for the sdist (default: the last of --pythons)")
     ap.add_argument("--sdist-tests", default="", help="pytest arguments for the sdist run")
     ap.add_argument(
@@ -295,6 +298,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         ap.error(f"--wheel {args.wheel}: no such file")
     if args.sdist is not None and not args.sdist.is_file():
         ap.error(f"--sdist {args.sdist}: no such file")
+    if args.sdist_only and (args.sdist is None or args.no_sdist):
+        ap.error("--sdist-only needs --sdist and no --no-sdist")
     if args.maturin_args is None:
         default = "--zig --compatibility manylinux2014" if sys.platform.startswith("linux") else ""
         args.maturin_args = default
@@ -305,15 +310,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     t0 = time.monotonic()
     try:
         wheel, sdist = args.wheel, args.sdist
-        if wheel is None:
+        if args.sdist_only:
+            interpreters = {}
+        elif wheel is None:
             wheel, built_sdist = build(work / "dist", args.maturin_args.split())
             sdist = sdist or built_sdist
-        wheel = wheel.resolve()
-        log(f"wheel {wheel.name}: {wheel.stat().st_size / 1e6:.2f} MB")
         if sdist is not None:
             sdist = sdist.resolve()
             log(f"sdist {sdist.name}: {sdist.stat().st_size / 1e6:.2f} MB")
-        failures += check_artifacts(wheel, sdist, args.require_checks)
+        if wheel is not None:
+            wheel = wheel.resolve()
+            log(f"wheel {wheel.name}: {wheel.stat().st_size / 1e6:.2f} MB")
+            failures += check_artifacts(wheel, sdist, args.require_checks)
         for version, python in interpreters.items():
             failures += install_and_test(
                 f"wheel-py{version}",
