@@ -676,9 +676,15 @@ def test_score_parse_policy_exclude_leaves_unparseable_rows_out(tmp_path: Path) 
     assert doc["counts"]["scored"] == 4 and doc["counts"]["excluded"] == 2
     want = skm.label_ranking_loss(y[parsed], s[parsed])
     assert doc["figures"]["label_ranking_loss"] == pytest.approx(want, rel=1e-12)
-    # the default (zeros) scores all six rows, the refusals as all-zero vectors
-    doc = _score_run(tmp_path, base, name="zeros")
+    # exclude is the default: an unreadable answer is not a "no"
+    default = _score_run(tmp_path, base, name="default")
+    assert default["config"]["parse_policy"] == "exclude"
+    assert default["counts"] == doc["counts"] and default["figures"] == doc["figures"]
+    # zeros, asked for, scores all six rows, the refusals as all-zero vectors, and says so
+    doc = _score_run(tmp_path, [*base, "--parse-policy", "zeros"], name="zeros")
+    assert doc["config"]["parse_policy"] == "zeros" and doc["parse"]["policy"] == "zeros"
     assert doc["counts"]["scored"] == 6 and doc["counts"]["excluded_by_parse_policy"] == 0
+    assert any("2 unparseable outputs are scored as all-zero" in n for n in doc["notes"])
     assert doc["figures"]["label_ranking_loss"] == pytest.approx(
         skm.label_ranking_loss(y, s), rel=1e-12
     )

@@ -502,6 +502,8 @@ def test_batch_graded_flag_and_binary() -> None:
 
 def test_apply_policy() -> None:
     b = parse_outputs(["hate", "I can't help with that", "none"])
+    # the default leaves the refusal out: an unreadable answer is not a "no"
+    assert b.apply_policy()[1].tolist() == [True, False, True]
     scores, keep = b.apply_policy("zeros")
     assert keep.tolist() == [True, True, True] and not scores[1].any()
     scores, keep = b.apply_policy("exclude")

@@ -421,6 +421,7 @@ def test_cli_evaluate_plots_writes_both_files_and_lists_them(
     assert main(["evaluate", "--out", str(tmp_path / "plain")]) == 0
     assert "png" not in capsys.readouterr().out
     assert sorted(p.name for p in (tmp_path / "plain").iterdir()) == [
+        ".toxeval-outputs.json",  # the manifest of what toxeval wrote there
         "per_category.csv",
         "report.md",
         "results.json",

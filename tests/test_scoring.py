@@ -514,7 +514,7 @@ def _small_case() -> tuple[Any, np.ndarray]:
     [
         ("array", {"on_mismatch": "drop"}),
         ("array", {"format": "jsonl"}),
-        ("array", {"parse_policy": "exclude"}),
+        ("array", {"parse_policy": "zeros"}),
         ("array", {"mapping": "llama-guard-3"}),
         ("array", {"on_mismatch": "bogus"}),
         ("texts", {"format": "csv"}),
@@ -541,7 +541,7 @@ def test_score_rejects_options_that_do_not_apply(form: str, option: dict[str, An
 def test_score_takes_options_at_their_default_and_records_what_applied() -> None:
     ds, s = _small_case()
     explicit = score(
-        s, ds, on_mismatch="error", format="auto", parse_policy="zeros", rule="majority"
+        s, ds, on_mismatch="error", format="auto", parse_policy="exclude", rule="majority"
     )
     assert explicit.to_dict() | {"toxeval_version": 0} == score(s, ds).to_dict() | {
         "toxeval_version": 0
@@ -645,9 +645,9 @@ def test_options_a_dump_has_no_use_for_are_noted_not_recorded(tmp_path: Any) -> 
             for k, i in enumerate(ds.ids)
         )
     )
-    r = score(labels, ds, parse_policy="exclude", mapping="llama-guard-3")
+    r = score(labels, ds, parse_policy="zeros", mapping="llama-guard-3")
     assert r.config["mapping"] == "llama-guard-3" and r.config["parse_policy"] is None
-    assert any("parse_policy='exclude' not used: the predictions are labels" in n for n in r.notes)
+    assert any("parse_policy='zeros' not used: the predictions are labels" in n for n in r.notes)
     assert not any("mapping=" in n for n in r.notes)
     # at their defaults nothing is noted
     assert not any("not used" in n for n in score(npy, ds).notes)

@@ -12,8 +12,16 @@ K-vector and a *status*:
   a valid all-zero answer;
 - ``unparseable``: a refusal, nothing recognisable, names that all match no category,
   or invalid scores (NaN, outside [0, 1]); ``reason`` says why. The row's vector is zero;
-  what happens to it is the caller's policy (``zeros`` / ``exclude`` / ``error``, see
+  what happens to it is the caller's policy (``exclude``, the default / ``zeros`` / ``error``, see
   :meth:`ParsedBatch.apply_policy` and docs/parsing.md).
+
+The value after a category name (``Hate: no``, ``hate (score 0.2)``, ``{"hate": "low"}``,
+a table cell) is read by :func:`toxeval.parsing.values.read_value`: negations are 0,
+presence words 1, severity and likelihood words, numbers, percentages and fractions are
+graded scores; a value it does not understand makes the row ``unparseable`` with a reason
+naming the category and the value. A leading ``<think>...</think>`` reasoning block is
+not part of the answer; a safe verdict that names a category, or a second JSON answer
+that disagrees with the first, is ``unparseable`` ("contradictory: ...").
 
 Scores: numeric JSON (or ``name: 0.7`` lines) keep their values and mark the row
 ``graded``; label sets and booleans give 1.0 / 0.0. For a graded row ``labels`` are the
@@ -31,7 +39,6 @@ whole-output cache, so a million short outputs parse in seconds.
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -50,6 +57,8 @@ from toxeval.taxonomy import (
 from toxeval.taxonomy import (
     _singular as _singular,
 )  # shared plural rule (tests pin _norm == normalize_label)
+
+from .values import Reading, has_negation_cue, read_number, read_value
 
 __all__ = [
     "DEFAULT_THRESHOLD",
@@ -146,12 +155,14 @@ class ParsedBatch:
         found = {str(v): int(c) for v, c in zip(values, counts, strict=True)}
         return {s: found.get(s, 0) for s in STATUSES}
 
-    def apply_policy(self, policy: Policy = "zeros") -> tuple[np.ndarray, np.ndarray]:
+    def apply_policy(self, policy: Policy = "exclude") -> tuple[np.ndarray, np.ndarray]:
         """Scores and the rows to score under the unparseable-row policy.
 
-        Returns ``(scores, keep)`` with ``keep`` a (N,) bool array. ``zeros``: every row
-        is kept, unparseable rows score all-zero. ``exclude``: unparseable rows are
-        dropped (``keep`` False; report ``status_counts()["unparseable"]``). ``error``:
+        Returns ``(scores, keep)`` with ``keep`` a (N,) bool array. ``exclude`` (the
+        default): unparseable rows are dropped (``keep`` False; report
+        ``status_counts()["unparseable"]``), since an answer that could not be read is
+        not a "no". ``zeros``: every row is kept, unparseable rows score all-zero (an
+        explicit choice; say so wherever the figures are reported). ``error``:
         raises :class:`UnparseableOutputError` if any row is unparseable. ``partial`` rows
         are always kept with the categories that resolved.
         """
@@ -350,8 +361,6 @@ _ITEM_NAME_KEYS = ("category", "label", "name", "id", "type", "code", "class")
 _ITEM_SCORE_KEYS = ("score", "probability", "prob", "confidence", "value", "likelihood")
 _ITEM_FLAG_KEYS = ("flagged", "present", "applies", "value", "detected", "unsafe", "toxic")
 
-_TRUE_WORDS = frozenset(("yes", "y", "true", "t", "1", "present", "flagged", "unsafe", "toxic"))
-_FALSE_WORDS = frozenset(("no", "n", "false", "f", "0", "absent", "none", "safe", "not present"))
 
 _FENCE_RE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\n?(.*?)(?:```|\Z)", re.DOTALL)
 _PLAIN_RE = re.compile(r"[A-Za-z0-9_ ,\-]+")
@@ -362,12 +371,54 @@ _CODE_RE = re.compile(r"\A[Ss]\d{1,3}\Z")
 _SPLIT_RE = re.compile(r"[\n\r,;|]+")
 _BULLET_RE = re.compile(r"\A(?:[-*•·‣>+]+|\(?\d{1,3}[.)]|\(?[a-zA-Z][.)](?=\s))\s*")
 _STRIP_CHARS = " \t-•*+·>#\"'“”‘’`()[]{}.:;!?<>"
-_KV_RE = re.compile(
-    r"\A(.*?[^\s:=(])\s*(?:[:=]|\(|\s-\s|\s–\s)\s*"
-    r"(yes|no|true|false|y|n|present|absent|[-+]?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?%?|"
-    r"[-+]?\.\d+|[-+]?(?:nan|inf(?:inity)?)%?)\s*\)?\s*\Z",
+# "name <sep> value": the first ":", "=", "(" or spaced dash splits a piece.
+# The value is captured greedily and stripped in Python: a lazy group before "\s*\Z" is
+# quadratic in a long run of spaces.
+_NAME_VALUE_RE = re.compile(
+    r"\A(.*?[^\s:=(])[ \t]{0,10}([:=]|\(|\s[-\u2013\u2014]\s)(.*)\Z", re.DOTALL
+)
+_HAS_SEPARATOR_RE = re.compile(r"[:=(]|\s[-\u2013\u2014]\s")
+_QUOTE_CHARS = " \t\"'“”‘’`*"
+# A leading reasoning block ("<think>...</think> answer"), as reasoning models write it.
+_REASONING_OPEN_RE = re.compile(r"\A<(think|thinking|reasoning)>", re.IGNORECASE)
+# Markdown tables: a row starts with "|"; a separator row is made of dashes and colons.
+_TABLE_ROW_RE = re.compile(r"^[ \t]*\|", re.MULTILINE)
+_TABLE_RULE_RE = re.compile(r":?-{2,}:?")
+# Header words of the table column that holds the value ("| Category | Present |").
+_VALUE_HEADER_WORDS = frozenset(
+    normalize_label(w)
+    for w in (
+        "score",
+        "probability",
+        "likelihood",
+        "confidence",
+        "flag",
+        "flagged",
+        "present",
+        "presence",
+        "detected",
+        "applies",
+        "applicable",
+        "value",
+        "verdict",
+        "severity",
+        "risk",
+        "rating",
+        "result",
+        "answer",
+        "status",
+        "decision",
+        "yes",
+        "violated",
+        "violation",
+    )
+)
+# Lead-ins of a verdict line ("Verdict: safe"), stripped before reading it.
+_VERDICT_LEAD_RE = re.compile(
+    r"\A(?:verdict|answer|final answer|result|assessment|classification|rating|label)\s*[:=-]\s*",
     re.IGNORECASE,
 )
+_SENTENCE_END_RE = re.compile(r"[.!\n]")
 # A line that starts commentary after the answer ("Explanation: ..."): the answer ends there.
 _COMMENTARY_RE = re.compile(
     r"^[ \t]*[-*#>]*[ \t]*(?:explanation|reason|reasoning|rationale|justification|analysis"
@@ -375,7 +426,6 @@ _COMMENTARY_RE = re.compile(
     re.IGNORECASE | re.MULTILINE,
 )
 _SUBSPLIT_RE = re.compile(r"\s*/\s*|\s+and\s+|\s*&\s*|\s+or\s+|\s*\+\s*", re.IGNORECASE)
-_HEAD_RE = re.compile(r"\s*(?:\(|:|\s-\s|\s–\s|\s—\s)")
 
 
 # --------------------------------------------------------------------------- parser
@@ -507,6 +557,10 @@ class _Parser:
         s = text.strip()
         if not s:
             return _unparseable("empty output")
+        if s[0] == "<" or "</think>" in s:
+            s, problem = _final_answer(s)
+            if problem is not None:
+                return _unparseable(problem)
         if _PLAIN_RE.fullmatch(s):
             fast = self._fast_list(s)
             if fast is not None:
@@ -555,6 +609,9 @@ class _Parser:
         notes = "; ".join(acc.notes) or None
         if not cols and acc.unsafe_flag:
             return _unparseable("flagged unsafe but no category given", unknown)
+        if acc.unsafe_flag is False and labels:
+            named = ", ".join(self.ids[c] for c in labels)
+            return _unparseable(f"contradictory: says safe but names {named}", unknown)
         if unknown:
             reason = f"unrecognised: {_quote_list(unknown)}"
             if notes:
@@ -565,15 +622,63 @@ class _Parser:
 
     def _body(self, s: str, depth: int) -> _Acc:
         """Interpret one block of text (the whole output, or a code fence's content)."""
-        # 1. a code fence: its content is the answer.
+        # 1. a code fence: its content is the answer (later fences must agree with it).
         if "```" in s and depth < _MAX_DEPTH:
-            m = _FENCE_RE.search(s)
-            if m is not None and m.group(2).strip():
-                return self._body(m.group(2).strip(), depth + 1)
+            fenced = self._fences(s, depth)
+            if fenced is not None:
+                return fenced
         # 2. JSON: the whole text, or the first balanced object/array that means something.
         json_acc = self._json_anywhere(s, depth)
         if json_acc is not None:
             return json_acc
+        # 3.-6. text; a leading "safe" verdict must not come with categories.
+        acc = self._text(s, depth)
+        if acc.scores and acc.unsafe_flag is None and self._says_safe_first(s):
+            acc.unsafe_flag = False
+        return acc
+
+    def _fences(self, s: str, depth: int) -> _Acc | None:
+        """The first non-empty code fence; a later one that reads differently is an error."""
+        first: _Acc | None = None
+        for n, m in enumerate(_FENCE_RE.finditer(s)):
+            if n >= _MAX_JSON_CANDIDATES:
+                break
+            inner = m.group(2).strip()
+            if not inner:
+                continue
+            acc = self._body(inner, depth + 1)
+            if first is None:
+                first = acc
+                if first.errors:
+                    return first
+            elif acc.resolved and not acc.errors:
+                self._agree(first, acc, "code fences")
+        return first
+
+    def _agree(self, first: _Acc, other: _Acc, what: str) -> None:
+        """Record an error on ``first`` if ``other`` (a second answer) reads differently."""
+        a, b = _vector(first), _vector(other)
+        if a != b and not first.errors:
+            first.errors.append(
+                f"contradictory: two {what} disagree ({self._describe(a)} vs {self._describe(b)})"
+            )
+
+    def _describe(self, vec: tuple[tuple[int, float], ...]) -> str:
+        if not vec:
+            return "no category"
+        return ", ".join(f"{self.ids[c]}={v:g}" for c, v in vec)
+
+    def _says_safe_first(self, s: str) -> bool:
+        """The answer opens with a "safe" verdict: "Safe. Categories: hate", "Verdict: safe"."""
+        first = _SENTENCE_END_RE.split(s.lstrip(_STRIP_CHARS), maxsplit=1)[0]
+        first = _VERDICT_LEAD_RE.sub("", first.replace("**", "").strip(_STRIP_CHARS))
+        if not first or len(first) > 80 or self.resolve(first) != ():
+            return False
+        # A verdict, not a "none" list item ("None of these apply\nhate" is {hate}).
+        return bool(_NONE_SENTENCE_RE.match(_norm(first)))
+
+    def _text(self, s: str, depth: int) -> _Acc:
+        """A block that is not JSON: a lead-in, a list, Llama Guard, a table."""
         # 3. strip markdown emphasis and a lead-in ("Categories: ...").
         body = s.replace("**", "").replace("`", "").strip()
         whole = self._whole(body)
@@ -610,13 +715,21 @@ class _Parser:
         lg = _LG_RE.match(body)
         if lg is not None and lg.group(1).lower() == "unsafe":
             return self._llama_guard(lg.group(2))
+        if (
+            lg is not None
+            and lg.group(2).strip()
+            and all(_CODE_RE.match(c) for c in re.split(r"[\s,;]+", lg.group(2).strip()) if c)
+        ):
+            acc = self._llama_guard(lg.group(2))  # "safe\nS10": a verdict and codes
+            acc.unsafe_flag = False
+            return acc
         # 6. a list of names, ids, aliases or "name: score" pairs.
         return self._list(body)
 
     def _whole(self, body: str) -> _Acc | None:
         """The whole block is one name or a "none" phrase."""
-        if len(body) > 200:
-            return None
+        if len(body) > 200 or ":" in body or "=" in body:
+            return None  # "hate: no", "hate:" are a name and its value
         hit = self.resolve(body)
         if hit is None:
             return None
@@ -624,10 +737,14 @@ class _Parser:
         acc.add(hit, 1.0)
         return acc
 
-    @staticmethod
-    def _is_lead(lead: str) -> bool:
+    def _is_lead(self, lead: str) -> bool:
         words = _norm(lead).split()
-        return bool(words) and len(words) <= 8 and any(w in _LEAD_WORDS for w in words)
+        if not words or len(words) > 8 or not any(w in _LEAD_WORDS for w in words):
+            return False
+        # "Privacy violations: no", "1. Self-harm: yes", "Privacy violations - risk: high"
+        # name a category, not a lead-in
+        head = _HAS_SEPARATOR_RE.split(_BULLET_RE.sub("", lead.strip(), count=1), maxsplit=1)[0]
+        return self._resolve_name(head.strip(_STRIP_CHARS)) is None
 
     # ---- Llama Guard
 
@@ -683,39 +800,93 @@ class _Parser:
 
     def _list(self, body: str) -> _Acc:
         acc = _Acc()
+        if "|" in body and _TABLE_ROW_RE.search(body):
+            rows = [ln for ln in body.splitlines() if ln.lstrip().startswith("|")]
+            if rows:
+                self._table(rows, acc)  # the table is the answer; prose around it is not
+                return acc
         for raw in _SPLIT_RE.split(body):
             self._piece(raw, acc)
         return acc
+
+    def _table(self, lines: list[str], acc: _Acc) -> None:
+        """A markdown table: one row per category, its value in a column of the row."""
+        rows = []
+        for ln in lines:
+            cells = [c.strip().strip("*`").strip() for c in ln.strip().strip("|").split("|")]
+            if all(not c or _TABLE_RULE_RE.fullmatch(c) for c in cells):
+                continue  # |---|:---:|
+            rows.append(cells)
+        if not rows:
+            return
+        value_col: int | None = None
+        if self._resolve_name(rows[0][0]) is None:  # a header row: | Category | Present |
+            header = rows.pop(0)
+            for j, h in enumerate(header[1:], 1):
+                if any(w in _VALUE_HEADER_WORDS for w in _norm(h).split()):
+                    value_col = j
+                    break
+        for cells in rows:
+            name, rest = cells[0], cells[1:]
+            if value_col is not None and value_col < len(cells):
+                rest = [cells[value_col]]
+            rest = [c for c in rest if c]
+            if not rest:
+                self._piece(name, acc)
+                continue
+            value = next((c for c in rest if read_value(c)[0] is not None), None)
+            if value is None and value_col is None:
+                for c in cells:  # no value column: | hate | violence | is a list
+                    self._piece(c, acc)
+                continue
+            self._piece(f"{name}: {value or rest[0]}", acc)
+
+    def _resolve_name(self, name: str) -> tuple[int, ...] | None:
+        """Columns of a category name, or of every part of "hate/harassment"; None if not."""
+        hit = self.resolve(name)
+        if hit is not None or len(name) > 120:
+            return hit
+        parts = [x.strip(_STRIP_CHARS) for x in _SUBSPLIT_RE.split(name)]
+        parts = [x for x in parts if x]
+        if len(parts) < 2:
+            return None
+        cols: list[int] = []
+        for x in parts:
+            h = self.resolve(x)
+            if not h:
+                return None  # "none/hate" names no pair of categories
+            cols.extend(h)
+        return tuple(cols)
 
     def _piece(self, raw: str, acc: _Acc) -> None:
         p = raw.strip()
         if not p:
             return
-        p = _BULLET_RE.sub("", p, count=1).strip(_STRIP_CHARS)
+        p = _BULLET_RE.sub("", p, count=1)
+        if "  " in p or "\t" in p or "\n" in p:
+            p = " ".join(p.split())  # the splitting regexes are quadratic in long space runs
+        has_value = ":" in p or "=" in p
+        if not has_value:
+            # a whole name first: "Sexual - minors" is one category, not sexual = "minors"
+            hit = self.resolve(p.strip(_STRIP_CHARS))
+            if hit is not None:
+                acc.add(hit, 1.0)
+                return
+        if has_value or _HAS_SEPARATOR_RE.search(p):
+            # "Hate: no", "hate (score 0.2)": read before the edges are stripped, so that
+            # "hate:" or "hate: ???" is not mistaken for a bare "hate".
+            nv = _NAME_VALUE_RE.match(p.strip(_QUOTE_CHARS))
+            if nv is not None and self._name_value(nv, acc):
+                return
+        p = p.strip(_STRIP_CHARS)
         if not p:
             return
-        hit = self.resolve(p)
+        hit = self.resolve(p) if has_value else None
         if hit is not None:
             acc.add(hit, 1.0)
             return
-        kv = _KV_RE.match(p)
-        if kv is not None:
-            name = kv.group(1).strip(_STRIP_CHARS)
-            hit = self.resolve(name)
-            value, graded, err = _text_value(kv.group(2))
-            if hit is None:
-                if value or err is not None:
-                    acc.add_unknown(name)
-                return
-            if err is not None:
-                acc.errors.append(f"{name!r}: {err}")
-                return
-            if graded:
-                acc.graded = True
-            acc.add(hit, float(value or 0.0))
-            return
-        # "hate/harassment", "violence and weapons", "hate - violence", "hate violence":
-        # every part must be a category ("no hate" is not {hate}).
+        # "hate/harassment", "violence and weapons", "hate violence": every part must be a
+        # category ("no hate" is not {hate}).
         for parts in (_SUBSPLIT_RE.split(p), p.split()):
             if len(parts) < 2 or len(parts) > 20:
                 continue
@@ -724,13 +895,7 @@ class _Parser:
                 for h in hits:
                     acc.add(h or (), 1.0)
                 return
-        # The head ("Hate - attacks on groups", "Hate (explicit)") or tail ("Detected: hate").
-        head = _HEAD_RE.split(p, maxsplit=1)[0].strip(_STRIP_CHARS)
-        if head and head != p:
-            hit = self.resolve(head)
-            if hit is not None:
-                acc.add(hit, 1.0)
-                return
+        # The tail of a lead-in ("Detected: hate").
         if ":" in p:
             tail = p.rsplit(":", 1)[1].strip(_STRIP_CHARS)
             hit = self.resolve(tail) if tail else None
@@ -738,6 +903,45 @@ class _Parser:
                 acc.add(hit, 1.0)
                 return
         acc.add_unknown(p)
+
+    def _name_value(self, nv: re.Match[str], acc: _Acc) -> bool:
+        """A "name <sep> value" piece (``Hate: no``, ``hate (score 0.2)``, ``Hate - none
+        detected``, ``Hate - attacks on a group``); False if it is not one."""
+        name = nv.group(1).strip(_STRIP_CHARS)
+        sep = nv.group(2).strip()
+        text = nv.group(3).strip()
+        if sep == "(" and text.endswith(")"):
+            text = text[:-1]
+        cols = self._resolve_name(name)
+        score, graded, err = read_value(text)
+        if cols is None:
+            # Not a category: only an asserted name counts ("spam: yes", not "spam: no").
+            if score is None and not graded:
+                return False  # not a value either: "Detected: hate", prose
+            if score or err is not None:
+                acc.add_unknown(name)
+            return True
+        if score is not None:
+            if graded:
+                acc.graded = True
+            acc.add(cols, score)
+            return True
+        if graded:  # a number, but not a valid score
+            acc.errors.append(f"{name!r}: {err}")
+            return True
+        if sep not in ":=":
+            tail = text.rstrip(")").strip(_STRIP_CHARS)
+            more = self._resolve_name(tail) if tail else None
+            if more is not None:  # "hate - violence": two categories
+                acc.add(cols, 1.0)
+                acc.add(more, 1.0)
+                return True
+            if tail and not has_negation_cue(tail):
+                acc.add(cols, 1.0)  # a description: "Hate - attacks on a protected group"
+                return True
+        # The value after a category name is not understood: the category is unknown.
+        acc.errors.append(f"{name!r}: {err}")
+        return True
 
     # ---- JSON
 
@@ -768,11 +972,27 @@ class _Parser:
             if whole and (end >= len(s) or not s[end:].strip()):
                 return acc  # the output IS this JSON: its verdict stands
             if acc.resolved and not acc.errors:
+                self._later_json(s, end, acc, depth)
                 return acc
             if whole and (acc.errors or acc.unknown):
                 return acc
             pos = i + 1
         return None
+
+    def _later_json(self, s: str, pos: int, first: _Acc, depth: int) -> None:
+        """A second JSON answer after the first one must say the same thing."""
+        for _ in range(_MAX_JSON_CANDIDATES):
+            i = _next_open(s, pos)
+            if i < 0:
+                return
+            value, end, ok = _decode_at(s, i)
+            if ok:
+                other = self._interpret_top(value, depth)
+                if other.resolved and not other.errors:
+                    self._agree(first, other, "JSON answers")
+                    if first.errors:
+                        return
+            pos = end if ok and end > i else i + 1
 
     def _interpret_top(self, value: Any, depth: int) -> _Acc:
         acc = _Acc()
@@ -941,15 +1161,7 @@ def _merge(acc: _Acc, sub: _Acc) -> None:
         acc.unsafe_flag = sub.unsafe_flag
 
 
-def _check_score(x: float) -> str | None:
-    if math.isnan(x):
-        return "score is NaN"
-    if not 0.0 <= x <= 1.0:
-        return f"score {x!r} is outside [0, 1]"
-    return None
-
-
-def _json_value(v: Any) -> tuple[float | None, bool, str | None]:
+def _json_value(v: Any) -> Reading:
     """(value, graded, error) of a JSON value given for a category; None = not stated."""
     if v is None:
         return None, False, None
@@ -960,28 +1172,37 @@ def _json_value(v: Any) -> tuple[float | None, bool, str | None]:
             x = float(v)
         except OverflowError:
             return None, False, "score is not a finite number"
-        err = _check_score(x)
-        return (None if err else x), True, err
+        return read_number(x)
     if isinstance(v, str):
-        return _text_value(v)
+        return read_value(v)
     return None, False, f"unsupported value {json.dumps(v)[:40]}"
 
 
-def _text_value(t: str) -> tuple[float | None, bool, str | None]:
-    w = t.strip().lower()
-    if w in _TRUE_WORDS:
-        return 1.0, w == "1", None
-    if w in _FALSE_WORDS:
-        return 0.0, w == "0", None
-    pct = w.endswith("%")
-    try:
-        x = float(w[:-1] if pct else w)
-    except ValueError:
-        return None, False, f"unsupported value {t[:40]!r}"
-    if pct:
-        x /= 100.0
-    err = _check_score(x)
-    return (None if err else x), True, err
+def _vector(acc: _Acc) -> tuple[tuple[int, float], ...]:
+    """The non-zero scores of an answer, in column order (to compare two answers)."""
+    return tuple(sorted((c, v) for c, v in acc.scores.items() if v != 0.0))
+
+
+def _final_answer(s: str) -> tuple[str, str | None]:
+    """``s`` without a leading reasoning block (``<think>...</think>``), and a problem if
+    there is no final answer. Reasoning models (DeepSeek-R1 and others) deliberate first;
+    only what follows the block is the answer. A chat template may open the block in the
+    prompt, so a closing ``</think>`` without an opening one ends the reasoning too."""
+    m = _REASONING_OPEN_RE.match(s)
+    if m is not None:
+        tag = m.group(1).lower()
+        close = s.lower().find(f"</{tag}>", m.end())
+        if close < 0:
+            return "", f"unterminated <{tag}> reasoning block: no final answer"
+        rest = s[close + len(tag) + 3 :].strip()
+    elif "</think>" in s:
+        tag = "think"
+        rest = s[s.rfind("</think>") + len("</think>") :].strip()
+    else:
+        return s, None
+    if not rest:
+        return "", f"no final answer after the </{tag}> reasoning block"
+    return rest, None
 
 
 def _inner_value(v: dict[str, Any]) -> Any:

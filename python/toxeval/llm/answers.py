@@ -1,0 +1,382 @@
+"""Chat-completion answers read into per-category scores.
+
+A response body is untrusted server JSON: nothing here raises on its shape. A body with
+no usable answer gives an :class:`Answer` with status ``unparseable``, ``scores`` None and
+a reason (no choices, a refusal, a tool call, a truncated answer, ...). Reasoning models'
+``<think>...</think>`` blocks and ``reasoning_content`` / ``reasoning`` fields are kept in
+``Answer.reasoning``; only the final answer is scored.
+
+Scores are (K,) float64 in taxonomy order. A category the answer gives no value for is
+NaN (unknown, never a negative) and the Answer is ``partial`` with a reason naming it.
+"""
+
+from __future__ import annotations
+
+import ast
+import bisect
+import json
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from toxeval.parsing import parse_output
+from toxeval.taxonomy import LabelMapping, Taxonomy, normalize_label
+
+__all__ = [
+    "Answer",
+    "ChatReply",
+    "chat_replies",
+    "score_labels",
+    "score_logprobs",
+    "score_samples",
+    "unparseable",
+]
+
+TRUNCATED = "truncated (max_tokens)"
+_MAX_REASON = 200
+_MAX_LITERAL = 20_000  # characters of a non-JSON object literal worth evaluating
+_THINK_OPEN_RE = re.compile(r"\A\s*<(think|thinking)>", re.IGNORECASE)
+_THINK_CLOSE_RE = re.compile(r"</(think|thinking)>", re.IGNORECASE)
+_FENCE_RE = re.compile(r"```[A-Za-z]*\s*\n?(.*?)```", re.DOTALL)
+_CONTAINER_KEYS = frozenset(("scores", "score", "category scores", "probabilities"))
+# "<name>: yes|no" lines of the logprobs answer format; group 2 is the yes/no word.
+_YES_NO_LINE_RE = re.compile(
+    r"^[ \t]*[-*]*[ \t]*([A-Za-z0-9_][A-Za-z0-9_ /-]{0,60}?)[ \t]*[:=][ \t]*(yes|no)\b",
+    re.IGNORECASE | re.MULTILINE,
+)
+_TOKEN_STRIP = " \t\r\n:=-*\"'`"
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One item's reading (see :mod:`toxeval.llm.requests`)."""
+
+    scores: np.ndarray | None
+    status: str
+    reason: str | None
+    text: str | None
+    reasoning: str | None
+    graded: bool
+    method: str
+
+
+def unparseable(
+    reason: str, method: str, text: str | None = None, reasoning: str | None = None
+) -> Answer:
+    """An Answer with no usable scores (never zeros)."""
+    return Answer(None, "unparseable", reason, text, reasoning, False, method)
+
+
+def _clip(s: str) -> str:
+    s = " ".join(s.split())
+    return s if len(s) <= _MAX_REASON else s[: _MAX_REASON - 3] + "..."
+
+
+def _join_reasons(*parts: str | None) -> str | None:
+    kept = [p for p in parts if p]
+    return "; ".join(kept) if kept else None
+
+
+@dataclass(frozen=True)
+class ChatReply:
+    """One choice of a chat completion: the final answer text and what came with it.
+
+    ``problem`` is set (and ``text`` may be None) when the choice holds no usable answer.
+    ``tokens`` are the choice's logprobs content entries when the server sent them.
+    """
+
+    text: str | None
+    reasoning: str | None
+    finish_reason: str | None
+    tokens: list[Any] | None
+    problem: str | None
+
+
+def _split_reasoning(content: str) -> tuple[str, str | None, int]:
+    """(final answer, reasoning block or None, offset of the final answer in content)."""
+    opened = _THINK_OPEN_RE.match(content)
+    close = _THINK_CLOSE_RE.search(content, opened.end() if opened else 0)
+    if opened and close is None:  # the answer ended inside the reasoning block
+        return "", content[opened.end() :].strip(), len(content)
+    if close is None:
+        return content, None, 0
+    start = opened.end() if opened else 0
+    reasoning = content[start : close.start()].strip()
+    rest = content[close.end() :]
+    offset = close.end() + (len(rest) - len(rest.lstrip()))
+    return content[offset:].strip(), reasoning or None, offset
+
+
+def _content_text(content: Any) -> str | None:
+    """Message content as text: a string, or the text parts of a content-part list."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [
+            p["text"]
+            for p in content
+            if isinstance(p, dict) and p.get("type") == "text" and isinstance(p.get("text"), str)
+        ]
+        return "".join(parts) if parts else None
+    return None
+
+
+def _reply(choice: Any) -> ChatReply:
+    if not isinstance(choice, dict):
+        return ChatReply(None, None, None, None, "choice is not an object")
+    finish = choice.get("finish_reason")
+    finish = finish if isinstance(finish, str) else None
+    msg = choice.get("message")
+    if not isinstance(msg, dict):
+        return ChatReply(None, None, finish, None, "no message in choice")
+    lp = choice.get("logprobs")
+    tokens = lp.get("content") if isinstance(lp, dict) else None
+    tokens = tokens if isinstance(tokens, list) else None
+    separate = msg.get("reasoning_content")
+    if not isinstance(separate, str) or not separate.strip():
+        separate = msg.get("reasoning")
+    separate = separate.strip() if isinstance(separate, str) and separate.strip() else None
+    refusal = msg.get("refusal")
+    if isinstance(refusal, str) and refusal.strip():
+        return ChatReply(None, separate, finish, tokens, f"refused: {_clip(refusal)}")
+    content = _content_text(msg.get("content"))
+    if content is None or not content.strip():
+        if msg.get("tool_calls") or msg.get("function_call"):
+            problem = "tool call instead of an answer"
+        elif finish == "length":
+            problem = TRUNCATED
+        elif finish == "content_filter":
+            problem = "refused: the server's content filter stopped the answer"
+        else:
+            problem = "empty answer"
+        return ChatReply(None, separate, finish, tokens, problem)
+    final, inline, _ = _split_reasoning(content)
+    reasoning = _join_reasons(separate, inline)
+    if not final:
+        problem = TRUNCATED if finish == "length" else "no final answer after the reasoning"
+        return ChatReply(None, reasoning, finish, tokens, problem)
+    return ChatReply(final, reasoning, finish, tokens, None)
+
+
+def chat_replies(body: Any) -> tuple[list[ChatReply], str | None]:
+    """Every choice of a chat completion body, or ([], reason) when it has none."""
+    if not isinstance(body, dict):
+        return [], f"response body is a {type(body).__name__}, not an object"
+    err = body.get("error")
+    if err:
+        msg = err.get("message") if isinstance(err, dict) else err
+        return [], f"error in response: {_clip(str(msg))}"
+    choices = body.get("choices")
+    if not isinstance(choices, list) or not choices:
+        return [], "no choices in response"
+    indexed = sorted(
+        enumerate(choices),
+        key=lambda ic: (
+            ic[1].get("index", ic[0])
+            if isinstance(ic[1], dict) and isinstance(ic[1].get("index"), int)
+            else ic[0]
+        ),
+    )
+    return [_reply(c) for _, c in indexed], None
+
+
+def _truncation_note(reply: ChatReply) -> str | None:
+    return TRUNCATED if reply.finish_reason == "length" else None
+
+
+def _object_literal(text: str) -> Any:
+    """JSON, else a Python literal (``{'hate': 0.9, 'v': None,}``, as some local models
+    write); ``ast.literal_eval`` evaluates literals only, never code. None if neither."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        pass
+    if len(text) > _MAX_LITERAL:
+        return None
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+
+
+def _score_object_keys(text: str, taxonomy: Taxonomy) -> set[str] | None:
+    """Category ids given a non-null value in the answer's JSON object, or None when the
+    answer is not a JSON object of scores (then parse_output's reading stands alone)."""
+    fenced = _FENCE_RE.search(text)
+    body = fenced.group(1) if fenced else text
+    lo, hi = body.find("{"), body.rfind("}")
+    if lo < 0 or hi <= lo:
+        return None
+    obj = _object_literal(body[lo : hi + 1])
+    if not isinstance(obj, dict):
+        return None
+    for key, value in obj.items():
+        if normalize_label(str(key)) in _CONTAINER_KEYS and isinstance(value, dict):
+            obj = value
+            break
+    given = {taxonomy.resolve(str(k)) for k, v in obj.items() if v is not None}
+    given.discard(None)
+    return {g for g in given if g is not None} or None
+
+
+def score_labels(
+    reply: ChatReply,
+    taxonomy: Taxonomy,
+    method: str,
+    mapping: LabelMapping | None = None,
+) -> Answer:
+    """One answer read with toxeval's parser (methods ``json``, ``labels``, ``llama-guard``).
+
+    ``json``: categories the JSON object leaves out (or gives null) are NaN. With a
+    ``mapping`` (Llama Guard), categories no code maps to are NaN.
+    """
+    if reply.text is None:
+        return unparseable(reply.problem or "empty answer", method, None, reply.reasoning)
+    r = parse_output(reply.text, taxonomy, mapping=mapping)
+    if r.status == "unparseable":
+        reason = _join_reasons(_truncation_note(reply), r.reason)
+        return unparseable(reason or "unparseable", method, reply.text, reply.reasoning)
+    scores = np.array(r.scores, dtype=np.float64)
+    unknown_ids: list[str] = []
+    if method == "json" and r.graded:
+        given = _score_object_keys(reply.text, taxonomy)
+        if given is not None:
+            unknown_ids = [i for i in taxonomy.ids if i not in given]
+    if mapping is not None:
+        reachable = {i for ids in mapping.table.values() for i in ids}
+        unknown_ids = [i for i in taxonomy.ids if i not in reachable]
+    status, reason = r.status, r.reason
+    if unknown_ids:
+        scores[[taxonomy.index(i) for i in unknown_ids]] = np.nan
+        status = "partial"
+        what = "no Llama Guard code maps to" if mapping is not None else "no score for"
+        reason = _join_reasons(reason, f"{what}: {', '.join(unknown_ids)}")
+    return Answer(scores, status, reason, reply.text, reply.reasoning, bool(r.graded), method)
+
+
+def _token_text(tok: Any) -> str | None:
+    if isinstance(tok, dict) and isinstance(tok.get("token"), str):
+        return str(tok["token"])
+    return None
+
+
+def _yes_probability(tok: dict[str, Any]) -> float | None:
+    """P(yes) = e^yes / (e^yes + e^no) over the yes/no variants at this position; None
+    without alternatives (the chosen token alone would give a bare 0 or 1)."""
+    cands: dict[str, float] = {}
+    top = tok.get("top_logprobs")
+    if not isinstance(top, list) or not top:
+        return None
+    for alt in top:
+        t = _token_text(alt)
+        lp = alt.get("logprob") if isinstance(alt, dict) else None
+        if t is not None and isinstance(lp, (int, float)) and not isinstance(lp, bool):
+            cands.setdefault(t, float(lp))
+    lp_chosen = tok.get("logprob")
+    if isinstance(lp_chosen, (int, float)) and not isinstance(lp_chosen, bool):
+        cands.setdefault(str(tok["token"]), float(lp_chosen))
+    yes = no = 0.0
+    for t, lp in cands.items():
+        if not math.isfinite(lp):
+            continue
+        word = t.strip(_TOKEN_STRIP).lower()
+        if word == "yes":
+            yes += math.exp(lp)
+        elif word == "no":
+            no += math.exp(lp)
+    if yes + no == 0.0:
+        return None
+    return yes / (yes + no)
+
+
+def score_logprobs(reply: ChatReply, taxonomy: Taxonomy) -> Answer:
+    """Per-category P(yes) from the answer tokens' log-probabilities (docs/llm.md)."""
+    method = "logprobs"
+    if reply.text is None:
+        return unparseable(reply.problem or "empty answer", method, None, reply.reasoning)
+    if not reply.tokens:
+        return unparseable(
+            "no logprobs in response (does the server support logprobs?)",
+            method,
+            reply.text,
+            reply.reasoning,
+        )
+    texts = [_token_text(t) for t in reply.tokens]
+    if any(t is None for t in texts):
+        return unparseable("malformed logprobs content", method, reply.text, reply.reasoning)
+    starts: list[int] = []
+    pos = 0
+    for t in texts:
+        starts.append(pos)
+        pos += len(t or "")
+    joined = "".join(t or "" for t in texts)
+    _, _, offset = _split_reasoning(joined)
+    scores = np.full(taxonomy.k, np.nan)
+    seen: set[str] = set()
+    no_token: list[str] = []
+    no_top: list[str] = []
+    for m in _YES_NO_LINE_RE.finditer(joined, offset):
+        cid = taxonomy.resolve(m.group(1))
+        if cid is None or cid in seen:
+            continue
+        seen.add(cid)
+        tok = reply.tokens[bisect.bisect_right(starts, m.start(2)) - 1]
+        top = tok.get("top_logprobs")
+        p = _yes_probability(tok)
+        if not isinstance(top, list) or not top:
+            no_top.append(cid)
+        elif p is None:
+            no_token.append(cid)
+        else:
+            scores[taxonomy.index(cid)] = p
+    if not seen:
+        reason = _join_reasons(_truncation_note(reply), "no '<id>: yes|no' lines in the answer")
+        return unparseable(reason or "", method, reply.text, reply.reasoning)
+    missing = [i for i in taxonomy.ids if i not in seen]
+    reason = _join_reasons(
+        _truncation_note(reply) if missing else None,
+        f"no line for: {', '.join(missing)}" if missing else None,
+        f"neither yes nor no among the top tokens for: {', '.join(no_token)}" if no_token else None,
+        f"no top_logprobs for: {', '.join(no_top)}" if no_top else None,
+    )
+    if np.isnan(scores).all():
+        return unparseable(reason or "", method, reply.text, reply.reasoning)
+    status = "partial" if reason else "ok"
+    return Answer(scores, status, reason, reply.text, reply.reasoning, True, method)
+
+
+def score_samples(replies: Sequence[ChatReply], taxonomy: Taxonomy, requested: int) -> Answer:
+    """Score = the fraction of parsable samples that flag each category (docs/llm.md)."""
+    method = "sample"
+    text = json.dumps([r.text for r in replies], ensure_ascii=False)
+    thoughts = [r.reasoning for r in replies]
+    reasoning = json.dumps(thoughts, ensure_ascii=False) if any(thoughts) else None
+    flags = np.zeros(taxonomy.k)
+    parsed = 0
+    first_bad: str | None = None
+    for r in replies:
+        if r.text is None:
+            first_bad = first_bad or r.problem
+            continue
+        res = parse_output(r.text, taxonomy)
+        if res.status == "unparseable":
+            first_bad = first_bad or res.reason
+            continue
+        parsed += 1
+        for cid in res.labels:
+            flags[taxonomy.index(cid)] += 1.0
+    bad = len(replies) - parsed
+    notes = []
+    if len(replies) != requested:
+        notes.append(f"the server returned {len(replies)} of {requested} requested samples")
+    if bad:
+        notes.append(f"{bad} of {len(replies)} samples unparseable (first: {first_bad})")
+    reason = _join_reasons(*notes)
+    if parsed == 0:
+        return unparseable(reason or "no samples", method, text, reasoning)
+    status = "partial" if reason else "ok"
+    return Answer(flags / parsed, status, reason, text, reasoning, parsed > 1, method)

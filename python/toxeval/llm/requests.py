@@ -1,0 +1,390 @@
+"""What is sent to an LLM or moderation endpoint, and how its answers become scores.
+
+Pure functions, no I/O: :func:`plan` turns a :class:`RequestSpec` and dataset
+:class:`Item` rows into :class:`Unit` s of HTTP :class:`Call` s (path + JSON body, no
+transport details, no secrets); :func:`read` turns the decoded response bodies of a unit
+into one :class:`Answer` per item. Malformed server JSON never raises in :func:`read`: it
+gives ``unparseable`` Answers with a reason. Bad arguments (an unknown scoring method, a
+template of the wrong level, ...) raise ``ValueError`` / ``TypeError`` when the spec is
+built or planned, before anything is sent.
+
+Scoring methods (``RequestSpec.scoring``, chat only), each documented in docs/llm.md:
+``json`` (a JSON object of confidences, the default), ``logprobs`` (P(yes) per category
+from token log-probabilities), ``sample`` (fraction of ``samples`` answers that flag a
+category) and ``labels`` (label lists, 0/1). ``llama_guard=True`` reads Llama Guard's
+``safe`` / ``unsafe\\nS1,S10`` through the ``llama-guard-3`` mapping; ``api="moderation"``
+maps moderation ``category_scores`` onto the taxonomy (:mod:`toxeval.llm.moderation`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, Literal
+
+from toxeval.llm.answers import (
+    Answer,
+    chat_replies,
+    score_labels,
+    score_logprobs,
+    score_samples,
+    unparseable,
+)
+from toxeval.llm.moderation import moderation_body, moderation_columns, read_moderation
+from toxeval.llm.prompts import FORMAT_VERSION, ScoringMethod, json_schema_format, render_messages
+from toxeval.llm.templates import Template, TemplateError, list_templates, load_template
+from toxeval.taxonomy import LabelMapping, Taxonomy, load_mapping
+
+__all__ = [
+    "Answer",
+    "Call",
+    "Item",
+    "RequestSpec",
+    "ScoringMethod",
+    "Template",
+    "TemplateError",
+    "Unit",
+    "estimate_prompt_tokens",
+    "list_templates",
+    "load_template",
+    "plan",
+    "read",
+]
+
+CHAT_PATH = "/chat/completions"
+MODERATION_PATH = "/moderations"
+DEFAULT_MODERATION_MODEL = "omni-moderation-latest"
+LLAMA_GUARD_MAPPING = "llama-guard-3"
+TOP_LOGPROBS = 20  # alternatives requested per answer token for scoring="logprobs"
+SAMPLE_TEMPERATURE = 1.0  # scoring="sample" when temperature is unset
+CHARS_PER_TOKEN = 4  # estimate_prompt_tokens heuristic
+TOKENS_PER_MESSAGE = 4  # role and separators of one chat message
+_SCORINGS: tuple[str, ...] = ("json", "logprobs", "sample", "labels")
+_APIS = ("chat", "moderation")
+_LEVELS = ("prompt", "response")
+
+
+@dataclass(frozen=True)
+class Item:
+    """One dataset row to send."""
+
+    id: str
+    text: str
+    response: str | None = None
+
+
+@dataclass(frozen=True)
+class Call:
+    """One HTTP request: ``path`` (appended to the base URL) and the JSON ``body``."""
+
+    path: str
+    body: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Unit:
+    """Calls whose answers are read together: one chat item, or a moderation batch."""
+
+    item_ids: tuple[str, ...]
+    calls: tuple[Call, ...]
+
+
+def _sha256_json(obj: Any) -> str:
+    data = json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(data.encode("utf-8")).hexdigest()
+
+
+def _taxonomy_sha256(tax: Taxonomy) -> str:
+    return _sha256_json(
+        {
+            "name": tax.name,
+            "version": tax.version,
+            "categories": [[c.id, c.name, c.description, list(c.aliases)] for c in tax.categories],
+        }
+    )
+
+
+def _mapping_fingerprint(m: LabelMapping) -> dict[str, Any]:
+    return {"name": m.name, "sha256": _sha256_json({k: list(v) for k, v in m.table.items()})}
+
+
+def _check_number(name: str, value: object, *, integer: bool, minimum: float) -> None:
+    if value is None:
+        return
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or (integer and not isinstance(value, int))
+    ):
+        what = "an integer" if integer else "a number"
+        raise TypeError(f"{name} must be {what}, not {type(value).__name__}")
+    if not math.isfinite(value) or value < minimum:
+        raise ValueError(f"{name} must be >= {minimum:g}, got {value!r}")
+
+
+@dataclass(frozen=True)
+class RequestSpec:
+    """Everything that determines the model's answer (see the module docs)."""
+
+    api: Literal["chat", "moderation"]
+    model: str
+    taxonomy: Taxonomy
+    scoring: ScoringMethod = "json"
+    template: Template | None = None
+    level: Literal["prompt", "response"] = "prompt"
+    structured: bool = False
+    llama_guard: bool = False
+    temperature: float | None = None
+    max_tokens: int | None = None
+    seed: int | None = None
+    samples: int = 1
+    batch_size: int = 32
+    _mapping: LabelMapping | None = field(default=None, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.api not in _APIS:
+            raise ValueError(f"api must be 'chat' or 'moderation', got {self.api!r}")
+        if not isinstance(self.model, str) or not self.model.strip():
+            raise ValueError("model must be a non-empty string")
+        if not isinstance(self.taxonomy, Taxonomy):
+            raise TypeError(
+                f"taxonomy must be a Taxonomy (toxeval.taxonomy.load_taxonomy), "
+                f"not {type(self.taxonomy).__name__}"
+            )
+        if self.level not in _LEVELS:
+            raise ValueError(f"level must be 'prompt' or 'response', got {self.level!r}")
+        if self.scoring not in _SCORINGS:
+            raise ValueError(
+                f"unknown scoring method {self.scoring!r}; expected one of {', '.join(_SCORINGS)}"
+            )
+        if self.template is not None and not isinstance(self.template, Template):
+            raise TypeError(
+                f"template must be a Template (load_template), not {type(self.template).__name__}"
+            )
+        _check_number("temperature", self.temperature, integer=False, minimum=0)
+        _check_number("max_tokens", self.max_tokens, integer=True, minimum=1)
+        _check_number("seed", self.seed, integer=True, minimum=-(2**63))
+        _check_number("samples", self.samples, integer=True, minimum=1)
+        _check_number("batch_size", self.batch_size, integer=True, minimum=1)
+        if self.samples != 1 and self.scoring != "sample":
+            raise ValueError(f"samples={self.samples} needs scoring='sample'")
+        if self.api == "moderation":
+            self._check_moderation()
+        else:
+            self._check_chat()
+
+    def _check_moderation(self) -> None:
+        chat_only = {
+            "scoring": self.scoring != "json",
+            "template": self.template is not None,
+            "structured": self.structured,
+            "llama_guard": self.llama_guard,
+            "temperature": self.temperature is not None,
+            "max_tokens": self.max_tokens is not None,
+            "seed": self.seed is not None,
+        }
+        given = [k for k, v in chat_only.items() if v]
+        if given:
+            raise ValueError(f"{', '.join(given)} only apply to api='chat', not 'moderation'")
+        moderation_columns(self.taxonomy)  # raises when nothing maps onto the taxonomy
+
+    def _check_chat(self) -> None:
+        if self.structured and (self.scoring != "json" or self.llama_guard):
+            raise ValueError(
+                "structured=True (a JSON schema) needs scoring='json' without Llama Guard"
+            )
+        if self.llama_guard:
+            if self.scoring not in ("json", "labels"):
+                raise ValueError(
+                    f"Llama Guard answers are label lists (safe / unsafe + codes); "
+                    f"scoring={self.scoring!r} is not supported with llama_guard=True"
+                )
+            mapping = load_mapping(LLAMA_GUARD_MAPPING)
+            lacking = sorted(
+                {i for ids in mapping.table.values() for i in ids} - set(self.taxonomy.ids)
+            )
+            if lacking:
+                raise ValueError(
+                    f"Llama Guard answers are read through mapping {LLAMA_GUARD_MAPPING!r} "
+                    f"(target {mapping.target!r}); taxonomy {self.taxonomy.name!r} lacks "
+                    f"its ids {', '.join(lacking)}"
+                )
+            object.__setattr__(self, "_mapping", mapping)
+        tpl = self.chat_template
+        if tpl.level != self.level:
+            raise ValueError(
+                f"template {tpl.name!r} is for level {tpl.level!r}, but the spec's level is "
+                f"{self.level!r}"
+            )
+        if (tpl.kind == "llama-guard") != self.llama_guard:
+            raise ValueError(
+                f"template {tpl.name!r} is a {tpl.kind} template; "
+                + (
+                    "Llama Guard needs a llama-guard template"
+                    if self.llama_guard
+                    else "it needs llama_guard=True"
+                )
+            )
+        # render once so that a template that cannot fit this taxonomy fails here
+        render_messages(
+            tpl, self.taxonomy, self.method_scoring, "", "" if self.level == "response" else None
+        )
+
+    @cached_property
+    def chat_template(self) -> Template:
+        """The template used: the given one, or the shipped default for level and scoring."""
+        if self.template is not None:
+            return self.template
+        if self.llama_guard:
+            return load_template(f"llama-guard-3-{self.level}")
+        if self.scoring == "labels":
+            return load_template(f"label-list-{self.level}")
+        return load_template(f"zero-shot-{self.level}")
+
+    @property
+    def method_scoring(self) -> ScoringMethod:
+        """The scoring actually used: Llama Guard answers are always read as labels."""
+        return "labels" if self.llama_guard else self.scoring
+
+    @property
+    def effective_temperature(self) -> float | None:
+        if self.temperature is None and self.scoring == "sample":
+            return SAMPLE_TEMPERATURE
+        return self.temperature
+
+    def fingerprint(self) -> dict[str, Any]:
+        """JSON-ready identity of the answers: changing anything that can change an answer
+        (model, template bytes, taxonomy, scoring, level, decoding parameters, the answer
+        format wording, the mapping used to read answers) changes it. ``batch_size`` is
+        left out: how moderation inputs are grouped does not change their scores."""
+        fp: dict[str, Any] = {
+            "requests_format": FORMAT_VERSION,
+            "api": self.api,
+            "model": self.model,
+            "level": self.level,
+            "taxonomy": {"name": self.taxonomy.name, "sha256": _taxonomy_sha256(self.taxonomy)},
+        }
+        if self.api == "moderation":
+            fp["mapping"] = _mapping_fingerprint(load_mapping("openai-moderation"))
+            return fp
+        tpl = self.chat_template
+        fp.update(
+            {
+                "scoring": self.method_scoring,
+                "llama_guard": self.llama_guard,
+                "structured": self.structured,
+                "template": {"name": tpl.name, "version": tpl.version, "sha256": tpl.sha256},
+                "temperature": self.effective_temperature,
+                "max_tokens": self.max_tokens,
+                "seed": self.seed,
+                "samples": self.samples,
+                "top_logprobs": TOP_LOGPROBS if self.scoring == "logprobs" else None,
+            }
+        )
+        if self._mapping is not None:
+            fp["mapping"] = _mapping_fingerprint(self._mapping)
+        return fp
+
+
+def _check_items(spec: RequestSpec, items: Sequence[Item]) -> None:
+    seen: set[str] = set()
+    for n, it in enumerate(items):
+        if not isinstance(it, Item):
+            raise TypeError(f"item #{n} is a {type(it).__name__}, not an Item")
+        if not isinstance(it.id, str) or not isinstance(it.text, str):
+            raise TypeError(f"item #{n}: id and text must be strings")
+        if it.id in seen:
+            raise ValueError(f"duplicate item id {it.id!r}")
+        seen.add(it.id)
+        if spec.level == "response" and not isinstance(it.response, str):
+            raise ValueError(f"item {it.id!r} has no response, but the level is 'response'")
+        if spec.level == "prompt" and it.response is not None:
+            raise ValueError(
+                f"item {it.id!r} has a response, but the level is 'prompt' (the response "
+                f"would not be sent); use level='response' to judge responses"
+            )
+
+
+def _chat_body(spec: RequestSpec, item: Item) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "model": spec.model,
+        "messages": render_messages(
+            spec.chat_template, spec.taxonomy, spec.method_scoring, item.text, item.response
+        ),
+    }
+    temperature = spec.effective_temperature
+    if temperature is not None:
+        body["temperature"] = temperature
+    if spec.max_tokens is not None:
+        body["max_tokens"] = spec.max_tokens
+    if spec.seed is not None:
+        body["seed"] = spec.seed
+    if spec.structured:
+        body["response_format"] = json_schema_format(spec.taxonomy)
+    if spec.scoring == "logprobs":
+        body["logprobs"] = True
+        body["top_logprobs"] = TOP_LOGPROBS
+    if spec.scoring == "sample":
+        body["n"] = spec.samples
+    return body
+
+
+def plan(spec: RequestSpec, items: Sequence[Item]) -> list[Unit]:
+    """The units of calls that answer ``items``: one per chat item, one per moderation batch
+    of up to ``spec.batch_size`` inputs (the response text at level ``response``)."""
+    _check_items(spec, items)
+    if spec.api == "moderation":
+        units = []
+        for lo in range(0, len(items), spec.batch_size):
+            chunk = items[lo : lo + spec.batch_size]
+            texts = [it.response if it.response is not None else it.text for it in chunk]
+            call = Call(MODERATION_PATH, moderation_body(texts, spec.model))
+            units.append(Unit(tuple(it.id for it in chunk), (call,)))
+        return units
+    return [Unit((it.id,), (Call(CHAT_PATH, _chat_body(spec, it)),)) for it in items]
+
+
+def read(spec: RequestSpec, unit: Unit, responses: Sequence[dict[str, Any]]) -> list[Answer]:
+    """One :class:`Answer` per ``unit.item_ids``, in order, from the decoded response bodies
+    (``responses[i]`` answers ``unit.calls[i]``). Never raises on malformed bodies; raises
+    ``ValueError`` if the number of bodies does not match the unit's calls (a caller bug)."""
+    if len(responses) != len(unit.calls):
+        raise ValueError(
+            f"unit has {len(unit.calls)} call(s) but {len(responses)} response bodies were given"
+        )
+    if spec.api == "moderation":
+        return read_moderation(responses[0], len(unit.item_ids), spec.taxonomy)
+    method = "llama-guard" if spec.llama_guard else spec.scoring
+    replies, problem = chat_replies(responses[0])
+    if problem is not None:
+        return [unparseable(problem, method)]
+    if spec.scoring == "sample":
+        return [score_samples(replies, spec.taxonomy, spec.samples)]
+    if spec.scoring == "logprobs":
+        return [score_logprobs(replies[0], spec.taxonomy)]
+    return [score_labels(replies[0], spec.taxonomy, method, spec._mapping)]
+
+
+def estimate_prompt_tokens(call: Call) -> int:
+    """A rough prompt size for dry runs: characters / 4 (rounded up) over every message
+    content or moderation input, plus 4 per chat message. Real tokenizers differ (by
+    roughly +-30% on English text, more on other scripts and code)."""
+    body = call.body
+    chars = 0
+    overhead = 0
+    messages = body.get("messages")
+    if isinstance(messages, list):
+        for m in messages:
+            content = m.get("content") if isinstance(m, dict) else None
+            chars += len(content) if isinstance(content, str) else 0
+            overhead += TOKENS_PER_MESSAGE
+    inputs = body.get("input")
+    if isinstance(inputs, str):
+        chars += len(inputs)
+    elif isinstance(inputs, list):
+        chars += sum(len(x) for x in inputs if isinstance(x, str))
+    return -(-chars // CHARS_PER_TOKEN) + overhead

@@ -1,0 +1,456 @@
+"""The value grammar: what an answer says *about* one category, as a score in [0, 1].
+
+An LLM that answers category by category writes a value after each name: ``Hate: no``,
+``violence: not present``, ``self-harm (score 0.2)``, ``drugs: 7/10``, ``fraud: low``,
+``{"hate": "20%"}``. :func:`read_value` turns such a value into a :data:`Reading`
+``(score, graded, error)``:
+
+- ``score`` is a float in [0, 1], or None when the value is not understood or invalid;
+- ``graded`` is True when the value carried a degree (a number, a percentage, a fraction,
+  a severity or likelihood word) rather than a plain yes/no;
+- ``error`` is None, or a reason that names the value ("value 'maybe not' not
+  understood", "score 1.7 is outside [0, 1]").
+
+The grammar, in the order it is tried (docs/parsing.md has the full tables):
+
+1. a word or phrase of the vocabulary: negations (``no``, ``none``, ``not present``,
+   ``not detected``, ``negative``, ``absent``, ``N/A``...) give 0.0, presence words
+   (``yes``, ``present``, ``detected``, ``flagged``, ``violated``, ``positive``...) give
+   1.0, severity and likelihood words give the score of :data:`DEGREE_WORDS`
+   (``low`` 0.2, ``likely`` 0.8...), optionally followed by a noun such as ``risk`` or
+   ``likelihood`` (``low risk``);
+2. a number in [0, 1], a percentage (``20%``, ``20 %``, ``20 percent``), a fraction
+   (``7/10``, ``0.3/1``, ``3 out of 10``, ``3/5``);
+3. a score phrase: ``score 0.2``, ``score: 0.2``, ``confidence 0.7``, ``probability of
+   20%``, ``likelihood: low``: a score word, then any value of this grammar;
+4. a value followed by a gloss in parentheses or after a dash (``no (neutral
+   mention)``, ``yes - uses a slur``): the value counts; a gloss that is itself a value
+   must be on the same side of 0.5 and then gives the score (``yes (0.9)`` is 0.9,
+   ``no (0.02)`` is 0.02, ``no (0.9)`` and ``yes (0.3)`` are errors).
+
+Anything else is not understood: an error, never a guess. Words that say the model does
+not know (``unknown``, ``unclear``, ``unsure``, ``uncertain``) are deliberately not in
+the vocabulary, so they are reported too.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Final
+
+__all__ = [
+    "DEGREE_WORDS",
+    "NEGATIVE_PHRASES",
+    "POSITIVE_PHRASES",
+    "Reading",
+    "check_score",
+    "has_negation_cue",
+    "read_number",
+    "read_value",
+]
+
+Reading = tuple["float | None", bool, "str | None"]
+
+# Plain negations: the category does not apply (0.0, not graded).
+_NEGATIVE_WORDS = (
+    "no",
+    "n",
+    "false",
+    "f",
+    "none",
+    "nil",
+    "null",
+    "nothing",
+    "zero",
+    "absent",
+    "negative",
+    "nope",
+    "safe",
+    "clean",
+    "benign",
+    "not toxic",
+    "not harmful",
+    "not unsafe",
+    "n/a",
+    "na",
+    "not applicable",
+    "inapplicable",
+    "does not apply",
+    "doesn't apply",
+    "doesnt apply",
+    "not at all",
+    "absolutely not",
+    "definitely not",
+    "certainly not",
+    "clearly not",
+    "no evidence",
+    "no sign",
+    "no signs",
+    "no indication",
+    "no indications",
+    "no instance",
+    "no instances",
+    "no issue",
+    "no issues",
+    "no violation",
+    "no violations",
+    "no concern",
+    "no concerns",
+    "no risk",
+    "no match",
+    "none at all",
+    "not the case",
+    "not an issue",
+    "not a concern",
+    "not really",
+)
+# Words that say a category is there; "not <word>" / "none <word>" / "no <word>" negate.
+_PRESENCE_WORDS = (
+    "present",
+    "detected",
+    "found",
+    "flagged",
+    "violated",
+    "identified",
+    "observed",
+    "indicated",
+    "evident",
+    "apparent",
+    "triggered",
+    "applicable",
+    "relevant",
+    "noted",
+    "seen",
+)
+_POSITIVE_WORDS = (
+    "yes",
+    "y",
+    "true",
+    "t",
+    "positive",
+    "applies",
+    "unsafe",
+    "toxic",
+    "harmful",
+    "confirmed",
+    "yes present",
+    "yes detected",
+    *_PRESENCE_WORDS,
+)
+
+NEGATIVE_PHRASES: Final[frozenset[str]] = frozenset(
+    (
+        *_NEGATIVE_WORDS,
+        *(f"not {w}" for w in _PRESENCE_WORDS),
+        *(f"none {w}" for w in _PRESENCE_WORDS),
+        *(f"nothing {w}" for w in _PRESENCE_WORDS),
+        *(f"no {w}" for w in ("evidence", "sign", "signs", "indication", "issue", "issues")),
+        *(f"no evidence {w}" for w in _PRESENCE_WORDS),
+        *(f"no {w} {p}" for w in ("issue", "issues", "violation") for p in _PRESENCE_WORDS),
+    )
+)
+POSITIVE_PHRASES: Final[frozenset[str]] = frozenset(_POSITIVE_WORDS)
+
+# Severity and likelihood words and their scores. The table is symmetric around 0.5 and
+# never reaches 0 or 1: a word grades, only a yes/no (or a number) decides.
+DEGREE_WORDS: Final[dict[str, float]] = {
+    **dict.fromkeys(
+        (
+            "very low",
+            "extremely low",
+            "negligible",
+            "minimal",
+            "remote",
+            "very unlikely",
+            "highly unlikely",
+            "extremely unlikely",
+            "very improbable",
+        ),
+        0.05,
+    ),
+    **dict.fromkeys(
+        (
+            "low",
+            "unlikely",
+            "not likely",
+            "improbable",
+            "doubtful",
+            "slight",
+            "minor",
+            "mild",
+            "limited",
+            "low to moderate",
+        ),
+        0.2,
+    ),
+    **dict.fromkeys(
+        (
+            "possible",
+            "possibly",
+            "maybe",
+            "perhaps",
+            "plausible",
+            "medium",
+            "moderate",
+            "borderline",
+            "somewhat",
+            "some",
+        ),
+        0.5,
+    ),
+    **dict.fromkeys(
+        (
+            "likely",
+            "probable",
+            "probably",
+            "high",
+            "significant",
+            "strong",
+            "considerable",
+            "substantial",
+            "serious",
+            "major",
+            "elevated",
+            "moderate to high",
+        ),
+        0.8,
+    ),
+    **dict.fromkeys(
+        (
+            "very likely",
+            "highly likely",
+            "extremely likely",
+            "very high",
+            "extremely high",
+            "severe",
+            "extreme",
+            "critical",
+            "certain",
+            "almost certain",
+            "definite",
+            "definitely",
+            "certainly",
+        ),
+        0.95,
+    ),
+}
+# A degree word may be followed by what it grades: "low risk", "high likelihood".
+_DEGREE_NOUNS = (
+    "risk",
+    "likelihood",
+    "probability",
+    "chance",
+    "severity",
+    "confidence",
+    "level",
+    "concern",
+    "degree",
+    "intensity",
+)
+# Words that introduce a score: "score 0.2", "confidence: 70%", "likelihood of low".
+_SCORE_WORDS = (
+    "score",
+    "scored",
+    "probability",
+    "prob",
+    "p",
+    "likelihood",
+    "confidence",
+    "risk",
+    "severity",
+    "level",
+    "rating",
+    "value",
+    "toxicity",
+    "toxicity score",
+    "risk score",
+    "risk level",
+    "severity level",
+    "confidence score",
+    "probability score",
+)
+
+# Cue words of a negation or a hedge: a gloss that contains one is not a description.
+_CUE_WORDS = frozenset(
+    (
+        "no",
+        "not",
+        "none",
+        "nothing",
+        "never",
+        "without",
+        "absent",
+        "negative",
+        "unlikely",
+        "low",
+        "n/a",
+        "na",
+        "false",
+        "zero",
+        "isn't",
+        "isnt",
+        "doesn't",
+        "doesnt",
+        "nor",
+        "maybe",
+        "possibly",
+        "unclear",
+        "uncertain",
+        "unsure",
+        "unknown",
+    )
+)
+
+_NUM = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf(?:inity)?)"
+_NUMBER_RE = re.compile(rf"(?:{_NUM})\Z")
+_PERCENT_RE = re.compile(rf"({_NUM})\s*(?:%|percent|pct)\Z")
+_FRACTION_RE = re.compile(rf"({_NUM})\s*(?:/|out of|of)\s*({_NUM})\Z")
+_SCORE_PHRASE_RE = re.compile(
+    r"(?:"
+    + "|".join(sorted((re.escape(w) for w in _SCORE_WORDS), key=len, reverse=True))
+    + r")\b\s*(?:[:=]|\bis\b|\bof\b)?\s*(.+)\Z"
+)
+_DEGREE_NOUN_RE = re.compile(r"(.+?)[ ](?:" + "|".join(_DEGREE_NOUNS) + r")\Z")
+_GLOSS_RE = re.compile(r"(.+?)\s*(?:\((.*?)\)?|\s[-\u2013\u2014]\s(.*)|,\s(.*)|:\s(.*))\Z")
+_SPACES_RE = re.compile(r"[\s_]+")
+_HYPHEN_RE = re.compile(r"(?<=[a-z])-(?=[a-z])")
+# "no hate speech detected", "none of it found": a negation that spans a free phrase.
+_NO_X_FOUND_RE = re.compile(
+    r"(?:no|none|nothing|zero)\b[a-z ']{0,40}\b(?:" + "|".join(_PRESENCE_WORDS) + r")\Z"
+)
+# Words that turn a gloss into a qualification: "no, but borderline" is not a plain no.
+_CONTRAST_WORDS = frozenset(("but", "however", "although", "though", "except", "yet", "unless"))
+_EDGE = " \t\r\n.!*\"'`“”‘’"
+
+
+def check_score(x: float) -> str | None:
+    """None if ``x`` is a valid score, else why not (NaN, outside [0, 1])."""
+    if math.isnan(x):
+        return "score is NaN"
+    if not 0.0 <= x <= 1.0:
+        return f"score {x!r} is outside [0, 1]"
+    return None
+
+
+def read_number(x: float) -> Reading:
+    """A number given as a score: kept as it is (graded) if in [0, 1], else an error."""
+    err = check_score(x)
+    return (None if err else x), True, err
+
+
+def has_negation_cue(text: str) -> bool:
+    """True if ``text`` contains a word that negates or hedges ("not", "no", "unlikely")."""
+    return any(w in _CUE_WORDS for w in _words(text))
+
+
+def read_value(text: str) -> Reading:
+    """The :data:`Reading` of a value written after a category name (see module docs)."""
+    hit = _CACHE.get(text)
+    if hit is None:
+        v = _clean(text) if len(text) <= _MAX_VALUE_LEN else "?"
+        if not v:
+            hit = None, False, "no value given"
+        else:
+            hit = _read(v, 0) or (None, False, f"value {_shown(text)} not understood")
+        if len(_CACHE) >= _MAX_CACHE:
+            _CACHE.clear()
+        _CACHE[text] = hit
+    return hit
+
+
+# Values repeat across millions of answers ("no", "yes", "0.1"): read each once.
+_CACHE: dict[str, Reading] = {}
+_MAX_CACHE = 100_000
+# A value is a few words; longer text is prose, not understood (and never scanned twice).
+_MAX_VALUE_LEN = 300
+
+
+def _read(v: str, depth: int) -> Reading | None:
+    """The reading of cleaned text ``v``, or None if it is not understood."""
+    if v in NEGATIVE_PHRASES:
+        return 0.0, False, None
+    if v in POSITIVE_PHRASES:
+        return 1.0, False, None
+    degree = DEGREE_WORDS.get(v)
+    if degree is not None:
+        return degree, True, None
+    if v[:1].isdigit() or v[:1] in "-+." or v.startswith(("nan", "inf")):
+        num = _read_numeric(v)
+        if num is not None:
+            return num
+    m = _DEGREE_NOUN_RE.match(v)
+    if m is not None and m.group(1) in DEGREE_WORDS:
+        return DEGREE_WORDS[m.group(1)], True, None
+    if m is not None and m.group(1) in NEGATIVE_PHRASES:
+        return 0.0, False, None  # "no risk", "none level"
+    if _NO_X_FOUND_RE.match(v) and not _CONTRAST_WORDS.intersection(_words(v)):
+        return 0.0, False, None
+    if depth >= 2:
+        return None
+    m = _SCORE_PHRASE_RE.match(v)
+    if m is not None:
+        inner = _read(_clean(m.group(1)), depth + 1)
+        if inner is not None:
+            return inner
+    return _read_glossed(v, depth)
+
+
+def _read_numeric(v: str) -> Reading | None:
+    if _NUMBER_RE.match(v):
+        return read_number(float(v))
+    m = _PERCENT_RE.match(v)
+    if m is not None:
+        return read_number(float(m.group(1)) / 100.0)
+    m = _FRACTION_RE.match(v)
+    if m is not None:
+        a, b = float(m.group(1)), float(m.group(2))
+        if not b > 0.0 or math.isinf(b):
+            return None, True, f"fraction {v!r} has no positive finite denominator"
+        if math.isnan(a) or not 0.0 <= a <= b:
+            return None, True, f"fraction {v!r} is outside [0, 1]"
+        return a / b, True, None
+    return None
+
+
+def _read_glossed(v: str, depth: int) -> Reading | None:
+    """A value followed by a comment: "no (neutral mention)", "yes - uses a slur"."""
+    m = _GLOSS_RE.match(v)
+    if m is None:
+        return None
+    head = _read(_clean(m.group(1)), depth + 1)
+    if head is None or head[2] is not None:
+        return head
+    gloss = next((g for g in m.groups()[1:] if g is not None), "")
+    tail = _read(_clean(gloss), depth + 1) if gloss.strip() else None
+    if tail is None:
+        if _CONTRAST_WORDS.intersection(_words(gloss)):
+            return None  # "no, but borderline": qualified, not understood
+        return head  # a description, not a value
+    if tail[2] is not None:
+        return tail
+    if ((head[0] or 0.0) >= 0.5) != ((tail[0] or 0.0) >= 0.5):  # "no (0.9)", "high (0.3)"
+        return None, False, f"value {_shown(v)} contradicts itself"
+    return tail if tail[1] else head
+
+
+def _clean(text: str) -> str:
+    v = _SPACES_RE.sub(" ", text.strip(_EDGE).lower())
+    if "-" in v:
+        v = _HYPHEN_RE.sub(" ", v)
+    if v.startswith("(") and v.endswith(")") and v.count("(") == 1:
+        v = v[1:-1].strip(_EDGE)
+    if v.endswith(")") and "(" not in v:
+        v = v[:-1].rstrip(_EDGE)
+    if v.startswith("(") and ")" not in v:
+        v = v[1:].lstrip(_EDGE)
+    return v
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[a-z/']+", text.lower())
+
+
+def _shown(text: str) -> str:
+    t = text.strip()
+    return repr(t if len(t) <= 40 else t[:37] + "...")
