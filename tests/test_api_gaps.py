@@ -277,7 +277,10 @@ def test_parse_policy_error_is_a_prediction_error_and_an_unparseable_output_erro
 
 def test_predictions_from_texts_is_public_and_documented(ds: Any) -> None:
     assert "predictions_from_texts" in predictions.__all__
-    doc = (Path(__file__).resolve().parents[1] / "docs" / "python-api.md").read_text()
+    doc_path = Path(__file__).resolve().parents[1] / "docs" / "python-api.md"
+    if not doc_path.is_file():  # tests run against an installed package, away from the repo
+        pytest.skip("docs/python-api.md is not beside the tests")
+    doc = doc_path.read_text()
     assert "### `predictions_from_texts`" in doc
     pr = predictions_from_texts(["c0", "c1", "none", "c2"], ds, source="run")
     counts = {"ok": 3, "partial": 0, "empty": 1, "unparseable": 0}
