@@ -347,6 +347,12 @@ def handwritten() -> list[dict[str, Any]]:
         e("| Category | Present | Reason |\n|---|---|---|\n| Hate | Yes | slur |\n| Violence | No | - |", {"hate": 1.0}, "ok", "table with a reason column"),
         e("| Category | Likelihood |\n| :-- | :-: |\n| Drugs | low |\n| Weapons | very high |", {"drugs": 0.2, "weapons": 0.95}, "ok", "table of likelihood words"),
         e("| hate | violence |", {"hate": 1.0, "violence": 1.0}, "ok", "one-row table of names"),
+        # explicit nulls: "no value given", never a 0 (the row is left to the parse policy)
+        e('{"hate": null, "violence": true}', {}, "unparseable", "JSON null is not a 0", reason="'hate': null"),
+        e('{"category_scores": {"hate": null, "violence": 0.2}}', {}, "unparseable", "null in a scores container", reason="'hate': null"),
+        e('[{"category": "hate", "score": null}]', {}, "unparseable", "null score of a list item is not a mention", reason="'hate': null"),
+        e('{"hate": {"score": null}}', {}, "unparseable", "null inner score", reason="'hate': null"),
+        e("hate: null\nviolence: yes", {}, "unparseable", "null written in text", reason="'hate': null"),
     ]
     # fmt: on
 

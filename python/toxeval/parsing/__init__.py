@@ -58,13 +58,15 @@ from toxeval.taxonomy import (
     _singular as _singular,
 )  # shared plural rule (tests pin _norm == normalize_label)
 
-from .values import Reading, has_negation_cue, read_number, read_value
+from .values import NULL_VALUE, Reading, has_negation_cue, read_number, read_value
 
 __all__ = [
     "DEFAULT_THRESHOLD",
+    "NULL_POLICIES",
     "POLICIES",
     "STATUSES",
     "ParseResult",
+    "NullPolicy",
     "ParsedBatch",
     "Policy",
     "Status",
@@ -76,6 +78,12 @@ __all__ = [
 
 Status = Literal["ok", "partial", "empty", "unparseable"]
 Policy = Literal["zeros", "exclude", "error"]
+# What an explicit null value (``{"hate": null}``, ``hate: null``) does: "unparseable"
+# (the default) makes the row unparseable, as any value that is not understood; "omit"
+# reads the category as if the answer had left it out, for a caller that marks left-out
+# categories unknown itself (toxeval.llm's JSON scoring).
+NullPolicy = Literal["unparseable", "omit"]
+NULL_POLICIES: tuple[NullPolicy, ...] = ("unparseable", "omit")
 STATUSES: tuple[Status, ...] = ("ok", "partial", "empty", "unparseable")
 POLICIES: tuple[Policy, ...] = ("zeros", "exclude", "error")
 DEFAULT_THRESHOLD = 0.5
@@ -484,10 +492,12 @@ class _Parser:
         taxonomy: Taxonomy,
         mapping: LabelMapping | None,
         threshold: float,
+        null: NullPolicy = "unparseable",
     ) -> None:
         self.taxonomy = taxonomy
         self.mapping = mapping
         self.threshold = threshold
+        self.omit_nulls = null == "omit"
         self.ids = taxonomy.ids
         self.col = {cid: i for i, cid in enumerate(self.ids)}
         # Taxonomy.resolve(x) is _lookup.get(normalize_label(x)); ``norm`` is already
@@ -926,8 +936,8 @@ class _Parser:
                 acc.graded = True
             acc.add(cols, score)
             return True
-        if graded:  # a number, but not a valid score
-            acc.errors.append(f"{name!r}: {err}")
+        if graded or err == NULL_VALUE:  # a number, but not a valid score; a null
+            self._bad_value(name, err, acc)
             return True
         if sep not in ":=":
             tail = text.rstrip(")").strip(_STRIP_CHARS)
@@ -942,6 +952,14 @@ class _Parser:
         # The value after a category name is not understood: the category is unknown.
         acc.errors.append(f"{name!r}: {err}")
         return True
+
+    def _bad_value(self, name: str, err: str | None, acc: _Acc) -> None:
+        """A category given a value that is not a score: the row is unparseable. An
+        explicit null under ``null="omit"`` instead leaves the category out."""
+        if err == NULL_VALUE and self.omit_nulls:
+            acc.resolved = True
+            return
+        acc.errors.append(f"{name!r}: {err}")
 
     # ---- JSON
 
@@ -1043,16 +1061,15 @@ class _Parser:
         hit = self.resolve(name)
         score_key = next((keys[k] for k in _ITEM_SCORE_KEYS if k in keys and k != "value"), None)
         flag_key = next((keys[k] for k in _ITEM_FLAG_KEYS if k in keys), None)
-        raw = item[score_key] if score_key is not None else None
-        if raw is None and flag_key is not None:
-            raw = item[flag_key]
-        if raw is None:
-            value: float | None = 1.0
+        given = [item[k] for k in (score_key, flag_key) if k is not None]
+        if not given:
+            value: float | None = 1.0  # {"category": "hate"}: a bare mention
             graded = False
         else:
-            value, graded, err = _json_value(raw)
+            # the first non-null of score and flag; all null: "no value given"
+            value, graded, err = _json_value(next((v for v in given if v is not None), None))
             if err is not None:
-                acc.errors.append(f"{name!r}: {err}")
+                self._bad_value(name, err, acc)
                 return
         if hit is None:
             if value:
@@ -1103,7 +1120,7 @@ class _Parser:
                 continue
             if isinstance(v, dict):
                 inner = _inner_value(v)
-                if inner is None:
+                if inner is _MISS:
                     if hit is None:
                         self._interpret(v, acc, depth + 1)
                         continue
@@ -1118,10 +1135,7 @@ class _Parser:
                     acc.add_unknown(ks)
                 continue
             if err is not None:
-                acc.errors.append(f"{ks!r}: {err}")
-                continue
-            if value is None:
-                acc.resolved = True
+                self._bad_value(ks, err, acc)
                 continue
             if graded:
                 acc.graded = True
@@ -1162,9 +1176,10 @@ def _merge(acc: _Acc, sub: _Acc) -> None:
 
 
 def _json_value(v: Any) -> Reading:
-    """(value, graded, error) of a JSON value given for a category; None = not stated."""
+    """(value, graded, error) of a JSON value given for a category; null is an error
+    (:data:`NULL_VALUE`), never a 0."""
     if v is None:
-        return None, False, None
+        return None, False, NULL_VALUE
     if isinstance(v, bool):
         return (1.0 if v else 0.0), False, None
     if isinstance(v, (int, float)):
@@ -1206,12 +1221,13 @@ def _final_answer(s: str) -> tuple[str, str | None]:
 
 
 def _inner_value(v: dict[str, Any]) -> Any:
-    """{"score": 0.9, "flagged": true} -> 0.9; {"flagged": true} -> True; else None."""
+    """{"score": 0.9, "flagged": true} -> 0.9; {"flagged": true} -> True; {"score": null}
+    -> None; _MISS when no key holds a value."""
     keys = {_norm(str(k)): k for k in v}
     for name in (*_ITEM_SCORE_KEYS, *_ITEM_FLAG_KEYS):
         if name in keys:
             return v[keys[name]]
-    return None
+    return _MISS
 
 
 class _RepeatedKeys(dict):  # type: ignore[type-arg]
@@ -1389,7 +1405,7 @@ def _repair_json(s: str) -> str | None:
 # --------------------------------------------------------------------------- public API
 
 _TAXONOMY_CACHE: dict[Any, Taxonomy] = {}
-_PARSERS: dict[tuple[int, int, float], tuple[Taxonomy, LabelMapping | None, _Parser]] = {}
+_PARSERS: dict[tuple[int, int, float, str], tuple[Taxonomy, LabelMapping | None, _Parser]] = {}
 _DEFAULT_MAPPINGS: dict[tuple[str, tuple[str, ...]], tuple[LabelMapping | None, str]] = {}
 
 
@@ -1460,16 +1476,19 @@ def _parser(
     taxonomy: Taxonomy | str | Path,
     mapping: LabelMapping | str | Path | None,
     threshold: float,
+    null: NullPolicy = "unparseable",
 ) -> _Parser:
     if not isinstance(threshold, (int, float)) or not 0.0 <= float(threshold) <= 1.0:
         raise ValueError(f"threshold must be a number in [0, 1], got {threshold!r}")
+    if null not in NULL_POLICIES:
+        raise ValueError(f"null must be one of {', '.join(NULL_POLICIES)}, got {null!r}")
     tax = _taxonomy(taxonomy)
     mp = _mapping(mapping)
-    key = (id(tax), id(mp), float(threshold))
+    key = (id(tax), id(mp), float(threshold), null)
     hit = _PARSERS.get(key)
     if hit is not None and hit[0] is tax and hit[1] is mp:
         return hit[2]
-    parser = _Parser(tax, mp, float(threshold))
+    parser = _Parser(tax, mp, float(threshold), null)
     if len(_PARSERS) >= 16:
         _PARSERS.pop(next(iter(_PARSERS)))
     _PARSERS[key] = (tax, mp, parser)  # strong refs keep the id() keys valid
@@ -1482,18 +1501,22 @@ def parse_output(
     *,
     mapping: LabelMapping | str | Path | None = None,
     threshold: float = DEFAULT_THRESHOLD,
+    null: NullPolicy = "unparseable",
 ) -> ParseResult:
     """Turn one model output into a :class:`ParseResult` over ``taxonomy``.
 
     ``mapping`` translates codes (Llama Guard ``S1``...) to category ids; without it a
     Llama Guard-shaped output (``unsafe`` then ``S<n>`` codes) uses the built-in
     ``llama-guard-3`` mapping when it exists and targets this taxonomy. ``threshold``
-    decides ``labels`` for graded outputs (score ``>= threshold``).
+    decides ``labels`` for graded outputs (score ``>= threshold``). An explicit null value
+    (``{"hate": null}``) is not a 0: with ``null="unparseable"`` (the default) the row is
+    unparseable; ``null="omit"`` reads the category as left out, for a caller that marks
+    left-out categories unknown itself.
 
     Whatever the ``text`` (a ``str``, however malformed), the outcome is a status, never
     an exception. The other arguments are checked: raises ``TypeError`` for a ``text``
     that is not a ``str`` (or a ``taxonomy`` / ``mapping`` of the wrong type),
-    ``ValueError`` for a ``threshold`` outside [0, 1], and
+    ``ValueError`` for a ``threshold`` outside [0, 1] or an unknown ``null``, and
     :class:`~toxeval.taxonomy.TaxonomyError` for an unknown or malformed ``taxonomy`` or
     ``mapping``.
     """
@@ -1501,7 +1524,7 @@ def parse_output(
         raise TypeError(
             f"parse_output expects the model output as a str, got {type(text).__name__}"
         )
-    parser = _parser(taxonomy, mapping, threshold)
+    parser = _parser(taxonomy, mapping, threshold, null)
     return _result(parser, parser.parse(text))
 
 
@@ -1527,16 +1550,17 @@ def parse_outputs(
     *,
     mapping: LabelMapping | str | Path | None = None,
     threshold: float = DEFAULT_THRESHOLD,
+    null: NullPolicy = "unparseable",
 ) -> ParsedBatch:
     """Parse many outputs; identical outputs are parsed once.
 
     Returns a :class:`ParsedBatch` with ``scores`` (N, K) float64, ``statuses`` (N,),
     per-row ``labels`` / ``unknown`` / ``reasons`` and the batch's ``graded`` flag.
     No ``str`` output raises. Raises ``TypeError`` naming the first row that is not a
-    ``str``, and, as :func:`parse_output` does, for a bad ``threshold``, ``taxonomy`` or
-    ``mapping``.
+    ``str``, and, as :func:`parse_output` does, for a bad ``threshold``, ``taxonomy``,
+    ``mapping`` or ``null``.
     """
-    parser = _parser(taxonomy, mapping, threshold)
+    parser = _parser(taxonomy, mapping, threshold, null)
     parse = parser.parse
     rows: list[_Row] = []
     append = rows.append

@@ -42,6 +42,7 @@ from typing import Final
 __all__ = [
     "DEGREE_WORDS",
     "NEGATIVE_PHRASES",
+    "NULL_VALUE",
     "POSITIVE_PHRASES",
     "Reading",
     "check_score",
@@ -52,6 +53,10 @@ __all__ = [
 
 Reading = tuple["float | None", bool, "str | None"]
 
+# The error of an explicit null (JSON ``null``, ``hate: null``): the model gave the
+# category no value. It is not a 0: the category is unknown (docs/parsing.md).
+NULL_VALUE: Final = "null (no value given)"
+
 # Plain negations: the category does not apply (0.0, not graded).
 _NEGATIVE_WORDS = (
     "no",
@@ -60,7 +65,6 @@ _NEGATIVE_WORDS = (
     "f",
     "none",
     "nil",
-    "null",
     "nothing",
     "zero",
     "absent",
@@ -368,6 +372,8 @@ _MAX_VALUE_LEN = 300
 
 def _read(v: str, depth: int) -> Reading | None:
     """The reading of cleaned text ``v``, or None if it is not understood."""
+    if v == "null":
+        return None, False, NULL_VALUE
     if v in NEGATIVE_PHRASES:
         return 0.0, False, None
     if v in POSITIVE_PHRASES:
