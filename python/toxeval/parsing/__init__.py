@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -58,7 +59,7 @@ from toxeval.taxonomy import (
     _singular as _singular,
 )  # shared plural rule (tests pin _norm == normalize_label)
 
-from .values import NULL_VALUE, Reading, has_negation_cue, read_number, read_value
+from .values import MARK_RE, NULL_VALUE, Reading, has_negation_cue, read_number, read_value
 
 __all__ = [
     "DEFAULT_THRESHOLD",
@@ -376,7 +377,8 @@ _LEAD_RE = re.compile(r"\A[ \t]*([^\n:{}\[\]]{1,60}?)[ \t]*[:=][ \t]*(.*)\Z", re
 _LEAD_LINE_RE = re.compile(r"^[ \t]*[*#>]*[ \t]*([A-Za-z][A-Za-z _*-]{0,59}?)[ \t]*[:=]", re.M)
 _LG_RE = re.compile(r"\A\s*(unsafe|safe)\b[ \t]*[:.,-]?[ \t]*(.*)\Z", re.DOTALL | re.IGNORECASE)
 _CODE_RE = re.compile(r"\A[Ss]\d{1,3}\Z")
-_SPLIT_RE = re.compile(r"[\n\r,;|]+")
+# List separators; a comma between digits is a decimal comma ("hate: 0,7"), not one.
+_SPLIT_RE = re.compile(r"(?:[\n\r;|]|(?<!\d),|,(?!\d))+")
 _BULLET_RE = re.compile(r"\A(?:[-*•·‣>+]+|\(?\d{1,3}[.)]|\(?[a-zA-Z][.)](?=\s))\s*")
 _STRIP_CHARS = " \t-•*+·>#\"'“”‘’`()[]{}.:;!?<>"
 # "name <sep> value": the first ":", "=", "(" or spaced dash splits a piece.
@@ -525,6 +527,8 @@ class _Parser:
         cid = self.col.get(name)
         if cid is not None:
             return (cid,)
+        if not name.isascii() and MARK_RE.search(name):
+            return None  # "hate ✘" is a name and a value, not a name
         norm = _norm(name)
         if not norm:
             return None
@@ -565,6 +569,8 @@ class _Parser:
 
     def _parse(self, text: str) -> _Row:
         s = text.strip()
+        if not s.isascii():
+            s = _plain_unicode(s)
         if not s:
             return _unparseable("empty output")
         if s[0] == "<" or "</think>" in s:
@@ -875,6 +881,8 @@ class _Parser:
         p = _BULLET_RE.sub("", p, count=1)
         if "  " in p or "\t" in p or "\n" in p:
             p = " ".join(p.split())  # the splitting regexes are quadratic in long space runs
+        if not p.isascii() and MARK_RE.search(p):
+            p = _mark_as_value(p)
         has_value = ":" in p or "=" in p
         if not has_value:
             # a whole name first: "Sexual - minors" is one category, not sexual = "minors"
@@ -1160,6 +1168,29 @@ def _norm(text: str) -> str:
             _NORM_CACHE.clear()
         _NORM_CACHE[text] = hit
     return hit
+
+
+# Characters that change nothing a reader sees: zero-width spaces and joiners, the word
+# joiner, the byte-order mark, the emoji variation selector, the soft hyphen.
+_INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\ufe0f\u00ad"))
+
+
+def _plain_unicode(s: str) -> str:
+    """NFKC (full-width letters, digits and colons, non-breaking spaces become their
+    plain forms) without invisible characters, so that "ha\u200bte：０.９" reads as
+    "hate:0.9". Only non-ASCII outputs pay for it."""
+    return unicodedata.normalize("NFKC", s).translate(_INVISIBLE).strip()
+
+
+def _mark_as_value(piece: str) -> str:
+    """A list item with check marks or crosses, as "name: <marks> <value>": the marks are
+    the value wherever they stand ("hate ✅", "❌ Violence", "Hate: ✅ yes")."""
+    marks = " ".join(MARK_RE.findall(piece))
+    rest = MARK_RE.sub(" ", piece).strip()
+    nv = _NAME_VALUE_RE.match(rest.strip(_QUOTE_CHARS))
+    if nv is not None:
+        return f"{nv.group(1)}: {marks} {nv.group(3)}"
+    return f"{rest}: {marks}"
 
 
 def _merge(acc: _Acc, sub: _Acc) -> None:
