@@ -377,8 +377,11 @@ _LEAD_RE = re.compile(r"\A[ \t]*([^\n:{}\[\]]{1,60}?)[ \t]*[:=][ \t]*(.*)\Z", re
 _LEAD_LINE_RE = re.compile(r"^[ \t]*[*#>]*[ \t]*([A-Za-z][A-Za-z _*-]{0,59}?)[ \t]*[:=]", re.M)
 _LG_RE = re.compile(r"\A\s*(unsafe|safe)\b[ \t]*[:.,-]?[ \t]*(.*)\Z", re.DOTALL | re.IGNORECASE)
 _CODE_RE = re.compile(r"\A[Ss]\d{1,3}\Z")
-# List separators; a comma between digits is a decimal comma ("hate: 0,7"), not one.
-_SPLIT_RE = re.compile(r"(?:[\n\r;|]|(?<!\d),|,(?!\d))+")
+_SPLIT_RE = re.compile(r"[\n\r,;|]+")
+# The same separators when a comma stands between digits: that is a decimal comma
+# ("hate: 0,7"), not a separator. Slower, so only used when such a comma is there.
+_DIGIT_COMMA_RE = re.compile(r"\d,\d")
+_SPLIT_KEEP_DECIMALS_RE = re.compile(r"(?:[\n\r;|]|(?<!\d),|,(?!\d))+")
 _BULLET_RE = re.compile(r"\A(?:[-*•·‣>+]+|\(?\d{1,3}[.)]|\(?[a-zA-Z][.)](?=\s))\s*")
 _STRIP_CHARS = " \t-•*+·>#\"'“”‘’`()[]{}.:;!?<>"
 # "name <sep> value": the first ":", "=", "(" or spaced dash splits a piece.
@@ -821,7 +824,8 @@ class _Parser:
             if rows:
                 self._table(rows, acc)  # the table is the answer; prose around it is not
                 return acc
-        for raw in _SPLIT_RE.split(body):
+        split = _SPLIT_KEEP_DECIMALS_RE if _DIGIT_COMMA_RE.search(body) else _SPLIT_RE
+        for raw in split.split(body):
             self._piece(raw, acc)
         return acc
 
