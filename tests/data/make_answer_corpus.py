@@ -371,6 +371,14 @@ def handwritten() -> list[dict[str, Any]]:
         e("ha\u200bte: yes", {"hate": 1.0}, "ok", "zero-width space inside a name"),
         e("hate\uff1a\uff10.\uff19", {"hate": 0.9}, "ok", "full-width colon and digits"),
         e("\ufeffViolence:\u00a0likely", {"violence": 0.8}, "ok", "byte-order mark and non-breaking space"),
+        # a category list quoted back from the prompt is not an answer
+        e("Categories: hate, harassment, violence\nAnswer: none", {}, "unparseable", "prompt's category list quoted back", reason="contradictory: two lead-in answers disagree"),
+        e("Categories: hate, violence\nFinal answer: violence", {}, "unparseable", "two lead-in lines disagree", reason="contradictory"),
+        e("Detected categories: violence\nFinal answer: violence", {"violence": 1.0}, "ok", "two lead-in lines agree"),
+        e("Verdict: safe\nCategories: none", {}, "empty", "safe verdict and no category agree"),
+        # a gloss that says the model does not know qualifies the value
+        e("Hate: Yes (unclear)", {}, "unparseable", "yes with an unsure gloss", reason="not understood"),
+        e("Hate: no - uncertain", {}, "unparseable", "no with an unsure gloss", reason="not understood"),
     ]
     # fmt: on
 

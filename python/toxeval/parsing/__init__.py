@@ -704,10 +704,12 @@ class _Parser:
         if whole is not None:
             return whole
         m = _LEAD_RE.match(body)
-        if (m is None or not self._is_lead(m.group(1))) and "\n" in body:
-            # Reasoning first, answer last: "...\nFinal answer: hate".
+        if "\n" in body and depth < _MAX_DEPTH:
             leads = [x for x in _LEAD_LINE_RE.finditer(body) if self._is_lead(x.group(1))]
-            if leads:
+            if len(leads) >= 2:
+                return self._lead_sections(body, [x.start() for x in leads], depth)
+            if leads and (m is None or not self._is_lead(m.group(1))):
+                # Reasoning first, answer last: "...\nFinal answer: hate".
                 body = body[leads[-1].start() :].strip()
                 m = _LEAD_RE.match(body)
         if m is not None and self._is_lead(m.group(1)):
@@ -744,6 +746,24 @@ class _Parser:
             return acc
         # 6. a list of names, ids, aliases or "name: score" pairs.
         return self._list(body)
+
+    def _lead_sections(self, body: str, starts: list[int], depth: int) -> _Acc:
+        """Several lead-in lines ("Categories: hate, violence\nAnswer: none"): the last
+        one is the answer, as after reasoning, and every earlier one that reads as an
+        answer must say the same thing. A category list quoted back from the prompt is
+        then a disagreement, never a silent set of labels."""
+        bounds = [*starts, len(body)]
+        texts = [body[a:b].strip() for a, b in zip(bounds, bounds[1:])]
+        sections = [self._text(t, depth + 1) for t in texts]
+        answer = sections[-1]
+        for text, other in zip(texts[:-1], sections[:-1]):
+            if answer.errors or not other.resolved or other.errors:
+                continue
+            if not _vector(other) and self._says_safe_first(text):
+                answer.unsafe_flag = False  # "Verdict: safe\nCategories: hate"
+            else:
+                self._agree(answer, other, "lead-in answers")
+        return answer
 
     def _whole(self, body: str) -> _Acc | None:
         """The whole block is one name or a "none" phrase."""

@@ -338,6 +338,9 @@ _NO_X_FOUND_RE = re.compile(
 )
 # Words that turn a gloss into a qualification: "no, but borderline" is not a plain no.
 _CONTRAST_WORDS = frozenset(("but", "however", "although", "though", "except", "yet", "unless"))
+# Words that say the model does not know: "yes (unclear)" is not a plain yes either.
+_UNSURE_WORDS = frozenset(("unclear", "unsure", "uncertain", "unknown", "ambiguous"))
+_QUALIFYING_WORDS = _CONTRAST_WORDS | _UNSURE_WORDS
 _EDGE = " \t\r\n.!*\"'`“”‘’"
 _EDGE_LEFT = _EDGE.replace(".", "")
 
@@ -471,8 +474,8 @@ def _with_gloss(v: str, head: Reading, gloss: str, depth: int) -> Reading | None
     value must be on the same side of 0.5 and gives the score if it is graded."""
     tail = _read(_clean(gloss), depth + 1) if gloss.strip() else None
     if tail is None:
-        if _CONTRAST_WORDS.intersection(_words(gloss)):
-            return None  # "no, but borderline": qualified, not understood
+        if _QUALIFYING_WORDS.intersection(_words(gloss)):
+            return None  # "no, but borderline", "yes (unclear)": qualified, not understood
         return head  # a description, not a value
     if tail[2] is not None:
         return tail
