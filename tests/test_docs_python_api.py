@@ -30,6 +30,7 @@ TEXT = DOC.read_text(encoding="utf-8")
 
 PUBLIC_MODULES = (
     "toxeval",
+    "toxeval.llm",
     "toxeval.scoring",
     "toxeval.predictions",
     "toxeval.detectors",
@@ -87,11 +88,14 @@ def test_output_comments_are_parsed_from_comments_only() -> None:
     ("line", "code"), PYTHON_BLOCKS, ids=[f"line-{line}" for line, _ in PYTHON_BLOCKS]
 )
 def test_python_block_runs_and_prints_what_it_shows(
-    line: int, code: str, monkeypatch: pytest.MonkeyPatch
+    line: int, code: str, monkeypatch: pytest.MonkeyPatch, fake_openai: Any
 ) -> None:
     monkeypatch.chdir(ROOT)
     # the registry listing depends on it: the page describes a plain environment
     monkeypatch.delenv("TOXEVAL_DATA_DIR", raising=False)
+    # the LLM examples talk to $OPENAI_BASE_URL: the fake server of tests/fake_openai.py
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.url)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     # pad so that a traceback names the line of docs/python-api.md
     compiled = compile("\n" * (line - 1) + code, str(DOC), "exec")
     buf = io.StringIO()
@@ -165,7 +169,7 @@ def _render(obj: Callable[..., Any], *, drop_self: bool = False, drop_return: bo
 
 
 def _signatures() -> list[tuple[str, Callable[..., Any], dict[str, bool]]]:
-    from toxeval import datasets, detectors, parsing, plots, predictions, scoring
+    from toxeval import datasets, detectors, llm, parsing, plots, predictions, scoring
     from toxeval.predictions import Predictions
     from toxeval.scoring import EvaluationResult
 
@@ -173,6 +177,7 @@ def _signatures() -> list[tuple[str, Callable[..., Any], dict[str, bool]]]:
     method = {"drop_self": True}
     return [
         ("toxeval.evaluate", scoring.evaluate, {}),
+        ("toxeval.llm.predict", llm.predict, {}),
         ("toxeval.score", scoring.score, {}),
         ("toxeval.scoring.score_predictions", scoring.score_predictions, {}),
         ("toxeval.load_dataset", datasets.load_dataset, {}),

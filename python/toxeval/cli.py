@@ -1,4 +1,4 @@
-"""The ``toxeval`` command line: evaluate, score, datasets, taxonomy.
+"""The ``toxeval`` command line: evaluate, predict, score, datasets, taxonomy.
 
 Exit codes: 0 ok; 2 bad usage or bad input (a one-line ``toxeval: error: ...`` on stderr,
 no traceback); 1 internal error (one line and a hint to rerun with ``TOXEVAL_DEBUG=1``,
@@ -93,12 +93,47 @@ def _build_parser() -> argparse.ArgumentParser:
             '"toxeval[plot]"',
         )
         sp.add_argument(
+            "--html",
+            action="store_true",
+            help="also write report.html into --out: one self-contained page (figures, "
+            "intervals, sortable per-category table; opens offline)",
+        )
+        sp.add_argument(
             "--quiet", "-q", action="store_true", help="no progress bar; one summary line"
         )
 
     ev = sub.add_parser("evaluate", help="run a detector over a dataset and score it")
     common(ev, dataset_required=False)
-    ev.add_argument("--detector", default="lexicon", help="detector name (default: lexicon)")
+    ev.add_argument(
+        "--detector",
+        default="lexicon",
+        metavar="SPEC",
+        help="lexicon (default), openai:MODEL, openai-moderation[:MODEL], llama-guard:MODEL "
+        "or python:module:attr",
+    )
+    ev.add_argument(
+        "--run-file",
+        metavar="FILE",
+        help="keep the answers in this run file (default: run.jsonl in --out; resumable)",
+    )
+    _llm_options(ev)
+
+    pr = sub.add_parser(
+        "predict", help="run a system over a dataset and write the run file (resumable)"
+    )
+    pr.add_argument("--dataset", metavar="NAME|PATH", required=True, help="as for evaluate")
+    pr.add_argument("--data-dir", metavar="DIR", help="where registry datasets are looked for")
+    pr.add_argument("--taxonomy", metavar="NAME|FILE", help="taxonomy name or TOML file")
+    pr.add_argument("--rule", choices=("majority", "union", "at_least"), default="majority")
+    pr.add_argument("--min-annotators", type=int, default=None, metavar="K")
+    pr.add_argument("--detector", required=True, metavar="SPEC", help="as for evaluate")
+    pr.add_argument(
+        "--out",
+        metavar="RUNFILE",
+        help="the run file answers are appended to (rerun to resume); not with --batch-file",
+    )
+    pr.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    _llm_options(pr)
 
     sc = sub.add_parser("score", help="score an existing prediction dump")
     sc.add_argument("predictions", metavar="PREDICTIONS", help="JSONL/CSV/Parquet/NPY/NPZ file")
@@ -120,6 +155,12 @@ def _build_parser() -> argparse.ArgumentParser:
         help="missing, duplicate or unknown ids: fail (default) or drop and report",
     )
     sc.add_argument("--mapping", metavar="NAME|FILE", help="code mapping, e.g. llama-guard-3")
+    sc.add_argument(
+        "--batch-input",
+        metavar="FILE",
+        help="PREDICTIONS is an OpenAI Batch API output file; FILE is the batch input "
+        "written by 'toxeval predict --batch-file FILE' (its sidecar says how to read it)",
+    )
 
     ds = sub.add_parser("datasets", help="list known datasets and where each is looked for")
     ds.add_argument("--data-dir", metavar="DIR")
@@ -127,6 +168,124 @@ def _build_parser() -> argparse.ArgumentParser:
     tx = sub.add_parser("taxonomy", help="print a taxonomy's categories and definitions")
     tx.add_argument("name", nargs="?", default="toxeval-15", metavar="NAME|FILE")
     return p
+
+
+def _llm_options(sp: argparse.ArgumentParser) -> None:
+    """The options of a run through an API (docs/cli.md, "Running LLMs")."""
+    g = sp.add_argument_group("API detectors (openai:, openai-moderation, llama-guard:)")
+    g.add_argument(
+        "--base-url",
+        metavar="URL",
+        help="OpenAI-compatible API root (default: $OPENAI_BASE_URL, else https://api.openai.com/v1)",
+    )
+    g.add_argument(
+        "--api-key-env",
+        default="OPENAI_API_KEY",
+        metavar="VAR",
+        help="environment variable holding the API key (default OPENAI_API_KEY); the key is "
+        "never written anywhere",
+    )
+    g.add_argument("--scoring", choices=("json", "logprobs", "sample", "labels"), default="json")
+    g.add_argument(
+        "--structured", action="store_true", help="ask for a JSON schema (response_format)"
+    )
+    g.add_argument("--samples", type=int, default=1, metavar="N", help="answers per item (sample)")
+    g.add_argument("--template", metavar="NAME|FILE", help="prompt template (shipped name or file)")
+    g.add_argument("--temperature", type=float, default=None)
+    g.add_argument("--max-tokens", type=int, default=None, metavar="N")
+    g.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        help="sent to the model; also seeds --sample (default 0 there)",
+    )
+    g.add_argument("--concurrency", type=int, default=32, metavar="N", help="requests in flight")
+    g.add_argument("--rpm", type=float, default=None, help="requests per minute at most")
+    g.add_argument("--tpm", type=float, default=None, help="prompt tokens per minute at most")
+    g.add_argument(
+        "--timeout",
+        default="10,120",
+        metavar="S|CONNECT,READ",
+        help="seconds to connect and to wait for an answer (default 10,120)",
+    )
+    g.add_argument("--max-retries", type=int, default=6, metavar="N")
+    g.add_argument("--limit", type=int, default=None, metavar="N", help="the first N rows only")
+    g.add_argument("--sample", type=int, default=None, metavar="N", help="N rows drawn with --seed")
+    g.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print the number of requests and estimated prompt tokens; send nothing",
+    )
+    g.add_argument(
+        "--batch-file",
+        metavar="FILE",
+        help="write OpenAI Batch API requests to FILE instead of sending them",
+    )
+
+
+def _timeout_arg(text: str) -> float | tuple[float, float]:
+    try:
+        parts = [float(p) for p in str(text).split(",")]
+    except ValueError:
+        parts = []
+    if len(parts) == 1:
+        return parts[0]
+    if len(parts) == 2:
+        return (parts[0], parts[1])
+    raise _UsageError(f"--timeout {text}: give seconds, or CONNECT,READ seconds")
+
+
+def _predict_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The keyword arguments of toxeval.llm.predict that the command line sets."""
+    return {
+        "base_url": args.base_url,
+        "api_key_env": args.api_key_env,
+        "scoring": args.scoring,
+        "structured": args.structured,
+        "samples": args.samples,
+        "template": args.template,
+        "temperature": args.temperature,
+        "max_tokens": args.max_tokens,
+        "seed": args.seed,
+        "concurrency": args.concurrency,
+        "rpm": args.rpm,
+        "tpm": args.tpm,
+        "timeout": _timeout_arg(args.timeout),
+        "max_retries": args.max_retries,
+        "limit": args.limit,
+        "sample": args.sample,
+        "quiet": args.quiet,
+    }
+
+
+def _cmd_predict(args: argparse.Namespace) -> int:
+    from toxeval.llm import predict
+
+    if args.batch_file and args.out:
+        raise _UsageError("--batch-file writes requests instead of a run file: drop --out")
+    if not args.batch_file and not args.out and not args.dry_run:
+        raise _UsageError("name the run file: --out RUNFILE (or --dry-run, or --batch-file)")
+    summary = predict(
+        args.dataset,
+        args.detector,
+        args.out or "run.jsonl",
+        taxonomy=args.taxonomy,
+        data_dir=args.data_dir,
+        rule=args.rule,
+        min_annotators=_min_annotators(args),
+        dry_run=args.dry_run,
+        batch_file=args.batch_file,
+        **_predict_options(args),
+    )
+    if args.batch_file:
+        print(
+            f"wrote {summary.requests} Batch API requests for {summary.items} items to "
+            f"{args.batch_file} (and {args.batch_file}.toxeval.json: keep it to score the "
+            f"output with 'toxeval score OUTPUT --dataset ... --batch-input {args.batch_file}')"
+        )
+    else:
+        print(summary.line())
+    return 0
 
 
 def _stderr_console() -> Any:
@@ -207,6 +366,11 @@ def _check_args(args: argparse.Namespace) -> None:
         )
     if args.out:
         _check_out_dir(args.out)
+        from toxeval.output_dir import check_outputs
+
+        check_outputs(args.out, _output_names(args), _given_inputs(args))
+    if getattr(args, "html", False) and not args.out:
+        raise _UsageError("--html writes report.html into the --out directory: add --out DIR")
     if args.plots:
         if not args.out:
             raise _UsageError(
@@ -218,6 +382,24 @@ def _check_args(args: argparse.Namespace) -> None:
             _require_matplotlib()
         except ImportError as e:
             raise _UsageError(f"--plots: {e}") from None
+
+
+def _output_names(args: argparse.Namespace) -> tuple[str, ...]:
+    from toxeval.report import HTML_FILE, REPORT_FILES
+
+    html = (HTML_FILE,) if getattr(args, "html", False) else ()
+    return REPORT_FILES + html + (PLOT_FILES if args.plots else ())
+
+
+def _given_inputs(args: argparse.Namespace) -> list[str | None]:
+    """The files named on the command line that the run reads (those that are not
+    files, e.g. registry names, are skipped by the check)."""
+    return [
+        getattr(args, "predictions", None),
+        args.dataset,
+        args.taxonomy,
+        getattr(args, "mapping", None),
+    ]
 
 
 def _min_annotators(args: argparse.Namespace) -> int:
@@ -262,19 +444,26 @@ def _write(
     step("writing outputs")
     if not args.out:
         return []
-    from toxeval.report import write_outputs
+    from toxeval.output_dir import staged_outputs
+    from toxeval.report import write_html_report, write_report_files
 
+    names = _output_names(args)
+    inputs = [*result.input_paths(), *_given_inputs(args)]
     try:
-        written = write_outputs(result, args.out)
+        with staged_outputs(args.out, names, inputs) as stage:
+            write_report_files(result, stage)
+            if getattr(args, "html", False):
+                step("writing the HTML report")
+                write_html_report(result, stage)
+            if args.plots:
+                step("plotting")
+                _write_plots(result, captured, stage)
     except OSError as e:
         raise _UsageError(f"--out {args.out}: cannot write the results: {e}") from None
-    if args.plots:
-        step("plotting")
-        written += _write_plots(result, captured, Path(args.out))
-    return written
+    return [Path(args.out) / name for name in names]
 
 
-def _write_plots(result: EvaluationResult, captured: list[_ScoredArrays], out: Path) -> list[Path]:
+def _write_plots(result: EvaluationResult, captured: list[_ScoredArrays], out: Path) -> None:
     """pr_curves.png from the scored rows' labels, scores and mask (the rows and known
     cells every figure of ``result`` uses), and ap_by_category.png from ``result``."""
     from toxeval.plots import plot_ap_by_category, plot_pr_curves
@@ -288,13 +477,9 @@ def _write_plots(result: EvaluationResult, captured: list[_ScoredArrays], out: P
         f"Precision-recall per category (known labels only): {result.dataset['name']}, "
         f"{_system_line(result)}"
     )
-    try:
-        plot_pr_curves(y, s, m, result.config["taxonomy"]["ids"], pr_png, title=title)
-        del y, s, m
-        plot_ap_by_category(result, ap_png)
-    except OSError as e:
-        raise _UsageError(f"--out {out}: cannot write the figures: {e}") from None
-    return [pr_png, ap_png]
+    plot_pr_curves(y, s, m, result.config["taxonomy"]["ids"], pr_png, title=title)
+    del y, s, m
+    plot_ap_by_category(result, ap_png)
 
 
 def _finish(result: EvaluationResult, args: argparse.Namespace, written: list[Path]) -> None:
@@ -321,7 +506,14 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
 
     _check_args(args)
     _system_arrow_pool()
-    with _progress(args.quiet) as step, _capture(args) as captured:
+    run: dict[str, Any] = {}
+    if args.detector.strip().lower() != "lexicon" or args.run_file:
+        if args.dry_run or args.batch_file:
+            raise _UsageError("--dry-run and --batch-file belong to 'toxeval predict'")
+        run_file = args.run_file or (str(Path(args.out) / "run.jsonl") if args.out else None)
+        run = {"run_file": run_file, **_predict_options(args)}
+    # the run's own progress bar replaces the step spinner (one live display at a time)
+    with _progress(args.quiet or bool(run)) as step, _capture(args) as captured:
         result = evaluate(
             args.dataset,
             args.detector,
@@ -331,6 +523,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
             rule=args.rule,
             min_annotators=_min_annotators(args),
             progress=step,
+            **run,
         )
         written = _write(result, args, captured, step)
     _finish(result, args, written)
@@ -343,6 +536,8 @@ def _cmd_score(args: argparse.Namespace) -> int:
 
     _check_args(args)
     _system_arrow_pool()
+    if args.batch_input:
+        return _score_batch(args)
     with _progress(args.quiet) as step, _capture(args) as captured:
         result = score(
             args.predictions,
@@ -363,8 +558,38 @@ def _cmd_score(args: argparse.Namespace) -> int:
     return 0
 
 
+def _score_batch(args: argparse.Namespace) -> int:
+    """A Batch API output, read through the sidecar of its input into a run file (kept as
+    run.jsonl in --out, else temporary), then scored like any run file."""
+    import tempfile
+
+    from toxeval.datasets import load_dataset
+    from toxeval.llm.batch import batch_run_file
+    from toxeval.llm.runscores import score_run
+
+    ds = load_dataset(
+        args.dataset,
+        taxonomy=args.taxonomy,
+        data_dir=args.data_dir,
+        rule=args.rule,
+        min_annotators=_min_annotators(args),
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        run_file = Path(args.out) / "run.jsonl" if args.out else Path(tmp) / "run.jsonl"
+        if args.out:
+            Path(args.out).mkdir(parents=True, exist_ok=True)
+            run_file.unlink(missing_ok=True)
+        batch_run_file(args.predictions, args.batch_input, ds, run_file)
+        with _progress(args.quiet) as step, _capture(args) as captured:
+            result = score_run(run_file, ds, threshold=args.threshold, progress=step)
+            written = _write(result, args, captured, step)
+    _finish(result, args, written)
+    return 0
+
+
 def _cmd_datasets(args: argparse.Namespace) -> int:
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     from toxeval.datasets import list_datasets
@@ -374,11 +599,16 @@ def _cmd_datasets(args: argparse.Namespace) -> int:
         table.add_column(col)
     for info in list_datasets(args.data_dir):
         table.add_row(
-            info.name,
-            info.level,
-            info.path or "not found",
-            "\n".join(info.looked_at) or "-",
-            info.description,
+            *map(
+                escape,
+                (
+                    info.name,
+                    info.level,
+                    info.path or "not found",
+                    "\n".join(info.looked_at) or "-",
+                    info.description,
+                ),
+            )
         )
     Console().print(table)
     return 0
@@ -386,26 +616,28 @@ def _cmd_datasets(args: argparse.Namespace) -> int:
 
 def _cmd_taxonomy(args: argparse.Namespace) -> int:
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     from toxeval.taxonomy import list_taxonomies, load_taxonomy
 
     tax = load_taxonomy(args.name)
     table = Table(
-        title=f"{tax.name} {tax.version} (K={tax.k})",
-        caption=f"{tax.description}\nbuilt-in: {', '.join(list_taxonomies())}",
+        title=escape(f"{tax.name} {tax.version} (K={tax.k})"),
+        caption=escape(f"{tax.description}\nbuilt-in: {', '.join(list_taxonomies())}"),
         show_lines=True,
     )
     for col in ("id", "name", "definition", "aliases"):
         table.add_column(col)
     for c in tax.categories:
-        table.add_row(c.id, c.name, c.description, ", ".join(c.aliases))
+        table.add_row(*map(escape, (c.id, c.name, c.description, ", ".join(c.aliases))))
     Console().print(table)
     return 0
 
 
 _COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "evaluate": _cmd_evaluate,
+    "predict": _cmd_predict,
     "score": _cmd_score,
     "datasets": _cmd_datasets,
     "taxonomy": _cmd_taxonomy,
@@ -473,8 +705,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             traceback.print_exc()
         _error(str(e) or type(e).__name__)
         return 2
-    except KeyboardInterrupt:
-        _error("interrupted")
+    except KeyboardInterrupt as e:
+        _error(str(e) or "interrupted")
         return 130
     except Exception as e:
         if debug:

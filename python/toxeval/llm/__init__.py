@@ -1,1 +1,267 @@
-"""LLM and moderation-endpoint runner: requests, answers, client, run files."""
+"""Running systems over datasets: LLMs behind OpenAI-compatible APIs and local detectors.
+
+:func:`predict` runs a detector spec (:mod:`toxeval.llm.detectors`) over a dataset and
+appends every answer to a run file (:mod:`toxeval.llm.runfile`), resuming where an earlier
+run of the same settings stopped. ``toxeval.evaluate(detector=...)`` and
+``toxeval score RUNFILE`` turn a run file into the report (:mod:`toxeval.llm.runscores`).
+What is sent and how answers are read lives in :mod:`toxeval.llm.requests`; how it is sent
+(retries, rate limits, concurrency) in :mod:`toxeval.llm.client` and
+:mod:`toxeval.llm.engine`.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+
+from toxeval.llm.detectors import DetectorSpec, LocalSystem, parse_detector
+
+if TYPE_CHECKING:  # the engine (httpx) is imported by predict, not by `import toxeval.llm`
+    from toxeval.datasets import Dataset, Rule
+    from toxeval.llm.engine import RunSummary
+    from toxeval.llm.requests import RequestSpec
+    from toxeval.scoring import EvaluationResult
+    from toxeval.taxonomy import Taxonomy
+
+__all__ = [
+    "DEFAULT_BASE_URL",
+    "build_request_spec",
+    "evaluate_spec",
+    "predict",
+    "select_rows",
+]
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+Scoring = Literal["json", "logprobs", "sample", "labels"]
+
+
+def _positive(name: str, value: Any, flag: str, *, integer: bool = False) -> None:
+    bad = isinstance(value, bool) or not isinstance(value, (int, float) if not integer else int)
+    if bad or not value > 0:
+        kind = "an integer" if integer else "a number"
+        raise ValueError(f"{name} must be {kind} > 0 ({flag}), got {value!r}")
+
+
+def select_rows(
+    n: int, *, limit: int | None = None, sample: int | None = None, seed: int | None = None
+) -> np.ndarray:
+    """Row indices to run: all, the first ``limit``, or ``sample`` rows drawn without
+    replacement with ``numpy.random.default_rng(seed or 0)`` (kept in dataset order)."""
+    if limit is not None and sample is not None:
+        raise ValueError("limit= (--limit) and sample= (--sample) cannot be combined: pick one")
+    if limit is not None:
+        _positive("limit", limit, "--limit", integer=True)
+        return np.arange(min(limit, n))
+    if sample is not None:
+        _positive("sample", sample, "--sample", integer=True)
+        rng = np.random.default_rng(0 if seed is None else seed)
+        return np.sort(rng.choice(n, size=min(sample, n), replace=False))
+    return np.arange(n)
+
+
+def build_request_spec(
+    det: DetectorSpec,
+    taxonomy: Taxonomy,
+    level: Literal["prompt", "response"],
+    *,
+    scoring: Scoring = "json",
+    template: str | Path | None = None,
+    structured: bool = False,
+    temperature: float | None = None,
+    max_tokens: int | None = None,
+    seed: int | None = None,
+    samples: int = 1,
+) -> RequestSpec:
+    """The :class:`~toxeval.llm.requests.RequestSpec` of a remote detector spec."""
+    from toxeval.llm.requests import RequestSpec, load_template
+
+    if det.kind == "openai-moderation":
+        chat_only = {
+            "scoring": (scoring, "json"),
+            "template": (template, None),
+            "structured": (structured, False),
+            "temperature": (temperature, None),
+            "max_tokens": (max_tokens, None),
+            "samples": (samples, 1),
+        }
+        given = [f"--{k.replace('_', '-')}" for k, (v, d) in chat_only.items() if v != d]
+        if given:
+            raise ValueError(f"{', '.join(given)} do not apply to {det.text!r} (a moderation API)")
+    return RequestSpec(
+        api="moderation" if det.kind == "openai-moderation" else "chat",
+        model=str(det.model),
+        taxonomy=taxonomy,
+        scoring=scoring,
+        template=None if template is None else load_template(template),
+        level=level,
+        structured=structured,
+        llama_guard=det.kind == "llama-guard",
+        temperature=temperature,
+        max_tokens=max_tokens,
+        # a moderation request has no seed: there it only draws the sample of rows
+        seed=None if det.kind == "openai-moderation" else seed,
+        samples=samples,
+    )
+
+
+def _timeouts(timeout: float | tuple[float, float]) -> tuple[float, float]:
+    pair = timeout if isinstance(timeout, tuple) else (timeout, timeout)
+    for v in pair:
+        _positive("timeout", v, "--timeout")
+    return float(pair[0]), float(pair[1])
+
+
+def _dataset(
+    dataset: Dataset | str | Path | None,
+    taxonomy: str | Path | Taxonomy | None,
+    data_dir: str | Path | None,
+    rule: Rule,
+    min_annotators: int,
+) -> Dataset:
+    from toxeval.datasets import Dataset, load_dataset
+
+    if isinstance(dataset, Dataset):
+        return dataset
+    return load_dataset(
+        dataset, taxonomy=taxonomy, data_dir=data_dir, rule=rule, min_annotators=min_annotators
+    )
+
+
+def predict(
+    dataset: Dataset | str | Path | None = None,
+    detector: str = "lexicon",
+    run_file: str | Path = "run.jsonl",
+    *,
+    taxonomy: str | Path | Taxonomy | None = None,
+    data_dir: str | Path | None = None,
+    rule: Rule = "majority",
+    min_annotators: int = 1,
+    base_url: str | None = None,
+    api_key_env: str = "OPENAI_API_KEY",
+    scoring: Scoring = "json",
+    structured: bool = False,
+    samples: int = 1,
+    template: str | Path | None = None,
+    temperature: float | None = None,
+    max_tokens: int | None = None,
+    seed: int | None = None,
+    concurrency: int = 32,
+    rpm: float | None = None,
+    tpm: float | None = None,
+    timeout: float | tuple[float, float] = (10.0, 120.0),
+    max_retries: int = 6,
+    retry_base_delay: float = 0.5,
+    limit: int | None = None,
+    sample: int | None = None,
+    dry_run: bool = False,
+    batch_file: str | Path | None = None,
+    quiet: bool = True,
+) -> RunSummary:
+    """Run ``detector`` over ``dataset`` and append every answer to ``run_file``.
+
+    Rerunning with the same arguments resumes: rows already answered with the same
+    request hash are not sent again; failed rows are retried. ``dry_run`` sends nothing
+    and returns the number of requests and estimated prompt tokens; ``batch_file``
+    writes OpenAI Batch API requests instead of sending them (:mod:`toxeval.llm.batch`).
+    The API key is read from the environment variable ``api_key_env`` only (a server
+    that needs no key works without it). See docs/python-api.md for every option.
+    """
+    from toxeval.llm.client import RetryPolicy
+    from toxeval.llm.engine import RunOptions, dataset_keys, run_local, run_remote
+
+    det = parse_detector(detector)
+    _positive("concurrency", concurrency, "--concurrency", integer=True)
+    if max_retries < 0 or isinstance(max_retries, bool) or not isinstance(max_retries, int):
+        raise ValueError(
+            f"max_retries must be an integer >= 0 (--max-retries), got {max_retries!r}"
+        )
+    for name, v, flag in (("rpm", rpm, "--rpm"), ("tpm", tpm, "--tpm")):
+        if v is not None:
+            _positive(name, v, flag)
+    connect_t, read_t = _timeouts(timeout)
+    ds = _dataset(dataset, taxonomy, data_dir, rule, min_annotators)
+    keys = dataset_keys(ds)
+    rows = select_rows(len(keys), limit=limit, sample=sample, seed=seed)
+    keys = [keys[i] for i in rows]
+    if not det.remote:
+        if dry_run or batch_file is not None:
+            raise ValueError(f"dry_run and batch_file apply to API detectors, not {detector!r}")
+        return run_local(LocalSystem(det, ds.taxonomy), keys, run_file, quiet=quiet)
+    url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
+    spec = build_request_spec(
+        det,
+        ds.taxonomy,
+        "response" if ds.level == "response" else "prompt",
+        scoring=scoring,
+        template=template,
+        structured=structured,
+        temperature=temperature,
+        max_tokens=max_tokens,
+        seed=seed,
+        samples=samples,
+    )
+    if dry_run:
+        from toxeval.llm.batch import dry_run_summary
+
+        return dry_run_summary(spec, keys, url, str(run_file))
+    if batch_file is not None:
+        from toxeval.llm.batch import write_batch_file
+
+        chat_options = {
+            "scoring": scoring,
+            "template": None if template is None else str(template),
+            "structured": structured,
+            "temperature": temperature,
+            "max_tokens": max_tokens,
+            "seed": seed,
+            "samples": samples,
+        }
+        return write_batch_file(
+            spec, keys, url, batch_file, detector=det, dataset=ds, options=chat_options
+        )
+    options = RunOptions(
+        base_url=url,
+        api_key=os.environ.get(api_key_env) or None,
+        api_key_env=api_key_env,
+        concurrency=concurrency,
+        rpm=rpm,
+        tpm=tpm,
+        connect_timeout=connect_t,
+        read_timeout=read_t,
+        retry=RetryPolicy(max_retries=max_retries, base_delay=retry_base_delay),
+        quiet=quiet,
+    )
+    return run_remote(spec, keys, run_file, options, detector=det)
+
+
+def evaluate_spec(
+    dataset: Dataset,
+    detector: str,
+    run_file: str | Path | None,
+    *,
+    threshold: float = 0.5,
+    config: dict[str, Any] | None = None,
+    **options: Any,
+) -> EvaluationResult:
+    """:func:`predict` ``detector`` over ``dataset`` into ``run_file`` (a temporary file,
+    removed afterwards, when None), then the report of the run file."""
+    import tempfile
+
+    from toxeval.llm.runscores import score_run
+
+    for name in ("dry_run", "batch_file"):
+        if options.get(name):
+            raise ValueError(f"{name}= applies to toxeval.llm.predict, not to evaluate")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(run_file) if run_file is not None else Path(tmp) / "run.jsonl"
+        summary = predict(dataset, detector, path, **options)
+        cfg = {**(config or {}), "run_file": str(run_file) if run_file is not None else None}
+        result = score_run(path, dataset, threshold=threshold, config=cfg)
+    result.notes.append(
+        f"run: {summary.written} rows asked now, {summary.skipped} already in the run file, "
+        f"{summary.failed} failed, {summary.retries} retries"
+    )
+    return result

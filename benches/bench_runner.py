@@ -1,0 +1,150 @@
+"""The LLM runner's own overhead, against the fake OpenAI server of the tests.
+
+    python benches/bench_runner.py [--rows 2000] [--latency-rows 1920] [--memory-rows 100000]
+
+The server (tests/fake_openai.py) runs in its own process on 127.0.0.1; the runner is
+``toxeval.llm.predict`` with ``openai:fake`` (json scoring, the shipped zero-shot
+template), so each row costs what a real run costs on the client: building the request,
+the HTTP round trip through httpx, reading the answer, appending the row.
+
+1. **zero latency**, concurrency 64: rows/s (target >= 1,000), i.e. the runner's ceiling.
+2. **100 ms latency**, concurrency 64: rows/s against the ideal 64 / 0.1 s = 640 rows/s
+   (target >= 80 %).
+3. **memory**: ``toxeval predict`` over ``--memory-rows`` rows in a subprocess, its RSS
+   sampled every 0.5 s; the table shows the RSS after 10 %, 50 % and 100 % of the rows
+   (flat: the 100 % figure within 10 % of the 10 % one).
+
+Both processes share the machine's cores with each other (and with anything else that
+runs): on a busy 2-core machine the figures are the machine's, not the runner's. The load
+average is printed with the table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+
+from fake_openai import write_dataset  # noqa: E402
+from toxeval.llm import predict  # noqa: E402
+
+
+@contextmanager
+def server(latency: float) -> Iterator[str]:
+    proc = subprocess.Popen(
+        [sys.executable, str(ROOT / "tests" / "fake_openai.py"), "--latency", str(latency)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        yield proc.stdout.readline().strip()
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def throughput(tmp: Path, rows: int, latency: float, concurrency: int) -> tuple[float, int]:
+    """(rows/s, retries) of one run."""
+    ds = tmp / f"ds-{rows}.jsonl"
+    write_dataset(ds, rows)
+    run = tmp / f"run-{rows}-{latency}.jsonl"
+    run.unlink(missing_ok=True)
+    with server(latency) as url:
+        t0 = time.perf_counter()
+        s = predict(ds, "openai:fake", run, base_url=url, concurrency=concurrency)
+        dt = time.perf_counter() - t0
+    if s.written != rows or s.failed:
+        raise SystemExit(f"bench run incomplete: {s.line()}")
+    return rows / dt, s.retries
+
+
+def rss_kb(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def memory(tmp: Path, rows: int) -> list[tuple[int, int]]:
+    """(rows written, RSS kB) samples of a `toxeval predict` subprocess."""
+    ds = tmp / f"ds-{rows}.jsonl"
+    write_dataset(ds, rows)
+    run = tmp / "run-memory.jsonl"
+    run.unlink(missing_ok=True)
+    samples: list[tuple[int, int]] = []
+    with server(0.0) as url:
+        cmd = [sys.executable, "-m", "toxeval.cli", "predict", "--dataset", str(ds)]
+        cmd += ["--detector", "openai:fake", "--base-url", url, "--out", str(run), "-q"]
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
+        while proc.poll() is None:
+            try:
+                kb = rss_kb(proc.pid)
+            except OSError:
+                break
+            done = run.read_bytes().count(b"\n") - 1 if run.exists() else 0
+            samples.append((max(done, 0), kb))
+            time.sleep(0.5)
+        if proc.wait() != 0:
+            raise SystemExit("the memory run failed")
+    return samples
+
+
+def at(samples: list[tuple[int, int]], fraction: float, rows: int) -> int:
+    """The largest RSS sampled up to ``fraction`` of the rows."""
+    upto = [kb for done, kb in samples if done <= fraction * rows]
+    return max(upto) if upto else 0
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--rows", type=int, default=2000)
+    ap.add_argument("--latency-rows", type=int, default=1920)
+    ap.add_argument("--memory-rows", type=int, default=100_000)
+    ap.add_argument("--concurrency", type=int, default=64)
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as d:
+        tmp = Path(d)
+        zero, zero_retries = throughput(tmp, args.rows, 0.0, args.concurrency)
+        slow, slow_retries = throughput(tmp, args.latency_rows, 0.1, args.concurrency)
+        ideal = args.concurrency / 0.1
+        mem = memory(tmp, args.memory_rows) if args.memory_rows else []
+    load = os.getloadavg()
+    print(
+        f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+        f"load average {load[0]:.1f} / {load[1]:.1f}"
+    )
+    print("| case | figure | target |")
+    print("| --- | --- | --- |")
+    print(
+        f"| zero latency, concurrency {args.concurrency}, {args.rows} rows | "
+        f"{zero:.0f} rows/s ({zero_retries} retries) | >= 1000 rows/s |"
+    )
+    print(
+        f"| 100 ms latency, concurrency {args.concurrency}, {args.latency_rows} rows | "
+        f"{slow:.0f} rows/s ({100 * slow / ideal:.0f} % of {ideal:.0f}; {slow_retries} retries)"
+        " | >= 80 % |"
+    )
+    if mem:
+        n = args.memory_rows
+        a, b, c = (at(mem, f, n) / 1024 for f in (0.1, 0.5, 1.0))
+        print(
+            f"| RSS of `toxeval predict` over {n} rows | {a:.0f} / {b:.0f} / {c:.0f} MB "
+            f"after 10 / 50 / 100 % | flat |"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,320 @@
+"""The HTTP side of the LLM runner: one async client for OpenAI-compatible servers.
+
+Modelled on openai-python's ``_base_client.py``: split connect/read timeouts, retries with
+exponential backoff and full jitter on 408, 409, 429, 5xx, timeouts and connection errors,
+``Retry-After`` (seconds or an HTTP date) and ``retry-after-ms`` honoured, and no retry on
+the statuses that cannot succeed the second time (400, 401, 403, 404, 422: a clear error).
+A 200 whose body is not a JSON object (malformed or truncated) is retried a bounded number
+of times, then reported as a failure of that request.
+
+Optional requests-per-minute and tokens-per-minute limiters (token buckets refilled
+continuously) pace the requests before they are sent.
+
+The API key is sent in the ``Authorization`` header and nowhere else: no message, log line
+or exception built here contains it (an error body that echoes it is redacted).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import random
+import time
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any
+
+import httpx
+
+__all__ = [
+    "AuthenticationFailed",
+    "Client",
+    "RateLimiter",
+    "Reply",
+    "RequestFailed",
+    "RequestRejected",
+    "RetryPolicy",
+    "retry_after_seconds",
+]
+
+RETRY_STATUSES = frozenset({408, 409, 429})  # and every 5xx
+# 404 stops the run too: a wrong base URL or model name fails every request alike
+STOP_STATUSES = frozenset({401, 403, 404})
+# Connections per httpx pool. httpcore's pool does work per request that grows with its
+# connections (it scans them, polling each idle socket), so one pool of 64 connections
+# served ~50 requests/s against a 100 ms stub where 8 pools of 8 served ~470
+# (encode/httpx#3215); requests go to the pool with the fewest in flight.
+POOL_CONNECTIONS = 8
+MAX_RETRY_AFTER = 120.0  # seconds; a longer Retry-After is capped, not obeyed blindly
+_BODY_SHOWN = 300  # characters of an error body quoted in a message
+
+
+class RequestFailed(Exception):
+    """A request that did not give a usable answer after its retries (message without
+    secrets). ``status_code`` is the last HTTP status (None: no response)."""
+
+    def __init__(self, message: str, *, status_code: int | None, attempts: int) -> None:
+        super().__init__(message)
+        self.status_code = status_code
+        self.attempts = attempts
+
+
+class RequestRejected(RequestFailed):
+    """The server refused the request with a status that retrying cannot change."""
+
+
+class AuthenticationFailed(RequestRejected):
+    """401/403/404: the key, the base URL or the model is wrong; every request would fail
+    alike, so the run stops at the first one."""
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How often and how long to retry. The delay before retry ``n`` (0-based) is drawn
+    uniformly from ``[0, min(max_delay, base_delay * 2**n)]`` (full jitter) unless the
+    server says how long to wait."""
+
+    max_retries: int = 6
+    base_delay: float = 0.5
+    max_delay: float = 30.0
+    malformed_retries: int = 2  # extra attempts for a 200 whose body is not JSON
+
+    def backoff(self, retry: int) -> float:
+        return random.uniform(0.0, min(self.max_delay, self.base_delay * 2.0**retry))
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A decoded HTTP 200 answer."""
+
+    body: dict[str, Any]
+    status_code: int
+    attempts: int
+    latency_s: float
+
+
+def retry_after_seconds(headers: httpx.Headers, now: float | None = None) -> float | None:
+    """The wait the server asks for: ``retry-after-ms`` (milliseconds), else
+    ``Retry-After`` as seconds or as an HTTP date; None when absent or unreadable.
+    Negative waits become 0, long ones are capped at ``MAX_RETRY_AFTER``."""
+    wait: float | None = None
+    ms = headers.get("retry-after-ms")
+    if ms is not None:
+        try:
+            wait = float(ms) / 1000.0
+        except ValueError:
+            wait = None
+    ra = headers.get("retry-after")
+    if wait is None and ra is not None:
+        try:
+            wait = float(ra)
+        except ValueError:
+            try:
+                when = email.utils.parsedate_to_datetime(ra)
+            except (TypeError, ValueError, IndexError):
+                when = None
+            if when is not None:
+                wait = when.timestamp() - (time.time() if now is None else now)
+    if wait is None or wait != wait:  # absent or NaN
+        return None
+    return min(max(wait, 0.0), MAX_RETRY_AFTER)
+
+
+class RateLimiter:
+    """A token bucket of ``per_minute`` tokens, refilled continuously. ``acquire(n)``
+    waits until ``n`` tokens are there (a request larger than the bucket waits for a
+    full bucket), then takes them."""
+
+    def __init__(self, per_minute: float) -> None:
+        if not per_minute > 0:
+            raise ValueError(f"a rate limit must be > 0 per minute, got {per_minute}")
+        self.capacity = float(per_minute)
+        self.rate = float(per_minute) / 60.0
+        self._tokens = self.capacity
+        self._stamp = time.monotonic()
+        self._lock = asyncio.Lock()
+
+    async def acquire(self, amount: float = 1.0) -> None:
+        amount = min(float(amount), self.capacity)
+        async with self._lock:
+            while True:
+                now = time.monotonic()
+                self._tokens = min(self.capacity, self._tokens + (now - self._stamp) * self.rate)
+                self._stamp = now
+                if self._tokens >= amount:
+                    self._tokens -= amount
+                    return
+                await asyncio.sleep((amount - self._tokens) / self.rate)
+
+
+def redact(text: str, secret: str | None) -> str:
+    """``text`` with ``secret`` (and any 8+ character piece of it a server echoes, such
+    as OpenAI's ``sk-abc...xyz`` hint) replaced by ``[redacted]``."""
+    if not secret:
+        return text
+    out = text.replace(secret, "[redacted]")
+    if len(secret) >= 16:
+        for piece in (secret[:8], secret[-8:]):
+            out = out.replace(piece, "[redacted]")
+    return out
+
+
+def _error_detail(response: httpx.Response) -> str:
+    """The server's own words: ``error.message`` of an OpenAI error body, else the
+    start of the body."""
+    try:
+        body = response.json()
+    except (ValueError, UnicodeDecodeError):
+        body = None
+    if isinstance(body, dict):
+        err = body.get("error")
+        if isinstance(err, dict) and isinstance(err.get("message"), str):
+            return str(err["message"])[:_BODY_SHOWN]
+        if isinstance(err, str):
+            return err[:_BODY_SHOWN]
+    return response.text[:_BODY_SHOWN].strip()
+
+
+class Client:
+    """An async client for ``base_url`` (e.g. ``https://api.openai.com/v1``).
+
+    ``post(path, body)`` returns the decoded 200 answer or raises :class:`RequestFailed`
+    (:class:`RequestRejected` for a status that is never retried,
+    :class:`AuthenticationFailed` for 401/403/404). ``retries`` counts every retry made.
+    Use as ``async with Client(...) as c``."""
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str | None = None,
+        *,
+        concurrency: int = 32,
+        rpm: float | None = None,
+        tpm: float | None = None,
+        connect_timeout: float = 10.0,
+        read_timeout: float = 120.0,
+        retry: RetryPolicy | None = None,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self._key = api_key or None
+        self.retry = retry or RetryPolicy()
+        self.requests_limiter = RateLimiter(rpm) if rpm else None
+        self.tokens_limiter = RateLimiter(tpm) if tpm else None
+        self.retries = 0
+        headers = {"Content-Type": "application/json", "User-Agent": "toxeval"}
+        if self._key:
+            headers["Authorization"] = f"Bearer {self._key}"
+        n_pools = max(1, -(-concurrency // POOL_CONNECTIONS))
+        per_pool = max(1, -(-concurrency // n_pools))
+        self._pools = [
+            httpx.AsyncClient(
+                headers=headers,
+                timeout=httpx.Timeout(read_timeout, connect=connect_timeout),
+                limits=httpx.Limits(max_connections=per_pool, max_keepalive_connections=per_pool),
+            )
+            for _ in range(n_pools)
+        ]
+        self._in_flight = [0] * n_pools
+
+    async def __aenter__(self) -> Client:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        for pool in self._pools:
+            await pool.aclose()
+
+    async def _send(self, url: str, payload: bytes) -> httpx.Response:
+        i = min(range(len(self._pools)), key=self._in_flight.__getitem__)
+        self._in_flight[i] += 1
+        try:
+            return await self._pools[i].post(url, content=payload)
+        finally:
+            self._in_flight[i] -= 1
+
+    def _safe(self, text: str) -> str:
+        return redact(text, self._key)
+
+    async def post(self, path: str, body: dict[str, Any], *, tokens: int = 0) -> Reply:
+        """POST ``body`` as JSON to ``base_url + path``, retrying as the module says."""
+        url = self.base_url + path
+        payload = json.dumps(body, ensure_ascii=False).encode("utf-8")
+        policy = self.retry
+        retries = 0  # retries made for errors of any kind
+        malformed = 0
+        status: int | None = None
+        started = time.monotonic()
+        while True:
+            if self.requests_limiter is not None:
+                await self.requests_limiter.acquire(1)
+            if self.tokens_limiter is not None and tokens:
+                await self.tokens_limiter.acquire(tokens)
+            wait: float | None = None
+            try:
+                response = await self._send(url, payload)
+            except httpx.TimeoutException as e:
+                problem = f"timed out ({type(e).__name__})"
+                status = None
+            except httpx.TransportError as e:
+                problem = f"connection error ({type(e).__name__}: {e})"
+                status = None
+            else:
+                status = response.status_code
+                if status == 200:
+                    decoded = _json_object(response)
+                    if decoded is not None:
+                        return Reply(decoded, status, retries + 1, time.monotonic() - started)
+                    malformed += 1
+                    problem = "the 200 answer is not a JSON object (malformed or truncated body)"
+                    if malformed > policy.malformed_retries:
+                        raise RequestFailed(
+                            self._safe(f"POST {path}: {problem}, {malformed} times"),
+                            status_code=status,
+                            attempts=retries + 1,
+                        )
+                else:
+                    detail = self._safe(_error_detail(response))
+                    problem = f"HTTP {status}" + (f": {detail}" if detail else "")
+                    if status in STOP_STATUSES:
+                        hint = {
+                            401: "check the API key (--api-key-env names the variable)",
+                            403: "the key has no access to this model or endpoint",
+                            404: "check --base-url and the model name",
+                        }[status]
+                        raise AuthenticationFailed(
+                            self._safe(f"POST {url}: {problem} ({hint})"),
+                            status_code=status,
+                            attempts=retries + 1,
+                        )
+                    if not (status in RETRY_STATUSES or status >= 500):
+                        raise RequestRejected(
+                            self._safe(f"POST {path}: {problem} (not retried)"),
+                            status_code=status,
+                            attempts=retries + 1,
+                        )
+                    wait = retry_after_seconds(response.headers)
+            if retries >= policy.max_retries:
+                raise RequestFailed(
+                    self._safe(f"POST {path}: {problem}; gave up after {retries + 1} attempts"),
+                    status_code=status,
+                    attempts=retries + 1,
+                )
+            await asyncio.sleep(policy.backoff(retries) if wait is None else wait)
+            retries += 1
+            self.retries += 1
+
+
+def _json_object(response: httpx.Response) -> dict[str, Any] | None:
+    try:
+        value = json.loads(response.content)
+    except (ValueError, UnicodeDecodeError):
+        return None
+    return value if isinstance(value, dict) else None

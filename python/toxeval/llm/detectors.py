@@ -1,0 +1,234 @@
+"""Detector specs: which system ``toxeval predict`` / ``evaluate --detector`` runs.
+
+=========================  ==========================================================
+``lexicon``                the offline lexicon baseline (:mod:`toxeval.detectors`)
+``openai:MODEL``           a chat model behind an OpenAI-compatible ``/chat/completions``
+``openai-moderation[:M]``  OpenAI's ``/moderations`` (default ``omni-moderation-latest``)
+``llama-guard:MODEL``      a Llama Guard model served behind ``/chat/completions``
+``python:module:attr``     a Python callable, class or instance (see :class:`LocalSystem`)
+=========================  ==========================================================
+
+``lexicon`` and ``python:`` run in this process (local); the others are sent to a server.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+
+from toxeval.taxonomy import Taxonomy
+
+__all__ = ["DetectorSpec", "LocalAnswers", "LocalSystem", "parse_detector"]
+
+Kind = Literal["lexicon", "openai", "openai-moderation", "llama-guard", "python"]
+DEFAULT_MODERATION_MODEL = "omni-moderation-latest"
+SPEC_FORMS = (
+    "lexicon, openai:MODEL, openai-moderation[:MODEL], llama-guard:MODEL, python:module:attr"
+)
+
+
+@dataclass(frozen=True)
+class DetectorSpec:
+    """A parsed detector spec. ``model`` is the model name (API kinds) and ``target`` the
+    ``module:attr`` of a ``python:`` spec."""
+
+    kind: Kind
+    text: str
+    model: str | None = None
+    target: str | None = None
+
+    @property
+    def remote(self) -> bool:
+        return self.kind in ("openai", "openai-moderation", "llama-guard")
+
+
+def parse_detector(spec: str) -> DetectorSpec:
+    """Parse ``spec``; a ValueError names the accepted forms."""
+    if not isinstance(spec, str):
+        raise TypeError(f"a detector spec is a str ({SPEC_FORMS}), got {type(spec).__name__}")
+    s = spec.strip()
+    head, sep, rest = s.partition(":")
+    head = head.lower()
+    rest = rest.strip()
+    if head in ("lexicon", "lexicon-baseline") and not sep:
+        return DetectorSpec("lexicon", s)
+    if head == "openai-moderation":
+        if sep and not rest:
+            raise ValueError(f"detector {spec!r}: give a model after ':' or leave it out")
+        return DetectorSpec("openai-moderation", s, model=rest or DEFAULT_MODERATION_MODEL)
+    if head in ("openai", "llama-guard"):
+        if not rest:
+            raise ValueError(f"detector {spec!r}: name the model, e.g. {head}:MODEL")
+        return DetectorSpec(head, s, model=rest)  # type: ignore[arg-type]
+    if head == "python":
+        module, colon, attr = rest.rpartition(":")
+        if not colon or not module or not attr:
+            raise ValueError(
+                f"detector {spec!r}: a Python detector is python:module:attr "
+                "(e.g. python:mypackage.models:score_batch)"
+            )
+        return DetectorSpec("python", s, target=rest)
+    raise ValueError(f"unknown detector {spec!r}; accepted: {SPEC_FORMS}")
+
+
+@dataclass(frozen=True)
+class LocalAnswers:
+    """What a local system said about a batch: ``scores`` (n, K) with NaN rows for items
+    without a usable answer, per-item parse ``statuses`` / ``reasons``, the raw
+    ``outputs`` (text answers only) and the ``method`` ("scores", "labels" or "text")."""
+
+    scores: np.ndarray
+    statuses: list[str]
+    reasons: list[str | None]
+    outputs: list[str | None]
+    method: str
+    graded: list[bool]
+
+
+class LocalSystem:
+    """A system run in this process over batches of texts.
+
+    ``lexicon``: :class:`toxeval.detectors.LexiconDetector`. ``python:module:attr``: the
+    attribute is imported; a class is instantiated without arguments; an object with
+    ``predict_scores`` is called through it, else it must be callable. Called with a list
+    of texts, it returns an (N, K) array of scores (taxonomy order), a list of N label
+    lists (category ids, names or aliases: scored 1/0), or a list of N raw text answers
+    (read by :func:`toxeval.parsing.parse_outputs`)."""
+
+    def __init__(self, spec: DetectorSpec, taxonomy: Taxonomy) -> None:
+        self.spec = spec
+        self.taxonomy = taxonomy
+        self.version: str | None = None
+        if spec.kind == "lexicon":
+            from toxeval.detectors import LexiconDetector
+
+            det = LexiconDetector(taxonomy)
+            self._fn: Callable[[list[str]], Any] = det.predict_scores
+            self.version = _toxeval_version()
+        elif spec.kind == "python":
+            self._fn = _import_callable(str(spec.target))
+        else:
+            raise ValueError(f"{spec.text!r} is not a local detector")
+
+    def fingerprint(self) -> dict[str, Any]:
+        from toxeval.llm.engine import taxonomy_sha256
+
+        return {
+            "detector": self.spec.text,
+            "version": self.version,
+            "taxonomy": taxonomy_sha256(self.taxonomy),
+        }
+
+    def __call__(self, texts: list[str]) -> LocalAnswers:
+        try:
+            out = self._fn(list(texts))
+        except Exception as e:  # the user's code: an input error of theirs, not ours
+            raise ValueError(
+                f"detector {self.spec.text!r} raised {type(e).__name__}: {e} (rows answered "
+                "before it are kept in the run file)"
+            ) from e
+        n, k = len(texts), self.taxonomy.k
+        where = f"detector {self.spec.text!r}"
+        if isinstance(out, np.ndarray) or _is_numeric_rows(out):
+            arr = np.asarray(out, dtype=np.float64)
+            if arr.shape != (n, k):
+                raise ValueError(
+                    f"{where} returned scores of shape {arr.shape} for {n} texts; expected "
+                    f"({n}, {k}) (taxonomy {self.taxonomy.name!r})"
+                )
+            ok = np.asarray(np.isfinite(arr).all(axis=1), dtype=bool).tolist()
+            statuses = ["ok" if g else "unparseable" for g in ok]
+            reasons: list[str | None] = [None if g else "non-finite score" for g in ok]
+            arr[~np.asarray(ok, dtype=bool)] = np.nan
+            return LocalAnswers(arr, statuses, reasons, [None] * n, "scores", [True] * n)
+        if not isinstance(out, Sequence) or isinstance(out, str) or len(out) != n:
+            got = len(out) if isinstance(out, Sequence) else type(out).__name__
+            raise ValueError(
+                f"{where} must return an ({n}, {k}) array, {n} label lists or {n} strings; "
+                f"got {got}"
+            )
+        if all(isinstance(v, str) for v in out):
+            from toxeval.parsing import parse_outputs
+
+            batch = parse_outputs(list(out), self.taxonomy)
+            scores = np.array(batch.scores, dtype=np.float64)
+            bad = np.asarray(batch.statuses) == "unparseable"
+            scores[bad] = np.nan
+            return LocalAnswers(
+                scores,
+                [str(s) for s in batch.statuses],
+                list(batch.reasons),
+                [str(t) for t in out],
+                "text",
+                [bool(g) for g in np.asarray(batch.graded_rows, dtype=bool)],
+            )
+        scores = np.zeros((n, k), dtype=np.float64)
+        for i, labels in enumerate(out):
+            if isinstance(labels, str) or not isinstance(labels, Sequence | set | frozenset):
+                raise ValueError(
+                    f"{where}: item {i} is {type(labels).__name__}; a label list is a list of "
+                    "category ids, names or aliases"
+                )
+            for lab in labels:
+                cid = self.taxonomy.resolve(str(lab))
+                if cid is None:
+                    raise ValueError(
+                        f"{where}: item {i}: unknown category {lab!r} "
+                        f"(taxonomy {self.taxonomy.name!r}: {', '.join(self.taxonomy.ids)})"
+                    )
+                scores[i, self.taxonomy.index(cid)] = 1.0
+        return LocalAnswers(scores, ["ok"] * n, [None] * n, [None] * n, "labels", [False] * n)
+
+
+def _is_numeric_rows(out: Any) -> bool:
+    """True for a non-empty sequence whose first item is a non-empty row of numbers."""
+    if not isinstance(out, Sequence) or isinstance(out, str) or len(out) == 0:
+        return False
+    first = out[0]
+    return (
+        isinstance(first, Sequence | np.ndarray)
+        and not isinstance(first, str)
+        and len(first) > 0
+        and all(isinstance(v, (int, float, np.number)) and not isinstance(v, bool) for v in first)
+    )
+
+
+def _toxeval_version() -> str:
+    from toxeval._core import __version__
+
+    return str(__version__)
+
+
+def _import_callable(target: str) -> Callable[[list[str]], Any]:
+    module_name, _, attr = target.rpartition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as e:
+        raise ValueError(f"detector python:{target}: cannot import {module_name!r}: {e}") from None
+    obj: Any = module
+    for part in attr.split("."):
+        if not hasattr(obj, part):
+            raise ValueError(f"detector python:{target}: {module_name!r} has no {attr!r}")
+        obj = getattr(obj, part)
+    if inspect.isclass(obj):
+        try:
+            obj = obj()
+        except TypeError as e:
+            raise ValueError(
+                f"detector python:{target}: the class cannot be built without arguments ({e}); "
+                "point at an instance or a function instead"
+            ) from None
+    method = getattr(obj, "predict_scores", None)
+    if callable(method):
+        return method  # type: ignore[no-any-return]
+    if not callable(obj):
+        raise ValueError(
+            f"detector python:{target}: {type(obj).__name__} is not callable and has no "
+            "predict_scores(texts)"
+        )
+    return obj  # type: ignore[no-any-return]

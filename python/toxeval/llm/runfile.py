@@ -1,0 +1,290 @@
+"""The run file: every answer of a run, appended as it arrives, so nothing is lost.
+
+JSONL. Header lines ``{"toxeval_run": 1, "fingerprint": {...}, "base_url": ..., "detector":
+...}`` say what the rows after them were asked with (never an API key); each other line is
+one finished item::
+
+    {"id", "request_hash", "scores": {category_id: float|null} | null, "output",
+     "reasoning", "raw": [response bodies], "parse_status", "parse_reason", "method",
+     "status_code", "attempts", "latency_s", "usage", "error": null | "message"}
+
+``request_hash`` is the sha256 of the canonical JSON of ``[base_url, fingerprint, item
+text, item response]``: a changed model, template, taxonomy or decoding parameter gives
+another hash, so the row is asked again and never mixed with the new ones.
+
+Which row counts: the **last** header names the current fingerprint and base URL; from
+them and the dataset the expected hash of every item is computed again, and for each id
+the last row carrying that hash is the item's answer. Rows with another hash are stale
+(superseded, counted, never scored). A row with ``"error"`` (the request failed after its
+retries) or ``"scores": null`` is unscored, never a negative, and is asked again by the
+next run.
+
+Durability: each row is written with one ``write`` of the whole line and flushed at once,
+and the file is fsynced at least every second and when it is closed. A process killed in
+the middle of a write leaves at most a torn last line (no trailing newline): readers
+ignore it and the next writer truncates it before appending, so the item is asked again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import IO, Any
+
+__all__ = [
+    "RUN_FORMAT",
+    "RunFileError",
+    "RunRecord",
+    "RunState",
+    "RunWriter",
+    "is_run_file",
+    "read_run",
+    "request_hash",
+]
+
+RUN_FORMAT = 1
+FSYNC_EVERY = 1.0  # seconds
+
+
+class RunFileError(ValueError):
+    """A run file that cannot be read or appended to."""
+
+
+def canonical_json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def request_hash(
+    base_url: str, fingerprint: Mapping[str, Any], text: str, response: str | None
+) -> str:
+    """sha256 (hex) of everything that determines one item's answer."""
+    key = canonical_json([base_url, dict(fingerprint), text, response])
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()
+
+
+def is_run_file(path: str | Path) -> bool:
+    """True when the first line of ``path`` is a run-file header."""
+    try:
+        with open(path, "rb") as f:
+            first = f.readline(1 << 20)
+    except OSError:
+        return False
+    try:
+        head = json.loads(first)
+    except ValueError:
+        return False
+    return isinstance(head, dict) and "toxeval_run" in head
+
+
+def json_scores(scores: Any, ids: tuple[str, ...]) -> dict[str, float | None] | None:
+    """A (K,) score vector as ``{category_id: float}``, NaN (an unmapped, unknown cell)
+    as None; None stays None."""
+    if scores is None:
+        return None
+    out: dict[str, float | None] = {}
+    for c, v in zip(ids, scores, strict=True):
+        f = float(v)
+        out[c] = None if math.isnan(f) else f
+    return out
+
+
+def _scan_end(path: Path) -> tuple[int, int]:
+    """(size, offset just after the last newline) of ``path``."""
+    size = path.stat().st_size
+    with open(path, "rb") as f:
+        pos = size
+        while pos > 0:
+            step = min(pos, 1 << 16)
+            f.seek(pos - step)
+            chunk = f.read(step)
+            nl = chunk.rfind(b"\n")
+            if nl >= 0:
+                return size, pos - step + nl + 1
+            pos -= step
+    return size, 0
+
+
+class RunWriter:
+    """Appends rows to a run file (see the module docstring): repairs a torn tail, adds
+    ``header`` when it differs from the file's last header, then ``write(row)`` per row.
+    Use as a context manager; ``close()`` fsyncs."""
+
+    def __init__(self, path: str | Path, header: dict[str, Any], *, last_header: Any) -> None:
+        self.path = Path(path)
+        self.repaired_bytes = 0
+        if self.path.exists():
+            if not self.path.is_file():
+                raise RunFileError(f"{self.path}: exists and is not a file")
+            size, end = _scan_end(self.path)
+            if end > 0 and not is_run_file(self.path):
+                raise RunFileError(
+                    f"{self.path}: exists and is not a toxeval run file (no run header on its "
+                    "first line); not appending to it: name another file"
+                )
+            if end < size:
+                with open(self.path, "r+b") as f:
+                    f.truncate(end)
+                    f.flush()
+                    os.fsync(f.fileno())
+                self.repaired_bytes = size - end
+        else:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._f: IO[bytes] = open(self.path, "ab")
+        self._synced = time.monotonic()
+        if _header_key(last_header) != _header_key(header):
+            self._line(header)
+            self.sync()
+
+    def _line(self, obj: dict[str, Any]) -> None:
+        data = (json.dumps(obj, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
+        self._f.write(data)
+        self._f.flush()
+
+    def write(self, row: dict[str, Any]) -> None:
+        self._line(row)
+        if time.monotonic() - self._synced >= FSYNC_EVERY:
+            self.sync()
+
+    def sync(self) -> None:
+        os.fsync(self._f.fileno())
+        self._synced = time.monotonic()
+
+    def close(self) -> None:
+        if self._f.closed:
+            return
+        try:
+            self._f.flush()
+            self.sync()
+        finally:
+            self._f.close()
+
+    def __enter__(self) -> RunWriter:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+def _header_key(header: Any) -> str | None:
+    if not isinstance(header, dict):
+        return None
+    return canonical_json({k: header.get(k) for k in ("fingerprint", "base_url", "detector")})
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """What a reader keeps of one row (not the raw bodies)."""
+
+    request_hash: str
+    scores: dict[str, float | None] | None
+    output: str | None
+    parse_status: str | None
+    method: str | None
+    error: str | None
+    graded: bool | None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and self.scores is not None
+
+
+@dataclass
+class RunState:
+    """A run file as read: its last header and, per id, the rows that matter."""
+
+    path: Path
+    header: dict[str, Any] | None
+    latest: dict[str, RunRecord] = field(default_factory=dict)  # last row per id
+    by_hash: dict[tuple[str, str], RunRecord] = field(default_factory=dict)
+    rows: int = 0
+    corrupt_lines: int = 0
+    torn_tail: bool = False
+
+    def current(self, item_id: str, expected_hash: str) -> RunRecord | None:
+        """The last row of ``item_id`` with ``expected_hash`` (None: never answered)."""
+        return self.by_hash.get((item_id, expected_hash))
+
+
+def _lines(path: Path) -> Iterator[tuple[bytes, bool]]:
+    """(line without newline, complete?) for every line."""
+    with open(path, "rb") as f:
+        for raw in f:
+            if raw.endswith(b"\n"):
+                yield raw[:-1], True
+            else:
+                yield raw, False
+
+
+def read_run(path: str | Path, *, light: bool = False) -> RunState:
+    """Read a run file (missing: an empty state). Keeps, per (id, hash), the last row;
+    ``light`` (for resuming) keeps whether a row has scores, not the scores."""
+    p = Path(path)
+    state = RunState(path=p, header=None)
+    if not p.exists():
+        return state
+    if not p.is_file():
+        raise RunFileError(f"{p}: exists and is not a file")
+    try:
+        for raw, complete in _lines(p):
+            if not complete:
+                state.torn_tail = True
+                break
+            if not raw.strip():
+                continue
+            try:
+                obj = json.loads(raw)
+            except ValueError:
+                state.corrupt_lines += 1
+                continue
+            if not isinstance(obj, dict):
+                state.corrupt_lines += 1
+                continue
+            if "toxeval_run" in obj:
+                state.header = obj
+                continue
+            rec = _record(obj, light)
+            if rec is None:
+                state.corrupt_lines += 1
+                continue
+            item_id = str(obj["id"])
+            state.rows += 1
+            state.latest[item_id] = rec
+            state.by_hash[(item_id, rec.request_hash)] = rec
+    except OSError as e:
+        raise RunFileError(f"{p}: cannot read the run file: {e}") from None
+    return state
+
+
+def _record(obj: dict[str, Any], light: bool) -> RunRecord | None:
+    h = obj.get("request_hash")
+    if not isinstance(h, str) or "id" not in obj:
+        return None
+    scores = obj.get("scores")
+    if scores is not None and not isinstance(scores, dict):
+        return None
+    error = None if obj.get("error") is None else str(obj["error"])
+    out = obj.get("output")
+    graded = obj.get("graded")
+    if light:
+        return RunRecord(h, None if scores is None else {}, None, None, None, error, None)
+    return RunRecord(
+        request_hash=h,
+        scores=scores,
+        output=out if isinstance(out, str) else None,
+        parse_status=obj.get("parse_status"),
+        method=obj.get("method"),
+        error=error,
+        graded=graded if isinstance(graded, bool) else None,
+    )

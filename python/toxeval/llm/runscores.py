@@ -1,0 +1,200 @@
+"""Scores from a run file: the current answer of every dataset row, and the report.
+
+The last header of the run file gives the fingerprint and base URL; every dataset row's
+request hash is computed again from them and the row's text (and response), and the last
+row with that hash is the row's answer (:mod:`toxeval.llm.runfile`). Rows without one
+(never asked, failed after retries, or an answer that could not be read) are unscored and
+counted, never negatives. A category the system gives no score for on a row (``null``,
+e.g. an OpenAI moderation category that maps to nothing in the taxonomy) is masked as an
+unknown cell for that row.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from toxeval.llm.runfile import RunFileError, read_run, request_hash
+
+if TYPE_CHECKING:
+    from toxeval.datasets import Dataset
+    from toxeval.predictions import Predictions
+    from toxeval.scoring import EvaluationResult, Progress
+
+__all__ = ["RunScores", "run_scores", "score_run"]
+
+LABELS_NOTE = (
+    "scoring method 'labels': the system answers with label sets, so every score is 0 or 1 "
+    "and the ranking figures (mAP, ROC AUC, ranking loss) are coarse; use json, logprobs "
+    "or sample scoring for graded scores"
+)
+
+
+class RunScores:
+    """A run file read against a dataset: ``predictions`` (unscored rows marked),
+    ``unknown_cells`` ((N, K) bool, cells the system gave no score for), ``info`` (what
+    results.json records about the run) and ``notes``."""
+
+    def __init__(
+        self,
+        predictions: Predictions,
+        unknown_cells: np.ndarray,
+        info: dict[str, Any],
+        notes: list[str],
+    ) -> None:
+        self.predictions = predictions
+        self.unknown_cells = unknown_cells
+        self.info = info
+        self.notes = notes
+
+
+def run_scores(path: str | Path, dataset: Dataset) -> RunScores:
+    """Read the run file ``path`` against ``dataset`` (see the module docstring)."""
+    from toxeval.files import file_sha256
+    from toxeval.llm.engine import dataset_keys
+    from toxeval.predictions import Predictions
+
+    state = read_run(path)
+    if state.header is None:
+        raise RunFileError(f"{path}: not a toxeval run file (no header line)")
+    fp = state.header.get("fingerprint")
+    base = state.header.get("base_url")
+    if not isinstance(fp, dict) or not isinstance(base, str):
+        raise RunFileError(f"{path}: the header has no fingerprint or base_url")
+    tax = dataset.taxonomy
+    n, k = len(dataset.ids), tax.k
+    scores = np.zeros((n, k), dtype=np.float64)
+    unknown = np.zeros((n, k), dtype=bool)
+    scored = np.zeros(n, dtype=bool)
+    status_counts: Counter[str] = Counter()
+    methods: Counter[str] = Counter()
+    failed: list[str] = []
+    missing: list[str] = []
+    unreadable = stale = 0
+    graded = False
+    errors: Counter[str] = Counter()
+    for row, (item_id, text, response) in enumerate(dataset_keys(dataset)):
+        rec = state.current(item_id, request_hash(base, fp, text, response))
+        if rec is None:
+            missing.append(item_id)
+            stale += item_id in state.latest
+            continue
+        if rec.error is not None:
+            failed.append(item_id)
+            errors[rec.error.split(":")[0]] += 1
+            continue
+        if rec.method:
+            methods[rec.method] += 1
+        if rec.parse_status:
+            status_counts[rec.parse_status] += 1
+        if rec.scores is None:
+            unreadable += 1
+            continue
+        for c, cid in enumerate(tax.ids):
+            v = rec.scores.get(cid)
+            if v is None:
+                unknown[row, c] = True
+            else:
+                scores[row, c] = float(v)
+        scored[row] = True
+        graded = graded or bool(rec.graded)
+    known_ids = set(dataset.ids)
+    n_unknown_ids = sum(1 for i in state.latest if i not in known_ids)
+    notes: list[str] = []
+    if failed:
+        notes.append(
+            f"{len(failed)} rows failed after retries and are unscored (first: "
+            f"{', '.join(failed[:5])}); rerunning the same predict command asks them again"
+        )
+    if missing:
+        notes.append(
+            f"{len(missing)} dataset rows have no answer in the run file for its current "
+            f"fingerprint and are unscored"
+            + (f" ({stale} of them only have stale rows of other settings)" if stale else "")
+        )
+    if unreadable:
+        notes.append(f"{unreadable} answers could not be read (see parse statuses): unscored")
+    if unknown.any():
+        cols = [tax.ids[c] for c in np.flatnonzero(unknown.any(axis=0))]
+        notes.append(
+            f"{int(unknown.sum())} cells have no score from the system (categories: "
+            f"{', '.join(cols)}): masked as unknown labels"
+        )
+    if n_unknown_ids:
+        notes.append(f"{n_unknown_ids} ids of the run file are not in the dataset: ignored")
+    if "labels" in methods:
+        notes.append(LABELS_NOTE)
+    if state.corrupt_lines or state.torn_tail:
+        notes.append(
+            f"the run file has {state.corrupt_lines} unreadable lines"
+            + (" and a torn last line" if state.torn_tail else "")
+            + " (ignored)"
+        )
+    preds = Predictions(
+        scores=scores,
+        scored=scored,
+        kind="scores",
+        source=str(path),
+        format="run",
+        sha256=file_sha256(path),
+        n_read=state.rows,
+        on_mismatch="drop",
+        n_missing=len(missing) + len(failed),
+        missing_ids=tuple(missing[:5]) or tuple(failed[:5]),
+        parse_policy="exclude",
+        parse_counts=dict(status_counts) if status_counts else None,
+        n_parse_excluded=unreadable,
+        graded=graded,
+        dataset_sha256=dataset.sha256,
+    )
+    info = {
+        "kind": "run",
+        "source": str(path),
+        "sha256": preds.sha256,
+        "detector": state.header.get("detector"),
+        "base_url": base,
+        "fingerprint": fp,
+        "scoring_method": sorted(methods) or None,
+        "rows": {
+            "scored": int(scored.sum()),
+            "failed": len(failed),
+            "unreadable": unreadable,
+            "not_answered": len(missing),
+            "stale_only": stale,
+        },
+        "errors": dict(errors),
+        "parse_status_counts": dict(status_counts),
+    }
+    return RunScores(preds, unknown, info, notes)
+
+
+def score_run(
+    path: str | Path,
+    dataset: Dataset,
+    *,
+    threshold: float = 0.5,
+    config: dict[str, Any] | None = None,
+    progress: Progress | None = None,
+) -> EvaluationResult:
+    """The full report of the run file ``path`` on ``dataset``."""
+    import dataclasses
+
+    from toxeval.scoring import score_predictions
+
+    if progress:
+        progress("reading the run file")
+    rs = run_scores(path, dataset)
+    ds = dataset
+    if rs.unknown_cells.any():
+        ds = dataclasses.replace(
+            dataset, mask=np.asarray(dataset.mask, dtype=bool) & ~rs.unknown_cells
+        )
+    preds = dataclasses.replace(rs.predictions, notes=(*rs.predictions.notes, *rs.notes))
+    methods = rs.info["scoring_method"]
+    cfg = {"scoring_method": methods, "run_fingerprint": rs.info["fingerprint"], **(config or {})}
+    return score_predictions(
+        preds, ds, threshold=threshold, system=rs.info, config=cfg, progress=progress
+    )

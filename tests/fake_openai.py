@@ -1,0 +1,365 @@
+"""A fake OpenAI-compatible server on 127.0.0.1 for the runner's tests and benchmark.
+
+``/v1/chat/completions`` and ``/v1/moderations`` answer with scripted scores: every
+request names its items by the marker ``item-<digits>`` in its text (the test datasets put
+one in each row; other texts get a key from their hash), and each item's scores are
+:func:`scripted_scores` of its number, so a test can check every score that reaches the
+run file. Faults are scripted per item as a
+list consumed one per request (``server.faults["item-00007"] = ["429", "500"]``: the first
+request of that item gets a 429, the second a 500, the third the answer) or drawn for a
+fraction of first attempts (``fault_rate``). Every request is logged (item keys, path,
+time, the status sent) for assertions.
+
+Faults: ``429`` (with ``Retry-After``), ``500``/``502``/``503``, ``400``, ``401``,
+``reset`` (the connection is closed without an answer), ``slow`` (the answer comes after
+``slow_s``), ``malformed`` (a 200 whose body is not JSON), ``truncated`` (a 200 whose body
+stops before its Content-Length, then the connection closes), ``refusal`` (a 200 whose
+answer is a refusal). ``require_key`` makes every request without ``Bearer <key>`` a 401
+whose message quotes the key given, as OpenAI's does.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import random
+import re
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from toxeval.taxonomy import Taxonomy, load_taxonomy
+
+ITEM = re.compile(r"item-\d+")
+RETRYABLE_FAULTS = ("429", "500", "502", "503", "reset", "malformed", "truncated")
+MODERATION_NAMES = (
+    "harassment",
+    "harassment/threatening",
+    "hate",
+    "hate/threatening",
+    "illicit",
+    "illicit/violent",
+    "self-harm",
+    "self-harm/intent",
+    "self-harm/instructions",
+    "sexual",
+    "sexual/minors",
+    "violence",
+    "violence/graphic",
+)
+
+
+def item_number(key: str) -> int:
+    return int(key.split("-")[1])
+
+
+def text_key(text: str) -> str:
+    """The item marker in ``text``, or for a text without one (the demo set's) a stable
+    key made from its hash."""
+    found = ITEM.findall(text)
+    if found:
+        return str(found[-1])
+    return f"item-{int(hashlib.sha256(text.encode()).hexdigest()[:8], 16) % 100000:05d}"
+
+
+def scripted_scores(key: str, ids: tuple[str, ...]) -> dict[str, float]:
+    """The graded scores the server answers for item ``key`` (multiples of 1/8, exact)."""
+    n = item_number(key)
+    return {c: ((n * 5 + j * 3) % 9) / 8.0 for j, c in enumerate(ids)}
+
+
+def logprob_yes(score: float) -> float:
+    """P(yes) the server's logprobs give for a scripted score (kept inside (0, 1))."""
+    return 0.05 + 0.9 * score
+
+
+@dataclass(frozen=True)
+class Logged:
+    keys: tuple[str, ...]
+    path: str
+    time: float
+    status: int | str
+
+
+class FakeOpenAI:
+    """The server; ``start()`` binds a free port on 127.0.0.1, ``url`` is its ``/v1``."""
+
+    def __init__(self, taxonomy: Taxonomy | str = "toxeval-15") -> None:
+        self.taxonomy = load_taxonomy(taxonomy) if isinstance(taxonomy, str) else taxonomy
+        self.faults: dict[str, list[str]] = {}
+        self.fault_rate = 0.0
+        self.random = random.Random(0)
+        self.latency = 0.0
+        self.slow_s = 1.0
+        self.retry_after = "0"
+        self.require_key: str | None = None
+        self.log: list[Logged] = []
+        self.headers_seen: list[dict[str, str]] = []
+        self.bodies: list[Any] = []  # every decoded request body
+        self._lock = threading.Lock()
+        self._seen: set[str] = set()
+        self._server: ThreadingHTTPServer | None = None
+
+    # ------------------------------------------------------------------ lifecycle
+    def start(self) -> FakeOpenAI:
+        handler = type("Handler", (_Handler,), {"fake": self})
+        self._server = _Server(("127.0.0.1", 0), handler)
+        self._server.daemon_threads = True
+        threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        ).start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+
+    @property
+    def url(self) -> str:
+        assert self._server is not None
+        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    # ------------------------------------------------------------------ queries
+    def requested(self, key: str) -> int:
+        """How many requests named item ``key``."""
+        with self._lock:
+            return sum(key in e.keys for e in self.log)
+
+    def answered(self) -> list[str]:
+        """Item keys of every request answered with a usable 200, in order."""
+        with self._lock:
+            return [k for e in self.log if e.status == 200 for k in e.keys]
+
+    # ------------------------------------------------------------------ behaviour
+    def fault_for(self, keys: tuple[str, ...]) -> str | None:
+        with self._lock:
+            for k in keys:
+                queue = self.faults.get(k)
+                if queue:
+                    return queue.pop(0)
+            if self.fault_rate and keys and keys[0] not in self._seen:
+                self._seen.add(keys[0])
+                if self.random.random() < self.fault_rate:
+                    return self.random.choice(RETRYABLE_FAULTS)
+            for k in keys:
+                self._seen.add(k)
+        return None
+
+    def record(self, keys: tuple[str, ...], path: str, status: int | str) -> None:
+        with self._lock:
+            self.log.append(Logged(keys, path, time.monotonic(), status))
+
+    def chat_body(self, model: str, keys: tuple[str, ...], body: dict[str, Any]) -> dict[str, Any]:
+        ids = self.taxonomy.ids
+        scores = scripted_scores(keys[0], ids) if keys else {}
+        n = int(body.get("n") or 1)
+        logprobs = None
+        if body.get("logprobs"):
+            tokens = []
+            for c, v in scores.items():
+                p = logprob_yes(v)
+                word = " yes" if p >= 0.5 else " no"
+                alts = [
+                    {"token": " yes", "logprob": math.log(p)},
+                    {"token": " no", "logprob": math.log(1.0 - p)},
+                ]
+                tokens += [
+                    {"token": f"{c}:", "logprob": -0.01, "top_logprobs": []},
+                    {
+                        "token": word,
+                        "logprob": max(a["logprob"] for a in alts),
+                        "top_logprobs": alts,
+                    },
+                    {"token": "\n", "logprob": -0.01, "top_logprobs": []},
+                ]
+            content = "".join(t["token"] for t in tokens)
+            logprobs = {"content": tokens}
+        else:
+            content = json.dumps(scores)
+        choices = [
+            {
+                "index": i,
+                "message": {"role": "assistant", "content": content},
+                "logprobs": logprobs,
+                "finish_reason": "stop",
+            }
+            for i in range(n)
+        ]
+        return {
+            "id": "chatcmpl-fake",
+            "object": "chat.completion",
+            "model": model,
+            "choices": choices,
+            "usage": {"prompt_tokens": 20, "completion_tokens": 10, "total_tokens": 30},
+        }
+
+    def moderation_body(self, model: str, keys: list[str]) -> dict[str, Any]:
+        results = []
+        for key in keys:
+            n = item_number(key)
+            cs = {name: ((n + j) % 9) / 8.0 for j, name in enumerate(MODERATION_NAMES)}
+            results.append(
+                {
+                    "flagged": any(v >= 0.5 for v in cs.values()),
+                    "categories": {k: v >= 0.5 for k, v in cs.items()},
+                    "category_scores": cs,
+                }
+            )
+        return {"id": "modr-fake", "model": model, "results": results}
+
+
+class _Server(ThreadingHTTPServer):
+    # 64 clients connect at once; the default backlog of 5 would reset some of them
+    request_queue_size = 256
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that hangs up (the runner cancelled on Ctrl-C, closed its pool) is
+        not a server error worth a traceback on stderr."""
+        exc = sys.exc_info()[1]
+        if not isinstance(exc, (ConnectionError, TimeoutError)):
+            super().handle_error(request, client_address)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    fake: FakeOpenAI
+    protocol_version = "HTTP/1.1"
+    # headers and body go out in two writes: without TCP_NODELAY the body waits for the
+    # client's delayed ACK (~40 ms per request)
+    disable_nagle_algorithm = True
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def _send(self, status: int, payload: bytes, headers: dict[str, str] | None = None) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def _error(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
+        body = {"error": {"message": message, "type": "fake", "code": status}}
+        self._send(status, json.dumps(body).encode(), headers)
+
+    def do_POST(self) -> None:
+        fake = self.fake
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length)
+        with fake._lock:
+            fake.headers_seen.append(dict(self.headers.items()))
+        if len(raw) < length:  # the client hung up before its body arrived
+            self.close_connection = True
+            return
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            self._error(400, "body is not JSON")
+            return
+        with fake._lock:
+            fake.bodies.append(body)
+        path = self.path
+        if path.endswith("/moderations"):
+            inputs = body.get("input")
+            texts = inputs if isinstance(inputs, list) else [inputs]
+            keys = tuple(text_key(str(t)) for t in texts)
+        elif path.endswith("/chat/completions"):
+            text = " ".join(
+                str(m.get("content")) for m in body.get("messages", []) if isinstance(m, dict)
+            )
+            keys = (text_key(text),)
+        else:
+            fake.record((), path, 404)
+            self._error(404, f"no route {path}")
+            return
+        if fake.require_key is not None:
+            auth = self.headers.get("Authorization", "")
+            if auth != f"Bearer {fake.require_key}":
+                fake.record(keys, path, 401)
+                given = auth.removeprefix("Bearer ")
+                self._error(401, f"Incorrect API key provided: {given}.")
+                return
+        if fake.latency:
+            time.sleep(fake.latency)
+        fault = fake.fault_for(keys)
+        fake.record(keys, path, fault or 200)
+        if fault == "429":
+            self._error(429, "rate limited", {"Retry-After": fake.retry_after})
+        elif fault in ("500", "502", "503", "400", "401"):
+            self._error(int(fault), f"injected {fault}")
+        elif fault == "reset":
+            self.close_connection = True
+            self.connection.close()
+        elif fault == "slow":
+            time.sleep(fake.slow_s)
+            self._send(200, json.dumps(fake.chat_body(body.get("model", ""), keys, body)).encode())
+        elif fault == "malformed":
+            self._send(200, b'{"choices": [ this is not json')
+        elif fault == "truncated":
+            payload = json.dumps(fake.chat_body(body.get("model", ""), keys, body)).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload[: len(payload) // 2])
+            self.wfile.flush()
+            self.close_connection = True
+            self.connection.close()
+        elif fault == "refusal":
+            out = fake.chat_body(body.get("model", ""), keys, body)
+            out["choices"][0]["message"]["content"] = "I'm sorry, but I can't help with that."
+            self._send(200, json.dumps(out).encode())
+        elif path.endswith("/moderations"):
+            self._send(
+                200, json.dumps(fake.moderation_body(body.get("model", ""), list(keys))).encode()
+            )
+        else:
+            self._send(200, json.dumps(fake.chat_body(body.get("model", ""), keys, body)).encode())
+
+
+def write_dataset(
+    path: Any, n: int, taxonomy: Taxonomy | None = None, *, response: bool = False
+) -> None:
+    """A JSONL dataset of ``n`` rows ``r<i>`` whose texts carry the marker ``item-<i>``;
+    labels: category ``i % K`` on rows with ``i % 4 != 0`` (every category has positives)."""
+    tax = taxonomy or load_taxonomy("toxeval-15")
+    with open(path, "w", encoding="utf-8") as f:
+        for i in range(n):
+            row: dict[str, Any] = {
+                "id": f"r{i}",
+                "text": f"please judge item-{i:05d}",
+                "labels": [tax.ids[i % tax.k]] if i % 4 else [],
+            }
+            if response:
+                row["text"] = f"a prompt {i}"
+                row["response"] = f"a reply to item-{i:05d}"
+            f.write(json.dumps(row) + "\n")
+
+
+def main() -> None:
+    """``python tests/fake_openai.py [--latency S]``: serve until killed, printing the
+    base URL on the first line of stdout (benches/bench_runner.py runs it this way)."""
+    import argparse
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--latency", type=float, default=0.0)
+    args = ap.parse_args()
+    server = FakeOpenAI()
+    server.latency = args.latency
+    server.start()
+    print(server.url, flush=True)
+    try:
+        sys.stdin.read()  # until the parent closes our stdin (or kills us)
+    finally:
+        server.stop()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,168 @@
+"""toxeval.llm.client: retries, Retry-After, what is never retried, timeouts, rate
+limits and redaction, against the fake server on 127.0.0.1 (tests/fake_openai.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import time
+from typing import Any
+
+import httpx
+import pytest
+from fake_openai import FakeOpenAI
+from toxeval.llm.client import (
+    AuthenticationFailed,
+    Client,
+    RateLimiter,
+    RequestFailed,
+    RequestRejected,
+    RetryPolicy,
+    redact,
+    retry_after_seconds,
+)
+
+FAST = RetryPolicy(max_retries=4, base_delay=0.001, max_delay=0.01)
+BODY = {"model": "m", "messages": [{"role": "user", "content": "judge item-00007"}]}
+
+
+def _post(server: FakeOpenAI, body: dict[str, Any] = BODY, **kw: Any) -> Any:
+    async def go() -> Any:
+        async with Client(server.url, kw.pop("key", None), retry=kw.pop("retry", FAST), **kw) as c:
+            reply = await c.post("/chat/completions", body)
+            return reply, c.retries
+
+    return asyncio.run(go())
+
+
+def test_retry_after_seconds_reads_ms_seconds_and_http_dates() -> None:
+    h = httpx.Headers
+    assert retry_after_seconds(h({"retry-after-ms": "1500"})) == 1.5
+    assert retry_after_seconds(h({"retry-after-ms": "250", "retry-after": "9"})) == 0.25
+    assert retry_after_seconds(h({"retry-after": "3"})) == 3.0
+    now = 1_000_000_000.0
+    date = email.utils.formatdate(now + 7, usegmt=True)
+    assert retry_after_seconds(h({"retry-after": date}), now=now) == pytest.approx(7.0)
+    assert retry_after_seconds(h({"retry-after": "-5"})) == 0.0
+    assert retry_after_seconds(h({"retry-after": "99999"})) == 120.0
+    assert retry_after_seconds(h({"retry-after": "soon"})) is None
+    assert retry_after_seconds(h({})) is None
+
+
+def test_backoff_is_full_jitter_under_the_exponential_cap() -> None:
+    p = RetryPolicy(base_delay=0.5, max_delay=4.0)
+    for retry, cap in ((0, 0.5), (1, 1.0), (2, 2.0), (3, 4.0), (9, 4.0)):
+        draws = [p.backoff(retry) for _ in range(200)]
+        assert all(0.0 <= d <= cap for d in draws)
+        assert max(draws) > cap / 2  # jittered over the whole range, not a fixed delay
+
+
+@pytest.mark.parametrize("fault", ["429", "500", "502", "503", "reset", "malformed", "truncated"])
+def test_transient_faults_are_retried_until_the_answer(fake_openai: FakeOpenAI, fault: str) -> None:
+    fake_openai.faults["item-00007"] = [fault, fault]
+    reply, retries = _post(fake_openai)
+    assert reply.status_code == 200 and reply.attempts == 3 and retries == 2
+    assert "choices" in reply.body
+    assert fake_openai.requested("item-00007") == 3
+
+
+def test_retry_after_is_honoured(fake_openai: FakeOpenAI) -> None:
+    fake_openai.retry_after = "0.3"
+    fake_openai.faults["item-00007"] = ["429"]
+    _post(fake_openai)
+    first, second = fake_openai.log
+    assert second.time - first.time >= 0.3  # the server's wait, not the 1 ms backoff
+
+
+def test_a_body_that_stays_malformed_fails_after_bounded_retries(fake_openai: FakeOpenAI) -> None:
+    fake_openai.faults["item-00007"] = ["malformed"] * 10
+    with pytest.raises(RequestFailed, match="not a JSON object") as e:
+        _post(fake_openai)
+    assert e.value.status_code == 200
+    assert fake_openai.requested("item-00007") == FAST.malformed_retries + 1
+
+
+def test_retries_stop_at_max_retries(fake_openai: FakeOpenAI) -> None:
+    fake_openai.faults["item-00007"] = ["503"] * 10
+    with pytest.raises(RequestFailed, match=r"HTTP 503.*gave up after 5 attempts"):
+        _post(fake_openai)
+    assert fake_openai.requested("item-00007") == FAST.max_retries + 1
+
+
+@pytest.mark.parametrize("status", ["400"])
+def test_client_errors_are_not_retried(fake_openai: FakeOpenAI, status: str) -> None:
+    fake_openai.faults["item-00007"] = [status]
+    with pytest.raises(
+        RequestRejected, match=f"HTTP {status}: injected {status} \\(not retried\\)"
+    ):
+        _post(fake_openai)
+    assert fake_openai.requested("item-00007") == 1
+
+
+def test_401_is_an_authentication_failure_and_the_echoed_key_is_redacted(
+    fake_openai: FakeOpenAI,
+) -> None:
+    fake_openai.require_key = "sk-right-0000000000000000"
+    wrong = "sk-wrong-1234567890abcdef"
+    with pytest.raises(AuthenticationFailed) as e:
+        _post(fake_openai, key=wrong)
+    msg = str(e.value)
+    assert "HTTP 401" in msg and "check the API key" in msg
+    assert wrong not in msg and wrong[:8] not in msg and wrong[-8:] not in msg
+    assert fake_openai.requested("item-00007") == 1
+
+
+def test_the_key_is_sent_as_a_bearer_header(fake_openai: FakeOpenAI) -> None:
+    fake_openai.require_key = "sk-right-0000000000000000"
+    reply, _ = _post(fake_openai, key="sk-right-0000000000000000")
+    assert reply.status_code == 200
+    assert fake_openai.headers_seen[-1]["Authorization"] == "Bearer sk-right-0000000000000000"
+
+
+def test_no_key_sends_no_authorization_header(fake_openai: FakeOpenAI) -> None:
+    _post(fake_openai)
+    assert "Authorization" not in fake_openai.headers_seen[-1]
+
+
+def test_an_answer_slower_than_the_read_timeout_is_retried(fake_openai: FakeOpenAI) -> None:
+    fake_openai.slow_s = 0.6
+    fake_openai.faults["item-00007"] = ["slow"]
+    reply, retries = _post(fake_openai, read_timeout=0.2)
+    assert reply.status_code == 200 and retries == 1
+
+
+def test_a_refused_connection_is_a_failure_after_retries() -> None:
+    server = FakeOpenAI().start()
+    url = server.url
+    server.stop()  # nothing listens on that port any more
+
+    async def go() -> None:
+        async with Client(url, retry=RetryPolicy(max_retries=1, base_delay=0.001)) as c:
+            await c.post("/chat/completions", BODY)
+
+    with pytest.raises(RequestFailed, match="connection error"):
+        asyncio.run(go())
+
+
+def test_rate_limiter_waits_when_the_bucket_is_empty() -> None:
+    async def go() -> float:
+        lim = RateLimiter(600)  # 10 per second
+        await lim.acquire(600)
+        t0 = time.monotonic()
+        await lim.acquire(3)
+        return time.monotonic() - t0
+
+    assert asyncio.run(go()) >= 0.25
+
+
+def test_rate_limiter_rejects_a_non_positive_rate() -> None:
+    with pytest.raises(ValueError, match="> 0 per minute"):
+        RateLimiter(0)
+
+
+def test_redact_removes_the_key_and_its_echoed_pieces() -> None:
+    key = "sk-proj-abcdefgh12345678ZYXWVUTS"
+    text = f"Incorrect API key provided: {key}. Also sk-proj-...ZYXWVUTS"
+    out = redact(text, key)
+    assert key not in out and "ZYXWVUTS" not in out and "[redacted]" in out
+    assert redact("nothing", None) == "nothing"

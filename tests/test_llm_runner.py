@@ -1,0 +1,525 @@
+"""The runner end to end: toxeval predict / evaluate --detector / score RUNFILE against
+the fake OpenAI server on 127.0.0.1 (tests/fake_openai.py), through the same client code
+users run: nothing lost under faults, resume after kill -9 and Ctrl-C, torn lines,
+changed settings, failures reported as unscored, secrets never written."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import toxeval
+from fake_openai import FakeOpenAI, logprob_yes, scripted_scores, write_dataset
+from toxeval.datasets import load_dataset
+from toxeval.llm import predict
+from toxeval.llm.runfile import read_run
+from toxeval.taxonomy import load_taxonomy
+
+TAX = load_taxonomy("toxeval-15")
+FAST = {"retry_base_delay": 0.001}
+KEY = "sk-test-SECRET-0123456789abcdefXYZ"
+
+
+def _rows(path: Path) -> list[dict[str, Any]]:
+    """The item rows of a run file (complete lines only)."""
+    text = path.read_text(encoding="utf-8")
+    lines = text.split("\n")[:-1]  # a torn tail has no newline
+    objs = [json.loads(x) for x in lines if x.strip()]
+    return [o for o in objs if "toxeval_run" not in o]
+
+
+def _key(row_id: str) -> str:
+    return f"item-{int(row_id[1:]):05d}"
+
+
+def _cli(
+    *args: str, env: dict[str, str] | None = None, **kw: Any
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "toxeval.cli", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        timeout=120,
+        **kw,
+    )
+
+
+@pytest.fixture
+def dataset(tmp_path: Path) -> Path:
+    path = tmp_path / "ds.jsonl"
+    write_dataset(path, 60)
+    return path
+
+
+def test_2000_rows_at_concurrency_64_with_10pc_faults_end_with_every_id_once(
+    fake_openai: FakeOpenAI, tmp_path: Path
+) -> None:
+    ds = tmp_path / "big.jsonl"
+    write_dataset(ds, 2000)
+    fake_openai.fault_rate = 0.10
+    run = tmp_path / "run.jsonl"
+    summary = predict(ds, "openai:fake", run, base_url=fake_openai.url, concurrency=64, **FAST)
+    assert summary.failed == 0 and summary.written == 2000
+    assert summary.retries >= 100  # about 200 faults were injected and retried
+    rows = _rows(run)
+    assert Counter(r["id"] for r in rows) == Counter(f"r{i}" for i in range(2000))
+    for r in rows:
+        assert r["error"] is None and r["parse_status"] == "ok"
+        assert r["scores"] == scripted_scores(_key(r["id"]), TAX.ids)
+    faulted = {e.keys[0] for e in fake_openai.log if e.status != 200}
+    assert len(faulted) > 100
+    # a second run sends nothing
+    n = len(fake_openai.log)
+    again = predict(ds, "openai:fake", run, base_url=fake_openai.url, concurrency=64, **FAST)
+    assert again.written == 0 and again.skipped == 2000 and len(fake_openai.log) == n
+
+
+def test_run_file_scores_are_the_scripted_ones_in_the_report(
+    fake_openai: FakeOpenAI, dataset: Path, tmp_path: Path
+) -> None:
+    run = tmp_path / "run.jsonl"
+    predict(dataset, "openai:fake", run, base_url=fake_openai.url, **FAST)
+    result = toxeval.score(run, dataset)
+    ds = load_dataset(dataset)
+    expected = np.array([[scripted_scores(_key(i), TAX.ids)[c] for c in TAX.ids] for i in ds.ids])
+    assert result.map == pytest.approx(toxeval.score(expected, ds).map, abs=1e-12)
+    assert result.system["scoring_method"] == ["json"]
+    assert result.config["run_fingerprint"]["model"] == "fake"
+    assert not result.binary_scores
+
+
+def test_torn_last_line_is_redone_and_the_file_repaired(
+    fake_openai: FakeOpenAI, dataset: Path, tmp_path: Path
+) -> None:
+    run = tmp_path / "run.jsonl"
+    predict(dataset, "openai:fake", run, base_url=fake_openai.url, **FAST)
+    lines = run.read_bytes().split(b"\n")[:-1]
+    last = json.loads(lines[-1])
+    run.write_bytes(b"\n".join(lines[:-1]) + b"\n" + lines[-1][: len(lines[-1]) // 2])
+    assert read_run(run).torn_tail
+    before = len(fake_openai.log)
+    summary = predict(dataset, "openai:fake", run, base_url=fake_openai.url, **FAST)
+    assert summary.written == 1 and summary.repaired_bytes > 0
+    assert [e.keys for e in fake_openai.log[before:]] == [(_key(last["id"]),)]
+    rows = _rows(run)
+    assert Counter(r["id"] for r in rows) == Counter(f"r{i}" for i in range(60))
+    assert run.read_bytes().endswith(b"\n")
+
+
+@pytest.mark.parametrize(
+    "change",
+    [{"temperature": 0.7}, {"detector": "openai:other-model"}, {"template": "few-shot-prompt"}],
+    ids=["temperature", "model", "template"],
+)
+def test_changed_settings_redo_every_row_and_never_mix(
+    fake_openai: FakeOpenAI, dataset: Path, tmp_path: Path, change: dict[str, Any]
+) -> None:
+    run = tmp_path / "run.jsonl"
+    predict(dataset, "openai:fake", run, base_url=fake_openai.url, limit=20, **FAST)
+    opts = {"detector": "openai:fake", **change}
+    det = opts.pop("detector")
+    before = len(fake_openai.log)
+    summary = predict(dataset, det, run, base_url=fake_openai.url, limit=20, **FAST, **opts)
+    assert summary.written == 20 and summary.skipped == 0
+    assert len(fake_openai.log) - before == 20
+    state = read_run(run)
+    assert state.header is not None and len(state.by_hash) == 40
+    first_fp = json.loads(run.read_text().splitlines()[0])["fingerprint"]
+    result = toxeval.score(run, dataset)
+    assert result.counts["scored"] == 20  # the 20 current rows, not the 20 stale ones
+    assert result.system["fingerprint"] == state.header["fingerprint"] != first_fp
+
+
+def test_failed_rows_are_unscored_and_retried_by_the_next_run(
+    fake_openai: FakeOpenAI, dataset: Path, tmp_path: Path
+) -> None:
+    run = tmp_path / "run.jsonl"
+    fake_openai.faults["item-00003"] = ["500"] * 5
+    fake_openai.faults["item-00005"] = ["400"]
+    summary = predict(dataset, "openai:fake", run, base_url=fake_openai.url, max_retries=2, **FAST)
+    assert summary.failed == 2
+    failed = {r["id"]: r for r in _rows(run) if r["error"]}
+    assert set(failed) == {"r3", "r5"} and all(r["scores"] is None for r in failed.values())
+    assert "HTTP 500" in failed["r3"]["error"] and "not retried" in failed["r5"]["error"]
+    assert fake_openai.requested("item-00005") == 1  # 400: never retried
+    result = toxeval.score(run, dataset)
+    assert result.counts["scored"] == 58 and result.counts["excluded"] == 2
+    assert any("2 rows failed after retries" in n for n in result.notes)
+    assert result.system["rows"]["failed"] == 2
+    again = predict(dataset, "openai:fake", run, base_url=fake_openai.url, max_retries=2, **FAST)
+    assert again.written == 2 and again.failed == 0
+    assert toxeval.score(run, dataset).counts["scored"] == 60
+
+
+def test_dry_run_sends_nothing(fake_openai: FakeOpenAI, dataset: Path, tmp_path: Path) -> None:
+    p = _cli(
+        "predict", "--dataset", str(dataset), "--detector", "openai:fake",
+        "--base-url", fake_openai.url, "--dry-run",
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    assert "60 requests" in p.stdout and "prompt tokens" in p.stdout
+    assert fake_openai.log == []
+    assert not (tmp_path / "run.jsonl").exists()
+
+
+def test_401_stops_the_run_after_the_first_request_with_exit_2(
+    fake_openai: FakeOpenAI, dataset: Path, tmp_path: Path
+) -> None:
+    fake_openai.require_key = "sk-the-right-key-000000000000"
+    run = tmp_path / "run.jsonl"
+    p = _cli(
+        "predict", "--dataset", str(dataset), "--detector", "openai:fake", "--out", str(run),
+        "--base-url", fake_openai.url, "-q",
+        env={"OPENAI_API_KEY": KEY},
+    )  # fmt: skip
+    assert p.returncode == 2
+    assert "HTTP 401" in p.stderr and "run stopped" in p.stderr and "Traceback" not in p.stderr
+    assert len(fake_openai.log) == 1
+    _assert_no_key(tmp_path, p.stdout + p.stderr)
+
+
+def _assert_no_key(root: Path, output: str) -> None:
+    assert KEY not in output and KEY[-10:] not in output
+    for f in root.rglob("*"):
+        if f.is_file():
+            data = f.read_bytes()
+            assert KEY.encode() not in data and KEY[-10:].encode() not in data, f
+
+
+def test_the_key_is_sent_and_never_written(
+    fake_openai: FakeOpenAI, dataset: Path, tmp_path: Path
+) -> None:
+    fake_openai.require_key = KEY
+    out = tmp_path / "out"
+    p = _cli(
+        "evaluate", "--dataset", str(dataset), "--detector", "openai:fake", "--out", str(out),
+        "--base-url", fake_openai.url, "--api-key-env", "MY_KEY",
+        env={"MY_KEY": KEY, "TOXEVAL_DEBUG": "1"},
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    assert (out / "run.jsonl").is_file() and (out / "results.json").is_file()
+    assert all(h.get("Authorization") == f"Bearer {KEY}" for h in fake_openai.headers_seen)
+    _assert_no_key(tmp_path, p.stdout + p.stderr)
+
+
+def test_evaluate_detector_gives_the_full_report_with_graded_scores(
+    fake_openai: FakeOpenAI, dataset: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    p = _cli(
+        "evaluate", "--dataset", str(dataset), "--detector", "openai:gpt-fake",
+        "--base-url", fake_openai.url, "--out", str(out),
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    assert "mAP" in p.stdout and "per category" in p.stdout
+    res = json.loads((out / "results.json").read_text())
+    assert res["binary_scores"] is False and res["counts"]["scored"] == 60
+    assert res["system"]["scoring_method"] == ["json"]
+    assert res["system"]["fingerprint"]["model"] == "gpt-fake"
+    assert res["config"]["run_fingerprint"] == res["system"]["fingerprint"]
+    # the same report from the kept run file
+    again = toxeval.score(out / "run.jsonl", dataset)
+    assert again.figures == pytest.approx(res["figures"], abs=1e-15)
+
+
+def test_python_evaluate_with_a_detector_spec(fake_openai: FakeOpenAI, dataset: Path) -> None:
+    result = toxeval.evaluate(dataset, detector="openai:gpt-fake", base_url=fake_openai.url)
+    assert result.counts["scored"] == 60 and result.system["kind"] == "run"
+
+
+def test_labels_scoring_warns_that_ranking_figures_are_coarse(
+    fake_openai: FakeOpenAI, dataset: Path, tmp_path: Path
+) -> None:
+    result = toxeval.evaluate(
+        dataset, detector="openai:fake", base_url=fake_openai.url, scoring="labels"
+    )
+    assert result.system["scoring_method"] == ["labels"]
+    assert any("ranking figures" in n and "coarse" in n for n in result.notes)
+
+
+def _start_predict(dataset: Path, run: Path, url: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "toxeval.cli",
+            "predict",
+            "--dataset",
+            str(dataset),
+            "--detector",
+            "openai:fake",
+            "--out",
+            str(run),
+            "--base-url",
+            url,
+            "--concurrency",
+            "4",
+            "-q",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _wait_for_rows(run: Path, n: int, proc: subprocess.Popen[str]) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and proc.poll() is None:
+        if run.exists() and run.read_bytes().count(b"\n") > n:
+            return
+        time.sleep(0.02)
+    raise AssertionError(f"the run did not reach {n} rows (exit {proc.poll()})")
+
+
+def _interrupt(
+    fake: FakeOpenAI, tmp_path: Path, sig: signal.Signals, after_rows: int
+) -> tuple[Path, Path, int, str, float]:
+    """A `toxeval predict` of 200 rows sent ``sig`` once ``after_rows`` rows are written:
+    (dataset, run file, exit code, stderr, when it had ended)."""
+    ds = tmp_path / "ds.jsonl"
+    write_dataset(ds, 200)
+    run = tmp_path / "run.jsonl"
+    fake.latency = 0.01
+    proc = _start_predict(ds, run, fake.url)
+    _wait_for_rows(run, after_rows, proc)
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=30)
+    fake.latency = 0.0
+    return ds, run, proc.returncode, err, time.monotonic()
+
+
+def test_kill_9_in_the_middle_then_resume_loses_and_repeats_nothing(
+    fake_openai: FakeOpenAI, tmp_path: Path
+) -> None:
+    ds, run, code, _, killed_at = _interrupt(fake_openai, tmp_path, signal.SIGKILL, 40)
+    assert code == -signal.SIGKILL
+    finished = {r["id"] for r in _rows(run)}
+    assert 40 <= len(finished) < 200
+    p = _cli(
+        "predict", "--dataset", str(ds), "--detector", "openai:fake", "--out", str(run),
+        "--base-url", fake_openai.url, "-q",
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    rows = _rows(run)
+    assert Counter(r["id"] for r in rows) == Counter(f"r{i}" for i in range(200))
+    asked_after = {k for e in fake_openai.log if e.time > killed_at for k in e.keys}
+    assert not asked_after & {_key(i) for i in finished}  # no finished row asked again
+    assert asked_after == {_key(f"r{i}") for i in range(200)} - {_key(i) for i in finished}
+
+
+def test_ctrl_c_stops_cleanly_with_a_resume_message(
+    fake_openai: FakeOpenAI, tmp_path: Path
+) -> None:
+    ds, run, code, err, _ = _interrupt(fake_openai, tmp_path, signal.SIGINT, 30)
+    assert code == 130
+    assert "interrupted" in err and "rerun the same command to resume" in err
+    assert "Traceback" not in err
+    data = run.read_bytes()
+    assert data.endswith(b"\n")  # complete rows only
+    rows = _rows(run)
+    assert len({r["id"] for r in rows}) == len(rows) < 200
+    again = predict(ds, "openai:fake", run, base_url=fake_openai.url, **FAST)
+    assert again.skipped == len(rows) and again.written == 200 - len(rows)
+
+
+def test_moderation_scores_map_onto_the_taxonomy_with_unmapped_cells_unknown(
+    fake_openai: FakeOpenAI, dataset: Path, tmp_path: Path
+) -> None:
+    run = tmp_path / "run.jsonl"
+    summary = predict(dataset, "openai-moderation", run, base_url=fake_openai.url, **FAST)
+    assert summary.requests == 2  # 60 inputs in batches of 32
+    rows = _rows(run)
+    assert len(rows) == 60 and all(r["method"] == "moderation" for r in rows)
+    assert all(len(r["raw"][0]["results"]) == 1 for r in rows)  # each row keeps its own result
+    nulls = {c for r in rows for c, v in r["scores"].items() if v is None}
+    result = toxeval.score(run, dataset)
+    if nulls:
+        assert any("masked as unknown" in n for n in result.notes)
+        assert result.counts["unknown_cells"] >= 60 * len(nulls)
+
+
+def test_batch_file_round_trip_gives_the_live_report(
+    fake_openai: FakeOpenAI, dataset: Path, tmp_path: Path
+) -> None:
+    batch = tmp_path / "batch.jsonl"
+    p = _cli(
+        "predict", "--dataset", str(dataset), "--detector", "openai:fake",
+        "--batch-file", str(batch), "--base-url", fake_openai.url,
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    assert fake_openai.log == []
+    lines = [json.loads(x) for x in batch.read_text().splitlines()]
+    assert len(lines) == 60
+    assert set(lines[0]) == {"custom_id", "method", "url", "body"}
+    assert lines[0]["method"] == "POST" and lines[0]["url"] == "/v1/chat/completions"
+    # what the Batch API would return, one request failing
+    out = tmp_path / "batch_output.jsonl"
+    with open(out, "w") as f:
+        for line in lines:
+            key = json.dumps(line["body"]).split("item-")[-1][:5]
+            body = fake_openai.chat_body("fake", (f"item-{key}",), line["body"])
+            failed = line["custom_id"] == "7.0"
+            f.write(
+                json.dumps(
+                    {
+                        "custom_id": line["custom_id"],
+                        "response": None if failed else {"status_code": 200, "body": body},
+                        "error": {"message": "server error"} if failed else None,
+                    }
+                )
+                + "\n"
+            )
+    q = _cli("score", str(out), "--dataset", str(dataset), "--batch-input", str(batch), "-q")
+    assert q.returncode == 0, q.stderr
+    assert "(59 scored, 1 excluded)" in q.stdout
+    # a live run where the same request fails gives the same report
+    fake_openai.faults["item-00007"] = ["400"]
+    live = tmp_path / "live.jsonl"
+    predict(dataset, "openai:fake", live, base_url=fake_openai.url, **FAST)
+    result = toxeval.score(live, dataset)
+    assert q.stdout.startswith(f"mAP {result.map:.4f}  label ranking loss ")
+    assert result.counts["scored"] == 59
+
+
+def test_lexicon_through_predict_gives_the_evaluate_figures(tmp_path: Path) -> None:
+    run = tmp_path / "lex.jsonl"
+    summary = predict(None, "lexicon", run)
+    assert summary.written == 362
+    assert toxeval.score(run).figures == toxeval.evaluate().figures
+
+
+def test_python_detector_returning_labels_strings_or_arrays(tmp_path: Path) -> None:
+    mod = tmp_path / "my_detectors.py"
+    mod.write_text(
+        "import numpy as np\n"
+        "def labels(texts):\n    return [['hate'] if 'kill' in t else [] for t in texts]\n"
+        "def raw(texts):\n    return ['{\"hate\": 0.9}' if 'kill' in t else \"I'm sorry, but I can't help with that.\" for t in texts]\n"
+        "class Scorer:\n    def predict_scores(self, texts):\n        return np.full((len(texts), 15), 0.25)\n"
+    )
+    sys.path.insert(0, str(tmp_path))
+    try:
+        r1 = toxeval.evaluate(detector="python:my_detectors:labels", run_file=tmp_path / "a.jsonl")
+        assert r1.binary_scores
+        r2 = toxeval.evaluate(detector="python:my_detectors:raw", run_file=tmp_path / "b.jsonl")
+        assert r2.parse is not None and r2.parse["status_counts"].get("unparseable", 0) > 0
+        assert r2.counts["excluded"] == r2.parse["status_counts"]["unparseable"]
+        r3 = toxeval.evaluate(detector="python:my_detectors:Scorer", run_file=tmp_path / "c.jsonl")
+        assert r3.counts["scored"] == 362
+    finally:
+        sys.path.remove(str(tmp_path))
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("gpt-4o", "unknown detector"),
+        ("openai:", "name the model"),
+        ("python:nomodule", "python:module:attr"),
+        ("python:no_such_module_xyz:f", "cannot import"),
+    ],
+)
+def test_bad_detector_specs_are_clear_errors(spec: str, message: str, tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match=message):
+        predict(None, spec, tmp_path / "r.jsonl")
+    assert not (tmp_path / "r.jsonl").exists()
+
+
+def test_a_bad_detector_spec_exits_2_in_the_cli(tmp_path: Path) -> None:
+    p = _cli("predict", "--dataset", "demo", "--detector", "gpt-4o", "--out", str(tmp_path / "r"))
+    assert p.returncode == 2 and "unknown detector 'gpt-4o'" in p.stderr
+    assert "Traceback" not in p.stderr
+
+
+def test_a_moderation_batch_sent_again_does_not_write_its_done_rows_twice(
+    fake_openai: FakeOpenAI, dataset: Path, tmp_path: Path
+) -> None:
+    run = tmp_path / "run.jsonl"
+    predict(dataset, "openai-moderation", run, base_url=fake_openai.url, limit=40, **FAST)
+    summary = predict(dataset, "openai-moderation", run, base_url=fake_openai.url, **FAST)
+    assert summary.skipped == 40 and summary.written == 20
+    assert Counter(r["id"] for r in _rows(run)) == Counter(f"r{i}" for i in range(60))
+
+
+def test_a_file_that_is_not_a_run_file_is_never_appended_to(tmp_path: Path) -> None:
+    other = tmp_path / "preds.jsonl"
+    other.write_text('{"id": "demo-0001", "scores": [0.1]}\n')
+    p = _cli("predict", "--dataset", "demo", "--detector", "lexicon", "--out", str(other))
+    assert p.returncode == 2 and "not a toxeval run file" in p.stderr
+    assert other.read_text() == '{"id": "demo-0001", "scores": [0.1]}\n'
+
+
+def test_logprobs_scoring_reads_p_yes_from_the_token_logprobs(
+    fake_openai: FakeOpenAI, dataset: Path, tmp_path: Path
+) -> None:
+    run = tmp_path / "run.jsonl"
+    summary = predict(dataset, "openai:fake", run, base_url=fake_openai.url, scoring="logprobs")
+    assert summary.parse_counts == {"ok": 60}
+    for r in _rows(run):
+        expected = {c: logprob_yes(v) for c, v in scripted_scores(_key(r["id"]), TAX.ids).items()}
+        assert r["scores"] == pytest.approx(expected, abs=1e-9)
+    assert toxeval.score(run, dataset).system["scoring_method"] == ["logprobs"]
+
+
+def test_a_python_detector_that_raises_is_a_clear_error_and_the_report_names_the_run(
+    fake_openai: FakeOpenAI, dataset: Path, tmp_path: Path
+) -> None:
+    (tmp_path / "broken_detector.py").write_text("def f(texts):\n    raise RuntimeError('boom')\n")
+    p = _cli(
+        "predict", "--dataset", "demo", "--detector", "python:broken_detector:f",
+        "--out", str(tmp_path / "r.jsonl"),
+        env={"PYTHONPATH": f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"},
+    )  # fmt: skip
+    assert p.returncode == 2 and "raised RuntimeError: boom" in p.stderr
+    run = tmp_path / "run.jsonl"
+    predict(dataset, "openai:gpt-fake", run, base_url=fake_openai.url, **FAST)
+    from rich.console import Console
+    from toxeval.report import render
+
+    console = Console(file=io.StringIO(), width=300)
+    render(toxeval.score(run, dataset), console)
+    assert f"openai:gpt-fake (json scoring), run file {run}" in console.file.getvalue()
+
+
+def test_401_without_the_key_variable_says_it_is_not_set(
+    fake_openai: FakeOpenAI, dataset: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake_openai.require_key = KEY
+    monkeypatch.delenv("MY_UNSET_KEY", raising=False)
+    with pytest.raises(ValueError, match=r"run stopped: .*HTTP 401.*\$MY_UNSET_KEY is not set"):
+        predict(dataset, "openai:fake", tmp_path / "r.jsonl", base_url=fake_openai.url,
+                api_key_env="MY_UNSET_KEY")  # fmt: skip
+    assert len(fake_openai.log) == 1
+
+
+def test_response_level_datasets_send_the_prompt_and_the_response(
+    fake_openai: FakeOpenAI, tmp_path: Path
+) -> None:
+    write_dataset(tmp_path / "R-A-MLL.jsonl", 30, response=True)
+    run = tmp_path / "run.jsonl"
+    summary = predict("R-A-MLL", "openai:fake", run, data_dir=tmp_path, base_url=fake_openai.url)
+    assert summary.written == 30 and summary.failed == 0
+    sent = json.dumps(fake_openai.bodies[0]["messages"])
+    assert "a prompt 0" in sent and "a reply to item-00000" in sent
+    assert json.loads(run.read_text().splitlines()[0])["fingerprint"]["level"] == "response"
+    assert toxeval.score(run, "R-A-MLL", data_dir=tmp_path).counts["scored"] == 30
+
+
+def test_sample_with_a_seed_draws_the_same_rows_and_works_for_moderation(
+    fake_openai: FakeOpenAI, dataset: Path, tmp_path: Path
+) -> None:
+    runs = [tmp_path / f"run{i}.jsonl" for i in range(3)]
+    for run, seed in zip(runs, (7, 7, 8), strict=True):
+        predict(dataset, "openai-moderation", run, base_url=fake_openai.url, sample=10, seed=seed)
+    ids = [sorted(r["id"] for r in _rows(run)) for run in runs]
+    assert len(ids[0]) == 10 and ids[0] == ids[1] != ids[2]
