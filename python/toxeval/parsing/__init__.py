@@ -43,6 +43,7 @@ import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from itertools import pairwise
 from pathlib import Path
 from typing import Any, Literal
 
@@ -66,8 +67,8 @@ __all__ = [
     "NULL_POLICIES",
     "POLICIES",
     "STATUSES",
-    "ParseResult",
     "NullPolicy",
+    "ParseResult",
     "ParsedBatch",
     "Policy",
     "Status",
@@ -753,10 +754,10 @@ class _Parser:
         answer must say the same thing. A category list quoted back from the prompt is
         then a disagreement, never a silent set of labels."""
         bounds = [*starts, len(body)]
-        texts = [body[a:b].strip() for a, b in zip(bounds, bounds[1:])]
+        texts = [body[a:b].strip() for a, b in pairwise(bounds)]
         sections = [self._text(t, depth + 1) for t in texts]
         answer = sections[-1]
-        for text, other in zip(texts[:-1], sections[:-1]):
+        for text, other in zip(texts[:-1], sections[:-1], strict=True):
             if answer.errors or not other.resolved or other.errors:
                 continue
             if not _vector(other) and self._says_safe_first(text):
@@ -1166,8 +1167,8 @@ class _Parser:
                 elif value or err is not None:
                     acc.add_unknown(ks)
                 continue
-            if err is not None:
-                self._bad_value(ks, err, acc)
+            if err is not None or value is None:
+                self._bad_value(ks, err or NULL_VALUE, acc)
                 continue
             if graded:
                 acc.graded = True
