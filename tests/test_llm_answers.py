@@ -692,3 +692,54 @@ def test_docs_llm_examples_print_what_they_show(block: str) -> None:
     with contextlib.redirect_stdout(out):
         exec(compile(block, str(DOC), "exec"), {"__name__": "docs_llm"})
     assert out.getvalue().splitlines() == expected
+
+
+# --------------------------------------------------------------------------- adversarial bodies
+
+
+def test_json_null_in_a_true_false_object_is_unknown_not_zero(moderation8: Taxonomy) -> None:
+    spec = RequestSpec("chat", "m", moderation8)
+    content = '{"s": false, "h": true, "v": null, "hr": false, "sh": false, "s3": false, "h2": false, "v2": false}'
+    a = read_one(spec, llamacpp_body(content))
+    assert a.status == "partial" and a.reason == "no score for: v"
+    assert a.scores is not None and math.isnan(a.scores[2])
+    np.testing.assert_array_equal(np.delete(a.scores, 2), [0, 1, 0, 0, 0, 0, 0])
+
+
+def test_labels_answer_with_a_null_is_unparseable_not_zero(moderation8: Taxonomy) -> None:
+    spec = RequestSpec("chat", "m", moderation8, scoring="labels")
+    a = read_one(spec, llamacpp_body('{"h": null, "v": true}'))
+    assert a.status == "unparseable" and a.scores is None
+    assert a.reason is not None and "'h': null" in a.reason
+
+
+def test_a_refusal_content_part_is_reported_as_a_refusal(moderation8: Taxonomy) -> None:
+    parts = [{"type": "refusal", "refusal": "I can't classify this."}]
+    a = read_one(RequestSpec("chat", "m", moderation8), openai_body(parts))
+    assert a.status == "unparseable" and a.reason == "refused: I can't classify this."
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [1000.0, 0.5, math.inf, -math.inf, math.nan],
+    ids=["huge", "positive", "inf", "-inf", "nan"],
+)
+def test_an_invalid_logprob_makes_its_category_unknown(moderation8: Taxonomy, bad: float) -> None:
+    toks = answer_lines([(cid, "no", {" no": -0.1, " yes": -2.4}) for cid in M8])
+    h = M8.index("h") * 4 + 2
+    toks[h] = token(" yes", bad, {" yes": bad, " no": -1.0})
+    spec = RequestSpec("chat", "m", moderation8, scoring="logprobs")
+    a = read_one(spec, openai_body(content_of(toks), logprobs=toks))
+    assert a.status == "partial" and a.reason == "invalid logprob (not a finite number <= 0) for: h"
+    assert a.scores is not None and math.isnan(a.scores[1])
+    assert a.scores[0] == p_yes([-2.4], [-0.1])
+
+
+def test_top_logprobs_with_no_usable_entry_are_no_alternatives(moderation8: Taxonomy) -> None:
+    toks = answer_lines([(cid, "no", {" no": -0.1, " yes": -2.4}) for cid in M8])
+    h = M8.index("h") * 4 + 2
+    toks[h] = {"token": " yes", "logprob": -0.2, "top_logprobs": [None, 5, {"token": None}]}
+    spec = RequestSpec("chat", "m", moderation8, scoring="logprobs")
+    a = read_one(spec, openai_body(content_of(toks), logprobs=toks))
+    assert a.status == "partial" and a.reason == "no top_logprobs for: h"
+    assert a.scores is not None and math.isnan(a.scores[1])

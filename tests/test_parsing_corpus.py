@@ -50,5 +50,8 @@ def test_the_corpus_as_one_batch_matches_row_by_row() -> None:
     b = parse_outputs([e["text"] for e in ENTRIES])
     for i, e in enumerate(ENTRIES):
         assert b.statuses[i] == e["status"], e
+        r = parse_output(e["text"])
+        np.testing.assert_array_equal(b.scores[i], r.scores, err_msg=e["text"])
+        assert (b.reasons[i], b.unknown[i], b.labels[i]) == (r.reason, r.unknown, r.labels)
     counts = b.status_counts()
     assert counts == {s: sum(e["status"] == s for e in ENTRIES) for s in STATUSES}

@@ -347,6 +347,38 @@ def handwritten() -> list[dict[str, Any]]:
         e("| Category | Present | Reason |\n|---|---|---|\n| Hate | Yes | slur |\n| Violence | No | - |", {"hate": 1.0}, "ok", "table with a reason column"),
         e("| Category | Likelihood |\n| :-- | :-: |\n| Drugs | low |\n| Weapons | very high |", {"drugs": 0.2, "weapons": 0.95}, "ok", "table of likelihood words"),
         e("| hate | violence |", {"hate": 1.0, "violence": 1.0}, "ok", "one-row table of names"),
+        # explicit nulls: "no value given", never a 0 (the row is left to the parse policy)
+        e('{"hate": null, "violence": true}', {}, "unparseable", "JSON null is not a 0", reason="'hate': null"),
+        e('{"category_scores": {"hate": null, "violence": 0.2}}', {}, "unparseable", "null in a scores container", reason="'hate': null"),
+        e('[{"category": "hate", "score": null}]', {}, "unparseable", "null score of a list item is not a mention", reason="'hate': null"),
+        e('{"hate": {"score": null}}', {}, "unparseable", "null inner score", reason="'hate': null"),
+        e("hate: null\nviolence: yes", {}, "unparseable", "null written in text", reason="'hate': null"),
+        # numbers with a leading decimal point or a decimal comma
+        e("hate: .1", {"hate": 0.1}, "ok", "leading decimal point is not stripped"),
+        e("hate (.3)\nviolence (.05)", {"hate": 0.3, "violence": 0.05}, "ok", "leading decimal point in parentheses"),
+        e("hate: 0,7\nviolence: 0,1", {"hate": 0.7, "violence": 0.1}, "ok", "decimal comma"),
+        e("hate: 1,5", {}, "unparseable", "decimal comma above one is not split", reason="'hate'"),
+        e("hate (" + "9" * 400 + "%)", {}, "unparseable", "a huge number is not a description", reason="'hate'"),
+        # check marks and crosses are values, wherever they stand
+        e("- hate \u2705\n- violence \u274c", {"hate": 1.0}, "ok", "check mark and cross after names"),
+        e("hate \u2718", {}, "empty", "heavy ballot x after a name is a no"),
+        e("\u274c Hate\n\u2714 Violence", {"violence": 1.0}, "ok", "marks before names"),
+        e("| Category | Present |\n|---|---|\n| Hate | \u2705 |\n| Violence | \u274c |", {"hate": 1.0}, "ok", "marks in a table"),
+        e("Hate: \u2705 Yes\nViolence: \u274c No", {"hate": 1.0}, "ok", "mark and word agree"),
+        e("Hate: Not present \u2705", {}, "unparseable", "mark and word disagree", reason="contradicts itself"),
+        # invisible and full-width characters
+        e("hate: 0.9\u200b", {"hate": 0.9}, "ok", "zero-width space after a value"),
+        e("ha\u200bte: yes", {"hate": 1.0}, "ok", "zero-width space inside a name"),
+        e("hate\uff1a\uff10.\uff19", {"hate": 0.9}, "ok", "full-width colon and digits"),
+        e("\ufeffViolence:\u00a0likely", {"violence": 0.8}, "ok", "byte-order mark and non-breaking space"),
+        # a category list quoted back from the prompt is not an answer
+        e("Categories: hate, harassment, violence\nAnswer: none", {}, "unparseable", "prompt's category list quoted back", reason="contradictory: two lead-in answers disagree"),
+        e("Categories: hate, violence\nFinal answer: violence", {}, "unparseable", "two lead-in lines disagree", reason="contradictory"),
+        e("Detected categories: violence\nFinal answer: violence", {"violence": 1.0}, "ok", "two lead-in lines agree"),
+        e("Verdict: safe\nCategories: none", {}, "empty", "safe verdict and no category agree"),
+        # a gloss that says the model does not know qualifies the value
+        e("Hate: Yes (unclear)", {}, "unparseable", "yes with an unsure gloss", reason="not understood"),
+        e("Hate: no - uncertain", {}, "unparseable", "no with an unsure gloss", reason="not understood"),
     ]
     # fmt: on
 

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from toxeval.parsing import parse_output
+from toxeval.parsing import NullPolicy, parse_output
 from toxeval.taxonomy import LabelMapping, Taxonomy, normalize_label
 
 __all__ = [
@@ -111,6 +111,19 @@ def _split_reasoning(content: str) -> tuple[str, str | None, int]:
     return content[offset:].strip(), reasoning or None, offset
 
 
+def _content_refusal(content: Any) -> str | None:
+    """The refusal parts of a content-part list (``{"type": "refusal", "refusal": ...}``)."""
+    if not isinstance(content, list):
+        return None
+    parts = [
+        p["refusal"]
+        for p in content
+        if isinstance(p, dict) and p.get("type") == "refusal" and isinstance(p.get("refusal"), str)
+    ]
+    text = " ".join(parts).strip()
+    return text or None
+
+
 def _content_text(content: Any) -> str | None:
     """Message content as text: a string, or the text parts of a content-part list."""
     if isinstance(content, str):
@@ -141,6 +154,8 @@ def _reply(choice: Any) -> ChatReply:
         separate = msg.get("reasoning")
     separate = separate.strip() if isinstance(separate, str) and separate.strip() else None
     refusal = msg.get("refusal")
+    if not isinstance(refusal, str) or not refusal.strip():
+        refusal = _content_refusal(msg.get("content"))
     if isinstance(refusal, str) and refusal.strip():
         return ChatReply(None, separate, finish, tokens, f"refused: {_clip(refusal)}")
     content = _content_text(msg.get("content"))
@@ -203,9 +218,10 @@ def _object_literal(text: str) -> Any:
         return None
 
 
-def _score_object_keys(text: str, taxonomy: Taxonomy) -> set[str] | None:
-    """Category ids given a non-null value in the answer's JSON object, or None when the
-    answer is not a JSON object of scores (then parse_output's reading stands alone)."""
+def _score_object_keys(text: str, taxonomy: Taxonomy) -> tuple[set[str], bool] | None:
+    """Category ids given a non-null value in the answer's JSON object, and whether a
+    category was given an explicit null; None when the answer is not a JSON object of
+    scores (then parse_output's reading stands alone)."""
     fenced = _FENCE_RE.search(text)
     body = fenced.group(1) if fenced else text
     lo, hi = body.find("{"), body.rfind("}")
@@ -220,7 +236,9 @@ def _score_object_keys(text: str, taxonomy: Taxonomy) -> set[str] | None:
             break
     given = {taxonomy.resolve(str(k)) for k, v in obj.items() if v is not None}
     given.discard(None)
-    return {g for g in given if g is not None} or None
+    ids = {g for g in given if g is not None}
+    nulls = any(v is None and taxonomy.resolve(str(k)) is not None for k, v in obj.items())
+    return (ids, nulls) if ids or nulls else None
 
 
 def score_labels(
@@ -232,20 +250,23 @@ def score_labels(
     """One answer read with toxeval's parser (methods ``json``, ``labels``, ``llama-guard``).
 
     ``json``: categories the JSON object leaves out (or gives null) are NaN. With a
-    ``mapping`` (Llama Guard), categories no code maps to are NaN.
+    ``mapping`` (Llama Guard), categories no code maps to are NaN. Other methods have
+    no per-category unknown: a null there makes the answer unparseable, as in
+    :func:`~toxeval.parsing.parse_output`.
     """
     if reply.text is None:
         return unparseable(reply.problem or "empty answer", method, None, reply.reasoning)
-    r = parse_output(reply.text, taxonomy, mapping=mapping)
+    null: NullPolicy = "omit" if method == "json" else "unparseable"
+    r = parse_output(reply.text, taxonomy, mapping=mapping, null=null)
     if r.status == "unparseable":
         reason = _join_reasons(_truncation_note(reply), r.reason)
         return unparseable(reason or "unparseable", method, reply.text, reply.reasoning)
     scores = np.array(r.scores, dtype=np.float64)
     unknown_ids: list[str] = []
-    if method == "json" and r.graded:
-        given = _score_object_keys(reply.text, taxonomy)
-        if given is not None:
-            unknown_ids = [i for i in taxonomy.ids if i not in given]
+    if method == "json":
+        found = _score_object_keys(reply.text, taxonomy)
+        if found is not None and (r.graded or found[1]):  # scores, or an explicit null
+            unknown_ids = [i for i in taxonomy.ids if i not in found[0]]
     if mapping is not None:
         reachable = {i for ids in mapping.table.values() for i in ids}
         unknown_ids = [i for i in taxonomy.ids if i not in reachable]
@@ -264,32 +285,54 @@ def _token_text(tok: Any) -> str | None:
     return None
 
 
-def _yes_probability(tok: dict[str, Any]) -> float | None:
-    """P(yes) = e^yes / (e^yes + e^no) over the yes/no variants at this position; None
-    without alternatives (the chosen token alone would give a bare 0 or 1)."""
+# Why a category's P(yes) could not be read (the reason lists the categories).
+_NO_TOP = "no top_logprobs for"
+_NEITHER = "neither yes nor no among the top tokens for"
+_INVALID_LOGPROB = "invalid logprob (not a finite number <= 0) for"
+# A log-probability a little above 0 is float rounding of a near-certain token.
+_LOGPROB_SLACK = 1e-4
+
+
+def _logprob(entry: Any) -> float | None:
+    lp = entry.get("logprob") if isinstance(entry, dict) else None
+    if isinstance(lp, (int, float)) and not isinstance(lp, bool):
+        return float(lp)
+    return None
+
+
+def _yes_probability(tok: dict[str, Any]) -> float | str:
+    """P(yes) = e^yes / (e^yes + e^no) over the yes/no variants at this position, or why
+    not: no usable alternatives (the chosen token alone would give a bare 0 or 1), no
+    yes/no among them, or a yes/no logprob that is not a log-probability (NaN, infinite,
+    above 0), which would otherwise read as a silent 0 or 1, or overflow."""
     cands: dict[str, float] = {}
     top = tok.get("top_logprobs")
-    if not isinstance(top, list) or not top:
-        return None
-    for alt in top:
-        t = _token_text(alt)
-        lp = alt.get("logprob") if isinstance(alt, dict) else None
-        if t is not None and isinstance(lp, (int, float)) and not isinstance(lp, bool):
-            cands.setdefault(t, float(lp))
-    lp_chosen = tok.get("logprob")
-    if isinstance(lp_chosen, (int, float)) and not isinstance(lp_chosen, bool):
-        cands.setdefault(str(tok["token"]), float(lp_chosen))
-    yes = no = 0.0
+    for alt in top if isinstance(top, list) else ():
+        t, lp = _token_text(alt), _logprob(alt)
+        if t is not None and lp is not None:
+            cands.setdefault(t, lp)
+    if not cands:
+        return _NO_TOP
+    lp_chosen = _logprob(tok)
+    if lp_chosen is not None:
+        cands.setdefault(str(tok["token"]), lp_chosen)
+    yes_lps: list[float] = []
+    no_lps: list[float] = []
     for t, lp in cands.items():
-        if not math.isfinite(lp):
-            continue
         word = t.strip(_TOKEN_STRIP).lower()
-        if word == "yes":
-            yes += math.exp(lp)
-        elif word == "no":
-            no += math.exp(lp)
-    if yes + no == 0.0:
-        return None
+        if word not in ("yes", "no"):
+            continue
+        if not (math.isfinite(lp) and lp <= _LOGPROB_SLACK):
+            return _INVALID_LOGPROB
+        (yes_lps if word == "yes" else no_lps).append(min(lp, 0.0))
+    if not yes_lps and not no_lps:
+        return _NEITHER
+    yes = sum(math.exp(lp) for lp in yes_lps)
+    no = sum(math.exp(lp) for lp in no_lps)
+    if yes + no == 0.0:  # every candidate underflows: shift by the largest logprob
+        top_lp = max(yes_lps + no_lps)
+        yes = sum(math.exp(lp - top_lp) for lp in yes_lps)
+        no = sum(math.exp(lp - top_lp) for lp in no_lps)
     return yes / (yes + no)
 
 
@@ -317,20 +360,16 @@ def score_logprobs(reply: ChatReply, taxonomy: Taxonomy) -> Answer:
     _, _, offset = _split_reasoning(joined)
     scores = np.full(taxonomy.k, np.nan)
     seen: set[str] = set()
-    no_token: list[str] = []
-    no_top: list[str] = []
+    problems: dict[str, list[str]] = {_NEITHER: [], _NO_TOP: [], _INVALID_LOGPROB: []}
     for m in _YES_NO_LINE_RE.finditer(joined, offset):
         cid = taxonomy.resolve(m.group(1))
         if cid is None or cid in seen:
             continue
         seen.add(cid)
         tok = reply.tokens[bisect.bisect_right(starts, m.start(2)) - 1]
-        top = tok.get("top_logprobs")
         p = _yes_probability(tok)
-        if not isinstance(top, list) or not top:
-            no_top.append(cid)
-        elif p is None:
-            no_token.append(cid)
+        if isinstance(p, str):
+            problems[p].append(cid)
         else:
             scores[taxonomy.index(cid)] = p
     if not seen:
@@ -340,8 +379,7 @@ def score_logprobs(reply: ChatReply, taxonomy: Taxonomy) -> Answer:
     reason = _join_reasons(
         _truncation_note(reply) if missing else None,
         f"no line for: {', '.join(missing)}" if missing else None,
-        f"neither yes nor no among the top tokens for: {', '.join(no_token)}" if no_token else None,
-        f"no top_logprobs for: {', '.join(no_top)}" if no_top else None,
+        *(f"{why}: {', '.join(ids)}" if ids else None for why, ids in problems.items()),
     )
     if np.isnan(scores).all():
         return unparseable(reason or "", method, reply.text, reply.reasoning)

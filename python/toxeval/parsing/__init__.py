@@ -40,8 +40,10 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from itertools import pairwise
 from pathlib import Path
 from typing import Any, Literal
 
@@ -58,12 +60,14 @@ from toxeval.taxonomy import (
     _singular as _singular,
 )  # shared plural rule (tests pin _norm == normalize_label)
 
-from .values import Reading, has_negation_cue, read_number, read_value
+from .values import MARK_RE, NULL_VALUE, Reading, has_negation_cue, read_number, read_value
 
 __all__ = [
     "DEFAULT_THRESHOLD",
+    "NULL_POLICIES",
     "POLICIES",
     "STATUSES",
+    "NullPolicy",
     "ParseResult",
     "ParsedBatch",
     "Policy",
@@ -76,6 +80,12 @@ __all__ = [
 
 Status = Literal["ok", "partial", "empty", "unparseable"]
 Policy = Literal["zeros", "exclude", "error"]
+# What an explicit null value (``{"hate": null}``, ``hate: null``) does: "unparseable"
+# (the default) makes the row unparseable, as any value that is not understood; "omit"
+# reads the category as if the answer had left it out, for a caller that marks left-out
+# categories unknown itself (toxeval.llm's JSON scoring).
+NullPolicy = Literal["unparseable", "omit"]
+NULL_POLICIES: tuple[NullPolicy, ...] = ("unparseable", "omit")
 STATUSES: tuple[Status, ...] = ("ok", "partial", "empty", "unparseable")
 POLICIES: tuple[Policy, ...] = ("zeros", "exclude", "error")
 DEFAULT_THRESHOLD = 0.5
@@ -369,6 +379,10 @@ _LEAD_LINE_RE = re.compile(r"^[ \t]*[*#>]*[ \t]*([A-Za-z][A-Za-z _*-]{0,59}?)[ \
 _LG_RE = re.compile(r"\A\s*(unsafe|safe)\b[ \t]*[:.,-]?[ \t]*(.*)\Z", re.DOTALL | re.IGNORECASE)
 _CODE_RE = re.compile(r"\A[Ss]\d{1,3}\Z")
 _SPLIT_RE = re.compile(r"[\n\r,;|]+")
+# The same separators when a comma stands between digits: that is a decimal comma
+# ("hate: 0,7"), not a separator. Slower, so only used when such a comma is there.
+_DIGIT_COMMA_RE = re.compile(r"\d,\d")
+_SPLIT_KEEP_DECIMALS_RE = re.compile(r"(?:[\n\r;|]|(?<!\d),|,(?!\d))+")
 _BULLET_RE = re.compile(r"\A(?:[-*•·‣>+]+|\(?\d{1,3}[.)]|\(?[a-zA-Z][.)](?=\s))\s*")
 _STRIP_CHARS = " \t-•*+·>#\"'“”‘’`()[]{}.:;!?<>"
 # "name <sep> value": the first ":", "=", "(" or spaced dash splits a piece.
@@ -484,10 +498,12 @@ class _Parser:
         taxonomy: Taxonomy,
         mapping: LabelMapping | None,
         threshold: float,
+        null: NullPolicy = "unparseable",
     ) -> None:
         self.taxonomy = taxonomy
         self.mapping = mapping
         self.threshold = threshold
+        self.omit_nulls = null == "omit"
         self.ids = taxonomy.ids
         self.col = {cid: i for i, cid in enumerate(self.ids)}
         # Taxonomy.resolve(x) is _lookup.get(normalize_label(x)); ``norm`` is already
@@ -515,6 +531,8 @@ class _Parser:
         cid = self.col.get(name)
         if cid is not None:
             return (cid,)
+        if not name.isascii() and MARK_RE.search(name):
+            return None  # "hate ✘" is a name and a value, not a name
         norm = _norm(name)
         if not norm:
             return None
@@ -555,6 +573,8 @@ class _Parser:
 
     def _parse(self, text: str) -> _Row:
         s = text.strip()
+        if not s.isascii():
+            s = _plain_unicode(s)
         if not s:
             return _unparseable("empty output")
         if s[0] == "<" or "</think>" in s:
@@ -685,10 +705,12 @@ class _Parser:
         if whole is not None:
             return whole
         m = _LEAD_RE.match(body)
-        if (m is None or not self._is_lead(m.group(1))) and "\n" in body:
-            # Reasoning first, answer last: "...\nFinal answer: hate".
+        if "\n" in body and depth < _MAX_DEPTH:
             leads = [x for x in _LEAD_LINE_RE.finditer(body) if self._is_lead(x.group(1))]
-            if leads:
+            if len(leads) >= 2:
+                return self._lead_sections(body, [x.start() for x in leads], depth)
+            if leads and (m is None or not self._is_lead(m.group(1))):
+                # Reasoning first, answer last: "...\nFinal answer: hate".
                 body = body[leads[-1].start() :].strip()
                 m = _LEAD_RE.match(body)
         if m is not None and self._is_lead(m.group(1)):
@@ -725,6 +747,24 @@ class _Parser:
             return acc
         # 6. a list of names, ids, aliases or "name: score" pairs.
         return self._list(body)
+
+    def _lead_sections(self, body: str, starts: list[int], depth: int) -> _Acc:
+        """Several lead-in lines ("Categories: hate, violence\nAnswer: none"): the last
+        one is the answer, as after reasoning, and every earlier one that reads as an
+        answer must say the same thing. A category list quoted back from the prompt is
+        then a disagreement, never a silent set of labels."""
+        bounds = [*starts, len(body)]
+        texts = [body[a:b].strip() for a, b in pairwise(bounds)]
+        sections = [self._text(t, depth + 1) for t in texts]
+        answer = sections[-1]
+        for text, other in zip(texts[:-1], sections[:-1], strict=True):
+            if answer.errors or not other.resolved or other.errors:
+                continue
+            if not _vector(other) and self._says_safe_first(text):
+                answer.unsafe_flag = False  # "Verdict: safe\nCategories: hate"
+            else:
+                self._agree(answer, other, "lead-in answers")
+        return answer
 
     def _whole(self, body: str) -> _Acc | None:
         """The whole block is one name or a "none" phrase."""
@@ -805,7 +845,8 @@ class _Parser:
             if rows:
                 self._table(rows, acc)  # the table is the answer; prose around it is not
                 return acc
-        for raw in _SPLIT_RE.split(body):
+        split = _SPLIT_KEEP_DECIMALS_RE if _DIGIT_COMMA_RE.search(body) else _SPLIT_RE
+        for raw in split.split(body):
             self._piece(raw, acc)
         return acc
 
@@ -865,6 +906,8 @@ class _Parser:
         p = _BULLET_RE.sub("", p, count=1)
         if "  " in p or "\t" in p or "\n" in p:
             p = " ".join(p.split())  # the splitting regexes are quadratic in long space runs
+        if not p.isascii() and MARK_RE.search(p):
+            p = _mark_as_value(p)
         has_value = ":" in p or "=" in p
         if not has_value:
             # a whole name first: "Sexual - minors" is one category, not sexual = "minors"
@@ -926,8 +969,8 @@ class _Parser:
                 acc.graded = True
             acc.add(cols, score)
             return True
-        if graded:  # a number, but not a valid score
-            acc.errors.append(f"{name!r}: {err}")
+        if graded or err == NULL_VALUE:  # a number, but not a valid score; a null
+            self._bad_value(name, err, acc)
             return True
         if sep not in ":=":
             tail = text.rstrip(")").strip(_STRIP_CHARS)
@@ -942,6 +985,14 @@ class _Parser:
         # The value after a category name is not understood: the category is unknown.
         acc.errors.append(f"{name!r}: {err}")
         return True
+
+    def _bad_value(self, name: str, err: str | None, acc: _Acc) -> None:
+        """A category given a value that is not a score: the row is unparseable. An
+        explicit null under ``null="omit"`` instead leaves the category out."""
+        if err == NULL_VALUE and self.omit_nulls:
+            acc.resolved = True
+            return
+        acc.errors.append(f"{name!r}: {err}")
 
     # ---- JSON
 
@@ -1043,16 +1094,15 @@ class _Parser:
         hit = self.resolve(name)
         score_key = next((keys[k] for k in _ITEM_SCORE_KEYS if k in keys and k != "value"), None)
         flag_key = next((keys[k] for k in _ITEM_FLAG_KEYS if k in keys), None)
-        raw = item[score_key] if score_key is not None else None
-        if raw is None and flag_key is not None:
-            raw = item[flag_key]
-        if raw is None:
-            value: float | None = 1.0
+        given = [item[k] for k in (score_key, flag_key) if k is not None]
+        if not given:
+            value: float | None = 1.0  # {"category": "hate"}: a bare mention
             graded = False
         else:
-            value, graded, err = _json_value(raw)
+            # the first non-null of score and flag; all null: "no value given"
+            value, graded, err = _json_value(next((v for v in given if v is not None), None))
             if err is not None:
-                acc.errors.append(f"{name!r}: {err}")
+                self._bad_value(name, err, acc)
                 return
         if hit is None:
             if value:
@@ -1103,7 +1153,7 @@ class _Parser:
                 continue
             if isinstance(v, dict):
                 inner = _inner_value(v)
-                if inner is None:
+                if inner is _MISS:
                     if hit is None:
                         self._interpret(v, acc, depth + 1)
                         continue
@@ -1117,11 +1167,8 @@ class _Parser:
                 elif value or err is not None:
                     acc.add_unknown(ks)
                 continue
-            if err is not None:
-                acc.errors.append(f"{ks!r}: {err}")
-                continue
-            if value is None:
-                acc.resolved = True
+            if err is not None or value is None:
+                self._bad_value(ks, err or NULL_VALUE, acc)
                 continue
             if graded:
                 acc.graded = True
@@ -1148,6 +1195,29 @@ def _norm(text: str) -> str:
     return hit
 
 
+# Characters that change nothing a reader sees: zero-width spaces and joiners, the word
+# joiner, the byte-order mark, the emoji variation selector, the soft hyphen.
+_INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\ufe0f\u00ad"))
+
+
+def _plain_unicode(s: str) -> str:
+    """NFKC (full-width letters, digits and colons, non-breaking spaces become their
+    plain forms) without invisible characters, so that "ha\u200bte：０.９" reads as
+    "hate:0.9". Only non-ASCII outputs pay for it."""
+    return unicodedata.normalize("NFKC", s).translate(_INVISIBLE).strip()
+
+
+def _mark_as_value(piece: str) -> str:
+    """A list item with check marks or crosses, as "name: <marks> <value>": the marks are
+    the value wherever they stand ("hate ✅", "❌ Violence", "Hate: ✅ yes")."""
+    marks = " ".join(MARK_RE.findall(piece))
+    rest = MARK_RE.sub(" ", piece).strip()
+    nv = _NAME_VALUE_RE.match(rest.strip(_QUOTE_CHARS))
+    if nv is not None:
+        return f"{nv.group(1)}: {marks} {nv.group(3)}"
+    return f"{rest}: {marks}"
+
+
 def _merge(acc: _Acc, sub: _Acc) -> None:
     for c, v in sub.scores.items():
         acc.add((c,), v)
@@ -1162,9 +1232,10 @@ def _merge(acc: _Acc, sub: _Acc) -> None:
 
 
 def _json_value(v: Any) -> Reading:
-    """(value, graded, error) of a JSON value given for a category; None = not stated."""
+    """(value, graded, error) of a JSON value given for a category; null is an error
+    (:data:`NULL_VALUE`), never a 0."""
     if v is None:
-        return None, False, None
+        return None, False, NULL_VALUE
     if isinstance(v, bool):
         return (1.0 if v else 0.0), False, None
     if isinstance(v, (int, float)):
@@ -1206,12 +1277,13 @@ def _final_answer(s: str) -> tuple[str, str | None]:
 
 
 def _inner_value(v: dict[str, Any]) -> Any:
-    """{"score": 0.9, "flagged": true} -> 0.9; {"flagged": true} -> True; else None."""
+    """{"score": 0.9, "flagged": true} -> 0.9; {"flagged": true} -> True; {"score": null}
+    -> None; _MISS when no key holds a value."""
     keys = {_norm(str(k)): k for k in v}
     for name in (*_ITEM_SCORE_KEYS, *_ITEM_FLAG_KEYS):
         if name in keys:
             return v[keys[name]]
-    return None
+    return _MISS
 
 
 class _RepeatedKeys(dict):  # type: ignore[type-arg]
@@ -1389,7 +1461,7 @@ def _repair_json(s: str) -> str | None:
 # --------------------------------------------------------------------------- public API
 
 _TAXONOMY_CACHE: dict[Any, Taxonomy] = {}
-_PARSERS: dict[tuple[int, int, float], tuple[Taxonomy, LabelMapping | None, _Parser]] = {}
+_PARSERS: dict[tuple[int, int, float, str], tuple[Taxonomy, LabelMapping | None, _Parser]] = {}
 _DEFAULT_MAPPINGS: dict[tuple[str, tuple[str, ...]], tuple[LabelMapping | None, str]] = {}
 
 
@@ -1460,16 +1532,19 @@ def _parser(
     taxonomy: Taxonomy | str | Path,
     mapping: LabelMapping | str | Path | None,
     threshold: float,
+    null: NullPolicy = "unparseable",
 ) -> _Parser:
     if not isinstance(threshold, (int, float)) or not 0.0 <= float(threshold) <= 1.0:
         raise ValueError(f"threshold must be a number in [0, 1], got {threshold!r}")
+    if null not in NULL_POLICIES:
+        raise ValueError(f"null must be one of {', '.join(NULL_POLICIES)}, got {null!r}")
     tax = _taxonomy(taxonomy)
     mp = _mapping(mapping)
-    key = (id(tax), id(mp), float(threshold))
+    key = (id(tax), id(mp), float(threshold), null)
     hit = _PARSERS.get(key)
     if hit is not None and hit[0] is tax and hit[1] is mp:
         return hit[2]
-    parser = _Parser(tax, mp, float(threshold))
+    parser = _Parser(tax, mp, float(threshold), null)
     if len(_PARSERS) >= 16:
         _PARSERS.pop(next(iter(_PARSERS)))
     _PARSERS[key] = (tax, mp, parser)  # strong refs keep the id() keys valid
@@ -1482,18 +1557,22 @@ def parse_output(
     *,
     mapping: LabelMapping | str | Path | None = None,
     threshold: float = DEFAULT_THRESHOLD,
+    null: NullPolicy = "unparseable",
 ) -> ParseResult:
     """Turn one model output into a :class:`ParseResult` over ``taxonomy``.
 
     ``mapping`` translates codes (Llama Guard ``S1``...) to category ids; without it a
     Llama Guard-shaped output (``unsafe`` then ``S<n>`` codes) uses the built-in
     ``llama-guard-3`` mapping when it exists and targets this taxonomy. ``threshold``
-    decides ``labels`` for graded outputs (score ``>= threshold``).
+    decides ``labels`` for graded outputs (score ``>= threshold``). An explicit null value
+    (``{"hate": null}``) is not a 0: with ``null="unparseable"`` (the default) the row is
+    unparseable; ``null="omit"`` reads the category as left out, for a caller that marks
+    left-out categories unknown itself.
 
     Whatever the ``text`` (a ``str``, however malformed), the outcome is a status, never
     an exception. The other arguments are checked: raises ``TypeError`` for a ``text``
     that is not a ``str`` (or a ``taxonomy`` / ``mapping`` of the wrong type),
-    ``ValueError`` for a ``threshold`` outside [0, 1], and
+    ``ValueError`` for a ``threshold`` outside [0, 1] or an unknown ``null``, and
     :class:`~toxeval.taxonomy.TaxonomyError` for an unknown or malformed ``taxonomy`` or
     ``mapping``.
     """
@@ -1501,7 +1580,7 @@ def parse_output(
         raise TypeError(
             f"parse_output expects the model output as a str, got {type(text).__name__}"
         )
-    parser = _parser(taxonomy, mapping, threshold)
+    parser = _parser(taxonomy, mapping, threshold, null)
     return _result(parser, parser.parse(text))
 
 
@@ -1527,16 +1606,17 @@ def parse_outputs(
     *,
     mapping: LabelMapping | str | Path | None = None,
     threshold: float = DEFAULT_THRESHOLD,
+    null: NullPolicy = "unparseable",
 ) -> ParsedBatch:
     """Parse many outputs; identical outputs are parsed once.
 
     Returns a :class:`ParsedBatch` with ``scores`` (N, K) float64, ``statuses`` (N,),
     per-row ``labels`` / ``unknown`` / ``reasons`` and the batch's ``graded`` flag.
     No ``str`` output raises. Raises ``TypeError`` naming the first row that is not a
-    ``str``, and, as :func:`parse_output` does, for a bad ``threshold``, ``taxonomy`` or
-    ``mapping``.
+    ``str``, and, as :func:`parse_output` does, for a bad ``threshold``, ``taxonomy``,
+    ``mapping`` or ``null``.
     """
-    parser = _parser(taxonomy, mapping, threshold)
+    parser = _parser(taxonomy, mapping, threshold, null)
     parse = parser.parse
     rows: list[_Row] = []
     append = rows.append

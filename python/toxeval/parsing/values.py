@@ -41,7 +41,10 @@ from typing import Final
 
 __all__ = [
     "DEGREE_WORDS",
+    "MARKS",
+    "MARK_RE",
     "NEGATIVE_PHRASES",
+    "NULL_VALUE",
     "POSITIVE_PHRASES",
     "Reading",
     "check_score",
@@ -52,6 +55,10 @@ __all__ = [
 
 Reading = tuple["float | None", bool, "str | None"]
 
+# The error of an explicit null (JSON ``null``, ``hate: null``): the model gave the
+# category no value. It is not a 0: the category is unknown (docs/parsing.md).
+NULL_VALUE: Final = "null (no value given)"
+
 # Plain negations: the category does not apply (0.0, not graded).
 _NEGATIVE_WORDS = (
     "no",
@@ -60,7 +67,6 @@ _NEGATIVE_WORDS = (
     "f",
     "none",
     "nil",
-    "null",
     "nothing",
     "zero",
     "absent",
@@ -151,6 +157,14 @@ NEGATIVE_PHRASES: Final[frozenset[str]] = frozenset(
     )
 )
 POSITIVE_PHRASES: Final[frozenset[str]] = frozenset(_POSITIVE_WORDS)
+
+# Check marks and crosses. A mark is a value wherever it stands ("hate ✅", "❌ violence",
+# a table cell "✔"), never part of a name: "hate ✘" is a "no", not a mention of hate.
+MARKS: Final[dict[str, str]] = {
+    **dict.fromkeys("\u2705\u2714\u2713\u2611\U0001f5f8", "yes"),  # ✅ ✔ ✓ ☑ 🗸
+    **dict.fromkeys("\u274c\u2718\u2717\u2716\u274e\u2612", "no"),  # ❌ ✘ ✗ ✖ ❎ ☒
+}
+MARK_RE: Final = re.compile("[" + "".join(MARKS) + "]")
 
 # Severity and likelihood words and their scores. The table is symmetric around 0.5 and
 # never reaches 0 or 1: a word grades, only a yes/no (or a number) decides.
@@ -306,6 +320,9 @@ _NUM = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf(?:inity)?
 _NUMBER_RE = re.compile(rf"(?:{_NUM})\Z")
 _PERCENT_RE = re.compile(rf"({_NUM})\s*(?:%|percent|pct)\Z")
 _FRACTION_RE = re.compile(rf"({_NUM})\s*(?:/|out of|of)\s*({_NUM})\Z")
+# A decimal comma ("0,7"), read only below 1: "1,5" could be 1.5 or fifteen, "1,000" a
+# thousand or 1.0, so those stay not understood.
+_DECIMAL_COMMA_RE = re.compile(r"0,(\d+)\Z")
 _SCORE_PHRASE_RE = re.compile(
     r"(?:"
     + "|".join(sorted((re.escape(w) for w in _SCORE_WORDS), key=len, reverse=True))
@@ -321,7 +338,11 @@ _NO_X_FOUND_RE = re.compile(
 )
 # Words that turn a gloss into a qualification: "no, but borderline" is not a plain no.
 _CONTRAST_WORDS = frozenset(("but", "however", "although", "though", "except", "yet", "unless"))
+# Words that say the model does not know: "yes (unclear)" is not a plain yes either.
+_UNSURE_WORDS = frozenset(("unclear", "unsure", "uncertain", "unknown", "ambiguous"))
+_QUALIFYING_WORDS = _CONTRAST_WORDS | _UNSURE_WORDS
 _EDGE = " \t\r\n.!*\"'`“”‘’"
+_EDGE_LEFT = _EDGE.replace(".", "")
 
 
 def check_score(x: float) -> str | None:
@@ -348,8 +369,12 @@ def read_value(text: str) -> Reading:
     """The :data:`Reading` of a value written after a category name (see module docs)."""
     hit = _CACHE.get(text)
     if hit is None:
-        v = _clean(text) if len(text) <= _MAX_VALUE_LEN else "?"
-        if not v:
+        v = _clean(text) if len(text) <= _MAX_VALUE_LEN else ""
+        if len(text) > _MAX_VALUE_LEN:
+            # a huge number ("9999...%") is an invalid score, not a description
+            numeric = text.lstrip(_EDGE)[:1] in "0123456789+-."
+            hit = None, numeric, f"value {_shown(text)} not understood"
+        elif not v:
             hit = None, False, "no value given"
         else:
             hit = _read(v, 0) or (None, False, f"value {_shown(text)} not understood")
@@ -368,6 +393,10 @@ _MAX_VALUE_LEN = 300
 
 def _read(v: str, depth: int) -> Reading | None:
     """The reading of cleaned text ``v``, or None if it is not understood."""
+    if v == "null":
+        return None, False, NULL_VALUE
+    if not v.isascii() and MARK_RE.search(v):
+        return _read_marked(v, depth)
     if v in NEGATIVE_PHRASES:
         return 0.0, False, None
     if v in POSITIVE_PHRASES:
@@ -402,6 +431,9 @@ def _read_numeric(v: str) -> Reading | None:
     m = _PERCENT_RE.match(v)
     if m is not None:
         return read_number(float(m.group(1)) / 100.0)
+    m = _DECIMAL_COMMA_RE.match(v)
+    if m is not None:
+        return read_number(float(f"0.{m.group(1)}"))
     m = _FRACTION_RE.match(v)
     if m is not None:
         a, b = float(m.group(1)), float(m.group(2))
@@ -422,10 +454,28 @@ def _read_glossed(v: str, depth: int) -> Reading | None:
     if head is None or head[2] is not None:
         return head
     gloss = next((g for g in m.groups()[1:] if g is not None), "")
+    return _with_gloss(v, head, gloss, depth)
+
+
+def _read_marked(v: str, depth: int) -> Reading | None:
+    """A check mark or cross, alone or with words: "✅", "✅ yes", "❌ (not present)"."""
+    words = {MARKS[c] for c in MARK_RE.findall(v)}
+    if len(words) > 1:  # "✅ ❌"
+        return None, False, f"value {_shown(v)} contradicts itself"
+    head = _read(words.pop(), depth + 1)
+    rest = _clean(MARK_RE.sub(" ", v))
+    if head is None or not rest:
+        return head
+    return _with_gloss(v, head, rest, depth)
+
+
+def _with_gloss(v: str, head: Reading, gloss: str, depth: int) -> Reading | None:
+    """A value ``head`` and the text after it: a description keeps ``head``, another
+    value must be on the same side of 0.5 and gives the score if it is graded."""
     tail = _read(_clean(gloss), depth + 1) if gloss.strip() else None
     if tail is None:
-        if _CONTRAST_WORDS.intersection(_words(gloss)):
-            return None  # "no, but borderline": qualified, not understood
+        if _QUALIFYING_WORDS.intersection(_words(gloss)):
+            return None  # "no, but borderline", "yes (unclear)": qualified, not understood
         return head  # a description, not a value
     if tail[2] is not None:
         return tail
@@ -434,16 +484,24 @@ def _read_glossed(v: str, depth: int) -> Reading | None:
     return tail if tail[1] else head
 
 
+def _lstrip_edge(text: str) -> str:
+    """``text`` without leading edge characters, keeping the point of ".5"."""
+    v = text.lstrip(_EDGE_LEFT)
+    while v.startswith(".") and not v[1:2].isdigit():
+        v = v[1:].lstrip(_EDGE_LEFT)
+    return v
+
+
 def _clean(text: str) -> str:
-    v = _SPACES_RE.sub(" ", text.strip(_EDGE).lower())
+    v = _SPACES_RE.sub(" ", _lstrip_edge(text.rstrip(_EDGE)).lower())
     if "-" in v:
         v = _HYPHEN_RE.sub(" ", v)
     if v.startswith("(") and v.endswith(")") and v.count("(") == 1:
-        v = v[1:-1].strip(_EDGE)
+        v = _lstrip_edge(v[1:-1].rstrip(_EDGE))
     if v.endswith(")") and "(" not in v:
         v = v[:-1].rstrip(_EDGE)
     if v.startswith("(") and ")" not in v:
-        v = v[1:].lstrip(_EDGE)
+        v = _lstrip_edge(v[1:])
     return v
 
 
