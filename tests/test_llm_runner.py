@@ -22,7 +22,7 @@ import toxeval
 from fake_openai import FakeOpenAI, logprob_yes, scripted_scores, write_dataset
 from toxeval.datasets import load_dataset
 from toxeval.llm import predict
-from toxeval.llm.runfile import read_run
+from toxeval.llm.runfile import RunWriter, read_run
 from toxeval.taxonomy import load_taxonomy
 
 TAX = load_taxonomy("toxeval-15")
@@ -523,3 +523,89 @@ def test_sample_with_a_seed_draws_the_same_rows_and_works_for_moderation(
         predict(dataset, "openai-moderation", run, base_url=fake_openai.url, sample=10, seed=seed)
     ids = [sorted(r["id"] for r in _rows(run)) for run in runs]
     assert len(ids[0]) == 10 and ids[0] == ids[1] != ids[2]
+
+
+def test_a_second_writer_on_the_same_run_file_is_refused(
+    fake_openai: FakeOpenAI, dataset: Path, tmp_path: Path
+) -> None:
+    run = tmp_path / "run.jsonl"
+    predict(dataset, "openai:fake", run, base_url=fake_openai.url, limit=5, **FAST)
+    before = run.read_bytes()
+    with RunWriter(run, {"toxeval_run": 1}, last_header=None):  # another process's writer
+        p = _cli(
+            "predict", "--dataset", str(dataset), "--detector", "openai:fake", "--out",
+            str(run), "--base-url", fake_openai.url, "-q",
+        )  # fmt: skip
+    assert p.returncode == 2, p.stderr
+    assert "another process is writing to this run file" in p.stderr
+    assert "Traceback" not in p.stderr and len(p.stderr.strip().splitlines()) == 1
+    assert run.read_bytes().startswith(before)  # untouched but for the open writer
+
+
+def _full_disk_predict(dataset: Path, run: Path, url: str, limit: int) -> Any:
+    """``toxeval predict`` with the file size capped at ``limit`` bytes (RLIMIT_FSIZE: a
+    full disk as the writer sees it)."""
+    import resource
+
+    def cap() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # EFBIG instead of a kill
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    return subprocess.run(
+        [sys.executable, "-m", "toxeval.cli", "predict", "--dataset", str(dataset),
+         "--detector", "openai:fake", "--out", str(run), "--base-url", url, "-q"],
+        capture_output=True, text=True, timeout=120, preexec_fn=cap,
+    )  # fmt: skip
+
+
+def test_a_full_disk_is_a_clear_error_and_the_file_stays_resumable(
+    fake_openai: FakeOpenAI, dataset: Path, tmp_path: Path
+) -> None:
+    run = tmp_path / "run.jsonl"
+    p = _full_disk_predict(dataset, run, fake_openai.url, 20_000)
+    assert p.returncode == 2, p.stderr
+    assert "writing the run file failed" in p.stderr and "Traceback" not in p.stderr
+    data = run.read_bytes()
+    assert data.endswith(b"\n") and 0 < len(data) <= 20_000  # complete rows only
+    kept = _rows(run)
+    assert 0 < len(kept) < 60
+    again = predict(dataset, "openai:fake", run, base_url=fake_openai.url, **FAST)
+    assert again.skipped == len(kept) and again.written == 60 - len(kept)
+    assert Counter(r["id"] for r in _rows(run)) == Counter(f"r{i}" for i in range(60))
+
+
+def test_an_unreachable_base_url_stops_after_the_first_request_with_exit_2(
+    dataset: Path, tmp_path: Path
+) -> None:
+    import socket
+
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    run = tmp_path / "run.jsonl"
+    p = _cli(
+        "predict", "--dataset", str(dataset), "--detector", "openai:fake", "--out", str(run),
+        "--base-url", f"http://127.0.0.1:{port}/v1", "--max-retries", "1", "-q",
+    )  # fmt: skip
+    assert p.returncode == 2, p.stderr
+    assert "no answer from" in p.stderr and "check --base-url" in p.stderr
+    assert len(_rows(run)) == 1 and _rows(run)[0]["error"]  # the one request, unscored
+
+
+@pytest.mark.parametrize("url", ["htp://x/v1", "notaurl", "http://x:99999/v1", "http:///v1"])
+def test_a_malformed_base_url_is_a_one_line_error(url: str, dataset: Path, tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="--base-url"):
+        predict(dataset, "openai:fake", tmp_path / "run.jsonl", base_url=url)
+    assert not (tmp_path / "run.jsonl").exists()
+
+
+def test_sigterm_stops_cleanly_with_exit_143_and_resumes(
+    fake_openai: FakeOpenAI, tmp_path: Path
+) -> None:
+    ds, run, code, err, _ = _interrupt(fake_openai, tmp_path, signal.SIGTERM, 30)
+    assert code == 128 + signal.SIGTERM, err
+    assert "interrupted" in err and "rerun the same command to resume" in err
+    assert "Traceback" not in err and run.read_bytes().endswith(b"\n")
+    rows = _rows(run)
+    again = predict(ds, "openai:fake", run, base_url=fake_openai.url, **FAST)
+    assert again.skipped == len(rows) and again.written == 200 - len(rows)
