@@ -1,13 +1,16 @@
-"""Fixtures shared by the test modules."""
+"""Fixtures shared by the test modules: small datasets and taxonomy files on disk, user
+taxonomies, parser caches, and a headless browser for the HTML report."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from toxeval.taxonomy import Taxonomy, load_taxonomy
@@ -68,6 +71,77 @@ def run_browser(chromium: str, tmp_path: Path) -> BrowserRun:
         return subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False)
 
     return run
+
+
+# A three-category taxonomy whose first category has a name and an alias, so that
+# columns and keys can name one category in several ways.
+ALIAS_TAXONOMY = """name = "alias-3"
+version = "1"
+[[category]]
+id = "alpha"
+name = "Alpha"
+aliases = ["first"]
+[[category]]
+id = "beta"
+name = "Beta"
+[[category]]
+id = "gamma"
+name = "Gamma"
+"""
+
+# Six rows with every category positive somewhere and one unknown label (row r3, gamma).
+SMALL_ROWS: list[dict[str, Any]] = [
+    {"id": "r1", "text": "one", "labels": {"alpha": 1, "beta": 0, "gamma": 0}},
+    {"id": "r2", "text": "two", "labels": {"alpha": 0, "beta": 1, "gamma": 0}},
+    {"id": "r3", "text": "three", "labels": {"alpha": 1, "beta": 1, "gamma": None}},
+    {"id": "r4", "text": "four", "labels": {"alpha": 0, "beta": 0, "gamma": 1}},
+    {"id": "r5", "text": "five", "labels": {"alpha": 0, "beta": 0, "gamma": 0}},
+    {"id": "r6", "text": "six", "labels": {"alpha": 1, "beta": 0, "gamma": 1}},
+]
+
+
+def _write_alias_taxonomy(folder: Path) -> Path:
+    p = folder / "alias-3.toml"
+    p.write_text(ALIAS_TAXONOMY, encoding="utf-8")
+    return p
+
+
+def _write_small_dataset(folder: Path) -> Path:
+    p = folder / "small.jsonl"
+    p.write_text("".join(json.dumps(r) + "\n" for r in SMALL_ROWS), encoding="utf-8")
+    return p
+
+
+@pytest.fixture
+def alias_taxonomy_file(tmp_path: Path) -> Path:
+    """A TOML taxonomy file: ids alpha (name Alpha, alias first), beta, gamma."""
+    return _write_alias_taxonomy(tmp_path)
+
+
+@pytest.fixture
+def small_dataset_file(tmp_path: Path) -> Path:
+    """SMALL_ROWS as a JSONL dataset file in the alias-3 taxonomy."""
+    return _write_small_dataset(tmp_path)
+
+
+@pytest.fixture(scope="module")
+def shared_small_dataset(tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, Path, Path]:
+    """(Dataset, dataset file, taxonomy file) of SMALL_ROWS, once per module: for
+    property tests, whose examples cannot take function-scoped fixtures."""
+    from toxeval.datasets import load_dataset
+
+    folder = tmp_path_factory.mktemp("shared")
+    tax = _write_alias_taxonomy(folder)
+    path = _write_small_dataset(folder)
+    return load_dataset(path, taxonomy=tax), path, tax
+
+
+@pytest.fixture
+def small_dataset(small_dataset_file: Path, alias_taxonomy_file: Path) -> Any:
+    """SMALL_ROWS loaded as a Dataset (6 rows, K=3, one unknown cell)."""
+    from toxeval.datasets import load_dataset
+
+    return load_dataset(small_dataset_file, taxonomy=alias_taxonomy_file)
 
 
 USER_TAXONOMY_TOML = """\

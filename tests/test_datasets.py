@@ -721,3 +721,57 @@ def test_line_reader_keeps_unicode_line_separators_inside_strings(
     )
     with pytest.raises(DatasetError, match="line 4"):
         load_dataset(p, taxonomy=tax3)
+
+
+# ------------------------------------------------- one category named twice in a row
+
+
+@pytest.mark.parametrize(
+    "labels",
+    [
+        {"a": 0, "alpha cat": 1, "b": 0, "c": 0},  # an id and its alias
+        {"Alpha": 1, "alpha": 0, "b": 0, "c": 0},  # two spellings of one name
+        {"a": None, "Alpha": 1, "b": 0, "c": 0},  # unknown and known
+    ],
+)
+@pytest.mark.parametrize("form", ["object", "columns", "csv", "parquet"])
+def test_conflicting_labels_for_one_category_are_rejected(
+    tmp_path: Path, tax3: Path, labels: dict[str, Any], form: str
+) -> None:
+    keys = [k for k in labels if k not in ("b", "c")]
+    rows = [
+        {"id": "r1", "text": "one", **({"labels": dict.fromkeys(labels, 0)})},
+        {"id": "r2", "text": "two", "labels": labels},
+    ]
+    if form != "object":
+        rows = [{"id": r["id"], "text": r["text"], **r["labels"]} for r in rows]
+    if form == "csv":
+        path = tmp_path / "ds.csv"
+        header = list(rows[0])
+        lines = [",".join(header)] + [
+            ",".join("" if r[h] is None else str(r[h]) for h in header) for r in rows
+        ]
+        path.write_text("\n".join(lines) + "\n")
+    elif form == "parquet":
+        path = tmp_path / "ds.parquet"
+        pq.write_table(pa.Table.from_pylist(rows), path)
+    else:
+        path = _jsonl(tmp_path / "ds.jsonl", rows)
+    with pytest.raises(DatasetError) as e:
+        load_dataset(path, taxonomy=tax3)
+    msg = str(e.value)
+    unit = "row" if form == "parquet" else "line"
+    line = 2 if form != "csv" else 3
+    assert f"{unit} {line}:" in msg
+    assert all(repr(k) in msg for k in keys), msg
+    assert "category 'a'" in msg
+
+
+def test_same_label_under_id_and_alias_is_accepted(tmp_path: Path, tax3: Path) -> None:
+    rows = [
+        {"id": "r1", "text": "one", "labels": {"a": 1, "alpha cat": 1, "b": 0, "c": 0}},
+        {"id": "r2", "text": "two", "labels": {"a": 0, "Alpha": 0, "b": 1, "c": None}},
+    ]
+    ds = load_dataset(_jsonl(tmp_path / "ds.jsonl", rows), taxonomy=tax3)
+    assert ds.y_true.tolist() == [[1, 0, 0], [0, 1, 0]]
+    assert ds.mask.tolist() == [[True, True, True], [True, True, False]]

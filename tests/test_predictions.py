@@ -365,7 +365,7 @@ def test_inconsistent_types_report_line_number(tmp_path: Path, ds: Any) -> None:
     rows[2] = {"id": "c", "scores": "high"}
     p = _jsonl(tmp_path / "p.jsonl", rows)
     with pytest.raises(
-        PredictionError, match=r"line 3: field 'scores' is a string, but a object on line 1"
+        PredictionError, match=r"line 3: field 'scores' is a string, but an object on line 1"
     ):
         read_predictions(p, ds)
 

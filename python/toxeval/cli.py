@@ -93,6 +93,12 @@ def _build_parser() -> argparse.ArgumentParser:
             '"toxeval[plot]"',
         )
         sp.add_argument(
+            "--html",
+            action="store_true",
+            help="also write report.html into --out: one self-contained page (figures, "
+            "intervals, sortable per-category table; opens offline)",
+        )
+        sp.add_argument(
             "--quiet", "-q", action="store_true", help="no progress bar; one summary line"
         )
 
@@ -360,6 +366,11 @@ def _check_args(args: argparse.Namespace) -> None:
         )
     if args.out:
         _check_out_dir(args.out)
+        from toxeval.output_dir import check_outputs
+
+        check_outputs(args.out, _output_names(args), _given_inputs(args))
+    if getattr(args, "html", False) and not args.out:
+        raise _UsageError("--html writes report.html into the --out directory: add --out DIR")
     if args.plots:
         if not args.out:
             raise _UsageError(
@@ -371,6 +382,24 @@ def _check_args(args: argparse.Namespace) -> None:
             _require_matplotlib()
         except ImportError as e:
             raise _UsageError(f"--plots: {e}") from None
+
+
+def _output_names(args: argparse.Namespace) -> tuple[str, ...]:
+    from toxeval.report import HTML_FILE, REPORT_FILES
+
+    html = (HTML_FILE,) if getattr(args, "html", False) else ()
+    return REPORT_FILES + html + (PLOT_FILES if args.plots else ())
+
+
+def _given_inputs(args: argparse.Namespace) -> list[str | None]:
+    """The files named on the command line that the run reads (those that are not
+    files, e.g. registry names, are skipped by the check)."""
+    return [
+        getattr(args, "predictions", None),
+        args.dataset,
+        args.taxonomy,
+        getattr(args, "mapping", None),
+    ]
 
 
 def _min_annotators(args: argparse.Namespace) -> int:
@@ -415,19 +444,26 @@ def _write(
     step("writing outputs")
     if not args.out:
         return []
-    from toxeval.report import write_outputs
+    from toxeval.output_dir import staged_outputs
+    from toxeval.report import write_html_report, write_report_files
 
+    names = _output_names(args)
+    inputs = [*result.input_paths(), *_given_inputs(args)]
     try:
-        written = write_outputs(result, args.out)
+        with staged_outputs(args.out, names, inputs) as stage:
+            write_report_files(result, stage)
+            if getattr(args, "html", False):
+                step("writing the HTML report")
+                write_html_report(result, stage)
+            if args.plots:
+                step("plotting")
+                _write_plots(result, captured, stage)
     except OSError as e:
         raise _UsageError(f"--out {args.out}: cannot write the results: {e}") from None
-    if args.plots:
-        step("plotting")
-        written += _write_plots(result, captured, Path(args.out))
-    return written
+    return [Path(args.out) / name for name in names]
 
 
-def _write_plots(result: EvaluationResult, captured: list[_ScoredArrays], out: Path) -> list[Path]:
+def _write_plots(result: EvaluationResult, captured: list[_ScoredArrays], out: Path) -> None:
     """pr_curves.png from the scored rows' labels, scores and mask (the rows and known
     cells every figure of ``result`` uses), and ap_by_category.png from ``result``."""
     from toxeval.plots import plot_ap_by_category, plot_pr_curves
@@ -441,13 +477,9 @@ def _write_plots(result: EvaluationResult, captured: list[_ScoredArrays], out: P
         f"Precision-recall per category (known labels only): {result.dataset['name']}, "
         f"{_system_line(result)}"
     )
-    try:
-        plot_pr_curves(y, s, m, result.config["taxonomy"]["ids"], pr_png, title=title)
-        del y, s, m
-        plot_ap_by_category(result, ap_png)
-    except OSError as e:
-        raise _UsageError(f"--out {out}: cannot write the figures: {e}") from None
-    return [pr_png, ap_png]
+    plot_pr_curves(y, s, m, result.config["taxonomy"]["ids"], pr_png, title=title)
+    del y, s, m
+    plot_ap_by_category(result, ap_png)
 
 
 def _finish(result: EvaluationResult, args: argparse.Namespace, written: list[Path]) -> None:
@@ -557,6 +589,7 @@ def _score_batch(args: argparse.Namespace) -> int:
 
 def _cmd_datasets(args: argparse.Namespace) -> int:
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     from toxeval.datasets import list_datasets
@@ -566,11 +599,16 @@ def _cmd_datasets(args: argparse.Namespace) -> int:
         table.add_column(col)
     for info in list_datasets(args.data_dir):
         table.add_row(
-            info.name,
-            info.level,
-            info.path or "not found",
-            "\n".join(info.looked_at) or "-",
-            info.description,
+            *map(
+                escape,
+                (
+                    info.name,
+                    info.level,
+                    info.path or "not found",
+                    "\n".join(info.looked_at) or "-",
+                    info.description,
+                ),
+            )
         )
     Console().print(table)
     return 0
@@ -578,20 +616,21 @@ def _cmd_datasets(args: argparse.Namespace) -> int:
 
 def _cmd_taxonomy(args: argparse.Namespace) -> int:
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     from toxeval.taxonomy import list_taxonomies, load_taxonomy
 
     tax = load_taxonomy(args.name)
     table = Table(
-        title=f"{tax.name} {tax.version} (K={tax.k})",
-        caption=f"{tax.description}\nbuilt-in: {', '.join(list_taxonomies())}",
+        title=escape(f"{tax.name} {tax.version} (K={tax.k})"),
+        caption=escape(f"{tax.description}\nbuilt-in: {', '.join(list_taxonomies())}"),
         show_lines=True,
     )
     for col in ("id", "name", "definition", "aliases"):
         table.add_column(col)
     for c in tax.categories:
-        table.add_row(c.id, c.name, c.description, ", ".join(c.aliases))
+        table.add_row(*map(escape, (c.id, c.name, c.description, ", ".join(c.aliases))))
     Console().print(table)
     return 0
 

@@ -27,6 +27,7 @@ import io
 import json
 import os
 import re
+import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from importlib import resources
@@ -37,6 +38,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from toxeval.files import decode_utf8, require_file
 from toxeval.taxonomy import (
     DEFAULT_TAXONOMY,
     LabelMapping,
@@ -453,9 +455,21 @@ class _Labels:
         pos = np.zeros(self.k, dtype=bool)
         neg_votes = np.zeros(self.k, dtype=np.int64)
         unk_votes = np.zeros(self.k, dtype=np.int64)
+        # without a mapping each category has one value: two keys naming it (its id and
+        # an alias, or two spellings) must agree, as in prediction files
+        given: dict[int, tuple[str, int | None]] = {}
         for code, v in obj.items():
             ts = self.code_targets(code, where)
             val = _cell(v, f"{where}: labels[{code!r}]")
+            if self.mapping is None:
+                for t in ts:
+                    first = given.setdefault(t, (code, val))
+                    if first[1] != val:
+                        raise DatasetError(
+                            f"{where}: keys {first[0]!r} ({_cell_text(first[1])}) and "
+                            f"{code!r} ({_cell_text(val)}) both name category "
+                            f"{self.tax.ids[t]!r} with different labels; keep one"
+                        )
             for t in ts:
                 if val == 1:
                     pos[t] = True
@@ -535,6 +549,10 @@ def _cell(v: Any, where: str, *, allow_minus_one: bool = False) -> int | None:
             return None
     allowed = "1, 0, -1 or null" if allow_minus_one else "1, 0 or null"
     raise DatasetError(f"{where}: label value must be {allowed}, got {v!r}")
+
+
+def _cell_text(value: int | None) -> str:
+    return "unknown" if value is None else str(value)
 
 
 def _split_label_text(text: str, where: str) -> Any:
@@ -769,7 +787,12 @@ def _tri_state(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     n = len(arr)
     if pa.types.is_null(t):
         return np.zeros(n, bool), np.zeros(n, bool)
-    if not (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_boolean(t)):
+    if not (
+        pa.types.is_integer(t)
+        or pa.types.is_floating(t)
+        or pa.types.is_boolean(t)
+        or pa.types.is_decimal(t)
+    ):
         raise _NotColumnar
     vals = np.asarray(pc.cast(arr, pa.float64()).fill_null(-1.0).to_numpy(zero_copy_only=False))
     vals = np.where(np.isnan(vals), -1.0, vals)
@@ -820,9 +843,10 @@ def _table_labels(
             per_target_pos = np.zeros((n, k), dtype=bool)
             neg = np.zeros((n, k), dtype=np.int64)
             unk = np.zeros((n, k), dtype=np.int64)
+            claimed: set[int] = set()
             for i in range(t.num_fields):
                 ts = labels.targets(t.field(i).name)
-                if ts is None:
+                if ts is None or _claims_again(ts, claimed, labels):
                     raise _NotColumnar
                 one, known = _tri_state(col.field(i))
                 for tt in ts:
@@ -839,6 +863,7 @@ def _table_labels(
     neg = np.zeros((n, k), dtype=np.int64)
     unk = np.zeros((n, k), dtype=np.int64)
     found = False
+    named: set[int] = set()
     for name in cols:
         ts = labels.targets(name)
         if ts is None:
@@ -846,6 +871,8 @@ def _table_labels(
             if msg is not None:
                 raise DatasetError(msg)
             continue  # extra metadata columns are ignored (and listed in the notes)
+        if _claims_again(ts, named, labels):
+            raise _NotColumnar  # two columns name one category: the row path checks them
         found = True
         col = table.column(name).combine_chunks()
         if pa.types.is_string(col.type):
@@ -863,6 +890,15 @@ def _table_labels(
     covered = (neg + unk) > 0
     mask = pos | (covered & (unk == 0))
     return pos.astype(np.int8), mask
+
+
+def _claims_again(targets: tuple[int, ...], claimed: set[int], labels: _Labels) -> bool:
+    """Whether a second label field names a category already named (an id and its alias,
+    two spellings), with no mapping to combine codes: then the row path compares their
+    values row by row. Adds ``targets`` to ``claimed``."""
+    again = labels.mapping is None and not claimed.isdisjoint(targets)
+    claimed.update(targets)
+    return again
 
 
 def _drop_empty_strings(col: pa.ListArray) -> pa.ListArray:
@@ -1021,7 +1057,7 @@ def _decompress(path: Path, data: bytes) -> bytes:
     if path.name.endswith(".gz") or data[:2] == b"\x1f\x8b":
         try:
             return gzip.decompress(data)
-        except (OSError, EOFError) as e:
+        except (OSError, EOFError, zlib.error) as e:
             raise DatasetError(f"{path}: not a valid gzip file: {e}") from None
     return data
 
@@ -1055,14 +1091,7 @@ _JSON_SPACE = " \t\r"  # JSON's whitespace within a line (RFC 8259, section 2)
 
 
 def _json_lines(raw: bytes, source: str) -> Iterator[tuple[int, Any]]:
-    try:
-        text = raw.decode("utf-8-sig", errors="strict")
-    except UnicodeDecodeError as e:
-        at = raw.count(b"\n", 0, e.start) + 1
-        col = e.start - (raw.rfind(b"\n", 0, e.start) + 1) + 1
-        raise DatasetError(
-            f"{source}: line {at}: not UTF-8 text ({e.reason} at byte {col})"
-        ) from None
+    text = decode_utf8(raw, source, DatasetError)
     decode = _ROW_DECODER.decode
     # Lines end at "\n" only (a "\r" before it is JSON whitespace): str.splitlines would
     # also split at U+2028, U+2029 and U+0085, which JSON allows raw inside a string.
@@ -1234,8 +1263,7 @@ class _BackgroundSha256:
 
 def _read_file(path: Path, labels: _Labels) -> tuple[_Raw, str]:
     source = str(path)
-    if not path.is_file():
-        raise DatasetError(f"dataset file not found: {path}")
+    require_file(path, "dataset file", DatasetError)
     ext = _suffix(path)
     data = path.read_bytes()
     if ext in (".jsonl", ".jsonl.gz", ".json", ".json.gz", ".csv", ".csv.gz", ".parquet", ".pq"):
@@ -1416,9 +1444,7 @@ def read_openai_moderation(
     line numbers. With a taxonomy other than ``openai-moderation-8`` the keys go through the
     built-in ``openai-moderation`` mapping (which must target that taxonomy).
     """
-    p = Path(path)
-    if not p.is_file():
-        raise DatasetError(f"OpenAI moderation file not found: {p}")
+    p = require_file(path, "OpenAI moderation file", DatasetError)
     tax = _taxonomy(taxonomy)
     mapping = None if tax.name == "openai-moderation-8" else _mapping("openai-moderation", tax)
     labels = _Labels(tax, mapping)
@@ -1451,6 +1477,29 @@ def read_openai_moderation(
         min_annotators=1,
         source=str(p),
         sha=hashlib.sha256(data).hexdigest(),
+    )
+
+
+def _is_openai_moderation(path: Path) -> bool:
+    """Whether ``path`` is a JSONL file in OpenAI's moderation format, told by its
+    content, not its name: its first row has a string ``prompt``, no ``text`` or
+    ``id``, and only OpenAI's category keys beside it."""
+    if not path.is_file() or _suffix(path) not in (".jsonl", ".jsonl.gz", ".json", ".json.gz"):
+        return False
+    try:
+        if _suffix(path).endswith(".gz"):
+            with gzip.open(path, "rb") as f:
+                head = f.readline(1 << 20)
+        else:
+            with open(path, "rb") as f:
+                head = f.readline(1 << 20)
+        first = json.loads(head.decode("utf-8-sig"))
+    except (OSError, EOFError, ValueError, zlib.error):
+        return False  # the dataset reader names what is wrong with the file
+    return (
+        isinstance(first, dict)
+        and isinstance(first.get("prompt"), str)
+        and all(k == "prompt" or k in OPENAI_KEYS for k in first)
     )
 
 
@@ -1554,7 +1603,7 @@ def load_dataset(
                 f"{str(name_or_path)!r} is neither a file nor a known dataset "
                 f"(known: demo, {', '.join(_REGISTRY)})"
             )
-        if path.name.lower().startswith("samples-") and _suffix(path) in (".jsonl", ".jsonl.gz"):
+        if _is_openai_moderation(path):
             _check_openai_options(path, rule, min_annotators, label_map)
             return read_openai_moderation(path, taxonomy=taxonomy or "openai-moderation-8")
         name, level = _stem(path), "prompt"

@@ -27,7 +27,6 @@ left out of scoring; the counts and the first few ids go into the report either 
 
 from __future__ import annotations
 
-import hashlib
 import io
 import json
 import math
@@ -44,6 +43,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from toxeval.files import file_sha256, require_file
 from toxeval.parsing import UnparseableOutputError
 from toxeval.taxonomy import LabelMapping, Taxonomy, load_mapping
 
@@ -60,7 +60,9 @@ __all__ = [
     "PredictionError",
     "Predictions",
     "detect_format",
+    "is_frame",
     "predictions_from_array",
+    "predictions_from_frame",
     "predictions_from_texts",
     "read_predictions",
 ]
@@ -80,6 +82,8 @@ _ID_COLUMNS = ("id",)
 _SCORE_COLUMNS = ("scores", "score", "y_score", "probs", "probabilities")
 _LABEL_COLUMNS = ("labels", "label", "categories", "y_pred")
 _TEXT_COLUMNS = ("output", "text", "response", "completion", "generation")
+# A failed model request: any value but null, "" or false marks the row as failed.
+_ERROR_COLUMN = "error"
 # Columns that are never category scores (pandas index columns and the like).
 _IGNORED = re.compile(r"^(index|row|__index_level_\d+__|Unnamed: ?\d*|)$")
 
@@ -108,8 +112,8 @@ class Predictions:
     """Predictions aligned to a dataset's rows.
 
     ``scores[i]`` is the score vector of dataset row ``i`` (columns in taxonomy order);
-    rows with ``scored[i] == False`` (no prediction, or excluded by the parse policy) hold
-    zeros and are left out of every figure.
+    rows with ``scored[i] == False`` (no prediction, a null prediction, a failed request,
+    or excluded by the parse policy) hold zeros and are left out of every figure.
     """
 
     scores: np.ndarray  # (N, K) float64
@@ -135,6 +139,12 @@ class Predictions:
     # sha256 of the dataset the rows were aligned to (None: not recorded); scoring
     # checks it against the dataset it is given
     dataset_sha256: str | None = None
+    # dataset rows whose prediction is null (unknown: no score, label list or output)
+    # or whose request failed (a non-null 'error' field): unscored, never negatives
+    n_null: int = 0
+    null_ids: tuple[str, ...] = ()
+    n_failed: int = 0
+    failed: tuple[tuple[str, str], ...] = ()  # first few (id, error)
 
     @property
     def n_scored(self) -> int:
@@ -156,6 +166,11 @@ class Predictions:
             "parse_policy": self.parse_policy,
             "parse_status_counts": self.parse_counts,
             "parse_excluded": self.n_parse_excluded,
+            "null": {"count": self.n_null, "first_ids": list(self.null_ids)},
+            "failed": {
+                "count": self.n_failed,
+                "first": [{"id": i, "error": e} for i, e in self.failed],
+            },
         }
 
 
@@ -166,18 +181,6 @@ def _ids_text(ids: Sequence[str], total: int | None = None) -> str:
     shown = ", ".join(repr(i) for i in ids[:SHOW])
     n = len(ids) if total is None else total
     return shown + (", ..." if n > SHOW else "")
-
-
-def file_sha256(path: str | Path) -> str:
-    """SHA-256 of a file's bytes, read in 8 MiB blocks into one reused buffer (a fresh
-    block per read would page-fault its memory in every time)."""
-    h = hashlib.sha256()
-    buf = bytearray(1 << 23)
-    view = memoryview(buf)
-    with open(path, "rb", buffering=0) as f:
-        while size := f.readinto(buf):
-            h.update(view[:size])
-    return h.hexdigest()
 
 
 class _BackgroundSha256:
@@ -275,7 +278,9 @@ def _open_binary(path: Path) -> io.BufferedReader:
 
 
 def _open_text(path: Path) -> io.TextIOBase:
-    return io.TextIOWrapper(_open_binary(path), encoding="utf-8")
+    """``path`` as UTF-8 text; a byte-order mark at the start is skipped (pyarrow's
+    readers skip it too)."""
+    return io.TextIOWrapper(_open_binary(path), encoding="utf-8-sig")
 
 
 # --------------------------------------------------------------------------- readers
@@ -306,15 +311,28 @@ def _bad_utf8_line(path: Path) -> str:
     return ""
 
 
-def _first_json_line(path: Path) -> dict[str, Any]:
-    """The first non-blank line as a JSON object (errors carry the line number)."""
+# Lines read at most to find a non-null value of each prediction field for the schema.
+_SCHEMA_LINES = 10_000
+
+
+def _schema_sample(path: Path) -> dict[str, Any]:
+    """Each field of the first non-blank line, with the first non-null value found for
+    it in the first lines (a dump may start with a null prediction or a failed
+    request); errors carry the line number."""
     try:
-        return _first_json_line_unchecked(path)
+        return _schema_sample_unchecked(path)
     except (OSError, EOFError, UnicodeDecodeError, zlib.error) as e:
         raise _unreadable(path, e) from None
 
 
-def _first_json_line_unchecked(path: Path) -> dict[str, Any]:
+def _typed_nulls(sample: dict[str, Any]) -> list[str]:
+    """The fields of ``sample`` that :func:`_json_schema` types but that are null."""
+    typed = _ID_COLUMNS + _SCORE_COLUMNS + _LABEL_COLUMNS + _TEXT_COLUMNS
+    return [k for k, v in sample.items() if v is None and k in typed]
+
+
+def _schema_sample_unchecked(path: Path) -> dict[str, Any]:
+    sample: dict[str, Any] | None = None
     with _open_text(path) as f:
         for lineno, line in enumerate(f, start=1):
             if not line.strip():
@@ -327,8 +345,16 @@ def _first_json_line_unchecked(path: Path) -> dict[str, Any]:
                 raise PredictionError(
                     f"{path}: line {lineno}: expected a JSON object, got {type(obj).__name__}"
                 )
-            return obj
-    raise PredictionError(f"{path}: empty file (no predictions)")
+            if sample is None:
+                sample = obj
+            else:
+                for key in _typed_nulls(sample):
+                    sample[key] = obj.get(key)
+            if lineno >= _SCHEMA_LINES or not _typed_nulls(sample):
+                break
+    if sample is None:
+        raise PredictionError(f"{path}: empty file (no predictions)")
+    return sample
 
 
 def _scan_jsonl(path: Path, pyarrow_msg: str) -> PredictionError:
@@ -353,20 +379,42 @@ def _scan_jsonl_unchecked(path: Path, pyarrow_msg: str) -> PredictionError:
                 return PredictionError(
                     f"{path}: line {lineno}: expected a JSON object, got {type(obj).__name__}"
                 )
-            for key, value in obj.items():
-                kind = _json_kind(value)
-                if kind == "null":
-                    continue
+            for key, kind in _nested_kinds(obj):
                 seen = kinds.get(key)
                 if seen is None:
                     kinds[key] = (kind, lineno)
                 elif seen[0] != kind and {seen[0], kind} != {"int", "float"}:
                     return PredictionError(
-                        f"{path}: line {lineno}: field {key!r} is a {kind}, but a "
-                        f"{seen[0]} on line {seen[1]}"
+                        f"{path}: line {lineno}: field {key!r} is {_a(kind)}, but {_a(seen[0])} "
+                        f"on line {seen[1]}"
                     )
-    msg = pyarrow_msg.removeprefix("JSON parse error: ")
+    # pyarrow counts rows from 0 and skips blank lines: its "row N" is not a line number
+    msg = re.sub(r" in row \d+", "", pyarrow_msg.removeprefix("JSON parse error: "))
     return PredictionError(f"{path}: cannot read as JSON Lines: {msg}")
+
+
+def _a(kind: str) -> str:
+    return f"an {kind}" if kind[0] in "aeio" else f"a {kind}"
+
+
+def _nested_kinds(obj: dict[str, Any], prefix: str = "") -> Iterator[tuple[str, str]]:
+    """(field path, JSON kind) of every non-null value in ``obj``, nested ones too
+    (``scores.hate``, ``labels[]``), as pyarrow types them column by column."""
+    for key, value in obj.items():
+        name = f"{prefix}{key}"
+        kind = _json_kind(value)
+        if kind == "null":
+            continue
+        yield name, kind
+        if isinstance(value, dict):
+            yield from _nested_kinds(value, f"{name}.")
+        elif isinstance(value, list):
+            for v in value:
+                k = _json_kind(v)
+                if k != "null":
+                    yield f"{name}[]", k
+                    if isinstance(v, dict):
+                        yield from _nested_kinds(v, f"{name}[].")
 
 
 def _json_kind(value: Any) -> str:
@@ -436,7 +484,7 @@ def _source(path: Path) -> Iterator[str | pa.NativeFile]:
 def _read_jsonl(path: Path) -> pa.Table:
     import pyarrow.json as pj
 
-    first = _first_json_line(path)
+    first = _schema_sample(path)
     opts = pj.ParseOptions(explicit_schema=_json_schema(first), unexpected_field_behavior="infer")
     try:
         try:
@@ -475,14 +523,21 @@ def _read_csv(path: Path) -> pa.Table:
                 convert_options=pcsv.ConvertOptions(
                     column_types={
                         c: pa.string() for c in _ID_COLUMNS + _LABEL_COLUMNS + _TEXT_COLUMNS
-                    }
+                    },
+                    # an empty cell is null (no prediction, unscored); a quoted "" is an
+                    # empty string (an empty output, an empty label list)
+                    strings_can_be_null=True,
+                    quoted_strings_can_be_null=False,
                 ),
             )
     except (pa.ArrowInvalid, pa.ArrowTypeError) as e:
         raise PredictionError(f"{path}: cannot read as CSV: {e}") from None
     except (OSError, EOFError, zlib.error) as e:
         raise _unreadable(path, e) from None
-    return _check_column_names(table, path)
+    try:
+        return _check_column_names(table, path)
+    except UnicodeDecodeError as e:  # pyarrow checks header names only when asked for them
+        raise _unreadable(path, e) from None
 
 
 def _check_column_names(table: pa.Table, path: Path) -> pa.Table:
@@ -582,7 +637,12 @@ def _read_numpy(path: Path, fmt: str) -> tuple[np.ndarray, np.ndarray | None]:
 
 
 def _is_number_type(t: pa.DataType) -> bool:
-    return bool(pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_boolean(t))
+    return bool(
+        pa.types.is_integer(t)
+        or pa.types.is_floating(t)
+        or pa.types.is_boolean(t)
+        or pa.types.is_decimal(t)
+    )
 
 
 def _as_float64(values: Any, what: str, path: str) -> Any:
@@ -592,6 +652,10 @@ def _as_float64(values: Any, what: str, path: str) -> Any:
     if not _is_number_type(t):
         raise PredictionError(f"{path}: {what} are {t}, expected numbers")
     try:
+        if pa.types.is_decimal(t):
+            # through the decimal text: parsing it gives the nearest float64, as reading
+            # the same number from a CSV or JSON file would
+            return values.cast(pa.string()).cast(pa.float64())
         return values.cast(pa.float64())
     except pa.ArrowInvalid as e:
         raise PredictionError(f"{path}: {what} ({t}): cannot be read as float64: {e}") from None
@@ -602,6 +666,8 @@ def _column_values(col: Any, name: str, ids: pa.Array | None, path: str) -> list
     chunks: the copy into the dataset-ordered matrix is the only one); a null names the
     row id."""
     typ = col.type
+    if pa.types.is_null(typ) and len(col):
+        raise PredictionError(f"{path}: row {_row_name(ids, 0)}: no score for {name!r}")
     if not _is_number_type(typ):
         raise PredictionError(f"{path}: score column {name!r} is {typ}, not numeric")
     if col.null_count:
@@ -898,6 +964,7 @@ def _extract(
             for n in table.column_names
             if n not in named
             and n not in _ID_COLUMNS + _LABEL_COLUMNS + _TEXT_COLUMNS
+            and n != _ERROR_COLUMN
             and not _IGNORED.match(n)
             and (
                 pa.types.is_floating(table.schema.field(n).type)
@@ -1117,6 +1184,96 @@ def _validate_scores(scores: Scores, ids: Any, taxonomy: Taxonomy, path: str) ->
     )
 
 
+@dataclass(frozen=True)
+class _Unknown:
+    """The rows of a dump (file order) that hold no prediction: a null prediction (null
+    ``scores`` / ``labels`` / ``output``, or every score column empty) or a failed
+    request (a non-null ``error`` field; failed wins when both hold)."""
+
+    null: np.ndarray  # (M,) bool
+    failed: np.ndarray  # (M,) bool
+    errors: pa.Array | None  # the 'error' column, when there is one
+
+    @property
+    def rows(self) -> np.ndarray:
+        out: np.ndarray = self.null | self.failed
+        return out
+
+
+def _unknown_rows(table: pa.Table, taxonomy: Taxonomy) -> _Unknown:
+    """Which rows of ``table`` hold no prediction (see :class:`_Unknown`)."""
+    m = table.num_rows
+    failed = np.zeros(m, dtype=bool)
+    errors = None
+    if _ERROR_COLUMN in table.column_names:
+        errors = table.column(_ERROR_COLUMN).combine_chunks()
+        t = errors.type
+        if not pa.types.is_null(t):
+            present = errors.is_valid()
+            if pa.types.is_string(t) or pa.types.is_large_string(t):
+                present = pc.and_(present, pc.not_equal(errors, "").fill_null(False))
+            elif pa.types.is_boolean(t):
+                present = errors.fill_null(False)
+            failed = np.asarray(present.to_numpy(zero_copy_only=False), dtype=bool)
+    null = np.zeros(m, dtype=bool)
+    cols = _prediction_columns(table, taxonomy)
+    if cols:
+        null[:] = True
+        for name in cols:
+            null &= np.asarray(
+                table.column(name).is_null().to_numpy(zero_copy_only=False), dtype=bool
+            )
+    return _Unknown(null=null & ~failed, failed=failed, errors=errors)
+
+
+def _prediction_columns(table: pa.Table, taxonomy: Taxonomy) -> list[str]:
+    """The column(s) holding the predictions, in :func:`_extract`'s order of preference:
+    a ``scores`` column (object, map or vector; all-null too), the columns named after
+    categories, a ``labels`` column, a text column. A row is a null prediction when all
+    of them are null."""
+    names = table.column_names
+    for name in _SCORE_COLUMNS:
+        if name in names:
+            typ = table.schema.field(name).type
+            if (
+                pa.types.is_struct(typ)
+                or pa.types.is_map(typ)
+                or pa.types.is_list(typ)
+                or pa.types.is_large_list(typ)
+                or pa.types.is_fixed_size_list(typ)
+                or pa.types.is_null(typ)
+            ):
+                return [name]
+    named = [n for n in names if n not in _ID_COLUMNS and _resolve_name(n, taxonomy) is not None]
+    if named:
+        return named
+    for name in _LABEL_COLUMNS:
+        if name in names:
+            return [name]
+    text = _text_column(table)
+    return [text] if text is not None else []
+
+
+def _without_unknown(join: _Join, unknown: _Unknown) -> tuple[_Join, np.ndarray]:
+    """``join`` restricted to the rows that hold a prediction, its ``src`` renumbered to
+    count those rows only (the rows extraction kept); and the dataset rows left
+    unscored."""
+    rows = unknown.rows
+    keep = ~rows[join.src]
+    rank = np.cumsum(~rows) - 1
+    out = _Join(
+        rank[join.src[keep]],
+        join.dst[keep],
+        join.n_missing,
+        join.missing_ids,
+        join.n_duplicate,
+        join.duplicate_ids,
+        join.n_unknown,
+        join.unknown_ids,
+    )
+    return out, join.src[~keep]
+
+
 def _finish(
     *,
     dataset: Dataset,
@@ -1132,7 +1289,12 @@ def _finish(
     on_mismatch: OnMismatch,
     parse_policy: ParsePolicy,
     mapping: LabelMapping | None,
+    unknown: _Unknown | None = None,
+    all_ids: pa.Array | None = None,
 ) -> Predictions:
+    """Predictions from what a reader extracted. With ``unknown`` (a table's rows without
+    a prediction), ``join`` and ``all_ids`` cover every row read, while ``scores_read``,
+    ``texts`` and ``pred_ids`` hold the other rows only."""
     taxonomy = dataset.taxonomy
     n = len(dataset.ids)
     _check_choice("on_mismatch", on_mismatch, MISMATCH_POLICIES, "--on-mismatch")
@@ -1147,6 +1309,23 @@ def _finish(
         join = _Join(np.arange(n), np.arange(n), 0, (), 0, (), 0, ())
     elif (join.n_missing or join.n_duplicate or join.n_unknown) and on_mismatch == "error":
         raise _mismatch_error(path, join, n, n_read)
+    n_null = n_failed = 0
+    null_ids: tuple[str, ...] = ()
+    failed: tuple[tuple[str, str], ...] = ()
+    n_rows_read = n_read
+    if unknown is not None and unknown.rows.any():
+        assert all_ids is not None
+        join, dropped = _without_unknown(join, unknown)
+        n_rows_read = n_read - int(unknown.rows.sum())
+        was_null = dropped[unknown.null[dropped]]
+        was_failed = dropped[unknown.failed[dropped]]
+        n_null, n_failed = int(was_null.size), int(was_failed.size)
+        null_ids = tuple(str(all_ids[int(i)].as_py()) for i in was_null[:SHOW])
+        errors = unknown.errors
+        failed = tuple(
+            (str(all_ids[int(i)].as_py()), str(errors[int(i)].as_py() if errors else ""))
+            for i in was_failed[:SHOW]
+        )
 
     notes: list[str] = []
     out = np.zeros((0, taxonomy.k), dtype=np.float64)
@@ -1160,7 +1339,7 @@ def _finish(
         from toxeval.parsing import parse_outputs
 
         assert texts is not None
-        used = texts.take(pa.array(join.src)).fill_null("").to_pylist()
+        used = texts.take(pa.array(join.src)).to_pylist()
         batch = parse_outputs(used, taxonomy, mapping=mapping)
         statuses = np.asarray(batch.statuses)
         parse_counts = {s: int(np.count_nonzero(statuses == s)) for s in STATUSES}
@@ -1189,7 +1368,7 @@ def _finish(
     else:
         assert scores_read is not None
         n_out = _validate_scores(scores_read, pred_ids, taxonomy, path)
-        out = _assemble(scores_read, join, n, n_read)
+        out = _assemble(scores_read, join, n, n_rows_read)
         graded = kind == "scores" and not _all_binary(scores_read)
     if n_out:
         notes.append(
@@ -1218,6 +1397,10 @@ def _finish(
         graded=graded,
         notes=tuple(notes),
         dataset_sha256=dataset.sha256,
+        n_null=n_null,
+        null_ids=null_ids,
+        n_failed=n_failed,
+        failed=failed,
     )
 
 
@@ -1246,9 +1429,7 @@ def read_predictions(
     _check_choice("format", format, FORMATS, "--format")
     _check_choice("on_mismatch", on_mismatch, MISMATCH_POLICIES, "--on-mismatch")
     _check_choice("parse_policy", parse_policy, PARSE_POLICIES, "--parse-policy")
-    p = Path(path)
-    if not p.is_file():
-        raise FileNotFoundError(f"predictions file not found: {p}")
+    p = require_file(path, "predictions file", PredictionError, FileNotFoundError)
     fmt = detect_format(p) if format == "auto" else format
     sfx = _compression(p)
     if sfx is not None and fmt not in _TEXT_FORMATS:
@@ -1294,7 +1475,7 @@ def _from_table(
     dataset: Dataset,
     src: str,
     fmt: str,
-    sha: str,
+    sha: str | None,
     on_mismatch: OnMismatch,
     parse_policy: ParsePolicy,
     mp: LabelMapping | None,
@@ -1306,10 +1487,18 @@ def _from_table(
             f"{src}: no 'id' column to match predictions to the dataset "
             f"(columns: {', '.join(table.column_names)})"
         )
-    kind, scores, text_col = _extract(table, dataset.taxonomy, mp, src)
-    ids = table.column("id").combine_chunks()
-    join = _join(ids, dataset.ids, src)
-    texts = table.column(text_col).combine_chunks() if text_col else None
+    all_ids = table.column("id").combine_chunks()
+    join = _join(all_ids, dataset.ids, src)
+    unknown = _unknown_rows(table, dataset.taxonomy)
+    known = table
+    if unknown.rows.any():
+        known = table.filter(pa.array(~unknown.rows))
+    kind: Kind
+    if known.num_rows:
+        kind, scores, text_col = _extract(known, dataset.taxonomy, mp, src)
+    else:  # every row null or failed: nothing to extract, every row unscored
+        kind, scores, text_col = "scores", np.zeros((0, dataset.taxonomy.k)), None
+    texts = known.column(text_col).combine_chunks() if text_col else None
     if texts is not None and not pa.types.is_string(texts.type):
         raise PredictionError(f"{src}: column {text_col!r} is {texts.type}, expected text")
     return _finish(
@@ -1317,7 +1506,9 @@ def _from_table(
         kind=kind,
         scores_read=scores,
         texts=texts,
-        pred_ids=ids,
+        pred_ids=known.column("id").combine_chunks(),
+        all_ids=all_ids,
+        unknown=unknown,
         join=join,
         path=src,
         fmt=fmt,
@@ -1379,6 +1570,112 @@ def _from_array(
         parse_policy=parse_policy,
         mapping=mapping,
     )
+
+
+def is_frame(obj: object) -> bool:
+    """Whether ``obj`` is a table of scores :func:`predictions_from_frame` reads: a
+    pyarrow Table, a pandas or polars DataFrame, or any object that exports an Arrow
+    stream (``__arrow_c_stream__``) and is not a plain sequence."""
+    if isinstance(obj, pa.Table):
+        return True
+    module = type(obj).__module__.split(".")[0]
+    if module in ("pandas", "polars"):
+        return type(obj).__name__ == "DataFrame"
+    return hasattr(obj, "__arrow_c_stream__") and not isinstance(obj, (list, tuple, str))
+
+
+def _frame_table(frame: Any, source: str) -> pa.Table:
+    """A DataFrame or Arrow table as a pyarrow Table. A pandas index named ``id``
+    becomes the id column; any other index that is not the default (0, 1, ..., N-1)
+    is rejected when there is no ``id`` column, since row order would then be
+    ambiguous."""
+    if isinstance(frame, pa.Table):
+        return frame
+    module = type(frame).__module__.split(".")[0]
+    try:
+        if module == "pandas":
+            index = frame.index
+            if index.name == "id" and "id" not in frame.columns:
+                frame = frame.reset_index()
+            elif "id" not in frame.columns and not _default_index(index):
+                raise PredictionError(
+                    f"{source}: the DataFrame has a non-default index ({type(index).__name__}) and no "
+                    "'id' column: give the ids as an 'id' column (or an index named 'id'), or "
+                    "reset_index(drop=True) to score in dataset row order"
+                )
+            bad = [c for c in frame.columns if not isinstance(c, str)]
+            if bad:
+                raise PredictionError(
+                    f"{source}: column names must be category ids, names or aliases "
+                    f"(strings); got {', '.join(map(repr, bad[:SHOW]))}; for scores in "
+                    "taxonomy column order pass frame.to_numpy()"
+                )
+            return pa.Table.from_pandas(frame, preserve_index=False)
+        if module == "polars":
+            return frame.to_arrow()
+        return pa.table(frame)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as e:
+        raise PredictionError(f"{source}: cannot read the table: {e}") from None
+
+
+def _default_index(index: Any) -> bool:
+    """Whether a pandas index is the default RangeIndex 0, 1, ..., N-1."""
+    start, stop, step = (getattr(index, a, None) for a in ("start", "stop", "step"))
+    return (
+        type(index).__name__ == "RangeIndex"
+        and index.name is None
+        and start == 0
+        and step == 1
+        and stop == len(index)
+    )
+
+
+def predictions_from_frame(
+    frame: Any,
+    dataset: Dataset,
+    *,
+    source: str = "dataframe",
+    on_mismatch: OnMismatch = "error",
+) -> Predictions:
+    """Predictions from a table of scores: a pandas or polars DataFrame, a pyarrow Table
+    (or any object exporting an Arrow stream).
+
+    Every column but ``id`` names a category (its id, name or alias, resolved through
+    the dataset's taxonomy as the columns of a prediction file are) and holds numbers;
+    every category has exactly one column. With an ``id`` column (or a pandas index named
+    ``id``) rows are joined to the dataset by id, as dump files are (``on_mismatch``
+    decides about missing, duplicate and unknown ids); without, they are in dataset row
+    order and must be as many. A row whose scores are all null (NaN in pandas) is a null
+    prediction: unscored and counted. Raises :class:`PredictionError` for an unknown,
+    missing or repeated category, a non-numeric column, a pandas index that is not the
+    default without an ``id`` column, and a wrong row count."""
+    _check_choice("on_mismatch", on_mismatch, MISMATCH_POLICIES, "--on-mismatch")
+    table = _frame_table(frame, source)
+    taxonomy = dataset.taxonomy
+    names = table.column_names
+    _check_column_names(table, Path(source))
+    unknown = [n for n in names if n != "id" and _resolve_name(n, taxonomy) is None]
+    if unknown:
+        raise PredictionError(
+            f"{source}: columns {', '.join(map(repr, unknown))} are not categories of taxonomy "
+            f"{taxonomy.name!r} ({', '.join(taxonomy.ids)}); a table of scores holds one column "
+            "per category and optionally 'id'"
+        )
+    if "id" not in names:
+        n = len(dataset.ids)
+        if table.num_rows != n:
+            raise PredictionError(
+                f"{source}: {table.num_rows} rows of scores, but the dataset {dataset.name!r} "
+                f"has {n} rows; without an 'id' column rows are matched by row order"
+            )
+        table = table.append_column("id", _dataset_id_array(dataset.ids))
+    else:
+        ids = table.column("id")
+        if pa.types.is_large_string(ids.type) or getattr(pa.types, "is_string_view", bool)(
+            ids.type
+        ):
+            table = table.set_column(names.index("id"), "id", ids.cast(pa.string()))
+    return _from_table(table, dataset, source, "dataframe", None, on_mismatch, "zeros", None)
 
 
 def _id_strings(ids: np.ndarray, src: str) -> pa.Array:

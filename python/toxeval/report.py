@@ -2,7 +2,9 @@
 
 ``write_outputs(result, out_dir)`` writes ``results.json`` (the versioned schema in
 docs/cli.md: sorted keys, no timestamps, NaN as ``null``, so two runs of the same command
-give identical bytes), ``report.md`` and ``per_category.csv``.
+give identical bytes), ``report.md`` and ``per_category.csv``, all at once through
+:func:`toxeval.output_dir.staged_outputs` (inputs never overwritten, toxeval's stale
+files removed, the folder untouched when a write fails).
 """
 
 from __future__ import annotations
@@ -19,9 +21,20 @@ if TYPE_CHECKING:
 
     from toxeval.scoring import EvaluationResult
 
-__all__ = ["render", "results_json", "write_outputs"]
+__all__ = [
+    "HTML_FILE",
+    "REPORT_FILES",
+    "render",
+    "results_json",
+    "write_html_report",
+    "write_outputs",
+    "write_report_files",
+    "write_scored_rows_file",
+]
 
 CSV_COLUMNS = ("id", "name", "ap", "roc_auc", "f1", "support", "negatives", "unknown", "in_map")
+REPORT_FILES = ("results.json", "report.md", "per_category.csv", "scored_rows.parquet")
+HTML_FILE = "report.html"
 
 
 def _clean(obj: Any) -> Any:
@@ -112,15 +125,18 @@ def _summary_rows(result: EvaluationResult) -> list[tuple[str, str]]:
 def render(result: EvaluationResult, console: Console | None = None) -> None:
     """Print the summary panel, the per-category table and the notes."""
     from rich.console import Console
+    from rich.markup import escape
     from rich.panel import Panel
     from rich.table import Table
 
+    # every string printed may hold user text (file names, category ids, notes): escaped,
+    # so that "ds[bold]1.jsonl" prints as written, not as markup
     con = console or Console()
     summary = Table.grid(padding=(0, 2))
     summary.add_column(style="bold")
     summary.add_column()
     for k, v in _summary_rows(result):
-        summary.add_row(k, v)
+        summary.add_row(escape(k), escape(v))
     con.print(Panel(summary, title="toxeval", expand=False))
 
     table = Table(title="per category (known labels only)")
@@ -137,7 +153,7 @@ def render(result: EvaluationResult, console: Console | None = None) -> None:
     for r in result.per_category:
         name = r["id"] if r["in_map"] else f"{r['id']} (excluded)"
         table.add_row(
-            name,
+            escape(name),
             _fmt(r["ap"]),
             _fmt(r["roc_auc"]),
             _fmt(r["f1"]),
@@ -148,7 +164,7 @@ def render(result: EvaluationResult, console: Console | None = None) -> None:
     con.print(table)
     notes = [*result.notes, "card recipe: " + result.card_recipe["caveats"]]
     for note in notes:
-        con.print(f"[dim]note:[/dim] {note}", highlight=False)
+        con.print(f"[dim]note:[/dim] {escape(note)}", highlight=False)
 
 
 def report_markdown(result: EvaluationResult) -> str:
@@ -197,18 +213,54 @@ def per_category_csv(result: EvaluationResult) -> str:
     return buf.getvalue()
 
 
+def write_report_files(result: EvaluationResult, folder: Path) -> None:
+    """Write ``REPORT_FILES`` into ``folder`` (a staging folder: see
+    :func:`write_outputs`)."""
+    texts = (results_json, report_markdown, per_category_csv)
+    for name, render_text in zip(REPORT_FILES, texts, strict=False):
+        (folder / name).write_text(render_text(result), encoding="utf-8", newline="\n")
+    write_scored_rows_file(result, folder)
+
+
+def write_scored_rows_file(result: EvaluationResult, folder: Path) -> Path:
+    """``scored_rows.parquet``: ids, labels and scores of the scored rows (see
+    :mod:`toxeval.scored_rows`), what ``toxeval compare`` resamples."""
+    from toxeval.scored_rows import FILE_NAME, write_scored_rows
+
+    rows = result.rows
+    if rows is None:
+        raise ValueError("this result carries no scored rows (it was not made by scoring)")
+    return write_scored_rows(
+        folder / FILE_NAME,
+        rows.ids,
+        result.config["taxonomy"]["ids"],
+        rows.y_true,
+        rows.mask,
+        rows.scores,
+        dataset_sha256=result.dataset.get("sha256"),
+    )
+
+
+def write_html_report(result: EvaluationResult, folder: Path) -> Path:
+    """``report.html``: the self-contained page of :mod:`toxeval.html_report`."""
+    from toxeval.html_report import render_html
+
+    rows = result.rows
+    arrays = None if rows is None else (rows.y_true, rows.scores, rows.mask)
+    path = folder / HTML_FILE
+    path.write_text(render_html(result.to_dict(), arrays), encoding="utf-8", newline="\n")
+    return path
+
+
 def write_outputs(result: EvaluationResult, out_dir: str | Path) -> list[Path]:
-    """Write ``results.json``, ``report.md`` and ``per_category.csv``; return their paths."""
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    files = {
-        "results.json": results_json(result),
-        "report.md": report_markdown(result),
-        "per_category.csv": per_category_csv(result),
-    }
-    paths = []
-    for name, text in files.items():
-        p = out / name
-        p.write_text(text, encoding="utf-8", newline="\n")
-        paths.append(p)
-    return paths
+    """Write ``results.json``, ``report.md`` and ``per_category.csv`` into ``out_dir``
+    (created if needed) and return their paths. All three appear at once, or none on
+    an error; raises :class:`toxeval.output_dir.OutputError` (a ``ValueError``) when a
+    file would overwrite one of the result's inputs, or when the folder holds another
+    output (a figure) that toxeval did not write. Figures toxeval wrote there on an
+    earlier run are removed (see docs/cli.md, "Output files")."""
+    from toxeval.output_dir import staged_outputs
+
+    with staged_outputs(out_dir, REPORT_FILES, result.input_paths()) as stage:
+        write_report_files(result, stage)
+    return [Path(out_dir) / name for name in REPORT_FILES]

@@ -43,7 +43,9 @@ from toxeval.predictions import (
     Predictions,
     _all_binary,
     check_raw_outputs,
+    is_frame,
     predictions_from_array,
+    predictions_from_frame,
     predictions_from_texts,
     read_predictions,
 )
@@ -96,6 +98,19 @@ def _capture_scored_arrays() -> Iterator[list[_ScoredArrays]]:
         _SCORED_SINK.reset(token)
 
 
+@dataclass(frozen=True)
+class ScoredRowArrays:
+    """The rows an evaluation scored: their dataset ids (a sequence of ``str`` or a
+    pyarrow string array), ``y_true`` (N, K) with unknown cells 0, ``scores`` (N, K) and
+    ``mask`` (N, K, True where the label is known). The arrays may be views of the
+    dataset's and the predictions' own: read them, do not write to them."""
+
+    ids: Any
+    y_true: np.ndarray
+    scores: np.ndarray
+    mask: np.ndarray
+
+
 @dataclass
 class EvaluationResult:
     """Every figure of one evaluation, plus what was evaluated and how.
@@ -117,6 +132,11 @@ class EvaluationResult:
     parse: dict[str, Any] | None
     binary_scores: bool
     notes: list[str] = field(default_factory=list)
+    # the files read, each as {path (as given), name, sha256} or {builtin, sha256}
+    inputs: dict[str, Any] = field(default_factory=dict)
+    # the rows the figures were computed on (not in results.json; written beside it as
+    # scored_rows.parquet, and read by the HTML report and `toxeval compare`)
+    rows: ScoredRowArrays | None = field(default=None, repr=False, compare=False)
 
     @property
     def map(self) -> float:
@@ -138,7 +158,12 @@ class EvaluationResult:
             "parse": self.parse,
             "binary_scores": self.binary_scores,
             "notes": self.notes,
+            "inputs": self.inputs,
         }
+
+    def input_paths(self) -> list[str]:
+        """The paths of the files this result was computed from (as given)."""
+        return [r["path"] for r in self.inputs.values() if isinstance(r, dict) and "path" in r]
 
 
 # --------------------------------------------------------------------------- figures
@@ -371,7 +396,12 @@ def score_predictions(
     n = len(dataset.ids)
     n_scored = int(rows.sum())
     if n_scored == 0:
-        raise PredictionError(f"{preds.source}: no dataset row has a usable prediction")
+        unknown = (
+            f" ({preds.n_null} null predictions, {preds.n_failed} failed requests)"
+            if preds.n_null or preds.n_failed
+            else ""
+        )
+        raise PredictionError(f"{preds.source}: no dataset row has a usable prediction{unknown}")
     notes = list(preds.notes)
     ignored = dataset.ignored_fields
     if ignored:
@@ -451,7 +481,8 @@ def score_predictions(
             "name": tax.category(c).name,
             "ap": float(ap[k]),
             "roc_auc": float(auc[k]),
-            "f1": float(f1[k]),
+            # F1 of a category without any known label is undefined, not 0
+            "f1": float(f1[k]) if known_pos[k] + known_neg[k] else float("nan"),
             "support": int(known_pos[k]),
             "negatives": int(known_neg[k]),
             "unknown": int(unknown[k]),
@@ -469,6 +500,8 @@ def score_predictions(
         "excluded": n - n_scored,
         "missing_prediction": preds.n_missing,
         "excluded_by_parse_policy": preds.n_parse_excluded,
+        "null_prediction": preds.n_null,
+        "failed_request": preds.n_failed,
         "duplicate_rows_dropped": preds.n_duplicate,
         "unknown_ids_dropped": preds.n_unknown,
         "rows_without_known_labels": n_no_known,
@@ -479,6 +512,17 @@ def score_predictions(
         notes.append(
             f"{preds.n_missing} dataset rows have no prediction and are not scored "
             f"(on_mismatch={preds.on_mismatch})"
+        )
+    if preds.n_null:
+        notes.append(
+            f"{preds.n_null} dataset rows have a null prediction (unknown: no scores, labels "
+            f"or output) and are not scored; first: {', '.join(map(repr, preds.null_ids))}"
+        )
+    if preds.n_failed:
+        first = "; ".join(f"{i!r}: {e}" for i, e in preds.failed)
+        notes.append(
+            f"{preds.n_failed} dataset rows come from failed requests (an 'error' field) and "
+            f"are not scored; first: {first}"
         )
     if preds.n_duplicate or preds.n_unknown:
         notes.append(
@@ -512,6 +556,7 @@ def score_predictions(
         "rows": n,
     }
     result = EvaluationResult(
+        inputs=_input_records(dataset, preds),
         config=cfg,
         dataset=ds,
         system=system or preds.summary(),
@@ -525,10 +570,55 @@ def score_predictions(
         binary_scores=binary,
         notes=notes,
     )
+    result.rows = ScoredRowArrays(ids=_scored_ids(dataset, rows), y_true=y, scores=s, mask=m)
     sink = _SCORED_SINK.get()
     if sink is not None:
         sink.append((y, s, m))
     return result
+
+
+def _scored_ids(dataset: Dataset, rows: np.ndarray) -> Any:
+    """The ids of the scored rows, kept as Arrow strings for column-read datasets."""
+    import pyarrow as pa
+
+    ids = dataset.ids
+    arrow = getattr(ids, "arrow", None)
+    arr = arrow() if callable(arrow) else pa.array(list(ids), type=pa.string())
+    return arr if bool(rows.all()) else arr.filter(pa.array(rows))
+
+
+def _input_records(dataset: Dataset, preds: Predictions) -> dict[str, Any]:
+    """``result.inputs``: each file the figures come from (see docs/cli.md); the
+    mapping is filled in by :func:`score`, which knows the one given."""
+    from toxeval.files import builtin_record, file_record
+
+    def record(source: str, sha: str | None, kind: str) -> dict[str, Any] | None:
+        if source.startswith("built-in:"):
+            name = source.removeprefix("built-in:")
+            return builtin_record(kind, name + (".jsonl" if kind == "datasets" else ".toml"))
+        if source and Path(source).is_file():
+            return file_record(source, sha)
+        return None
+
+    tax_source = dataset.taxonomy.source
+    out: dict[str, Any] = {
+        "dataset": record(dataset.source, dataset.sha256, "datasets"),
+        "predictions": record(preds.source, preds.sha256, "") if preds.sha256 is not None else None,
+        "taxonomy": record(tax_source, None, "taxonomies") if tax_source else None,
+        "mapping": None,
+    }
+    return out
+
+
+def _mapping_record(mapping: str | Path | LabelMapping | None) -> dict[str, Any] | None:
+    """The ``inputs.mapping`` record of a mapping given by path or built-in name."""
+    from toxeval.files import builtin_record, file_record
+
+    if not isinstance(mapping, (str, Path)):
+        return None
+    if Path(mapping).is_file():
+        return file_record(mapping)
+    return builtin_record("mappings", f"{mapping}.toml")
 
 
 def _multilabel_report(
@@ -610,7 +700,7 @@ def _reject_unused(given: dict[str, tuple[object, object]], what: str) -> None:
 
 
 def score(
-    predictions: str | Path | Predictions | np.ndarray | Sequence[str],
+    predictions: str | Path | Predictions | np.ndarray | Sequence[str] | Any,
     dataset: Dataset | str | Path | None = None,
     *,
     taxonomy: str | Path | Taxonomy | None = None,
@@ -628,13 +718,16 @@ def score(
 
     ``predictions``: a dump file (JSONL / CSV / Parquet / NPY / NPZ, see
     :func:`toxeval.predictions.read_predictions`), an (N, K) score array in dataset row
-    order, a list of N raw model outputs, or a :class:`Predictions`. ``dataset``: a
+    order, a table of scores (a pandas or polars DataFrame or a pyarrow Table: one column
+    per category, optionally ``id``; see
+    :func:`toxeval.predictions.predictions_from_frame`), a list of N raw model outputs,
+    or a :class:`Predictions`. ``dataset``: a
     :class:`~toxeval.datasets.Dataset`, a registry name or a path (``None`` = the embedded
     demo set). Unknown labels are masked in every figure.
 
-    Options that do not apply to the form of ``predictions`` (``format`` and
-    ``on_mismatch`` for anything but a file; ``parse_policy`` and ``mapping`` for an
-    array or a ``Predictions``) and to a ``Dataset`` given (``data_dir``, ``rule``,
+    Options that do not apply to the form of ``predictions`` (``format`` for anything but
+    a file; ``on_mismatch`` for anything but a file or a table; ``parse_policy`` and
+    ``mapping`` for an array, a table or a ``Predictions``) and to a ``Dataset`` given (``data_dir``, ``rule``,
     ``min_annotators``) raise ``ValueError`` when set to another value than their
     default.
     """
@@ -650,6 +743,8 @@ def score(
         _reject_unused(file_only | parsing, "a Predictions (it is already read)")
     elif isinstance(predictions, np.ndarray):
         _reject_unused(file_only | parsing, "an array of scores")
+    elif is_frame(predictions):
+        _reject_unused({"format": (format, "auto")} | parsing, "a table of scores")
     elif not isinstance(predictions, (str, Path)):
         _reject_unused(file_only, "a sequence of outputs (they apply to a file)")
     ds = _load(dataset, taxonomy, data_dir, rule, min_annotators, progress)
@@ -677,6 +772,10 @@ def score(
         preds = _note_unused_by_dump(preds, parse_policy, mapping)
     elif isinstance(predictions, np.ndarray):
         preds = predictions_from_array(predictions, ds)
+    elif is_frame(predictions):
+        preds = predictions_from_frame(
+            predictions, ds, source=type(predictions).__name__, on_mismatch=on_mismatch
+        )
     else:
         texts = _output_list(predictions)
         if progress:
@@ -691,7 +790,10 @@ def score(
         "rule": rule if loaded else None,
         "min_annotators": min_annotators if loaded else None,
     }
-    return score_predictions(preds, ds, threshold=threshold, config=config, progress=progress)
+    result = score_predictions(preds, ds, threshold=threshold, config=config, progress=progress)
+    if config["mapping"] is not None:
+        result.inputs["mapping"] = _mapping_record(mapping)
+    return result
 
 
 def _note_unused_by_dump(
@@ -717,8 +819,8 @@ def _note_unused_by_dump(
 def _output_list(predictions: object) -> list[str]:
     """``predictions`` as a list of raw outputs, or a TypeError saying what is accepted."""
     accepted = (
-        "predictions must be a file path, an (N, K) numpy array of scores, a sequence of N "
-        "raw model outputs (str) or a Predictions"
+        "predictions must be a file path, an (N, K) numpy array of scores, a DataFrame or "
+        "Arrow table of scores, a sequence of N raw model outputs (str) or a Predictions"
     )
     if isinstance(predictions, (bytes, dict)) or not isinstance(predictions, Iterable):
         raise TypeError(f"{accepted}; got {type(predictions).__name__}")

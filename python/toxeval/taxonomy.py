@@ -39,6 +39,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from toxeval.files import decode_utf8, require_file
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - exercised on 3.10 only
@@ -235,9 +237,8 @@ def list_mappings() -> list[str]:
 def _read_toml(name_or_path: str | Path, kind: str) -> tuple[dict[str, Any], str]:
     p = Path(name_or_path)
     if p.suffix == ".toml" or p.exists():
-        if not p.is_file():
-            raise TaxonomyError(f"{kind} file not found: {p}")
-        text = p.read_text(encoding="utf-8")
+        require_file(p, f"{kind} file", TaxonomyError)
+        text = decode_utf8(p.read_bytes(), str(p), TaxonomyError)
         origin = str(p)
     else:
         res = _data_dir("taxonomies" if kind == "taxonomy" else "mappings") / f"{name_or_path}.toml"

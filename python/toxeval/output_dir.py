@@ -1,0 +1,184 @@
+"""The ``--out`` folder: every output appears at once, inputs are never overwritten, and
+files toxeval wrote on an earlier run do not linger beside new results.
+
+:func:`staged_outputs` is the one way toxeval writes into an output folder:
+
+1. :func:`check_outputs` (also called by the CLI before any work) refuses, with an
+   :class:`OutputError`, an output that would overwrite an input file (the dump scored,
+   the dataset, a taxonomy or mapping file), and a file of an output name that this run
+   does not write and toxeval did not write either (it would be left beside the new
+   results, looking like one of them);
+2. the caller writes every file into a temporary folder next to the target (same file
+   system, so moves are renames);
+3. only when all were written, each is moved into place (``os.replace``, atomic per
+   file; a new folder is renamed into place whole), files toxeval wrote on an earlier run
+   and not this time are removed (only when unchanged since: their sha256 is in the
+   manifest), and the manifest is updated. On any error the temporary folder is removed
+   and the target is left as it was.
+
+The manifest, ``.toxeval-outputs.json`` in the folder, maps each file toxeval wrote
+there to its sha256; it is how a later run tells toxeval's files from the user's.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import secrets
+import shutil
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+__all__ = [
+    "MANIFEST",
+    "OUTPUT_NAMES",
+    "OutputError",
+    "check_outputs",
+    "staged_outputs",
+]
+
+MANIFEST = ".toxeval-outputs.json"
+# Every file name toxeval may write into an output folder.
+OUTPUT_NAMES = (
+    "results.json",
+    "report.md",
+    "per_category.csv",
+    "scored_rows.parquet",
+    "report.html",
+    "pr_curves.png",
+    "ap_by_category.png",
+)
+
+
+class OutputError(ValueError):
+    """An output folder toxeval cannot write safely (it would overwrite an input, or
+    leave a file it did not write among the new results)."""
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(1 << 20):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _read_manifest(out: Path) -> dict[str, str]:
+    """``{name: sha256}`` of the files toxeval wrote into ``out`` (empty when there is
+    no manifest, or it is not one toxeval wrote)."""
+    try:
+        data = json.loads((out / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    files = data.get("files") if isinstance(data, dict) else None
+    if not isinstance(files, dict):
+        return {}
+    return {
+        str(k): str(v)
+        for k, v in files.items()
+        if isinstance(v, str) and k in OUTPUT_NAMES and "/" not in k
+    }
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve() or (a.exists() and b.exists() and a.samefile(b))
+    except OSError:
+        return False
+
+
+def _written_by_toxeval(path: Path, manifest: dict[str, str]) -> bool:
+    want = manifest.get(path.name)
+    if want is None:
+        return False
+    try:
+        return _sha256(path) == want
+    except OSError:
+        return False
+
+
+def check_outputs(
+    out_dir: str | Path, names: Sequence[str], inputs: Iterable[str | Path | None]
+) -> None:
+    """Raise :class:`OutputError` unless writing ``names`` into ``out_dir`` is safe: no
+    output is one of the ``inputs`` (files the run reads; ``None`` and names that are
+    not existing files are skipped), and no file of another output name lies in the
+    folder unless toxeval wrote it there (then it is removed when the new outputs are
+    moved in)."""
+    out = Path(out_dir)
+    files = [Path(p) for p in inputs if p is not None and Path(p).is_file()]
+    for name in (*names, MANIFEST):
+        target = out / name
+        for p in files:
+            if _same_file(p, target):
+                raise OutputError(
+                    f"--out {out_dir}: writing {name} would overwrite the input file {p}; "
+                    "choose another output folder"
+                )
+    if not out.is_dir():
+        return
+    manifest = _read_manifest(out)
+    for name in OUTPUT_NAMES:
+        stale = out / name
+        if name in names or not stale.exists():
+            continue
+        if not _written_by_toxeval(stale, manifest):
+            raise OutputError(
+                f"--out {out_dir}: it holds {name}, which this run does not write and which "
+                "toxeval did not write there (or it changed since); it would sit beside the "
+                "new results as if it were one of them: move it away or choose another "
+                "output folder"
+            )
+
+
+@contextmanager
+def staged_outputs(
+    out_dir: str | Path, names: Sequence[str], inputs: Iterable[str | Path | None] = ()
+) -> Iterator[Path]:
+    """A temporary folder to write ``names`` into; on leaving the block without an error
+    they are moved into ``out_dir`` (created if needed) as the module docstring says.
+    A name written that is not in ``names``, or one of ``names`` not written, is an
+    error (nothing is moved)."""
+    out = Path(out_dir)
+    check_outputs(out, names, list(inputs))
+    parent = out.absolute().parent
+    parent.mkdir(parents=True, exist_ok=True)
+    # os.mkdir, not tempfile.mkdtemp: a new folder renamed into place gets the user's
+    # usual permissions (umask), not mkdtemp's owner-only 0700
+    stage = parent / f".{out.name}.toxeval-{secrets.token_hex(6)}"
+    stage.mkdir()
+    try:
+        yield stage
+        written = sorted(p.name for p in stage.iterdir())
+        if sorted(set(names)) != written:
+            raise RuntimeError(f"expected to write {sorted(names)}, wrote {written}")
+        _commit(stage, out, names)
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+
+
+def _commit(stage: Path, out: Path, names: Sequence[str]) -> None:
+    """Move the staged files into ``out``, remove toxeval's stale files, write the
+    manifest."""
+    manifest = {name: _sha256(stage / name) for name in names}
+    if not out.exists():
+        _write_manifest(stage, manifest)
+        os.rename(stage, out)  # a new folder appears whole
+        return
+    old = _read_manifest(out)
+    for name in names:
+        os.replace(stage / name, out / name)
+    for name, sha in old.items():
+        stale = out / name
+        if name not in manifest and stale.is_file() and _sha256(stale) == sha:
+            stale.unlink()
+    _write_manifest(out, manifest)
+
+
+def _write_manifest(folder: Path, files: dict[str, str]) -> None:
+    tmp = folder / (MANIFEST + ".tmp")
+    body = {"written_by": "toxeval", "files": dict(sorted(files.items()))}
+    tmp.write_text(json.dumps(body, indent=2) + "\n", encoding="utf-8")
+    os.replace(tmp, folder / MANIFEST)

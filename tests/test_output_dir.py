@@ -1,0 +1,184 @@
+"""The --out folder: outputs appear all at once or not at all, never over an input, and
+files toxeval wrote on an earlier run do not linger beside new results."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from toxeval import score
+from toxeval.cli import main
+from toxeval.output_dir import MANIFEST, OutputError
+from toxeval.report import write_outputs
+
+
+def _snapshot(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
+
+
+def _dump(tmp_path: Path, ids: list[str], name: str = "p.jsonl") -> Path:
+    p = tmp_path / name
+    rows = [
+        {"id": i, "scores": {"alpha": 0.1 * n, "beta": 0.9 - 0.1 * n, "gamma": 0.05 * n}}
+        for n, i in enumerate(ids)
+    ]
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return p
+
+
+@pytest.fixture
+def score_args(tmp_path: Path, small_dataset_file: Path, alias_taxonomy_file: Path) -> list[str]:
+    p = _dump(tmp_path, ["r1", "r2", "r3", "r4", "r5", "r6"])
+    return [
+        "score",
+        str(p),
+        "--dataset",
+        str(small_dataset_file),
+        "--taxonomy",
+        str(alias_taxonomy_file),
+    ]
+
+
+def _leftovers(parent: Path) -> list[str]:
+    return [p.name for p in parent.iterdir() if ".toxeval-" in p.name]
+
+
+def test_a_failed_write_leaves_the_old_folder_untouched(
+    tmp_path: Path, score_args: list[str], monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    out = tmp_path / "out"
+    assert main([*score_args, "--out", str(out), "--threshold", "0.3"]) == 0
+    before = _snapshot(out)
+    write_text = Path.write_text
+    calls: list[str] = []
+
+    def full_disk(self: Path, *args: Any, **kwargs: Any) -> int:
+        calls.append(self.name)
+        if len(calls) == 2:  # results.json is written, then the disk is full
+            raise OSError(28, "No space left on device")
+        return write_text(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "write_text", full_disk)
+    capsys.readouterr()
+    assert main([*score_args, "--out", str(out), "--threshold", "0.7"]) == 2
+    err = capsys.readouterr().err
+    assert "No space left on device" in err and len(err.strip().splitlines()) == 1
+    assert _snapshot(out) == before
+    assert _leftovers(tmp_path) == []
+
+
+def test_a_failed_figure_leaves_a_new_folder_absent(
+    tmp_path: Path, score_args: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import toxeval.plots
+
+    def broken(*args: Any, **kwargs: Any) -> Path:
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(toxeval.plots, "plot_ap_by_category", broken)
+    out = tmp_path / "new" / "out"
+    assert main([*score_args, "--out", str(out), "--plots"]) == 2
+    assert not out.exists()
+    assert _leftovers(tmp_path / "new") == []
+
+
+def test_figures_of_an_earlier_plots_run_are_removed(tmp_path: Path, score_args: list[str]) -> None:
+    out = tmp_path / "out"
+    assert main([*score_args, "--out", str(out), "--plots"]) == 0
+    assert (out / "pr_curves.png").exists()
+    assert main([*score_args, "--out", str(out)]) == 0
+    assert sorted(p.name for p in out.iterdir()) == [
+        MANIFEST,
+        "per_category.csv",
+        "report.md",
+        "results.json",
+        "scored_rows.parquet",
+    ]
+    # a new folder has the usual permissions, not those of a private temporary folder
+    umask = os.umask(0)
+    os.umask(umask)
+    assert (out.stat().st_mode & 0o777) == 0o777 & ~umask
+    manifest = json.loads((out / MANIFEST).read_text())["files"]
+    assert (
+        manifest["results.json"] == hashlib.sha256((out / "results.json").read_bytes()).hexdigest()
+    )
+
+
+@pytest.mark.parametrize("how", ["not toxeval's", "changed since"])
+def test_a_figure_toxeval_did_not_write_is_never_deleted(
+    tmp_path: Path, score_args: list[str], capsys: Any, how: str
+) -> None:
+    out = tmp_path / "out"
+    if how == "changed since":
+        assert main([*score_args, "--out", str(out), "--plots"]) == 0
+    else:
+        out.mkdir()
+    (out / "pr_curves.png").write_bytes(b"the user's own figure")
+    before = _snapshot(out)
+    capsys.readouterr()
+    assert main([*score_args, "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "pr_curves.png" in err and "toxeval did not write" in err
+    assert _snapshot(out) == before
+
+
+def test_an_output_never_overwrites_the_predictions(
+    tmp_path: Path, small_dataset_file: Path, alias_taxonomy_file: Path, capsys: Any
+) -> None:
+    out = tmp_path / "out"
+    dump = _dump(tmp_path, ["r1", "r2", "r3", "r4", "r5", "r6"], name="out/results.json")
+    before = dump.read_bytes()
+    code = main(
+        ["score", str(dump), "--dataset", str(small_dataset_file), "--taxonomy",
+         str(alias_taxonomy_file), "--out", str(out)]
+    )  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 2 and "would overwrite the input file" in err
+    assert dump.read_bytes() == before
+
+
+def test_a_dataset_named_like_an_output_is_refused_before_any_work(
+    tmp_path: Path, small_dataset_file: Path, alias_taxonomy_file: Path, capsys: Any
+) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    ds = out / "report.md"
+    ds.write_bytes(small_dataset_file.read_bytes())
+    p = _dump(tmp_path, ["r1", "r2", "r3", "r4", "r5", "r6"])
+    code = main(
+        [
+            "score",
+            str(p),
+            "--dataset",
+            str(ds),
+            "--taxonomy",
+            str(alias_taxonomy_file),
+            "--out",
+            str(out),
+        ]
+    )
+    err = capsys.readouterr().err
+    # refused for the overwrite, before the dataset is read (it would fail as .md)
+    assert code == 2 and "writing report.md would overwrite the input file" in err
+    assert ds.read_bytes() == small_dataset_file.read_bytes()
+
+
+def test_the_python_api_refuses_too(
+    tmp_path: Path, small_dataset_file: Path, alias_taxonomy_file: Path
+) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    ds = out / "results.json"  # a JSON Lines dataset may be named .json
+    ds.write_bytes(small_dataset_file.read_bytes())
+    res = score(
+        _dump(tmp_path, ["r1", "r2", "r3", "r4", "r5", "r6"]), str(ds), taxonomy=alias_taxonomy_file
+    )
+    with pytest.raises(OutputError, match="would overwrite the input file"):
+        write_outputs(res, out)
+    assert ds.read_bytes() == small_dataset_file.read_bytes()
+    assert os.listdir(out) == ["results.json"]
