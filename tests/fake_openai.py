@@ -14,12 +14,17 @@ Faults: ``429`` (with ``Retry-After``), ``500``/``502``/``503``, ``400``, ``401`
 ``reset`` (the connection is closed without an answer), ``slow`` (the answer comes after
 ``slow_s``), ``malformed`` (a 200 whose body is not JSON), ``truncated`` (a 200 whose body
 stops before its Content-Length, then the connection closes), ``refusal`` (a 200 whose
-answer is a refusal). ``require_key`` makes every request without ``Bearer <key>`` a 401
+answer is a refusal). Hostile answers: ``gzip_bomb`` (a 200 whose gzip body decodes to ``bomb_bytes`` bytes),
+``nan`` (a 200 whose JSON holds NaN), ``html`` (a 502 HTML page), ``empty`` (a 200 with
+an empty body), ``chunked_cut`` (a chunked 200 cut before its last chunk), ``redirect``
+(a 307 to another host), ``retry_days`` (a 500 with a ten-day ``Retry-After``).
+``require_key`` makes every request without ``Bearer <key>`` a 401
 whose message quotes the key given, as OpenAI's does.
 """
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 import math
@@ -96,6 +101,7 @@ class FakeOpenAI:
         self.latency = 0.0
         self.slow_s = 1.0
         self.retry_after = "0"
+        self.bomb_bytes = 64 * 1024 * 1024
         self.require_key: str | None = None
         self.log: list[Logged] = []
         self.headers_seen: list[dict[str, str]] = []
@@ -312,6 +318,29 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.flush()
             self.close_connection = True
             self.connection.close()
+        elif fault == "gzip_bomb":
+            packed = gzip.compress(b" " * fake.bomb_bytes, compresslevel=1)
+            self._send(200, packed, {"Content-Encoding": "gzip"})
+        elif fault == "nan":
+            self._send(200, b'{"choices": [], "usage": {"prompt_tokens": NaN}}')
+        elif fault == "html":
+            page = b"<html><body><h1>502 Bad Gateway</h1></body></html>"
+            self._send(502, page, {"Content-Type": "text/html"})
+        elif fault == "empty":
+            self._send(200, b"")
+        elif fault == "chunked_cut":
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            self.wfile.write(b'10\r\n{"choices": [{"\r\n')
+            self.wfile.flush()
+            self.close_connection = True
+            self.connection.close()
+        elif fault == "redirect":
+            self._send(307, b"", {"Location": "http://127.0.0.2:1/v1/chat/completions"})
+        elif fault == "retry_days":
+            self._error(500, "come back later", {"Retry-After": str(10 * 86400)})
         elif fault == "refusal":
             out = fake.chat_body(body.get("model", ""), keys, body)
             out["choices"][0]["message"]["content"] = "I'm sorry, but I can't help with that."

@@ -12,6 +12,7 @@ import httpx
 import pytest
 from fake_openai import FakeOpenAI
 from toxeval.llm.client import (
+    MAX_BODY_BYTES,
     AuthenticationFailed,
     Client,
     RateLimiter,
@@ -166,3 +167,40 @@ def test_redact_removes_the_key_and_its_echoed_pieces() -> None:
     out = redact(text, key)
     assert key not in out and "ZYXWVUTS" not in out and "[redacted]" in out
     assert redact("nothing", None) == "nothing"
+
+
+def test_a_gzip_bomb_is_not_read_past_the_body_cap(fake_openai: FakeOpenAI) -> None:
+    fake_openai.faults["item-00007"] = ["gzip_bomb"]
+    with pytest.raises(RequestFailed, match="too large") as e:
+        _post(fake_openai)
+    assert MAX_BODY_BYTES < fake_openai.bomb_bytes and e.value.attempts == 1
+
+
+@pytest.mark.parametrize("fault", ["nan", "empty", "chunked_cut", "html"])
+def test_hostile_answers_are_retried_until_the_answer(fake_openai: FakeOpenAI, fault: str) -> None:
+    fake_openai.faults["item-00007"] = [fault, fault]
+    reply, retries = _post(fake_openai)
+    assert retries == 2 and reply.body["choices"]
+    assert fake_openai.requested("item-00007") == 3
+
+
+def test_nan_in_a_200_body_is_malformed_not_a_score(fake_openai: FakeOpenAI) -> None:
+    fake_openai.faults["item-00007"] = ["nan"] * 10
+    with pytest.raises(RequestFailed, match="not a JSON object"):
+        _post(fake_openai)
+
+
+def test_a_redirect_is_not_followed_and_stops_the_run(fake_openai: FakeOpenAI) -> None:
+    fake_openai.faults["item-00007"] = ["redirect"]
+    with pytest.raises(AuthenticationFailed, match=r"HTTP 307.*redirects") as e:
+        _post(fake_openai)
+    assert e.value.attempts == 1 and len(fake_openai.log) == 1
+
+
+def test_a_retry_after_of_ten_days_is_capped_and_the_cap_is_said(fake_openai: FakeOpenAI) -> None:
+    fake_openai.faults["item-00007"] = ["retry_days"] * 10
+    policy = RetryPolicy(max_retries=1, base_delay=0.001, max_retry_after=0.05)
+    t0 = time.monotonic()
+    with pytest.raises(RequestFailed, match=r"asked to wait 864000 s; capped at 0.05 s"):
+        _post(fake_openai, retry=policy)
+    assert time.monotonic() - t0 < 5

@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import io
 import json
+import logging
 import os
 import signal
 import subprocess
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,9 +23,10 @@ import numpy as np
 import pytest
 import toxeval
 from fake_openai import FakeOpenAI, logprob_yes, scripted_scores, write_dataset
+from toxeval.cli import main as cli_main
 from toxeval.datasets import load_dataset
 from toxeval.llm import predict
-from toxeval.llm.runfile import read_run
+from toxeval.llm.runfile import RunWriter, read_run
 from toxeval.taxonomy import load_taxonomy
 
 TAX = load_taxonomy("toxeval-15")
@@ -53,6 +57,31 @@ def _cli(
         timeout=120,
         **kw,
     )
+
+
+@dataclass
+class CliRun:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+@pytest.fixture
+def cli(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> Callable[..., CliRun]:
+    """``toxeval ARGS`` run in this process (no interpreter start-up), with ``env`` set;
+    for the tests that do not need a process of their own (signals, rlimits)."""
+
+    def run(*args: str, env: dict[str, str] | None = None) -> CliRun:
+        for k, v in (env or {}).items():
+            monkeypatch.setenv(k, v)
+        capsys.readouterr()
+        code = cli_main(list(args))
+        out = capsys.readouterr()
+        return CliRun(code, out.out, out.err)
+
+    return run
 
 
 @pytest.fixture
@@ -162,8 +191,10 @@ def test_failed_rows_are_unscored_and_retried_by_the_next_run(
     assert toxeval.score(run, dataset).counts["scored"] == 60
 
 
-def test_dry_run_sends_nothing(fake_openai: FakeOpenAI, dataset: Path, tmp_path: Path) -> None:
-    p = _cli(
+def test_dry_run_sends_nothing(
+    fake_openai: FakeOpenAI, dataset: Path, tmp_path: Path, cli: Callable[..., CliRun]
+) -> None:
+    p = cli(
         "predict", "--dataset", str(dataset), "--detector", "openai:fake",
         "--base-url", fake_openai.url, "--dry-run",
     )  # fmt: skip
@@ -174,11 +205,11 @@ def test_dry_run_sends_nothing(fake_openai: FakeOpenAI, dataset: Path, tmp_path:
 
 
 def test_401_stops_the_run_after_the_first_request_with_exit_2(
-    fake_openai: FakeOpenAI, dataset: Path, tmp_path: Path
+    fake_openai: FakeOpenAI, dataset: Path, tmp_path: Path, cli: Callable[..., CliRun]
 ) -> None:
     fake_openai.require_key = "sk-the-right-key-000000000000"
     run = tmp_path / "run.jsonl"
-    p = _cli(
+    p = cli(
         "predict", "--dataset", str(dataset), "--detector", "openai:fake", "--out", str(run),
         "--base-url", fake_openai.url, "-q",
         env={"OPENAI_API_KEY": KEY},
@@ -198,11 +229,16 @@ def _assert_no_key(root: Path, output: str) -> None:
 
 
 def test_the_key_is_sent_and_never_written(
-    fake_openai: FakeOpenAI, dataset: Path, tmp_path: Path
+    fake_openai: FakeOpenAI,
+    dataset: Path,
+    tmp_path: Path,
+    cli: Callable[..., CliRun],
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     fake_openai.require_key = KEY
+    caplog.set_level(logging.DEBUG)  # httpx and httpcore log every request at DEBUG
     out = tmp_path / "out"
-    p = _cli(
+    p = cli(
         "evaluate", "--dataset", str(dataset), "--detector", "openai:fake", "--out", str(out),
         "--base-url", fake_openai.url, "--api-key-env", "MY_KEY",
         env={"MY_KEY": KEY, "TOXEVAL_DEBUG": "1"},
@@ -210,14 +246,15 @@ def test_the_key_is_sent_and_never_written(
     assert p.returncode == 0, p.stderr
     assert (out / "run.jsonl").is_file() and (out / "results.json").is_file()
     assert all(h.get("Authorization") == f"Bearer {KEY}" for h in fake_openai.headers_seen)
-    _assert_no_key(tmp_path, p.stdout + p.stderr)
+    assert "HTTP Request: POST" in caplog.text
+    _assert_no_key(tmp_path, p.stdout + p.stderr + caplog.text)
 
 
 def test_evaluate_detector_gives_the_full_report_with_graded_scores(
-    fake_openai: FakeOpenAI, dataset: Path, tmp_path: Path
+    fake_openai: FakeOpenAI, dataset: Path, tmp_path: Path, cli: Callable[..., CliRun]
 ) -> None:
     out = tmp_path / "out"
-    p = _cli(
+    p = cli(
         "evaluate", "--dataset", str(dataset), "--detector", "openai:gpt-fake",
         "--base-url", fake_openai.url, "--out", str(out),
     )  # fmt: skip
@@ -318,11 +355,12 @@ def test_kill_9_in_the_middle_then_resume_loses_and_repeats_nothing(
     assert asked_after == {_key(f"r{i}") for i in range(200)} - {_key(i) for i in finished}
 
 
-def test_ctrl_c_stops_cleanly_with_a_resume_message(
-    fake_openai: FakeOpenAI, tmp_path: Path
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_ctrl_c_and_sigterm_stop_cleanly_with_a_resume_message(
+    fake_openai: FakeOpenAI, tmp_path: Path, sig: signal.Signals, code: int
 ) -> None:
-    ds, run, code, err, _ = _interrupt(fake_openai, tmp_path, signal.SIGINT, 30)
-    assert code == 130
+    ds, run, got, err, _ = _interrupt(fake_openai, tmp_path, sig, 30)
+    assert got == code, err
     assert "interrupted" in err and "rerun the same command to resume" in err
     assert "Traceback" not in err
     data = run.read_bytes()
@@ -350,10 +388,10 @@ def test_moderation_scores_map_onto_the_taxonomy_with_unmapped_cells_unknown(
 
 
 def test_batch_file_round_trip_gives_the_live_report(
-    fake_openai: FakeOpenAI, dataset: Path, tmp_path: Path
+    fake_openai: FakeOpenAI, dataset: Path, tmp_path: Path, cli: Callable[..., CliRun]
 ) -> None:
     batch = tmp_path / "batch.jsonl"
-    p = _cli(
+    p = cli(
         "predict", "--dataset", str(dataset), "--detector", "openai:fake",
         "--batch-file", str(batch), "--base-url", fake_openai.url,
     )  # fmt: skip
@@ -380,7 +418,7 @@ def test_batch_file_round_trip_gives_the_live_report(
                 )
                 + "\n"
             )
-    q = _cli("score", str(out), "--dataset", str(dataset), "--batch-input", str(batch), "-q")
+    q = cli("score", str(out), "--dataset", str(dataset), "--batch-input", str(batch), "-q")
     assert q.returncode == 0, q.stderr
     assert "(59 scored, 1 excluded)" in q.stdout
     # a live run where the same request fails gives the same report
@@ -435,8 +473,8 @@ def test_bad_detector_specs_are_clear_errors(spec: str, message: str, tmp_path: 
     assert not (tmp_path / "r.jsonl").exists()
 
 
-def test_a_bad_detector_spec_exits_2_in_the_cli(tmp_path: Path) -> None:
-    p = _cli("predict", "--dataset", "demo", "--detector", "gpt-4o", "--out", str(tmp_path / "r"))
+def test_a_bad_detector_spec_exits_2_in_the_cli(tmp_path: Path, cli: Callable[..., CliRun]) -> None:
+    p = cli("predict", "--dataset", "demo", "--detector", "gpt-4o", "--out", str(tmp_path / "r"))
     assert p.returncode == 2 and "unknown detector 'gpt-4o'" in p.stderr
     assert "Traceback" not in p.stderr
 
@@ -451,10 +489,12 @@ def test_a_moderation_batch_sent_again_does_not_write_its_done_rows_twice(
     assert Counter(r["id"] for r in _rows(run)) == Counter(f"r{i}" for i in range(60))
 
 
-def test_a_file_that_is_not_a_run_file_is_never_appended_to(tmp_path: Path) -> None:
+def test_a_file_that_is_not_a_run_file_is_never_appended_to(
+    tmp_path: Path, cli: Callable[..., CliRun]
+) -> None:
     other = tmp_path / "preds.jsonl"
     other.write_text('{"id": "demo-0001", "scores": [0.1]}\n')
-    p = _cli("predict", "--dataset", "demo", "--detector", "lexicon", "--out", str(other))
+    p = cli("predict", "--dataset", "demo", "--detector", "lexicon", "--out", str(other))
     assert p.returncode == 2 and "not a toxeval run file" in p.stderr
     assert other.read_text() == '{"id": "demo-0001", "scores": [0.1]}\n'
 
@@ -523,3 +563,90 @@ def test_sample_with_a_seed_draws_the_same_rows_and_works_for_moderation(
         predict(dataset, "openai-moderation", run, base_url=fake_openai.url, sample=10, seed=seed)
     ids = [sorted(r["id"] for r in _rows(run)) for run in runs]
     assert len(ids[0]) == 10 and ids[0] == ids[1] != ids[2]
+
+
+def test_a_second_writer_on_the_same_run_file_is_refused(
+    fake_openai: FakeOpenAI, dataset: Path, tmp_path: Path, cli: Callable[..., CliRun]
+) -> None:
+    run = tmp_path / "run.jsonl"
+    predict(dataset, "openai:fake", run, base_url=fake_openai.url, limit=5, **FAST)
+    before = run.read_bytes()
+    with RunWriter(run, {"toxeval_run": 1}, last_header=None):  # another process's writer
+        p = cli(
+            "predict", "--dataset", str(dataset), "--detector", "openai:fake", "--out",
+            str(run), "--base-url", fake_openai.url, "-q",
+        )  # fmt: skip
+    assert p.returncode == 2, p.stderr
+    assert "another process is writing to this run file" in p.stderr
+    assert "Traceback" not in p.stderr and len(p.stderr.strip().splitlines()) == 1
+    assert run.read_bytes().startswith(before)  # untouched but for the open writer
+
+
+def _full_disk_predict(dataset: Path, run: Path, url: str, limit: int) -> Any:
+    """``toxeval predict`` with the file size capped at ``limit`` bytes (RLIMIT_FSIZE: a
+    full disk as the writer sees it)."""
+    import resource
+
+    def cap() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # EFBIG instead of a kill
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    return subprocess.run(
+        [sys.executable, "-m", "toxeval.cli", "predict", "--dataset", str(dataset),
+         "--detector", "openai:fake", "--out", str(run), "--base-url", url, "-q"],
+        capture_output=True, text=True, timeout=120, preexec_fn=cap,
+    )  # fmt: skip
+
+
+def test_a_full_disk_is_a_clear_error_and_the_file_stays_resumable(
+    fake_openai: FakeOpenAI, dataset: Path, tmp_path: Path
+) -> None:
+    run = tmp_path / "run.jsonl"
+    p = _full_disk_predict(dataset, run, fake_openai.url, 20_000)
+    assert p.returncode == 2, p.stderr
+    assert "writing the run file failed" in p.stderr and "Traceback" not in p.stderr
+    data = run.read_bytes()
+    assert data.endswith(b"\n") and 0 < len(data) <= 20_000  # complete rows only
+    kept = _rows(run)
+    assert 0 < len(kept) < 60
+    again = predict(dataset, "openai:fake", run, base_url=fake_openai.url, **FAST)
+    assert again.skipped == len(kept) and again.written == 60 - len(kept)
+    assert Counter(r["id"] for r in _rows(run)) == Counter(f"r{i}" for i in range(60))
+
+
+def test_an_unreachable_base_url_stops_after_the_first_request_with_exit_2(
+    dataset: Path, tmp_path: Path, cli: Callable[..., CliRun]
+) -> None:
+    import socket
+
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    run = tmp_path / "run.jsonl"
+    p = cli(
+        "predict", "--dataset", str(dataset), "--detector", "openai:fake", "--out", str(run),
+        "--base-url", f"http://127.0.0.1:{port}/v1", "--max-retries", "1", "-q",
+    )  # fmt: skip
+    assert p.returncode == 2, p.stderr
+    assert "no answer from" in p.stderr and "check --base-url" in p.stderr
+    assert len(_rows(run)) == 1 and _rows(run)[0]["error"]  # the one request, unscored
+
+
+@pytest.mark.parametrize("url", ["htp://x/v1", "notaurl", "http://x:99999/v1", "http:///v1"])
+def test_a_malformed_base_url_is_a_one_line_error(url: str, dataset: Path, tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="--base-url"):
+        predict(dataset, "openai:fake", tmp_path / "run.jsonl", base_url=url)
+    assert not (tmp_path / "run.jsonl").exists()
+
+
+def test_a_run_killed_while_writing_its_header_starts_cleanly(
+    fake_openai: FakeOpenAI, dataset: Path, tmp_path: Path
+) -> None:
+    run = tmp_path / "run.jsonl"
+    run.write_bytes(b'{"toxeval_run": 1, "detector": "openai:fa')  # a torn first line
+    summary = predict(dataset, "openai:fake", run, base_url=fake_openai.url, **FAST)
+    assert summary.repaired_bytes == 41 and summary.written == 60
+    lines = run.read_bytes().split(b"\n")
+    assert lines[0].startswith(b'{"toxeval_run"') and lines[-1] == b""
+    assert sum(b"toxeval_run" in x for x in lines) == 1
+    assert Counter(r["id"] for r in _rows(run)) == Counter(f"r{i}" for i in range(60))

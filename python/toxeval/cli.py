@@ -707,7 +707,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt as e:
         _error(str(e) or "interrupted")
-        return 130
+        code = getattr(e, "exit_code", 130)  # a run stopped by SIGTERM says 143
+        return code if isinstance(code, int) else 130
     except Exception as e:
         if debug:
             traceback.print_exc()

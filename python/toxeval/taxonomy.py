@@ -34,7 +34,7 @@ import sys
 import unicodedata
 from collections.abc import Mapping as AbcMapping
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -72,6 +72,20 @@ def normalize_label(text: str) -> str:
     Case-, accent-, punctuation- and plural-insensitive: ``"Self-Harm"``,
     ``"self harm"`` and ``"self_harms"`` all become ``"self harm"``.
     """
+    if len(text) <= _CACHED_LABEL_LEN:  # keys and names recur on every answer read
+        return _normalize_short(text)
+    return _normalize(text)
+
+
+_CACHED_LABEL_LEN = 64
+
+
+@lru_cache(maxsize=8192)
+def _normalize_short(text: str) -> str:
+    return _normalize(text)
+
+
+def _normalize(text: str) -> str:
     t = unicodedata.normalize("NFKD", text)
     t = "".join(c for c in t if not unicodedata.combining(c)).lower()
     t = re.sub(r"[^a-z0-9]+", " ", t).strip()

@@ -38,6 +38,22 @@ DEFAULT_BASE_URL = "https://api.openai.com/v1"
 Scoring = Literal["json", "logprobs", "sample", "labels"]
 
 
+def checked_base_url(url: str) -> str:
+    """``url`` without its trailing slash, or a ValueError when it is not an http(s) URL
+    with a host (--base-url)."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+        parts.port  # noqa: B018 - raises on a bad port
+    except ValueError as e:
+        raise ValueError(f"--base-url {url!r} is not a URL: {e}") from None
+    if parts.scheme not in ("http", "https") or not host:
+        raise ValueError(f"--base-url {url!r}: give an http:// or https:// URL with a host")
+    return url.rstrip("/")
+
+
 def _positive(name: str, value: Any, flag: str, *, integer: bool = False) -> None:
     bad = isinstance(value, bool) or not isinstance(value, (int, float) if not integer else int)
     if bad or not value > 0:
@@ -190,7 +206,7 @@ def predict(
         if dry_run or batch_file is not None:
             raise ValueError(f"dry_run and batch_file apply to API detectors, not {detector!r}")
         return run_local(LocalSystem(det, ds.taxonomy), keys, run_file, quiet=quiet)
-    url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
+    url = checked_base_url(base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL)
     spec = build_request_spec(
         det,
         ds.taxonomy,

@@ -39,14 +39,18 @@ __all__ = [
 ]
 
 RETRY_STATUSES = frozenset({408, 409, 429})  # and every 5xx
-# 404 stops the run too: a wrong base URL or model name fails every request alike
-STOP_STATUSES = frozenset({401, 403, 404})
+# 404 stops the run too: a wrong base URL or model name fails every request alike; so
+# does a redirect (never followed: the POST body and the key must not go elsewhere)
+STOP_STATUSES = frozenset({301, 302, 303, 307, 308, 401, 403, 404})
 # Connections per httpx pool. httpcore's pool does work per request that grows with its
 # connections (it scans them, polling each idle socket), so one pool of 64 connections
 # served ~50 requests/s against a 100 ms stub where 8 pools of 8 served ~470
 # (encode/httpx#3215); requests go to the pool with the fewest in flight.
 POOL_CONNECTIONS = 8
 MAX_RETRY_AFTER = 120.0  # seconds; a longer Retry-After is capped, not obeyed blindly
+# The largest answer body read (after gzip/deflate decoding): a bigger one is a failure of
+# that request, so a hostile or broken server cannot exhaust memory (a gzip bomb).
+MAX_BODY_BYTES = 32 * 1024 * 1024
 _BODY_SHOWN = 300  # characters of an error body quoted in a message
 
 
@@ -65,8 +69,12 @@ class RequestRejected(RequestFailed):
 
 
 class AuthenticationFailed(RequestRejected):
-    """401/403/404: the key, the base URL or the model is wrong; every request would fail
-    alike, so the run stops at the first one."""
+    """401/403/404 or a redirect: the key, the base URL or the model is wrong; every
+    request would fail alike, so the run stops at the first one."""
+
+
+class BodyTooLarge(Exception):
+    """An answer body larger than ``MAX_BODY_BYTES`` once decoded."""
 
 
 @dataclass(frozen=True)
@@ -79,6 +87,7 @@ class RetryPolicy:
     base_delay: float = 0.5
     max_delay: float = 30.0
     malformed_retries: int = 2  # extra attempts for a 200 whose body is not JSON
+    max_retry_after: float = MAX_RETRY_AFTER  # a longer Retry-After is capped (and said)
 
     def backoff(self, retry: int) -> float:
         return random.uniform(0.0, min(self.max_delay, self.base_delay * 2.0**retry))
@@ -98,6 +107,12 @@ def retry_after_seconds(headers: httpx.Headers, now: float | None = None) -> flo
     """The wait the server asks for: ``retry-after-ms`` (milliseconds), else
     ``Retry-After`` as seconds or as an HTTP date; None when absent or unreadable.
     Negative waits become 0, long ones are capped at ``MAX_RETRY_AFTER``."""
+    wait = requested_wait(headers, now)
+    return None if wait is None else min(wait, MAX_RETRY_AFTER)
+
+
+def requested_wait(headers: httpx.Headers, now: float | None = None) -> float | None:
+    """The wait the server asks for, uncapped (>= 0); None when absent or unreadable."""
     wait: float | None = None
     ms = headers.get("retry-after-ms")
     if ms is not None:
@@ -118,7 +133,7 @@ def retry_after_seconds(headers: httpx.Headers, now: float | None = None) -> flo
                 wait = when.timestamp() - (time.time() if now is None else now)
     if wait is None or wait != wait:  # absent or NaN
         return None
-    return min(max(wait, 0.0), MAX_RETRY_AFTER)
+    return max(wait, 0.0)
 
 
 class RateLimiter:
@@ -160,11 +175,11 @@ def redact(text: str, secret: str | None) -> str:
     return out
 
 
-def _error_detail(response: httpx.Response) -> str:
+def _error_detail(content: bytes) -> str:
     """The server's own words: ``error.message`` of an OpenAI error body, else the
     start of the body."""
     try:
-        body = response.json()
+        body = json.loads(content)
     except (ValueError, UnicodeDecodeError):
         body = None
     if isinstance(body, dict):
@@ -173,7 +188,7 @@ def _error_detail(response: httpx.Response) -> str:
             return str(err["message"])[:_BODY_SHOWN]
         if isinstance(err, str):
             return err[:_BODY_SHOWN]
-    return response.text[:_BODY_SHOWN].strip()
+    return content[: _BODY_SHOWN * 4].decode("utf-8", "replace")[:_BODY_SHOWN].strip()
 
 
 class Client:
@@ -202,13 +217,18 @@ class Client:
         self.requests_limiter = RateLimiter(rpm) if rpm else None
         self.tokens_limiter = RateLimiter(tpm) if tpm else None
         self.retries = 0
+        self.capped_waits = 0  # Retry-After longer than MAX_RETRY_AFTER, capped
+        self.responses = 0  # HTTP answers received (of any status)
         headers = {"Content-Type": "application/json", "User-Agent": "toxeval"}
         if self._key:
             headers["Authorization"] = f"Bearer {self._key}"
         n_pools = max(1, -(-concurrency // POOL_CONNECTIONS))
         per_pool = max(1, -(-concurrency // n_pools))
+        # one TLS context for every pool: loading the CA bundle costs ~0.1 s of CPU each
+        tls = httpx.create_ssl_context()
         self._pools = [
             httpx.AsyncClient(
+                verify=tls,
                 headers=headers,
                 timeout=httpx.Timeout(read_timeout, connect=connect_timeout),
                 limits=httpx.Limits(max_connections=per_pool, max_keepalive_connections=per_pool),
@@ -232,11 +252,23 @@ class Client:
         for pool in self._pools:
             await pool.aclose()
 
-    async def _send(self, url: str, payload: bytes) -> httpx.Response:
+    async def _send(self, url: str, payload: bytes) -> tuple[httpx.Response, bytes]:
+        """The response and its decoded body, read up to ``MAX_BODY_BYTES``."""
         i = min(range(len(self._pools)), key=self._in_flight.__getitem__)
         self._in_flight[i] += 1
         try:
-            return await self._pools[i].post(url, content=payload)
+            async with self._pools[i].stream("POST", url, content=payload) as response:
+                declared = response.headers.get("content-length", "")
+                if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+                    raise BodyTooLarge(f"Content-Length {declared}")
+                chunks: list[bytes] = []
+                size = 0
+                async for chunk in response.aiter_bytes():
+                    size += len(chunk)
+                    if size > MAX_BODY_BYTES:
+                        raise BodyTooLarge(f"more than {MAX_BODY_BYTES} bytes decoded")
+                    chunks.append(chunk)
+                return response, b"".join(chunks)
         finally:
             self._in_flight[i] -= 1
 
@@ -259,7 +291,13 @@ class Client:
                 await self.tokens_limiter.acquire(tokens)
             wait: float | None = None
             try:
-                response = await self._send(url, payload)
+                response, content = await self._send(url, payload)
+            except BodyTooLarge as e:
+                raise RequestFailed(
+                    self._safe(f"POST {path}: the answer body is too large ({e}); not read"),
+                    status_code=None,
+                    attempts=retries + 1,
+                ) from None
             except httpx.TimeoutException as e:
                 problem = f"timed out ({type(e).__name__})"
                 status = None
@@ -267,9 +305,10 @@ class Client:
                 problem = f"connection error ({type(e).__name__}: {e})"
                 status = None
             else:
+                self.responses += 1
                 status = response.status_code
                 if status == 200:
-                    decoded = _json_object(response)
+                    decoded = _json_object(content)
                     if decoded is not None:
                         return Reply(decoded, status, retries + 1, time.monotonic() - started)
                     malformed += 1
@@ -281,14 +320,14 @@ class Client:
                             attempts=retries + 1,
                         )
                 else:
-                    detail = self._safe(_error_detail(response))
+                    detail = self._safe(_error_detail(content))
                     problem = f"HTTP {status}" + (f": {detail}" if detail else "")
                     if status in STOP_STATUSES:
                         hint = {
                             401: "check the API key (--api-key-env names the variable)",
                             403: "the key has no access to this model or endpoint",
                             404: "check --base-url and the model name",
-                        }[status]
+                        }.get(status, "the server redirects; give the final URL as --base-url")
                         raise AuthenticationFailed(
                             self._safe(f"POST {url}: {problem} ({hint})"),
                             status_code=status,
@@ -300,7 +339,12 @@ class Client:
                             status_code=status,
                             attempts=retries + 1,
                         )
-                    wait = retry_after_seconds(response.headers)
+                    asked = requested_wait(response.headers)
+                    cap = policy.max_retry_after
+                    if asked is not None and asked > cap:
+                        problem += f" (asked to wait {asked:.0f} s; capped at {cap:g} s)"
+                        self.capped_waits += 1
+                    wait = None if asked is None else min(asked, cap)
             if retries >= policy.max_retries:
                 raise RequestFailed(
                     self._safe(f"POST {path}: {problem}; gave up after {retries + 1} attempts"),
@@ -312,9 +356,15 @@ class Client:
             self.retries += 1
 
 
-def _json_object(response: httpx.Response) -> dict[str, Any] | None:
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _json_object(content: bytes) -> dict[str, Any] | None:
+    """The body as a JSON object; None when it is not one (NaN and Infinity, which
+    Python's json accepts but JSON does not, make it malformed)."""
     try:
-        value = json.loads(response.content)
+        value = json.loads(content, parse_constant=_no_constant)
     except (ValueError, UnicodeDecodeError):
         return None
     return value if isinstance(value, dict) else None

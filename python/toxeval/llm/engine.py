@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import signal
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -66,7 +68,16 @@ class RunStopped(ValueError):
 
 
 class RunInterrupted(KeyboardInterrupt):
-    """Ctrl-C: the file holds every answer received; the message says how to resume."""
+    """Ctrl-C or SIGTERM: the file holds every answer received; the message says how to
+    resume. ``exit_code`` is 128 + the signal number (130 for Ctrl-C, 143 for SIGTERM)."""
+
+    def __init__(self, message: str, exit_code: int = 130) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+class Unreachable(Exception):
+    """The first request got no HTTP answer at all after its retries."""
 
 
 @dataclass(frozen=True)
@@ -345,6 +356,7 @@ class _Remote:
         self.writer = writer
         self.summary = summary
         self.bar = bar
+        self.last_error: str | None = None
 
     def _failed(self, p: Planned, done: set[str], row: dict[str, Any]) -> None:
         n = 0
@@ -376,6 +388,7 @@ class _Remote:
         except AuthenticationFailed:
             raise
         except RequestFailed as e:
+            self.last_error = str(e)
             self.summary.retries = self.client.retries
             self._failed(p, done, failed_row(str(e), e.status_code, attempts + e.attempts))
             return
@@ -403,6 +416,8 @@ class _Remote:
         if first is None:
             return
         await self.unit(*first)  # alone: a refused key stops the run after one request
+        if self.client.responses == 0:
+            raise Unreachable(self.last_error or "no answer")
 
         async def worker() -> None:
             for p, done in todo:  # one shared iterator: each unit goes to one worker
@@ -551,8 +566,14 @@ def run_remote(
                 summary.repaired_bytes = writer.repaired_bytes
                 await _Remote(spec, client, writer, summary, bar).all(todo, options.concurrency)
 
+    terminated: list[int] = [0]
     try:
-        _run_async(main())
+        _run_async(main(), terminated)
+    except Unreachable as e:
+        raise RunStopped(
+            f"no answer from {options.base_url}, run stopped: {e}; check --base-url "
+            f"(rerun the same command to resume)"
+        ) from None
     except AuthenticationFailed as e:
         unset = e.status_code == 401 and options.api_key is None
         raise RunStopped(
@@ -565,13 +586,39 @@ def run_remote(
         summary.elapsed_s = time.monotonic() - t0
         raise RunInterrupted(
             f"interrupted: {summary.skipped + summary.written} of {summary.items} items are "
-            f"in {path}; rerun the same command to resume (answered items are not sent again)"
+            f"in {path}; rerun the same command to resume (answered items are not sent again)",
+            exit_code=128 + int(terminated[0] or signal.SIGINT),
         ) from None
     summary.elapsed_s = time.monotonic() - t0
     return summary
 
 
-def _run_async(coro: Any) -> None:
+def _run_async(coro: Any, terminated: list[int]) -> None:
     """``asyncio.run``: on Ctrl-C it cancels the run (requests in flight, then the file
-    is closed by its ``with``) and raises KeyboardInterrupt."""
-    asyncio.run(coro)
+    is closed by its ``with``) and raises KeyboardInterrupt. SIGTERM does the same (when
+    run in the main thread), and its number is put in ``terminated``."""
+
+    async def guarded() -> None:
+        task = asyncio.current_task()
+        loop = asyncio.get_running_loop()
+
+        def on_term() -> None:
+            terminated[0] = signal.SIGTERM
+            if task is not None:
+                task.cancel()
+
+        handled = threading.current_thread() is threading.main_thread()
+        if handled:
+            loop.add_signal_handler(signal.SIGTERM, on_term)
+        try:
+            await coro
+        finally:
+            if handled:
+                loop.remove_signal_handler(signal.SIGTERM)
+
+    try:
+        asyncio.run(guarded())
+    except asyncio.CancelledError:
+        if terminated[0]:
+            raise KeyboardInterrupt from None
+        raise

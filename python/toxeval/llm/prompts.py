@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import re
+from functools import lru_cache
 from typing import Any, Literal
 
 from toxeval.llm.templates import Template, TemplateError
@@ -110,9 +111,19 @@ def render_messages(
     response: str | None,
 ) -> list[dict[str, str]]:
     """The chat messages for one item: ``template`` filled for ``taxonomy`` and ``scoring``."""
-    values: dict[str, str] = {"text": text}
+    values = dict(_fixed_values(template, taxonomy, scoring))
+    values["text"] = text
     if response is not None:
         values["response"] = response
+    return template.render(values)
+
+
+@lru_cache(maxsize=64)
+def _fixed_values(
+    template: Template, taxonomy: Taxonomy, scoring: ScoringMethod
+) -> tuple[tuple[str, str], ...]:
+    """The placeholders that are the same for every item (rendered once per run)."""
+    values: dict[str, str] = {}
     if template.kind == "llama-guard":
         values["hazards"] = "\n".join(f"{code}: {title}." for code, title in template.hazards)
     else:
@@ -121,7 +132,7 @@ def render_messages(
         values["format"] = _format_text(taxonomy, scoring)
         if template.examples:
             values["examples"] = _examples_text(template, taxonomy, scoring)
-    return template.render(values)
+    return tuple(values.items())
 
 
 def json_schema_format(taxonomy: Taxonomy) -> dict[str, Any]:

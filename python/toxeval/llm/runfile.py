@@ -19,14 +19,18 @@ the last row carrying that hash is the item's answer. Rows with another hash are
 retries) or ``"scores": null`` is unscored, never a negative, and is asked again by the
 next run.
 
-Durability: each row is written with one ``write`` of the whole line and flushed at once,
-and the file is fsynced at least every second and when it is closed. A process killed in
-the middle of a write leaves at most a torn last line (no trailing newline): readers
-ignore it and the next writer truncates it before appending, so the item is asked again.
+Durability: each row is written with one ``write`` of the whole line (no user-space
+buffer), and the file is fsynced at least every second and when it is closed. A process
+killed in the middle of a write leaves at most a torn last line (no trailing newline):
+readers ignore it and the next writer truncates it before appending, so the item is asked
+again. A write that fails (a full disk) is undone by truncating back to the last complete
+line. A writer holds an exclusive ``flock`` on the file: a second writer is refused.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import json
 import math
@@ -36,7 +40,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Any
+from typing import Any
 
 __all__ = [
     "RUN_FORMAT",
@@ -119,9 +123,13 @@ class RunWriter:
     def __init__(self, path: str | Path, header: dict[str, Any], *, last_header: Any) -> None:
         self.path = Path(path)
         self.repaired_bytes = 0
-        if self.path.exists():
-            if not self.path.is_file():
-                raise RunFileError(f"{self.path}: exists and is not a file")
+        if self.path.exists() and not self.path.is_file():
+            raise RunFileError(f"{self.path}: exists and is not a file")
+        if not self.path.exists():
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+        try:
+            self._lock()
             size, end = _scan_end(self.path)
             if end > 0 and not is_run_file(self.path):
                 raise RunFileError(
@@ -129,23 +137,50 @@ class RunWriter:
                     "first line); not appending to it: name another file"
                 )
             if end < size:
-                with open(self.path, "r+b") as f:
-                    f.truncate(end)
-                    f.flush()
-                    os.fsync(f.fileno())
+                os.ftruncate(self._fd, end)
+                os.fsync(self._fd)
                 self.repaired_bytes = size - end
-        else:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._f: IO[bytes] = open(self.path, "ab")
-        self._synced = time.monotonic()
-        if _header_key(last_header) != _header_key(header):
-            self._line(header)
-            self.sync()
+            self._end = end  # the file ends with a complete line here
+            self._synced = time.monotonic()
+            if _header_key(last_header) != _header_key(header):
+                self._line(header)
+                self.sync()
+        except BaseException:
+            os.close(self._fd)
+            self._fd = -1
+            raise
+
+    def _lock(self) -> None:
+        """An exclusive lock on the file for as long as it is open: a second writer
+        (another ``toxeval predict`` on the same file) is refused, never interleaved."""
+        try:
+            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise RunFileError(
+                f"{self.path}: another process is writing to this run file; wait for it "
+                "to finish or name another file"
+            ) from None
 
     def _line(self, obj: dict[str, Any]) -> None:
+        """Append one whole line. A failed write (a full disk) is undone by truncating
+        back to the last complete line, so the file stays readable and resumable."""
         data = (json.dumps(obj, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
-        self._f.write(data)
-        self._f.flush()
+        try:
+            view = memoryview(data)
+            while view:
+                n = os.write(self._fd, view)
+                view = view[n:]
+        except OSError as e:
+            with contextlib.suppress(OSError):
+                os.ftruncate(self._fd, self._end)
+            raise self._failed(e) from None
+        self._end += len(data)
+
+    def _failed(self, e: OSError) -> RunFileError:
+        return RunFileError(
+            f"{self.path}: writing the run file failed: {e.strerror or e}; the rows written "
+            "before are kept (rerun the same command to resume once this is fixed)"
+        )
 
     def write(self, row: dict[str, Any]) -> None:
         self._line(row)
@@ -153,17 +188,20 @@ class RunWriter:
             self.sync()
 
     def sync(self) -> None:
-        os.fsync(self._f.fileno())
+        try:
+            os.fsync(self._fd)
+        except OSError as e:
+            raise self._failed(e) from None
         self._synced = time.monotonic()
 
     def close(self) -> None:
-        if self._f.closed:
+        if self._fd < 0:
             return
         try:
-            self._f.flush()
             self.sync()
         finally:
-            self._f.close()
+            os.close(self._fd)  # releases the lock
+            self._fd = -1
 
     def __enter__(self) -> RunWriter:
         return self
