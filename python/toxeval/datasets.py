@@ -32,13 +32,14 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal, overload
+from typing import Any, Literal
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from toxeval.files import decode_utf8, require_file
+from toxeval.ids import StringColumn
 from toxeval.taxonomy import (
     DEFAULT_TAXONOMY,
     LabelMapping,
@@ -95,188 +96,6 @@ Files: <name>.jsonl, .jsonl.gz, .csv or .parquet."""
 
 class DatasetError(ValueError):
     """A dataset file is missing or does not follow the schema; says where and what."""
-
-
-# Ids up to this many UTF-8 bytes are matched through sorted 64-bit hashes (numpy sorts
-# of integers), longer ones through Arrow's hash tables.
-_ID_BYTES_MAX = 64
-_MIX = (np.uint64(0x9E3779B97F4A7C15), np.uint64(0xBF58476D1CE4E5B9), np.uint64(31))
-
-
-@dataclass(frozen=True)
-class _IdIndex:
-    """Strings sorted by a 64-bit hash: uniqueness checks and joins by sorting integers.
-
-    Arrow's hash tables (``unique``, ``index_in``) take a few hundred nanoseconds per
-    string; hashing the zero-padded bytes in 8-byte words with numpy, then one
-    ``np.sort`` of ``hash | row`` keys (the row in the low bits, so no ``argsort`` is
-    needed), costs a small fraction of that. Hashes only propose matches: every match is
-    confirmed on the bytes (:meth:`same`), and hash collisions fall back to Arrow.
-    """
-
-    padded: np.ndarray  # (n, W) uint8: each string's bytes, zero-padded to W
-    lengths: np.ndarray  # (n,) int64 byte lengths (tell "a" from "a\0")
-    hashes: np.ndarray  # (n,) uint64, sorted, low ``row_bits`` bits cleared
-    rows: np.ndarray  # (n,) intp: the row of each sorted hash
-
-    def distinct_hashes(self) -> bool:
-        """True when no two strings share a (truncated) hash: then they are all distinct."""
-        return not bool((self.hashes[1:] == self.hashes[:-1]).any())
-
-    def same(self, rows: np.ndarray, other: _IdIndex, other_rows: np.ndarray) -> bool:
-        """Whether string ``rows[i]`` equals ``other``'s string ``other_rows[i]`` for all i."""
-        if self.padded.shape[1] != other.padded.shape[1]:
-            return False
-        # take along axis 0 copies whole rows (fancy indexing goes byte by byte)
-        return bool(
-            np.array_equal(np.take(self.lengths, rows), np.take(other.lengths, other_rows))
-            and np.array_equal(
-                np.take(self.padded, rows, axis=0), np.take(other.padded, other_rows, axis=0)
-            )
-        )
-
-
-def _id_index(arr: pa.Array) -> _IdIndex | None:
-    """The :class:`_IdIndex` of a string array without nulls, or None when its strings are
-    long (over ``_ID_BYTES_MAX`` bytes) or it is empty."""
-    n = len(arr)
-    if n == 0 or arr.null_count or not pa.types.is_string(arr.type):
-        return None
-    offsets = np.frombuffer(arr.buffers()[1], dtype=np.int32, count=n + 1, offset=arr.offset * 4)
-    lengths = np.diff(offsets).astype(np.int64)
-    longest = int(lengths.max())
-    if longest > _ID_BYTES_MAX:
-        return None
-    width = max(8, (longest + 7) // 8 * 8)
-    start, stop = int(offsets[0]), int(offsets[-1])
-    data = arr.buffers()[2]
-    body = (
-        np.frombuffer(data, dtype=np.uint8)[start:stop]
-        if data is not None
-        else np.zeros(0, np.uint8)
-    )
-    shortest = int(lengths.min())
-    if shortest == longest == width:
-        padded = body.reshape(n, width)
-    elif shortest == longest:
-        padded = np.zeros((n, width), dtype=np.uint8)
-        padded[:, :longest] = body.reshape(n, longest)
-    else:
-        padded = np.zeros((n, width), dtype=np.uint8)
-        row = np.repeat(np.arange(n), lengths)
-        col = np.arange(stop - start) - np.repeat(offsets[:-1].astype(np.int64) - start, lengths)
-        padded[row, col] = body
-    words = padded.view(np.uint64)  # native order: the hash is only compared in-process
-    h = lengths.astype(np.uint64)
-    h *= _MIX[0]
-    for j in range(words.shape[1]):
-        h ^= words[:, j]
-        h *= _MIX[1]
-        h ^= h >> _MIX[2]
-    # the row number in the low bits: one sort of integers orders rows by hash
-    row_bits = max(1, (n - 1).bit_length())
-    low = np.uint64((1 << row_bits) - 1)
-    h &= ~low
-    h |= np.arange(n, dtype=np.uint64)
-    h.sort()
-    rows = (h & low).astype(np.intp)
-    h &= ~low
-    return _IdIndex(padded=padded, lengths=lengths, hashes=h, rows=rows)
-
-
-class StringColumn(Sequence[str]):
-    """A read-only column of strings kept as a pyarrow array until Python wants the values.
-
-    Readers that go through pyarrow hand ids, texts and responses over in this form, so
-    ``toxeval score`` (which joins ids in Arrow and never reads the texts) builds no
-    Python string per row. It behaves as a sequence of ``str``: ``len``, indexing,
-    slicing (a ``list``), iteration and ``==`` with any sequence; the first slice or
-    iteration, or many single lookups, turn it into a cached ``list`` once.
-    ``.arrow`` is the underlying array, ``tolist()`` a fresh list.
-    """
-
-    __slots__ = ("_arr", "_index", "_list", "_lookups")
-    __hash__ = None  # type: ignore[assignment]  # like list: compared by value
-    _EAGER_AFTER = 64  # single lookups served from Arrow before the list is built
-
-    def __init__(self, arr: pa.Array | pa.ChunkedArray) -> None:
-        if isinstance(arr, pa.ChunkedArray):
-            arr = arr.combine_chunks() if arr.num_chunks != 1 else arr.chunk(0)
-        if not pa.types.is_string(arr.type):
-            arr = pc.cast(arr, pa.string())
-        self._arr: pa.Array = arr
-        self._list: list[str] | None = None
-        self._lookups = 0
-        self._index: _IdIndex | bool | None = False  # False: not computed yet
-
-    def _id_index(self) -> _IdIndex | None:
-        """The sorted-hash index of the values (computed once; None for long strings)."""
-        if self._index is False:
-            self._index = _id_index(self._arr)
-        assert self._index is not True
-        return self._index
-
-    def _all_distinct(self) -> bool:
-        """Whether no value repeats: sorted hashes when they are distinct, else Arrow."""
-        index = self._id_index()
-        if index is not None and index.distinct_hashes():
-            return True
-        return len(pc.unique(self._arr)) == len(self._arr)
-
-    @property
-    def arrow(self) -> pa.Array:
-        """The column as a pyarrow string array (no copy)."""
-        return self._arr
-
-    def _values(self) -> list[str]:
-        if self._list is None:
-            self._list = list(self._arr.to_numpy(zero_copy_only=False).tolist())
-        return self._list
-
-    def tolist(self) -> list[str]:
-        return list(self._values())
-
-    def __len__(self) -> int:
-        return len(self._arr)
-
-    @overload
-    def __getitem__(self, i: int) -> str: ...
-    @overload
-    def __getitem__(self, i: slice) -> list[str]: ...
-    def __getitem__(self, i: int | slice) -> str | list[str]:
-        if isinstance(i, slice) or self._list is not None:
-            return self._values()[i]
-        self._lookups += 1
-        if self._lookups > self._EAGER_AFTER:
-            return self._values()[i]
-        n = len(self._arr)
-        j = int(i)
-        if not -n <= j < n:
-            raise IndexError("StringColumn index out of range")
-        return str(self._arr[j].as_py())
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._values())
-
-    def __contains__(self, value: object) -> bool:
-        if self._list is None and isinstance(value, str):
-            return bool(pc.any(pc.equal(self._arr, value)).as_py())
-        return value in self._values()
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, StringColumn):
-            return bool(self._arr.equals(other._arr))
-        if isinstance(other, (list, tuple)):
-            return len(other) == len(self) and self._values() == list(other)
-        return NotImplemented
-
-    def __repr__(self) -> str:
-        head = ", ".join(repr(v) for v in self[: min(len(self), 3)])
-        more = ", ..." if len(self) > 3 else ""
-        return f"StringColumn([{head}{more}], length={len(self)})"
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (StringColumn, (self._arr,))
 
 
 @dataclass(frozen=True)
@@ -997,7 +816,7 @@ def _table_to_raw(
             raise DatasetError(f"{source}: {unit} {i + first_line}: missing 'id'")
     # ids, texts and responses stay Arrow columns: no Python string per row unless asked
     ids = StringColumn(idcol)
-    if not ids._all_distinct():
+    if not ids.all_distinct():
         lines = list(range(first_line, first_line + n))
         _check_unique(ids.tolist(), lines, source, unit)
     texts = StringColumn(table.column("text"))

@@ -44,6 +44,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from toxeval.files import file_sha256, require_file
+from toxeval.ids import SHOW, IdJoin, dataset_id_array, join_ids
 from toxeval.parsing import UnparseableOutputError
 from toxeval.taxonomy import LabelMapping, Taxonomy, load_mapping
 
@@ -77,7 +78,6 @@ PARSE_POLICIES: tuple[str, ...] = ("zeros", "exclude", "error")
 STATUSES: tuple[str, ...] = ("ok", "partial", "empty", "unparseable")
 
 # How many ids an error message or the report lists before "...".
-SHOW = 5
 _ID_COLUMNS = ("id",)
 _SCORE_COLUMNS = ("scores", "score", "y_score", "probs", "probabilities")
 _LABEL_COLUMNS = ("labels", "label", "categories", "y_pred")
@@ -707,7 +707,7 @@ class _Columns(list):  # type: ignore[type-arg]
 Scores = np.ndarray | _Columns
 
 
-def _assemble(scores: Scores, join: _Join, n: int, n_read: int) -> np.ndarray:
+def _assemble(scores: Scores, join: IdJoin, n: int, n_read: int) -> np.ndarray:
     """The (n, K) matrix in dataset row order: row ``dst[i]`` is prediction row ``src[i]``,
     zeros elsewhere.
 
@@ -989,119 +989,7 @@ def _extract(
 # --------------------------------------------------------------------------- joining
 
 
-@dataclass(frozen=True)
-class _Join:
-    src: np.ndarray  # prediction rows used
-    dst: np.ndarray  # dataset rows they fill
-    n_missing: int
-    missing_ids: tuple[str, ...]
-    n_duplicate: int
-    duplicate_ids: tuple[str, ...]
-    n_unknown: int
-    unknown_ids: tuple[str, ...]
-
-
-def _dataset_id_array(dataset_ids: Sequence[str]) -> pa.Array:
-    """The dataset's ids as a pyarrow string array (the one the reader kept, if any)."""
-    cached = getattr(dataset_ids, "arrow", None)
-    if isinstance(cached, pa.Array) and pa.types.is_string(cached.type):
-        return cached
-    return pa.array(dataset_ids, type=pa.string())
-
-
-def _permutation_by_hash(
-    pred_ids: pa.Array, dataset_ids: Sequence[str], ds: pa.Array
-) -> np.ndarray | None:
-    """The dataset row of each prediction row when the predictions hold exactly the
-    dataset's ids in another order (the common shuffled dump), else None.
-
-    Both sides are sorted by a 64-bit hash of the id (see ``datasets._IdIndex``; the
-    dataset's is computed once, when its ids were checked for uniqueness); equal sorted
-    hashes pair the rows up, and every pair is then confirmed byte for byte, so a hash
-    collision can only send the join to the exact hash-table path, never mis-join."""
-    from toxeval.datasets import StringColumn, _id_index
-
-    ds_index = dataset_ids._id_index() if isinstance(dataset_ids, StringColumn) else _id_index(ds)
-    if ds_index is None or not ds_index.distinct_hashes():
-        return None
-    pred_index = _id_index(pred_ids)
-    if pred_index is None or not np.array_equal(pred_index.hashes, ds_index.hashes):
-        return None
-    if not pred_index.same(pred_index.rows, ds_index, ds_index.rows):
-        return None
-    perm = np.empty(len(pred_ids), dtype=np.intp)
-    perm[pred_index.rows] = ds_index.rows
-    return perm
-
-
-def _join(pred_ids: pa.Array, dataset_ids: Sequence[str], path: str) -> _Join:
-    """Match prediction ids to dataset rows (vectorised: ``pc.index_in``)."""
-    if pred_ids.null_count:
-        row = int(np.flatnonzero(pred_ids.is_null().to_numpy(zero_copy_only=False))[0])
-        raise PredictionError(f"{path}: row #{row + 1} has no id")
-    if not (pa.types.is_string(pred_ids.type) or pa.types.is_large_string(pred_ids.type)):
-        t = pred_ids.type
-        if pa.types.is_dictionary(t):
-            t = t.value_type
-        if not (
-            pa.types.is_string(t)
-            or pa.types.is_large_string(t)
-            or pa.types.is_binary(t)
-            or pa.types.is_large_binary(t)
-            or pa.types.is_integer(t)
-        ):
-            raise PredictionError(f"{path}: ids are {pred_ids.type}, expected strings or integers")
-        try:
-            pred_ids = pred_ids.cast(pa.string())
-        except pa.ArrowInvalid:
-            raise PredictionError(
-                f"{path}: ids ({pred_ids.type}) are not valid UTF-8 text"
-            ) from None
-    ds = _dataset_id_array(dataset_ids)
-    n_ds = len(ds)
-    if len(pred_ids) == n_ds and pred_ids.equals(ds):  # already in dataset order
-        rows = np.arange(n_ds)
-        return _Join(rows, rows, 0, (), 0, (), 0, ())
-    if len(pred_ids) == n_ds:
-        perm = _permutation_by_hash(pred_ids, dataset_ids, ds)
-        if perm is not None:  # the same ids in another order
-            return _Join(np.arange(n_ds), perm, 0, (), 0, (), 0, ())
-    pos = pc.index_in(pred_ids, value_set=ds)
-    if not pos.null_count and len(pos) == n_ds:
-        # every id known and as many rows as the dataset: a permutation unless an id repeats
-        idx = np.asarray(pos.to_numpy(zero_copy_only=False), dtype=np.intp)
-        present = np.zeros(n_ds, dtype=bool)
-        present[idx] = True
-        if present.all():
-            return _Join(np.arange(n_ds), idx, 0, (), 0, (), 0, ())
-    known = pos.is_valid().to_numpy(zero_copy_only=False)
-    idx = pos.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
-    unknown_rows = np.flatnonzero(~known)
-    known_rows = np.flatnonzero(known)
-    first_dst, first_at = np.unique(idx[known_rows], return_index=True)
-    src = known_rows[first_at]
-    order = np.argsort(src, kind="stable")
-    src, dst = src[order], first_dst[order]
-    dup_mask = np.ones(known_rows.size, dtype=bool)
-    dup_mask[first_at] = False
-    dup_rows = known_rows[dup_mask]
-    present = np.zeros(n_ds, dtype=bool)
-    present[dst] = True
-    missing_rows = np.flatnonzero(~present)
-    dup_ids = tuple(dict.fromkeys(pred_ids.take(pa.array(dup_rows[: SHOW * 4])).to_pylist()))
-    return _Join(
-        src=src,
-        dst=dst,
-        n_missing=int(missing_rows.size),
-        missing_ids=tuple(dataset_ids[int(i)] for i in missing_rows[:SHOW]),
-        n_duplicate=int(dup_rows.size),
-        duplicate_ids=tuple(str(i) for i in dup_ids[:SHOW]),
-        n_unknown=int(unknown_rows.size),
-        unknown_ids=tuple(str(i) for i in pred_ids.take(pa.array(unknown_rows[:SHOW])).to_pylist()),
-    )
-
-
-def _mismatch_error(path: str, j: _Join, n_dataset: int, n_read: int) -> PredictionError:
+def _mismatch_error(path: str, j: IdJoin, n_dataset: int, n_read: int) -> PredictionError:
     parts = []
     if j.n_missing:
         parts.append(
@@ -1126,13 +1014,13 @@ def _mismatch_error(path: str, j: _Join, n_dataset: int, n_read: int) -> Predict
 # --------------------------------------------------------------------------- entry points
 
 
-def _is_identity(join: _Join, n: int) -> bool:
+def _is_identity(join: IdJoin, n: int) -> bool:
     return join.src.size == n and bool(
         np.array_equal(join.src, np.arange(n)) and np.array_equal(join.dst, join.src)
     )
 
 
-def _gather(scores: np.ndarray, join: _Join, n: int) -> np.ndarray:
+def _gather(scores: np.ndarray, join: IdJoin, n: int) -> np.ndarray:
     """(n, K) scores in dataset row order: row ``dst[i]`` is ``scores[src[i]]``, zeros
     elsewhere (``take`` along rows copies whole rows, unlike fancy indexing)."""
     if join.dst.size == n:  # every dataset row filled: one gather through the inverse map
@@ -1254,14 +1142,14 @@ def _prediction_columns(table: pa.Table, taxonomy: Taxonomy) -> list[str]:
     return [text] if text is not None else []
 
 
-def _without_unknown(join: _Join, unknown: _Unknown) -> tuple[_Join, np.ndarray]:
+def _without_unknown(join: IdJoin, unknown: _Unknown) -> tuple[IdJoin, np.ndarray]:
     """``join`` restricted to the rows that hold a prediction, its ``src`` renumbered to
     count those rows only (the rows extraction kept); and the dataset rows left
     unscored."""
     rows = unknown.rows
     keep = ~rows[join.src]
     rank = np.cumsum(~rows) - 1
-    out = _Join(
+    out = IdJoin(
         rank[join.src[keep]],
         join.dst[keep],
         join.n_missing,
@@ -1281,7 +1169,7 @@ def _finish(
     scores_read: Scores | None,
     texts: pa.Array | None,
     pred_ids: Any,
-    join: _Join | None,
+    join: IdJoin | None,
     path: str,
     fmt: str,
     sha: str | None,
@@ -1306,7 +1194,7 @@ def _finish(
                 f"{n} rows; {fmt.upper()} predictions are matched by row order"
                 + (" (or add an 'ids' array)" if fmt == "npz" else "")
             )
-        join = _Join(np.arange(n), np.arange(n), 0, (), 0, (), 0, ())
+        join = IdJoin(np.arange(n), np.arange(n), 0, (), 0, (), 0, ())
     elif (join.n_missing or join.n_duplicate or join.n_unknown) and on_mismatch == "error":
         raise _mismatch_error(path, join, n, n_read)
     n_null = n_failed = 0
@@ -1488,7 +1376,7 @@ def _from_table(
             f"(columns: {', '.join(table.column_names)})"
         )
     all_ids = table.column("id").combine_chunks()
-    join = _join(all_ids, dataset.ids, src)
+    join = join_ids(all_ids, dataset.ids, src, PredictionError)
     unknown = _unknown_rows(table, dataset.taxonomy)
     known = table
     if unknown.rows.any():
@@ -1553,7 +1441,7 @@ def _from_array(
                 f"{src}: 'ids' has shape {ids.shape}, expected ({len(arr)},) like the scores"
             )
         pred_ids = _id_strings(ids, src)
-        join = _join(pred_ids, dataset.ids, src)
+        join = join_ids(pred_ids, dataset.ids, src, PredictionError)
     kind: Kind = "labels" if arr.dtype.kind == "b" else "scores"
     return _finish(
         dataset=dataset,
@@ -1668,7 +1556,7 @@ def predictions_from_frame(
                 f"{source}: {table.num_rows} rows of scores, but the dataset {dataset.name!r} "
                 f"has {n} rows; without an 'id' column rows are matched by row order"
             )
-        table = table.append_column("id", _dataset_id_array(dataset.ids))
+        table = table.append_column("id", dataset_id_array(dataset.ids))
     else:
         ids = table.column("id")
         if pa.types.is_large_string(ids.type) or getattr(pa.types, "is_string_view", bool)(
@@ -1777,7 +1665,7 @@ def predictions_from_texts(
         kind="text",
         scores_read=None,
         texts=pa.array(list(texts), type=pa.string()),
-        pred_ids=_dataset_id_array(dataset.ids),
+        pred_ids=dataset_id_array(dataset.ids),
         join=None,
         path=source,
         fmt="texts",
