@@ -38,7 +38,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from toxeval.files import decode_utf8, require_file
+from toxeval.files import BackgroundSha256, decode_utf8, gunzip, require_file
 from toxeval.ids import StringColumn
 from toxeval.taxonomy import (
     DEFAULT_TAXONOMY,
@@ -872,15 +872,6 @@ def _table_to_raw(
 # ----------------------------------------------------------------------- file readers
 
 
-def _decompress(path: Path, data: bytes) -> bytes:
-    if path.name.endswith(".gz") or data[:2] == b"\x1f\x8b":
-        try:
-            return gzip.decompress(data)
-        except (OSError, EOFError, zlib.error) as e:
-            raise DatasetError(f"{path}: not a valid gzip file: {e}") from None
-    return data
-
-
 _NON_BLANK = re.compile(rb"\S")
 
 
@@ -934,7 +925,7 @@ def _json_lines(raw: bytes, source: str) -> Iterator[tuple[int, Any]]:
 def _read_jsonl(path: Path, data: bytes, labels: _Labels, source: str) -> _Raw:
     import pyarrow.json as pajson
 
-    body = _decompress(path, data)
+    body = gunzip(path, data, DatasetError)
     if _blank(body):
         raise DatasetError(f"{source}: the file is empty")
     blank_free = b"\n\n" not in body and not body.startswith((b"\n", b"\r\n"))
@@ -955,7 +946,7 @@ def _read_jsonl(path: Path, data: bytes, labels: _Labels, source: str) -> _Raw:
 def _read_csv(path: Path, data: bytes, labels: _Labels, source: str) -> _Raw:
     import pyarrow.csv as pacsv
 
-    body = _decompress(path, data)
+    body = gunzip(path, data, DatasetError)
     if _blank(body):
         raise DatasetError(f"{source}: the file is empty")
     try:
@@ -1061,32 +1052,13 @@ def _stem(path: Path) -> str:
     return name[: -len(ext)] if ext and name.lower().endswith(ext) else path.stem
 
 
-class _BackgroundSha256:
-    """SHA-256 of a byte string on a thread, so hashing overlaps with parsing."""
-
-    def __init__(self, data: bytes) -> None:
-        import threading
-
-        self._data = data
-        self._value = ""
-        self._thread = threading.Thread(target=self._run, name="toxeval-sha256", daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        self._value = hashlib.sha256(self._data).hexdigest()
-
-    def result(self) -> str:
-        self._thread.join()
-        return self._value
-
-
 def _read_file(path: Path, labels: _Labels) -> tuple[_Raw, str]:
     source = str(path)
     require_file(path, "dataset file", DatasetError)
     ext = _suffix(path)
     data = path.read_bytes()
     if ext in (".jsonl", ".jsonl.gz", ".json", ".json.gz", ".csv", ".csv.gz", ".parquet", ".pq"):
-        hashing = _BackgroundSha256(data)  # overlaps with parsing (hashlib drops the GIL)
+        hashing = BackgroundSha256(data)  # overlaps with parsing (hashlib drops the GIL)
         try:
             if ext in (".jsonl", ".jsonl.gz", ".json", ".json.gz"):
                 raw = _read_jsonl(path, data, labels, source)
@@ -1268,7 +1240,7 @@ def read_openai_moderation(
     mapping = None if tax.name == "openai-moderation-8" else _mapping("openai-moderation", tax)
     labels = _Labels(tax, mapping)
     data = p.read_bytes()
-    body = _decompress(p, data)
+    body = gunzip(p, data, DatasetError)
     if not body.strip():
         raise DatasetError(f"{p}: the file is empty")
     records: list[tuple[int, Any]] = []

@@ -43,7 +43,16 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from toxeval.files import file_sha256, require_file
+from toxeval.files import (
+    COMPRESSIONS,
+    BackgroundSha256,
+    compression_suffix,
+    file_sha256,
+    open_binary,
+    open_stream,
+    plain_name,
+    require_file,
+)
 from toxeval.ids import SHOW, IdJoin, dataset_id_array, join_ids
 from toxeval.parsing import UnparseableOutputError
 from toxeval.taxonomy import LabelMapping, Taxonomy, load_mapping
@@ -183,64 +192,14 @@ def _ids_text(ids: Sequence[str], total: int | None = None) -> str:
     return shown + (", ..." if n > SHOW else "")
 
 
-class _BackgroundSha256:
-    """:func:`file_sha256` on a thread (hashlib and file reads release the GIL), so the
-    hash of a large dump overlaps with parsing it. ``result()`` re-raises its error."""
-
-    def __init__(self, path: Path) -> None:
-        import threading
-
-        self._path = path
-        self._value: str | None = None
-        self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, name="toxeval-sha256", daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        try:
-            self._value = file_sha256(self._path)
-        except BaseException as e:  # re-raised in the caller's thread
-            self._error = e
-
-    def result(self) -> str:
-        self._thread.join()
-        if self._error is not None:
-            raise self._error
-        assert self._value is not None
-        return self._value
-
-
-# Compressions a text dump (JSONL, CSV) may carry, by file-name suffix (any case): the
-# pyarrow codec that reads it, and its name in messages. Read through pyarrow's
-# CompressedInputStream, as pyarrow's own readers do.
-_COMPRESSIONS: dict[str, tuple[str, str]] = {
-    ".gz": ("gzip", "gzip"),
-    ".bz2": ("bz2", "bzip2"),
-    ".zst": ("zstd", "zstd"),
-    ".lz4": ("lz4", "LZ4 frame"),
-}
 _TEXT_FORMATS = ("jsonl", "csv")
-
-
-def _compression(path: str | Path) -> str | None:
-    """The compression suffix ``path`` ends with (``.gz``, ``.bz2``, ``.zst``, ``.lz4``;
-    any case), or None."""
-    name = Path(path).name.lower()
-    return next((sfx for sfx in _COMPRESSIONS if name.endswith(sfx)), None)
-
-
-def _plain_name(path: str | Path) -> str:
-    """The lower-case file name without its compression suffix."""
-    name = Path(path).name.lower()
-    sfx = _compression(name)
-    return name.removesuffix(sfx) if sfx else name
 
 
 def detect_format(path: str | Path) -> str:
     """The dump format implied by the file name (``.jsonl.gz`` -> ``jsonl``), looking
     through one trailing compression suffix (``.gz``, ``.bz2``, ``.zst``, ``.lz4``).
     Raises :class:`PredictionError` when the name implies none."""
-    name = _plain_name(path)
+    name = plain_name(path)
     if name.endswith((".jsonl", ".ndjson", ".json")):
         return "jsonl"
     if name.endswith(".csv") or name.endswith(".tsv"):
@@ -263,24 +222,10 @@ def _resolve_name(name: str, taxonomy: Taxonomy) -> str | None:
     return taxonomy.resolve(name)
 
 
-def _open_stream(path: Path) -> pa.NativeFile:
-    """A pyarrow input stream over ``path``, decompressed when its name says so."""
-    sfx = _compression(path)
-    return pa.input_stream(str(path), compression=_COMPRESSIONS[sfx][0] if sfx else None)
-
-
-def _open_binary(path: Path) -> io.BufferedReader:
-    """``path`` opened for reading bytes (lines, blocks), decompressed when its name says
-    so."""
-    if _compression(path) is None:
-        return open(path, "rb")
-    return io.BufferedReader(_open_stream(path), buffer_size=1 << 16)
-
-
 def _open_text(path: Path) -> io.TextIOBase:
     """``path`` as UTF-8 text; a byte-order mark at the start is skipped (pyarrow's
     readers skip it too)."""
-    return io.TextIOWrapper(_open_binary(path), encoding="utf-8-sig")
+    return io.TextIOWrapper(open_binary(path), encoding="utf-8-sig")
 
 
 # --------------------------------------------------------------------------- readers
@@ -290,9 +235,9 @@ def _unreadable(path: Path, e: BaseException) -> PredictionError:
     """A decompression or decoding error while reading ``path`` as a PredictionError."""
     if isinstance(e, UnicodeDecodeError):
         return PredictionError(f"{path}: {_bad_utf8_line(path)}not UTF-8 text ({e.reason})")
-    sfx = _compression(path)
+    sfx = compression_suffix(path)
     if sfx is not None:
-        what = _COMPRESSIONS[sfx][1]
+        what = COMPRESSIONS[sfx][1]
         return PredictionError(f"{path}: not a valid {what} file ({type(e).__name__}: {e})")
     return PredictionError(f"{path}: cannot read the file ({type(e).__name__}: {e})")
 
@@ -300,7 +245,7 @@ def _unreadable(path: Path, e: BaseException) -> PredictionError:
 def _bad_utf8_line(path: Path) -> str:
     """ "line N: " for the first line of ``path`` that is not UTF-8 (error path only)."""
     try:
-        with _open_binary(path) as f:
+        with open_binary(path) as f:
             for lineno, line in enumerate(f, start=1):
                 try:
                     line.decode("utf-8")
@@ -456,7 +401,7 @@ def _longest_line(path: Path) -> int:
     """Bytes in the longest line of a (possibly compressed) file, read in blocks."""
     longest = 0
     run = 0  # bytes since the last newline
-    with _open_binary(path) as f:
+    with open_binary(path) as f:
         while block := f.read(1 << 22):
             nl = np.flatnonzero(np.frombuffer(block, dtype=np.uint8) == 10)
             if nl.size == 0:
@@ -474,10 +419,10 @@ def _source(path: Path) -> Iterator[str | pa.NativeFile]:
     """What pyarrow's JSON / CSV readers are given: the path of a plain file, or a
     decompressing stream chosen by the (case-insensitive) suffix, so every compression
     :func:`detect_format` looks through is read, not only those pyarrow detects."""
-    if _compression(path) is None:
+    if compression_suffix(path) is None:
         yield str(path)
         return
-    with _open_stream(path) as stream:
+    with open_stream(path) as stream:
         yield stream
 
 
@@ -514,7 +459,7 @@ def _read_csv(path: Path) -> pa.Table:
 
     if path.stat().st_size == 0:
         raise PredictionError(f"{path}: empty file (no predictions)")
-    delimiter = "\t" if _plain_name(path).endswith(".tsv") else ","
+    delimiter = "\t" if plain_name(path).endswith(".tsv") else ","
     try:
         with _source(path) as src:
             table = pcsv.read_csv(
@@ -1319,12 +1264,12 @@ def read_predictions(
     _check_choice("parse_policy", parse_policy, PARSE_POLICIES, "--parse-policy")
     p = require_file(path, "predictions file", PredictionError, FileNotFoundError)
     fmt = detect_format(p) if format == "auto" else format
-    sfx = _compression(p)
+    sfx = compression_suffix(p)
     if sfx is not None and fmt not in _TEXT_FORMATS:
         raise PredictionError(
-            f"{p}: a {_COMPRESSIONS[sfx][1]}-compressed {fmt.upper()} file cannot be read; "
+            f"{p}: a {COMPRESSIONS[sfx][1]}-compressed {fmt.upper()} file cannot be read; "
             f"decompress it first (only JSONL and CSV dumps may be compressed: "
-            f"{', '.join(_COMPRESSIONS)})"
+            f"{', '.join(COMPRESSIONS)})"
         )
     mp = load_mapping(mapping) if isinstance(mapping, (str, Path)) else mapping
     src = str(p)
@@ -1343,7 +1288,7 @@ def read_predictions(
             mapping=mp,
         )
     readers = {"jsonl": _read_jsonl, "csv": _read_csv, "parquet": _read_parquet}
-    hashing = _BackgroundSha256(p)  # overlaps with parsing; its errors come first
+    hashing = BackgroundSha256(p)  # overlaps with parsing; its errors come first
     try:
         table = readers[fmt](p)
     except BaseException:
