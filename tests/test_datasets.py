@@ -576,7 +576,9 @@ def test_parquet_label_lists_read_as_dictionary_codes(tmp_path: Path, tax3: Path
 
 
 def test_label_codes_ignore_unused_dictionary_values(tax3: Path) -> None:
-    from toxeval.datasets import _Labels, _list_of_codes, _NotColumnar
+    from toxeval.datasets.labels import LabelReader as _Labels
+    from toxeval.datasets.tables import NotColumnar as _NotColumnar
+    from toxeval.datasets.tables import _list_of_codes
 
     labels = _Labels(load_taxonomy(tax3), None)
     values = pa.DictionaryArray.from_arrays(pa.array([0, 2, 0]), pa.array(["a", "zeta", "c"]))
