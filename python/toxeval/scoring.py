@@ -41,7 +41,6 @@ from toxeval.predictions import (
     ParsePolicy,
     PredictionError,
     Predictions,
-    _all_binary,
     check_raw_outputs,
     is_frame,
     predictions_from_array,
@@ -49,6 +48,7 @@ from toxeval.predictions import (
     predictions_from_texts,
     read_predictions,
 )
+from toxeval.predictions.forms import all_binary
 from toxeval.taxonomy import LabelMapping, Taxonomy, load_taxonomy
 
 if TYPE_CHECKING:
@@ -444,7 +444,7 @@ def score_predictions(
             "ROC AUC is undefined (NaN) where the known labels have one class only: "
             + ", ".join(one_class)
         )
-    binary = _all_binary(s)
+    binary = all_binary(s)
     if binary:
         notes.append(
             "scores are binary (0/1): ties are heavy, so AP, ROC AUC and the ranking figures "
