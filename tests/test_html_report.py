@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 import toxeval
 from toxeval.html_report import cooccurrence, render_html
-from toxeval.scoring import _capture_scored_arrays
+from toxeval.scoring import capture_scored_arrays
 
 
 @pytest.fixture(scope="module")
 def demo() -> tuple[dict[str, Any], tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    with _capture_scored_arrays() as captured:
+    with capture_scored_arrays() as captured:
         result = toxeval.evaluate()
     data = result.to_dict()
     data["figures"]["intervals"] = {

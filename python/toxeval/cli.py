@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 if TYPE_CHECKING:
-    from toxeval.scoring import EvaluationResult, _ScoredArrays
+    from toxeval.scoring import EvaluationResult, ScoredArrays
 
 __all__ = ["main"]
 
@@ -368,10 +368,10 @@ def _check_args(args: argparse.Namespace) -> None:
             raise _UsageError(
                 f"--plots writes {' and '.join(PLOT_FILES)} into the --out directory: add --out DIR"
             )
-        from toxeval.plots import _require_matplotlib
+        from toxeval.plots import require_matplotlib
 
         try:
-            _require_matplotlib()
+            require_matplotlib()
         except ImportError as e:
             raise _UsageError(f"--plots: {e}") from None
 
@@ -416,19 +416,19 @@ def _check_out_dir(out: str) -> None:
         raise _UsageError(f"--out {out}: cannot create it ({anc} is not writable)")
 
 
-def _capture(args: argparse.Namespace) -> AbstractContextManager[list[_ScoredArrays]]:
+def _capture(args: argparse.Namespace) -> AbstractContextManager[list[ScoredArrays]]:
     """With --plots: collect the arrays the figures were computed on (for the curves)."""
     if not args.plots:
         return nullcontext([])
-    from toxeval.scoring import _capture_scored_arrays
+    from toxeval.scoring import capture_scored_arrays
 
-    return _capture_scored_arrays()
+    return capture_scored_arrays()
 
 
 def _write(
     result: EvaluationResult,
     args: argparse.Namespace,
-    captured: list[_ScoredArrays],
+    captured: list[ScoredArrays],
     step: Callable[[str], None],
 ) -> list[Path]:
     """Write the --out files (and the --plots figures); return their paths."""
@@ -451,11 +451,11 @@ def _write(
     return [Path(args.out) / name for name in names]
 
 
-def _write_plots(result: EvaluationResult, captured: list[_ScoredArrays], out: Path) -> None:
+def _write_plots(result: EvaluationResult, captured: list[ScoredArrays], out: Path) -> None:
     """pr_curves.png from the scored rows' labels, scores and mask (the rows and known
     cells every figure of ``result`` uses), and ap_by_category.png from ``result``."""
     from toxeval.plots import plot_ap_by_category, plot_pr_curves
-    from toxeval.report import _system_line
+    from toxeval.report import system_line
 
     if len(captured) != 1:
         raise RuntimeError(f"expected the arrays of one scoring, got {len(captured)}")
@@ -463,7 +463,7 @@ def _write_plots(result: EvaluationResult, captured: list[_ScoredArrays], out: P
     pr_png, ap_png = (out / name for name in PLOT_FILES)
     title = (
         f"Precision-recall per category (known labels only): {result.dataset['name']}, "
-        f"{_system_line(result)}"
+        f"{system_line(result)}"
     )
     plot_pr_curves(y, s, m, result.config["taxonomy"]["ids"], pr_png, title=title)
     del y, s, m

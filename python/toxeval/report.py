@@ -21,7 +21,14 @@ if TYPE_CHECKING:
 
     from toxeval.scoring import EvaluationResult
 
-__all__ = ["REPORT_FILES", "render", "results_json", "write_outputs", "write_report_files"]
+__all__ = [
+    "REPORT_FILES",
+    "render",
+    "results_json",
+    "system_line",
+    "write_outputs",
+    "write_report_files",
+]
 
 CSV_COLUMNS = ("id", "name", "ap", "roc_auc", "f1", "support", "negatives", "unknown", "in_map")
 REPORT_FILES = ("results.json", "report.md", "per_category.csv")
@@ -57,7 +64,9 @@ def _fmt(x: Any, digits: int = 4) -> str:
     return str(x)
 
 
-def _system_line(result: EvaluationResult) -> str:
+def system_line(result: EvaluationResult) -> str:
+    """What was evaluated, in one line (a detector, an LLM run file, or a prediction
+    dump with its format): the report's "system" row and the figures' titles."""
     sysd = result.system
     if sysd.get("kind") == "detector":
         return f"detector {sysd.get('detector')} {sysd.get('detector_version', '')}".strip()
@@ -76,7 +85,7 @@ def _summary_rows(result: EvaluationResult) -> list[tuple[str, str]]:
             "dataset",
             f"{result.dataset['name']} ({result.dataset['level']}, {c['dataset_rows']} rows)",
         ),
-        ("system", _system_line(result)),
+        ("system", system_line(result)),
         ("taxonomy", f"{result.config['taxonomy']['name']} (K={result.config['taxonomy']['k']})"),
         ("scored / excluded", f"{c['scored']} / {c['excluded']}"),
         ("mAP", f"{_fmt(f['map'])}  (macro AP over {inc} categories with a known positive)"),

@@ -77,20 +77,20 @@ def _version() -> str:
 
 
 # (y_true, scores, mask) of the rows a result's figures were computed on
-_ScoredArrays = tuple[np.ndarray, np.ndarray, np.ndarray]
-_SCORED_SINK: ContextVar[list[_ScoredArrays] | None] = ContextVar(
+ScoredArrays = tuple[np.ndarray, np.ndarray, np.ndarray]
+_SCORED_SINK: ContextVar[list[ScoredArrays] | None] = ContextVar(
     "toxeval_scored_sink", default=None
 )
 
 
 @contextmanager
-def _capture_scored_arrays() -> Iterator[list[_ScoredArrays]]:
+def capture_scored_arrays() -> Iterator[list[ScoredArrays]]:
     """Within the block, every successful ``score_predictions`` call (so every ``score``
     and ``evaluate``) appends the ``(y_true, scores, mask)`` of the rows it scored, the
-    arrays its figures are computed on, to the list yielded. Private: the CLI's
-    ``--plots`` draws its curves from them. The arrays may be views of the dataset's and
+    arrays its figures are computed on, to the list yielded: the CLI's ``--plots``
+    draws its curves from them, and so can any tool built on :func:`evaluate`. The arrays may be views of the dataset's and
     the predictions' own: read them, do not write to them."""
-    captured: list[_ScoredArrays] = []
+    captured: list[ScoredArrays] = []
     token = _SCORED_SINK.set(captured)
     try:
         yield captured
