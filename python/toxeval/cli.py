@@ -14,12 +14,12 @@ import sys
 import time
 import traceback
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 if TYPE_CHECKING:
-    from toxeval.scoring import EvaluationResult, ScoredArrays
+    from toxeval.scoring import EvaluationResult
 
 __all__ = ["main"]
 
@@ -425,19 +425,9 @@ def _check_out_dir(out: str) -> None:
         raise _UsageError(f"--out {out}: cannot create it ({anc} is not writable)")
 
 
-def _capture(args: argparse.Namespace) -> AbstractContextManager[list[ScoredArrays]]:
-    """With --plots: collect the arrays the figures were computed on (for the curves)."""
-    if not args.plots:
-        return nullcontext([])
-    from toxeval.scoring import capture_scored_arrays
-
-    return capture_scored_arrays()
-
-
 def _write(
     result: EvaluationResult,
     args: argparse.Namespace,
-    captured: list[ScoredArrays],
     step: Callable[[str], None],
 ) -> list[Path]:
     """Write the --out files (and the --plots figures); return their paths."""
@@ -457,21 +447,21 @@ def _write(
                 write_html_report(result, stage)
             if args.plots:
                 step("plotting")
-                _write_plots(result, captured, stage)
+                _write_plots(result, stage)
     except OSError as e:
         raise _UsageError(f"--out {args.out}: cannot write the results: {e}") from None
     return [Path(args.out) / name for name in names]
 
 
-def _write_plots(result: EvaluationResult, captured: list[ScoredArrays], out: Path) -> None:
+def _write_plots(result: EvaluationResult, out: Path) -> None:
     """pr_curves.png from the scored rows' labels, scores and mask (the rows and known
     cells every figure of ``result`` uses), and ap_by_category.png from ``result``."""
     from toxeval.plots import plot_ap_by_category, plot_pr_curves
     from toxeval.report import system_line
 
-    if len(captured) != 1:
-        raise RuntimeError(f"expected the arrays of one scoring, got {len(captured)}")
-    y, s, m = captured.pop()
+    if result.rows is None:
+        raise RuntimeError("the result does not carry its scored rows")
+    y, s, m = result.rows.y_true, result.rows.scores, result.rows.mask
     pr_png, ap_png = (out / name for name in PLOT_FILES)
     title = (
         f"Precision-recall per category (known labels only): {result.dataset['name']}, "
@@ -513,7 +503,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
         run_file = args.run_file or (str(Path(args.out) / "run.jsonl") if args.out else None)
         run = {"run_file": run_file, **_predict_options(args)}
     # the run's own progress bar replaces the step spinner (one live display at a time)
-    with _progress(args.quiet or bool(run)) as step, _capture(args) as captured:
+    with _progress(args.quiet or bool(run)) as step:
         result = evaluate(
             args.dataset,
             args.detector,
@@ -525,7 +515,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
             progress=step,
             **run,
         )
-        written = _write(result, args, captured, step)
+        written = _write(result, args, step)
     _finish(result, args, written)
     return 0
 
@@ -538,7 +528,7 @@ def _cmd_score(args: argparse.Namespace) -> int:
     _system_arrow_pool()
     if args.batch_input:
         return _score_batch(args)
-    with _progress(args.quiet) as step, _capture(args) as captured:
+    with _progress(args.quiet) as step:
         result = score(
             args.predictions,
             args.dataset,
@@ -553,7 +543,7 @@ def _cmd_score(args: argparse.Namespace) -> int:
             min_annotators=_min_annotators(args),
             progress=step,
         )
-        written = _write(result, args, captured, step)
+        written = _write(result, args, step)
     _finish(result, args, written)
     return 0
 
@@ -580,9 +570,9 @@ def _score_batch(args: argparse.Namespace) -> int:
             Path(args.out).mkdir(parents=True, exist_ok=True)
             run_file.unlink(missing_ok=True)
         batch_run_file(args.predictions, args.batch_input, ds, run_file)
-        with _progress(args.quiet) as step, _capture(args) as captured:
+        with _progress(args.quiet) as step:
             result = score_run(run_file, ds, threshold=args.threshold, progress=step)
-            written = _write(result, args, captured, step)
+            written = _write(result, args, step)
     _finish(result, args, written)
     return 0
 

@@ -25,9 +25,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -74,28 +72,6 @@ def _version() -> str:
     from toxeval._core import __version__
 
     return str(__version__)
-
-
-# (y_true, scores, mask) of the rows a result's figures were computed on
-ScoredArrays = tuple[np.ndarray, np.ndarray, np.ndarray]
-_SCORED_SINK: ContextVar[list[ScoredArrays] | None] = ContextVar(
-    "toxeval_scored_sink", default=None
-)
-
-
-@contextmanager
-def capture_scored_arrays() -> Iterator[list[ScoredArrays]]:
-    """Within the block, every successful ``score_predictions`` call (so every ``score``
-    and ``evaluate``) appends the ``(y_true, scores, mask)`` of the rows it scored, the
-    arrays its figures are computed on, to the list yielded: the CLI's ``--plots``
-    draws its curves from them, and so can any tool built on :func:`evaluate`. The arrays may be views of the dataset's and
-    the predictions' own: read them, do not write to them."""
-    captured: list[ScoredArrays] = []
-    token = _SCORED_SINK.set(captured)
-    try:
-        yield captured
-    finally:
-        _SCORED_SINK.reset(token)
 
 
 @dataclass(frozen=True)
@@ -571,9 +547,6 @@ def score_predictions(
         notes=notes,
     )
     result.rows = ScoredRowArrays(ids=_scored_ids(dataset, rows), y_true=y, scores=s, mask=m)
-    sink = _SCORED_SINK.get()
-    if sink is not None:
-        sink.append((y, s, m))
     return result
 
 
