@@ -52,6 +52,7 @@ from toxeval.taxonomy import LabelMapping, Taxonomy, load_taxonomy
 if TYPE_CHECKING:
     from toxeval.datasets import Dataset, Rule
     from toxeval.detectors import Detector
+    from toxeval.metrics import MultilabelReport
 
 __all__ = ["SCHEMA_VERSION", "EvaluationResult", "evaluate", "score", "score_predictions"]
 
@@ -173,70 +174,6 @@ def _masked_ap_auc(
             known = m[:, c]
             target[c] = _f(fn(y[known, c], s[known, c]))
     return ap, auc
-
-
-_ONE_ERROR_ROWS = 1 << 16  # rows per block: bounded temporaries on million-row dumps
-
-
-def _one_error(y: np.ndarray, s: np.ndarray, m: np.ndarray) -> float:
-    """The report's one-error, as docs/cli.md defines it.
-
-    Per row with at least one known positive: 1 if the highest-scored known label is not
-    relevant (a tie at the top with any irrelevant label counts as an error, as ties count
-    against the system in the ranking loss), else 0; averaged over those rows. Rows
-    without a known positive have no right answer and are left out. NaN when no row has a
-    known positive.
-
-    ``toxeval.metrics.one_error`` is the classical definition instead (a row without a
-    relevant label is a full error, a tie counts its irrelevant share): on a toxicity set,
-    mostly benign rows, that figure would mostly count the benign rows.
-    """
-    rows = errors = 0
-    for start in range(0, y.shape[0], _ONE_ERROR_ROWS):
-        block = slice(start, start + _ONE_ERROR_ROWS)
-        mb, sb = m[block], s[block]
-        pos = (y[block] == 1) & mb
-        top_pos = np.where(pos, sb, -np.inf).max(axis=1, initial=-np.inf)
-        top_neg = np.where(mb & ~pos, sb, -np.inf).max(axis=1, initial=-np.inf)
-        has = pos.any(axis=1)
-        rows += int(has.sum())
-        errors += int((has & (top_neg >= top_pos)).sum())
-    return errors / rows if rows else float("nan")
-
-
-def _rowwise(y: np.ndarray, s: np.ndarray, m: np.ndarray) -> tuple[float, float, float, float]:
-    """(label ranking loss, LRAP, coverage error, one-error) with ``mask=m``."""
-    from toxeval import metrics
-
-    if y.shape[0] == 0:
-        nan = float("nan")
-        return nan, nan, nan, nan
-    lrl = _f(metrics.label_ranking_loss(y, s, mask=m))
-    lrap = _f(metrics.label_ranking_average_precision_score(y, s, mask=m))
-    cov = _f(metrics.coverage_error(y, s, mask=m))
-    return lrl, lrap, cov, _one_error(y, s, m)
-
-
-def _threshold_figures(
-    y: np.ndarray, s: np.ndarray, m: np.ndarray, threshold: float, included: np.ndarray
-) -> tuple[dict[str, float], np.ndarray]:
-    """Micro / macro F1 and Hamming loss over known cells; per-category F1."""
-    pred = s >= threshold
-    pos = (y == 1) & m
-    neg = (y == 0) & m
-    tp = (pred & pos).sum(axis=0).astype(np.float64)
-    fp = (pred & neg).sum(axis=0).astype(np.float64)
-    fn = (~pred & pos).sum(axis=0).astype(np.float64)
-    denom = 2 * tp + fp + fn
-    # zero_division=0, as scikit-learn's f1_score returns by default
-    f1 = np.divide(2 * tp, denom, out=np.zeros_like(tp), where=denom > 0)
-    micro_den = float(denom.sum())
-    n_known = int(m.sum())
-    return {
-        "micro_f1": 2 * float(tp.sum()) / micro_den if micro_den > 0 else 0.0,
-        "macro_f1": float(f1[included].mean()) if included.any() else float("nan"),
-        "hamming_loss": float(fp.sum() + fn.sum()) / n_known if n_known else float("nan"),
-    }, f1
 
 
 def _map(ap: np.ndarray, included: np.ndarray) -> float:
@@ -372,12 +309,14 @@ def score_predictions(
     n = len(dataset.ids)
     n_scored = int(rows.sum())
     if n_scored == 0:
-        unknown = (
+        unknown_note = (
             f" ({preds.n_null} null predictions, {preds.n_failed} failed requests)"
             if preds.n_null or preds.n_failed
             else ""
         )
-        raise PredictionError(f"{preds.source}: no dataset row has a usable prediction{unknown}")
+        raise PredictionError(
+            f"{preds.source}: no dataset row has a usable prediction{unknown_note}"
+        )
     notes = list(preds.notes)
     ignored = dataset.ignored_fields
     if ignored:
@@ -392,36 +331,21 @@ def score_predictions(
     report = _multilabel_report(y, s, m, threshold)
     if progress:
         progress("summarising")
-    if report is None:
-        known_pos = ((y == 1) & m).sum(axis=0)
-        known_neg = ((y == 0) & m).sum(axis=0)
-        unknown = (~m).sum(axis=0)
-        included = known_pos > 0
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            ap, auc = _masked_ap_auc(y, s, m, included)
-            lrl, lrap, cov, oe = _rowwise(y, s, m)
-        thr, f1 = _threshold_figures(y, s, m, threshold, included)
-    else:
-        # the report's counts and thresholded figures are the ones _threshold_figures
-        # computes (same integer counts, same float operations), without N x K passes
-        known_pos, known_neg, unknown = report["support"], report["n_negative"], report["n_unknown"]
-        included = known_pos > 0
-        ap = np.asarray(report["ap"], dtype=np.float64)
-        ap[~included] = np.nan
-        auc = np.asarray(report["roc_auc"], dtype=np.float64)
-        lrl, lrap, cov = (
-            float(report[k]) for k in ("label_ranking_loss", "lrap", "coverage_error")
-        )
-        # the report's one_error is metrics.one_error's classical definition; the
-        # figure docs/cli.md defines is its one_error_relevant
-        oe = float(report["one_error_relevant"])
-        f1 = np.asarray(report["f1"], dtype=np.float64)
-        thr = {
-            "micro_f1": float(report["f1_micro"]),
-            "macro_f1": float(f1[included].mean()) if included.any() else float("nan"),
-            "hamming_loss": float(report["hamming_loss"]),
-        }
+    known_pos, known_neg, unknown = report["support"], report["n_negative"], report["n_unknown"]
+    included = known_pos > 0
+    ap = np.asarray(report["ap"], dtype=np.float64)
+    ap[~included] = np.nan
+    auc = np.asarray(report["roc_auc"], dtype=np.float64)
+    lrl, lrap, cov = (float(report[k]) for k in ("label_ranking_loss", "lrap", "coverage_error"))
+    # the report's one_error is metrics.one_error's classical definition; the
+    # figure docs/cli.md defines is its one_error_relevant
+    oe = float(report["one_error_relevant"])
+    f1 = np.asarray(report["f1"], dtype=np.float64)
+    thr = {
+        "micro_f1": float(report["f1_micro"]),
+        "macro_f1": float(f1[included].mean()) if included.any() else float("nan"),
+        "hamming_loss": float(report["hamming_loss"]),
+    }
     excluded = [c for c, inc in zip(tax.ids, included, strict=True) if not inc]
     if excluded:
         notes.append(
@@ -596,33 +520,13 @@ def _mapping_record(mapping: str | Path | LabelMapping | None) -> dict[str, Any]
 
 def _multilabel_report(
     y: np.ndarray, s: np.ndarray, m: np.ndarray, threshold: float
-) -> dict[str, Any] | None:
-    """All ranking figures in one native pass, when toxeval.metrics provides it."""
+) -> MultilabelReport:
+    """Every ranking and thresholded figure in one native pass (with ``mask=m``)."""
     from toxeval import metrics
 
-    fn = getattr(metrics, "multilabel_report", None)
-    if fn is None:
-        return None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        try:
-            out = fn(y, s, mask=m, threshold=threshold)
-        except TypeError:
-            return None  # an engine version without threshold=: compute figure by figure
-    keys = (
-        *("ap", "roc_auc", "label_ranking_loss", "lrap", "coverage_error", "one_error_relevant"),
-        *("support", "n_negative", "n_unknown", "f1", "f1_micro", "hamming_loss"),
-    )
-    try:
-        got = {k: out[k] for k in keys}
-    except (KeyError, TypeError, IndexError):
-        return None  # an engine version with another layout: compute figure by figure
-    k = y.shape[1]
-    for key in ("support", "n_negative", "n_unknown", "f1"):
-        got[key] = np.asarray(got[key])
-        if got[key].shape != (k,):
-            return None
-    return got
+        return metrics.multilabel_report(y, s, mask=m, threshold=threshold)
 
 
 # --------------------------------------------------------------------------- API
