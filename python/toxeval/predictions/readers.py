@@ -118,8 +118,9 @@ def _typed_nulls(sample: dict[str, Any]) -> list[str]:
     return [k for k, v in sample.items() if v is None and k in typed]
 
 
-def _schema_sample_unchecked(path: Path) -> dict[str, Any]:
-    sample: dict[str, Any] | None = None
+def _json_objects(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, object) of each non-blank line of a JSONL dump; a line that is not
+    a JSON object raises :class:`PredictionError` naming it."""
     with _open_text(path) as f:
         for lineno, line in enumerate(f, start=1):
             if not line.strip():
@@ -132,13 +133,19 @@ def _schema_sample_unchecked(path: Path) -> dict[str, Any]:
                 raise PredictionError(
                     f"{path}: line {lineno}: expected a JSON object, got {type(obj).__name__}"
                 )
-            if sample is None:
-                sample = obj
-            else:
-                for key in _typed_nulls(sample):
-                    sample[key] = obj.get(key)
-            if lineno >= _SCHEMA_LINES or not _typed_nulls(sample):
-                break
+            yield lineno, obj
+
+
+def _schema_sample_unchecked(path: Path) -> dict[str, Any]:
+    sample: dict[str, Any] | None = None
+    for lineno, obj in _json_objects(path):
+        if sample is None:
+            sample = obj
+        else:
+            for key in _typed_nulls(sample):
+                sample[key] = obj.get(key)
+        if lineno >= _SCHEMA_LINES or not _typed_nulls(sample):
+            break
     if sample is None:
         raise PredictionError(f"{path}: empty file (no predictions)")
     return sample
@@ -154,18 +161,8 @@ def _scan_jsonl(path: Path, pyarrow_msg: str) -> PredictionError:
 
 def _scan_jsonl_unchecked(path: Path, pyarrow_msg: str) -> PredictionError:
     kinds: dict[str, tuple[str, int]] = {}
-    with _open_text(path) as f:
-        for lineno, line in enumerate(f, start=1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as e:
-                return PredictionError(f"{path}: line {lineno}: not valid JSON ({e.msg})")
-            if not isinstance(obj, dict):
-                return PredictionError(
-                    f"{path}: line {lineno}: expected a JSON object, got {type(obj).__name__}"
-                )
+    try:
+        for lineno, obj in _json_objects(path):
             for key, kind in _nested_kinds(obj):
                 seen = kinds.get(key)
                 if seen is None:
@@ -175,6 +172,8 @@ def _scan_jsonl_unchecked(path: Path, pyarrow_msg: str) -> PredictionError:
                         f"{path}: line {lineno}: field {key!r} is {_a(kind)}, but {_a(seen[0])} "
                         f"on line {seen[1]}"
                     )
+    except PredictionError as e:
+        return e
     # pyarrow counts rows from 0 and skips blank lines: its "row N" is not a line number
     msg = re.sub(r" in row \d+", "", pyarrow_msg.removeprefix("JSON parse error: "))
     return PredictionError(f"{path}: cannot read as JSON Lines: {msg}")
