@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from toxeval.ids import StringColumn
 from toxeval.predictions import (
     PredictionError,
     Predictions,
@@ -251,8 +252,7 @@ def _scored_ids(dataset: Dataset, rows: np.ndarray) -> Any:
     import pyarrow as pa
 
     ids = dataset.ids
-    arrow = getattr(ids, "arrow", None)
-    arr = arrow() if callable(arrow) else pa.array(list(ids), type=pa.string())
+    arr = ids.arrow if isinstance(ids, StringColumn) else pa.array(list(ids), type=pa.string())
     return arr if bool(rows.all()) else arr.filter(pa.array(rows))
 
 
