@@ -17,9 +17,7 @@ from __future__ import annotations
 
 from toxeval.datasets.openai_moderation import OPENAI_FILE as OPENAI_FILE
 from toxeval.datasets.openai_moderation import OPENAI_KEYS as OPENAI_KEYS
-from toxeval.datasets.openai_moderation import (
-    read_openai_moderation as read_openai_moderation,
-)
+from toxeval.datasets.openai_moderation import read_openai_moderation as read_openai_moderation
 from toxeval.datasets.registry import ENV_DATA_DIR as ENV_DATA_DIR
 from toxeval.datasets.registry import list_datasets as list_datasets
 from toxeval.datasets.registry import load_dataset as load_dataset

@@ -12,20 +12,12 @@ import zlib
 from pathlib import Path
 from typing import Any
 
-from toxeval.datasets.labels import (
-    LabelReader,
-    build_dataset,
-    dataset_mapping,
-    dataset_taxonomy,
-)
+from toxeval.datasets.labels import LabelReader, build_dataset, dataset_mapping, dataset_taxonomy
 from toxeval.datasets.readers import dataset_suffix, json_lines
 from toxeval.datasets.records import records_to_rows
 from toxeval.datasets.schema import Dataset, DatasetError, Rule
 from toxeval.files import gunzip, require_file
-from toxeval.taxonomy import (
-    LabelMapping,
-    Taxonomy,
-)
+from toxeval.taxonomy import LabelMapping, Taxonomy
 
 OPENAI_FILE = "samples-1680.jsonl.gz"
 

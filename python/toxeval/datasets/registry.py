@@ -10,12 +10,7 @@ import os
 from importlib import resources
 from pathlib import Path
 
-from toxeval.datasets.labels import (
-    LabelReader,
-    build_dataset,
-    dataset_mapping,
-    dataset_taxonomy,
-)
+from toxeval.datasets.labels import LabelReader, build_dataset, dataset_mapping, dataset_taxonomy
 from toxeval.datasets.openai_moderation import (
     OPENAI_FILE,
     check_openai_options,
@@ -33,10 +28,7 @@ from toxeval.datasets.schema import (
     Level,
     Rule,
 )
-from toxeval.taxonomy import (
-    LabelMapping,
-    Taxonomy,
-)
+from toxeval.taxonomy import LabelMapping, Taxonomy
 
 ENV_DATA_DIR = "TOXEVAL_DATA_DIR"
 

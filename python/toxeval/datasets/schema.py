@@ -16,9 +16,7 @@ from typing import Literal
 
 import numpy as np
 
-from toxeval.taxonomy import (
-    Taxonomy,
-)
+from toxeval.taxonomy import Taxonomy
 
 Rule = Literal["majority", "union", "at_least"]
 

@@ -23,13 +23,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
-from toxeval.files import (
-    COMPRESSIONS,
-    compression_suffix,
-    open_binary,
-    open_stream,
-    plain_name,
-)
+from toxeval.files import COMPRESSIONS, compression_suffix, open_binary, open_stream, plain_name
 from toxeval.predictions.schema import (
     FORMATS,
     ID_COLUMNS,

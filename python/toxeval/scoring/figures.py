@@ -13,10 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from toxeval.ids import StringColumn
-from toxeval.predictions import (
-    PredictionError,
-    Predictions,
-)
+from toxeval.predictions import PredictionError, Predictions
 from toxeval.predictions.forms import all_binary
 from toxeval.scoring.agreement import agreement_figures, mean_ap
 from toxeval.scoring.card import card_figures
