@@ -505,10 +505,10 @@ ID_SETS = {
 def test_id_uniqueness_by_sorted_hashes(
     tmp_path: Path, tax3: Path, name: str, collide: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import toxeval.datasets as datasets
+    import toxeval.ids as id_module
 
     if collide:  # every hash equal: the exact Arrow check must decide
-        monkeypatch.setattr(datasets, "_MIX", (np.uint64(0), np.uint64(0), np.uint64(31)))
+        monkeypatch.setattr(id_module, "_MIX", (np.uint64(0), np.uint64(0), np.uint64(31)))
     ids = ID_SETS[name]
     ds = load_dataset(_parquet_dataset(tmp_path / "ok.parquet", ids), taxonomy=tax3)
     assert ds.ids == ids
@@ -521,27 +521,27 @@ def test_id_uniqueness_by_sorted_hashes(
 
 
 def test_id_index_confirms_bytes() -> None:
-    from toxeval.datasets import _id_index
+    from toxeval.ids import id_index
 
-    a = _id_index(pa.array(["ab", "a", "abc"]))
-    b = _id_index(pa.array(["abc", "ab", "a\x00"]))
+    a = id_index(pa.array(["ab", "a", "abc"]))
+    b = id_index(pa.array(["abc", "ab", "a\x00"]))
     assert a is not None and b is not None
     rows = np.arange(3)
     assert a.same(np.array([0, 1, 2]), b, np.array([1, 2, 0])) is False  # "a" != "a\0"
     assert a.same(np.array([0, 2]), b, np.array([1, 0])) is True
     assert a.same(rows, a, rows) is True
-    assert _id_index(pa.array(["x" * 65])) is None  # long ids: Arrow's hash tables
+    assert id_index(pa.array(["x" * 65])) is None  # long ids: Arrow's hash tables
 
 
 def test_id_index_of_a_sliced_array() -> None:
-    from toxeval.datasets import _id_index
+    from toxeval.ids import id_index
 
     whole = pa.array(["zero", "one", "two", "three", "four"])
-    part = _id_index(whole.slice(2))
+    part = id_index(whole.slice(2))
     assert part is not None
     assert sorted(part.rows.tolist()) == [0, 1, 2]
     # row r of the slice holds whole[r + 2]
-    want = _id_index(pa.array(["two", "three", "four"]))
+    want = id_index(pa.array(["two", "three", "four"]))
     assert want is not None
     assert part.same(np.arange(3), want, np.arange(3))
     np.testing.assert_array_equal(part.hashes, want.hashes)
@@ -576,7 +576,9 @@ def test_parquet_label_lists_read_as_dictionary_codes(tmp_path: Path, tax3: Path
 
 
 def test_label_codes_ignore_unused_dictionary_values(tax3: Path) -> None:
-    from toxeval.datasets import _Labels, _list_of_codes, _NotColumnar
+    from toxeval.datasets.labels import LabelReader as _Labels
+    from toxeval.datasets.tables import NotColumnar as _NotColumnar
+    from toxeval.datasets.tables import _list_of_codes
 
     labels = _Labels(load_taxonomy(tax3), None)
     values = pa.DictionaryArray.from_arrays(pa.array([0, 2, 0]), pa.array(["a", "zeta", "c"]))

@@ -11,13 +11,12 @@ import numpy as np
 import pytest
 import toxeval
 from toxeval.html_report import cooccurrence, render_html
-from toxeval.scoring import _capture_scored_arrays
 
 
 @pytest.fixture(scope="module")
 def demo() -> tuple[dict[str, Any], tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    with _capture_scored_arrays() as captured:
-        result = toxeval.evaluate()
+    result = toxeval.evaluate()
+    assert result.rows is not None
     data = result.to_dict()
     data["figures"]["intervals"] = {
         "method": "percentile",
@@ -29,7 +28,7 @@ def demo() -> tuple[dict[str, Any], tuple[np.ndarray, np.ndarray, np.ndarray]]:
     }
     for c in data["per_category"]:
         c["ap_ci"] = [c["ap"] - 0.1, min(1.0, c["ap"] + 0.05)]
-    return data, captured[0]
+    return data, (result.rows.y_true, result.rows.scores, result.rows.mask)
 
 
 def test_cooccurrence_counts_known_cells_only() -> None:

@@ -417,12 +417,12 @@ def _struct_parquet(path: Path, ids: list[str], s: np.ndarray, order: np.ndarray
 def test_same_order_and_shuffled_dumps_give_the_same_predictions(
     tmp_path: Path, ids: list[str], collide: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import toxeval.datasets as datasets
+    import toxeval.ids as id_module
     from toxeval.datasets import StringColumn
     from toxeval.scoring import score
 
     if collide:  # every hash equal: the join must take the exact hash-table path
-        monkeypatch.setattr(datasets, "_MIX", (np.uint64(0), np.uint64(0), np.uint64(31)))
+        monkeypatch.setattr(id_module, "_MIX", (np.uint64(0), np.uint64(0), np.uint64(31)))
     elif len(ids[-1]) <= 64:  # the sorted-hash join must not need Arrow's hash tables
 
         def no_hash_table(*args: Any, **kwargs: Any) -> Any:
@@ -452,10 +452,10 @@ def test_same_order_and_shuffled_dumps_give_the_same_predictions(
 def test_shuffled_dump_with_mismatches_drops_exactly(
     tmp_path: Path, collide: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import toxeval.datasets as datasets
+    import toxeval.ids as id_module
 
     if collide:
-        monkeypatch.setattr(datasets, "_MIX", (np.uint64(0), np.uint64(0), np.uint64(31)))
+        monkeypatch.setattr(id_module, "_MIX", (np.uint64(0), np.uint64(0), np.uint64(31)))
     n = 400
     ids = [f"r{i}" for i in range(n)]
     ds, s = _big_case(n, ids)

@@ -1,5 +1,6 @@
 """Input files, read the same way by every reader: existence checks that tell a missing
-file from a directory, UTF-8 text with an optional byte-order mark, and file hashes.
+file from a directory, UTF-8 text with an optional byte-order mark, compressed files, and
+file hashes (also on a thread, overlapping with parsing).
 
 Datasets (:mod:`toxeval.datasets`), prediction dumps (:mod:`toxeval.predictions`) and
 taxonomy / mapping files (:mod:`toxeval.taxonomy`) go through these, so a mistake gets
@@ -8,10 +9,30 @@ the same message whichever file it is in.
 
 from __future__ import annotations
 
+import gzip
 import hashlib
+import io
+import threading
+import zlib
 from pathlib import Path
 
-__all__ = ["BOM", "builtin_record", "decode_utf8", "file_record", "file_sha256", "require_file"]
+import pyarrow as pa
+
+__all__ = [
+    "BOM",
+    "COMPRESSIONS",
+    "BackgroundSha256",
+    "builtin_record",
+    "compression_suffix",
+    "decode_utf8",
+    "file_record",
+    "file_sha256",
+    "gunzip",
+    "open_binary",
+    "open_stream",
+    "plain_name",
+    "require_file",
+]
 
 BOM = b"\xef\xbb\xbf"
 
@@ -56,6 +77,86 @@ def file_sha256(path: str | Path) -> str:
         while size := f.readinto(buf):
             h.update(view[:size])
     return h.hexdigest()
+
+
+class BackgroundSha256:
+    """SHA-256 of a file (:func:`file_sha256`) or of bytes already read, on a thread:
+    hashlib and file reads release the GIL, so the hash of a large input overlaps with
+    parsing it. ``result()`` waits, and re-raises the error reading the file raised."""
+
+    def __init__(self, source: Path | bytes) -> None:
+        self._source = source
+        self._value: str | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="toxeval-sha256", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            if isinstance(self._source, bytes):
+                self._value = hashlib.sha256(self._source).hexdigest()
+            else:
+                self._value = file_sha256(self._source)
+        except BaseException as e:  # re-raised in the caller's thread
+            self._error = e
+
+    def result(self) -> str:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        assert self._value is not None
+        return self._value
+
+
+# Compressions a text file (JSONL, CSV) may carry, by file-name suffix (any case): the
+# pyarrow codec that reads it, and its name in messages. Read through pyarrow's
+# CompressedInputStream, as pyarrow's own readers do.
+COMPRESSIONS: dict[str, tuple[str, str]] = {
+    ".gz": ("gzip", "gzip"),
+    ".bz2": ("bz2", "bzip2"),
+    ".zst": ("zstd", "zstd"),
+    ".lz4": ("lz4", "LZ4 frame"),
+}
+
+
+def compression_suffix(path: str | Path) -> str | None:
+    """The compression suffix ``path`` ends with (``.gz``, ``.bz2``, ``.zst``, ``.lz4``;
+    any case), or None."""
+    name = Path(path).name.lower()
+    return next((sfx for sfx in COMPRESSIONS if name.endswith(sfx)), None)
+
+
+def plain_name(path: str | Path) -> str:
+    """The lower-case file name without its compression suffix."""
+    name = Path(path).name.lower()
+    sfx = compression_suffix(name)
+    return name.removesuffix(sfx) if sfx else name
+
+
+def open_stream(path: Path) -> pa.NativeFile:
+    """A pyarrow input stream over ``path``, decompressed when its name says so."""
+    sfx = compression_suffix(path)
+    return pa.input_stream(str(path), compression=COMPRESSIONS[sfx][0] if sfx else None)
+
+
+def open_binary(path: Path) -> io.BufferedReader:
+    """``path`` opened for reading bytes (lines, blocks), decompressed when its name says
+    so."""
+    if compression_suffix(path) is None:
+        return open(path, "rb")
+    return io.BufferedReader(open_stream(path), buffer_size=1 << 16)
+
+
+def gunzip(path: Path, data: bytes, error: type[Exception]) -> bytes:
+    """``data`` (the bytes of ``path``) decompressed when the name ends in ``.gz`` or the
+    bytes start with gzip's magic number, else unchanged; a corrupt gzip stream raises
+    ``error`` naming ``path``."""
+    if path.name.endswith(".gz") or data[:2] == b"\x1f\x8b":
+        try:
+            return gzip.decompress(data)
+        except (OSError, EOFError, zlib.error) as e:
+            raise error(f"{path}: not a valid gzip file: {e}") from None
+    return data
 
 
 def file_record(given: str | Path, sha256: str | None = None) -> dict[str, str]:

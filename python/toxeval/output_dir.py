@@ -22,7 +22,6 @@ there to its sha256; it is how a later run tells toxeval's files from the user's
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import secrets
@@ -30,6 +29,8 @@ import shutil
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+
+from toxeval.files import file_sha256
 
 __all__ = [
     "MANIFEST",
@@ -55,14 +56,6 @@ OUTPUT_NAMES = (
 class OutputError(ValueError):
     """An output folder toxeval cannot write safely (it would overwrite an input, or
     leave a file it did not write among the new results)."""
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while block := f.read(1 << 20):
-            h.update(block)
-    return h.hexdigest()
 
 
 def _read_manifest(out: Path) -> dict[str, str]:
@@ -94,7 +87,7 @@ def _written_by_toxeval(path: Path, manifest: dict[str, str]) -> bool:
     if want is None:
         return False
     try:
-        return _sha256(path) == want
+        return file_sha256(path) == want
     except OSError:
         return False
 
@@ -162,7 +155,7 @@ def staged_outputs(
 def _commit(stage: Path, out: Path, names: Sequence[str]) -> None:
     """Move the staged files into ``out``, remove toxeval's stale files, write the
     manifest."""
-    manifest = {name: _sha256(stage / name) for name in names}
+    manifest = {name: file_sha256(stage / name) for name in names}
     if not out.exists():
         _write_manifest(stage, manifest)
         os.rename(stage, out)  # a new folder appears whole
@@ -172,7 +165,7 @@ def _commit(stage: Path, out: Path, names: Sequence[str]) -> None:
         os.replace(stage / name, out / name)
     for name, sha in old.items():
         stale = out / name
-        if name not in manifest and stale.is_file() and _sha256(stale) == sha:
+        if name not in manifest and stale.is_file() and file_sha256(stale) == sha:
             stale.unlink()
     _write_manifest(out, manifest)
 

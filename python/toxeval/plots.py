@@ -54,7 +54,7 @@ _NCOLS = 5
 _INSTALL_HINT = 'pip install "toxeval[plot]"'
 
 
-def _require_matplotlib() -> None:
+def require_matplotlib() -> None:
     """An ``ImportError`` that says how to install matplotlib when it is missing."""
     try:
         import matplotlib  # noqa: F401
@@ -66,7 +66,7 @@ def _require_matplotlib() -> None:
 
 
 def _new_figure(width: float, height: float) -> Figure:
-    _require_matplotlib()
+    require_matplotlib()
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -268,9 +268,9 @@ def plot_pr_curves(
 
 
 def _default_ap_title(result: EvaluationResult) -> str:
-    from toxeval.report import _system_line
+    from toxeval.report import system_line
 
-    return f"AP per category: {result.dataset.get('name')}, {_system_line(result)}"
+    return f"AP per category: {result.dataset.get('name')}, {system_line(result)}"
 
 
 def ap_by_category_figure(result: EvaluationResult, *, title: str | None = None) -> Figure:

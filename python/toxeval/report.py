@@ -26,6 +26,7 @@ __all__ = [
     "REPORT_FILES",
     "render",
     "results_json",
+    "system_line",
     "write_html_report",
     "write_outputs",
     "write_report_files",
@@ -67,7 +68,9 @@ def _fmt(x: Any, digits: int = 4) -> str:
     return str(x)
 
 
-def _system_line(result: EvaluationResult) -> str:
+def system_line(result: EvaluationResult) -> str:
+    """What was evaluated, in one line (a detector, an LLM run file, or a prediction
+    dump with its format): the report's "system" row and the figures' titles."""
     sysd = result.system
     if sysd.get("kind") == "detector":
         return f"detector {sysd.get('detector')} {sysd.get('detector_version', '')}".strip()
@@ -86,7 +89,7 @@ def _summary_rows(result: EvaluationResult) -> list[tuple[str, str]]:
             "dataset",
             f"{result.dataset['name']} ({result.dataset['level']}, {c['dataset_rows']} rows)",
         ),
-        ("system", _system_line(result)),
+        ("system", system_line(result)),
         ("taxonomy", f"{result.config['taxonomy']['name']} (K={result.config['taxonomy']['k']})"),
         ("scored / excluded", f"{c['scored']} / {c['excluded']}"),
         *(

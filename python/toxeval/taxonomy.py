@@ -56,6 +56,7 @@ __all__ = [
     "load_mapping",
     "load_taxonomy",
     "normalize_label",
+    "singular",
 ]
 
 DEFAULT_TAXONOMY = "toxeval-15"
@@ -89,11 +90,14 @@ def _normalize(text: str) -> str:
     t = unicodedata.normalize("NFKD", text)
     t = "".join(c for c in t if not unicodedata.combining(c)).lower()
     t = re.sub(r"[^a-z0-9]+", " ", t).strip()
-    words = [_singular(w) for w in t.split()]
+    words = [singular(w) for w in t.split()]
     return " ".join(words)
 
 
-def _singular(word: str) -> str:
+def singular(word: str) -> str:
+    """``word`` without an English plural ending ("threats" -> "threat", "categories"
+    -> "category"): the rule label names are normalised with, shared with the answer
+    parser so both read a category name the same way."""
     if len(word) <= 3 or word.endswith("ss") or word.endswith("us") or word.endswith("is"):
         return word
     if word.endswith("ies") and len(word) > 4:

@@ -55,10 +55,8 @@ from toxeval.taxonomy import (
     load_mapping,
     load_taxonomy,
     normalize_label,
+    singular,
 )
-from toxeval.taxonomy import (
-    _singular as _singular,
-)  # shared plural rule (tests pin _norm == normalize_label)
 
 from .values import MARK_RE, NULL_VALUE, Reading, has_negation_cue, read_number, read_value
 
@@ -1186,7 +1184,7 @@ def _norm(text: str) -> str:
     if hit is None:
         if text.isascii():
             # normalize_label without the Unicode steps (identity on ASCII), ~5x faster.
-            hit = " ".join(map(_singular, _NON_ALNUM_RE.sub(" ", text.lower()).split()))
+            hit = " ".join(map(singular, _NON_ALNUM_RE.sub(" ", text.lower()).split()))
         else:
             hit = normalize_label(text)
         if len(_NORM_CACHE) >= _MAX_CACHE:

@@ -1,0 +1,233 @@
+"""The subcommands: ``evaluate``, ``predict``, ``score`` (one dump or a batch),
+``datasets`` and ``taxonomy``, each taking parsed arguments and returning an exit code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from toxeval.cli.outputs import check_args, finish_command, write_out_folder
+from toxeval.cli.parser import UsageError, timeout_arg
+from toxeval.cli.progress import TIMINGS, progress_steps
+
+if TYPE_CHECKING:
+    pass
+
+
+def _predict_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The keyword arguments of toxeval.llm.predict that the command line sets."""
+    return {
+        "base_url": args.base_url,
+        "api_key_env": args.api_key_env,
+        "scoring": args.scoring,
+        "structured": args.structured,
+        "samples": args.samples,
+        "template": args.template,
+        "temperature": args.temperature,
+        "max_tokens": args.max_tokens,
+        "seed": args.seed,
+        "concurrency": args.concurrency,
+        "rpm": args.rpm,
+        "tpm": args.tpm,
+        "timeout": timeout_arg(args.timeout),
+        "max_retries": args.max_retries,
+        "limit": args.limit,
+        "sample": args.sample,
+        "quiet": args.quiet,
+    }
+
+
+def _cmd_predict(args: argparse.Namespace) -> int:
+    from toxeval.llm import predict
+
+    if args.batch_file and args.out:
+        raise UsageError("--batch-file writes requests instead of a run file: drop --out")
+    if not args.batch_file and not args.out and not args.dry_run:
+        raise UsageError("name the run file: --out RUNFILE (or --dry-run, or --batch-file)")
+    summary = predict(
+        args.dataset,
+        args.detector,
+        args.out or "run.jsonl",
+        taxonomy=args.taxonomy,
+        data_dir=args.data_dir,
+        rule=args.rule,
+        min_annotators=_min_annotators(args),
+        dry_run=args.dry_run,
+        batch_file=args.batch_file,
+        **_predict_options(args),
+    )
+    if args.batch_file:
+        print(
+            f"wrote {summary.requests} Batch API requests for {summary.items} items to "
+            f"{args.batch_file} (and {args.batch_file}.toxeval.json: keep it to score the "
+            f"output with 'toxeval score OUTPUT --dataset ... --batch-input {args.batch_file}')"
+        )
+    else:
+        print(summary.line())
+    return 0
+
+
+def _min_annotators(args: argparse.Namespace) -> int:
+    return 1 if args.min_annotators is None else int(args.min_annotators)
+
+
+def _cmd_evaluate(args: argparse.Namespace) -> int:
+    TIMINGS.mark("importing")
+    from toxeval.scoring import evaluate
+
+    check_args(args)
+    _system_arrow_pool()
+    run: dict[str, Any] = {}
+    if args.detector.strip().lower() != "lexicon" or args.run_file:
+        if args.dry_run or args.batch_file:
+            raise UsageError("--dry-run and --batch-file belong to 'toxeval predict'")
+        run_file = args.run_file or (str(Path(args.out) / "run.jsonl") if args.out else None)
+        run = {"run_file": run_file, **_predict_options(args)}
+    # the run's own progress bar replaces the step spinner (one live display at a time)
+    with progress_steps(args.quiet or bool(run)) as step:
+        result = evaluate(
+            args.dataset,
+            args.detector,
+            taxonomy=args.taxonomy,
+            threshold=args.threshold,
+            data_dir=args.data_dir,
+            rule=args.rule,
+            min_annotators=_min_annotators(args),
+            progress=step,
+            **run,
+        )
+        written = write_out_folder(result, args, step)
+    finish_command(result, args, written)
+    return 0
+
+
+def _cmd_score(args: argparse.Namespace) -> int:
+    TIMINGS.mark("importing")
+    from toxeval.scoring import score
+
+    check_args(args)
+    _system_arrow_pool()
+    if args.batch_input:
+        return _score_batch(args)
+    with progress_steps(args.quiet) as step:
+        result = score(
+            args.predictions,
+            args.dataset,
+            taxonomy=args.taxonomy,
+            threshold=args.threshold,
+            parse_policy=args.parse_policy,
+            on_mismatch=args.on_mismatch,
+            format=args.format,
+            mapping=args.mapping,
+            data_dir=args.data_dir,
+            rule=args.rule,
+            min_annotators=_min_annotators(args),
+            progress=step,
+        )
+        written = write_out_folder(result, args, step)
+    finish_command(result, args, written)
+    return 0
+
+
+def _score_batch(args: argparse.Namespace) -> int:
+    """A Batch API output, read through the sidecar of its input into a run file (kept as
+    run.jsonl in --out, else temporary), then scored like any run file."""
+    import tempfile
+
+    from toxeval.datasets import load_dataset
+    from toxeval.llm.batch import batch_run_file
+    from toxeval.llm.runscores import score_run
+
+    ds = load_dataset(
+        args.dataset,
+        taxonomy=args.taxonomy,
+        data_dir=args.data_dir,
+        rule=args.rule,
+        min_annotators=_min_annotators(args),
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        run_file = Path(args.out) / "run.jsonl" if args.out else Path(tmp) / "run.jsonl"
+        if args.out:
+            Path(args.out).mkdir(parents=True, exist_ok=True)
+            run_file.unlink(missing_ok=True)
+        batch_run_file(args.predictions, args.batch_input, ds, run_file)
+        with progress_steps(args.quiet) as step:
+            result = score_run(run_file, ds, threshold=args.threshold, progress=step)
+            written = write_out_folder(result, args, step)
+    finish_command(result, args, written)
+    return 0
+
+
+def _cmd_datasets(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    from toxeval.datasets import list_datasets
+
+    table = Table(title="known datasets")
+    for col in ("name", "level", "found", "where looked", "description"):
+        table.add_column(col)
+    for info in list_datasets(args.data_dir):
+        table.add_row(
+            *map(
+                escape,
+                (
+                    info.name,
+                    info.level,
+                    info.path or "not found",
+                    "\n".join(info.looked_at) or "-",
+                    info.description,
+                ),
+            )
+        )
+    Console().print(table)
+    return 0
+
+
+def _cmd_taxonomy(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    from toxeval.taxonomy import list_taxonomies, load_taxonomy
+
+    tax = load_taxonomy(args.name)
+    table = Table(
+        title=escape(f"{tax.name} {tax.version} (K={tax.k})"),
+        caption=escape(f"{tax.description}\nbuilt-in: {', '.join(list_taxonomies())}"),
+        show_lines=True,
+    )
+    for col in ("id", "name", "definition", "aliases"):
+        table.add_column(col)
+    for c in tax.categories:
+        table.add_row(*map(escape, (c.id, c.name, c.description, ", ".join(c.aliases))))
+    Console().print(table)
+    return 0
+
+
+COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "evaluate": _cmd_evaluate,
+    "predict": _cmd_predict,
+    "score": _cmd_score,
+    "datasets": _cmd_datasets,
+    "taxonomy": _cmd_taxonomy,
+}
+
+
+def _system_arrow_pool() -> None:
+    """Give pyarrow the system allocator for the data this command reads.
+
+    Arrow's default pool (mimalloc in the wheels) showed the same huge-page stalls as
+    numpy on a busy machine (~0.8 s more system time per 1M-row Parquet run than the
+    system or jemalloc pool); the buffers here are large and read once, which the
+    system allocator serves well. ``ARROW_DEFAULT_MEMORY_POOL``, when set, decides."""
+    if "ARROW_DEFAULT_MEMORY_POOL" in os.environ:
+        return
+    import pyarrow as pa
+
+    pa.set_memory_pool(pa.system_memory_pool())

@@ -1,0 +1,148 @@
+"""The ``--out`` folder of a command: its checks before any work (writable, not an input),
+the files written through a staged folder (results.json, report.md, per_category.csv,
+scored rows, the HTML report, the ``--plots`` figures), and the report printed at the
+end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from toxeval.cli.parser import PLOT_FILES, UsageError
+from toxeval.cli.progress import TIMINGS
+
+if TYPE_CHECKING:
+    from toxeval.scoring import EvaluationResult
+
+
+def check_args(args: argparse.Namespace) -> None:
+    """Checks of option combinations and of --out, before any work is done."""
+    if args.min_annotators is not None and args.rule != "at_least":
+        raise UsageError(
+            f"--min-annotators only applies with --rule at_least (the rule is {args.rule}); "
+            "add --rule at_least or drop --min-annotators"
+        )
+    if args.out:
+        _check_out_dir(args.out)
+        from toxeval.output_dir import check_outputs
+
+        check_outputs(args.out, _output_names(args), _given_inputs(args))
+    if getattr(args, "html", False) and not args.out:
+        raise UsageError("--html writes report.html into the --out directory: add --out DIR")
+    if args.plots:
+        if not args.out:
+            raise UsageError(
+                f"--plots writes {' and '.join(PLOT_FILES)} into the --out directory: add --out DIR"
+            )
+        from toxeval.plots import require_matplotlib
+
+        try:
+            require_matplotlib()
+        except ImportError as e:
+            raise UsageError(f"--plots: {e}") from None
+
+
+def _output_names(args: argparse.Namespace) -> tuple[str, ...]:
+    from toxeval.report import HTML_FILE, REPORT_FILES
+
+    html = (HTML_FILE,) if getattr(args, "html", False) else ()
+    return REPORT_FILES + html + (PLOT_FILES if args.plots else ())
+
+
+def _given_inputs(args: argparse.Namespace) -> list[str | None]:
+    """The files named on the command line that the run reads (those that are not
+    files, e.g. registry names, are skipped by the check)."""
+    return [
+        getattr(args, "predictions", None),
+        args.dataset,
+        args.taxonomy,
+        getattr(args, "mapping", None),
+    ]
+
+
+def _check_out_dir(out: str) -> None:
+    """--out must be a directory, or a path whose first existing ancestor is a writable
+    directory: found out before reading and scoring, not after."""
+    p = Path(out)
+    if p.exists():
+        if not p.is_dir():
+            raise UsageError(f"--out {out}: exists and is not a directory")
+        if not os.access(p, os.W_OK | os.X_OK):
+            raise UsageError(f"--out {out}: the directory is not writable")
+        return
+    anc = p.parent
+    while not anc.exists() and anc != anc.parent:
+        anc = anc.parent
+    if not anc.is_dir():
+        raise UsageError(f"--out {out}: {anc} is not a directory")
+    if not os.access(anc, os.W_OK | os.X_OK):
+        raise UsageError(f"--out {out}: cannot create it ({anc} is not writable)")
+
+
+def write_out_folder(
+    result: EvaluationResult,
+    args: argparse.Namespace,
+    step: Callable[[str], None],
+) -> list[Path]:
+    """Write the --out files (and the --plots figures); return their paths."""
+    step("writing outputs")
+    if not args.out:
+        return []
+    from toxeval.output_dir import staged_outputs
+    from toxeval.report import write_html_report, write_report_files
+
+    names = _output_names(args)
+    inputs = [*result.input_paths(), *_given_inputs(args)]
+    try:
+        with staged_outputs(args.out, names, inputs) as stage:
+            write_report_files(result, stage)
+            if getattr(args, "html", False):
+                step("writing the HTML report")
+                write_html_report(result, stage)
+            if args.plots:
+                step("plotting")
+                _write_plots(result, stage)
+    except OSError as e:
+        raise UsageError(f"--out {args.out}: cannot write the results: {e}") from None
+    return [Path(args.out) / name for name in names]
+
+
+def _write_plots(result: EvaluationResult, out: Path) -> None:
+    """pr_curves.png from the scored rows' labels, scores and mask (the rows and known
+    cells every figure of ``result`` uses), and ap_by_category.png from ``result``."""
+    from toxeval.plots import plot_ap_by_category, plot_pr_curves
+    from toxeval.report import system_line
+
+    if result.rows is None:
+        raise RuntimeError("the result does not carry its scored rows")
+    y, s, m = result.rows.y_true, result.rows.scores, result.rows.mask
+    pr_png, ap_png = (out / name for name in PLOT_FILES)
+    title = (
+        f"Precision-recall per category (known labels only): {result.dataset['name']}, "
+        f"{system_line(result)}"
+    )
+    plot_pr_curves(y, s, m, result.config["taxonomy"]["ids"], pr_png, title=title)
+    del y, s, m
+    plot_ap_by_category(result, ap_png)
+
+
+def finish_command(result: EvaluationResult, args: argparse.Namespace, written: list[Path]) -> None:
+    TIMINGS.mark("writing outputs")  # the report printed below counts as writing outputs
+    if args.quiet:
+        f = result.figures
+        print(
+            f"mAP {f['map']:.4f}  label ranking loss {f['label_ranking_loss']:.4f}  "
+            f"({result.counts['scored']} scored, {result.counts['excluded']} excluded)"
+        )
+    else:
+        from rich.console import Console
+
+        from toxeval.report import render
+
+        render(result, Console())
+        if written:
+            print(f"wrote {', '.join(p.name for p in written)} to {args.out}")

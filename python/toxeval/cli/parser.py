@@ -1,0 +1,226 @@
+"""The ``toxeval`` command line's arguments: the parser of every subcommand (evaluate,
+predict, score, datasets, taxonomy) and :class:`UsageError`, the bad usage that exits
+with code 2 and one line on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING, NoReturn
+
+if TYPE_CHECKING:
+    pass
+
+
+PROG = "toxeval"
+
+
+PLOT_FILES = ("pr_curves.png", "ap_by_category.png")
+
+
+class UsageError(Exception):
+    """Bad command-line usage (exit code 2)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message} (see '{self.prog} --help')")
+
+
+def _version() -> str:
+    from toxeval._core import __version__
+
+    return str(__version__)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(
+        prog=PROG,
+        description="Multi-label toxicity evaluation: mAP, label ranking loss and more, "
+        "with unknown labels masked.",
+    )
+    p.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    sub = p.add_subparsers(dest="command", parser_class=_Parser)
+
+    def common(sp: argparse.ArgumentParser, dataset_required: bool) -> None:
+        sp.add_argument(
+            "--dataset",
+            metavar="NAME|PATH",
+            required=dataset_required,
+            default=None,
+            help="registry name (Q-A-MLL, H-X-MLL, R-A-MLL, openai-moderation, demo) or a file"
+            + ("" if dataset_required else "; default: the embedded demo set"),
+        )
+        sp.add_argument("--data-dir", metavar="DIR", help="where registry datasets are looked for")
+        sp.add_argument("--taxonomy", metavar="NAME|FILE", help="taxonomy name or TOML file")
+        sp.add_argument(
+            "--rule",
+            choices=("majority", "union", "at_least"),
+            default="majority",
+            help="how per-annotator labels become targets (default: majority)",
+        )
+        sp.add_argument(
+            "--min-annotators",
+            type=int,
+            default=None,
+            metavar="K",
+            help="with --rule at_least (only): annotators needed for a positive (default 1)",
+        )
+        sp.add_argument(
+            "--threshold",
+            type=float,
+            default=0.5,
+            help="score >= threshold counts as positive for F1, Hamming loss and the card "
+            "recipe (default 0.5)",
+        )
+        sp.add_argument(
+            "--out", metavar="DIR", help="write results.json, report.md, per_category.csv"
+        )
+        sp.add_argument(
+            "--plots",
+            action="store_true",
+            help=f"also write {' and '.join(PLOT_FILES)} (per-category precision-recall "
+            "curves, AP per category) into --out; needs matplotlib: pip install "
+            '"toxeval[plot]"',
+        )
+        sp.add_argument(
+            "--html",
+            action="store_true",
+            help="also write report.html into --out: one self-contained page (figures, "
+            "intervals, sortable per-category table; opens offline)",
+        )
+        sp.add_argument(
+            "--quiet", "-q", action="store_true", help="no progress bar; one summary line"
+        )
+
+    ev = sub.add_parser("evaluate", help="run a detector over a dataset and score it")
+    common(ev, dataset_required=False)
+    ev.add_argument(
+        "--detector",
+        default="lexicon",
+        metavar="SPEC",
+        help="lexicon (default), openai:MODEL, openai-moderation[:MODEL], llama-guard:MODEL "
+        "or python:module:attr",
+    )
+    ev.add_argument(
+        "--run-file",
+        metavar="FILE",
+        help="keep the answers in this run file (default: run.jsonl in --out; resumable)",
+    )
+    _llm_options(ev)
+
+    pr = sub.add_parser(
+        "predict", help="run a system over a dataset and write the run file (resumable)"
+    )
+    pr.add_argument("--dataset", metavar="NAME|PATH", required=True, help="as for evaluate")
+    pr.add_argument("--data-dir", metavar="DIR", help="where registry datasets are looked for")
+    pr.add_argument("--taxonomy", metavar="NAME|FILE", help="taxonomy name or TOML file")
+    pr.add_argument("--rule", choices=("majority", "union", "at_least"), default="majority")
+    pr.add_argument("--min-annotators", type=int, default=None, metavar="K")
+    pr.add_argument("--detector", required=True, metavar="SPEC", help="as for evaluate")
+    pr.add_argument(
+        "--out",
+        metavar="RUNFILE",
+        help="the run file answers are appended to (rerun to resume); not with --batch-file",
+    )
+    pr.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    _llm_options(pr)
+
+    sc = sub.add_parser("score", help="score an existing prediction dump")
+    sc.add_argument("predictions", metavar="PREDICTIONS", help="JSONL/CSV/Parquet/NPY/NPZ file")
+    common(sc, dataset_required=True)
+    sc.add_argument(
+        "--format", choices=("auto", "jsonl", "csv", "parquet", "npy", "npz"), default="auto"
+    )
+    sc.add_argument(
+        "--parse-policy",
+        choices=("zeros", "exclude", "error"),
+        default="exclude",
+        help="raw-text outputs that cannot be parsed: leave out and count (default), score "
+        "as all-zero (marked in the report), or fail",
+    )
+    sc.add_argument(
+        "--on-mismatch",
+        choices=("error", "drop"),
+        default="error",
+        help="missing, duplicate or unknown ids: fail (default) or drop and report",
+    )
+    sc.add_argument("--mapping", metavar="NAME|FILE", help="code mapping, e.g. llama-guard-3")
+    sc.add_argument(
+        "--batch-input",
+        metavar="FILE",
+        help="PREDICTIONS is an OpenAI Batch API output file; FILE is the batch input "
+        "written by 'toxeval predict --batch-file FILE' (its sidecar says how to read it)",
+    )
+
+    ds = sub.add_parser("datasets", help="list known datasets and where each is looked for")
+    ds.add_argument("--data-dir", metavar="DIR")
+
+    tx = sub.add_parser("taxonomy", help="print a taxonomy's categories and definitions")
+    tx.add_argument("name", nargs="?", default="toxeval-15", metavar="NAME|FILE")
+    return p
+
+
+def _llm_options(sp: argparse.ArgumentParser) -> None:
+    """The options of a run through an API (docs/cli.md, "Running LLMs")."""
+    g = sp.add_argument_group("API detectors (openai:, openai-moderation, llama-guard:)")
+    g.add_argument(
+        "--base-url",
+        metavar="URL",
+        help="OpenAI-compatible API root (default: $OPENAI_BASE_URL, else https://api.openai.com/v1)",
+    )
+    g.add_argument(
+        "--api-key-env",
+        default="OPENAI_API_KEY",
+        metavar="VAR",
+        help="environment variable holding the API key (default OPENAI_API_KEY); the key is "
+        "never written anywhere",
+    )
+    g.add_argument("--scoring", choices=("json", "logprobs", "sample", "labels"), default="json")
+    g.add_argument(
+        "--structured", action="store_true", help="ask for a JSON schema (response_format)"
+    )
+    g.add_argument("--samples", type=int, default=1, metavar="N", help="answers per item (sample)")
+    g.add_argument("--template", metavar="NAME|FILE", help="prompt template (shipped name or file)")
+    g.add_argument("--temperature", type=float, default=None)
+    g.add_argument("--max-tokens", type=int, default=None, metavar="N")
+    g.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        help="sent to the model; also seeds --sample (default 0 there)",
+    )
+    g.add_argument("--concurrency", type=int, default=32, metavar="N", help="requests in flight")
+    g.add_argument("--rpm", type=float, default=None, help="requests per minute at most")
+    g.add_argument("--tpm", type=float, default=None, help="prompt tokens per minute at most")
+    g.add_argument(
+        "--timeout",
+        default="10,120",
+        metavar="S|CONNECT,READ",
+        help="seconds to connect and to wait for an answer (default 10,120)",
+    )
+    g.add_argument("--max-retries", type=int, default=6, metavar="N")
+    g.add_argument("--limit", type=int, default=None, metavar="N", help="the first N rows only")
+    g.add_argument("--sample", type=int, default=None, metavar="N", help="N rows drawn with --seed")
+    g.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print the number of requests and estimated prompt tokens; send nothing",
+    )
+    g.add_argument(
+        "--batch-file",
+        metavar="FILE",
+        help="write OpenAI Batch API requests to FILE instead of sending them",
+    )
+
+
+def timeout_arg(text: str) -> float | tuple[float, float]:
+    try:
+        parts = [float(p) for p in str(text).split(",")]
+    except ValueError:
+        parts = []
+    if len(parts) == 1:
+        return parts[0]
+    if len(parts) == 2:
+        return (parts[0], parts[1])
+    raise UsageError(f"--timeout {text}: give seconds, or CONNECT,READ seconds")

@@ -1,0 +1,258 @@
+"""Dataset files by format: JSONL (also gzip), CSV (also gzip) and Parquet.
+
+Simple, regular files are read column-wise with pyarrow (:mod:`toxeval.datasets.tables`);
+a JSONL file that pyarrow cannot read in one piece (malformed line, mixed label forms,
+unknown category) is re-read line by line (:mod:`toxeval.datasets.records`) so errors
+name the line. The file's sha256 is computed on a thread while it is parsed.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from toxeval.datasets.labels import LabelReader, RawRows
+from toxeval.datasets.records import records_to_rows
+from toxeval.datasets.schema import RESERVED_FIELDS, DatasetError
+from toxeval.datasets.tables import NotColumnar, check_column_names, table_to_rows
+from toxeval.files import BackgroundSha256, decode_utf8, gunzip, require_file
+
+_NON_BLANK = re.compile(rb"\S")
+
+
+def _blank(body: bytes) -> bool:
+    """``not body.strip()`` without copying the body: stops at the first non-blank byte."""
+    return _NON_BLANK.search(body) is None
+
+
+class _RepeatedKey(Exception):
+    def __init__(self, key: str) -> None:
+        self.key = key
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        for k, _ in pairs:
+            if k in seen:
+                raise _RepeatedKey(k)
+            seen.add(k)
+    return obj
+
+
+_ROW_DECODER = json.JSONDecoder(object_pairs_hook=_unique_keys)
+
+
+_JSON_SPACE = " \t\r"  # JSON's whitespace within a line (RFC 8259, section 2)
+
+
+def json_lines(raw: bytes, source: str) -> Iterator[tuple[int, Any]]:
+    text = decode_utf8(raw, source, DatasetError)
+    decode = _ROW_DECODER.decode
+    # Lines end at "\n" only (a "\r" before it is JSON whitespace): str.splitlines would
+    # also split at U+2028, U+2029 and U+0085, which JSON allows raw inside a string.
+    for no, line in enumerate(text.split("\n"), start=1):
+        s = line.strip(_JSON_SPACE)
+        if not s:
+            continue
+        try:
+            yield no, decode(s)
+        except json.JSONDecodeError as e:
+            raise DatasetError(
+                f"{source}: line {no}: malformed JSON ({e.msg} at column {e.colno})"
+            ) from None
+        except _RepeatedKey as e:
+            # as pyarrow and the predictions reader do: a key given twice is ambiguous
+            raise DatasetError(
+                f"{source}: line {no}: key {e.key!r} is specified twice in one object"
+            ) from None
+
+
+def _read_jsonl(path: Path, data: bytes, labels: LabelReader, source: str) -> RawRows:
+    import pyarrow.json as pajson
+
+    body = gunzip(path, data, DatasetError)
+    if _blank(body):
+        raise DatasetError(f"{source}: the file is empty")
+    blank_free = b"\n\n" not in body and not body.startswith((b"\n", b"\r\n"))
+    if blank_free:
+        try:
+            table = pajson.read_json(
+                pa.BufferReader(body),
+                read_options=pajson.ReadOptions(block_size=1 << 24),
+            )
+            return table_to_rows(table, labels, source, "line", first_line=1)
+        except (pa.ArrowException, NotColumnar, DatasetError):
+            pass  # re-read line by line: exact line numbers, mixed label forms
+    try:
+        return records_to_rows(json_lines(body, source), labels, source)
+    except UnicodeDecodeError as e:
+        raise DatasetError(f"{source}: not UTF-8 text: {e}") from None
+
+
+def _read_csv(path: Path, data: bytes, labels: LabelReader, source: str) -> RawRows:
+    import pyarrow.csv as pacsv
+
+    body = gunzip(path, data, DatasetError)
+    if _blank(body):
+        raise DatasetError(f"{source}: the file is empty")
+    try:
+        table = pacsv.read_csv(
+            io.BytesIO(body),
+            convert_options=pacsv.ConvertOptions(
+                # ids, texts and label text exactly as written ("001" stays "001", a
+                # 20-digit id is not a float); label cells may be inferred (1, 1.0, true)
+                column_types={c: pa.string() for c in RESERVED_FIELDS},
+                strings_can_be_null=False,
+                auto_dict_encode=False,
+            ),
+            read_options=pacsv.ReadOptions(block_size=1 << 24),
+        )
+    except (pa.ArrowInvalid, pa.ArrowTypeError) as e:
+        raise DatasetError(f"{source}: cannot read CSV: {e}") from None
+    check_column_names(table.column_names, source)
+    # every column as text: 1/0/empty cells, JSON label text
+    table = pa.table({c: _as_text(table.column(c)) for c in table.column_names})
+    try:
+        return table_to_rows(table, labels, source, "line", first_line=2, csv_text=True)
+    except NotColumnar:
+        return records_to_rows(_csv_records(table), labels, source)
+
+
+def _as_text(col: pa.ChunkedArray) -> pa.ChunkedArray:
+    if pa.types.is_string(col.type):
+        return col
+    if pa.types.is_null(col.type):
+        return pa.chunked_array([pa.array([""] * len(col), pa.string())])
+    out = pc.cast(col, pa.string())
+    if pa.types.is_floating(col.type):
+        out = pc.replace_substring_regex(out, r"\.0$", "")
+    return out.fill_null("")
+
+
+def _csv_records(table: pa.Table) -> Iterator[tuple[int, Any]]:
+    cols = table.column_names
+    data = {c: table.column(c).to_pylist() for c in cols}
+    for i in range(table.num_rows):
+        rec: dict[str, Any] = {}
+        for c in cols:
+            v = data[c][i]
+            if c == "labels" or c == "text":
+                rec[c] = v  # an empty labels cell is [] (no category)
+            elif c in RESERVED_FIELDS:
+                rec[c] = None if v in ("", None) else v
+            else:
+                rec[c] = _csv_cell(v)
+        yield i + 2, rec
+
+
+def _csv_cell(v: Any) -> Any:
+    s = str(v).strip().lower() if v is not None else ""
+    if s in ("", "-1", "null", "nan", "na", "none"):
+        return None
+    if s in ("1", "1.0", "true", "yes"):
+        return 1
+    if s in ("0", "0.0", "false", "no"):
+        return 0
+    return v
+
+
+def _read_parquet(data: bytes, labels: LabelReader, source: str) -> RawRows:
+    import pyarrow.parquet as pq
+
+    try:
+        # from the bytes already read for the hash (no second read); ParquetFile gives
+        # one chunk per row group and does not import pyarrow.dataset, as read_table does
+        source_file = pa.BufferReader(data)
+        meta = pq.ParquetFile(source_file)
+        schema = meta.schema_arrow
+        check_column_names(schema.names, source)
+        # a list of label strings is read as dictionary codes: Parquet stores them that
+        # way, so neither decoding to strings nor hashing them again is needed (Arrow
+        # reads nested dictionaries from one row group only)
+        as_dict = []
+        if "labels" in schema.names and meta.metadata.num_row_groups == 1:
+            t = schema.field("labels").type
+            if pa.types.is_list(t) and pa.types.is_string(t.value_type):
+                as_dict.append(f"labels.list.{t.value_field.name}")
+        table = pq.ParquetFile(source_file, read_dictionary=as_dict or None).read()
+    except (pa.ArrowException, OSError) as e:
+        raise DatasetError(f"{source}: cannot read Parquet: {e}") from None
+    try:
+        return table_to_rows(table, labels, source, "row", first_line=1)
+    except NotColumnar:
+        recs = table.to_pylist()
+        return records_to_rows(((i + 1, r) for i, r in enumerate(recs)), labels, source, "row")
+
+
+def dataset_suffix(path: Path) -> str:
+    name = path.name.lower()
+    for ext in (
+        ".jsonl.gz",
+        ".json.gz",
+        ".jsonl",
+        ".json",
+        ".csv.gz",
+        ".csv",
+        ".parquet",
+        ".pq",
+    ):
+        if name.endswith(ext):
+            return ext
+    return path.suffix.lower()
+
+
+def dataset_stem(path: Path) -> str:
+    name = path.name
+    ext = dataset_suffix(path)
+    return name[: -len(ext)] if ext and name.lower().endswith(ext) else path.stem
+
+
+def read_dataset_file(path: Path, labels: LabelReader) -> tuple[RawRows, str]:
+    source = str(path)
+    require_file(path, "dataset file", DatasetError)
+    ext = dataset_suffix(path)
+    data = path.read_bytes()
+    if ext in (
+        ".jsonl",
+        ".jsonl.gz",
+        ".json",
+        ".json.gz",
+        ".csv",
+        ".csv.gz",
+        ".parquet",
+        ".pq",
+    ):
+        hashing = BackgroundSha256(data)  # overlaps with parsing (hashlib drops the GIL)
+        try:
+            if ext in (".jsonl", ".jsonl.gz", ".json", ".json.gz"):
+                raw = _read_jsonl(path, data, labels, source)
+            elif ext in (".csv", ".csv.gz"):
+                raw = _read_csv(path, data, labels, source)
+            else:
+                if not data:
+                    raise DatasetError(f"{source}: the file is empty")
+                raw = _read_parquet(data, labels, source)
+        except (pa.ArrowException, UnicodeError) as e:
+            # a form of malformed input no check anticipated: an input error naming the
+            # file, never a raw Arrow error
+            raise DatasetError(f"{source}: cannot read the dataset: {e}") from None
+        return raw, hashing.result()
+    if ext in (".gz", ".bz2", ".zst", ".lz4"):
+        raise DatasetError(
+            f"{source}: cannot read a {ext} file as a dataset: only gzipped JSONL or CSV "
+            f"(.jsonl.gz, .json.gz, .csv.gz) is decompressed; decompress the file (or "
+            f"gzip the JSONL or CSV in it) and pass that"
+        )
+    raise DatasetError(
+        f"{source}: unknown dataset format {ext!r}; use .jsonl, .json, .csv or .parquet "
+        f"(.pq), JSONL and CSV also gzipped (.jsonl.gz, .json.gz, .csv.gz)"
+    )

@@ -1,0 +1,413 @@
+"""Prediction files into pyarrow tables or numpy arrays: JSONL (``.jsonl``, ``.ndjson``),
+CSV / TSV, Parquet, NPY and NPZ. JSONL and CSV may be compressed (``.gz``, ``.bz2``,
+``.zst``, ``.lz4``: pyarrow's codecs); a compressed Parquet, NPY or NPZ file is rejected.
+
+JSONL is read by pyarrow with an explicit schema built from the first lines, so every
+row is typed the same way; when pyarrow refuses a file, it is scanned line by line to
+name the line and the problem. Decompression and decoding errors become a
+:class:`PredictionError` naming the file.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import zipfile
+import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pyarrow as pa
+
+from toxeval.files import COMPRESSIONS, compression_suffix, open_binary, open_stream, plain_name
+from toxeval.predictions.schema import (
+    FORMATS,
+    ID_COLUMNS,
+    LABEL_COLUMNS,
+    SCORE_COLUMNS,
+    TEXT_COLUMNS,
+    PredictionError,
+)
+
+if TYPE_CHECKING:
+    pass
+
+
+TEXT_FORMATS = ("jsonl", "csv")
+
+
+def detect_format(path: str | Path) -> str:
+    """The dump format implied by the file name (``.jsonl.gz`` -> ``jsonl``), looking
+    through one trailing compression suffix (``.gz``, ``.bz2``, ``.zst``, ``.lz4``).
+    Raises :class:`PredictionError` when the name implies none."""
+    name = plain_name(path)
+    if name.endswith((".jsonl", ".ndjson", ".json")):
+        return "jsonl"
+    if name.endswith(".csv") or name.endswith(".tsv"):
+        return "csv"
+    if name.endswith((".parquet", ".pq")):
+        return "parquet"
+    if name.endswith(".npy"):
+        return "npy"
+    if name.endswith(".npz"):
+        return "npz"
+    raise PredictionError(
+        f"{path}: cannot tell the format from the file name; "
+        f"pass format= (--format): one of {', '.join(FORMATS[1:])}"
+    )
+
+
+def _open_text(path: Path) -> io.TextIOBase:
+    """``path`` as UTF-8 text; a byte-order mark at the start is skipped (pyarrow's
+    readers skip it too)."""
+    return io.TextIOWrapper(open_binary(path), encoding="utf-8-sig")
+
+
+def _unreadable(path: Path, e: BaseException) -> PredictionError:
+    """A decompression or decoding error while reading ``path`` as a PredictionError."""
+    if isinstance(e, UnicodeDecodeError):
+        return PredictionError(f"{path}: {_bad_utf8_line(path)}not UTF-8 text ({e.reason})")
+    sfx = compression_suffix(path)
+    if sfx is not None:
+        what = COMPRESSIONS[sfx][1]
+        return PredictionError(f"{path}: not a valid {what} file ({type(e).__name__}: {e})")
+    return PredictionError(f"{path}: cannot read the file ({type(e).__name__}: {e})")
+
+
+def _bad_utf8_line(path: Path) -> str:
+    """ "line N: " for the first line of ``path`` that is not UTF-8 (error path only)."""
+    try:
+        with open_binary(path) as f:
+            for lineno, line in enumerate(f, start=1):
+                try:
+                    line.decode("utf-8")
+                except UnicodeDecodeError as e:
+                    return f"line {lineno}: byte {e.start + 1}: "
+    except (OSError, EOFError, zlib.error):
+        pass
+    return ""
+
+
+# Lines read at most to find a non-null value of each prediction field for the schema.
+_SCHEMA_LINES = 10_000
+
+
+def _schema_sample(path: Path) -> dict[str, Any]:
+    """Each field of the first non-blank line, with the first non-null value found for
+    it in the first lines (a dump may start with a null prediction or a failed
+    request); errors carry the line number."""
+    try:
+        return _schema_sample_unchecked(path)
+    except (OSError, EOFError, UnicodeDecodeError, zlib.error) as e:
+        raise _unreadable(path, e) from None
+
+
+def _typed_nulls(sample: dict[str, Any]) -> list[str]:
+    """The fields of ``sample`` that :func:`_json_schema` types but that are null."""
+    typed = ID_COLUMNS + SCORE_COLUMNS + LABEL_COLUMNS + TEXT_COLUMNS
+    return [k for k, v in sample.items() if v is None and k in typed]
+
+
+def _json_objects(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, object) of each non-blank line of a JSONL dump; a line that is not
+    a JSON object raises :class:`PredictionError` naming it."""
+    with _open_text(path) as f:
+        for lineno, line in enumerate(f, start=1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise PredictionError(f"{path}: line {lineno}: not valid JSON ({e.msg})") from None
+            if not isinstance(obj, dict):
+                raise PredictionError(
+                    f"{path}: line {lineno}: expected a JSON object, got {type(obj).__name__}"
+                )
+            yield lineno, obj
+
+
+def _schema_sample_unchecked(path: Path) -> dict[str, Any]:
+    sample: dict[str, Any] | None = None
+    for lineno, obj in _json_objects(path):
+        if sample is None:
+            sample = obj
+        else:
+            for key in _typed_nulls(sample):
+                sample[key] = obj.get(key)
+        if lineno >= _SCHEMA_LINES or not _typed_nulls(sample):
+            break
+    if sample is None:
+        raise PredictionError(f"{path}: empty file (no predictions)")
+    return sample
+
+
+def _scan_jsonl(path: Path, pyarrow_msg: str) -> PredictionError:
+    """Find the first bad line after pyarrow rejected the file (error path only)."""
+    try:
+        return _scan_jsonl_unchecked(path, pyarrow_msg)
+    except (OSError, EOFError, UnicodeDecodeError, zlib.error) as e:
+        return _unreadable(path, e)
+
+
+def _scan_jsonl_unchecked(path: Path, pyarrow_msg: str) -> PredictionError:
+    kinds: dict[str, tuple[str, int]] = {}
+    try:
+        for lineno, obj in _json_objects(path):
+            for key, kind in _nested_kinds(obj):
+                seen = kinds.get(key)
+                if seen is None:
+                    kinds[key] = (kind, lineno)
+                elif seen[0] != kind and {seen[0], kind} != {"int", "float"}:
+                    return PredictionError(
+                        f"{path}: line {lineno}: field {key!r} is {_a(kind)}, but {_a(seen[0])} "
+                        f"on line {seen[1]}"
+                    )
+    except PredictionError as e:
+        return e
+    # pyarrow counts rows from 0 and skips blank lines: its "row N" is not a line number
+    msg = re.sub(r" in row \d+", "", pyarrow_msg.removeprefix("JSON parse error: "))
+    return PredictionError(f"{path}: cannot read as JSON Lines: {msg}")
+
+
+def _a(kind: str) -> str:
+    return f"an {kind}" if kind[0] in "aeio" else f"a {kind}"
+
+
+def _nested_kinds(obj: dict[str, Any], prefix: str = "") -> Iterator[tuple[str, str]]:
+    """(field path, JSON kind) of every non-null value in ``obj``, nested ones too
+    (``scores.hate``, ``labels[]``), as pyarrow types them column by column."""
+    for key, value in obj.items():
+        name = f"{prefix}{key}"
+        kind = _json_kind(value)
+        if kind == "null":
+            continue
+        yield name, kind
+        if isinstance(value, dict):
+            yield from _nested_kinds(value, f"{name}.")
+        elif isinstance(value, list):
+            for v in value:
+                k = _json_kind(v)
+                if k != "null":
+                    yield f"{name}[]", k
+                    if isinstance(v, dict):
+                        yield from _nested_kinds(v, f"{name}[].")
+
+
+def _json_kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "int"
+    if isinstance(value, float):
+        return "float"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "list"
+    return "object"
+
+
+def _json_schema(first: dict[str, Any]) -> pa.Schema:
+    """Explicit types for the fields the first line shows; others are inferred."""
+    fields = []
+    for key, value in first.items():
+        if key in ID_COLUMNS:
+            fields.append((key, pa.int64() if _json_kind(value) == "int" else pa.string()))
+        elif isinstance(value, dict) and key in SCORE_COLUMNS:
+            fields.append((key, pa.struct([(str(k), pa.float64()) for k in value])))
+        elif isinstance(value, list) and key in SCORE_COLUMNS:
+            fields.append((key, pa.list_(pa.float64())))
+        elif isinstance(value, list) and key in LABEL_COLUMNS:
+            fields.append((key, pa.list_(pa.string())))
+        elif isinstance(value, str) and (key in TEXT_COLUMNS or key in LABEL_COLUMNS):
+            fields.append((key, pa.string()))
+        elif _json_kind(value) in ("int", "float"):
+            fields.append((key, pa.float64()))
+    return pa.schema(fields)
+
+
+def _longest_line(path: Path) -> int:
+    """Bytes in the longest line of a (possibly compressed) file, read in blocks."""
+    longest = 0
+    run = 0  # bytes since the last newline
+    with open_binary(path) as f:
+        while block := f.read(1 << 22):
+            nl = np.flatnonzero(np.frombuffer(block, dtype=np.uint8) == 10)
+            if nl.size == 0:
+                run += len(block)
+            else:
+                longest = max(longest, run + int(nl[0]) + 1)
+                if nl.size > 1:
+                    longest = max(longest, int(np.diff(nl).max()))
+                run = len(block) - int(nl[-1]) - 1
+    return max(longest, run)
+
+
+@contextmanager
+def _source(path: Path) -> Iterator[str | pa.NativeFile]:
+    """What pyarrow's JSON / CSV readers are given: the path of a plain file, or a
+    decompressing stream chosen by the (case-insensitive) suffix, so every compression
+    :func:`detect_format` looks through is read, not only those pyarrow detects."""
+    if compression_suffix(path) is None:
+        yield str(path)
+        return
+    with open_stream(path) as stream:
+        yield stream
+
+
+def read_jsonl_table(path: Path) -> pa.Table:
+    import pyarrow.json as pj
+
+    first = _schema_sample(path)
+    opts = pj.ParseOptions(explicit_schema=_json_schema(first), unexpected_field_behavior="infer")
+    try:
+        try:
+            with _source(path) as src:
+                return pj.read_json(src, parse_options=opts)
+        except pa.ArrowInvalid as e:
+            if "straddl" not in str(e):
+                raise
+            # a line longer than pyarrow's block (1 MiB): read again in blocks that hold
+            # the longest line whole
+            block = _longest_line(path) + 1024
+            if block >= 1 << 31:
+                raise PredictionError(
+                    f"{path}: a line of {block} bytes is too long to read as JSON Lines"
+                ) from None
+            read = pj.ReadOptions(block_size=max(block, 1 << 20))
+            with _source(path) as src:
+                return pj.read_json(src, parse_options=opts, read_options=read)
+    except (pa.ArrowInvalid, pa.ArrowTypeError) as e:
+        raise _scan_jsonl(path, str(e)) from None
+    except (OSError, EOFError, zlib.error) as e:
+        raise _unreadable(path, e) from None
+
+
+def read_csv_table(path: Path) -> pa.Table:
+    import pyarrow.csv as pcsv
+
+    if path.stat().st_size == 0:
+        raise PredictionError(f"{path}: empty file (no predictions)")
+    delimiter = "\t" if plain_name(path).endswith(".tsv") else ","
+    try:
+        with _source(path) as src:
+            table = pcsv.read_csv(
+                src,
+                parse_options=pcsv.ParseOptions(delimiter=delimiter, newlines_in_values=True),
+                convert_options=pcsv.ConvertOptions(
+                    column_types={
+                        c: pa.string() for c in ID_COLUMNS + LABEL_COLUMNS + TEXT_COLUMNS
+                    },
+                    # an empty cell is null (no prediction, unscored); a quoted "" is an
+                    # empty string (an empty output, an empty label list)
+                    strings_can_be_null=True,
+                    quoted_strings_can_be_null=False,
+                ),
+            )
+    except (pa.ArrowInvalid, pa.ArrowTypeError) as e:
+        raise PredictionError(f"{path}: cannot read as CSV: {e}") from None
+    except (OSError, EOFError, zlib.error) as e:
+        raise _unreadable(path, e) from None
+    try:
+        return check_column_names(table, path)
+    except UnicodeDecodeError as e:  # pyarrow checks header names only when asked for them
+        raise _unreadable(path, e) from None
+
+
+def check_column_names(table: pa.Table, path: Path) -> pa.Table:
+    """Reject a table that names a column twice (every column must mean one thing)."""
+    names = table.column_names
+    if len(set(names)) != len(names):
+        dup = sorted({n for n in names if names.count(n) > 1})
+        raise PredictionError(
+            f"{path}: column {'s' if len(dup) > 1 else ''}{', '.join(map(repr, dup))} "
+            f"appear{'' if len(dup) > 1 else 's'} more than once; every column name must be "
+            "unique"
+        )
+    return table
+
+
+def read_parquet_table(path: Path) -> pa.Table:
+    import pyarrow.parquet as pq
+
+    if path.stat().st_size == 0:
+        raise PredictionError(f"{path}: empty file (no predictions)")
+    try:
+        # ParquetFile: one chunk per row group, and no import of pyarrow.dataset
+        table = pq.ParquetFile(path, memory_map=True).read()
+    except (pa.ArrowInvalid, OSError) as e:
+        raise PredictionError(f"{path}: cannot read as Parquet: {e}") from None
+    return check_column_names(table, path)
+
+
+def _check_npy_size(f: Any, available: int, path: Path, what: str) -> None:
+    """Compare the size an NPY header declares with the bytes there are, before numpy
+    allocates the array: a corrupt or lying header (a shape of 1e11 rows over 48 bytes)
+    is an error naming the file, not a MemoryError."""
+    from numpy.lib import format as npformat
+
+    start = f.tell()
+    version = npformat.read_magic(f)
+    if version == (1, 0):
+        shape, _, dtype = npformat.read_array_header_1_0(f)
+    elif version == (2, 0):
+        shape, _, dtype = npformat.read_array_header_2_0(f)
+    else:
+        return  # left to numpy (its message names the version)
+    header = f.tell() - start
+    f.seek(start)
+    if dtype.hasobject:
+        return  # numpy refuses pickled objects itself
+    count = 1
+    for d in shape:
+        count *= int(d)
+    if count < 0:
+        raise PredictionError(f"{path}: {what}: the header declares a negative shape {shape}")
+    need = count * dtype.itemsize
+    if need > available - header:
+        raise PredictionError(
+            f"{path}: {what}: the header declares shape {shape} of {dtype} ({need} bytes), "
+            f"but the file holds {max(available - header, 0)} bytes of data; it is "
+            "truncated or corrupt"
+        )
+
+
+def read_numpy_arrays(path: Path, fmt: str) -> tuple[np.ndarray, np.ndarray | None]:
+    """Scores (and, from an NPZ, optional ids) from an .npy / .npz file."""
+    size = path.stat().st_size
+    if size == 0:
+        raise PredictionError(f"{path}: empty file (no predictions)")
+    try:
+        if fmt == "npy":
+            with open(path, "rb") as f:
+                _check_npy_size(f, size, path, "NPY")
+                return np.load(f, allow_pickle=False), None
+        with np.load(path, allow_pickle=False) as z:
+            names = list(z.files)
+            key = next((n for n in SCORE_COLUMNS + LABEL_COLUMNS if n in names), None)
+            if key is None:
+                non_id = [n for n in names if n not in ("ids", "id")]
+                if len(non_id) != 1:
+                    raise PredictionError(
+                        f"{path}: NPZ holds {names}; name the score array 'scores' "
+                        f"(and optionally the ids 'ids')"
+                    )
+                key = non_id[0]
+            ids_key = "ids" if "ids" in names else ("id" if "id" in names else None)
+            for member in (key, ids_key):
+                if member is None:
+                    continue
+                info = z.zip.getinfo(member + ".npy")
+                with z.zip.open(info) as f:
+                    _check_npy_size(f, info.file_size, path, f"array {member!r}")
+            return z[key], (z[ids_key] if ids_key else None)
+    except PredictionError:
+        raise
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile, zlib.error) as e:
+        raise PredictionError(f"{path}: cannot read as {fmt.upper()}: {e}") from None

@@ -1,0 +1,327 @@
+"""The scoring entry points: :func:`score` (predictions in any accepted form: a dump path,
+an array, a DataFrame or Arrow table, raw model outputs) and :func:`evaluate` (a
+dataset by name or path, scored with a built-in detector, a prediction dump, an LLM run
+file or a live model). Both load and check their inputs, then call
+:func:`~toxeval.scoring.figures.score_predictions`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from toxeval.predictions import (
+    Format,
+    OnMismatch,
+    ParsePolicy,
+    PredictionError,
+    Predictions,
+    check_raw_outputs,
+    is_frame,
+    predictions_from_array,
+    predictions_from_frame,
+    predictions_from_texts,
+    read_predictions,
+)
+from toxeval.scoring.figures import score_predictions
+from toxeval.scoring.result import EvaluationResult, Progress, toxeval_version
+from toxeval.taxonomy import LabelMapping, Taxonomy, load_taxonomy
+
+if TYPE_CHECKING:
+    from toxeval.datasets import Dataset, Rule
+    from toxeval.detectors import Detector
+
+
+def _mapping_record(mapping: str | Path | LabelMapping | None) -> dict[str, Any] | None:
+    """The ``inputs.mapping`` record of a mapping given by path or built-in name."""
+    from toxeval.files import builtin_record, file_record
+
+    if not isinstance(mapping, (str, Path)):
+        return None
+    if Path(mapping).is_file():
+        return file_record(mapping)
+    return builtin_record("mappings", f"{mapping}.toml")
+
+
+def _load(
+    dataset: Dataset | str | Path | None,
+    taxonomy: str | Path | Taxonomy | None,
+    data_dir: str | Path | None,
+    rule: Rule,
+    min_annotators: int,
+    progress: Progress | None,
+) -> Dataset:
+    if dataset is not None and not isinstance(dataset, (str, Path)):  # a Dataset
+        _reject_unused(
+            {"data_dir": (data_dir, None), "rule": (rule, "majority")}
+            | {"min_annotators": (min_annotators, 1)},
+            "a Dataset (they apply when the dataset is loaded by name or path: pass them "
+            "to load_dataset)",
+        )
+        if taxonomy is not None and load_taxonomy(taxonomy).ids != dataset.taxonomy.ids:
+            raise ValueError(
+                f"taxonomy {load_taxonomy(taxonomy).name!r} does not match the dataset's "
+                f"{dataset.taxonomy.name!r}"
+            )
+        return dataset
+    from toxeval.datasets import load_dataset
+
+    if progress:
+        progress("reading dataset")
+    return load_dataset(
+        dataset,
+        taxonomy=taxonomy,
+        data_dir=data_dir,
+        rule=rule,
+        min_annotators=min_annotators,
+    )
+
+
+def _reject_unused(given: dict[str, tuple[object, object]], what: str) -> None:
+    """A ValueError naming the options of ``given`` (``name: (value, default)``) that
+    were set to something else than their default although they do not apply to
+    ``what``: nothing the caller asked for is silently ignored."""
+    bad = [f"{k}={v!r}" for k, (v, default) in given.items() if v is not default and v != default]
+    if bad:
+        verb = "does" if len(bad) == 1 else "do"
+        raise ValueError(f"{', '.join(bad)} {verb} not apply to {what}")
+
+
+def score(
+    predictions: str | Path | Predictions | np.ndarray | Sequence[str] | Any,
+    dataset: Dataset | str | Path | None = None,
+    *,
+    taxonomy: str | Path | Taxonomy | None = None,
+    threshold: float = 0.5,
+    parse_policy: ParsePolicy = "exclude",
+    on_mismatch: OnMismatch = "error",
+    format: Format = "auto",
+    mapping: str | Path | LabelMapping | None = None,
+    data_dir: str | Path | None = None,
+    rule: Rule = "majority",
+    min_annotators: int = 1,
+    progress: Progress | None = None,
+) -> EvaluationResult:
+    """Score predictions against a dataset.
+
+    ``predictions``: a dump file (JSONL / CSV / Parquet / NPY / NPZ, see
+    :func:`toxeval.predictions.read_predictions`), an (N, K) score array in dataset row
+    order, a table of scores (a pandas or polars DataFrame or a pyarrow Table: one column
+    per category, optionally ``id``; see
+    :func:`toxeval.predictions.predictions_from_frame`), a list of N raw model outputs,
+    or a :class:`Predictions`. ``dataset``: a
+    :class:`~toxeval.datasets.Dataset`, a registry name or a path (``None`` = the embedded
+    demo set). Unknown labels are masked in every figure.
+
+    Options that do not apply to the form of ``predictions`` (``format`` for anything but
+    a file; ``on_mismatch`` for anything but a file or a table; ``parse_policy`` and
+    ``mapping`` for an array, a table or a ``Predictions``) and to a ``Dataset`` given (``data_dir``, ``rule``,
+    ``min_annotators``) raise ``ValueError`` when set to another value than their
+    default.
+    """
+    file_only: dict[str, tuple[object, object]] = {
+        "format": (format, "auto"),
+        "on_mismatch": (on_mismatch, "error"),
+    }
+    parsing: dict[str, tuple[object, object]] = {
+        "parse_policy": (parse_policy, "exclude"),
+        "mapping": (mapping, None),
+    }
+    if isinstance(predictions, Predictions):
+        _reject_unused(file_only | parsing, "a Predictions (it is already read)")
+    elif isinstance(predictions, np.ndarray):
+        _reject_unused(file_only | parsing, "an array of scores")
+    elif is_frame(predictions):
+        _reject_unused({"format": (format, "auto")} | parsing, "a table of scores")
+    elif not isinstance(predictions, (str, Path)):
+        _reject_unused(file_only, "a sequence of outputs (they apply to a file)")
+    ds = _load(dataset, taxonomy, data_dir, rule, min_annotators, progress)
+    loaded = dataset is None or isinstance(dataset, (str, Path))
+    if isinstance(predictions, Predictions):
+        preds = predictions
+    elif isinstance(predictions, (str, Path)):
+        from toxeval.llm.runfile import is_run_file
+
+        if is_run_file(predictions):  # toxeval predict's run file: read via its header
+            from toxeval.llm.runscores import score_run
+
+            _reject_unused(parsing | {"format": (format, "auto")}, "a run file")
+            return score_run(predictions, ds, threshold=threshold, progress=progress)
+        if progress:
+            progress("reading predictions")
+        preds = read_predictions(
+            predictions,
+            ds,
+            format=format,
+            on_mismatch=on_mismatch,
+            parse_policy=parse_policy,
+            mapping=mapping,
+        )
+        preds = _note_unused_by_dump(preds, parse_policy, mapping)
+    elif isinstance(predictions, np.ndarray):
+        preds = predictions_from_array(_unmasked_scores(predictions), ds)
+    elif is_frame(predictions):
+        preds = predictions_from_frame(
+            predictions, ds, source=type(predictions).__name__, on_mismatch=on_mismatch
+        )
+    else:
+        texts = _output_list(predictions)
+        if progress:
+            progress("parsing outputs")
+        preds = predictions_from_texts(texts, ds, parse_policy=parse_policy, mapping=mapping)
+    # What was applied (None: not applicable, or not known for a Predictions given).
+    config = {
+        "parse_policy": preds.parse_policy if preds.kind == "text" else None,
+        "on_mismatch": preds.on_mismatch,
+        "format": preds.format,
+        "mapping": _mapping_name(mapping) if preds.kind != "scores" else None,
+        "rule": rule if loaded else None,
+        "min_annotators": min_annotators if loaded else None,
+    }
+    result = score_predictions(preds, ds, threshold=threshold, config=config, progress=progress)
+    if config["mapping"] is not None:
+        result.inputs["mapping"] = _mapping_record(mapping)
+    return result
+
+
+def _unmasked_scores(scores: np.ndarray) -> np.ndarray:
+    """The score matrix given to :func:`score`, with a NumPy masked array rejected when
+    it masks any entry: ``np.asarray`` would read the values under its mask, scoring
+    what the caller marked as missing. A masked array without masked entries is its data.
+    """
+    if isinstance(scores, np.ma.MaskedArray):
+        if np.ma.getmaskarray(scores).any():
+            raise PredictionError(
+                "masked arrays are not supported as scores: the masked entries would be "
+                "scored with the values under the mask. Pass a plain array with a score "
+                "for every cell (a prediction dump with the rows that have predictions "
+                "leaves the others unscored)"
+            )
+        data: np.ndarray = np.ma.getdata(scores)
+        return data
+    return scores
+
+
+def _note_unused_by_dump(
+    preds: Predictions, parse_policy: str, mapping: str | Path | LabelMapping | None
+) -> Predictions:
+    """``preds`` with a note for each option the dump turned out to have no use for
+    (known only once it is read): ``parse_policy`` applies to raw text, ``mapping`` to
+    label lists and raw text. Not an error, so that one command line can score a mix of
+    dumps; the report says so, and ``result.config`` records ``None`` for it."""
+    unused = []
+    if parse_policy != "exclude" and preds.kind != "text":
+        unused.append(f"parse_policy={parse_policy!r}")
+    if mapping is not None and preds.kind == "scores":
+        unused.append(f"mapping={_mapping_name(mapping)!r}")
+    if not unused:
+        return preds
+    note = f"{' and '.join(unused)} not used: the predictions are {preds.kind}, not raw text" + (
+        " or label lists" if preds.kind == "scores" else ""
+    )
+    return dataclasses.replace(preds, notes=(*preds.notes, note))
+
+
+def _output_list(predictions: object) -> list[str]:
+    """``predictions`` as a list of raw outputs, or a TypeError saying what is accepted."""
+    accepted = (
+        "predictions must be a file path, an (N, K) numpy array of scores, a DataFrame or "
+        "Arrow table of scores, a sequence of N raw model outputs (str) or a Predictions"
+    )
+    if isinstance(predictions, (bytes, dict)) or not isinstance(predictions, Iterable):
+        raise TypeError(f"{accepted}; got {type(predictions).__name__}")
+    texts = list(predictions)
+    check_raw_outputs(texts, f"{accepted}; got a sequence that is none of these")
+    return texts
+
+
+def _mapping_name(mapping: str | Path | LabelMapping | None) -> str | None:
+    if mapping is None:
+        return None
+    if isinstance(mapping, LabelMapping):
+        return mapping.name
+    return str(mapping)
+
+
+def evaluate(
+    dataset: Dataset | str | Path | None = None,
+    detector: str | Detector = "lexicon",
+    *,
+    taxonomy: str | Path | Taxonomy | None = None,
+    threshold: float = 0.5,
+    data_dir: str | Path | None = None,
+    rule: Rule = "majority",
+    min_annotators: int = 1,
+    progress: Progress | None = None,
+    run_file: str | Path | None = None,
+    **predict_options: Any,
+) -> EvaluationResult:
+    """Run a detector over a dataset and score it (default: the lexicon baseline on the
+    embedded demo set, offline). Response-level datasets are scored on the responses.
+
+    ``detector``: a detector spec (``lexicon``, ``openai:MODEL``,
+    ``openai-moderation[:MODEL]``, ``llama-guard:MODEL``, ``python:module:attr``: see
+    :func:`toxeval.llm.predict`) or any object with ``predict_scores(texts) -> (N, K)
+    array`` and a ``taxonomy`` whose ids are the dataset's (the
+    ``toxeval.detectors.Detector`` protocol). A spec other than ``lexicon``, or a
+    ``run_file``, runs through :func:`toxeval.llm.predict` (``predict_options`` are its
+    keyword arguments, e.g. ``base_url=``) into ``run_file`` (a temporary file when None),
+    then scores the run file."""
+    from toxeval.detectors import get_detector
+
+    ds = _load(dataset, taxonomy, data_dir, rule, min_annotators, progress)
+    loaded = dataset is None or isinstance(dataset, (str, Path))
+    if isinstance(detector, str) and (
+        run_file is not None or predict_options or detector.strip().lower() != "lexicon"
+    ):
+        from toxeval.llm import evaluate_spec
+
+        config = {
+            "detector": detector,
+            "rule": rule if loaded else None,
+            "min_annotators": min_annotators if loaded else None,
+        }
+        return evaluate_spec(
+            ds, detector, run_file, threshold=threshold, config=config, **predict_options
+        )
+    if isinstance(detector, str):
+        det = get_detector(detector, ds.taxonomy)
+        asked = detector
+    else:
+        det = detector
+        if not callable(getattr(det, "predict_scores", None)):
+            raise TypeError(
+                "detector must be a built-in detector's name or an object with "
+                f"predict_scores(texts); got {type(detector).__name__}"
+            )
+        det_tax = getattr(det, "taxonomy", None)
+        if not isinstance(det_tax, Taxonomy) or det_tax.ids != ds.taxonomy.ids:
+            got = det_tax.name if isinstance(det_tax, Taxonomy) else type(det_tax).__name__
+            raise ValueError(
+                f"the detector's taxonomy ({got!r}) does not match the dataset's "
+                f"{ds.taxonomy.name!r}: its score columns must be the dataset's categories"
+            )
+        asked = str(getattr(det, "name", type(det).__name__))
+    if progress:
+        progress("detecting")
+    texts = ds.responses if ds.level == "response" and ds.responses is not None else ds.texts
+    scores = np.asarray(det.predict_scores(texts), dtype=np.float64)
+    preds = predictions_from_array(scores, ds, source=f"detector:{asked}")
+    system = {
+        "kind": "detector",
+        "detector": str(getattr(det, "name", asked)),
+        "detector_version": str(getattr(det, "version", toxeval_version())),
+        "input": "responses" if texts is ds.responses else "texts",
+    }
+    config = {
+        "detector": asked,
+        "rule": rule if loaded else None,
+        "min_annotators": min_annotators if loaded else None,
+    }
+    return score_predictions(
+        preds, ds, threshold=threshold, system=system, config=config, progress=progress
+    )

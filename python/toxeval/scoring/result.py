@@ -1,0 +1,96 @@
+"""What an evaluation returns: :class:`EvaluationResult` (every figure, what was evaluated
+and how, and the scored rows' arrays in :class:`ScoredRowArrays`), and the version of the
+``results.json`` schema it writes (:data:`SCHEMA_VERSION`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:
+    pass
+
+
+SCHEMA_VERSION = "1"
+
+
+Progress = Callable[[str], None]
+
+
+def toxeval_version() -> str:
+    """The installed toxeval's version (of its native module), as results record it."""
+    from toxeval._core import __version__
+
+    return str(__version__)
+
+
+@dataclass(frozen=True)
+class ScoredRowArrays:
+    """The rows an evaluation scored: their dataset ids (a sequence of ``str`` or a
+    pyarrow string array), ``y_true`` (N, K) with unknown cells 0, ``scores`` (N, K) and
+    ``mask`` (N, K, True where the label is known). The arrays may be views of the
+    dataset's and the predictions' own: read them, do not write to them."""
+
+    ids: Any
+    y_true: np.ndarray
+    scores: np.ndarray
+    mask: np.ndarray
+
+
+@dataclass
+class EvaluationResult:
+    """Every figure of one evaluation, plus what was evaluated and how.
+
+    ``to_dict()`` holds what ``results.json`` holds (see docs/cli.md for the schema),
+    with NaN kept as float NaN: ``toxeval.report.results_json`` writes it as JSON, NaN
+    as ``null``.
+    """
+
+    config: dict[str, Any]
+    dataset: dict[str, Any]
+    system: dict[str, Any]
+    counts: dict[str, Any]
+    figures: dict[str, Any]
+    per_category: list[dict[str, Any]]
+    excluded_categories: list[str]
+    card_recipe: dict[str, Any]
+    agreement: dict[str, Any] | None
+    parse: dict[str, Any] | None
+    binary_scores: bool
+    notes: list[str] = field(default_factory=list)
+    # the files read, each as {path (as given), name, sha256} or {builtin, sha256}
+    inputs: dict[str, Any] = field(default_factory=dict)
+    # the rows the figures were computed on (not in results.json; written beside it as
+    # scored_rows.parquet, and read by the HTML report and `toxeval compare`)
+    rows: ScoredRowArrays | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def map(self) -> float:
+        return float(self.figures["map"])
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "toxeval_version": toxeval_version(),
+            "config": self.config,
+            "dataset": self.dataset,
+            "system": self.system,
+            "counts": self.counts,
+            "figures": self.figures,
+            "per_category": self.per_category,
+            "excluded_categories": self.excluded_categories,
+            "card_recipe": self.card_recipe,
+            "agreement": self.agreement,
+            "parse": self.parse,
+            "binary_scores": self.binary_scores,
+            "notes": self.notes,
+            "inputs": self.inputs,
+        }
+
+    def input_paths(self) -> list[str]:
+        """The paths of the files this result was computed from (as given)."""
+        return [r["path"] for r in self.inputs.values() if isinstance(r, dict) and "path" in r]
