@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import toxeval
-from test_scoring import make_dataset, small_taxonomy
+from helpers import make_dataset, small_taxonomy
 from toxeval import datasets, predictions
 from toxeval.datasets import DatasetError, load_dataset
 from toxeval.parsing import UnparseableOutputError, parse_output

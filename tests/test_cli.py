@@ -14,31 +14,12 @@ from typing import Any
 
 import numpy as np
 import pytest
-from test_scoring import STANDINS, install_standins
 from toxeval.cli import main
 
 REPO = Path(__file__).resolve().parents[1]
 
 
-@pytest.fixture(autouse=True)
-def _standins(monkeypatch: pytest.MonkeyPatch) -> None:
-    install_standins(monkeypatch)
-
-
-def _needs_eval_side() -> None:
-    pytest.importorskip("toxeval.datasets")
-    pytest.importorskip("toxeval.detectors")
-
-
-def _engine_ready() -> bool:
-    import toxeval.metrics as m
-
-    return all(getattr(m, n, None) not in (None, fn) for n, fn in STANDINS.items())
-
-
 def _run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    if not _engine_ready():
-        pytest.skip("toxeval.metrics ranking functions not merged yet (subprocess has no stand-in)")
     return subprocess.run(
         [sys.executable, "-m", "toxeval.cli", *args],
         capture_output=True,
@@ -47,18 +28,6 @@ def _run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedP
         env={**os.environ, **(env or {})},
         cwd=REPO,
     )
-
-
-def shared_dir() -> Path | None:
-    env = os.environ.get("TOXEVAL_SHARED_DIR")
-    candidates = [Path(env)] if env else []
-    # beside the checkout (CI), then the fixed location tests/test_datasets.py also uses,
-    # so that a checkout elsewhere does not silently skip the test
-    candidates += [REPO.parent / "shared", REPO.parent.parent / "shared", Path("/work/shared")]
-    for c in candidates:
-        if (c / "data" / "openai-moderation" / "samples-1680.jsonl.gz").is_file():
-            return c
-    return None
 
 
 def _one_line_error(err: str) -> None:
@@ -72,7 +41,6 @@ def _one_line_error(err: str) -> None:
 
 
 def test_no_arg_evaluate_in_process(capsys: pytest.CaptureFixture[str]) -> None:
-    _needs_eval_side()
     assert main([]) == 0
     out = capsys.readouterr().out
     assert "mAP" in out and "label ranking loss" in out
@@ -80,7 +48,6 @@ def test_no_arg_evaluate_in_process(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_no_arg_evaluate_subprocess() -> None:
-    _needs_eval_side()
     r = _run()
     assert r.returncode == 0, r.stderr
     assert "mAP" in r.stdout
@@ -88,7 +55,6 @@ def test_no_arg_evaluate_subprocess() -> None:
 
 
 def test_evaluate_writes_deterministic_outputs(tmp_path: Path) -> None:
-    _needs_eval_side()
     assert main(["evaluate", "--out", str(tmp_path / "a"), "--quiet"]) == 0
     assert main(["evaluate", "--out", str(tmp_path / "b"), "--quiet"]) == 0
     for name in ("results.json", "report.md", "per_category.csv"):
@@ -107,7 +73,6 @@ def test_timings_line_names_every_step(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    _needs_eval_side()
     monkeypatch.setenv("TOXEVAL_TIMINGS", "1")
     args = ["evaluate", "--out", str(tmp_path / "a")] + (["--quiet"] if quiet else [])
     assert main(args) == 0
@@ -147,7 +112,6 @@ def test_evaluate_reads_with_the_system_arrow_pool_unless_the_user_chose(
 ) -> None:
     import pyarrow as pa
 
-    _needs_eval_side()
     before = pa.default_memory_pool()
     try:
         pa.set_memory_pool(
@@ -165,14 +129,10 @@ def test_evaluate_reads_with_the_system_arrow_pool_unless_the_user_chose(
     capsys.readouterr()
 
 
-def test_score_on_shared_openai_moderation(tmp_path: Path) -> None:
-    _needs_eval_side()
-    shared = shared_dir()
-    if shared is None:
-        pytest.skip("../shared/data/openai-moderation/samples-1680.jsonl.gz not found")
+def test_score_on_shared_openai_moderation(tmp_path: Path, shared_data: Path) -> None:
     from toxeval.datasets import load_dataset
 
-    data = shared / "data" / "openai-moderation" / "samples-1680.jsonl.gz"
+    data = shared_data / "openai-moderation" / "samples-1680.jsonl.gz"
     ds = load_dataset(data)
     assert not ds.mask.all()  # the set has unknown labels
     rng = np.random.default_rng(0)
@@ -220,7 +180,6 @@ def test_taxonomy_command(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_datasets_command(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    pytest.importorskip("toxeval.datasets")
     assert main(["datasets", "--data-dir", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "Q-A-MLL" in out and "not found" in out
@@ -382,8 +341,6 @@ CASES = [
 def test_bad_input_exits_2_in_process(
     case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    if case not in ("bad_format", "no_dataset", "bad_taxonomy", "unknown_command"):
-        pytest.importorskip("toxeval.datasets")
     args, needle = _bad_inputs(tmp_path)[case]
     assert main(args) == 2
     err = capsys.readouterr().err
@@ -393,7 +350,6 @@ def test_bad_input_exits_2_in_process(
 
 @pytest.mark.parametrize("case", ["malformed", "wrong_k", "missing_dataset", "bad_format"])
 def test_bad_input_exits_2_subprocess(case: str, tmp_path: Path) -> None:
-    pytest.importorskip("toxeval.datasets")
     args, needle = _bad_inputs(tmp_path)[case]
     r = _run(*args)
     assert r.returncode == 2, r.stderr
@@ -404,7 +360,6 @@ def test_bad_input_exits_2_subprocess(case: str, tmp_path: Path) -> None:
 def test_mismatch_policy_from_the_command_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    pytest.importorskip("toxeval.datasets")
     ds = str(_dataset_file(tmp_path))
     p = tmp_path / "p.jsonl"
     p.write_text(
@@ -455,7 +410,6 @@ def test_internal_error_exits_1(
 def test_min_annotators_with_at_least_is_used(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    pytest.importorskip("toxeval.datasets")
     out = tmp_path / "new" / "dir"  # created: its parent chain does not exist yet
     args = ["evaluate", "--rule", "at_least", "--min-annotators", "2", "-q", "--out", str(out)]
     assert main(args) == 0
@@ -519,7 +473,6 @@ def _scored_problem(tmp_path: Path, n: int = 40) -> tuple[Path, Path, np.ndarray
 def test_score_threshold_option_sets_the_f1_threshold(tmp_path: Path) -> None:
     import sklearn.metrics as skm
 
-    _needs_eval_side()
     ds, preds, y, s = _scored_problem(tmp_path)
     doc = _score_run(tmp_path, ["score", str(preds), "--dataset", str(ds), "--threshold", "0.3"])
     assert doc["config"]["threshold"] == 0.3 and doc["figures"]["threshold"] == 0.3
@@ -535,7 +488,6 @@ def test_score_threshold_option_sets_the_f1_threshold(tmp_path: Path) -> None:
 def test_score_taxonomy_file_option(tmp_path: Path) -> None:
     import sklearn.metrics as skm
 
-    _needs_eval_side()
     tax = tmp_path / "greek.toml"
     tax.write_text(
         'name = "greek-3"\nversion = "2.0"\ndescription = "three test categories"\n'
@@ -584,8 +536,6 @@ def test_score_taxonomy_file_option(tmp_path: Path) -> None:
 
 def test_evaluate_taxonomy_threshold_and_detector_options(tmp_path: Path) -> None:
     import sklearn.metrics as skm
-
-    _needs_eval_side()
     from toxeval.detectors import get_detector
 
     om8 = ["s", "h", "v", "hr", "sh", "s3", "h2", "v2"]  # docs/taxonomy.md
@@ -666,7 +616,6 @@ def _raw_output_problem(tmp_path: Path) -> tuple[Path, Path, np.ndarray, np.ndar
 def test_score_parse_policy_exclude_leaves_unparseable_rows_out(tmp_path: Path) -> None:
     import sklearn.metrics as skm
 
-    _needs_eval_side()
     ds, preds, y, s, parsed = _raw_output_problem(tmp_path)
     base = ["score", str(preds), "--dataset", str(ds)]
     doc = _score_run(tmp_path, [*base, "--parse-policy", "exclude"])
@@ -693,7 +642,6 @@ def test_score_parse_policy_exclude_leaves_unparseable_rows_out(tmp_path: Path) 
 def test_score_parse_policy_error_fails_on_unparseable_rows(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    _needs_eval_side()
     ds, preds, *_ = _raw_output_problem(tmp_path)
     out = tmp_path / "o"
     args = ["score", str(preds), "--dataset", str(ds), "--parse-policy", "error", "--out", str(out)]
@@ -711,7 +659,6 @@ def test_score_llama_guard_outputs_on_r_a_mll_with_mapping(
     llama-guard-3`` on a small R-A-MLL-shaped file and raw Llama Guard outputs."""
     import sklearn.metrics as skm
 
-    _needs_eval_side()
     data = tmp_path / "data"
     data.mkdir()
     labels = [[], ["violence", "hate"], ["self_harm"], ["fraud"], ["hate"], [], ["violence"], []]
@@ -769,7 +716,6 @@ def test_score_format_option_reads_a_file_the_extension_does_not_name(
 ) -> None:
     import sklearn.metrics as skm
 
-    _needs_eval_side()
     ds, preds, y, s = _scored_problem(tmp_path, n=12)
     txt = tmp_path / "preds.txt"
     txt.write_bytes(preds.read_bytes())

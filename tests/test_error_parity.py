@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from _names import RANKING
+from helpers import RANKING
 from sklearn import metrics as sk
 from toxeval import metrics as te
 

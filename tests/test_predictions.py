@@ -12,7 +12,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from test_scoring import make_dataset, small_taxonomy
+from helpers import make_dataset, small_taxonomy, write_jsonl
 from toxeval.predictions import PredictionError, detect_format, read_predictions
 
 TAX = small_taxonomy(3)  # ids c0, c1, c2
@@ -26,16 +26,6 @@ def ds() -> Any:
     return make_dataset(Y, taxonomy=TAX, ids=list(IDS))
 
 
-def _jsonl(path: Path, rows: list[Any], *, gz: bool = False) -> Path:
-    text = "".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows)
-    if gz:
-        with gzip.open(path, "wt", encoding="utf-8") as f:
-            f.write(text)
-    else:
-        path.write_text(text, encoding="utf-8")
-    return path
-
-
 def _struct_rows(order: list[int] | None = None) -> list[dict[str, Any]]:
     order = order if order is not None else list(range(4))
     return [{"id": IDS[i], "scores": {f"c{k}": float(S[i, k]) for k in range(3)}} for i in order]
@@ -46,7 +36,9 @@ def _struct_rows(order: list[int] | None = None) -> list[dict[str, Any]]:
 
 @pytest.mark.parametrize("gz", [False, True])
 def test_jsonl_score_objects_joined_by_id(tmp_path: Path, ds: Any, gz: bool) -> None:
-    p = _jsonl(tmp_path / ("p.jsonl.gz" if gz else "p.jsonl"), _struct_rows([3, 1, 0, 2]), gz=gz)
+    p = write_jsonl(
+        tmp_path / ("p.jsonl.gz" if gz else "p.jsonl"), _struct_rows([3, 1, 0, 2]), gz=gz
+    )
     pr = read_predictions(p, ds)
     np.testing.assert_array_equal(pr.scores, S)
     assert pr.scored.all()
@@ -59,27 +51,27 @@ def test_jsonl_score_object_keys_may_be_names_or_aliases(tmp_path: Path, ds: Any
         {"id": IDS[i], "scores": {"Category 0": S[i, 0], "c1": S[i, 1], "CATEGORY 2": S[i, 2]}}
         for i in range(4)
     ]
-    pr = read_predictions(_jsonl(tmp_path / "p.jsonl", rows), ds)
+    pr = read_predictions(write_jsonl(tmp_path / "p.jsonl", rows), ds)
     np.testing.assert_array_equal(pr.scores, S)
 
 
 def test_jsonl_vector_and_integer_ids(tmp_path: Path) -> None:
     ds = make_dataset(Y, taxonomy=TAX, ids=["1", "2", "3", "4"])
     rows = [{"id": i + 1, "scores": S[i].tolist()} for i in range(4)]
-    pr = read_predictions(_jsonl(tmp_path / "p.jsonl", rows), ds)
+    pr = read_predictions(write_jsonl(tmp_path / "p.jsonl", rows), ds)
     np.testing.assert_array_equal(pr.scores, S)
 
 
 def test_jsonl_per_category_columns(tmp_path: Path, ds: Any) -> None:
     rows = [{"id": IDS[i], **{f"c{k}": S[i, k] for k in range(3)}} for i in range(4)]
-    pr = read_predictions(_jsonl(tmp_path / "p.jsonl", rows), ds)
+    pr = read_predictions(write_jsonl(tmp_path / "p.jsonl", rows), ds)
     np.testing.assert_array_equal(pr.scores, S)
 
 
 def test_jsonl_labels(tmp_path: Path, ds: Any) -> None:
     rows = [{"id": IDS[i], "labels": [f"c{k}" for k in range(3) if Y[i, k]]} for i in range(4)]
     rows[0]["labels"] = []
-    pr = read_predictions(_jsonl(tmp_path / "p.jsonl", rows), ds)
+    pr = read_predictions(write_jsonl(tmp_path / "p.jsonl", rows), ds)
     want = Y.astype(float)
     want[0] = 0
     np.testing.assert_array_equal(pr.scores, want)
@@ -88,7 +80,6 @@ def test_jsonl_labels(tmp_path: Path, ds: Any) -> None:
 
 
 def test_jsonl_text_is_parsed(tmp_path: Path) -> None:
-    pytest.importorskip("toxeval.parsing")
     from toxeval.taxonomy import load_taxonomy
 
     tax = load_taxonomy("toxeval-15")
@@ -99,7 +90,7 @@ def test_jsonl_text_is_parsed(tmp_path: Path) -> None:
         {"id": "y", "output": "none"},
         {"id": "z", "output": "I can't help with that."},
     ]
-    pr = read_predictions(_jsonl(tmp_path / "p.jsonl", rows), ds, parse_policy="exclude")
+    pr = read_predictions(write_jsonl(tmp_path / "p.jsonl", rows), ds, parse_policy="exclude")
     assert pr.kind == "text"
     assert pr.scores[0, tax.index("hate")] == 1.0
     assert pr.parse_counts is not None and pr.parse_counts["empty"] == 1
@@ -178,7 +169,7 @@ def test_npz_with_ids_is_joined(tmp_path: Path, ds: Any) -> None:
 
 
 def test_format_flag_overrides_extension(tmp_path: Path, ds: Any) -> None:
-    p = _jsonl(tmp_path / "preds.txt", _struct_rows())
+    p = write_jsonl(tmp_path / "preds.txt", _struct_rows())
     with pytest.raises(PredictionError, match=r"pass format= \(--format\)"):
         read_predictions(p, ds)
     np.testing.assert_array_equal(read_predictions(p, ds, format="jsonl").scores, S)
@@ -206,7 +197,7 @@ def test_many_rows_load_vectorised(tmp_path: Path) -> None:
 
 
 def test_missing_ids_error_then_drop(tmp_path: Path, ds: Any) -> None:
-    p = _jsonl(tmp_path / "p.jsonl", _struct_rows([0, 1, 2]))
+    p = write_jsonl(tmp_path / "p.jsonl", _struct_rows([0, 1, 2]))
     with pytest.raises(PredictionError, match=r"1 of 4 dataset ids have no prediction \('d'\)"):
         read_predictions(p, ds)
     pr = read_predictions(p, ds, on_mismatch="drop")
@@ -218,7 +209,7 @@ def test_missing_ids_error_then_drop(tmp_path: Path, ds: Any) -> None:
 def test_duplicate_ids_error_then_keep_first(tmp_path: Path, ds: Any) -> None:
     rows = _struct_rows()
     later = {"id": "b", "scores": {"c0": 0.0, "c1": 0.0, "c2": 0.0}}
-    p = _jsonl(tmp_path / "p.jsonl", [*rows, later])
+    p = write_jsonl(tmp_path / "p.jsonl", [*rows, later])
     with pytest.raises(PredictionError, match=r"1 rows repeat an id already seen \('b'\)"):
         read_predictions(p, ds)
     pr = read_predictions(p, ds, on_mismatch="drop")
@@ -228,7 +219,7 @@ def test_duplicate_ids_error_then_keep_first(tmp_path: Path, ds: Any) -> None:
 
 def test_unknown_ids_error_then_drop(tmp_path: Path, ds: Any) -> None:
     extra = [{"id": f"zz{i}", "scores": {"c0": 0.5, "c1": 0.5, "c2": 0.5}} for i in range(7)]
-    p = _jsonl(tmp_path / "p.jsonl", [*_struct_rows(), *extra])
+    p = write_jsonl(tmp_path / "p.jsonl", [*_struct_rows(), *extra])
     with pytest.raises(
         PredictionError, match=r"7 of 11 prediction ids are not in the dataset \('zz0'.*, \.\.\.\)"
     ):
@@ -241,7 +232,7 @@ def test_unknown_ids_error_then_drop(tmp_path: Path, ds: Any) -> None:
 def test_all_three_mismatches_in_one_message(tmp_path: Path, ds: Any) -> None:
     rows = _struct_rows([0, 1, 1])
     rows.append({"id": "q", "scores": {"c0": 0, "c1": 0, "c2": 0}})
-    p = _jsonl(tmp_path / "p.jsonl", rows)
+    p = write_jsonl(tmp_path / "p.jsonl", rows)
     with pytest.raises(PredictionError) as e:
         read_predictions(p, ds)
     msg = str(e.value)
@@ -264,7 +255,7 @@ def test_npy_length_must_equal_n(tmp_path: Path, ds: Any) -> None:
 def test_nan_and_inf_name_row_and_column(tmp_path: Path, ds: Any) -> None:
     rows = _struct_rows()
     rows[2] = '{"id": "c", "scores": {"c0": 0.1, "c1": NaN, "c2": 0.3}}'
-    p = _jsonl(tmp_path / "p.jsonl", rows)
+    p = write_jsonl(tmp_path / "p.jsonl", rows)
     with pytest.raises(PredictionError, match=r"row id 'c': score for 'c1' is NaN"):
         read_predictions(p, ds)
     s = S.copy()
@@ -277,7 +268,7 @@ def test_nan_and_inf_name_row_and_column(tmp_path: Path, ds: Any) -> None:
 def test_wrong_k_names_expected_k_and_ids(tmp_path: Path, ds: Any) -> None:
     rows = [{"id": IDS[i], "scores": S[i].tolist()} for i in range(4)]
     rows[1]["scores"] = [0.1, 0.2]
-    p = _jsonl(tmp_path / "p.jsonl", rows)
+    p = write_jsonl(tmp_path / "p.jsonl", rows)
     with pytest.raises(
         PredictionError, match=r"row id 'b': score vector has length 2, expected K=3 .*c0, c1, c2"
     ):
@@ -291,12 +282,12 @@ def test_unknown_category_names_are_listed(tmp_path: Path, ds: Any) -> None:
     rows = _struct_rows()
     rows[3]["scores"]["bogus"] = 0.2
     rows[3]["scores"]["weird"] = 0.1
-    p = _jsonl(tmp_path / "p.jsonl", rows)
+    p = write_jsonl(tmp_path / "p.jsonl", rows)
     with pytest.raises(
         PredictionError, match=r"unknown categories in score keys: 'bogus', 'weird'"
     ):
         read_predictions(p, ds)
-    q = _jsonl(tmp_path / "q.jsonl", [{"id": "a", "labels": ["c0", "nope"]}])
+    q = write_jsonl(tmp_path / "q.jsonl", [{"id": "a", "labels": ["c0", "nope"]}])
     with pytest.raises(PredictionError, match=r"unknown categories in labels: 'nope'"):
         read_predictions(q, ds)
     r = tmp_path / "r.csv"
@@ -308,11 +299,11 @@ def test_unknown_category_names_are_listed(tmp_path: Path, ds: Any) -> None:
 def test_missing_category_or_null_score(tmp_path: Path, ds: Any) -> None:
     rows = [{"id": IDS[i], "scores": {"c0": S[i, 0], "c1": S[i, 1]}} for i in range(4)]
     with pytest.raises(PredictionError, match="no scores for categories 'c2'"):
-        read_predictions(_jsonl(tmp_path / "p.jsonl", rows), ds)
+        read_predictions(write_jsonl(tmp_path / "p.jsonl", rows), ds)
     rows = _struct_rows()
     del rows[2]["scores"]["c1"]
     with pytest.raises(PredictionError, match="row id 'c': no score for 'c1'"):
-        read_predictions(_jsonl(tmp_path / "q.jsonl", rows), ds)
+        read_predictions(write_jsonl(tmp_path / "q.jsonl", rows), ds)
 
 
 def test_scores_outside_unit_interval_are_allowed_and_noted(tmp_path: Path, ds: Any) -> None:
@@ -363,7 +354,7 @@ def test_malformed_jsonl_reports_line_number(tmp_path: Path, ds: Any) -> None:
 def test_inconsistent_types_report_line_number(tmp_path: Path, ds: Any) -> None:
     rows: list[Any] = _struct_rows()
     rows[2] = {"id": "c", "scores": "high"}
-    p = _jsonl(tmp_path / "p.jsonl", rows)
+    p = write_jsonl(tmp_path / "p.jsonl", rows)
     with pytest.raises(
         PredictionError, match=r"line 3: field 'scores' is a string, but an object on line 1"
     ):
@@ -371,10 +362,10 @@ def test_inconsistent_types_report_line_number(tmp_path: Path, ds: Any) -> None:
 
 
 def test_no_id_column_and_no_predictions(tmp_path: Path, ds: Any) -> None:
-    p = _jsonl(tmp_path / "p.jsonl", [{"scores": [0.1, 0.2, 0.3]}])
+    p = write_jsonl(tmp_path / "p.jsonl", [{"scores": [0.1, 0.2, 0.3]}])
     with pytest.raises(PredictionError, match="no 'id' column"):
         read_predictions(p, ds)
-    q = _jsonl(tmp_path / "q.jsonl", [{"id": "a", "model": "x"}])
+    q = write_jsonl(tmp_path / "q.jsonl", [{"id": "a", "model": "x"}])
     with pytest.raises(PredictionError, match="no predictions found"):
         read_predictions(q, ds)
 
@@ -382,7 +373,7 @@ def test_no_id_column_and_no_predictions(tmp_path: Path, ds: Any) -> None:
 def test_missing_file_and_bad_policy(tmp_path: Path, ds: Any) -> None:
     with pytest.raises(FileNotFoundError, match="predictions file not found"):
         read_predictions(tmp_path / "nope.jsonl", ds)
-    p = _jsonl(tmp_path / "p.jsonl", _struct_rows())
+    p = write_jsonl(tmp_path / "p.jsonl", _struct_rows())
     with pytest.raises(ValueError, match="on_mismatch"):
         read_predictions(p, ds, on_mismatch="ignore")
 
@@ -619,7 +610,7 @@ def test_jsonl_with_a_line_over_pyarrows_block_size(tmp_path: Path, gz: bool) ->
     ds = make_dataset(Y, taxonomy=TAX, ids=list(IDS))
     rows: list[Any] = [{"id": i, "output": "c0"} for i in IDS]
     rows[2] = {"id": "c", "output": "c1" + " " * 2_100_000}  # ~2.1 MB on one line
-    p = _jsonl(tmp_path / ("p.jsonl.gz" if gz else "p.jsonl"), rows, gz=gz)
+    p = write_jsonl(tmp_path / ("p.jsonl.gz" if gz else "p.jsonl"), rows, gz=gz)
     pr = read_predictions(p, ds)
     assert pr.kind == "text" and pr.scored.all()
     assert pr.scores[2, 1] == 1.0 and pr.scores[0, 0] == 1.0
