@@ -1,7 +1,9 @@
-"""Dataset schema readers, label forms, annotator rules, registry, OpenAI reader, demo set."""
+"""Dataset schema readers, label forms, gzipped datasets, annotator rules, registry,
+OpenAI reader, demo set, and options rejected where they cannot apply."""
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 from typing import Any
@@ -10,7 +12,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from helpers import write_csv, write_jsonl
+from helpers import jsonl_text, write_compressed, write_csv, write_jsonl
 from toxeval.datasets import (
     DatasetError,
     list_datasets,
@@ -752,3 +754,91 @@ def test_same_label_under_id_and_alias_is_accepted(tmp_path: Path, tax3: Path) -
     ds = load_dataset(write_jsonl(tmp_path / "ds.jsonl", rows), taxonomy=tax3)
     assert ds.y_true.tolist() == [[1, 0, 0], [0, 1, 0]]
     assert ds.mask.tolist() == [[True, True, True], [True, True, False]]
+
+
+# ------------------------------------------------------------------ compressed datasets
+
+
+def _dataset_rows() -> list[dict[str, Any]]:
+    return [
+        {"id": "r1", "text": "x", "labels": ["hate"]},
+        {"id": "r2", "text": "y", "labels": []},
+    ]
+
+
+def _dataset_csv() -> bytes:
+    return b'id,text,labels\nr1,x,hate\nr2,y,""\n'
+
+
+@pytest.mark.parametrize("name", ["d.jsonl.gz", "d.json.gz", "d.csv.gz", "D.JSONL.GZ", "D.CSV.GZ"])
+def test_dataset_reads_gzip_for_each_text_format(tmp_path: Path, name: str) -> None:
+    body = _dataset_csv() if ".csv" in name.lower() else jsonl_text(_dataset_rows()).encode()
+    p = tmp_path / name
+    p.write_bytes(gzip.compress(body))
+    d = load_dataset(p)
+    assert list(d.ids) == ["r1", "r2"]
+    assert d.y_true[0, d.taxonomy.index("hate")] == 1 and d.y_true[1].sum() == 0
+
+
+@pytest.mark.parametrize("sfx", [".bz2", ".zst", ".lz4"])
+@pytest.mark.parametrize("base", ["d.jsonl", "d.csv"])
+def test_dataset_rejects_other_compressions_clearly(tmp_path: Path, base: str, sfx: str) -> None:
+    body = _dataset_csv() if base.endswith("csv") else jsonl_text(_dataset_rows()).encode()
+    p = write_compressed(tmp_path / (base + sfx), body)
+    with pytest.raises(
+        DatasetError, match=rf"cannot read a \{sfx} file as a dataset: only gzipped"
+    ):
+        load_dataset(p)
+
+
+def test_dataset_rejects_gzipped_parquet_clearly(tmp_path: Path) -> None:
+    p = tmp_path / "d.parquet.gz"
+    p.write_bytes(gzip.compress(b"PAR1"))
+    with pytest.raises(DatasetError, match=r"cannot read a \.gz file as a dataset"):
+        load_dataset(p)
+
+
+# ----------------- options: named with their CLI flag, rejected where they cannot apply
+
+
+def test_missing_registry_dataset_names_keyword_and_flag(tmp_path: Path) -> None:
+    with pytest.raises(DatasetError) as e:
+        load_dataset("Q-A-MLL", data_dir=tmp_path)
+    assert "data_dir= (--data-dir DIR)" in str(e.value)
+
+
+def test_min_annotators_needs_the_at_least_rule() -> None:
+    for rule in ("majority", "union"):
+        with pytest.raises(DatasetError, match=r"min_annotators= \(--min-annotators\) only"):
+            load_dataset(rule=rule, min_annotators=2)  # type: ignore[arg-type]
+    assert len(load_dataset(rule="at_least", min_annotators=2)) > 0
+    assert len(load_dataset(rule="union", min_annotators=1)) > 0  # the default is fine
+
+
+def _openai_file(path: Path) -> Path:
+    rows = [{"prompt": "x", "S": 0, "H": 1}, {"prompt": "y", "V": 0}]
+    return write_jsonl(path, rows)
+
+
+@pytest.mark.parametrize("route", ["path", "registry"])
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"rule": "union"}, r"rule= \(--rule\) and min_annotators= .* do not apply"),
+        ({"rule": "at_least", "min_annotators": 2}, r"do not apply"),
+        ({"label_map": "llama-guard-3"}, r"label_map= does not apply"),
+    ],
+)
+def test_openai_moderation_rejects_options_that_do_not_apply(
+    tmp_path: Path, route: str, kwargs: dict[str, Any], match: str
+) -> None:
+    if route == "path":
+        target: Any = _openai_file(tmp_path / "samples-test.jsonl")
+        where: dict[str, Any] = {}
+    else:
+        _openai_file(tmp_path / "samples-1680.jsonl")
+        target, where = "openai-moderation", {"data_dir": tmp_path}
+    with pytest.raises(DatasetError, match=match):
+        load_dataset(target, **where, **kwargs)
+    d = load_dataset(target, **where)  # the defaults still read it
+    assert d.taxonomy.name == "openai-moderation-8" and len(d) == 2

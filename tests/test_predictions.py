@@ -1,10 +1,14 @@
-"""toxeval.predictions: every format and form, joins by id, mismatch policies, and every
-bad input with its message (JSONL line numbers included)."""
+"""toxeval.predictions: every format and form, compressed dumps (every compression for
+every text format), joins by id, mismatch policies, every bad input with its message
+(JSONL line numbers included; errors name the keyword and the CLI flag), and the choice
+parameters typed with their Literals."""
 
 from __future__ import annotations
 
 import gzip
+import inspect
 import json
+import typing
 from pathlib import Path
 from typing import Any
 
@@ -12,8 +16,18 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from helpers import make_dataset, small_taxonomy, write_jsonl
-from toxeval.predictions import PredictionError, detect_format, read_predictions
+import toxeval
+from helpers import CODECS, jsonl_text, make_dataset, small_taxonomy, write_compressed, write_jsonl
+from toxeval import datasets, predictions
+from toxeval.datasets import DatasetError, load_dataset
+from toxeval.parsing import UnparseableOutputError
+from toxeval.predictions import (
+    PredictionError,
+    detect_format,
+    predictions_from_array,
+    predictions_from_texts,
+    read_predictions,
+)
 
 TAX = small_taxonomy(3)  # ids c0, c1, c2
 Y = np.array([[1, 0, 0], [0, 1, 0], [1, 1, 0], [0, 0, 1]])
@@ -623,3 +637,222 @@ def test_raw_outputs_must_be_strings(ds: Any) -> None:
         predictions_from_texts([1, 2, 3, 4], ds)  # type: ignore[list-item]
     with pytest.raises(TypeError, match=r"item 1 is NoneType .*fill a missing output"):
         predictions_from_texts(["c0", None, "c1", "c2"], ds)  # type: ignore[list-item]
+
+
+# --------------------------------------------------------------------- compressed dumps
+
+
+# every compression detect_format looks through, by suffix, as its messages name it
+CODEC_NAMES = {".gz": "gzip", ".bz2": "bzip2", ".zst": "zstd", ".lz4": "LZ4 frame"}
+
+
+def _csv_bytes(sep: str) -> bytes:
+    lines = [sep.join(["id", "c0", "c1", "c2"])]
+    lines += [sep.join([IDS[i], *(repr(float(v)) for v in S[i])]) for i in (3, 1, 0, 2)]
+    return ("\n".join(lines) + "\n").encode()
+
+
+@pytest.mark.parametrize("sfx", list(CODECS))
+@pytest.mark.parametrize("base", ["p.jsonl", "p.ndjson", "p.csv", "p.tsv"])
+def test_each_compression_is_read_for_each_text_format(
+    tmp_path: Path, ds: Any, base: str, sfx: str
+) -> None:
+    if base.endswith("sv"):
+        data = _csv_bytes("\t" if base.endswith(".tsv") else ",")
+    else:
+        data = jsonl_text(_struct_rows([2, 0, 3, 1])).encode()
+    p = write_compressed(tmp_path / (base + sfx), data)
+    pr = read_predictions(p, ds)
+    np.testing.assert_array_equal(pr.scores, S)
+    assert pr.format == detect_format(p)
+
+
+@pytest.mark.parametrize("sfx", list(CODECS))
+def test_compression_suffix_in_upper_case_and_with_explicit_format(
+    tmp_path: Path, ds: Any, sfx: str
+) -> None:
+    p = write_compressed(
+        tmp_path / ("P.JSONL" + sfx.upper()), jsonl_text(_struct_rows([2, 0, 3, 1])).encode()
+    )
+    np.testing.assert_array_equal(read_predictions(p, ds).scores, S)
+    q = write_compressed(tmp_path / ("preds.txt" + sfx), _csv_bytes(","))
+    np.testing.assert_array_equal(read_predictions(q, ds, format="csv").scores, S)
+
+
+@pytest.mark.parametrize("sfx", list(CODECS))
+def test_raw_text_with_a_long_line_in_each_compression(tmp_path: Path, ds: Any, sfx: str) -> None:
+    rows: list[Any] = [{"id": i, "output": "c0"} for i in IDS]
+    rows[2] = {"id": "c", "output": "c1" + " " * 2_100_000}  # over pyarrow's 1 MiB block
+    pr = read_predictions(
+        write_compressed(tmp_path / ("p.jsonl" + sfx), jsonl_text(rows).encode()), ds
+    )
+    assert pr.kind == "text" and pr.scored.all()
+    assert pr.scores[2, 1] == 1.0 and pr.scores[0, 0] == 1.0
+
+
+@pytest.mark.parametrize("sfx", list(CODECS))
+def test_bad_utf8_in_each_compression_names_the_line(tmp_path: Path, ds: Any, sfx: str) -> None:
+    rows = [json.dumps({"id": i, "output": "c0"}).encode() for i in IDS]
+    for bad_line in (3, 1):  # after the first line (pyarrow's error), and the first line
+        lines = list(rows)
+        lines[bad_line - 1] = b'{"id": "c", "output": "c0\xff"}'
+        p = write_compressed(tmp_path / f"p{bad_line}.jsonl{sfx}", b"\n".join(lines) + b"\n")
+        with pytest.raises(PredictionError, match=rf"line {bad_line}: byte 26: not UTF-8 text"):
+            read_predictions(p, ds)
+
+
+@pytest.mark.parametrize("sfx", list(CODECS))
+@pytest.mark.parametrize("base", ["p.jsonl", "p.csv"])
+@pytest.mark.parametrize("damage", ["truncated", "not compressed"])
+def test_corrupt_compressed_dump_names_the_compression(
+    tmp_path: Path, ds: Any, base: str, sfx: str, damage: str
+) -> None:
+    data = (
+        jsonl_text(_struct_rows([2, 0, 3, 1])).encode()
+        if base.endswith("jsonl")
+        else _csv_bytes(",")
+    )
+    p = write_compressed(tmp_path / (base + sfx), data)
+    whole = p.read_bytes()
+    p.write_bytes(whole[: len(whole) // 2] if damage == "truncated" else data)
+    with pytest.raises(PredictionError, match=rf"not a valid {CODEC_NAMES[sfx]} file"):
+        read_predictions(p, ds)
+
+
+@pytest.mark.parametrize("sfx", list(CODECS))
+@pytest.mark.parametrize("fmt", ["parquet", "npy", "npz"])
+def test_compressed_binary_dump_is_rejected_up_front(
+    tmp_path: Path, ds: Any, fmt: str, sfx: str
+) -> None:
+    plain = tmp_path / f"plain.{fmt}"
+    if fmt == "parquet":
+        pq.write_table(pa.table({"id": IDS, **{f"c{k}": S[:, k] for k in range(3)}}), plain)
+    elif fmt == "npy":
+        np.save(plain, S)
+    else:
+        np.savez(plain, scores=S)
+    p = write_compressed(tmp_path / f"p.{fmt}{sfx}", plain.read_bytes())
+    assert detect_format(p) == fmt
+    with pytest.raises(
+        PredictionError, match=rf"{CODEC_NAMES[sfx]}-compressed {fmt.upper()} file cannot be read"
+    ):
+        read_predictions(p, ds)
+
+
+# --------------------------------------------- errors name the keyword and the CLI flag
+
+
+def test_unknown_format_error_names_keyword_and_flag() -> None:
+    with pytest.raises(PredictionError, match=r"pass format= \(--format\)"):
+        detect_format("preds.txt")
+
+
+def test_parse_policy_error_names_keyword_and_flag(tmp_path: Path, ds: Any) -> None:
+    rows = [{"id": i, "output": "c0"} for i in IDS]
+    rows[1]["output"] = "I can't help with that."
+    p = write_jsonl(tmp_path / "p.jsonl", rows)
+    with pytest.raises(PredictionError) as e:
+        read_predictions(p, ds, parse_policy="error")
+    msg = str(e.value)
+    assert "parse_policy='zeros' or 'exclude'" in msg and "--parse-policy" in msg
+
+
+def test_mismatch_error_names_keyword_and_flag(tmp_path: Path, ds: Any) -> None:
+    with pytest.raises(PredictionError) as e:
+        predictions_from_array(S[:2], ds, ids=IDS[:2])
+    msg = str(e.value)
+    assert "on_mismatch='drop'" in msg and "--on-mismatch drop" in msg
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "keyword", "flag"),
+    [
+        ({"format": "xml"}, "format", "--format"),
+        ({"on_mismatch": "ignore"}, "on_mismatch", "--on-mismatch"),
+        ({"parse_policy": "skip"}, "parse_policy", "--parse-policy"),
+    ],
+)
+def test_bad_choice_names_keyword_and_flag(
+    tmp_path: Path, ds: Any, kwargs: dict[str, Any], keyword: str, flag: str
+) -> None:
+    p = write_jsonl(tmp_path / "p.jsonl", _struct_rows([2, 0, 3, 1]))
+    with pytest.raises(ValueError, match=rf"^{keyword} must be one of .*\({flag}\)"):
+        read_predictions(p, ds, **kwargs)
+
+
+def test_library_messages_never_name_a_flag_alone() -> None:
+    """Every ``--flag`` in a message of the library modules comes with its keyword."""
+    import re
+
+    for mod in (predictions, datasets, toxeval.parsing):
+        src = Path(mod.__file__ or "").read_text(encoding="utf-8")
+        for m in re.finditer(r"--([a-z][a-z-]+)", src):
+            keyword = m.group(1).replace("-", "_")
+            window = src[max(0, m.start() - 120) : m.end() + 120]
+            assert f"{keyword}=" in window or f'"{keyword}"' in window, (
+                f"{mod.__name__}: {m.group(0)} without {keyword}= nearby"
+            )
+
+
+# ---------------------------------------- parse_policy="error": one error of both types
+
+
+def test_parse_policy_error_is_a_prediction_error_and_an_unparseable_output_error(
+    tmp_path: Path, ds: Any
+) -> None:
+    texts = ["c0", "spam and eggs", "c1", "c2"]
+    rows = [{"id": i, "output": t} for i, t in zip(IDS, texts, strict=True)]
+    p = write_jsonl(tmp_path / "p.jsonl", rows)
+    for call in (
+        lambda: read_predictions(p, ds, parse_policy="error"),
+        lambda: predictions_from_texts(texts, ds, parse_policy="error"),
+        lambda: toxeval.score(texts, ds, parse_policy="error"),
+    ):
+        with pytest.raises(UnparseableOutputError, match=r"1 of 4 outputs are unparseable") as e:
+            call()
+        assert isinstance(e.value, PredictionError)
+
+
+# --------------------------------------------------------------- predictions_from_texts
+
+
+def test_predictions_from_texts_is_public_and_documented(ds: Any) -> None:
+    assert "predictions_from_texts" in predictions.__all__
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "python-api.md").read_text()
+    assert "### `predictions_from_texts`" in doc
+    pr = predictions_from_texts(["c0", "c1", "none", "c2"], ds, source="run")
+    counts = {"ok": 3, "partial": 0, "empty": 1, "unparseable": 0}
+    assert pr.kind == "text" and pr.source == "run" and pr.parse_counts == counts
+
+
+# ------------------------------------------------ choice parameters typed with Literals
+
+
+def _annotation(fn: Any, name: str) -> Any:
+    """A parameter's annotation, resolved in the function's module (annotations are
+    strings there: ``from __future__ import annotations``)."""
+    ann = inspect.signature(fn).parameters[name].annotation
+    return eval(ann, vars(inspect.getmodule(fn))) if isinstance(ann, str) else ann
+
+
+def test_choice_parameters_are_typed_with_the_literals() -> None:
+    assert _annotation(read_predictions, "format") == predictions.Format
+    assert _annotation(read_predictions, "on_mismatch") == predictions.OnMismatch
+    assert _annotation(read_predictions, "parse_policy") == predictions.ParsePolicy
+    assert _annotation(predictions_from_array, "on_mismatch") == predictions.OnMismatch
+    assert _annotation(predictions_from_texts, "parse_policy") == predictions.ParsePolicy
+    assert _annotation(load_dataset, "rule") == datasets.Rule
+    assert set(typing.get_args(predictions.Format)) == set(predictions.FORMATS)
+    assert set(typing.get_args(predictions.OnMismatch)) == set(predictions.MISMATCH_POLICIES)
+    assert set(typing.get_args(predictions.ParsePolicy)) == set(predictions.PARSE_POLICIES)
+    for name in ("Format", "OnMismatch", "ParsePolicy"):
+        assert name in predictions.__all__
+
+
+def test_bad_strings_still_fail_at_run_time(ds: Any) -> None:
+    with pytest.raises(ValueError, match=r"parse_policy must be one of"):
+        predictions_from_texts(["c0"], ds, parse_policy="skip")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"on_mismatch must be one of"):
+        predictions_from_array(S, ds, on_mismatch=None)  # type: ignore[arg-type]
+    with pytest.raises(DatasetError, match=r"unknown annotator rule .* rule= \(--rule\)"):
+        load_dataset(rule=["union"])  # type: ignore[arg-type]
