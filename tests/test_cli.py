@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from helpers import jsonl_text, write_jsonl
 from toxeval.cli import main
 
 REPO = Path(__file__).resolve().parents[1]
@@ -138,13 +139,14 @@ def test_score_on_shared_openai_moderation(tmp_path: Path, shared_data: Path) ->
     rng = np.random.default_rng(0)
     noisy = np.clip(ds.y_true * 0.6 + rng.random(ds.y_true.shape) * 0.5, 0, 1)
     preds = tmp_path / "preds.jsonl"
-    with preds.open("w") as f:
-        for i in rng.permutation(len(ds.ids)):
-            row = {
-                "id": ds.ids[i],
-                "scores": dict(zip(ds.taxonomy.ids, noisy[i].round(6).tolist(), strict=True)),
-            }
-            f.write(json.dumps(row) + "\n")
+    rows = [
+        {
+            "id": ds.ids[i],
+            "scores": dict(zip(ds.taxonomy.ids, noisy[i].round(6).tolist(), strict=True)),
+        }
+        for i in rng.permutation(len(ds.ids))
+    ]
+    write_jsonl(preds, rows)
     outs = []
     for name in ("a", "b"):
         code = main(
@@ -195,7 +197,7 @@ def _dataset_file(tmp_path: Path) -> Path:
         {"id": "b", "text": "two", "labels": ["violence", "hate"]},
         {"id": "c", "text": "three", "labels": []},
     ]
-    p.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    write_jsonl(p, rows)
     return p
 
 
@@ -213,11 +215,9 @@ def _bad_inputs(tmp_path: Path) -> dict[str, tuple[list[str], str]]:
         + "\n{oops\n"
     )
     wrong_k = tmp_path / "wrong_k.jsonl"
-    wrong_k.write_text("".join(json.dumps({"id": i, "scores": [0.1, 0.2]}) + "\n" for i in "abc"))
+    write_jsonl(wrong_k, [{"id": i, "scores": [0.1, 0.2]} for i in "abc"])
     unknown_cat = tmp_path / "unknown_cat.jsonl"
-    unknown_cat.write_text(
-        "".join(json.dumps({"id": i, "scores": {**good, "spam": 0.3}}) + "\n" for i in "abc")
-    )
+    write_jsonl(unknown_cat, [{"id": i, "scores": {**good, "spam": 0.3}} for i in "abc"])
     nan = tmp_path / "nan.jsonl"
     nan.write_text(
         "".join(json.dumps({"id": i, "scores": good}) + "\n" for i in "ab")
@@ -227,7 +227,7 @@ def _bad_inputs(tmp_path: Path) -> dict[str, tuple[list[str], str]]:
     empty = tmp_path / "empty.jsonl"
     empty.write_text("")
     ok = tmp_path / "ok.jsonl"
-    ok.write_text("".join(json.dumps({"id": i, "scores": good}) + "\n" for i in "abc"))
+    write_jsonl(ok, [{"id": i, "scores": good} for i in "abc"])
     return {
         "malformed": (["score", str(malformed), "--dataset", ds], "line 3"),
         "wrong_k": (["score", str(wrong_k), "--dataset", ds], "expected K=15"),
@@ -271,7 +271,7 @@ def _malformed_inputs(
     ann_null.write_text('{"id": "a", "text": "x", "annotations": [null, ["hate"]]}\n')
     nonutf8 = tmp_path / "nonutf8.jsonl"
     nonutf8.write_bytes(b'{"id": "a", "text": "x\xff", "labels": ["hate"]}\n')
-    good = "".join(json.dumps({"id": i, "labels": ["hate"]}) + "\n" for i in "abc").encode()
+    good = jsonl_text([{"id": i, "labels": ["hate"]} for i in "abc"]).encode()
     trunc = tmp_path / "trunc.jsonl.gz"
     trunc.write_bytes(gzip.compress(good)[:30])
     notgz = tmp_path / "notgz.jsonl.gz"
@@ -362,9 +362,7 @@ def test_mismatch_policy_from_the_command_line(
 ) -> None:
     ds = str(_dataset_file(tmp_path))
     p = tmp_path / "p.jsonl"
-    p.write_text(
-        "".join(json.dumps({"id": i, "labels": ["hate"]}) + "\n" for i in ("a", "b", "zz"))
-    )
+    write_jsonl(p, [{"id": i, "labels": ["hate"]} for i in ("a", "b", "zz")])
     assert main(["score", str(p), "--dataset", ds]) == 2
     assert "not in the dataset ('zz')" in capsys.readouterr().err
     assert (
@@ -431,11 +429,6 @@ def _score_run(tmp_path: Path, args: list[str], name: str = "out") -> dict[str, 
     return dict(json.loads((out / "results.json").read_text()))
 
 
-def _jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    return path
-
-
 TOXEVAL_15 = [
     *("hate", "harassment", "violence", "self_harm", "sexual", "sexual_minors", "weapons"),
     *("drugs", "fraud", "cybercrime", "privacy", "crime", "extremism", "misinformation"),
@@ -449,7 +442,7 @@ def _scored_problem(tmp_path: Path, n: int = 40) -> tuple[Path, Path, np.ndarray
     k = len(TOXEVAL_15)
     y = (rng.random((n, k)) < 0.25).astype(int)
     s = np.round(np.clip(0.35 * y + rng.random((n, k)) * 0.6, 0, 1), 3)
-    ds = _jsonl(
+    ds = write_jsonl(
         tmp_path / "ds.jsonl",
         [
             {
@@ -460,7 +453,7 @@ def _scored_problem(tmp_path: Path, n: int = 40) -> tuple[Path, Path, np.ndarray
             for i in range(n)
         ],
     )
-    preds = _jsonl(
+    preds = write_jsonl(
         tmp_path / "preds.jsonl",
         [
             {"id": f"q{i}", "scores": dict(zip(TOXEVAL_15, s[i].tolist(), strict=True))}
@@ -508,14 +501,14 @@ def test_score_taxonomy_file_option(tmp_path: Path) -> None:
         ]
     )
     ids = ("alpha", "beta", "gamma")
-    ds = _jsonl(
+    ds = write_jsonl(
         tmp_path / "ds.jsonl",
         [
             {"id": f"r{i}", "text": "t", "labels": [c for c, v in zip(ids, y[i], strict=True) if v]}
             for i in range(6)
         ],
     )
-    preds = _jsonl(
+    preds = write_jsonl(
         tmp_path / "p.jsonl",
         [{"id": f"r{i}", "scores": dict(zip(ids, s[i].tolist(), strict=True))} for i in range(6)],
     )
@@ -541,7 +534,7 @@ def test_evaluate_taxonomy_threshold_and_detector_options(tmp_path: Path) -> Non
     om8 = ["s", "h", "v", "hr", "sh", "s3", "h2", "v2"]  # docs/taxonomy.md
     texts = ["I will kill you", "hello there", "you are an idiot", "nice weather", "kill them all"]
     labels = [["v"], [], ["h"], [], ["v", "h"]]
-    ds = _jsonl(
+    ds = write_jsonl(
         tmp_path / "ds.jsonl",
         [
             {"id": str(i), "text": t, "labels": lab}
@@ -588,11 +581,11 @@ def _raw_output_problem(tmp_path: Path) -> tuple[Path, Path, np.ndarray, np.ndar
         "I'm sorry, but I cannot answer.",
         '{"self_harm": 0.6, "violence": 0.2}',
     ]
-    ds = _jsonl(
+    ds = write_jsonl(
         tmp_path / "ds.jsonl",
         [{"id": f"r{i}", "text": "t", "labels": lab} for i, lab in enumerate(labels)],
     )
-    preds = _jsonl(
+    preds = write_jsonl(
         tmp_path / "outputs.jsonl", [{"id": f"r{i}", "output": o} for i, o in enumerate(outputs)]
     )
     k = len(TOXEVAL_15)
@@ -662,7 +655,7 @@ def test_score_llama_guard_outputs_on_r_a_mll_with_mapping(
     data = tmp_path / "data"
     data.mkdir()
     labels = [[], ["violence", "hate"], ["self_harm"], ["fraud"], ["hate"], [], ["violence"], []]
-    _jsonl(
+    write_jsonl(
         data / "R-A-MLL.jsonl",
         [
             {"id": f"x{i}", "text": f"prompt {i}", "response": f"response {i}", "labels": lab}
@@ -672,7 +665,7 @@ def test_score_llama_guard_outputs_on_r_a_mll_with_mapping(
     # Llama Guard 3 answers; the bare code lists and the JSON need the explicit mapping
     outputs = ["safe", "unsafe\nS1,S10", "S11", '{"S2": 0.9}', "S10", "safe", "unsafe\nS1", "S6"]
     monkeypatch.chdir(tmp_path)
-    _jsonl(
+    write_jsonl(
         tmp_path / "llm_outputs.jsonl",
         [{"id": f"x{i}", "output": o} for i, o in enumerate(outputs)],
     )

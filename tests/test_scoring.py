@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import sklearn.metrics as skm
 import toxeval.metrics
-from helpers import make_dataset, small_taxonomy
+from helpers import make_dataset, small_taxonomy, write_jsonl
 from toxeval.predictions import PredictionError, predictions_from_array
 from toxeval.scoring import score, score_predictions
 from toxeval.taxonomy import Category, Taxonomy, load_taxonomy
@@ -491,7 +491,6 @@ def test_text_list_type_error_reads_well() -> None:
 
 
 def test_options_a_dump_has_no_use_for_are_noted_not_recorded(tmp_path: Any) -> None:
-    import json
 
     import toxeval
 
@@ -508,11 +507,8 @@ def test_options_a_dump_has_no_use_for_are_noted_not_recorded(tmp_path: Any) -> 
     )
     # a label-list dump uses the mapping (codes in lists), not the parse policy
     labels = tmp_path / "l.jsonl"
-    labels.write_text(
-        "".join(
-            json.dumps({"id": i, "labels": ["S1"] if k % 2 else []}) + "\n"
-            for k, i in enumerate(ds.ids)
-        )
+    write_jsonl(
+        labels, [{"id": i, "labels": ["S1"] if k % 2 else []} for k, i in enumerate(ds.ids)]
     )
     r = score(labels, ds, parse_policy="zeros", mapping="llama-guard-3")
     assert r.config["mapping"] == "llama-guard-3" and r.config["parse_policy"] is None
