@@ -103,3 +103,23 @@ def test_chromium_sorts_the_category_table(demo: Any, run_browser: Any, tmp_path
     aps = sorted((c["ap"] for c in data["per_category"]), reverse=True)
     assert shown == pytest.approx(aps)
     assert 'aria-sort="descending"' in table
+
+
+def test_cli_html_and_scored_rows_are_written_beside_the_results(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from toxeval.cli import main
+    from toxeval.scored_rows import read_scored_rows
+
+    out = tmp_path / "out"
+    assert main(["evaluate", "--out", str(out), "--html", "--quiet"]) == 0
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert "0.8744" in page and page.count("<polyline") == 15
+    rows = read_scored_rows(out / "scored_rows.parquet")
+    ds = toxeval.load_dataset()
+    assert rows.ids == tuple(ds.ids)
+    assert np.array_equal(rows.mask, ds.mask)
+    assert np.array_equal(rows.y_true, np.where(ds.mask, ds.y_true, 0))
+    capsys.readouterr()
+    assert main(["evaluate", "--html", "--quiet"]) == 2
+    assert "--html writes report.html into the --out directory" in capsys.readouterr().err

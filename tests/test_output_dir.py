@@ -98,6 +98,7 @@ def test_figures_of_an_earlier_plots_run_are_removed(tmp_path: Path, score_args:
         "per_category.csv",
         "report.md",
         "results.json",
+        "scored_rows.parquet",
     ]
     # a new folder has the usual permissions, not those of a private temporary folder
     umask = os.umask(0)

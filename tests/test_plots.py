@@ -413,8 +413,8 @@ def test_cli_evaluate_plots_writes_both_files_and_lists_them(
     stdout = capsys.readouterr().out
     listed = [ln for ln in stdout.splitlines() if ln.startswith("wrote ")]
     assert listed == [
-        f"wrote results.json, report.md, per_category.csv, pr_curves.png, ap_by_category.png "
-        f"to {out}"
+        "wrote results.json, report.md, per_category.csv, scored_rows.parquet, pr_curves.png, "
+        f"ap_by_category.png to {out}"
     ]
     _check_png(out / "pr_curves.png", min_w=1000, min_h=600)
     _check_png(out / "ap_by_category.png")
@@ -426,6 +426,7 @@ def test_cli_evaluate_plots_writes_both_files_and_lists_them(
         "per_category.csv",
         "report.md",
         "results.json",
+        "scored_rows.parquet",
     ]
 
 

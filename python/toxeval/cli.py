@@ -93,6 +93,12 @@ def _build_parser() -> argparse.ArgumentParser:
             '"toxeval[plot]"',
         )
         sp.add_argument(
+            "--html",
+            action="store_true",
+            help="also write report.html into --out: one self-contained page (figures, "
+            "intervals, sortable per-category table; opens offline)",
+        )
+        sp.add_argument(
             "--quiet", "-q", action="store_true", help="no progress bar; one summary line"
         )
 
@@ -363,6 +369,8 @@ def _check_args(args: argparse.Namespace) -> None:
         from toxeval.output_dir import check_outputs
 
         check_outputs(args.out, _output_names(args), _given_inputs(args))
+    if getattr(args, "html", False) and not args.out:
+        raise _UsageError("--html writes report.html into the --out directory: add --out DIR")
     if args.plots:
         if not args.out:
             raise _UsageError(
@@ -377,9 +385,10 @@ def _check_args(args: argparse.Namespace) -> None:
 
 
 def _output_names(args: argparse.Namespace) -> tuple[str, ...]:
-    from toxeval.report import REPORT_FILES
+    from toxeval.report import HTML_FILE, REPORT_FILES
 
-    return REPORT_FILES + (PLOT_FILES if args.plots else ())
+    html = (HTML_FILE,) if getattr(args, "html", False) else ()
+    return REPORT_FILES + html + (PLOT_FILES if args.plots else ())
 
 
 def _given_inputs(args: argparse.Namespace) -> list[str | None]:
@@ -436,13 +445,16 @@ def _write(
     if not args.out:
         return []
     from toxeval.output_dir import staged_outputs
-    from toxeval.report import write_report_files
+    from toxeval.report import write_html_report, write_report_files
 
     names = _output_names(args)
     inputs = [*result.input_paths(), *_given_inputs(args)]
     try:
         with staged_outputs(args.out, names, inputs) as stage:
             write_report_files(result, stage)
+            if getattr(args, "html", False):
+                step("writing the HTML report")
+                write_html_report(result, stage)
             if args.plots:
                 step("plotting")
                 _write_plots(result, captured, stage)

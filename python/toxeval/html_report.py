@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["cooccurrence", "render_html", "svg_ap_bars", "svg_pr_curves"]
+__all__ = ["cooccurrence", "page", "render_html", "svg_ap_bars", "svg_pr_curves"]
 
 _MAX_POINTS = 400  # points drawn per precision-recall curve (AP is not computed from them)
 
@@ -419,6 +419,12 @@ per-category bootstrap interval.</p>
 <h2>Parsing</h2>{_parse_section(result.get("parse"))}
 <h2>Notes</h2><ul>{notes or "<li>none</li>"}</ul>
 <h2>Run configuration</h2><pre>{_e(json.dumps(config, indent=2, default=str))}</pre>"""
+    return page(title, body)
+
+
+def page(title: str, body: str) -> str:
+    """A whole self-contained page: ``body`` (HTML) under the report's inline styles,
+    with the table-sorting script (tables with class ``sortable``)."""
     return (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width,initial-scale=1">'

@@ -45,6 +45,8 @@ OUTPUT_NAMES = (
     "results.json",
     "report.md",
     "per_category.csv",
+    "scored_rows.parquet",
+    "report.html",
     "pr_curves.png",
     "ap_by_category.png",
 )

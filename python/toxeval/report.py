@@ -21,10 +21,20 @@ if TYPE_CHECKING:
 
     from toxeval.scoring import EvaluationResult
 
-__all__ = ["REPORT_FILES", "render", "results_json", "write_outputs", "write_report_files"]
+__all__ = [
+    "HTML_FILE",
+    "REPORT_FILES",
+    "render",
+    "results_json",
+    "write_html_report",
+    "write_outputs",
+    "write_report_files",
+    "write_scored_rows_file",
+]
 
 CSV_COLUMNS = ("id", "name", "ap", "roc_auc", "f1", "support", "negatives", "unknown", "in_map")
-REPORT_FILES = ("results.json", "report.md", "per_category.csv")
+REPORT_FILES = ("results.json", "report.md", "per_category.csv", "scored_rows.parquet")
+HTML_FILE = "report.html"
 
 
 def _clean(obj: Any) -> Any:
@@ -207,8 +217,39 @@ def write_report_files(result: EvaluationResult, folder: Path) -> None:
     """Write ``REPORT_FILES`` into ``folder`` (a staging folder: see
     :func:`write_outputs`)."""
     texts = (results_json, report_markdown, per_category_csv)
-    for name, render_text in zip(REPORT_FILES, texts, strict=True):
+    for name, render_text in zip(REPORT_FILES, texts, strict=False):
         (folder / name).write_text(render_text(result), encoding="utf-8", newline="\n")
+    write_scored_rows_file(result, folder)
+
+
+def write_scored_rows_file(result: EvaluationResult, folder: Path) -> Path:
+    """``scored_rows.parquet``: ids, labels and scores of the scored rows (see
+    :mod:`toxeval.scored_rows`), what ``toxeval compare`` resamples."""
+    from toxeval.scored_rows import FILE_NAME, write_scored_rows
+
+    rows = result.rows
+    if rows is None:
+        raise ValueError("this result carries no scored rows (it was not made by scoring)")
+    return write_scored_rows(
+        folder / FILE_NAME,
+        rows.ids,
+        result.config["taxonomy"]["ids"],
+        rows.y_true,
+        rows.mask,
+        rows.scores,
+        dataset_sha256=result.dataset.get("sha256"),
+    )
+
+
+def write_html_report(result: EvaluationResult, folder: Path) -> Path:
+    """``report.html``: the self-contained page of :mod:`toxeval.html_report`."""
+    from toxeval.html_report import render_html
+
+    rows = result.rows
+    arrays = None if rows is None else (rows.y_true, rows.scores, rows.mask)
+    path = folder / HTML_FILE
+    path.write_text(render_html(result.to_dict(), arrays), encoding="utf-8", newline="\n")
+    return path
 
 
 def write_outputs(result: EvaluationResult, out_dir: str | Path) -> list[Path]:

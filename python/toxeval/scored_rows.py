@@ -20,6 +20,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -46,7 +47,7 @@ class ScoredRows:
 
 def write_scored_rows(
     path: str | Path,
-    ids: Sequence[str],
+    ids: Sequence[str] | Any,
     category_ids: Sequence[str],
     y_true: NDArray[np.integer] | NDArray[np.bool_],
     mask: NDArray[np.bool_],
@@ -67,7 +68,8 @@ def write_scored_rows(
     y = np.asarray(y_true, dtype=np.int8)
     m = np.asarray(mask, dtype=bool)
     s = np.asarray(scores, dtype=np.float64)
-    columns: dict[str, pa.Array] = {"id": pa.array(list(map(str, ids)), type=pa.string())}
+    id_col = ids if isinstance(ids, pa.Array) else pa.array(list(map(str, ids)), type=pa.string())
+    columns: dict[str, pa.Array] = {"id": id_col.cast(pa.string())}
     for j, cid in enumerate(category_ids):
         columns[f"true:{cid}"] = pa.array(y[:, j], type=pa.int8(), mask=~m[:, j])
     for j, cid in enumerate(category_ids):

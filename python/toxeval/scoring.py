@@ -98,6 +98,19 @@ def _capture_scored_arrays() -> Iterator[list[_ScoredArrays]]:
         _SCORED_SINK.reset(token)
 
 
+@dataclass(frozen=True)
+class ScoredRowArrays:
+    """The rows an evaluation scored: their dataset ids (a sequence of ``str`` or a
+    pyarrow string array), ``y_true`` (N, K) with unknown cells 0, ``scores`` (N, K) and
+    ``mask`` (N, K, True where the label is known). The arrays may be views of the
+    dataset's and the predictions' own: read them, do not write to them."""
+
+    ids: Any
+    y_true: np.ndarray
+    scores: np.ndarray
+    mask: np.ndarray
+
+
 @dataclass
 class EvaluationResult:
     """Every figure of one evaluation, plus what was evaluated and how.
@@ -121,6 +134,9 @@ class EvaluationResult:
     notes: list[str] = field(default_factory=list)
     # the files read, each as {path (as given), name, sha256} or {builtin, sha256}
     inputs: dict[str, Any] = field(default_factory=dict)
+    # the rows the figures were computed on (not in results.json; written beside it as
+    # scored_rows.parquet, and read by the HTML report and `toxeval compare`)
+    rows: ScoredRowArrays | None = field(default=None, repr=False, compare=False)
 
     @property
     def map(self) -> float:
@@ -554,10 +570,21 @@ def score_predictions(
         binary_scores=binary,
         notes=notes,
     )
+    result.rows = ScoredRowArrays(ids=_scored_ids(dataset, rows), y_true=y, scores=s, mask=m)
     sink = _SCORED_SINK.get()
     if sink is not None:
         sink.append((y, s, m))
     return result
+
+
+def _scored_ids(dataset: Dataset, rows: np.ndarray) -> Any:
+    """The ids of the scored rows, kept as Arrow strings for column-read datasets."""
+    import pyarrow as pa
+
+    ids = dataset.ids
+    arrow = getattr(ids, "arrow", None)
+    arr = arrow() if callable(arrow) else pa.array(list(ids), type=pa.string())
+    return arr if bool(rows.all()) else arr.filter(pa.array(rows))
 
 
 def _input_records(dataset: Dataset, preds: Predictions) -> dict[str, Any]:
