@@ -21,8 +21,6 @@ from toxeval.datasets import (
 )
 from toxeval.taxonomy import load_taxonomy
 
-REPO = Path(__file__).resolve().parents[1]
-
 TAX3 = """name = "three"
 version = "1"
 [[category]]
