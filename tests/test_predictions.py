@@ -586,7 +586,7 @@ def test_non_utf8_jsonl_names_file_and_line(tmp_path: Path, ds: Any) -> None:
 @pytest.mark.parametrize("damage", ["truncated", "not gzip"])
 def test_broken_gzip_jsonl(tmp_path: Path, ds: Any, damage: str) -> None:
     p = tmp_path / "p.jsonl.gz"
-    whole = gzip.compress(b"".join(json.dumps(r).encode() + b"\n" for r in _struct_rows()))
+    whole = gzip.compress(jsonl_text(_struct_rows()).encode())
     p.write_bytes(whole[:40] if damage == "truncated" else b"not gzip at all")
     with pytest.raises(PredictionError, match=r"p\.jsonl\.gz: not a valid gzip file"):
         read_predictions(p, ds)
