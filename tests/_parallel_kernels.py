@@ -11,7 +11,7 @@ import warnings
 from typing import Any
 
 import numpy as np
-from _names import PER_ROW
+from helpers import PER_ROW
 
 #: Rows x labels: 300,000 scores, well above the size from which calls use the pool.
 N_ROWS, N_LABELS = 20_000, 15

@@ -1,9 +1,10 @@
 """Fixtures shared by the test modules: small datasets and taxonomy files on disk, user
-taxonomies, parser caches, and a headless browser for the HTML report."""
+taxonomies, the shared public data, parser caches, a fake OpenAI-compatible server and a
+headless browser for the HTML report. Plain helpers (file writers, an in-memory dataset,
+the ranking-metric names) are in helpers.py."""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -20,6 +21,7 @@ from toxeval.taxonomy import Taxonomy, load_taxonomy
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from fake_openai import FakeOpenAI
+from helpers import shared_data_dir, write_jsonl
 
 
 @pytest.fixture
@@ -31,6 +33,16 @@ def fake_openai() -> Iterator[FakeOpenAI]:
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    """The shared public data folder (helpers.shared_data_dir), holding
+    ``openai-moderation/samples-1680.jsonl.gz``; the test is skipped when it is absent."""
+    folder = shared_data_dir()
+    if folder is None:
+        pytest.skip("shared data/openai-moderation/samples-1680.jsonl.gz not found")
+    return folder
 
 
 @pytest.fixture(scope="session")
@@ -109,9 +121,7 @@ def _write_alias_taxonomy(folder: Path) -> Path:
 
 
 def _write_small_dataset(folder: Path) -> Path:
-    p = folder / "small.jsonl"
-    p.write_text("".join(json.dumps(r) + "\n" for r in SMALL_ROWS), encoding="utf-8")
-    return p
+    return write_jsonl(folder / "small.jsonl", SMALL_ROWS)
 
 
 @pytest.fixture

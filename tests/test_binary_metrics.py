@@ -640,7 +640,7 @@ def test_large_labels_walk_matches_sklearn(kind: str) -> None:
 @pytest.mark.parametrize(
     ("y_true", "y_score", "kwargs"),
     [
-        ([False], [False, True], {}),  # found by the no-panic fuzzer
+        ([False], [False, True], {}),  # bool labels, lengths differ
         ([1, 1, 1], [0.2, 0.3], {}),
         ([0, 0], [[0.1, 0.9], [0.3, 0.7]], {}),
         ([2, 2, 2], [0.1, 0.2, 0.3], {"sample_weight": [1, 2]}),

@@ -14,31 +14,13 @@ from typing import Any
 
 import numpy as np
 import pytest
-from test_scoring import STANDINS, install_standins
+from helpers import jsonl_text, write_jsonl
 from toxeval.cli import main
 
 REPO = Path(__file__).resolve().parents[1]
 
 
-@pytest.fixture(autouse=True)
-def _standins(monkeypatch: pytest.MonkeyPatch) -> None:
-    install_standins(monkeypatch)
-
-
-def _needs_eval_side() -> None:
-    pytest.importorskip("toxeval.datasets")
-    pytest.importorskip("toxeval.detectors")
-
-
-def _engine_ready() -> bool:
-    import toxeval.metrics as m
-
-    return all(getattr(m, n, None) not in (None, fn) for n, fn in STANDINS.items())
-
-
 def _run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    if not _engine_ready():
-        pytest.skip("toxeval.metrics ranking functions not merged yet (subprocess has no stand-in)")
     return subprocess.run(
         [sys.executable, "-m", "toxeval.cli", *args],
         capture_output=True,
@@ -47,18 +29,6 @@ def _run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedP
         env={**os.environ, **(env or {})},
         cwd=REPO,
     )
-
-
-def shared_dir() -> Path | None:
-    env = os.environ.get("TOXEVAL_SHARED_DIR")
-    candidates = [Path(env)] if env else []
-    # beside the checkout (CI), then the fixed location tests/test_datasets.py also uses,
-    # so that a checkout elsewhere does not silently skip the test
-    candidates += [REPO.parent / "shared", REPO.parent.parent / "shared", Path("/work/shared")]
-    for c in candidates:
-        if (c / "data" / "openai-moderation" / "samples-1680.jsonl.gz").is_file():
-            return c
-    return None
 
 
 def _one_line_error(err: str) -> None:
@@ -72,7 +42,6 @@ def _one_line_error(err: str) -> None:
 
 
 def test_no_arg_evaluate_in_process(capsys: pytest.CaptureFixture[str]) -> None:
-    _needs_eval_side()
     assert main([]) == 0
     out = capsys.readouterr().out
     assert "mAP" in out and "label ranking loss" in out
@@ -80,7 +49,6 @@ def test_no_arg_evaluate_in_process(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_no_arg_evaluate_subprocess() -> None:
-    _needs_eval_side()
     r = _run()
     assert r.returncode == 0, r.stderr
     assert "mAP" in r.stdout
@@ -88,7 +56,6 @@ def test_no_arg_evaluate_subprocess() -> None:
 
 
 def test_evaluate_writes_deterministic_outputs(tmp_path: Path) -> None:
-    _needs_eval_side()
     assert main(["evaluate", "--out", str(tmp_path / "a"), "--quiet"]) == 0
     assert main(["evaluate", "--out", str(tmp_path / "b"), "--quiet"]) == 0
     for name in ("results.json", "report.md", "per_category.csv"):
@@ -107,7 +74,6 @@ def test_timings_line_names_every_step(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    _needs_eval_side()
     monkeypatch.setenv("TOXEVAL_TIMINGS", "1")
     args = ["evaluate", "--out", str(tmp_path / "a")] + (["--quiet"] if quiet else [])
     assert main(args) == 0
@@ -147,7 +113,6 @@ def test_evaluate_reads_with_the_system_arrow_pool_unless_the_user_chose(
 ) -> None:
     import pyarrow as pa
 
-    _needs_eval_side()
     before = pa.default_memory_pool()
     try:
         pa.set_memory_pool(
@@ -165,26 +130,23 @@ def test_evaluate_reads_with_the_system_arrow_pool_unless_the_user_chose(
     capsys.readouterr()
 
 
-def test_score_on_shared_openai_moderation(tmp_path: Path) -> None:
-    _needs_eval_side()
-    shared = shared_dir()
-    if shared is None:
-        pytest.skip("../shared/data/openai-moderation/samples-1680.jsonl.gz not found")
+def test_score_on_shared_openai_moderation(tmp_path: Path, shared_data: Path) -> None:
     from toxeval.datasets import load_dataset
 
-    data = shared / "data" / "openai-moderation" / "samples-1680.jsonl.gz"
+    data = shared_data / "openai-moderation" / "samples-1680.jsonl.gz"
     ds = load_dataset(data)
     assert not ds.mask.all()  # the set has unknown labels
     rng = np.random.default_rng(0)
     noisy = np.clip(ds.y_true * 0.6 + rng.random(ds.y_true.shape) * 0.5, 0, 1)
     preds = tmp_path / "preds.jsonl"
-    with preds.open("w") as f:
-        for i in rng.permutation(len(ds.ids)):
-            row = {
-                "id": ds.ids[i],
-                "scores": dict(zip(ds.taxonomy.ids, noisy[i].round(6).tolist(), strict=True)),
-            }
-            f.write(json.dumps(row) + "\n")
+    rows = [
+        {
+            "id": ds.ids[i],
+            "scores": dict(zip(ds.taxonomy.ids, noisy[i].round(6).tolist(), strict=True)),
+        }
+        for i in rng.permutation(len(ds.ids))
+    ]
+    write_jsonl(preds, rows)
     outs = []
     for name in ("a", "b"):
         code = main(
@@ -220,7 +182,6 @@ def test_taxonomy_command(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_datasets_command(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    pytest.importorskip("toxeval.datasets")
     assert main(["datasets", "--data-dir", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "Q-A-MLL" in out and "not found" in out
@@ -236,7 +197,7 @@ def _dataset_file(tmp_path: Path) -> Path:
         {"id": "b", "text": "two", "labels": ["violence", "hate"]},
         {"id": "c", "text": "three", "labels": []},
     ]
-    p.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    write_jsonl(p, rows)
     return p
 
 
@@ -254,11 +215,9 @@ def _bad_inputs(tmp_path: Path) -> dict[str, tuple[list[str], str]]:
         + "\n{oops\n"
     )
     wrong_k = tmp_path / "wrong_k.jsonl"
-    wrong_k.write_text("".join(json.dumps({"id": i, "scores": [0.1, 0.2]}) + "\n" for i in "abc"))
+    write_jsonl(wrong_k, [{"id": i, "scores": [0.1, 0.2]} for i in "abc"])
     unknown_cat = tmp_path / "unknown_cat.jsonl"
-    unknown_cat.write_text(
-        "".join(json.dumps({"id": i, "scores": {**good, "spam": 0.3}}) + "\n" for i in "abc")
-    )
+    write_jsonl(unknown_cat, [{"id": i, "scores": {**good, "spam": 0.3}} for i in "abc"])
     nan = tmp_path / "nan.jsonl"
     nan.write_text(
         "".join(json.dumps({"id": i, "scores": good}) + "\n" for i in "ab")
@@ -268,7 +227,7 @@ def _bad_inputs(tmp_path: Path) -> dict[str, tuple[list[str], str]]:
     empty = tmp_path / "empty.jsonl"
     empty.write_text("")
     ok = tmp_path / "ok.jsonl"
-    ok.write_text("".join(json.dumps({"id": i, "scores": good}) + "\n" for i in "abc"))
+    write_jsonl(ok, [{"id": i, "scores": good} for i in "abc"])
     return {
         "malformed": (["score", str(malformed), "--dataset", ds], "line 3"),
         "wrong_k": (["score", str(wrong_k), "--dataset", ds], "expected K=15"),
@@ -312,7 +271,7 @@ def _malformed_inputs(
     ann_null.write_text('{"id": "a", "text": "x", "annotations": [null, ["hate"]]}\n')
     nonutf8 = tmp_path / "nonutf8.jsonl"
     nonutf8.write_bytes(b'{"id": "a", "text": "x\xff", "labels": ["hate"]}\n')
-    good = "".join(json.dumps({"id": i, "labels": ["hate"]}) + "\n" for i in "abc").encode()
+    good = jsonl_text([{"id": i, "labels": ["hate"]} for i in "abc"]).encode()
     trunc = tmp_path / "trunc.jsonl.gz"
     trunc.write_bytes(gzip.compress(good)[:30])
     notgz = tmp_path / "notgz.jsonl.gz"
@@ -382,8 +341,6 @@ CASES = [
 def test_bad_input_exits_2_in_process(
     case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    if case not in ("bad_format", "no_dataset", "bad_taxonomy", "unknown_command"):
-        pytest.importorskip("toxeval.datasets")
     args, needle = _bad_inputs(tmp_path)[case]
     assert main(args) == 2
     err = capsys.readouterr().err
@@ -393,7 +350,6 @@ def test_bad_input_exits_2_in_process(
 
 @pytest.mark.parametrize("case", ["malformed", "wrong_k", "missing_dataset", "bad_format"])
 def test_bad_input_exits_2_subprocess(case: str, tmp_path: Path) -> None:
-    pytest.importorskip("toxeval.datasets")
     args, needle = _bad_inputs(tmp_path)[case]
     r = _run(*args)
     assert r.returncode == 2, r.stderr
@@ -404,12 +360,9 @@ def test_bad_input_exits_2_subprocess(case: str, tmp_path: Path) -> None:
 def test_mismatch_policy_from_the_command_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    pytest.importorskip("toxeval.datasets")
     ds = str(_dataset_file(tmp_path))
     p = tmp_path / "p.jsonl"
-    p.write_text(
-        "".join(json.dumps({"id": i, "labels": ["hate"]}) + "\n" for i in ("a", "b", "zz"))
-    )
+    write_jsonl(p, [{"id": i, "labels": ["hate"]} for i in ("a", "b", "zz")])
     assert main(["score", str(p), "--dataset", ds]) == 2
     assert "not in the dataset ('zz')" in capsys.readouterr().err
     assert (
@@ -455,7 +408,6 @@ def test_internal_error_exits_1(
 def test_min_annotators_with_at_least_is_used(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    pytest.importorskip("toxeval.datasets")
     out = tmp_path / "new" / "dir"  # created: its parent chain does not exist yet
     args = ["evaluate", "--rule", "at_least", "--min-annotators", "2", "-q", "--out", str(out)]
     assert main(args) == 0
@@ -477,11 +429,6 @@ def _score_run(tmp_path: Path, args: list[str], name: str = "out") -> dict[str, 
     return dict(json.loads((out / "results.json").read_text()))
 
 
-def _jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    return path
-
-
 TOXEVAL_15 = [
     *("hate", "harassment", "violence", "self_harm", "sexual", "sexual_minors", "weapons"),
     *("drugs", "fraud", "cybercrime", "privacy", "crime", "extremism", "misinformation"),
@@ -495,7 +442,7 @@ def _scored_problem(tmp_path: Path, n: int = 40) -> tuple[Path, Path, np.ndarray
     k = len(TOXEVAL_15)
     y = (rng.random((n, k)) < 0.25).astype(int)
     s = np.round(np.clip(0.35 * y + rng.random((n, k)) * 0.6, 0, 1), 3)
-    ds = _jsonl(
+    ds = write_jsonl(
         tmp_path / "ds.jsonl",
         [
             {
@@ -506,7 +453,7 @@ def _scored_problem(tmp_path: Path, n: int = 40) -> tuple[Path, Path, np.ndarray
             for i in range(n)
         ],
     )
-    preds = _jsonl(
+    preds = write_jsonl(
         tmp_path / "preds.jsonl",
         [
             {"id": f"q{i}", "scores": dict(zip(TOXEVAL_15, s[i].tolist(), strict=True))}
@@ -519,7 +466,6 @@ def _scored_problem(tmp_path: Path, n: int = 40) -> tuple[Path, Path, np.ndarray
 def test_score_threshold_option_sets_the_f1_threshold(tmp_path: Path) -> None:
     import sklearn.metrics as skm
 
-    _needs_eval_side()
     ds, preds, y, s = _scored_problem(tmp_path)
     doc = _score_run(tmp_path, ["score", str(preds), "--dataset", str(ds), "--threshold", "0.3"])
     assert doc["config"]["threshold"] == 0.3 and doc["figures"]["threshold"] == 0.3
@@ -535,7 +481,6 @@ def test_score_threshold_option_sets_the_f1_threshold(tmp_path: Path) -> None:
 def test_score_taxonomy_file_option(tmp_path: Path) -> None:
     import sklearn.metrics as skm
 
-    _needs_eval_side()
     tax = tmp_path / "greek.toml"
     tax.write_text(
         'name = "greek-3"\nversion = "2.0"\ndescription = "three test categories"\n'
@@ -556,14 +501,14 @@ def test_score_taxonomy_file_option(tmp_path: Path) -> None:
         ]
     )
     ids = ("alpha", "beta", "gamma")
-    ds = _jsonl(
+    ds = write_jsonl(
         tmp_path / "ds.jsonl",
         [
             {"id": f"r{i}", "text": "t", "labels": [c for c, v in zip(ids, y[i], strict=True) if v]}
             for i in range(6)
         ],
     )
-    preds = _jsonl(
+    preds = write_jsonl(
         tmp_path / "p.jsonl",
         [{"id": f"r{i}", "scores": dict(zip(ids, s[i].tolist(), strict=True))} for i in range(6)],
     )
@@ -584,14 +529,12 @@ def test_score_taxonomy_file_option(tmp_path: Path) -> None:
 
 def test_evaluate_taxonomy_threshold_and_detector_options(tmp_path: Path) -> None:
     import sklearn.metrics as skm
-
-    _needs_eval_side()
     from toxeval.detectors import get_detector
 
     om8 = ["s", "h", "v", "hr", "sh", "s3", "h2", "v2"]  # docs/taxonomy.md
     texts = ["I will kill you", "hello there", "you are an idiot", "nice weather", "kill them all"]
     labels = [["v"], [], ["h"], [], ["v", "h"]]
-    ds = _jsonl(
+    ds = write_jsonl(
         tmp_path / "ds.jsonl",
         [
             {"id": str(i), "text": t, "labels": lab}
@@ -638,11 +581,11 @@ def _raw_output_problem(tmp_path: Path) -> tuple[Path, Path, np.ndarray, np.ndar
         "I'm sorry, but I cannot answer.",
         '{"self_harm": 0.6, "violence": 0.2}',
     ]
-    ds = _jsonl(
+    ds = write_jsonl(
         tmp_path / "ds.jsonl",
         [{"id": f"r{i}", "text": "t", "labels": lab} for i, lab in enumerate(labels)],
     )
-    preds = _jsonl(
+    preds = write_jsonl(
         tmp_path / "outputs.jsonl", [{"id": f"r{i}", "output": o} for i, o in enumerate(outputs)]
     )
     k = len(TOXEVAL_15)
@@ -666,7 +609,6 @@ def _raw_output_problem(tmp_path: Path) -> tuple[Path, Path, np.ndarray, np.ndar
 def test_score_parse_policy_exclude_leaves_unparseable_rows_out(tmp_path: Path) -> None:
     import sklearn.metrics as skm
 
-    _needs_eval_side()
     ds, preds, y, s, parsed = _raw_output_problem(tmp_path)
     base = ["score", str(preds), "--dataset", str(ds)]
     doc = _score_run(tmp_path, [*base, "--parse-policy", "exclude"])
@@ -693,7 +635,6 @@ def test_score_parse_policy_exclude_leaves_unparseable_rows_out(tmp_path: Path) 
 def test_score_parse_policy_error_fails_on_unparseable_rows(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    _needs_eval_side()
     ds, preds, *_ = _raw_output_problem(tmp_path)
     out = tmp_path / "o"
     args = ["score", str(preds), "--dataset", str(ds), "--parse-policy", "error", "--out", str(out)]
@@ -711,11 +652,10 @@ def test_score_llama_guard_outputs_on_r_a_mll_with_mapping(
     llama-guard-3`` on a small R-A-MLL-shaped file and raw Llama Guard outputs."""
     import sklearn.metrics as skm
 
-    _needs_eval_side()
     data = tmp_path / "data"
     data.mkdir()
     labels = [[], ["violence", "hate"], ["self_harm"], ["fraud"], ["hate"], [], ["violence"], []]
-    _jsonl(
+    write_jsonl(
         data / "R-A-MLL.jsonl",
         [
             {"id": f"x{i}", "text": f"prompt {i}", "response": f"response {i}", "labels": lab}
@@ -725,7 +665,7 @@ def test_score_llama_guard_outputs_on_r_a_mll_with_mapping(
     # Llama Guard 3 answers; the bare code lists and the JSON need the explicit mapping
     outputs = ["safe", "unsafe\nS1,S10", "S11", '{"S2": 0.9}', "S10", "safe", "unsafe\nS1", "S6"]
     monkeypatch.chdir(tmp_path)
-    _jsonl(
+    write_jsonl(
         tmp_path / "llm_outputs.jsonl",
         [{"id": f"x{i}", "output": o} for i, o in enumerate(outputs)],
     )
@@ -769,7 +709,6 @@ def test_score_format_option_reads_a_file_the_extension_does_not_name(
 ) -> None:
     import sklearn.metrics as skm
 
-    _needs_eval_side()
     ds, preds, y, s = _scored_problem(tmp_path, n=12)
     txt = tmp_path / "preds.txt"
     txt.write_bytes(preds.read_bytes())

@@ -1,11 +1,10 @@
-"""Dataset schema readers, label forms, annotator rules, registry, OpenAI reader, demo set."""
+"""Dataset schema readers, label forms, gzipped datasets, annotator rules, registry,
+OpenAI reader, demo set, and options rejected where they cannot apply."""
 
 from __future__ import annotations
 
-import csv
 import gzip
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +12,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from helpers import jsonl_text, write_compressed, write_csv, write_jsonl
 from toxeval.datasets import (
     DatasetError,
     list_datasets,
@@ -20,8 +20,6 @@ from toxeval.datasets import (
     read_openai_moderation,
 )
 from toxeval.taxonomy import load_taxonomy
-
-REPO = Path(__file__).resolve().parents[1]
 
 TAX3 = """name = "three"
 version = "1"
@@ -52,12 +50,6 @@ def tax3(tmp_path: Path) -> Path:
     p = tmp_path / "three.toml"
     p.write_text(TAX3)
     return p
-
-
-def _jsonl(path: Path, rows: list[dict[str, Any]], *, gz: bool = False) -> Path:
-    body = "".join(json.dumps(r) + "\n" for r in rows).encode()
-    path.write_bytes(gzip.compress(body) if gz else body)
-    return path
 
 
 def _check(ds: Any) -> None:
@@ -105,7 +97,7 @@ COLUMNS = [
 )
 @pytest.mark.parametrize("gz", [False, True])
 def test_jsonl_label_forms_round_trip(tmp_path: Path, tax3: Path, rows: Any, gz: bool) -> None:
-    p = _jsonl(tmp_path / ("d.jsonl.gz" if gz else "d.jsonl"), rows, gz=gz)
+    p = write_jsonl(tmp_path / ("d.jsonl.gz" if gz else "d.jsonl"), rows, gz=gz)
     ds = load_dataset(p, taxonomy=tax3)
     _check(ds)
     assert ds.name == "d" and ds.level == "prompt" and ds.soft is None
@@ -113,22 +105,14 @@ def test_jsonl_label_forms_round_trip(tmp_path: Path, tax3: Path, rows: Any, gz:
 
 def test_jsonl_list_form_fast_path(tmp_path: Path, tax3: Path) -> None:
     rows = [{"id": i, "text": "t", "labels": ["a", "c"] if i % 3 else []} for i in range(1000)]
-    ds = load_dataset(_jsonl(tmp_path / "big.jsonl", rows), taxonomy=tax3)
+    ds = load_dataset(write_jsonl(tmp_path / "big.jsonl", rows), taxonomy=tax3)
     assert ds.ids[:2] == ["0", "1"]
     assert ds.mask.all()
     np.testing.assert_array_equal(ds.y_true.sum(0), [666, 0, 666])
 
 
-def _csv(path: Path, header: list[str], rows: list[list[Any]]) -> Path:
-    with path.open("w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(header)
-        w.writerows(rows)
-    return path
-
-
 def test_csv_labels_json_text(tmp_path: Path, tax3: Path) -> None:
-    p = _csv(
+    p = write_csv(
         tmp_path / "d.csv",
         ["id", "text", "labels"],
         [[r["id"], r["text"], json.dumps(r["labels"])] for r in MIXED],
@@ -139,13 +123,15 @@ def test_csv_labels_json_text(tmp_path: Path, tax3: Path) -> None:
 def test_csv_per_category_columns(tmp_path: Path, tax3: Path) -> None:
     rows = [[r["id"], r["text"], *("" if r[c] is None else r[c] for c in "abc")] for r in COLUMNS]
     _check(
-        load_dataset(_csv(tmp_path / "d.csv", ["id", "text", "a", "b", "c"], rows), taxonomy=tax3)
+        load_dataset(
+            write_csv(tmp_path / "d.csv", ["id", "text", "a", "b", "c"], rows), taxonomy=tax3
+        )
     )
 
 
 def test_csv_semicolon_ids(tmp_path: Path, tax3: Path) -> None:
     rows = [["r1", "x", "a"], ["r2", "y", ""], ["r3", "z", "b; c"]]
-    ds = load_dataset(_csv(tmp_path / "d.csv", ["id", "text", "labels"], rows), taxonomy=tax3)
+    ds = load_dataset(write_csv(tmp_path / "d.csv", ["id", "text", "labels"], rows), taxonomy=tax3)
     np.testing.assert_array_equal(ds.y_true, [[1, 0, 0], [0, 0, 0], [0, 1, 1]])
     assert ds.mask.all()
 
@@ -178,7 +164,7 @@ def test_parquet_round_trip(tmp_path: Path, tax3: Path, form: str) -> None:
 
 def test_response_level(tmp_path: Path, tax3: Path) -> None:
     rows = [{"id": "1", "text": "q", "response": "r", "labels": ["a"]}]
-    ds = load_dataset(_jsonl(tmp_path / "r.jsonl", rows), taxonomy=tax3)
+    ds = load_dataset(write_jsonl(tmp_path / "r.jsonl", rows), taxonomy=tax3)
     assert ds.level == "response" and ds.responses == ["r"]
 
 
@@ -245,7 +231,7 @@ def test_blank_lines_keep_line_numbers(tmp_path: Path, tax3: Path) -> None:
 
 
 def test_csv_bad_cell_names_line(tmp_path: Path, tax3: Path) -> None:
-    p = _csv(
+    p = write_csv(
         tmp_path / "d.csv",
         ["id", "text", "a", "b"],
         [["1", "x", "1", "0"], ["2", "y", "maybe", "0"]],
@@ -255,7 +241,7 @@ def test_csv_bad_cell_names_line(tmp_path: Path, tax3: Path) -> None:
 
 
 def test_csv_missing_text_column(tmp_path: Path, tax3: Path) -> None:
-    p = _csv(tmp_path / "d.csv", ["id", "labels"], [["1", "a"]])
+    p = write_csv(tmp_path / "d.csv", ["id", "labels"], [["1", "a"]])
     with pytest.raises(DatasetError, match="missing column 'text'"):
         load_dataset(p, taxonomy=tax3)
 
@@ -278,7 +264,7 @@ def test_annotator_rules_and_soft_labels(tmp_path: Path, tax3: Path) -> None:
         {"id": "3", "text": "z", "labels": ["b"], "annotations": [["a"], ["a"], ["a"]]},
         {"id": "4", "text": "w", "labels": ["c"]},
     ]
-    p = _jsonl(tmp_path / "ann.jsonl", rows)
+    p = write_jsonl(tmp_path / "ann.jsonl", rows)
     maj = load_dataset(p, taxonomy=tax3)
     np.testing.assert_array_equal(maj.y_true, [[0, 0, 0], [0, 0, 1], [0, 1, 0], [0, 0, 1]])
     uni = load_dataset(p, taxonomy=tax3, rule="union")
@@ -307,7 +293,7 @@ def test_label_map_codes_and_coverage(tmp_path: Path) -> None:
         {"id": "2", "text": "y", "labels": []},
         {"id": "3", "text": "z", "labels": {"S1": 1, "S7": None}},
     ]
-    ds = load_dataset(_jsonl(tmp_path / "lg.jsonl", rows), label_map="llama-guard-3")
+    ds = load_dataset(write_jsonl(tmp_path / "lg.jsonl", rows), label_map="llama-guard-3")
     tax = ds.taxonomy
     assert ds.y_true[0, tax.index("hate")] == 1
     # Llama Guard has no profanity code: unknown, never a silent negative
@@ -316,7 +302,7 @@ def test_label_map_codes_and_coverage(tmp_path: Path) -> None:
     assert ds.y_true[2, tax.index("violence")] == 1 and not ds.mask[2, tax.index("privacy")]
     with pytest.raises(DatasetError, match="unknown label code 'S99'"):
         load_dataset(
-            _jsonl(tmp_path / "lg2.jsonl", [{"id": "1", "text": "x", "labels": ["S99"]}]),
+            write_jsonl(tmp_path / "lg2.jsonl", [{"id": "1", "text": "x", "labels": ["S99"]}]),
             label_map="llama-guard-3",
         )
 
@@ -341,7 +327,7 @@ def test_registry_finds_file_case_insensitively(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("TOXEVAL_DATA_DIR", str(tmp_path))
-    _jsonl(
+    write_jsonl(
         tmp_path / "r-a-mll.jsonl", [{"id": "1", "text": "q", "response": "r", "labels": ["hate"]}]
     )
     ds = load_dataset("R-A-MLL")
@@ -352,14 +338,6 @@ def test_registry_finds_file_case_insensitively(
 
 
 # ------------------------------------------------------------- OpenAI moderation
-
-
-def _shared_dir() -> Path | None:
-    cands = [os.environ.get("TOXEVAL_SHARED_DIR"), str(REPO.parent / "shared"), "/work/shared"]
-    for c in cands:
-        if c and (Path(c) / "data/openai-moderation/samples-1680.jsonl.gz").is_file():
-            return Path(c)
-    return None
 
 
 OPENAI_COUNTS = {
@@ -374,11 +352,8 @@ OPENAI_COUNTS = {
 }
 
 
-def test_openai_moderation_counts() -> None:
-    shared = _shared_dir()
-    if shared is None:
-        pytest.skip("shared OpenAI moderation data not available")
-    path = shared / "data/openai-moderation/samples-1680.jsonl.gz"
+def test_openai_moderation_counts(shared_data: Path) -> None:
+    path = shared_data / "openai-moderation/samples-1680.jsonl.gz"
     ds = read_openai_moderation(path)
     assert len(ds) == 1680 and ds.taxonomy.name == "openai-moderation-8"
     for key, (pos, neg) in OPENAI_COUNTS.items():
@@ -386,7 +361,7 @@ def test_openai_moderation_counts() -> None:
         assert int((ds.y_true[:, j] == 1).sum()) == pos, key
         assert int((ds.mask[:, j] & (ds.y_true[:, j] == 0)).sum()) == neg, key
     assert (~ds.mask).any(axis=1).mean() > 0.4  # about half the rows lack some keys
-    via_registry = load_dataset("openai-moderation", data_dir=shared / "data")
+    via_registry = load_dataset("openai-moderation", data_dir=shared_data)
     np.testing.assert_array_equal(via_registry.mask, ds.mask)
     mapped = read_openai_moderation(path, taxonomy="toxeval-15")
     assert not mapped.mask[:, mapped.taxonomy.index("fraud")].any()
@@ -432,7 +407,7 @@ def test_annotations_column_wise_path(tmp_path: Path, tax3: Path) -> None:
         {"id": "1", "text": "x", "annotations": [["a"], ["a", "b"], ["b"], []]},
         {"id": "2", "text": "y", "annotations": [["c"], ["c"], ["a", "c", "c"]]},
     ]
-    ds = load_dataset(_jsonl(tmp_path / "ann.jsonl", rows), taxonomy=tax3)
+    ds = load_dataset(write_jsonl(tmp_path / "ann.jsonl", rows), taxonomy=tax3)
     np.testing.assert_array_equal(ds.y_true, [[0, 0, 0], [0, 0, 1]])
     assert ds.soft is not None
     np.testing.assert_allclose(ds.soft, [[0.5, 0.5, 0.0], [1 / 3, 0.0, 1.0]])
@@ -561,7 +536,7 @@ def test_parquet_label_lists_read_as_dictionary_codes(tmp_path: Path, tax3: Path
         for i in range(50)
     ]
     p = tmp_path / "d.parquet"
-    want = load_dataset(_jsonl(tmp_path / "d.jsonl", rows), taxonomy=tax3)
+    want = load_dataset(write_jsonl(tmp_path / "d.jsonl", rows), taxonomy=tax3)
     for group in (100, 7):  # one row group (dictionary codes), several (strings)
         pq.write_table(pa.Table.from_pylist(rows), p, row_group_size=group)
         ds = load_dataset(p, taxonomy=tax3)
@@ -644,7 +619,7 @@ def test_csv_ids_and_texts_are_read_exactly_as_written(tmp_path: Path, tax3: Pat
     assert list(ds.texts) == ["007", "1.50", "1e3", "true"]
     np.testing.assert_array_equal(ds.y_true, [[1, 0, 0], [0, 1, 0], [0, 0, 0], [1, 1, 0]])
     # per-category cells may still be written as numbers
-    q = _csv(tmp_path / "c.csv", ["id", "text", "a", "b", "c"], [["01", "x", "1.0", 0, ""]])
+    q = write_csv(tmp_path / "c.csv", ["id", "text", "a", "b", "c"], [["01", "x", "1.0", 0, ""]])
     ds = load_dataset(q, taxonomy=tax3)
     assert list(ds.ids) == ["01"]
     np.testing.assert_array_equal(ds.mask, [[True, True, False]])
@@ -666,10 +641,12 @@ def test_duplicate_keys_in_a_jsonl_row_are_an_error(tmp_path: Path, tax3: Path) 
 def test_misspelt_per_category_column_is_an_error_with_a_suggestion(
     tmp_path: Path, tax3: Path
 ) -> None:
-    p = _csv(tmp_path / "d.csv", ["id", "text", "a", "b", "gamme"], [["r1", "x", 1, 0, 1]])
+    p = write_csv(tmp_path / "d.csv", ["id", "text", "a", "b", "gamme"], [["r1", "x", 1, 0, 1]])
     _raises(p, tax3, r"d\.csv: column 'gamme' is not a category .*did you mean 'c'\?")
     rows = [{"id": "r1", "text": "x", "a": 1, "b": 0, "Gama": 1}]
-    _raises(_jsonl(tmp_path / "d.jsonl", rows), tax3, r"line 1: field 'Gama' .*did you mean 'c'")
+    _raises(
+        write_jsonl(tmp_path / "d.jsonl", rows), tax3, r"line 1: field 'Gama' .*did you mean 'c'"
+    )
     t = pa.table({"id": ["r1"], "text": ["x"], "a": [1], "betta": [0]})
     pq.write_table(t, tmp_path / "d.parquet")
     _raises(tmp_path / "d.parquet", tax3, r"column 'betta' .*did you mean 'b'")
@@ -678,7 +655,7 @@ def test_misspelt_per_category_column_is_an_error_with_a_suggestion(
 def test_ignored_fields_are_listed_not_dropped_silently(tmp_path: Path, tax3: Path) -> None:
     # documented metadata is fine and still ignored, even when close to a category name
     # ("Beta" vs the documented "meta"), but the dataset says what it ignored
-    p = _csv(
+    p = write_csv(
         tmp_path / "d.csv",
         ["id", "text", "a", "b", "c", "source", "meta", "Unnamed: 0"],
         [["r1", "x", 1, 0, 1, "web", "m", 0], ["r2", "y", 0, 1, 0, "web", "m", 1]],
@@ -687,11 +664,11 @@ def test_ignored_fields_are_listed_not_dropped_silently(tmp_path: Path, tax3: Pa
     assert ds.ignored_fields == ("source", "meta", "Unnamed: 0")
     # per-category fields beside 'labels' are not used: listed too (JSONL, both paths)
     rows = [{"id": "r1", "text": "x", "labels": ["a"], "b": 1, "lang": "en"}]
-    ds = load_dataset(_jsonl(tmp_path / "d.jsonl", rows), taxonomy=tax3)
+    ds = load_dataset(write_jsonl(tmp_path / "d.jsonl", rows), taxonomy=tax3)
     np.testing.assert_array_equal(ds.y_true, [[1, 0, 0]])
     assert ds.ignored_fields == ("b", "lang")
     rows.append({"id": "r2", "text": "y", "labels": {"a": 1}, "gamme": 0})
-    ds = load_dataset(_jsonl(tmp_path / "e.jsonl", rows), taxonomy=tax3)
+    ds = load_dataset(write_jsonl(tmp_path / "e.jsonl", rows), taxonomy=tax3)
     assert ds.ignored_fields == ("b", "lang", "gamme")
     from toxeval.scoring import score
 
@@ -758,7 +735,7 @@ def test_conflicting_labels_for_one_category_are_rejected(
         path = tmp_path / "ds.parquet"
         pq.write_table(pa.Table.from_pylist(rows), path)
     else:
-        path = _jsonl(tmp_path / "ds.jsonl", rows)
+        path = write_jsonl(tmp_path / "ds.jsonl", rows)
     with pytest.raises(DatasetError) as e:
         load_dataset(path, taxonomy=tax3)
     msg = str(e.value)
@@ -774,6 +751,94 @@ def test_same_label_under_id_and_alias_is_accepted(tmp_path: Path, tax3: Path) -
         {"id": "r1", "text": "one", "labels": {"a": 1, "alpha cat": 1, "b": 0, "c": 0}},
         {"id": "r2", "text": "two", "labels": {"a": 0, "Alpha": 0, "b": 1, "c": None}},
     ]
-    ds = load_dataset(_jsonl(tmp_path / "ds.jsonl", rows), taxonomy=tax3)
+    ds = load_dataset(write_jsonl(tmp_path / "ds.jsonl", rows), taxonomy=tax3)
     assert ds.y_true.tolist() == [[1, 0, 0], [0, 1, 0]]
     assert ds.mask.tolist() == [[True, True, True], [True, True, False]]
+
+
+# ------------------------------------------------------------------ compressed datasets
+
+
+def _dataset_rows() -> list[dict[str, Any]]:
+    return [
+        {"id": "r1", "text": "x", "labels": ["hate"]},
+        {"id": "r2", "text": "y", "labels": []},
+    ]
+
+
+def _dataset_csv() -> bytes:
+    return b'id,text,labels\nr1,x,hate\nr2,y,""\n'
+
+
+@pytest.mark.parametrize("name", ["d.jsonl.gz", "d.json.gz", "d.csv.gz", "D.JSONL.GZ", "D.CSV.GZ"])
+def test_dataset_reads_gzip_for_each_text_format(tmp_path: Path, name: str) -> None:
+    body = _dataset_csv() if ".csv" in name.lower() else jsonl_text(_dataset_rows()).encode()
+    p = tmp_path / name
+    p.write_bytes(gzip.compress(body))
+    d = load_dataset(p)
+    assert list(d.ids) == ["r1", "r2"]
+    assert d.y_true[0, d.taxonomy.index("hate")] == 1 and d.y_true[1].sum() == 0
+
+
+@pytest.mark.parametrize("sfx", [".bz2", ".zst", ".lz4"])
+@pytest.mark.parametrize("base", ["d.jsonl", "d.csv"])
+def test_dataset_rejects_other_compressions_clearly(tmp_path: Path, base: str, sfx: str) -> None:
+    body = _dataset_csv() if base.endswith("csv") else jsonl_text(_dataset_rows()).encode()
+    p = write_compressed(tmp_path / (base + sfx), body)
+    with pytest.raises(
+        DatasetError, match=rf"cannot read a \{sfx} file as a dataset: only gzipped"
+    ):
+        load_dataset(p)
+
+
+def test_dataset_rejects_gzipped_parquet_clearly(tmp_path: Path) -> None:
+    p = tmp_path / "d.parquet.gz"
+    p.write_bytes(gzip.compress(b"PAR1"))
+    with pytest.raises(DatasetError, match=r"cannot read a \.gz file as a dataset"):
+        load_dataset(p)
+
+
+# ----------------- options: named with their CLI flag, rejected where they cannot apply
+
+
+def test_missing_registry_dataset_names_keyword_and_flag(tmp_path: Path) -> None:
+    with pytest.raises(DatasetError) as e:
+        load_dataset("Q-A-MLL", data_dir=tmp_path)
+    assert "data_dir= (--data-dir DIR)" in str(e.value)
+
+
+def test_min_annotators_needs_the_at_least_rule() -> None:
+    for rule in ("majority", "union"):
+        with pytest.raises(DatasetError, match=r"min_annotators= \(--min-annotators\) only"):
+            load_dataset(rule=rule, min_annotators=2)  # type: ignore[arg-type]
+    assert len(load_dataset(rule="at_least", min_annotators=2)) > 0
+    assert len(load_dataset(rule="union", min_annotators=1)) > 0  # the default is fine
+
+
+def _openai_file(path: Path) -> Path:
+    rows = [{"prompt": "x", "S": 0, "H": 1}, {"prompt": "y", "V": 0}]
+    return write_jsonl(path, rows)
+
+
+@pytest.mark.parametrize("route", ["path", "registry"])
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"rule": "union"}, r"rule= \(--rule\) and min_annotators= .* do not apply"),
+        ({"rule": "at_least", "min_annotators": 2}, r"do not apply"),
+        ({"label_map": "llama-guard-3"}, r"label_map= does not apply"),
+    ],
+)
+def test_openai_moderation_rejects_options_that_do_not_apply(
+    tmp_path: Path, route: str, kwargs: dict[str, Any], match: str
+) -> None:
+    if route == "path":
+        target: Any = _openai_file(tmp_path / "samples-test.jsonl")
+        where: dict[str, Any] = {}
+    else:
+        _openai_file(tmp_path / "samples-1680.jsonl")
+        target, where = "openai-moderation", {"data_dir": tmp_path}
+    with pytest.raises(DatasetError, match=match):
+        load_dataset(target, **where, **kwargs)
+    d = load_dataset(target, **where)  # the defaults still read it
+    assert d.taxonomy.name == "openai-moderation-8" and len(d) == 2

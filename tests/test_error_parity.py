@@ -1,5 +1,5 @@
 """Error, warning and output-dtype parity with the installed scikit-learn, compared
-live, for the inputs a fuzzing review found handled differently: 0-d ``y_true``,
+live, for inputs at the edges of what scikit-learn accepts: 0-d ``y_true``,
 labels that cannot be ordered (``None``), text scores, empty input to the curves,
 object-dtype scores in the curves, a ROC curve that turns back (negative weights),
 and multilabel indicators coded {0, 2}.
@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from _names import RANKING
+from helpers import RANKING
 from sklearn import metrics as sk
 from toxeval import metrics as te
 

@@ -15,6 +15,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from helpers import write_jsonl
 from toxeval import metrics, score
 from toxeval.cli import main
 from toxeval.datasets import DatasetError, load_dataset
@@ -173,7 +174,7 @@ def test_category_without_a_known_label_has_f1_na(
         for i in range(6)
     ]
     ds_path = tmp_path / "ds.jsonl"
-    ds_path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    write_jsonl(ds_path, rows)
     p = tmp_path / "p.jsonl"
     p.write_text("\n".join(_score_lines([f"r{i}" for i in range(6)])) + "\n")
     out_dir = tmp_path / "out"

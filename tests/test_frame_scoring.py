@@ -4,7 +4,6 @@ column or in dataset row order; anything ambiguous is a clear PredictionError.""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -14,6 +13,7 @@ import pandas as pd
 import polars as pl
 import pyarrow as pa
 import pytest
+from helpers import write_jsonl
 from toxeval import metrics, score
 from toxeval.datasets import load_dataset
 from toxeval.predictions import PredictionError
@@ -104,7 +104,7 @@ def test_a_square_pandas_frame_is_scored_by_its_columns_not_its_names(
         {"id": "c", "text": "z", "labels": ["gamma"]},
     ]
     p = tmp_path / "ds.jsonl"
-    p.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    write_jsonl(p, rows)
     ds = load_dataset(p, taxonomy=alias_taxonomy_file)
     s = np.array([[0.1, 0.8, 0.3], [0.9, 0.2, 0.4], [0.3, 0.6, 0.2]])  # every AP below 1
     res = score(pd.DataFrame(s, columns=CATS), ds)

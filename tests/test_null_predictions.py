@@ -4,7 +4,6 @@ and reported, never negatives and never folded into a figure."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +11,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from helpers import write_jsonl
 from toxeval import metrics, score
 from toxeval.predictions import PredictionError, read_predictions
 
@@ -30,11 +30,6 @@ def _obj(rid: str) -> dict[str, float]:
     return dict(zip(CATS, S[rid], strict=True))
 
 
-def _write_jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    return path
-
-
 def _expected_map(ds: Any, unscored: set[str]) -> float:
     keep = np.array([i not in unscored for i in ds.ids])
     s = np.array([S[i] for i in ds.ids])[keep]
@@ -50,7 +45,7 @@ def test_null_scores_are_unscored_not_an_error(
     rows = [{"id": i, "scores": _obj(i)} for i in S]
     nulled = 0 if first_null else 3
     rows[nulled]["scores"] = None
-    p = _write_jsonl(tmp_path / "p.jsonl", rows)
+    p = write_jsonl(tmp_path / "p.jsonl", rows)
     res = score(p, small_dataset)
     rid = rows[nulled]["id"]
     assert res.counts["null_prediction"] == 1
@@ -63,7 +58,7 @@ def test_null_labels_are_unscored_not_no_categories(tmp_path: Path, small_datase
     rows: list[dict[str, Any]] = [{"id": i, "labels": ["alpha"]} for i in S]
     rows[1]["labels"] = None
     rows[4]["labels"] = []  # an empty list: known, no category
-    p = _write_jsonl(tmp_path / "p.jsonl", rows)
+    p = write_jsonl(tmp_path / "p.jsonl", rows)
     res = score(p, small_dataset)
     assert res.counts["null_prediction"] == 1
     assert res.counts["scored"] == 5
@@ -72,7 +67,7 @@ def test_null_labels_are_unscored_not_no_categories(tmp_path: Path, small_datase
 def test_null_output_is_unscored_not_unparseable(tmp_path: Path, small_dataset: Any) -> None:
     rows: list[dict[str, Any]] = [{"id": i, "output": "alpha"} for i in S]
     rows[2]["output"] = None
-    p = _write_jsonl(tmp_path / "p.jsonl", rows)
+    p = write_jsonl(tmp_path / "p.jsonl", rows)
     res = score(p, small_dataset)
     assert res.counts["null_prediction"] == 1
     assert res.parse is not None
@@ -83,7 +78,7 @@ def test_failed_request_is_unscored_and_counted(tmp_path: Path, small_dataset: A
     rows: list[dict[str, Any]] = [{"id": i, "scores": _obj(i), "error": None} for i in S]
     rows[0] = {"id": "r1", "scores": None, "error": "HTTP 503 after 5 attempts"}
     rows[5]["error"] = "timeout"  # scores present but the request failed: not trusted
-    p = _write_jsonl(tmp_path / "p.jsonl", rows)
+    p = write_jsonl(tmp_path / "p.jsonl", rows)
     res = score(p, small_dataset)
     assert res.counts["failed_request"] == 2 and res.counts["null_prediction"] == 0
     assert res.counts["scored"] == 4
@@ -95,7 +90,7 @@ def test_failed_request_is_unscored_and_counted(tmp_path: Path, small_dataset: A
 
 
 def test_every_row_null_is_a_clear_error(tmp_path: Path, small_dataset: Any) -> None:
-    p = _write_jsonl(tmp_path / "p.jsonl", [{"id": i, "scores": None} for i in S])
+    p = write_jsonl(tmp_path / "p.jsonl", [{"id": i, "scores": None} for i in S])
     with pytest.raises(PredictionError, match=r"no dataset row has a usable prediction.*6 null"):
         score(p, small_dataset)
 

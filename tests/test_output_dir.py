@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import write_jsonl
 from toxeval import score
 from toxeval.cli import main
 from toxeval.output_dir import MANIFEST, OutputError
@@ -27,7 +28,7 @@ def _dump(tmp_path: Path, ids: list[str], name: str = "p.jsonl") -> Path:
         for n, i in enumerate(ids)
     ]
     p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    write_jsonl(p, rows)
     return p
 
 

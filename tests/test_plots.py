@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pytest
 import toxeval
+from helpers import write_jsonl
 from toxeval import plots
 from toxeval.cli import main
 from toxeval.detectors import get_detector
@@ -434,9 +435,8 @@ def test_cli_score_plots_use_the_scored_rows_and_known_cells(
 ) -> None:
     ds, scores = demo
     dump = tmp_path / "preds.jsonl"
-    with dump.open("w", encoding="utf-8") as f:
-        for id_, row in list(zip(ds.ids, scores, strict=True))[5:]:  # 5 rows missing
-            f.write(json.dumps({"id": id_, "scores": row.tolist()}) + "\n")
+    rows = list(zip(ds.ids, scores, strict=True))[5:]  # 5 rows missing
+    write_jsonl(dump, [{"id": id_, "scores": row.tolist()} for id_, row in rows])
     seen: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     real = plots.plot_pr_curves
 

@@ -1,10 +1,14 @@
-"""toxeval.predictions: every format and form, joins by id, mismatch policies, and every
-bad input with its message (JSONL line numbers included)."""
+"""toxeval.predictions: every format and form, compressed dumps (every compression for
+every text format), joins by id, mismatch policies, every bad input with its message
+(JSONL line numbers included; errors name the keyword and the CLI flag), and the choice
+parameters typed with their Literals."""
 
 from __future__ import annotations
 
 import gzip
+import inspect
 import json
+import typing
 from pathlib import Path
 from typing import Any
 
@@ -12,8 +16,18 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from test_scoring import make_dataset, small_taxonomy
-from toxeval.predictions import PredictionError, detect_format, read_predictions
+import toxeval
+from helpers import CODECS, jsonl_text, make_dataset, small_taxonomy, write_compressed, write_jsonl
+from toxeval import datasets, predictions
+from toxeval.datasets import DatasetError, load_dataset
+from toxeval.parsing import UnparseableOutputError
+from toxeval.predictions import (
+    PredictionError,
+    detect_format,
+    predictions_from_array,
+    predictions_from_texts,
+    read_predictions,
+)
 
 TAX = small_taxonomy(3)  # ids c0, c1, c2
 Y = np.array([[1, 0, 0], [0, 1, 0], [1, 1, 0], [0, 0, 1]])
@@ -26,16 +40,6 @@ def ds() -> Any:
     return make_dataset(Y, taxonomy=TAX, ids=list(IDS))
 
 
-def _jsonl(path: Path, rows: list[Any], *, gz: bool = False) -> Path:
-    text = "".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows)
-    if gz:
-        with gzip.open(path, "wt", encoding="utf-8") as f:
-            f.write(text)
-    else:
-        path.write_text(text, encoding="utf-8")
-    return path
-
-
 def _struct_rows(order: list[int] | None = None) -> list[dict[str, Any]]:
     order = order if order is not None else list(range(4))
     return [{"id": IDS[i], "scores": {f"c{k}": float(S[i, k]) for k in range(3)}} for i in order]
@@ -46,7 +50,9 @@ def _struct_rows(order: list[int] | None = None) -> list[dict[str, Any]]:
 
 @pytest.mark.parametrize("gz", [False, True])
 def test_jsonl_score_objects_joined_by_id(tmp_path: Path, ds: Any, gz: bool) -> None:
-    p = _jsonl(tmp_path / ("p.jsonl.gz" if gz else "p.jsonl"), _struct_rows([3, 1, 0, 2]), gz=gz)
+    p = write_jsonl(
+        tmp_path / ("p.jsonl.gz" if gz else "p.jsonl"), _struct_rows([3, 1, 0, 2]), gz=gz
+    )
     pr = read_predictions(p, ds)
     np.testing.assert_array_equal(pr.scores, S)
     assert pr.scored.all()
@@ -59,27 +65,27 @@ def test_jsonl_score_object_keys_may_be_names_or_aliases(tmp_path: Path, ds: Any
         {"id": IDS[i], "scores": {"Category 0": S[i, 0], "c1": S[i, 1], "CATEGORY 2": S[i, 2]}}
         for i in range(4)
     ]
-    pr = read_predictions(_jsonl(tmp_path / "p.jsonl", rows), ds)
+    pr = read_predictions(write_jsonl(tmp_path / "p.jsonl", rows), ds)
     np.testing.assert_array_equal(pr.scores, S)
 
 
 def test_jsonl_vector_and_integer_ids(tmp_path: Path) -> None:
     ds = make_dataset(Y, taxonomy=TAX, ids=["1", "2", "3", "4"])
     rows = [{"id": i + 1, "scores": S[i].tolist()} for i in range(4)]
-    pr = read_predictions(_jsonl(tmp_path / "p.jsonl", rows), ds)
+    pr = read_predictions(write_jsonl(tmp_path / "p.jsonl", rows), ds)
     np.testing.assert_array_equal(pr.scores, S)
 
 
 def test_jsonl_per_category_columns(tmp_path: Path, ds: Any) -> None:
     rows = [{"id": IDS[i], **{f"c{k}": S[i, k] for k in range(3)}} for i in range(4)]
-    pr = read_predictions(_jsonl(tmp_path / "p.jsonl", rows), ds)
+    pr = read_predictions(write_jsonl(tmp_path / "p.jsonl", rows), ds)
     np.testing.assert_array_equal(pr.scores, S)
 
 
 def test_jsonl_labels(tmp_path: Path, ds: Any) -> None:
     rows = [{"id": IDS[i], "labels": [f"c{k}" for k in range(3) if Y[i, k]]} for i in range(4)]
     rows[0]["labels"] = []
-    pr = read_predictions(_jsonl(tmp_path / "p.jsonl", rows), ds)
+    pr = read_predictions(write_jsonl(tmp_path / "p.jsonl", rows), ds)
     want = Y.astype(float)
     want[0] = 0
     np.testing.assert_array_equal(pr.scores, want)
@@ -88,7 +94,6 @@ def test_jsonl_labels(tmp_path: Path, ds: Any) -> None:
 
 
 def test_jsonl_text_is_parsed(tmp_path: Path) -> None:
-    pytest.importorskip("toxeval.parsing")
     from toxeval.taxonomy import load_taxonomy
 
     tax = load_taxonomy("toxeval-15")
@@ -99,7 +104,7 @@ def test_jsonl_text_is_parsed(tmp_path: Path) -> None:
         {"id": "y", "output": "none"},
         {"id": "z", "output": "I can't help with that."},
     ]
-    pr = read_predictions(_jsonl(tmp_path / "p.jsonl", rows), ds, parse_policy="exclude")
+    pr = read_predictions(write_jsonl(tmp_path / "p.jsonl", rows), ds, parse_policy="exclude")
     assert pr.kind == "text"
     assert pr.scores[0, tax.index("hate")] == 1.0
     assert pr.parse_counts is not None and pr.parse_counts["empty"] == 1
@@ -178,7 +183,7 @@ def test_npz_with_ids_is_joined(tmp_path: Path, ds: Any) -> None:
 
 
 def test_format_flag_overrides_extension(tmp_path: Path, ds: Any) -> None:
-    p = _jsonl(tmp_path / "preds.txt", _struct_rows())
+    p = write_jsonl(tmp_path / "preds.txt", _struct_rows())
     with pytest.raises(PredictionError, match=r"pass format= \(--format\)"):
         read_predictions(p, ds)
     np.testing.assert_array_equal(read_predictions(p, ds, format="jsonl").scores, S)
@@ -206,7 +211,7 @@ def test_many_rows_load_vectorised(tmp_path: Path) -> None:
 
 
 def test_missing_ids_error_then_drop(tmp_path: Path, ds: Any) -> None:
-    p = _jsonl(tmp_path / "p.jsonl", _struct_rows([0, 1, 2]))
+    p = write_jsonl(tmp_path / "p.jsonl", _struct_rows([0, 1, 2]))
     with pytest.raises(PredictionError, match=r"1 of 4 dataset ids have no prediction \('d'\)"):
         read_predictions(p, ds)
     pr = read_predictions(p, ds, on_mismatch="drop")
@@ -218,7 +223,7 @@ def test_missing_ids_error_then_drop(tmp_path: Path, ds: Any) -> None:
 def test_duplicate_ids_error_then_keep_first(tmp_path: Path, ds: Any) -> None:
     rows = _struct_rows()
     later = {"id": "b", "scores": {"c0": 0.0, "c1": 0.0, "c2": 0.0}}
-    p = _jsonl(tmp_path / "p.jsonl", [*rows, later])
+    p = write_jsonl(tmp_path / "p.jsonl", [*rows, later])
     with pytest.raises(PredictionError, match=r"1 rows repeat an id already seen \('b'\)"):
         read_predictions(p, ds)
     pr = read_predictions(p, ds, on_mismatch="drop")
@@ -228,7 +233,7 @@ def test_duplicate_ids_error_then_keep_first(tmp_path: Path, ds: Any) -> None:
 
 def test_unknown_ids_error_then_drop(tmp_path: Path, ds: Any) -> None:
     extra = [{"id": f"zz{i}", "scores": {"c0": 0.5, "c1": 0.5, "c2": 0.5}} for i in range(7)]
-    p = _jsonl(tmp_path / "p.jsonl", [*_struct_rows(), *extra])
+    p = write_jsonl(tmp_path / "p.jsonl", [*_struct_rows(), *extra])
     with pytest.raises(
         PredictionError, match=r"7 of 11 prediction ids are not in the dataset \('zz0'.*, \.\.\.\)"
     ):
@@ -241,7 +246,7 @@ def test_unknown_ids_error_then_drop(tmp_path: Path, ds: Any) -> None:
 def test_all_three_mismatches_in_one_message(tmp_path: Path, ds: Any) -> None:
     rows = _struct_rows([0, 1, 1])
     rows.append({"id": "q", "scores": {"c0": 0, "c1": 0, "c2": 0}})
-    p = _jsonl(tmp_path / "p.jsonl", rows)
+    p = write_jsonl(tmp_path / "p.jsonl", rows)
     with pytest.raises(PredictionError) as e:
         read_predictions(p, ds)
     msg = str(e.value)
@@ -264,7 +269,7 @@ def test_npy_length_must_equal_n(tmp_path: Path, ds: Any) -> None:
 def test_nan_and_inf_name_row_and_column(tmp_path: Path, ds: Any) -> None:
     rows = _struct_rows()
     rows[2] = '{"id": "c", "scores": {"c0": 0.1, "c1": NaN, "c2": 0.3}}'
-    p = _jsonl(tmp_path / "p.jsonl", rows)
+    p = write_jsonl(tmp_path / "p.jsonl", rows)
     with pytest.raises(PredictionError, match=r"row id 'c': score for 'c1' is NaN"):
         read_predictions(p, ds)
     s = S.copy()
@@ -277,7 +282,7 @@ def test_nan_and_inf_name_row_and_column(tmp_path: Path, ds: Any) -> None:
 def test_wrong_k_names_expected_k_and_ids(tmp_path: Path, ds: Any) -> None:
     rows = [{"id": IDS[i], "scores": S[i].tolist()} for i in range(4)]
     rows[1]["scores"] = [0.1, 0.2]
-    p = _jsonl(tmp_path / "p.jsonl", rows)
+    p = write_jsonl(tmp_path / "p.jsonl", rows)
     with pytest.raises(
         PredictionError, match=r"row id 'b': score vector has length 2, expected K=3 .*c0, c1, c2"
     ):
@@ -291,12 +296,12 @@ def test_unknown_category_names_are_listed(tmp_path: Path, ds: Any) -> None:
     rows = _struct_rows()
     rows[3]["scores"]["bogus"] = 0.2
     rows[3]["scores"]["weird"] = 0.1
-    p = _jsonl(tmp_path / "p.jsonl", rows)
+    p = write_jsonl(tmp_path / "p.jsonl", rows)
     with pytest.raises(
         PredictionError, match=r"unknown categories in score keys: 'bogus', 'weird'"
     ):
         read_predictions(p, ds)
-    q = _jsonl(tmp_path / "q.jsonl", [{"id": "a", "labels": ["c0", "nope"]}])
+    q = write_jsonl(tmp_path / "q.jsonl", [{"id": "a", "labels": ["c0", "nope"]}])
     with pytest.raises(PredictionError, match=r"unknown categories in labels: 'nope'"):
         read_predictions(q, ds)
     r = tmp_path / "r.csv"
@@ -308,11 +313,11 @@ def test_unknown_category_names_are_listed(tmp_path: Path, ds: Any) -> None:
 def test_missing_category_or_null_score(tmp_path: Path, ds: Any) -> None:
     rows = [{"id": IDS[i], "scores": {"c0": S[i, 0], "c1": S[i, 1]}} for i in range(4)]
     with pytest.raises(PredictionError, match="no scores for categories 'c2'"):
-        read_predictions(_jsonl(tmp_path / "p.jsonl", rows), ds)
+        read_predictions(write_jsonl(tmp_path / "p.jsonl", rows), ds)
     rows = _struct_rows()
     del rows[2]["scores"]["c1"]
     with pytest.raises(PredictionError, match="row id 'c': no score for 'c1'"):
-        read_predictions(_jsonl(tmp_path / "q.jsonl", rows), ds)
+        read_predictions(write_jsonl(tmp_path / "q.jsonl", rows), ds)
 
 
 def test_scores_outside_unit_interval_are_allowed_and_noted(tmp_path: Path, ds: Any) -> None:
@@ -363,7 +368,7 @@ def test_malformed_jsonl_reports_line_number(tmp_path: Path, ds: Any) -> None:
 def test_inconsistent_types_report_line_number(tmp_path: Path, ds: Any) -> None:
     rows: list[Any] = _struct_rows()
     rows[2] = {"id": "c", "scores": "high"}
-    p = _jsonl(tmp_path / "p.jsonl", rows)
+    p = write_jsonl(tmp_path / "p.jsonl", rows)
     with pytest.raises(
         PredictionError, match=r"line 3: field 'scores' is a string, but an object on line 1"
     ):
@@ -371,10 +376,10 @@ def test_inconsistent_types_report_line_number(tmp_path: Path, ds: Any) -> None:
 
 
 def test_no_id_column_and_no_predictions(tmp_path: Path, ds: Any) -> None:
-    p = _jsonl(tmp_path / "p.jsonl", [{"scores": [0.1, 0.2, 0.3]}])
+    p = write_jsonl(tmp_path / "p.jsonl", [{"scores": [0.1, 0.2, 0.3]}])
     with pytest.raises(PredictionError, match="no 'id' column"):
         read_predictions(p, ds)
-    q = _jsonl(tmp_path / "q.jsonl", [{"id": "a", "model": "x"}])
+    q = write_jsonl(tmp_path / "q.jsonl", [{"id": "a", "model": "x"}])
     with pytest.raises(PredictionError, match="no predictions found"):
         read_predictions(q, ds)
 
@@ -382,7 +387,7 @@ def test_no_id_column_and_no_predictions(tmp_path: Path, ds: Any) -> None:
 def test_missing_file_and_bad_policy(tmp_path: Path, ds: Any) -> None:
     with pytest.raises(FileNotFoundError, match="predictions file not found"):
         read_predictions(tmp_path / "nope.jsonl", ds)
-    p = _jsonl(tmp_path / "p.jsonl", _struct_rows())
+    p = write_jsonl(tmp_path / "p.jsonl", _struct_rows())
     with pytest.raises(ValueError, match="on_mismatch"):
         read_predictions(p, ds, on_mismatch="ignore")
 
@@ -581,7 +586,7 @@ def test_non_utf8_jsonl_names_file_and_line(tmp_path: Path, ds: Any) -> None:
 @pytest.mark.parametrize("damage", ["truncated", "not gzip"])
 def test_broken_gzip_jsonl(tmp_path: Path, ds: Any, damage: str) -> None:
     p = tmp_path / "p.jsonl.gz"
-    whole = gzip.compress(b"".join(json.dumps(r).encode() + b"\n" for r in _struct_rows()))
+    whole = gzip.compress(jsonl_text(_struct_rows()).encode())
     p.write_bytes(whole[:40] if damage == "truncated" else b"not gzip at all")
     with pytest.raises(PredictionError, match=r"p\.jsonl\.gz: not a valid gzip file"):
         read_predictions(p, ds)
@@ -619,7 +624,7 @@ def test_jsonl_with_a_line_over_pyarrows_block_size(tmp_path: Path, gz: bool) ->
     ds = make_dataset(Y, taxonomy=TAX, ids=list(IDS))
     rows: list[Any] = [{"id": i, "output": "c0"} for i in IDS]
     rows[2] = {"id": "c", "output": "c1" + " " * 2_100_000}  # ~2.1 MB on one line
-    p = _jsonl(tmp_path / ("p.jsonl.gz" if gz else "p.jsonl"), rows, gz=gz)
+    p = write_jsonl(tmp_path / ("p.jsonl.gz" if gz else "p.jsonl"), rows, gz=gz)
     pr = read_predictions(p, ds)
     assert pr.kind == "text" and pr.scored.all()
     assert pr.scores[2, 1] == 1.0 and pr.scores[0, 0] == 1.0
@@ -632,3 +637,225 @@ def test_raw_outputs_must_be_strings(ds: Any) -> None:
         predictions_from_texts([1, 2, 3, 4], ds)  # type: ignore[list-item]
     with pytest.raises(TypeError, match=r"item 1 is NoneType .*fill a missing output"):
         predictions_from_texts(["c0", None, "c1", "c2"], ds)  # type: ignore[list-item]
+
+
+# --------------------------------------------------------------------- compressed dumps
+
+
+# every compression detect_format looks through, by suffix, as its messages name it
+CODEC_NAMES = {".gz": "gzip", ".bz2": "bzip2", ".zst": "zstd", ".lz4": "LZ4 frame"}
+
+
+def _csv_bytes(sep: str) -> bytes:
+    lines = [sep.join(["id", "c0", "c1", "c2"])]
+    lines += [sep.join([IDS[i], *(repr(float(v)) for v in S[i])]) for i in (3, 1, 0, 2)]
+    return ("\n".join(lines) + "\n").encode()
+
+
+@pytest.mark.parametrize("sfx", list(CODECS))
+@pytest.mark.parametrize("base", ["p.jsonl", "p.ndjson", "p.csv", "p.tsv"])
+def test_each_compression_is_read_for_each_text_format(
+    tmp_path: Path, ds: Any, base: str, sfx: str
+) -> None:
+    if base.endswith("sv"):
+        data = _csv_bytes("\t" if base.endswith(".tsv") else ",")
+    else:
+        data = jsonl_text(_struct_rows([2, 0, 3, 1])).encode()
+    p = write_compressed(tmp_path / (base + sfx), data)
+    pr = read_predictions(p, ds)
+    np.testing.assert_array_equal(pr.scores, S)
+    assert pr.format == detect_format(p)
+
+
+@pytest.mark.parametrize("sfx", list(CODECS))
+def test_compression_suffix_in_upper_case_and_with_explicit_format(
+    tmp_path: Path, ds: Any, sfx: str
+) -> None:
+    p = write_compressed(
+        tmp_path / ("P.JSONL" + sfx.upper()), jsonl_text(_struct_rows([2, 0, 3, 1])).encode()
+    )
+    np.testing.assert_array_equal(read_predictions(p, ds).scores, S)
+    q = write_compressed(tmp_path / ("preds.txt" + sfx), _csv_bytes(","))
+    np.testing.assert_array_equal(read_predictions(q, ds, format="csv").scores, S)
+
+
+@pytest.mark.parametrize("sfx", list(CODECS))
+def test_raw_text_with_a_long_line_in_each_compression(tmp_path: Path, ds: Any, sfx: str) -> None:
+    rows: list[Any] = [{"id": i, "output": "c0"} for i in IDS]
+    rows[2] = {"id": "c", "output": "c1" + " " * 2_100_000}  # over pyarrow's 1 MiB block
+    pr = read_predictions(
+        write_compressed(tmp_path / ("p.jsonl" + sfx), jsonl_text(rows).encode()), ds
+    )
+    assert pr.kind == "text" and pr.scored.all()
+    assert pr.scores[2, 1] == 1.0 and pr.scores[0, 0] == 1.0
+
+
+@pytest.mark.parametrize("sfx", list(CODECS))
+def test_bad_utf8_in_each_compression_names_the_line(tmp_path: Path, ds: Any, sfx: str) -> None:
+    rows = [json.dumps({"id": i, "output": "c0"}).encode() for i in IDS]
+    for bad_line in (3, 1):  # after the first line (pyarrow's error), and the first line
+        lines = list(rows)
+        lines[bad_line - 1] = b'{"id": "c", "output": "c0\xff"}'
+        p = write_compressed(tmp_path / f"p{bad_line}.jsonl{sfx}", b"\n".join(lines) + b"\n")
+        with pytest.raises(PredictionError, match=rf"line {bad_line}: byte 26: not UTF-8 text"):
+            read_predictions(p, ds)
+
+
+@pytest.mark.parametrize("sfx", list(CODECS))
+@pytest.mark.parametrize("base", ["p.jsonl", "p.csv"])
+@pytest.mark.parametrize("damage", ["truncated", "not compressed"])
+def test_corrupt_compressed_dump_names_the_compression(
+    tmp_path: Path, ds: Any, base: str, sfx: str, damage: str
+) -> None:
+    data = (
+        jsonl_text(_struct_rows([2, 0, 3, 1])).encode()
+        if base.endswith("jsonl")
+        else _csv_bytes(",")
+    )
+    p = write_compressed(tmp_path / (base + sfx), data)
+    whole = p.read_bytes()
+    p.write_bytes(whole[: len(whole) // 2] if damage == "truncated" else data)
+    with pytest.raises(PredictionError, match=rf"not a valid {CODEC_NAMES[sfx]} file"):
+        read_predictions(p, ds)
+
+
+@pytest.mark.parametrize("sfx", list(CODECS))
+@pytest.mark.parametrize("fmt", ["parquet", "npy", "npz"])
+def test_compressed_binary_dump_is_rejected_up_front(
+    tmp_path: Path, ds: Any, fmt: str, sfx: str
+) -> None:
+    plain = tmp_path / f"plain.{fmt}"
+    if fmt == "parquet":
+        pq.write_table(pa.table({"id": IDS, **{f"c{k}": S[:, k] for k in range(3)}}), plain)
+    elif fmt == "npy":
+        np.save(plain, S)
+    else:
+        np.savez(plain, scores=S)
+    p = write_compressed(tmp_path / f"p.{fmt}{sfx}", plain.read_bytes())
+    assert detect_format(p) == fmt
+    with pytest.raises(
+        PredictionError, match=rf"{CODEC_NAMES[sfx]}-compressed {fmt.upper()} file cannot be read"
+    ):
+        read_predictions(p, ds)
+
+
+# --------------------------------------------- errors name the keyword and the CLI flag
+
+
+def test_unknown_format_error_names_keyword_and_flag() -> None:
+    with pytest.raises(PredictionError, match=r"pass format= \(--format\)"):
+        detect_format("preds.txt")
+
+
+def test_parse_policy_error_names_keyword_and_flag(tmp_path: Path, ds: Any) -> None:
+    rows = [{"id": i, "output": "c0"} for i in IDS]
+    rows[1]["output"] = "I can't help with that."
+    p = write_jsonl(tmp_path / "p.jsonl", rows)
+    with pytest.raises(PredictionError) as e:
+        read_predictions(p, ds, parse_policy="error")
+    msg = str(e.value)
+    assert "parse_policy='zeros' or 'exclude'" in msg and "--parse-policy" in msg
+
+
+def test_mismatch_error_names_keyword_and_flag(tmp_path: Path, ds: Any) -> None:
+    with pytest.raises(PredictionError) as e:
+        predictions_from_array(S[:2], ds, ids=IDS[:2])
+    msg = str(e.value)
+    assert "on_mismatch='drop'" in msg and "--on-mismatch drop" in msg
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "keyword", "flag"),
+    [
+        ({"format": "xml"}, "format", "--format"),
+        ({"on_mismatch": "ignore"}, "on_mismatch", "--on-mismatch"),
+        ({"parse_policy": "skip"}, "parse_policy", "--parse-policy"),
+    ],
+)
+def test_bad_choice_names_keyword_and_flag(
+    tmp_path: Path, ds: Any, kwargs: dict[str, Any], keyword: str, flag: str
+) -> None:
+    p = write_jsonl(tmp_path / "p.jsonl", _struct_rows([2, 0, 3, 1]))
+    with pytest.raises(ValueError, match=rf"^{keyword} must be one of .*\({flag}\)"):
+        read_predictions(p, ds, **kwargs)
+
+
+def test_library_messages_never_name_a_flag_alone() -> None:
+    """Every ``--flag`` in a message of the library modules comes with its keyword."""
+    import re
+
+    for mod in (predictions, datasets, toxeval.parsing):
+        src = Path(mod.__file__ or "").read_text(encoding="utf-8")
+        for m in re.finditer(r"--([a-z][a-z-]+)", src):
+            keyword = m.group(1).replace("-", "_")
+            window = src[max(0, m.start() - 120) : m.end() + 120]
+            assert f"{keyword}=" in window or f'"{keyword}"' in window, (
+                f"{mod.__name__}: {m.group(0)} without {keyword}= nearby"
+            )
+
+
+# ---------------------------------------- parse_policy="error": one error of both types
+
+
+def test_parse_policy_error_is_a_prediction_error_and_an_unparseable_output_error(
+    tmp_path: Path, ds: Any
+) -> None:
+    texts = ["c0", "spam and eggs", "c1", "c2"]
+    rows = [{"id": i, "output": t} for i, t in zip(IDS, texts, strict=True)]
+    p = write_jsonl(tmp_path / "p.jsonl", rows)
+    for call in (
+        lambda: read_predictions(p, ds, parse_policy="error"),
+        lambda: predictions_from_texts(texts, ds, parse_policy="error"),
+        lambda: toxeval.score(texts, ds, parse_policy="error"),
+    ):
+        with pytest.raises(UnparseableOutputError, match=r"1 of 4 outputs are unparseable") as e:
+            call()
+        assert isinstance(e.value, PredictionError)
+
+
+# --------------------------------------------------------------- predictions_from_texts
+
+
+def test_predictions_from_texts_is_public_and_documented(ds: Any) -> None:
+    assert "predictions_from_texts" in predictions.__all__
+    doc_path = Path(__file__).resolve().parents[1] / "docs" / "python-api.md"
+    if not doc_path.is_file():  # tests run against an installed package, away from the repo
+        pytest.skip("docs/python-api.md is not beside the tests")
+    doc = doc_path.read_text()
+    assert "### `predictions_from_texts`" in doc
+    pr = predictions_from_texts(["c0", "c1", "none", "c2"], ds, source="run")
+    counts = {"ok": 3, "partial": 0, "empty": 1, "unparseable": 0}
+    assert pr.kind == "text" and pr.source == "run" and pr.parse_counts == counts
+
+
+# ------------------------------------------------ choice parameters typed with Literals
+
+
+def _annotation(fn: Any, name: str) -> Any:
+    """A parameter's annotation, resolved in the function's module (annotations are
+    strings there: ``from __future__ import annotations``)."""
+    ann = inspect.signature(fn).parameters[name].annotation
+    return eval(ann, vars(inspect.getmodule(fn))) if isinstance(ann, str) else ann
+
+
+def test_choice_parameters_are_typed_with_the_literals() -> None:
+    assert _annotation(read_predictions, "format") == predictions.Format
+    assert _annotation(read_predictions, "on_mismatch") == predictions.OnMismatch
+    assert _annotation(read_predictions, "parse_policy") == predictions.ParsePolicy
+    assert _annotation(predictions_from_array, "on_mismatch") == predictions.OnMismatch
+    assert _annotation(predictions_from_texts, "parse_policy") == predictions.ParsePolicy
+    assert _annotation(load_dataset, "rule") == datasets.Rule
+    assert set(typing.get_args(predictions.Format)) == set(predictions.FORMATS)
+    assert set(typing.get_args(predictions.OnMismatch)) == set(predictions.MISMATCH_POLICIES)
+    assert set(typing.get_args(predictions.ParsePolicy)) == set(predictions.PARSE_POLICIES)
+    for name in ("Format", "OnMismatch", "ParsePolicy"):
+        assert name in predictions.__all__
+
+
+def test_bad_strings_still_fail_at_run_time(ds: Any) -> None:
+    with pytest.raises(ValueError, match=r"parse_policy must be one of"):
+        predictions_from_texts(["c0"], ds, parse_policy="skip")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"on_mismatch must be one of"):
+        predictions_from_array(S, ds, on_mismatch=None)  # type: ignore[arg-type]
+    with pytest.raises(DatasetError, match=r"unknown annotator rule .* rule= \(--rule\)"):
+        load_dataset(rule=["union"])  # type: ignore[arg-type]

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from helpers import write_jsonl
 from toxeval import evaluate, score
 from toxeval.cli import main
 from toxeval.report import results_json
@@ -32,9 +33,7 @@ def test_every_input_file_is_recorded_as_given_with_its_hash(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     dump = tmp_path / "p.jsonl"
-    dump.write_text(
-        "".join(json.dumps({"id": f"r{i}", "labels": ["first"]}) + "\n" for i in range(1, 7))
-    )
+    write_jsonl(dump, [{"id": f"r{i}", "labels": ["first"]} for i in range(1, 7)])
     # relative paths, as a user types them: stored as given, never resolved
     assert main(
         ["score", "p.jsonl", "--dataset", small_dataset_file.name, "--taxonomy",
@@ -62,19 +61,15 @@ def test_a_mapping_file_is_recorded(tmp_path: Path) -> None:
     mapping = tmp_path / "greek.toml"
     mapping.write_text(MAPPING)
     ds = tmp_path / "ds.jsonl"
-    ds.write_text(
-        "".join(
-            json.dumps({"id": f"r{i}", "text": "t", "labels": ["hate"] if i % 2 else ["violence"]})
-            + "\n"
+    write_jsonl(
+        ds,
+        [
+            {"id": f"r{i}", "text": "t", "labels": ["hate"] if i % 2 else ["violence"]}
             for i in range(6)
-        )
+        ],
     )
     dump = tmp_path / "labels.jsonl"
-    dump.write_text(
-        "".join(
-            json.dumps({"id": f"r{i}", "labels": ["A" if i % 2 else "B"]}) + "\n" for i in range(6)
-        )
-    )
+    write_jsonl(dump, [{"id": f"r{i}", "labels": ["A" if i % 2 else "B"]} for i in range(6)])
     res = score(dump, str(ds), mapping=str(mapping))
     assert res.inputs["mapping"] == {
         "path": str(mapping),
@@ -82,12 +77,7 @@ def test_a_mapping_file_is_recorded(tmp_path: Path) -> None:
         "sha256": _sha(mapping),
     }
     codes = tmp_path / "codes.jsonl"
-    codes.write_text(
-        "".join(
-            json.dumps({"id": f"r{i}", "labels": ["S1" if i % 2 else "S9"]}) + "\n"
-            for i in range(6)
-        )
-    )
+    write_jsonl(codes, [{"id": f"r{i}", "labels": ["S1" if i % 2 else "S9"]} for i in range(6)])
     builtin = score(codes, str(ds), mapping="llama-guard-3").inputs["mapping"]
     assert builtin["builtin"] == "llama-guard-3" and len(builtin["sha256"]) == 64
 
@@ -109,9 +99,7 @@ def test_a_changed_taxonomy_file_changes_the_record(
     tmp_path: Path, small_dataset_file: Path, alias_taxonomy_file: Path
 ) -> None:
     dump = tmp_path / "p.jsonl"
-    dump.write_text(
-        "".join(json.dumps({"id": f"r{i}", "labels": ["alpha"]}) + "\n" for i in range(1, 7))
-    )
+    write_jsonl(dump, [{"id": f"r{i}", "labels": ["alpha"]} for i in range(1, 7)])
     first = json.loads(results_json(score(dump, small_dataset_file, taxonomy=alias_taxonomy_file)))
     alias_taxonomy_file.write_text(alias_taxonomy_file.read_text().replace("Beta", "Bravo"))
     second = json.loads(results_json(score(dump, small_dataset_file, taxonomy=alias_taxonomy_file)))

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pytest
 import sklearn.metrics as skm
-from _names import PER_ROW, RANKING
+from helpers import PER_ROW, RANKING
 from toxeval import metrics
 from toxeval.report import report_markdown
 from toxeval.scoring import score

@@ -1,152 +1,22 @@
 """toxeval.scoring: every figure equals scikit-learn on the known cells, computed here
-independently; excluded categories are listed; unknown labels never act as negatives.
-
-Until ``toxeval.metrics`` provides the ranking functions, ``standin_metrics`` puts
-scikit-learn-based masked versions on the module for the duration of a test (tests only;
-the package never imports scikit-learn). Once the engine lands they are not used.
-"""
+independently; excluded categories are listed; unknown labels never act as negatives."""
 
 from __future__ import annotations
 
 import dataclasses
 import warnings
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 import pytest
 import sklearn.metrics as skm
 import toxeval.metrics
+from helpers import make_dataset, small_taxonomy, write_jsonl
 from toxeval.predictions import PredictionError, predictions_from_array
 from toxeval.scoring import score, score_predictions
 from toxeval.taxonomy import Category, Taxonomy, load_taxonomy
 
 # --------------------------------------------------------------------------- helpers
-
-
-@dataclasses.dataclass(frozen=True)
-class _StandinDataset:
-    """Fields of toxeval.datasets.Dataset (used only while that module is absent)."""
-
-    name: str
-    level: str
-    taxonomy: Taxonomy
-    ids: list[str]
-    texts: list[str]
-    responses: list[str] | None
-    y_true: np.ndarray
-    mask: np.ndarray
-    soft: np.ndarray | None
-    n_annotators: np.ndarray | None
-    source: str
-    sha256: str
-
-
-def small_taxonomy(k: int = 4) -> Taxonomy:
-    return Taxonomy(
-        name=f"test-{k}",
-        version="1",
-        categories=tuple(
-            Category(id=f"c{i}", name=f"Category {i}", description=f"test category {i}")
-            for i in range(k)
-        ),
-    )
-
-
-def make_dataset(
-    y: Any,
-    mask: Any = None,
-    *,
-    taxonomy: Taxonomy | None = None,
-    ids: list[str] | None = None,
-    soft: Any = None,
-    n_annotators: Any = None,
-) -> Any:
-    y = np.asarray(y, dtype=np.int8)
-    n, k = y.shape
-    tax = taxonomy or small_taxonomy(k)
-    m = np.ones_like(y, dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
-    fields = dict(
-        name="test",
-        level="prompt",
-        taxonomy=tax,
-        ids=ids or [f"r{i}" for i in range(n)],
-        texts=[f"text {i}" for i in range(n)],
-        responses=None,
-        y_true=np.where(m, y, 0).astype(np.int8),
-        mask=m,
-        soft=soft,
-        n_annotators=n_annotators,
-        source="test",
-        sha256="0" * 64,
-    )
-    try:
-        from toxeval.datasets import Dataset
-    except ImportError:
-        return _StandinDataset(**fields)  # type: ignore[arg-type]
-    return Dataset(**fields)  # type: ignore[arg-type]
-
-
-def _masked_columns(fn: Any) -> Any:
-    def metric(y: Any, s: Any, *, average: Any = "macro", mask: Any = None, **kw: Any) -> Any:
-        y, s = np.asarray(y), np.asarray(s)
-        if y.ndim == 1:
-            return fn(y, s, **kw)
-        m = np.ones_like(y, dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
-        vals = np.array([fn(y[m[:, k], k], s[m[:, k], k]) for k in range(y.shape[1])])
-        return vals if average is None else float(np.mean(vals))
-
-    return metric
-
-
-def _masked_rows(row_fn: Any) -> Any:
-    def metric(y: Any, s: Any, *, mask: Any = None, **kw: Any) -> float:
-        y, s = np.asarray(y), np.asarray(s, dtype=np.float64)
-        m = np.ones_like(y, dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
-        return float(np.mean([row_fn(y[i][m[i]] == 1, s[i][m[i]]) for i in range(len(y))]))
-
-    return metric
-
-
-def _lrl_row(rel: np.ndarray, s: np.ndarray) -> float:
-    p, q = s[rel], s[~rel]
-    if p.size == 0 or q.size == 0:
-        return 0.0
-    return float((p[:, None] <= q[None, :]).sum() / (p.size * q.size))
-
-
-def _lrap_row(rel: np.ndarray, s: np.ndarray) -> float:
-    if rel.sum() == 0 or rel.all():
-        return 1.0
-    out = [((s >= s[j]) & rel).sum() / (s >= s[j]).sum() for j in np.flatnonzero(rel)]
-    return float(np.mean(out))
-
-
-def _coverage_row(rel: np.ndarray, s: np.ndarray) -> float:
-    if rel.sum() == 0:
-        return 0.0
-    return float((s >= s[rel].min()).sum())
-
-
-STANDINS = {
-    "average_precision_score": _masked_columns(skm.average_precision_score),
-    "roc_auc_score": _masked_columns(skm.roc_auc_score),
-    "label_ranking_loss": _masked_rows(_lrl_row),
-    "label_ranking_average_precision_score": _masked_rows(_lrap_row),
-    "coverage_error": _masked_rows(_coverage_row),
-}
-
-
-@pytest.fixture(autouse=True)
-def standin_metrics(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    install_standins(monkeypatch)
-    yield
-
-
-def install_standins(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name, fn in STANDINS.items():
-        if not hasattr(toxeval.metrics, name):
-            monkeypatch.setattr(toxeval.metrics, name, fn, raising=False)
 
 
 def _random_case(seed: int, n: int = 60, k: int = 5, p_unknown: float = 0.2) -> tuple[Any, ...]:
@@ -314,7 +184,6 @@ def test_agreement_figures_when_soft_labels_exist() -> None:
 
 
 def test_score_accepts_texts_and_reports_parse_counts() -> None:
-    pytest.importorskip("toxeval.parsing")
     tax = load_taxonomy("toxeval-15")
     y = np.zeros((4, tax.k), dtype=np.int8)
     y[0, tax.index("hate")] = 1
@@ -602,7 +471,6 @@ def test_text_list_type_error_reads_well() -> None:
 
 
 def test_options_a_dump_has_no_use_for_are_noted_not_recorded(tmp_path: Any) -> None:
-    import json
 
     import toxeval
 
@@ -619,11 +487,8 @@ def test_options_a_dump_has_no_use_for_are_noted_not_recorded(tmp_path: Any) -> 
     )
     # a label-list dump uses the mapping (codes in lists), not the parse policy
     labels = tmp_path / "l.jsonl"
-    labels.write_text(
-        "".join(
-            json.dumps({"id": i, "labels": ["S1"] if k % 2 else []}) + "\n"
-            for k, i in enumerate(ds.ids)
-        )
+    write_jsonl(
+        labels, [{"id": i, "labels": ["S1"] if k % 2 else []} for k, i in enumerate(ds.ids)]
     )
     r = score(labels, ds, parse_policy="zeros", mapping="llama-guard-3")
     assert r.config["mapping"] == "llama-guard-3" and r.config["parse_policy"] is None

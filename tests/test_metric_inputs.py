@@ -1,8 +1,9 @@
-"""Input forms that used to give silent wrong answers: uint64 scores beyond the int64
-range (they were wrapped to negative int64 or tied as float64), NumPy masked arrays
-(the checks saw the masked view, the kernels the data under the mask), and thread
-counts (n_jobs beyond the cores started that many threads, in a pool per count that
-lives as long as the process)."""
+"""The array forms the drop-in metrics take, each ranked as scikit-learn ranks it or
+rejected as it rejects it: uint64 scores beyond the int64 range (ranked by value: not
+wrapped to negative int64, not tied as float64), NumPy masked arrays (masked entries are
+an error; the data under a mask is never used), bool and complex scores, sample weights
+that are not real 1-D numbers, and thread counts (values do not depend on n_jobs; n_jobs
+beyond the cores is capped)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from _names import RANKING
+from helpers import RANKING
 from sklearn import metrics as sk
 from toxeval import metrics as te
 
@@ -230,8 +231,8 @@ def test_complex_scores_are_rejected_as_sklearn(name: str, two_d: bool) -> None:
 @pytest.mark.parametrize("name", RANKING)
 @pytest.mark.parametrize("weight", [["1", "2", "3"], np.ones((3, 1))], ids=["str", "2d"])
 def test_ranking_weights_that_are_not_real_1d_raise_type_error(name: str, weight: Any) -> None:
-    # scikit-learn raises TypeError for these (from NumPy's average); toxeval parsed
-    # the strings as numbers.
+    # scikit-learn raises TypeError for these (from NumPy's average): strings are not
+    # read as numbers.
     y = np.array([[1, 0, 1], [0, 1, 0], [1, 1, 0]])
     s = np.random.default_rng(0).random((3, 3))
     with warnings.catch_warnings():

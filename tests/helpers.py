@@ -1,0 +1,129 @@
+"""Plain helpers the test modules share (the fixtures are in conftest.py): file writers,
+a small synthetic taxonomy and dataset, the ranking-metric names, and where the shared
+public data lives.
+
+Test modules import from here (``from helpers import write_jsonl``), never from one
+another.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+from toxeval.datasets import Dataset
+from toxeval.taxonomy import Category, Taxonomy
+
+REPO = Path(__file__).resolve().parents[1]
+
+# The label-ranking family of drop-in metrics: 2-D y_true and y_score, one value over
+# the rows.
+RANKING = [
+    "label_ranking_loss",
+    "label_ranking_average_precision_score",
+    "coverage_error",
+    "dcg_score",
+    "ndcg_score",
+]
+
+# Every metric with one value per row, averaged over the rows: the family and one_error.
+PER_ROW = [*RANKING, "one_error"]
+
+# File suffix -> pyarrow codec, for every compression toxeval.predictions reads.
+CODECS = {".gz": "gzip", ".bz2": "bz2", ".zst": "zstd", ".lz4": "lz4"}
+
+
+def jsonl_text(rows: list[Any]) -> str:
+    """One line a row: a string row as it is (to write malformed lines), any other row
+    as JSON."""
+    return "".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows)
+
+
+def write_jsonl(path: Path, rows: list[Any], *, gz: bool = False) -> Path:
+    """``rows`` as a UTF-8 JSONL file (see jsonl_text), gzipped if ``gz``."""
+    body = jsonl_text(rows).encode("utf-8")
+    path.write_bytes(gzip.compress(body) if gz else body)
+    return path
+
+
+def write_csv(path: Path, header: list[str], rows: list[list[Any]]) -> Path:
+    """A CSV file written by the csv module (quoting as it needs)."""
+    with path.open("w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(header)
+        w.writerows(rows)
+    return path
+
+
+def write_compressed(path: Path, data: bytes) -> Path:
+    """``data`` into ``path``, compressed as its (case-insensitive) suffix in CODECS says;
+    as it is for any other suffix."""
+    sfx = next((s for s in CODECS if path.name.lower().endswith(s)), None)
+    if sfx is None:
+        path.write_bytes(data)
+    else:
+        with pa.output_stream(str(path), compression=CODECS[sfx]) as f:
+            f.write(data)
+    return path
+
+
+def small_taxonomy(k: int = 4) -> Taxonomy:
+    """A taxonomy of ``k`` categories with ids c0, c1, ... (no aliases)."""
+    return Taxonomy(
+        name=f"test-{k}",
+        version="1",
+        categories=tuple(
+            Category(id=f"c{i}", name=f"Category {i}", description=f"test category {i}")
+            for i in range(k)
+        ),
+    )
+
+
+def make_dataset(
+    y: Any,
+    mask: Any = None,
+    *,
+    taxonomy: Taxonomy | None = None,
+    ids: list[str] | None = None,
+    soft: Any = None,
+    n_annotators: Any = None,
+) -> Dataset:
+    """A Dataset built in memory from a label matrix: ``mask`` False marks an unknown
+    cell (its y_true is stored as 0); ids r0, r1, ... unless given; the taxonomy is
+    small_taxonomy(K) unless given."""
+    y = np.asarray(y, dtype=np.int8)
+    n, k = y.shape
+    m = np.ones_like(y, dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
+    return Dataset(
+        name="test",
+        level="prompt",
+        taxonomy=taxonomy or small_taxonomy(k),
+        ids=ids or [f"r{i}" for i in range(n)],
+        texts=[f"text {i}" for i in range(n)],
+        responses=None,
+        y_true=np.where(m, y, 0).astype(np.int8),
+        mask=m,
+        soft=soft,
+        n_annotators=n_annotators,
+        source="test",
+        sha256="0" * 64,
+    )
+
+
+def shared_data_dir() -> Path | None:
+    """The folder holding ``openai-moderation/samples-1680.jsonl.gz`` (real public data,
+    never copied into the repository): under $TOXEVAL_SHARED_DIR/data if set, else in a
+    ``shared`` folder beside the checkout or one level up; None when absent."""
+    env = os.environ.get("TOXEVAL_SHARED_DIR")
+    candidates = [Path(env)] if env else []
+    candidates += [REPO.parent / "shared", REPO.parent.parent / "shared"]
+    for c in candidates:
+        if (c / "data" / "openai-moderation" / "samples-1680.jsonl.gz").is_file():
+            return c / "data"
+    return None

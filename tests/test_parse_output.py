@@ -1,0 +1,76 @@
+"""toxeval.parsing.parse_output: the errors its docstring states (a threshold outside
+[0, 1], an unknown taxonomy or mapping), and answers that say no category applies ("None
+of the categories apply", "No labels apply.", ...): read as an empty label set, never
+swallowing a category named after them."""
+
+from __future__ import annotations
+
+import pytest
+from toxeval.parsing import parse_output
+from toxeval.taxonomy import TaxonomyError
+
+# ----------------------------------------------------- parse_output's documented errors
+
+
+def test_parse_output_docstring_states_its_errors() -> None:
+    doc = " ".join((parse_output.__doc__ or "").split())
+    assert "Never raises for a" not in doc
+    assert "ValueError" in doc and "threshold" in doc and "TaxonomyError" in doc
+    with pytest.raises(ValueError, match=r"threshold must be a number in \[0, 1\]"):
+        parse_output("hate", threshold=1.5)
+    with pytest.raises(TaxonomyError, match="unknown taxonomy"):
+        parse_output("hate", "no-such-taxonomy")
+    with pytest.raises(TaxonomyError, match="unknown mapping"):
+        parse_output("hate", mapping="no-such-mapping")
+
+
+# ------------------------------------------------- answers that say no category applies
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "None of the categories apply",
+        "None of the categories apply.",
+        "None of these categories apply",
+        "None of the listed categories apply",
+        "None of the above categories apply to this text.",
+        "None of these",
+        "None of them",
+        "None of them apply",
+        "None apply",
+        "No category applies",
+        "No categories apply",
+        "No labels apply.",
+        "No toxic categories found",
+        "none of the above",
+        "Categories: none of the categories apply",
+    ],
+)
+def test_negative_phrasings_are_empty(text: str) -> None:
+    r = parse_output(text)
+    assert (r.status, r.labels, r.reason) == ("empty", frozenset(), None)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "None of the categories apply except hate",
+        "No category applies except hate",
+        "none of the categories apply but hate does",
+        "None of the hate categories apply",
+        "none of",
+    ],
+)
+def test_a_negative_phrase_never_swallows_more_text(text: str) -> None:
+    r = parse_output(text)
+    assert r.status == "unparseable" and r.reason and "no category recognised" in r.reason
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["hate, none of them", "None of the categories apply; hate", "None of these apply\nhate"],
+)
+def test_a_negative_phrase_in_a_list_counts_as_nothing(text: str) -> None:
+    r = parse_output(text)
+    assert r.status == "ok" and r.labels == frozenset({"hate"})
