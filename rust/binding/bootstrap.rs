@@ -14,8 +14,8 @@ use crate::bootstrap::resample::Strata;
 use crate::bootstrap::row_values::{self, RowMean};
 use crate::bootstrap::weighted_ap::{ApAverage, ApStatistic};
 use crate::bootstrap::{self, Statistic};
-use crate::ranking::RankingMetric;
 use crate::parallel::Parallelism;
+use crate::ranking::RankingMetric;
 
 use super::{parallelism, run_detached};
 

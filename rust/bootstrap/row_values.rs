@@ -11,8 +11,8 @@
 use ndarray::{s, ArrayView1, ArrayView2};
 
 use crate::error::{MetricError, Result};
-use crate::ranking::{self as label_ranking, Discounts, RankingMetric, Rows};
 use crate::parallel::Parallelism;
+use crate::ranking::{self as label_ranking, Discounts, RankingMetric, Rows};
 use crate::score::Score;
 
 use super::Statistic;
