@@ -210,7 +210,32 @@ def _cmd_taxonomy(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_compare(args: argparse.Namespace) -> int:
+    from toxeval.compare import compare
+
+    if args.bootstrap < 1:
+        raise ValueError(
+            f"--bootstrap must be a positive number of resamples, got {args.bootstrap}"
+        )
+    result = compare(
+        args.results, baseline=args.baseline, n_resamples=args.bootstrap, seed=args.seed
+    )
+    if args.format == "table":
+        result.render()
+    else:
+        text = {"markdown": result.to_markdown, "latex": result.to_latex, "csv": result.to_csv}[
+            args.format
+        ]()
+        print(text, end="")
+    if args.html:
+        from pathlib import Path
+
+        Path(args.html).write_text(result.to_html(), encoding="utf-8", newline="\n")
+    return 0
+
+
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "compare": _cmd_compare,
     "evaluate": _cmd_evaluate,
     "predict": _cmd_predict,
     "score": _cmd_score,

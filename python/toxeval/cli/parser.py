@@ -158,6 +158,23 @@ def build_parser() -> argparse.ArgumentParser:
 
     tx = sub.add_parser("taxonomy", help="print a taxonomy's categories and definitions")
     tx.add_argument("name", nargs="?", default="toxeval-15", metavar="NAME|FILE")
+
+    cp = sub.add_parser(
+        "compare",
+        help="datasets x systems table of mAP and label ranking loss with bootstrap "
+        "intervals and paired tests, from results folders",
+    )
+    cp.add_argument("results", nargs="+", metavar="[NAME=]DIR", help="results folders (--out)")
+    cp.add_argument("--baseline", metavar="NAME", help="system the others are tested against")
+    cp.add_argument(
+        "--format",
+        choices=("table", "markdown", "latex", "csv"),
+        default="table",
+        help="output format (default: a terminal table)",
+    )
+    cp.add_argument("--bootstrap", type=int, default=1000, metavar="N", help="resamples (1000)")
+    cp.add_argument("--seed", type=int, default=0, help="resampling seed (0)")
+    cp.add_argument("--html", metavar="FILE", help="also write the comparison as one HTML page")
     return p
 
 

@@ -1,0 +1,470 @@
+"""``toxeval compare``: several systems on several datasets, in the shape of the paper's
+Table 2 (datasets x systems, mAP up and label ranking loss down), with bootstrap intervals
+and paired significance tests against a baseline system.
+
+Each input is a results folder written by ``toxeval evaluate/score --out DIR``: its
+``results.json`` (figures, dataset identity) and ``scored_rows.parquet`` (ids, labels and
+scores of the scored rows; see :mod:`toxeval.scored_rows`). Systems are grouped by
+dataset (the dataset file's sha256); within a dataset every system must have scored the
+same items (same ids, same labels), otherwise the comparison is refused: paired tests and
+a shared interval need the same rows.
+
+Figures are recomputed from the rows with the report's definitions: mAP is the mean AP
+over the categories with a known positive, label ranking loss ranks each row's known
+labels. Intervals are bootstrap intervals over rows (:func:`toxeval.stats.bootstrap`);
+against ``baseline`` each system gets a paired bootstrap interval of the difference and
+two p-values, paired bootstrap and approximate randomization
+(:func:`toxeval.stats.compare`), with the Holm correction across the systems of a dataset.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from toxeval.scored_rows import FILE_NAME, ScoredRows, read_scored_rows
+
+__all__ = ["Comparison", "SystemResult", "compare", "load_system"]
+
+METRICS = ("map", "label_ranking_loss")
+_HIGHER_IS_BETTER = {"map": True, "label_ranking_loss": False}
+_LABELS = {"map": "mAP ↑", "label_ranking_loss": "LRL ↓"}
+
+
+class CompareError(ValueError):
+    """Results folders that cannot be compared; says which and why."""
+
+
+@dataclass(frozen=True)
+class SystemResult:
+    """One results folder: a system's scored rows on one dataset."""
+
+    name: str
+    path: Path
+    dataset: str
+    dataset_sha256: str
+    rows: ScoredRows
+
+
+def _system_name(results: Mapping[str, Any], folder: Path) -> str:
+    system = results.get("system") or {}
+    for key in ("label", "detector", "model"):
+        if system.get(key):
+            return str(system[key])
+    source = system.get("source") or system.get("predictions")
+    if source:
+        return Path(str(source)).stem
+    return folder.name
+
+
+def load_system(spec: str | Path) -> SystemResult:
+    """A results folder, given as ``DIR`` or ``NAME=DIR`` (``NAME`` labels the system)."""
+    text = str(spec)
+    name: str | None = None
+    if "=" in text and not Path(text).exists():
+        name, text = text.split("=", 1)
+    folder = Path(text)
+    if not folder.is_dir():
+        raise CompareError(f"{folder}: not a results folder (no such directory)")
+    rj = folder / "results.json"
+    try:
+        results = json.loads(rj.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise CompareError(f"{folder}: no results.json (write it with --out)") from None
+    except (OSError, ValueError) as e:
+        raise CompareError(f"{rj}: not readable JSON ({e})") from None
+    try:
+        rows = read_scored_rows(folder / FILE_NAME)
+    except ValueError as e:
+        raise CompareError(str(e)) from None
+    dataset = results.get("dataset") or {}
+    sha = rows.dataset_sha256 or dataset.get("sha256")
+    if not sha:
+        raise CompareError(f"{folder}: the dataset is not identified (no sha256)")
+    return SystemResult(
+        name=name or _system_name(results, folder),
+        path=folder,
+        dataset=str(dataset.get("name") or sha[:12]),
+        dataset_sha256=str(sha),
+        rows=rows,
+    )
+
+
+@dataclass
+class Cell:
+    """One system on one dataset: figures, intervals and the paired test vs the baseline."""
+
+    value: dict[str, float]
+    interval: dict[str, tuple[float, float]]
+    best: dict[str, bool] = field(default_factory=dict)
+    # vs the baseline: difference (system - baseline), its interval, p-values
+    diff: dict[str, float] = field(default_factory=dict)
+    diff_interval: dict[str, tuple[float, float]] = field(default_factory=dict)
+    p_bootstrap: dict[str, float] = field(default_factory=dict)
+    p_permutation: dict[str, float] = field(default_factory=dict)
+    p_holm: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
+class Comparison:
+    """The datasets x systems matrix; ``cells[dataset][system]``."""
+
+    datasets: list[str]
+    systems: list[str]
+    baseline: str | None
+    cells: dict[str, dict[str, Cell]]
+    n_resamples: int
+    confidence_level: float
+    seed: int
+    alpha: float = 0.05
+
+    # ----------------------------------------------------------------- formats
+    def _fmt(self, cell: Cell, metric: str, *, latex: bool = False) -> str:
+        v = cell.value[metric]
+        lo, hi = cell.interval[metric]
+        text = f"{v:.4f} [{lo:.3f}, {hi:.3f}]"
+        if cell.best.get(metric):
+            text = rf"\textbf{{{text}}}" if latex else f"**{text}**"
+        p = cell.p_holm.get(metric)
+        if p is not None and p < self.alpha:
+            text += r"$^{*}$" if latex else " (*)"
+        return text
+
+    def to_records(self) -> list[dict[str, Any]]:
+        """One dict per (dataset, system): every figure, interval and test (the CSV rows)."""
+        out: list[dict[str, Any]] = []
+        for d in self.datasets:
+            for s in self.systems:
+                cell = self.cells[d].get(s)
+                if cell is None:
+                    continue
+                rec: dict[str, Any] = {"dataset": d, "system": s}
+                for m in METRICS:
+                    rec[m] = cell.value[m]
+                    rec[f"{m}_low"], rec[f"{m}_high"] = cell.interval[m]
+                    rec[f"{m}_best"] = cell.best.get(m, False)
+                    rec[f"{m}_diff_vs_baseline"] = cell.diff.get(m)
+                    lo_hi = cell.diff_interval.get(m)
+                    rec[f"{m}_diff_low"] = lo_hi[0] if lo_hi else None
+                    rec[f"{m}_diff_high"] = lo_hi[1] if lo_hi else None
+                    rec[f"{m}_p_bootstrap"] = cell.p_bootstrap.get(m)
+                    rec[f"{m}_p_permutation"] = cell.p_permutation.get(m)
+                    rec[f"{m}_p_holm"] = cell.p_holm.get(m)
+                out.append(rec)
+        return out
+
+    def to_csv(self) -> str:
+        records = self.to_records()
+        buf = io.StringIO()
+        writer = csv.DictWriter(buf, fieldnames=list(records[0]), lineterminator="\n")
+        writer.writeheader()
+        for r in records:
+            writer.writerow({k: "" if v is None else v for k, v in r.items()})
+        return buf.getvalue()
+
+    def _grid(self, *, latex: bool = False) -> tuple[list[str], list[list[str]]]:
+        header = ["system"]
+        for d in self.datasets:
+            header += [f"{d} {_LABELS[m]}" for m in METRICS]
+        body = []
+        for s in self.systems:
+            row = [s + (" (baseline)" if s == self.baseline else "")]
+            for d in self.datasets:
+                cell = self.cells[d].get(s)
+                row += (
+                    [self._fmt(cell, m, latex=latex) for m in METRICS]
+                    if cell
+                    else ["n/a"] * len(METRICS)
+                )
+            body.append(row)
+        return header, body
+
+    def _legend(self) -> str:
+        text = (
+            f"Point estimate [{self.confidence_level:.0%} bootstrap interval, "
+            f"{self.n_resamples} resamples, seed {self.seed}]; best per dataset in bold."
+        )
+        if self.baseline:
+            text += (
+                f" (*): differs from {self.baseline} (paired bootstrap, Holm-corrected "
+                f"p < {self.alpha:g} across the systems of a dataset)."
+            )
+        return text
+
+    def to_markdown(self) -> str:
+        header, body = self._grid()
+        lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+        lines += ["| " + " | ".join(r) + " |" for r in body]
+        return "\n".join(lines) + "\n\n" + self._legend() + "\n"
+
+    def to_latex(self) -> str:
+        header, body = self._grid(latex=True)
+
+        def esc(t: str) -> str:
+            for a, b in (
+                ("\\", r"\textbackslash{}"),
+                ("&", r"\&"),
+                ("%", r"\%"),
+                ("_", r"\_"),
+                ("#", r"\#"),
+            ):
+                t = t.replace(a, b)
+            return t
+
+        cols = "l" + "c" * (len(header) - 1)
+        head = " & ".join(
+            esc(h).replace("↑", r"$\uparrow$").replace("↓", r"$\downarrow$") for h in header
+        )
+        rows = [
+            " & ".join(c if c.startswith(("\\textbf", "0", "1", "n/a")) else esc(c) for c in r)
+            + r" \\"
+            for r in body
+        ]
+        return (
+            "\n".join(
+                [
+                    rf"\begin{{tabular}}{{{cols}}}",
+                    r"\toprule",
+                    head + r" \\",
+                    r"\midrule",
+                    *rows,
+                    r"\bottomrule",
+                    r"\end{tabular}",
+                    "% " + self._legend(),
+                ]
+            )
+            + "\n"
+        )
+
+    def to_html(self) -> str:
+        """A self-contained page: the matrix, then every paired test against the baseline."""
+        import html
+
+        from toxeval.html_report import page
+
+        header, body = self._grid()
+        e = html.escape
+
+        def cell(text: str) -> str:
+            if text.startswith("**") and "**" in text[2:]:
+                inner, rest = text[2:].split("**", 1)
+                return f"<td><b>{e(inner)}</b>{e(rest)}</td>"
+            return f"<td>{e(text)}</td>"
+
+        matrix = (
+            "<table class=sortable><thead><tr>"
+            + "".join(f"<th>{e(h)}</th>" for h in header)
+            + "</tr></thead><tbody>"
+            + "".join("<tr>" + "".join(cell(c) for c in r) + "</tr>" for r in body)
+            + "</tbody></table>"
+        )
+        tests = []
+        for rec in self.to_records():
+            for m in METRICS:
+                if rec[f"{m}_p_bootstrap"] is None:
+                    continue
+                lo, hi = rec[f"{m}_diff_low"], rec[f"{m}_diff_high"]
+                ci = f"[{lo:.4f}, {hi:.4f}]" if lo is not None else "n/a"
+                tests.append(
+                    f"<tr><td>{e(rec['dataset'])}</td><td>{e(rec['system'])}</td>"
+                    f"<td>{e(_LABELS[m])}</td><td>{rec[f'{m}_diff_vs_baseline']:+.4f}</td>"
+                    f"<td>{ci}</td><td>{rec[f'{m}_p_bootstrap']:.4g}</td>"
+                    f"<td>{rec[f'{m}_p_permutation']:.4g}</td><td>{rec[f'{m}_p_holm']:.4g}</td></tr>"
+                )
+        paired = (
+            "<h2>Paired tests against the baseline</h2><table class=sortable><thead><tr>"
+            "<th>dataset</th><th>system</th><th>metric</th><th>difference</th>"
+            f"<th>{self.confidence_level:.0%} CI</th><th>p (bootstrap)</th>"
+            "<th>p (randomization)</th><th>p (Holm)</th></tr></thead><tbody>"
+            + "".join(tests)
+            + "</tbody></table>"
+            if tests
+            else ""
+        )
+        body_html = f"<h1>toxeval compare</h1>{matrix}<p class=note>{e(self._legend())}</p>{paired}"
+        return page("toxeval compare", body_html)
+
+    def render(self, console: Any = None) -> None:
+        """Print the matrix as a rich table."""
+        from rich.console import Console
+        from rich.markup import escape
+        from rich.table import Table
+
+        header, body = self._grid()
+        table = Table(title="toxeval compare", caption=escape(self._legend()))
+        for h in header:
+            table.add_column(escape(h), justify="left" if h == "system" else "right")
+        for r in body:
+            table.add_row(*(_rich(c) for c in r))
+        (console or Console()).print(table)
+
+
+def _rich(cell: str) -> str:
+    from rich.markup import escape
+
+    if cell.startswith("**") and "**" in cell[2:]:
+        inner, rest = cell[2:].split("**", 1)
+        return f"[bold]{escape(inner)}[/bold]{escape(rest)}"
+    return escape(cell)
+
+
+# --------------------------------------------------------------------------- figures
+
+
+def _same_items(group: Sequence[SystemResult]) -> None:
+    first = group[0]
+    for other in group[1:]:
+        a, b = first.rows, other.rows
+        if a.ids != b.ids:
+            only_a = len(set(a.ids) - set(b.ids))
+            only_b = len(set(b.ids) - set(a.ids))
+            raise CompareError(
+                f"{first.name} ({first.path}) and {other.name} ({other.path}) were scored on "
+                f"different items of {first.dataset}: {only_a} ids only in the first, "
+                f"{only_b} only in the second"
+                + (", same ids in another order" if not only_a and not only_b else "")
+                + ". Paired comparison needs the same scored rows (rescore with the same "
+                "dataset and --on-mismatch policy)."
+            )
+        if a.category_ids != b.category_ids:
+            raise CompareError(
+                f"{first.name} and {other.name} use different taxonomies on {first.dataset}"
+            )
+        if not (
+            np.array_equal(a.mask, b.mask) and np.array_equal(a.y_true * a.mask, b.y_true * b.mask)
+        ):
+            raise CompareError(
+                f"{first.name} and {other.name} have different labels for the same items of "
+                f"{first.dataset} (another labelling rule?)"
+            )
+
+
+def compare(
+    results: Sequence[str | Path],
+    *,
+    baseline: str | None = None,
+    n_resamples: int = 1000,
+    confidence_level: float = 0.95,
+    seed: int = 0,
+    n_jobs: int | None = None,
+) -> Comparison:
+    """Compare results folders (``DIR`` or ``NAME=DIR``); see the module docstring."""
+    from toxeval import stats
+
+    systems = [load_system(r) for r in results]
+    if len(systems) < 1:
+        raise CompareError("nothing to compare: give at least one results folder")
+    names = list(dict.fromkeys(s.name for s in systems))
+    if baseline is not None and baseline not in names:
+        raise CompareError(f"--baseline {baseline!r} is none of the systems: {', '.join(names)}")
+    by_dataset: dict[str, list[SystemResult]] = {}
+    for s in systems:
+        by_dataset.setdefault(s.dataset_sha256, []).append(s)
+    datasets: list[str] = []
+    cells: dict[str, dict[str, Cell]] = {}
+    for group in by_dataset.values():
+        dname = group[0].dataset
+        if dname in cells:
+            dname = f"{dname} ({group[0].dataset_sha256[:8]})"
+        seen = [g.name for g in group]
+        dup = {n for n in seen if seen.count(n) > 1}
+        if dup:
+            raise CompareError(
+                f"{', '.join(sorted(dup))} appears twice on {dname}: name the folders NAME=DIR"
+            )
+        _same_items(group)
+        datasets.append(dname)
+        row: dict[str, Cell] = {}
+        y, m = group[0].rows.y_true, group[0].rows.mask
+        for sr in group:
+            scores = sr.rows.scores
+            value, interval = {}, {}
+            for metric in METRICS:
+                name, cols, kwargs = _metric_call(metric, y, m)
+                res = stats.bootstrap(
+                    name,
+                    y[:, cols],
+                    scores[:, cols],
+                    mask=m[:, cols],
+                    n_resamples=n_resamples,
+                    confidence_level=confidence_level,
+                    seed=seed,
+                    n_jobs=n_jobs,
+                    **kwargs,
+                )
+                value[metric] = float(res.estimate)
+                ci = res.confidence_interval
+                interval[metric] = (float(ci.low), float(ci.high))
+            row[sr.name] = Cell(value=value, interval=interval)
+        for metric in METRICS:
+            vals = {k: c.value[metric] for k, c in row.items() if not math.isnan(c.value[metric])}
+            if vals:
+                pick = max if _HIGHER_IS_BETTER[metric] else min
+                best = pick(vals.values())
+                for c in row.values():
+                    c.best[metric] = c.value[metric] == best
+        base = next((g for g in group if g.name == baseline), None)
+        if base is not None:
+            for metric in METRICS:
+                pvals: dict[str, float] = {}
+                for sr in group:
+                    if sr is base:
+                        continue
+                    name, cols, kwargs = _metric_call(metric, y, m)
+                    cmp = stats.compare(
+                        name,
+                        y[:, cols],
+                        sr.rows.scores[:, cols],
+                        base.rows.scores[:, cols],
+                        mask=m[:, cols],
+                        n_resamples=n_resamples,
+                        n_permutations=n_resamples,
+                        confidence_level=confidence_level,
+                        seed=seed,
+                        n_jobs=n_jobs,
+                        **kwargs,
+                    )
+                    c = row[sr.name]
+                    c.diff[metric] = float(cmp.difference)
+                    dci = cmp.confidence_interval
+                    if dci is not None:
+                        c.diff_interval[metric] = (float(dci.low), float(dci.high))
+                    c.p_bootstrap[metric] = float(cmp.pvalue_bootstrap)
+                    c.p_permutation[metric] = float(cmp.pvalue_permutation)
+                    pvals[sr.name] = float(cmp.pvalue_bootstrap)
+                if pvals:
+                    adjusted = stats.holm(list(pvals.values()))
+                    for name, p in zip(pvals, adjusted, strict=True):
+                        row[name].p_holm[metric] = float(p)
+        cells[dname] = row
+    return Comparison(
+        datasets=datasets,
+        systems=names,
+        baseline=baseline,
+        cells=cells,
+        n_resamples=n_resamples,
+        confidence_level=confidence_level,
+        seed=seed,
+    )
+
+
+def _metric_call(
+    metric: str, y: np.ndarray, m: np.ndarray
+) -> tuple[str, np.ndarray, dict[str, Any]]:
+    """The drop-in that computes ``metric`` as the report defines it, the label columns
+    it runs on and its keywords: mAP = macro AP over the categories with a known
+    positive; label ranking loss over every category."""
+    if metric == "map":
+        has_pos = np.flatnonzero(((y == 1) & m).any(axis=0))
+        if has_pos.size == 0:
+            raise CompareError("no category has a known positive: mAP is undefined")
+        return "average_precision_score", has_pos, {"average": "macro"}
+    return "label_ranking_loss", np.arange(y.shape[1]), {}
