@@ -62,6 +62,9 @@ def test_n_jobs_zero_is_an_error(func: str) -> None:
     "doc", ["README.md", "docs/python-api.md", "python/toxeval/metrics/__init__.py"]
 )
 def test_n_jobs_none_means_all_cores_is_stated(doc: str) -> None:
-    text = " ".join((ROOT / doc).read_text().split())
+    path = ROOT / doc
+    if not path.is_file():  # tests run against an installed package, away from the repo
+        pytest.skip(f"{doc} is not beside the tests")
+    text = " ".join(path.read_text().split())
     assert "`n_jobs=None` means all cores" in text or "``n_jobs=None`` means all cores" in text
     assert "scikit-learn" in text and "one" in text
