@@ -55,7 +55,7 @@ DEFAULT_PYTHONS = ("3.10", "3.11", "3.12", "3.13")
 # they exercise, Cargo.toml for the version, the release workflow and its tools).
 REPO_FILES = ("README.md", "Cargo.toml", "pyproject.toml", "docs", "benches", ".github", "tools")
 TOOLCHAIN = ("cargo", "rustc")
-REFERENCE_IMPORT = re.compile(r"^(import|from) (sklearn|scipy)\b", re.M)
+REFERENCE_IMPORT = re.compile(r"^\s*(import|from) (sklearn|scipy)\b", re.M)
 
 
 def log(msg: str) -> None:
