@@ -109,3 +109,10 @@ def test_cli(folders: dict[str, Path], tmp_path: Path, capsys: Any) -> None:
     assert "--baseline 'nobody' is none of the systems" in capsys.readouterr().err
     assert main(["compare", str(tmp_path / "missing")]) == 2
     assert main(["compare", *args, "--bootstrap", "0"]) == 2
+
+
+def test_latex_escapes_system_names(folders: dict[str, Path]) -> None:
+    c = compare([f"gpt_4$&{{x}}={folders['lex']}"], n_resamples=20)
+    tex = c.to_latex()
+    assert r"gpt\_4\$\&\{x\}" in tex
+    assert "gpt_4$" not in tex

@@ -235,7 +235,7 @@ def _staircase(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
 @pytest.mark.parametrize("cap", [2, 3, 5, 100, 2000])
 def test_thinning_keeps_first_last_largest_jump_and_at_most_the_cap(cap: int) -> None:
     recall, precision = _staircase(300_000)
-    idx = plots._thin_indices(recall, precision, cap)
+    idx = plots.thin_curve_indices(recall, precision, cap)
     assert len(idx) <= cap
     assert idx[0] == 0 and idx[-1] == len(recall) - 1
     assert np.all(np.diff(idx) > 0)  # sorted, unique: the curve's order is kept
@@ -250,13 +250,13 @@ def test_thinning_keeps_the_ends_of_a_curve_with_flat_stretches() -> None:
     recall[5000:] = 0.5
     precision = np.ones_like(recall)
     precision[:100] = 0.2
-    idx = plots._thin_indices(recall, precision, 50)
+    idx = plots.thin_curve_indices(recall, precision, 50)
     assert len(idx) <= 50 and idx[0] == 0 and idx[-1] == 9999
 
 
 def test_thinning_is_visually_faithful() -> None:
     recall, precision = _staircase(200_000, seed=3)
-    idx = plots._thin_indices(recall, precision, 2000)
+    idx = plots.thin_curve_indices(recall, precision, 2000)
     assert len(idx) > 1000  # the budget is used
     # every dropped point lies near the kept point drawn just before it
     prev = idx[np.searchsorted(idx, np.arange(len(recall)), side="right") - 1]
@@ -267,9 +267,9 @@ def test_thinning_is_visually_faithful() -> None:
 
 def test_short_curves_are_not_thinned_and_a_cap_below_2_is_refused() -> None:
     r = np.linspace(1, 0, 50)
-    np.testing.assert_array_equal(plots._thin_indices(r, r, 50), np.arange(50))
+    np.testing.assert_array_equal(plots.thin_curve_indices(r, r, 50), np.arange(50))
     with pytest.raises(ValueError, match="at least 2"):
-        plots._thin_indices(r, r, 1)
+        plots.thin_curve_indices(r, r, 1)
 
 
 def test_large_input_is_thinned_for_drawing_but_ap_uses_every_point() -> None:

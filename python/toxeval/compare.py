@@ -209,25 +209,26 @@ class Comparison:
         header, body = self._grid(latex=True)
 
         def esc(t: str) -> str:
-            for a, b in (
-                ("\\", r"\textbackslash{}"),
-                ("&", r"\&"),
-                ("%", r"\%"),
-                ("_", r"\_"),
-                ("#", r"\#"),
-            ):
-                t = t.replace(a, b)
-            return t
+            """User text (system and dataset names) made safe for LaTeX."""
+            special = {
+                "\\": r"\textbackslash{}",
+                "&": r"\&",
+                "%": r"\%",
+                "$": r"\$",
+                "#": r"\#",
+                "_": r"\_",
+                "{": r"\{",
+                "}": r"\}",
+                "~": r"\textasciitilde{}",
+                "^": r"\textasciicircum{}",
+            }
+            return "".join(special.get(ch, ch) for ch in t)
 
         cols = "l" + "c" * (len(header) - 1)
         head = " & ".join(
             esc(h).replace("↑", r"$\uparrow$").replace("↓", r"$\downarrow$") for h in header
         )
-        rows = [
-            " & ".join(c if c.startswith(("\\textbf", "0", "1", "n/a")) else esc(c) for c in r)
-            + r" \\"
-            for r in body
-        ]
+        rows = [" & ".join([esc(r[0]), *r[1:]]) + r" \\" for r in body]
         return (
             "\n".join(
                 [

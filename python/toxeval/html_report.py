@@ -169,13 +169,6 @@ def svg_ap_bars(per_category: Sequence[Mapping[str, Any]], map_value: float | No
     return "".join(parts)
 
 
-def _thin(recall: NDArray[np.float64], precision: NDArray[np.float64]) -> NDArray[np.intp]:
-    n = recall.shape[0]
-    if n <= _MAX_POINTS:
-        return np.arange(n)
-    return np.unique(np.linspace(0, n - 1, _MAX_POINTS).round().astype(np.intp))
-
-
 def svg_pr_curves(
     y_true: NDArray[Any],
     y_score: NDArray[Any],
@@ -185,6 +178,7 @@ def svg_pr_curves(
 ) -> str:
     """Small multiples: one step-wise precision-recall curve per category, known rows only."""
     from toxeval.metrics import precision_recall_curve
+    from toxeval.plots import thin_curve_indices
 
     cols, w, h, pad = 5, 170, 150, 28
     k = len(names)
@@ -215,7 +209,7 @@ def svg_pr_curves(
             )
             continue
         precision, recall, _ = precision_recall_curve(yt, y_score[known, j])
-        keep = _thin(recall, precision)
+        keep = thin_curve_indices(recall, precision, _MAX_POINTS)
         pts = " ".join(
             f"{x0 + pw * float(r):.1f},{y0 + ph * (1 - float(p)):.1f}"
             for r, p in zip(recall[keep], precision[keep], strict=True)

@@ -44,6 +44,7 @@ __all__ = [
     "plot_ap_by_category",
     "plot_pr_curves",
     "pr_curves_figure",
+    "thin_curve_indices",
 ]
 
 MAX_CURVE_POINTS = 2000
@@ -86,7 +87,7 @@ def _save(fig: Figure, path: str | Path) -> Path:
 # --------------------------------------------------------------------------- thinning
 
 
-def _thin_indices(
+def thin_curve_indices(
     recall: NDArray[Any], precision: NDArray[Any], max_points: int = MAX_CURVE_POINTS
 ) -> NDArray[np.intp]:
     """Sorted indices of at most ``max_points`` points of a curve to draw.
@@ -189,7 +190,7 @@ def _pr_panel(
         return 0, 0
     precision, recall, _ = metrics.precision_recall_curve(y, s)
     ap = float(metrics.average_precision_score(y, s))
-    idx = _thin_indices(recall, precision, max_points)
+    idx = thin_curve_indices(recall, precision, max_points)
     ax.plot(recall[idx], precision[idx], drawstyle="steps-post", color="C0", linewidth=1.3)
     ax.axhline(n_pos / n_known, color="0.5", linestyle="--", linewidth=0.9)
     # The counts go in the title's second line, outside the plotted area: a label inside

@@ -52,12 +52,9 @@ def _cmd_predict(args: argparse.Namespace) -> int:
         args.dataset,
         args.detector,
         args.out or "run.jsonl",
-        taxonomy=args.taxonomy,
-        data_dir=args.data_dir,
-        rule=args.rule,
-        min_annotators=_min_annotators(args),
         dry_run=args.dry_run,
         batch_file=args.batch_file,
+        **_dataset_options(args),
         **_predict_options(args),
     )
     if args.batch_file:
@@ -92,17 +89,25 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
         result = evaluate(
             args.dataset,
             args.detector,
-            taxonomy=args.taxonomy,
             threshold=args.threshold,
-            data_dir=args.data_dir,
-            rule=args.rule,
-            min_annotators=_min_annotators(args),
             progress=step,
+            **_dataset_options(args),
             **run,
         )
         written = write_out_folder(result, args, step)
     finish_command(result, args, written)
     return 0
+
+
+def _dataset_options(args: argparse.Namespace) -> dict[str, Any]:
+    """How every command loads its dataset: the taxonomy, where registry datasets are
+    looked for, and the rule that turns annotations into labels."""
+    return {
+        "taxonomy": args.taxonomy,
+        "data_dir": args.data_dir,
+        "rule": args.rule,
+        "min_annotators": _min_annotators(args),
+    }
 
 
 def _cmd_score(args: argparse.Namespace) -> int:
@@ -117,16 +122,13 @@ def _cmd_score(args: argparse.Namespace) -> int:
         result = score(
             args.predictions,
             args.dataset,
-            taxonomy=args.taxonomy,
-            threshold=args.threshold,
             parse_policy=args.parse_policy,
             on_mismatch=args.on_mismatch,
             format=args.format,
             mapping=args.mapping,
-            data_dir=args.data_dir,
-            rule=args.rule,
-            min_annotators=_min_annotators(args),
+            threshold=args.threshold,
             progress=step,
+            **_dataset_options(args),
         )
         written = write_out_folder(result, args, step)
     finish_command(result, args, written)
@@ -142,13 +144,7 @@ def _score_batch(args: argparse.Namespace) -> int:
     from toxeval.llm.batch import batch_run_file
     from toxeval.llm.runscores import score_run
 
-    ds = load_dataset(
-        args.dataset,
-        taxonomy=args.taxonomy,
-        data_dir=args.data_dir,
-        rule=args.rule,
-        min_annotators=_min_annotators(args),
-    )
+    ds = load_dataset(args.dataset, **_dataset_options(args))
     with tempfile.TemporaryDirectory() as tmp:
         run_file = Path(args.out) / "run.jsonl" if args.out else Path(tmp) / "run.jsonl"
         if args.out:

@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from toxeval.ids import StringColumn
 from toxeval.predictions import PredictionError, Predictions
 from toxeval.predictions.forms import all_binary
 from toxeval.scoring.agreement import agreement_figures, mean_ap
@@ -243,17 +242,8 @@ def score_predictions(
         binary_scores=binary,
         notes=notes,
     )
-    result.rows = ScoredRowArrays(ids=_scored_ids(dataset, rows), y_true=y, scores=s, mask=m)
+    result.rows = ScoredRowArrays(y_true=y, scores=s, mask=m, dataset_ids=dataset.ids, scored=rows)
     return result
-
-
-def _scored_ids(dataset: Dataset, rows: np.ndarray) -> Any:
-    """The ids of the scored rows, kept as Arrow strings for column-read datasets."""
-    import pyarrow as pa
-
-    ids = dataset.ids
-    arr = ids.arrow if isinstance(ids, StringColumn) else pa.array(list(ids), type=pa.string())
-    return arr if bool(rows.all()) else arr.filter(pa.array(rows))
 
 
 def _input_records(dataset: Dataset, preds: Predictions) -> dict[str, Any]:

@@ -5,6 +5,7 @@ and how, and the scored rows' arrays in :class:`ScoredRowArrays`), and the versi
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -30,15 +31,28 @@ def toxeval_version() -> str:
 
 @dataclass(frozen=True)
 class ScoredRowArrays:
-    """The rows an evaluation scored: their dataset ids (a sequence of ``str`` or a
-    pyarrow string array), ``y_true`` (N, K) with unknown cells 0, ``scores`` (N, K) and
-    ``mask`` (N, K, True where the label is known). The arrays may be views of the
-    dataset's and the predictions' own: read them, do not write to them."""
+    """The rows an evaluation scored: ``y_true`` (N, K) with unknown cells 0, ``scores``
+    (N, K) and ``mask`` (N, K, True where the label is known), and :attr:`ids`, their
+    dataset ids. The arrays may be views of the dataset's and the predictions' own:
+    read them, do not write to them. The ids are gathered only when asked for (writing
+    ``scored_rows.parquet``), so scoring pays nothing for them."""
 
-    ids: Any
     y_true: np.ndarray
     scores: np.ndarray
     mask: np.ndarray
+    dataset_ids: Any  # every dataset id: a sequence of str or a StringColumn
+    scored: np.ndarray  # (n_dataset_rows,) bool: the rows above, in order
+
+    @functools.cached_property
+    def ids(self) -> Any:
+        """The scored rows' ids as a pyarrow string array."""
+        import pyarrow as pa
+
+        arrow = getattr(self.dataset_ids, "arrow", None)
+        arr = arrow if isinstance(arrow, (pa.Array, pa.ChunkedArray)) else None
+        if arr is None:
+            arr = pa.array([str(i) for i in self.dataset_ids], type=pa.string())
+        return arr if bool(self.scored.all()) else arr.filter(pa.array(self.scored))
 
 
 @dataclass
