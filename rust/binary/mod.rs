@@ -129,6 +129,20 @@ pub(crate) struct Input {
     pub(crate) gathered: Option<Gathered>,
 }
 
+impl Input {
+    /// A joint AP and full ROC AUC call before any gathering: only the averaging and
+    /// whether there are weights can send it to the reference curve.
+    fn ap_auc(averaging: Averaging, weighted: bool) -> Self {
+        Input {
+            averaging,
+            weighted,
+            max_fpr: None,
+            fits: true,
+            gathered: None,
+        }
+    }
+}
+
 /// The computations, each with where it lives and how exact it is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Path {
@@ -217,24 +231,8 @@ pub fn per_label_ap_auc<S: Score, L: LabelGrid>(
     mask: Option<ArrayView2<bool>>,
     par: &Parallelism,
 ) -> Result<(Vec<MetricValue>, Vec<MetricValue>)> {
-    let input = Input {
-        averaging: Averaging::PerLabel,
-        weighted: weight.is_some(),
-        max_fpr: None,
-        fits: true,
-        gathered: None,
-    };
-    if dispatch(&input) == Path::Curve {
-        let ap = per_label(y_score, y_pos, weight, mask, Metric::AveragePrecision, par)?;
-        let auc = per_label(
-            y_score,
-            y_pos,
-            weight,
-            mask,
-            Metric::RocAuc { max_fpr: None },
-            par,
-        )?;
-        return Ok((ap, auc));
+    if dispatch(&Input::ap_auc(Averaging::PerLabel, weight.is_some())) == Path::Curve {
+        return curve_ap_auc(|m| per_label(y_score, y_pos, weight, mask, m, par));
     }
     crate::check::grid(&y_score, y_pos.dim(), None, mask.as_ref())?;
     let both = per_label::unweighted_per_label(y_score, &y_pos, mask, true, true, None, par)?;
@@ -362,26 +360,19 @@ pub fn micro_ap_auc<S: Score, L: LabelGrid>(
     par: &Parallelism,
 ) -> Result<(MetricValue, MetricValue)> {
     crate::check::grid(&y_score, y_pos.dim(), weight.as_ref(), mask.as_ref())?;
-    let input = Input {
-        averaging: Averaging::Micro,
-        weighted: weight.is_some(),
-        max_fpr: None,
-        fits: true,
-        gathered: None,
-    };
-    if dispatch(&input) == Path::Curve {
-        let ap = micro(y_score, y_pos, weight, mask, Metric::AveragePrecision, par)?;
-        let auc = micro(
-            y_score,
-            y_pos,
-            weight,
-            mask,
-            Metric::RocAuc { max_fpr: None },
-            par,
-        )?;
-        return Ok((ap, auc));
+    if dispatch(&Input::ap_auc(Averaging::Micro, weight.is_some())) == Path::Curve {
+        return curve_ap_auc(|m| micro(y_score, y_pos, weight, mask, m, par));
     }
     micro_unweighted(y_score, y_pos, mask, true, true, par)
+}
+
+/// AP and full ROC AUC through the reference curve, one call each: the path of
+/// [`per_label_ap_auc`] and [`micro_ap_auc`] when [`dispatch`] sends them to the curve.
+fn curve_ap_auc<T>(one: impl Fn(Metric) -> Result<T>) -> Result<(T, T)> {
+    Ok((
+        one(Metric::AveragePrecision)?,
+        one(Metric::RocAuc { max_fpr: None })?,
+    ))
 }
 
 /// Per-label support: the (weighted) number of positives among known rows, summed
