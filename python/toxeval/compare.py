@@ -37,6 +37,12 @@ __all__ = ["Comparison", "SystemResult", "compare", "load_system"]
 METRICS = ("map", "label_ranking_loss")
 _HIGHER_IS_BETTER = {"map": True, "label_ranking_loss": False}
 _LABELS = {"map": "mAP ↑", "label_ranking_loss": "LRL ↓"}
+#: Most resamples a comparison draws: each one rescores every row of every system twice
+#: (interval and paired test), so far more would run for hours without changing the
+#: intervals' third decimal.
+MAX_RESAMPLES = 100_000
+#: First characters that make a spreadsheet read a CSV cell as a formula.
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
 class CompareError(ValueError):
@@ -54,8 +60,7 @@ class SystemResult:
     rows: ScoredRows
 
 
-def _system_name(results: Mapping[str, Any], folder: Path) -> str:
-    system = results.get("system") or {}
+def _system_name(system: Mapping[str, Any], folder: Path) -> str:
     for key in ("label", "detector", "model"):
         if system.get(key):
             return str(system[key])
@@ -65,13 +70,25 @@ def _system_name(results: Mapping[str, Any], folder: Path) -> str:
     return folder.name
 
 
+def split_spec(spec: str | Path) -> tuple[str | None, Path]:
+    """``NAME=DIR`` as ``(NAME, DIR)``, ``DIR`` as ``(None, DIR)``. A name may itself hold
+    ``=``: the split is at the first ``=`` after which an existing directory is named, so
+    ``a=b=results/x`` is system ``a=b`` when ``results/x`` exists."""
+    text = str(spec)
+    if Path(text).exists():
+        return None, Path(text)
+    cuts = [i for i, ch in enumerate(text) if ch == "="]
+    for i in cuts:
+        if i > 0 and Path(text[i + 1 :]).is_dir():
+            return text[:i], Path(text[i + 1 :])
+    if cuts and cuts[0] > 0:
+        return text[: cuts[0]], Path(text[cuts[0] + 1 :])
+    return None, Path(text)
+
+
 def load_system(spec: str | Path) -> SystemResult:
     """A results folder, given as ``DIR`` or ``NAME=DIR`` (``NAME`` labels the system)."""
-    text = str(spec)
-    name: str | None = None
-    if "=" in text and not Path(text).exists():
-        name, text = text.split("=", 1)
-    folder = Path(text)
+    name, folder = split_spec(spec)
     if not folder.is_dir():
         raise CompareError(f"{folder}: not a results folder (no such directory)")
     rj = folder / "results.json"
@@ -81,16 +98,22 @@ def load_system(spec: str | Path) -> SystemResult:
         raise CompareError(f"{folder}: no results.json (write it with --out)") from None
     except (OSError, ValueError) as e:
         raise CompareError(f"{rj}: not readable JSON ({e})") from None
+    system = results.get("system", {}) if isinstance(results, dict) else None
+    dataset = results.get("dataset", {}) if isinstance(results, dict) else None
+    if not isinstance(system, dict) or not isinstance(dataset, dict):
+        raise CompareError(
+            f"{rj}: not a toxeval results.json (expected an object with "
+            "\"system\" and \"dataset\" objects)"
+        )
     try:
         rows = read_scored_rows(folder / FILE_NAME)
     except ValueError as e:
         raise CompareError(str(e)) from None
-    dataset = results.get("dataset") or {}
     sha = rows.dataset_sha256 or dataset.get("sha256")
     if not sha:
         raise CompareError(f"{folder}: the dataset is not identified (no sha256)")
     return SystemResult(
-        name=name or _system_name(results, folder),
+        name=name or _system_name(system, folder),
         path=folder,
         dataset=str(dataset.get("name") or sha[:12]),
         dataset_sha256=str(sha),
@@ -167,7 +190,7 @@ class Comparison:
         writer = csv.DictWriter(buf, fieldnames=list(records[0]), lineterminator="\n")
         writer.writeheader()
         for r in records:
-            writer.writerow({k: "" if v is None else v for k, v in r.items()})
+            writer.writerow({k: _csv_cell(v) for k, v in r.items()})
         return buf.getvalue()
 
     def _grid(self, *, latex: bool = False) -> tuple[list[str], list[list[str]]]:
@@ -308,6 +331,16 @@ class Comparison:
         (console or Console()).print(table)
 
 
+def _csv_cell(value: Any) -> Any:
+    """A CSV cell: empty for None; user text (system and dataset names) that a
+    spreadsheet would run as a formula gets a leading ``'`` so it is shown as text."""
+    if value is None:
+        return ""
+    if isinstance(value, str) and value.startswith(_FORMULA_START):
+        return "'" + value
+    return value
+
+
 def _rich(cell: str) -> str:
     from rich.markup import escape
 
@@ -360,6 +393,11 @@ def compare(
     """Compare results folders (``DIR`` or ``NAME=DIR``); see the module docstring."""
     from toxeval import stats
 
+    if isinstance(n_resamples, bool) or not 2 <= n_resamples <= MAX_RESAMPLES:
+        raise CompareError(
+            f"--bootstrap must be a number of resamples from 2 to {MAX_RESAMPLES}, "
+            f"got {n_resamples}"
+        )
     systems = [load_system(r) for r in results]
     if len(systems) < 1:
         raise CompareError("nothing to compare: give at least one results folder")
