@@ -165,12 +165,31 @@ def test_names_may_hold_equals_signs_and_csv_cells_are_not_formulas(
 ) -> None:
     # NAME=DIR split at the first "=": "=HYPERLINK(1)=DIR" was no name and the folder
     # "HYPERLINK(1)=DIR"; a name a spreadsheet runs as a formula went into the CSV as is
-    c = compare(
-        [f"=HYPERLINK(1)={folders['lex']}", f"a=b={folders['noisy']}"], n_resamples=20
-    )
+    c = compare([f"=HYPERLINK(1)={folders['lex']}", f"a=b={folders['noisy']}"], n_resamples=20)
     assert c.systems == ["=HYPERLINK(1)", "a=b"]
     rows = list(csv.DictReader(io.StringIO(c.to_csv())))
     assert [r["system"] for r in rows] == ["'=HYPERLINK(1)", "a=b"]
     assert float(rows[0]["map"]) == c.cells["demo"]["=HYPERLINK(1)"].value["map"]
     lex = compare([str(folders["lex"])], n_resamples=20)
     assert lex.systems == ["lexicon-baseline"]
+
+
+def test_names_with_markup_are_shown_as_given_in_every_format(folders: dict[str, Path]) -> None:
+    # "**x**" came out as a bold "x" (rich table, HTML), "a|b" split the Markdown row
+    # into an extra column, "[red]" was rich markup for the terminal
+    c = compare(
+        [f"a|b={folders['lex']}", f"**x**[red]<i>={folders['noisy']}"],
+        baseline="a|b",
+        n_resamples=20,
+    )
+    md = c.to_markdown().splitlines()
+    assert [line.count(" | ") for line in (md[0], md[2], md[3])] == [2, 2, 2]
+    assert md[2].startswith(r"| a\|b (baseline) | ")
+    assert md[3].startswith(r"| \*\*x\*\*\[red\]\<i\> | **")
+    page = c.to_html()
+    assert "<td>**x**[red]&lt;i&gt;</td>" in page and "<td>a|b (baseline)</td>" in page
+    from rich.console import Console
+
+    console = Console(record=True, width=200)
+    c.render(console)
+    assert "**x**[red]<i>" in console.export_text()

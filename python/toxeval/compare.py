@@ -23,7 +23,7 @@ import csv
 import io
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -103,7 +103,7 @@ def load_system(spec: str | Path) -> SystemResult:
     if not isinstance(system, dict) or not isinstance(dataset, dict):
         raise CompareError(
             f"{rj}: not a toxeval results.json (expected an object with "
-            "\"system\" and \"dataset\" objects)"
+            '"system" and "dataset" objects)'
         )
     try:
         rows = read_scored_rows(folder / FILE_NAME)
@@ -150,15 +150,15 @@ class Comparison:
     alpha: float = 0.05
 
     # ----------------------------------------------------------------- formats
-    def _fmt(self, cell: Cell, metric: str, *, latex: bool = False) -> str:
+    def _fmt(self, cell: Cell, metric: str, markup: Markup) -> str:
         v = cell.value[metric]
         lo, hi = cell.interval[metric]
-        text = f"{v:.4f} [{lo:.3f}, {hi:.3f}]"
+        text = f"{v:.4f} [{lo:.3f}, {hi:.3f}]"  # no character special to any format
         if cell.best.get(metric):
-            text = rf"\textbf{{{text}}}" if latex else f"**{text}**"
+            text = markup.bold(text)
         p = cell.p_holm.get(metric)
         if p is not None and p < self.alpha:
-            text += r"$^{*}$" if latex else " (*)"
+            text += markup.star
         return text
 
     def to_records(self) -> list[dict[str, Any]]:
@@ -193,76 +193,60 @@ class Comparison:
             writer.writerow({k: _csv_cell(v) for k, v in r.items()})
         return buf.getvalue()
 
-    def _grid(self, *, latex: bool = False) -> tuple[list[str], list[list[str]]]:
+    def _grid(self, markup: Markup) -> tuple[list[str], list[list[str]]]:
+        """Header and rows in one output format: every text through ``markup.text``
+        (names are user text), the best figure through ``markup.bold``."""
         header = ["system"]
         for d in self.datasets:
             header += [f"{d} {_LABELS[m]}" for m in METRICS]
         body = []
         for s in self.systems:
-            row = [s + (" (baseline)" if s == self.baseline else "")]
+            row = [markup.text(s + (" (baseline)" if s == self.baseline else ""))]
             for d in self.datasets:
                 cell = self.cells[d].get(s)
                 row += (
-                    [self._fmt(cell, m, latex=latex) for m in METRICS]
+                    [self._fmt(cell, m, markup) for m in METRICS]
                     if cell
                     else ["n/a"] * len(METRICS)
                 )
             body.append(row)
-        return header, body
+        return [markup.text(h) for h in header], body
 
-    def _legend(self) -> str:
+    def _legend(self, markup: Markup | None = None) -> str:
+        """The table's legend; ``markup`` escapes the baseline's name (user text) in it."""
         text = (
             f"Point estimate [{self.confidence_level:.0%} bootstrap interval, "
             f"{self.n_resamples} resamples, seed {self.seed}]; best per dataset in bold."
         )
         if self.baseline:
             text += (
-                f" (*): differs from {self.baseline} (paired bootstrap, Holm-corrected "
+                f" (*): differs from {markup.text(self.baseline) if markup else self.baseline}"
+                " (paired bootstrap, Holm-corrected "
                 f"p < {self.alpha:g} across the systems of a dataset)."
             )
         return text
 
     def to_markdown(self) -> str:
-        header, body = self._grid()
+        header, body = self._grid(MARKDOWN)
         lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
         lines += ["| " + " | ".join(r) + " |" for r in body]
-        return "\n".join(lines) + "\n\n" + self._legend() + "\n"
+        return "\n".join(lines) + "\n\n" + self._legend(MARKDOWN) + "\n"
 
     def to_latex(self) -> str:
-        header, body = self._grid(latex=True)
-
-        def esc(t: str) -> str:
-            """User text (system and dataset names) made safe for LaTeX."""
-            special = {
-                "\\": r"\textbackslash{}",
-                "&": r"\&",
-                "%": r"\%",
-                "$": r"\$",
-                "#": r"\#",
-                "_": r"\_",
-                "{": r"\{",
-                "}": r"\}",
-                "~": r"\textasciitilde{}",
-                "^": r"\textasciicircum{}",
-            }
-            return "".join(special.get(ch, ch) for ch in t)
-
+        header, body = self._grid(LATEX)
         cols = "l" + "c" * (len(header) - 1)
-        head = " & ".join(
-            esc(h).replace("↑", r"$\uparrow$").replace("↓", r"$\downarrow$") for h in header
-        )
-        rows = [" & ".join([esc(r[0]), *r[1:]]) + r" \\" for r in body]
+        rows = [" & ".join(r) + r" \\" for r in body]
         return (
             "\n".join(
                 [
                     rf"\begin{{tabular}}{{{cols}}}",
                     r"\toprule",
-                    head + r" \\",
+                    " & ".join(header) + r" \\",
                     r"\midrule",
                     *rows,
                     r"\bottomrule",
                     r"\end{tabular}",
-                    "% " + self._legend(),
+                    "% " + self._legend().replace("\n", " "),
                 ]
             )
             + "\n"
@@ -270,24 +254,15 @@ class Comparison:
 
     def to_html(self) -> str:
         """A self-contained page: the matrix, then every paired test against the baseline."""
-        import html
-
         from toxeval.html_report import page
 
-        header, body = self._grid()
-        e = html.escape
-
-        def cell(text: str) -> str:
-            if text.startswith("**") and "**" in text[2:]:
-                inner, rest = text[2:].split("**", 1)
-                return f"<td><b>{e(inner)}</b>{e(rest)}</td>"
-            return f"<td>{e(text)}</td>"
-
+        header, body = self._grid(HTML)
+        e = HTML.text
         matrix = (
             "<table class=sortable><thead><tr>"
-            + "".join(f"<th>{e(h)}</th>" for h in header)
+            + "".join(f"<th>{h}</th>" for h in header)
             + "</tr></thead><tbody>"
-            + "".join("<tr>" + "".join(cell(c) for c in r) + "</tr>" for r in body)
+            + "".join("<tr>" + "".join(f"<td>{c}</td>" for c in r) + "</tr>" for r in body)
             + "</tbody></table>"
         )
         tests = []
@@ -319,16 +294,71 @@ class Comparison:
     def render(self, console: Any = None) -> None:
         """Print the matrix as a rich table."""
         from rich.console import Console
-        from rich.markup import escape
         from rich.table import Table
 
-        header, body = self._grid()
-        table = Table(title="toxeval compare", caption=escape(self._legend()))
-        for h in header:
-            table.add_column(escape(h), justify="left" if h == "system" else "right")
+        header, body = self._grid(RICH)
+        table = Table(title="toxeval compare", caption=RICH.text(self._legend()))
+        for i, h in enumerate(header):
+            table.add_column(h, justify="left" if i == 0 else "right")
         for r in body:
-            table.add_row(*(_rich(c) for c in r))
+            table.add_row(*r)
         (console or Console()).print(table)
+
+
+@dataclass(frozen=True)
+class Markup:
+    """How one output format shows text (user names included, so escaped) and bold."""
+
+    text: Callable[[str], str]
+    bold: Callable[[str], str]
+    star: str
+
+
+def _escape_chars(special: Mapping[str, str]) -> Callable[[str], str]:
+    return lambda t: "".join(special.get(ch, ch) for ch in t)
+
+
+def _escape_rich(text: str) -> str:
+    from rich.markup import escape
+
+    return escape(text)
+
+
+def _escape_html(text: str) -> str:
+    import html
+
+    return html.escape(text)
+
+
+#: Markdown: characters that start emphasis, code, links or HTML, and the cell separator.
+MARKDOWN = Markup(
+    text=_escape_chars({ch: "\\" + ch for ch in "\\`*_[]<>|"}),
+    bold=lambda t: f"**{t}**",
+    star=" (*)",
+)
+#: LaTeX: every character special to LaTeX, and the arrows of the metric labels.
+LATEX = Markup(
+    text=_escape_chars(
+        {
+            "\\": r"\textbackslash{}",
+            "&": r"\&",
+            "%": r"\%",
+            "$": r"\$",
+            "#": r"\#",
+            "_": r"\_",
+            "{": r"\{",
+            "}": r"\}",
+            "~": r"\textasciitilde{}",
+            "^": r"\textasciicircum{}",
+            "↑": r"$\uparrow$",
+            "↓": r"$\downarrow$",
+        }
+    ),
+    bold=lambda t: rf"\textbf{{{t}}}",
+    star=r"$^{*}$",
+)
+HTML = Markup(text=_escape_html, bold=lambda t: f"<b>{t}</b>", star=" (*)")
+RICH = Markup(text=_escape_rich, bold=lambda t: f"[bold]{t}[/bold]", star=" (*)")
 
 
 def _csv_cell(value: Any) -> Any:
@@ -339,15 +369,6 @@ def _csv_cell(value: Any) -> Any:
     if isinstance(value, str) and value.startswith(_FORMULA_START):
         return "'" + value
     return value
-
-
-def _rich(cell: str) -> str:
-    from rich.markup import escape
-
-    if cell.startswith("**") and "**" in cell[2:]:
-        inner, rest = cell[2:].split("**", 1)
-        return f"[bold]{escape(inner)}[/bold]{escape(rest)}"
-    return escape(cell)
 
 
 # --------------------------------------------------------------------------- figures
