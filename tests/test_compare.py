@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import shutil
 from pathlib import Path
 from typing import Any
@@ -193,3 +194,40 @@ def test_names_with_markup_are_shown_as_given_in_every_format(folders: dict[str,
     console = Console(record=True, width=200)
     c.render(console)
     assert "**x**[red]<i>" in console.export_text()
+
+
+def test_scored_rows_that_disagree_with_results_json_are_refused(
+    folders: dict[str, Path], tmp_path: Path
+) -> None:
+    # rows from another evaluation (fewer rows, another dataset) were compared as if
+    # they were the figures results.json reports
+    from toxeval.scored_rows import FILE_NAME, read_scored_rows, write_scored_rows
+
+    def copy_with(name: str, n: int, sha: str | None) -> Path:
+        folder = tmp_path / name
+        shutil.copytree(folders["lex"], folder)
+        r = read_scored_rows(folder / FILE_NAME)
+        write_scored_rows(
+            folder / FILE_NAME,
+            r.ids[:n],
+            r.category_ids,
+            r.y_true[:n],
+            r.mask[:n],
+            r.scores[:n],
+            dataset_sha256=sha,
+        )
+        return folder
+
+    sha = read_scored_rows(folders["lex"] / FILE_NAME).dataset_sha256
+    with pytest.raises(
+        CompareError, match=r"counts 362 scored rows, scored_rows\.parquet holds 300"
+    ):
+        compare([str(copy_with("fewer", 300, sha))], n_resamples=20)
+    with pytest.raises(CompareError, match="name different datasets"):
+        compare([str(copy_with("other", 362, "cd" * 32))], n_resamples=20)
+    empty = copy_with("empty", 0, sha)
+    results = json.loads((empty / "results.json").read_text(encoding="utf-8"))
+    results["counts"]["scored"] = 0
+    (empty / "results.json").write_text(json.dumps(results), encoding="utf-8")
+    with pytest.raises(CompareError, match="no scored rows"):
+        compare([str(empty)], n_resamples=20)

@@ -109,9 +109,12 @@ def load_system(spec: str | Path) -> SystemResult:
         rows = read_scored_rows(folder / FILE_NAME)
     except ValueError as e:
         raise CompareError(str(e)) from None
+    _check_agreement(folder, results, rows)
     sha = rows.dataset_sha256 or dataset.get("sha256")
     if not sha:
         raise CompareError(f"{folder}: the dataset is not identified (no sha256)")
+    if not rows.ids:
+        raise CompareError(f"{folder}: no scored rows, nothing to compare")
     return SystemResult(
         name=name or _system_name(system, folder),
         path=folder,
@@ -119,6 +122,24 @@ def load_system(spec: str | Path) -> SystemResult:
         dataset_sha256=str(sha),
         rows=rows,
     )
+
+
+def _check_agreement(folder: Path, results: Mapping[str, Any], rows: ScoredRows) -> None:
+    """``results.json`` and ``scored_rows.parquet`` describe the same evaluation: the
+    same dataset (sha256) and as many scored rows (when results.json says)."""
+    dataset_sha = results.get("dataset", {}).get("sha256")
+    if dataset_sha and rows.dataset_sha256 and dataset_sha != rows.dataset_sha256:
+        raise CompareError(
+            f"{folder}: results.json and {FILE_NAME} name different datasets "
+            f"(sha256 {str(dataset_sha)[:12]} vs {rows.dataset_sha256[:12]})"
+        )
+    counts = results.get("counts")
+    scored = counts.get("scored") if isinstance(counts, dict) else None
+    if isinstance(scored, int) and scored != len(rows.ids):
+        raise CompareError(
+            f"{folder}: results.json counts {scored} scored rows, {FILE_NAME} holds "
+            f"{len(rows.ids)}; they are not from the same evaluation"
+        )
 
 
 @dataclass
