@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import csv
 import io
+import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +15,7 @@ import pytest
 import toxeval
 from toxeval import stats
 from toxeval.cli import main
-from toxeval.compare import CompareError, compare
+from toxeval.compare import MAX_RESAMPLES, CompareError, compare
 from toxeval.report import write_outputs
 
 
@@ -116,3 +118,116 @@ def test_latex_escapes_system_names(folders: dict[str, Path]) -> None:
     tex = c.to_latex()
     assert r"gpt\_4\$\&\{x\}" in tex
     assert "gpt_4$" not in tex
+
+
+@pytest.mark.parametrize("text", ["[1, 2]", '{"system": "x", "dataset": {}}', '{"dataset": 3}'])
+def test_results_json_of_another_shape_is_refused(
+    folders: dict[str, Path], tmp_path: Path, capsys: Any, text: str
+) -> None:
+    # a results.json that is not an object (or whose system/dataset are not objects)
+    # was an internal error (AttributeError)
+    other = tmp_path / "other"
+    shutil.copytree(folders["lex"], other)
+    (other / "results.json").write_text(text, encoding="utf-8")
+    with pytest.raises(CompareError, match=r"results\.json: not a toxeval results\.json"):
+        compare([str(other)], n_resamples=20)
+    assert main(["compare", str(other)]) == 2
+    assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_html_is_checked_before_any_work_and_never_overwrites_an_input(
+    folders: dict[str, Path], tmp_path: Path, capsys: Any
+) -> None:
+    lex = folders["lex"]
+    results = lex / "results.json"
+    before = results.read_bytes()
+    # the page was written over results.json, destroying the results folder
+    assert main(["compare", str(lex), "--bootstrap", "20", "--html", str(results)]) == 2
+    assert results.read_bytes() == before
+    assert "inside the results folder" in capsys.readouterr().err
+    assert not (lex / "cmp.html").exists()
+    for target in (tmp_path, tmp_path / "missing" / "cmp.html"):
+        assert main(["compare", str(lex), "--bootstrap", "20", "--html", str(target)]) == 2
+        out = capsys.readouterr()
+        assert out.out == ""  # refused before the table was computed and printed
+        assert out.err.startswith("toxeval: error: --html ")
+
+
+def test_resamples_out_of_range_are_refused(folders: dict[str, Path], capsys: Any) -> None:
+    for n in ("-1", "1", str(MAX_RESAMPLES + 1)):
+        assert main(["compare", str(folders["lex"]), "--bootstrap", n]) == 2
+        assert f"--bootstrap must be a number of resamples from 2 to {MAX_RESAMPLES}" in (
+            capsys.readouterr().err
+        )
+
+
+def test_names_may_hold_equals_signs_and_csv_cells_are_not_formulas(
+    folders: dict[str, Path],
+) -> None:
+    # NAME=DIR split at the first "=": "=HYPERLINK(1)=DIR" was no name and the folder
+    # "HYPERLINK(1)=DIR"; a name a spreadsheet runs as a formula went into the CSV as is
+    c = compare([f"=HYPERLINK(1)={folders['lex']}", f"a=b={folders['noisy']}"], n_resamples=20)
+    assert c.systems == ["=HYPERLINK(1)", "a=b"]
+    rows = list(csv.DictReader(io.StringIO(c.to_csv())))
+    assert [r["system"] for r in rows] == ["'=HYPERLINK(1)", "a=b"]
+    assert float(rows[0]["map"]) == c.cells["demo"]["=HYPERLINK(1)"].value["map"]
+    lex = compare([str(folders["lex"])], n_resamples=20)
+    assert lex.systems == ["lexicon-baseline"]
+
+
+def test_names_with_markup_are_shown_as_given_in_every_format(folders: dict[str, Path]) -> None:
+    # "**x**" came out as a bold "x" (rich table, HTML), "a|b" split the Markdown row
+    # into an extra column, "[red]" was rich markup for the terminal
+    c = compare(
+        [f"a|b={folders['lex']}", f"**x**[red]<i>={folders['noisy']}"],
+        baseline="a|b",
+        n_resamples=20,
+    )
+    md = c.to_markdown().splitlines()
+    assert [line.count(" | ") for line in (md[0], md[2], md[3])] == [2, 2, 2]
+    assert md[2].startswith(r"| a\|b (baseline) | ")
+    assert md[3].startswith(r"| \*\*x\*\*\[red\]\<i\> | **")
+    page = c.to_html()
+    assert "<td>**x**[red]&lt;i&gt;</td>" in page and "<td>a|b (baseline)</td>" in page
+    from rich.console import Console
+
+    console = Console(record=True, width=200)
+    c.render(console)
+    assert "**x**[red]<i>" in console.export_text()
+
+
+def test_scored_rows_that_disagree_with_results_json_are_refused(
+    folders: dict[str, Path], tmp_path: Path
+) -> None:
+    # rows from another evaluation (fewer rows, another dataset) were compared as if
+    # they were the figures results.json reports
+    from toxeval.scored_rows import FILE_NAME, read_scored_rows, write_scored_rows
+
+    def copy_with(name: str, n: int, sha: str | None) -> Path:
+        folder = tmp_path / name
+        shutil.copytree(folders["lex"], folder)
+        r = read_scored_rows(folder / FILE_NAME)
+        write_scored_rows(
+            folder / FILE_NAME,
+            r.ids[:n],
+            r.category_ids,
+            r.y_true[:n],
+            r.mask[:n],
+            r.scores[:n],
+            dataset_sha256=sha,
+        )
+        return folder
+
+    sha = read_scored_rows(folders["lex"] / FILE_NAME).dataset_sha256
+    with pytest.raises(
+        CompareError, match=r"counts 362 scored rows, scored_rows\.parquet holds 300"
+    ):
+        compare([str(copy_with("fewer", 300, sha))], n_resamples=20)
+    with pytest.raises(CompareError, match="name different datasets"):
+        compare([str(copy_with("other", 362, "cd" * 32))], n_resamples=20)
+    empty = copy_with("empty", 0, sha)
+    results = json.loads((empty / "results.json").read_text(encoding="utf-8"))
+    results["counts"]["scored"] = 0
+    (empty / "results.json").write_text(json.dumps(results), encoding="utf-8")
+    with pytest.raises(CompareError, match="no scored rows"):
+        compare([str(empty)], n_resamples=20)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -53,3 +54,63 @@ def test_shape_mismatch_is_an_error(tmp_path: Path) -> None:
             np.zeros((3, 3)),
             dataset_sha256=None,
         )
+
+
+def _edited(tmp_path: Path, edit: Any) -> Path:
+    """A valid scored-rows file of 6 rows x 2 categories, with ``edit(table) -> table``
+    applied to its Arrow table (metadata kept unless the edit replaces it)."""
+    import pyarrow.parquet as pq
+
+    path = write_scored_rows(
+        tmp_path / "rows.parquet",
+        [f"q{i}" for i in range(6)],
+        ["a", "b"],
+        np.array([[1, 0], [0, 1], [1, 1], [0, 0], [1, 0], [0, 1]], np.int8),
+        np.ones((6, 2), bool),
+        np.linspace(0, 1, 12).reshape(6, 2),
+        dataset_sha256="ab" * 32,
+    )
+    pq.write_table(edit(pq.read_table(path)), path)
+    return path
+
+
+def _set(name: str, values: list[Any]) -> Any:
+    import pyarrow as pa
+
+    def edit(t: pa.Table) -> pa.Table:
+        return t.set_column(t.column_names.index(name), name, pa.array(values))
+
+    return edit
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (_set("score:a", [0.1, float("nan"), 0.3, 0.4, 0.5, 0.6]), "score:a has 1 NaN or inf"),
+        (_set("score:b", [0.1, 0.2, float("inf"), 0.4, 0.5, 0.6]), "score:b has 1 NaN or inf"),
+        (_set("score:b", [0.1, 0.2, None, 0.4, 0.5, 0.6]), "score:b has 1 null scores"),
+        (_set("id", ["q0", "q1", "q2", "q3", "q4", "q0"]), "1 duplicate ids"),
+        (_set("true:a", [1, 0, 2, 0, 1, 0]), "true:a holds labels other than 0, 1"),
+        (_set("true:a", ["1", "0", "1", "0", "1", "0"]), "true:a has type string"),
+        (_set("id", [1, 2, 3, 4, 5, 6]), "column id has type int64"),
+        (
+            lambda t: t.replace_schema_metadata({b"toxeval.scored_rows": b'{"version": 1}'}),
+            "metadata has no list of category ids",
+        ),
+        (
+            lambda t: t.replace_schema_metadata(
+                {b"toxeval.scored_rows": b'{"version": 1, "category_ids": "ab"}'}
+            ),
+            "metadata has no list of category ids",
+        ),
+    ],
+)
+def test_rows_that_cannot_be_scored_as_they_stand_are_refused(
+    tmp_path: Path, edit: Any, message: str
+) -> None:
+    # NaN/inf scores, duplicate ids and labels outside {0, 1} reached the metrics (or,
+    # for duplicates, silently weighed one item twice); bad metadata or column types
+    # were internal errors.
+    path = _edited(tmp_path, edit)
+    with pytest.raises(ValueError, match=rf"rows\.parquet: .*{message}"):
+        read_scored_rows(path)

@@ -23,7 +23,7 @@ import csv
 import io
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,6 +37,12 @@ __all__ = ["Comparison", "SystemResult", "compare", "load_system"]
 METRICS = ("map", "label_ranking_loss")
 _HIGHER_IS_BETTER = {"map": True, "label_ranking_loss": False}
 _LABELS = {"map": "mAP ↑", "label_ranking_loss": "LRL ↓"}
+#: Most resamples a comparison draws: each one rescores every row of every system twice
+#: (interval and paired test), so far more would run for hours without changing the
+#: intervals' third decimal.
+MAX_RESAMPLES = 100_000
+#: First characters that make a spreadsheet read a CSV cell as a formula.
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
 class CompareError(ValueError):
@@ -54,8 +60,7 @@ class SystemResult:
     rows: ScoredRows
 
 
-def _system_name(results: Mapping[str, Any], folder: Path) -> str:
-    system = results.get("system") or {}
+def _system_name(system: Mapping[str, Any], folder: Path) -> str:
     for key in ("label", "detector", "model"):
         if system.get(key):
             return str(system[key])
@@ -65,13 +70,25 @@ def _system_name(results: Mapping[str, Any], folder: Path) -> str:
     return folder.name
 
 
+def split_spec(spec: str | Path) -> tuple[str | None, Path]:
+    """``NAME=DIR`` as ``(NAME, DIR)``, ``DIR`` as ``(None, DIR)``. A name may itself hold
+    ``=``: the split is at the first ``=`` after which an existing directory is named, so
+    ``a=b=results/x`` is system ``a=b`` when ``results/x`` exists."""
+    text = str(spec)
+    if Path(text).exists():
+        return None, Path(text)
+    cuts = [i for i, ch in enumerate(text) if ch == "="]
+    for i in cuts:
+        if i > 0 and Path(text[i + 1 :]).is_dir():
+            return text[:i], Path(text[i + 1 :])
+    if cuts and cuts[0] > 0:
+        return text[: cuts[0]], Path(text[cuts[0] + 1 :])
+    return None, Path(text)
+
+
 def load_system(spec: str | Path) -> SystemResult:
     """A results folder, given as ``DIR`` or ``NAME=DIR`` (``NAME`` labels the system)."""
-    text = str(spec)
-    name: str | None = None
-    if "=" in text and not Path(text).exists():
-        name, text = text.split("=", 1)
-    folder = Path(text)
+    name, folder = split_spec(spec)
     if not folder.is_dir():
         raise CompareError(f"{folder}: not a results folder (no such directory)")
     rj = folder / "results.json"
@@ -81,21 +98,48 @@ def load_system(spec: str | Path) -> SystemResult:
         raise CompareError(f"{folder}: no results.json (write it with --out)") from None
     except (OSError, ValueError) as e:
         raise CompareError(f"{rj}: not readable JSON ({e})") from None
+    system = results.get("system", {}) if isinstance(results, dict) else None
+    dataset = results.get("dataset", {}) if isinstance(results, dict) else None
+    if not isinstance(system, dict) or not isinstance(dataset, dict):
+        raise CompareError(
+            f"{rj}: not a toxeval results.json (expected an object with "
+            '"system" and "dataset" objects)'
+        )
     try:
         rows = read_scored_rows(folder / FILE_NAME)
     except ValueError as e:
         raise CompareError(str(e)) from None
-    dataset = results.get("dataset") or {}
+    _check_agreement(folder, results, rows)
     sha = rows.dataset_sha256 or dataset.get("sha256")
     if not sha:
         raise CompareError(f"{folder}: the dataset is not identified (no sha256)")
+    if not rows.ids:
+        raise CompareError(f"{folder}: no scored rows, nothing to compare")
     return SystemResult(
-        name=name or _system_name(results, folder),
+        name=name or _system_name(system, folder),
         path=folder,
         dataset=str(dataset.get("name") or sha[:12]),
         dataset_sha256=str(sha),
         rows=rows,
     )
+
+
+def _check_agreement(folder: Path, results: Mapping[str, Any], rows: ScoredRows) -> None:
+    """``results.json`` and ``scored_rows.parquet`` describe the same evaluation: the
+    same dataset (sha256) and as many scored rows (when results.json says)."""
+    dataset_sha = results.get("dataset", {}).get("sha256")
+    if dataset_sha and rows.dataset_sha256 and dataset_sha != rows.dataset_sha256:
+        raise CompareError(
+            f"{folder}: results.json and {FILE_NAME} name different datasets "
+            f"(sha256 {str(dataset_sha)[:12]} vs {rows.dataset_sha256[:12]})"
+        )
+    counts = results.get("counts")
+    scored = counts.get("scored") if isinstance(counts, dict) else None
+    if isinstance(scored, int) and scored != len(rows.ids):
+        raise CompareError(
+            f"{folder}: results.json counts {scored} scored rows, {FILE_NAME} holds "
+            f"{len(rows.ids)}; they are not from the same evaluation"
+        )
 
 
 @dataclass
@@ -127,15 +171,15 @@ class Comparison:
     alpha: float = 0.05
 
     # ----------------------------------------------------------------- formats
-    def _fmt(self, cell: Cell, metric: str, *, latex: bool = False) -> str:
+    def _fmt(self, cell: Cell, metric: str, markup: Markup) -> str:
         v = cell.value[metric]
         lo, hi = cell.interval[metric]
-        text = f"{v:.4f} [{lo:.3f}, {hi:.3f}]"
+        text = f"{v:.4f} [{lo:.3f}, {hi:.3f}]"  # no character special to any format
         if cell.best.get(metric):
-            text = rf"\textbf{{{text}}}" if latex else f"**{text}**"
+            text = markup.bold(text)
         p = cell.p_holm.get(metric)
         if p is not None and p < self.alpha:
-            text += r"$^{*}$" if latex else " (*)"
+            text += markup.star
         return text
 
     def to_records(self) -> list[dict[str, Any]]:
@@ -167,79 +211,63 @@ class Comparison:
         writer = csv.DictWriter(buf, fieldnames=list(records[0]), lineterminator="\n")
         writer.writeheader()
         for r in records:
-            writer.writerow({k: "" if v is None else v for k, v in r.items()})
+            writer.writerow({k: _csv_cell(v) for k, v in r.items()})
         return buf.getvalue()
 
-    def _grid(self, *, latex: bool = False) -> tuple[list[str], list[list[str]]]:
+    def _grid(self, markup: Markup) -> tuple[list[str], list[list[str]]]:
+        """Header and rows in one output format: every text through ``markup.text``
+        (names are user text), the best figure through ``markup.bold``."""
         header = ["system"]
         for d in self.datasets:
             header += [f"{d} {_LABELS[m]}" for m in METRICS]
         body = []
         for s in self.systems:
-            row = [s + (" (baseline)" if s == self.baseline else "")]
+            row = [markup.text(s + (" (baseline)" if s == self.baseline else ""))]
             for d in self.datasets:
                 cell = self.cells[d].get(s)
                 row += (
-                    [self._fmt(cell, m, latex=latex) for m in METRICS]
+                    [self._fmt(cell, m, markup) for m in METRICS]
                     if cell
                     else ["n/a"] * len(METRICS)
                 )
             body.append(row)
-        return header, body
+        return [markup.text(h) for h in header], body
 
-    def _legend(self) -> str:
+    def _legend(self, markup: Markup | None = None) -> str:
+        """The table's legend; ``markup`` escapes the baseline's name (user text) in it."""
         text = (
             f"Point estimate [{self.confidence_level:.0%} bootstrap interval, "
             f"{self.n_resamples} resamples, seed {self.seed}]; best per dataset in bold."
         )
         if self.baseline:
             text += (
-                f" (*): differs from {self.baseline} (paired bootstrap, Holm-corrected "
+                f" (*): differs from {markup.text(self.baseline) if markup else self.baseline}"
+                " (paired bootstrap, Holm-corrected "
                 f"p < {self.alpha:g} across the systems of a dataset)."
             )
         return text
 
     def to_markdown(self) -> str:
-        header, body = self._grid()
+        header, body = self._grid(MARKDOWN)
         lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
         lines += ["| " + " | ".join(r) + " |" for r in body]
-        return "\n".join(lines) + "\n\n" + self._legend() + "\n"
+        return "\n".join(lines) + "\n\n" + self._legend(MARKDOWN) + "\n"
 
     def to_latex(self) -> str:
-        header, body = self._grid(latex=True)
-
-        def esc(t: str) -> str:
-            """User text (system and dataset names) made safe for LaTeX."""
-            special = {
-                "\\": r"\textbackslash{}",
-                "&": r"\&",
-                "%": r"\%",
-                "$": r"\$",
-                "#": r"\#",
-                "_": r"\_",
-                "{": r"\{",
-                "}": r"\}",
-                "~": r"\textasciitilde{}",
-                "^": r"\textasciicircum{}",
-            }
-            return "".join(special.get(ch, ch) for ch in t)
-
+        header, body = self._grid(LATEX)
         cols = "l" + "c" * (len(header) - 1)
-        head = " & ".join(
-            esc(h).replace("↑", r"$\uparrow$").replace("↓", r"$\downarrow$") for h in header
-        )
-        rows = [" & ".join([esc(r[0]), *r[1:]]) + r" \\" for r in body]
+        rows = [" & ".join(r) + r" \\" for r in body]
         return (
             "\n".join(
                 [
                     rf"\begin{{tabular}}{{{cols}}}",
                     r"\toprule",
-                    head + r" \\",
+                    " & ".join(header) + r" \\",
                     r"\midrule",
                     *rows,
                     r"\bottomrule",
                     r"\end{tabular}",
-                    "% " + self._legend(),
+                    "% " + self._legend().replace("\n", " "),
                 ]
             )
             + "\n"
@@ -247,24 +275,15 @@ class Comparison:
 
     def to_html(self) -> str:
         """A self-contained page: the matrix, then every paired test against the baseline."""
-        import html
-
         from toxeval.html_report import page
 
-        header, body = self._grid()
-        e = html.escape
-
-        def cell(text: str) -> str:
-            if text.startswith("**") and "**" in text[2:]:
-                inner, rest = text[2:].split("**", 1)
-                return f"<td><b>{e(inner)}</b>{e(rest)}</td>"
-            return f"<td>{e(text)}</td>"
-
+        header, body = self._grid(HTML)
+        e = HTML.text
         matrix = (
             "<table class=sortable><thead><tr>"
-            + "".join(f"<th>{e(h)}</th>" for h in header)
+            + "".join(f"<th>{h}</th>" for h in header)
             + "</tr></thead><tbody>"
-            + "".join("<tr>" + "".join(cell(c) for c in r) + "</tr>" for r in body)
+            + "".join("<tr>" + "".join(f"<td>{c}</td>" for c in r) + "</tr>" for r in body)
             + "</tbody></table>"
         )
         tests = []
@@ -296,25 +315,81 @@ class Comparison:
     def render(self, console: Any = None) -> None:
         """Print the matrix as a rich table."""
         from rich.console import Console
-        from rich.markup import escape
         from rich.table import Table
 
-        header, body = self._grid()
-        table = Table(title="toxeval compare", caption=escape(self._legend()))
-        for h in header:
-            table.add_column(escape(h), justify="left" if h == "system" else "right")
+        header, body = self._grid(RICH)
+        table = Table(title="toxeval compare", caption=RICH.text(self._legend()))
+        for i, h in enumerate(header):
+            table.add_column(h, justify="left" if i == 0 else "right")
         for r in body:
-            table.add_row(*(_rich(c) for c in r))
+            table.add_row(*r)
         (console or Console()).print(table)
 
 
-def _rich(cell: str) -> str:
+@dataclass(frozen=True)
+class Markup:
+    """How one output format shows text (user names included, so escaped) and bold."""
+
+    text: Callable[[str], str]
+    bold: Callable[[str], str]
+    star: str
+
+
+def _escape_chars(special: Mapping[str, str]) -> Callable[[str], str]:
+    return lambda t: "".join(special.get(ch, ch) for ch in t)
+
+
+def _escape_rich(text: str) -> str:
     from rich.markup import escape
 
-    if cell.startswith("**") and "**" in cell[2:]:
-        inner, rest = cell[2:].split("**", 1)
-        return f"[bold]{escape(inner)}[/bold]{escape(rest)}"
-    return escape(cell)
+    return escape(text)
+
+
+def _escape_html(text: str) -> str:
+    import html
+
+    return html.escape(text)
+
+
+#: Markdown: characters that start emphasis, code, links or HTML, and the cell separator.
+MARKDOWN = Markup(
+    text=_escape_chars({ch: "\\" + ch for ch in "\\`*_[]<>|"}),
+    bold=lambda t: f"**{t}**",
+    star=" (*)",
+)
+#: LaTeX: every character special to LaTeX, and the arrows of the metric labels.
+LATEX = Markup(
+    text=_escape_chars(
+        {
+            "\\": r"\textbackslash{}",
+            "&": r"\&",
+            "%": r"\%",
+            "$": r"\$",
+            "#": r"\#",
+            "_": r"\_",
+            "{": r"\{",
+            "}": r"\}",
+            "~": r"\textasciitilde{}",
+            "^": r"\textasciicircum{}",
+            "↑": r"$\uparrow$",
+            "↓": r"$\downarrow$",
+        }
+    ),
+    bold=lambda t: rf"\textbf{{{t}}}",
+    star=r"$^{*}$",
+)
+HTML = Markup(text=_escape_html, bold=lambda t: f"<b>{t}</b>", star=" (*)")
+RICH = Markup(text=_escape_rich, bold=lambda t: f"[bold]{t}[/bold]", star=" (*)")
+
+
+def _csv_cell(value: Any) -> Any:
+    """A CSV cell: empty for None; user text (system and dataset names) that a
+    spreadsheet would run as a formula gets a leading ``'`` so it is shown as text."""
+    if value is None:
+        return ""
+    if isinstance(value, str) and value.startswith(_FORMULA_START):
+        return "'" + value
+    return value
 
 
 # --------------------------------------------------------------------------- figures
@@ -360,6 +435,11 @@ def compare(
     """Compare results folders (``DIR`` or ``NAME=DIR``); see the module docstring."""
     from toxeval import stats
 
+    if isinstance(n_resamples, bool) or not 2 <= n_resamples <= MAX_RESAMPLES:
+        raise CompareError(
+            f"--bootstrap must be a number of resamples from 2 to {MAX_RESAMPLES}, "
+            f"got {n_resamples}"
+        )
     systems = [load_system(r) for r in results]
     if len(systems) < 1:
         raise CompareError("nothing to compare: give at least one results folder")

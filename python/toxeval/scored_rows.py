@@ -17,13 +17,16 @@ the file; ``results.json`` counts them.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 __all__ = ["FILE_NAME", "ScoredRows", "read_scored_rows", "write_scored_rows"]
 
@@ -87,7 +90,9 @@ def write_scored_rows(
 
 def read_scored_rows(path: str | Path) -> ScoredRows:
     """Read a file written by :func:`write_scored_rows`; ``ValueError`` naming the file
-    when it is not one."""
+    when it is not one, or when its rows could not be scored as they stand (labels other
+    than 0/1, NaN or infinite scores, duplicate ids)."""
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
     p = Path(path)
@@ -104,7 +109,10 @@ def read_scored_rows(path: str | Path) -> ScoredRows:
         meta = None
     if not isinstance(meta, dict) or meta.get("version") != _VERSION:
         raise ValueError(f"{p}: not a toxeval scored-rows file (no {_META_KEY.decode()} metadata)")
-    cats = tuple(str(c) for c in meta["category_ids"])
+    raw_cats = meta.get("category_ids")
+    if not isinstance(raw_cats, list) or not all(isinstance(c, str) for c in raw_cats):
+        raise ValueError(f"{p}: {_META_KEY.decode()} metadata has no list of category ids")
+    cats = tuple(raw_cats)
     names = set(table.column_names)
     wanted = ["id", *(f"true:{c}" for c in cats), *(f"score:{c}" for c in cats)]
     missing = [c for c in wanted if c not in names]
@@ -115,11 +123,35 @@ def read_scored_rows(path: str | Path) -> ScoredRows:
     m = np.zeros((n, k), dtype=bool)
     s = np.empty((n, k), dtype=np.float64)
     for j, c in enumerate(cats):
-        col = table.column(f"true:{c}")
-        known = ~np.asarray(col.is_null().to_numpy(zero_copy_only=False), dtype=bool)
-        m[:, j] = known
-        y[:, j] = np.asarray(col.fill_null(0).to_numpy(zero_copy_only=False), dtype=np.int8)
-        s[:, j] = np.asarray(table.column(f"score:{c}").to_numpy(zero_copy_only=False))
-    ids = tuple(str(v) for v in table.column("id").to_pylist())
+        truth = _column(p, table, f"true:{c}", pa.types.is_integer)
+        m[:, j] = ~np.asarray(truth.is_null().to_numpy(zero_copy_only=False), dtype=bool)
+        values = np.asarray(truth.fill_null(0).to_numpy(zero_copy_only=False))
+        if not np.isin(values, (0, 1)).all():
+            raise ValueError(f"{p}: column true:{c} holds labels other than 0, 1 and null")
+        y[:, j] = values
+        score = _column(p, table, f"score:{c}", pa.types.is_floating)
+        if score.null_count:
+            raise ValueError(f"{p}: column score:{c} has {score.null_count} null scores")
+        s[:, j] = np.asarray(score.to_numpy(zero_copy_only=False), dtype=np.float64)
+        bad = int(np.count_nonzero(~np.isfinite(s[:, j])))
+        if bad:
+            raise ValueError(f"{p}: column score:{c} has {bad} NaN or infinite scores")
+    id_col = _column(p, table, "id", pa.types.is_string)
+    if id_col.null_count:
+        raise ValueError(f"{p}: column id has {id_col.null_count} null ids")
+    ids = tuple(str(v) for v in id_col.to_pylist())
+    if len(set(ids)) != len(ids):
+        raise ValueError(f"{p}: {len(ids) - len(set(ids))} duplicate ids (each row is one item)")
     sha = meta.get("dataset_sha256")
     return ScoredRows(ids, cats, y, m, s, str(sha) if sha else None)
+
+
+def _column(
+    path: Path, table: pa.Table, name: str, is_type: Callable[[pa.DataType], bool]
+) -> pa.ChunkedArray:
+    """Column ``name`` of ``table``; ``ValueError`` naming the file when its type is not
+    the one :func:`write_scored_rows` writes."""
+    col = table.column(name)
+    if not is_type(col.type):
+        raise ValueError(f"{path}: column {name} has type {col.type}, not the type toxeval writes")
+    return col

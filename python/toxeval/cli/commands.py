@@ -207,12 +207,12 @@ def _cmd_taxonomy(args: argparse.Namespace) -> int:
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
-    from toxeval.compare import compare
+    from pathlib import Path
 
-    if args.bootstrap < 1:
-        raise ValueError(
-            f"--bootstrap must be a positive number of resamples, got {args.bootstrap}"
-        )
+    from toxeval.compare import compare, split_spec
+
+    if args.html:
+        _check_compare_html(Path(args.html), [split_spec(r)[1] for r in args.results])
     result = compare(
         args.results, baseline=args.baseline, n_resamples=args.bootstrap, seed=args.seed
     )
@@ -224,10 +224,28 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         ]()
         print(text, end="")
     if args.html:
-        from pathlib import Path
-
-        Path(args.html).write_text(result.to_html(), encoding="utf-8", newline="\n")
+        try:
+            Path(args.html).write_text(result.to_html(), encoding="utf-8", newline="\n")
+        except OSError as e:
+            raise UsageError(f"--html {args.html}: cannot write the page: {e}") from None
     return 0
+
+
+def _check_compare_html(target: Path, folders: list[Path]) -> None:
+    """Before any work: ``--html FILE`` of compare names a file in an existing folder,
+    and not one inside a results folder being compared (its files are the inputs, and
+    report.html there is that evaluation's own report)."""
+    if target.is_dir():
+        raise UsageError(f"--html {target}: is a directory; give a file name")
+    if not target.parent.is_dir():
+        raise UsageError(f"--html {target}: the folder {target.parent} does not exist")
+    where = target.parent.resolve()
+    for folder in folders:
+        if folder.is_dir() and where == folder.resolve():
+            raise UsageError(
+                f"--html {target}: it is inside the results folder {folder}, which is an "
+                "input of the comparison; write the page elsewhere"
+            )
 
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
