@@ -594,27 +594,37 @@ def run_remote(
 
 
 def _run_async(coro: Any, terminated: list[int]) -> None:
-    """``asyncio.run``: on Ctrl-C it cancels the run (requests in flight, then the file
-    is closed by its ``with``) and raises KeyboardInterrupt. SIGTERM does the same (when
-    run in the main thread), and its number is put in ``terminated``."""
+    """``asyncio.run``: on Ctrl-C or SIGTERM it cancels the run (requests in flight,
+    then the file is closed by its ``with``), puts the signal's number in ``terminated``
+    and raises KeyboardInterrupt.
+
+    Both signals are handled by the loop when it runs in the main thread. Python 3.10's
+    ``asyncio.run`` has no Ctrl-C handling of its own: the KeyboardInterrupt lands in
+    whichever task runs, and its shutdown then logs that task's traceback. A second
+    Ctrl-C while the run winds down interrupts as Python's default handler does."""
 
     async def guarded() -> None:
         task = asyncio.current_task()
         loop = asyncio.get_running_loop()
 
-        def on_term() -> None:
-            terminated[0] = signal.SIGTERM
+        def on_signal(sig: int) -> None:
+            if not terminated[0]:
+                terminated[0] = sig
+            if sig == signal.SIGINT:
+                loop.remove_signal_handler(signal.SIGINT)  # the next one is Python's
             if task is not None:
                 task.cancel()
 
         handled = threading.current_thread() is threading.main_thread()
         if handled:
-            loop.add_signal_handler(signal.SIGTERM, on_term)
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                loop.add_signal_handler(sig, on_signal, sig)
         try:
             await coro
         finally:
             if handled:
-                loop.remove_signal_handler(signal.SIGTERM)
+                for sig in (signal.SIGINT, signal.SIGTERM):
+                    loop.remove_signal_handler(sig)
 
     try:
         asyncio.run(guarded())
