@@ -1,6 +1,6 @@
 """What sorting alone costs at 1M x 15, in units of one ``y_score.sum()``.
 
-The multilabel_report target (issue 3) is 15x the time of one NumPy sum over the score
+The multilabel_report target is 15x the time of one NumPy sum over the score
 matrix. The report needs, at the least, every label's scores in order (per-label AP and
 ROC AUC) and all cells in one order (the micro averages). This measures NumPy's own
 sort (x86-simd-sort on AVX2 machines: a vectorised quicksort of bare keys, no labels

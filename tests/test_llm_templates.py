@@ -33,7 +33,6 @@ SHIPPED = {
     "llama-guard-3-chat-response",
 }
 JUDGE_SCORINGS = ("json", "logprobs", "sample", "labels")
-DATA = Path("/work/shared/data/openai-moderation/samples-1680.jsonl.gz")
 
 
 def _item(level: str, text: str = "you people are the worst") -> Item:
@@ -256,11 +255,13 @@ def test_estimate_prompt_tokens_is_chars_over_four_plus_message_overhead() -> No
     assert estimate_prompt_tokens(Call("/moderations", {"input": ["abcd", "abcde"]})) == 3
 
 
-@pytest.mark.skipif(not DATA.exists(), reason="OpenAI moderation evaluation set not present")
-def test_real_evaluation_texts_plan_in_order_without_loss(moderation8: Taxonomy) -> None:
+def test_real_evaluation_texts_plan_in_order_without_loss(
+    moderation8: Taxonomy, shared_data: Path
+) -> None:
     import gzip
 
-    with gzip.open(DATA, "rt", encoding="utf-8") as fh:
+    data = shared_data / "openai-moderation" / "samples-1680.jsonl.gz"
+    with gzip.open(data, "rt", encoding="utf-8") as fh:
         texts = [json.loads(line)["prompt"] for line in fh]
     items = [Item(str(i), t) for i, t in enumerate(texts)]
     units = plan(RequestSpec("moderation", "omni-moderation-latest", moderation8), items)

@@ -74,7 +74,7 @@ fn kernels(c: &mut Criterion) {
     kendall(c);
 }
 
-/// The floor under `multilabel_report` (issue 3's "15x one `y_score.sum()`" target):
+/// The floor under `multilabel_report` (the "15x one `y_score.sum()`" target):
 /// the crate's own key-only radix sort (`sort::sort_keys`, no payload, no labels, no
 /// walk), on 2 threads, of (a) every 1M-key column, already gathered into contiguous
 /// key buffers, and (b) all 15M cells as two 7.5M halves (the merge not counted).

@@ -2,7 +2,7 @@
 
 Kou et al. (arXiv:2510.15007) publish an evaluation card whose reference code computes
 "mAP" and "label ranking loss" from binary (N, 15) matrices. Its figures are not the
-standard ones (see docs/cli.md and ../shared/docs/benchmark-card.md), so toxeval reports
+standard ones (see docs/cli.md), so toxeval reports
 the standard rank-based figures as its headline and shows the recipe's beside them,
 labelled as the card's recipe, so that numbers can be compared with papers that used it.
 
