@@ -16,7 +16,7 @@ import toxeval
 from helpers import make_dataset
 from sklearn import metrics as skm
 from toxeval import stats
-from toxeval.report import per_category_csv, report_markdown
+from toxeval.report import CSV_COLUMNS, per_category_csv, report_markdown
 from toxeval.scoring.intervals import MAX_RESAMPLES, figure_intervals
 
 
@@ -233,19 +233,8 @@ def test_cli_outputs_show_the_intervals(tmp_path: Path, capsys: pytest.CaptureFi
     md = (out / "report.md").read_text(encoding="utf-8")
     assert f"[{lo:.4f}, {hi:.4f}]" in md and "AP interval" in md
     rows = list(csv.DictReader(io.StringIO((out / "per_category.csv").read_text("utf-8"))))
-    assert list(rows[0]) == [
-        "id",
-        "name",
-        "ap",
-        "ap_ci_low",
-        "ap_ci_high",
-        "roc_auc",
-        "f1",
-        "support",
-        "negatives",
-        "unknown",
-        "in_map",
-    ]
+    assert list(rows[0]) == list(CSV_COLUMNS)
+    assert CSV_COLUMNS[2:5] == ("ap", "ap_ci_low", "ap_ci_high")
     for r, rec in zip(rows, data["per_category"], strict=True):
         assert [float(r["ap_ci_low"]), float(r["ap_ci_high"])] == rec["ap_ci"]
         assert isinstance(rec["ap_ci_undefined"], int)

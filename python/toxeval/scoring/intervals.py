@@ -22,6 +22,7 @@ its count of undefined resamples: never a NaN in place of an interval.
 
 from __future__ import annotations
 
+import math
 import numbers
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal
@@ -104,11 +105,13 @@ class FigureIntervals:
 
 
 def _percentile(values: NDArray[np.float64], confidence_level: float) -> Interval:
+    """The percentile interval of defined resample values (``toxeval.stats``' formula);
+    ``None`` for fewer than two."""
+    from toxeval.stats.intervals import interval
+
     if values.shape[0] < 2:
         return None
-    alpha = (1 - confidence_level) / 2
-    lo, hi = np.quantile(values, [alpha, 1 - alpha])
-    return float(lo), float(hi)
+    return interval(values, math.nan, confidence_level=confidence_level, method=METHOD)
 
 
 def _ap_distribution(
@@ -263,19 +266,16 @@ def check_options(
 ) -> int:
     """The report's resampling options (``n_resamples=0``: no intervals), with a clear
     ``ValueError`` naming the option (``names``: resamples, seed) for bad ones."""
+    from toxeval.stats.bootstrap import check_options as check_resampling
+
     n = check_resamples(n_resamples, allow_zero=True, option=names[0])
-    if (
-        isinstance(seed, bool)
-        or not isinstance(seed, numbers.Integral)
-        or not 0 <= int(seed) < 2**64
-    ):
-        raise ValueError(f"{names[1]} must be an integer in [0, 2**64), got {seed!r}")
-    if (
-        isinstance(confidence_level, bool)
-        or not isinstance(confidence_level, numbers.Real)
-        or not 0 < float(confidence_level) < 1
-    ):
-        raise ValueError(f"confidence_level must be a number in (0, 1), got {confidence_level!r}")
+    try:  # the seed and level as toxeval.stats checks them, named as the caller knows them
+        check_resampling(2, confidence_level, METHOD, seed)
+    except ValueError as e:
+        text = str(e)
+        raise ValueError(
+            names[1] + text.removeprefix("seed") if text.startswith("seed") else text
+        ) from None
     return n
 
 
