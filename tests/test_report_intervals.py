@@ -305,3 +305,25 @@ def test_compare_interval_equals_the_folders_report(tmp_path: Path) -> None:
         list(cell.interval["label_ranking_loss"])
         == data["figures"]["intervals"]["label_ranking_loss"]
     )
+
+
+def test_cli_score_takes_the_bootstrap_options(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``toxeval score`` of a dump: the intervals are figure_intervals on its scored rows."""
+    from toxeval.cli import main
+
+    ds = toxeval.load_dataset()
+    scores = np.random.default_rng(1).random((len(ds), ds.k))
+    dump = tmp_path / "scores.npy"
+    np.save(dump, scores)
+    out = tmp_path / "out"
+    args = ["score", str(dump), "--dataset", "demo", "--out", str(out), "-q"]
+    assert main([*args, "--bootstrap", "80", "--bootstrap-seed", "2"]) == 0
+    data = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    want = figure_intervals(ds.y_true, scores, ds.mask, n_resamples=80, seed=2)
+    assert data["figures"]["intervals"]["map"] == list(want.map)
+    assert data["figures"]["intervals"]["label_ranking_loss"] == list(want.label_ranking_loss)
+    assert main([*args, "--bootstrap", "0"]) == 0
+    assert json.loads((out / "results.json").read_text("utf-8"))["figures"]["intervals"] is None
+    assert "CI" not in capsys.readouterr().out.splitlines()[-1]

@@ -96,13 +96,6 @@ class FigureIntervals:
     ap: list[Interval]
     ap_undefined: list[int | None]
 
-    def summary(self) -> str:
-        """E.g. ``95% percentile bootstrap, 1000 resamples, seed 0``."""
-        return (
-            f"{self.confidence_level:.0%} {METHOD} bootstrap, {self.n_resamples} resamples, "
-            f"seed {self.seed}"
-        )
-
 
 def _percentile(values: NDArray[np.float64], confidence_level: float) -> Interval:
     """The percentile interval of defined resample values (``toxeval.stats``' formula);
