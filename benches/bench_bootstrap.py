@@ -16,7 +16,11 @@ Measures (wall time, best of ``--repeats``):
   metrics, against the single bootstraps;
 * peak extra memory of one AP bootstrap, as RSS growth in a fresh process (this
   script re-run with ``--probe``), in units of ``y_score.nbytes`` next to the
-  requested distribution's size.
+  requested distribution's size;
+* the report's intervals: ``toxeval.score`` of the scores against an in-memory
+  dataset with ``bootstrap=--resamples`` (mAP, label ranking loss and per-category AP
+  intervals) and with ``bootstrap=0``, in one run, and their ratio (``--report-only``
+  runs just this).
 
 Nothing here is asserted; run it on an otherwise idle machine (the load average is
 printed).
@@ -103,6 +107,55 @@ def sklearn_bootstrap(y: Any, s: Any, n: int, seed: int = 0) -> None:
         label_ranking_loss(y[idx], s[idx])
 
 
+def report_times(
+    y: NDArray[np.bool_], s: NDArray[np.float64], resamples: int, repeats: int
+) -> tuple[tuple[float, float], tuple[float, float]]:
+    """(wall, CPU) of ``toxeval.score`` with ``resamples`` bootstrap resamples and
+    with none, on the same in-memory dataset, measured alternately in one run."""
+    import toxeval
+    from toxeval.datasets import Dataset
+    from toxeval.taxonomy import Category, Taxonomy
+
+    n, k = y.shape
+    tax = Taxonomy(
+        name=f"bench-{k}",
+        version="1",
+        categories=tuple(Category(id=f"c{i}", name=f"c{i}", description="") for i in range(k)),
+    )
+    ds = Dataset(
+        name="bench",
+        level="prompt",
+        taxonomy=tax,
+        ids=[f"r{i}" for i in range(n)],
+        texts=[""] * n,
+        responses=None,
+        y_true=y.astype(np.int8),
+        mask=np.ones((n, k), dtype=bool),
+        soft=None,
+        n_annotators=None,
+        source="bench",
+        sha256="0" * 64,
+    )
+    with_ci, without = [], []
+    for _ in range(repeats):
+        without.append(best(lambda: toxeval.score(s, ds, bootstrap=0), 1))
+        with_ci.append(best(lambda: toxeval.score(s, ds, bootstrap=resamples), 1))
+    return min(with_ci), min(without)
+
+
+def print_report_row(
+    y: NDArray[np.bool_], s: NDArray[np.float64], resamples: int, repeats: int
+) -> None:
+    (w1, c1), (w0, c0) = report_times(y, s, resamples, repeats)
+    print("| report (toxeval.score) | wall s | CPU s |\n|---|---:|---:|")
+    print(f"| without intervals (bootstrap=0) | {w0:.3f} | {c0:.3f} |")
+    print(f"| with intervals (bootstrap={resamples}) | {w1:.3f} | {c1:.3f} |")
+    print(
+        f"\nreport with intervals / without: wall {w1 / w0:.1f}x, CPU {c1 / c0:.1f}x "
+        f"(extra: wall {w1 - w0:.2f} s, CPU {c1 - c0:.2f} s)"
+    )
+
+
 def main() -> None:
     p = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -114,9 +167,20 @@ def main() -> None:
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--n-jobs", type=int, default=None)
     p.add_argument("--probe", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument(
+        "--report-only", action="store_true", help="only the report with/without intervals"
+    )
     args = p.parse_args()
     if args.probe:
         probe(args)
+        return
+    if args.report_only:
+        y, a, _ = make_arrays(args.rows, args.labels)
+        print(
+            f"# report intervals: {args.rows} x {args.labels}, {args.resamples} resamples, "
+            f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores\n"
+        )
+        print_report_row(y, a, args.resamples, args.repeats)
         return
 
     from toxeval.stats import bootstrap, compare
@@ -196,6 +260,8 @@ def main() -> None:
         f"{mem['growth_bytes'] / mem['y_score_bytes']:.2f}x y_score "
         f"(y_score {mem['y_score_bytes'] / 2**20:.1f} MiB, distribution {dist / 2**10:.1f} KiB)"
     )
+    print()
+    print_report_row(y, a, r, args.repeats)
 
 
 if __name__ == "__main__":

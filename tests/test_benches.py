@@ -521,3 +521,5 @@ def test_bench_bootstrap_runs_end_to_end() -> None:
     assert "| bootstrap mAP + LRL |" in out.stdout
     assert "numpy+sklearn mAP + LRL (extrapolated from 1)" in out.stdout
     assert "peak extra memory of one AP bootstrap" in out.stdout
+    assert "| with intervals (bootstrap=4) |" in out.stdout
+    assert "report with intervals / without:" in out.stdout

@@ -184,6 +184,7 @@ def _signatures() -> list[tuple[str, Callable[..., Any], dict[str, bool]]]:
         ("toxeval.llm.predict", llm.predict, {}),
         ("toxeval.score", scoring.score, {}),
         ("toxeval.scoring.score_predictions", scoring.score_predictions, {}),
+        ("toxeval.scoring.add_intervals", scoring.add_intervals, {}),
         ("toxeval.load_dataset", datasets.load_dataset, {}),
         ("toxeval.datasets.list_datasets", datasets.list_datasets, {}),
         ("toxeval.datasets.read_openai_moderation", datasets.read_openai_moderation, {}),

@@ -15,20 +15,10 @@ from toxeval.html_report import cooccurrence, render_html
 
 @pytest.fixture(scope="module")
 def demo() -> tuple[dict[str, Any], tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    result = toxeval.evaluate()
+    """The default evaluation, with its bootstrap intervals (200 resamples here)."""
+    result = toxeval.evaluate(bootstrap=200)
     assert result.rows is not None
-    data = result.to_dict()
-    data["figures"]["intervals"] = {
-        "method": "percentile",
-        "confidence_level": 0.95,
-        "n_resamples": 200,
-        "seed": 0,
-        "map": [0.85, 0.9],
-        "label_ranking_loss": [0.04, 0.07],
-    }
-    for c in data["per_category"]:
-        c["ap_ci"] = [c["ap"] - 0.1, min(1.0, c["ap"] + 0.05)]
-    return data, (result.rows.y_true, result.rows.scores, result.rows.mask)
+    return result.to_dict(), (result.rows.y_true, result.rows.scores, result.rows.mask)
 
 
 def test_cooccurrence_counts_known_cells_only() -> None:
@@ -50,7 +40,9 @@ def test_page_is_self_contained_and_escapes_user_text(demo: Any) -> None:
     assert not re.search(r"""\b(src|href)\s*=""", page)
     assert "url(" not in page and "@import" not in page
     # headline figures, interval, one row and one curve per category, the heatmap
-    assert "0.8744" in page and "[0.8500, 0.9000]" in page
+    lo, hi = data["figures"]["intervals"]["map"]
+    assert "0.8744" in page and f"95% CI [{lo:.4f}, {hi:.4f}]" in page
+    assert "200 resamples, seed 0, confidence 95%" in page
     table = page.split('id="per-category"', 1)[1].split("</table>", 1)[0]
     assert table.count("<tr><td class=l") == 15
     assert page.count("<polyline") == 15
@@ -102,6 +94,12 @@ def test_chromium_sorts_the_category_table(demo: Any, run_browser: Any, tmp_path
     aps = sorted((c["ap"] for c in data["per_category"]), reverse=True)
     assert shown == pytest.approx(aps)
     assert 'aria-sort="descending"' in table
+    # each row's AP interval moved with it: the browser shows the result's ap_ci
+    by_id = {c["id"]: c["ap_ci"] for c in data["per_category"]}
+    for row in rows:
+        cid = re.findall(r'data-v="([^"]*)"', row)[0]
+        lo, hi = by_id[cid]
+        assert f"[{lo:.3f}, {hi:.3f}]" in row, row
 
 
 def test_cli_html_and_scored_rows_are_written_beside_the_results(

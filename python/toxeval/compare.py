@@ -11,7 +11,9 @@ a shared interval need the same rows.
 
 Figures are recomputed from the rows with the report's definitions: mAP is the mean AP
 over the categories with a known positive, label ranking loss ranks each row's known
-labels. Intervals are bootstrap intervals over rows (:func:`toxeval.stats.bootstrap`);
+labels. Intervals are the report's percentile bootstrap intervals over rows
+(:func:`toxeval.scoring.intervals.figure_intervals`, on :func:`toxeval.stats.bootstrap`),
+so a folder's interval here equals the one in its ``results.json`` for the same seed;
 against ``baseline`` each system gets a paired bootstrap interval of the difference and
 two p-values, paired bootstrap and approximate randomization
 (:func:`toxeval.stats.compare`), with the Holm correction across the systems of a dataset.
@@ -31,16 +33,13 @@ from typing import Any
 import numpy as np
 
 from toxeval.scored_rows import FILE_NAME, ScoredRows, read_scored_rows
+from toxeval.scoring.intervals import MAX_RESAMPLES, check_resamples, figure_intervals, map_columns
 
-__all__ = ["Comparison", "SystemResult", "compare", "load_system"]
+__all__ = ["MAX_RESAMPLES", "Comparison", "SystemResult", "compare", "load_system"]
 
 METRICS = ("map", "label_ranking_loss")
 _HIGHER_IS_BETTER = {"map": True, "label_ranking_loss": False}
 _LABELS = {"map": "mAP ↑", "label_ranking_loss": "LRL ↓"}
-#: Most resamples a comparison draws: each one rescores every row of every system twice
-#: (interval and paired test), so far more would run for hours without changing the
-#: intervals' third decimal.
-MAX_RESAMPLES = 100_000
 #: First characters that make a spreadsheet read a CSV cell as a formula.
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
@@ -435,11 +434,10 @@ def compare(
     """Compare results folders (``DIR`` or ``NAME=DIR``); see the module docstring."""
     from toxeval import stats
 
-    if isinstance(n_resamples, bool) or not 2 <= n_resamples <= MAX_RESAMPLES:
-        raise CompareError(
-            f"--bootstrap must be a number of resamples from 2 to {MAX_RESAMPLES}, "
-            f"got {n_resamples}"
-        )
+    try:
+        check_resamples(n_resamples, allow_zero=False, option="--bootstrap")
+    except ValueError as e:
+        raise CompareError(str(e)) from None
     systems = [load_system(r) for r in results]
     if len(systems) < 1:
         raise CompareError("nothing to compare: give at least one results folder")
@@ -465,25 +463,28 @@ def compare(
         datasets.append(dname)
         row: dict[str, Cell] = {}
         y, m = group[0].rows.y_true, group[0].rows.mask
+        _metric_call("map", y, m)  # refuses rows on which mAP is undefined
         for sr in group:
-            scores = sr.rows.scores
-            value, interval = {}, {}
-            for metric in METRICS:
-                name, cols, kwargs = _metric_call(metric, y, m)
-                res = stats.bootstrap(
-                    name,
-                    y[:, cols],
-                    scores[:, cols],
-                    mask=m[:, cols],
-                    n_resamples=n_resamples,
-                    confidence_level=confidence_level,
-                    seed=seed,
-                    n_jobs=n_jobs,
-                    **kwargs,
-                )
-                value[metric] = float(res.estimate)
-                ci = res.confidence_interval
-                interval[metric] = (float(ci.low), float(ci.high))
+            fi = figure_intervals(
+                y,
+                sr.rows.scores,
+                m,
+                n_resamples=n_resamples,
+                confidence_level=confidence_level,
+                seed=seed,
+                n_jobs=n_jobs,
+            )
+            value = {"map": fi.map_estimate, "label_ranking_loss": fi.label_ranking_loss_estimate}
+            interval = {}
+            for metric, ci in (("map", fi.map), ("label_ranking_loss", fi.label_ranking_loss)):
+                if ci is None:
+                    raise CompareError(
+                        f"{sr.name} on {dname}: {_LABELS[metric]} is defined on "
+                        f"{n_resamples - (fi.n_undefined[metric] or 0)} of {n_resamples} "
+                        "resamples, too few for an interval (more resamples, or more known "
+                        "positives)"
+                    )
+                interval[metric] = ci
             row[sr.name] = Cell(value=value, interval=interval)
         for metric in METRICS:
             vals = {k: c.value[metric] for k, c in row.items() if not math.isnan(c.value[metric])}
@@ -544,7 +545,7 @@ def _metric_call(
     it runs on and its keywords: mAP = macro AP over the categories with a known
     positive; label ranking loss over every category."""
     if metric == "map":
-        has_pos = np.flatnonzero(((y == 1) & m).any(axis=0))
+        has_pos = map_columns(y, m)
         if has_pos.size == 0:
             raise CompareError("no category has a known positive: mAP is undefined")
         return "average_precision_score", has_pos, {"average": "macro"}

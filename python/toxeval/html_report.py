@@ -274,10 +274,10 @@ def _svg_heatmap(counts: NDArray[np.int64], names: Sequence[str]) -> str:
 # --------------------------------------------------------------------------- page
 
 
-def _card(label: str, value: Any, ci: Any = None, *, digits: int = 4) -> str:
+def _card(label: str, value: Any, ci: Any = None, *, digits: int = 4, level: str = "") -> str:
     interval = _interval(ci)
     ci_html = (
-        f'<div class="ci">95% CI [{interval[0]:.{digits}f}, {interval[1]:.{digits}f}]</div>'
+        f'<div class="ci">{level} CI [{interval[0]:.{digits}f}, {interval[1]:.{digits}f}]</div>'
         if interval is not None
         else ""
     )
@@ -295,9 +295,9 @@ def _cell(value: Any, digits: int = 4) -> str:
     return f'<td data-v="{v!r}">{text}</td>'
 
 
-def _category_table(per_category: Sequence[Mapping[str, Any]]) -> str:
+def _category_table(per_category: Sequence[Mapping[str, Any]], level: str) -> str:
     head = (
-        "<tr><th class=l>id</th><th class=l>name</th><th>AP</th><th>AP 95% CI</th>"
+        f"<tr><th class=l>id</th><th class=l>name</th><th>AP</th><th>AP {level} CI</th>"
         "<th>ROC AUC</th><th>F1</th><th>support</th><th>negatives</th><th>unknown</th>"
         "<th class=l>in mAP</th></tr>"
     )
@@ -359,22 +359,24 @@ def render_html(
     )
 
     level = _num(intervals.get("confidence_level"))
+    pct = f"{level:.0%}" if level is not None else "95%"
     ci_note = (
         f"Intervals: {_e(intervals.get('method', 'percentile'))} bootstrap over rows, "
         f"{_e(intervals.get('n_resamples'))} resamples, seed {_e(intervals.get('seed'))}, "
-        f"confidence {level:.0%}."
+        f"confidence {pct}."
         if intervals and level is not None
         else "No bootstrap intervals in this result (run with --bootstrap N to add them)."
     )
     cards = "".join(
         [
-            _card("mAP", figures.get("map"), intervals.get("map")),
+            _card("mAP", figures.get("map"), intervals.get("map"), level=pct),
             _card(
                 "label ranking loss",
                 figures.get("label_ranking_loss"),
                 intervals.get("label_ranking_loss"),
+                level=pct,
             ),
-            _card("LRAP", figures.get("lrap"), intervals.get("lrap")),
+            _card("LRAP", figures.get("lrap"), intervals.get("lrap"), level=pct),
             _card("coverage error", figures.get("coverage_error"), digits=3),
             _card("one-error", figures.get("one_error")),
             _card("micro F1", figures.get("micro_f1")),
@@ -402,7 +404,7 @@ def render_html(
 <p class="sub">{_e(dataset.get("rows", "?"))} rows, {_e(counts.get("scored", "?"))} scored;
 toxeval {_e(result.get("toxeval_version", "?"))}</p>
 <h2>Headline figures</h2><div class="cards">{cards}</div><p class="note">{ci_note}</p>
-<h2>Per category</h2>{_category_table(per_category)}
+<h2>Per category</h2>{_category_table(per_category, pct)}
 <h2>Average precision per category</h2>{svg_ap_bars(per_category, _num(figures.get("map")))}
 <p class="note">Grey bars: categories left out of mAP (no known positive). Whiskers: the
 per-category bootstrap interval.</p>

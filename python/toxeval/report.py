@@ -24,6 +24,9 @@ if TYPE_CHECKING:
 __all__ = [
     "HTML_FILE",
     "REPORT_FILES",
+    "figure_with_interval",
+    "interval_line",
+    "quiet_intervals",
     "render",
     "results_json",
     "system_line",
@@ -33,7 +36,19 @@ __all__ = [
     "write_scored_rows_file",
 ]
 
-CSV_COLUMNS = ("id", "name", "ap", "roc_auc", "f1", "support", "negatives", "unknown", "in_map")
+CSV_COLUMNS = (
+    "id",
+    "name",
+    "ap",
+    "ap_ci_low",
+    "ap_ci_high",
+    "roc_auc",
+    "f1",
+    "support",
+    "negatives",
+    "unknown",
+    "in_map",
+)
 REPORT_FILES = ("results.json", "report.md", "per_category.csv", "scored_rows.parquet")
 HTML_FILE = "report.html"
 
@@ -66,6 +81,46 @@ def _fmt(x: Any, digits: int = 4) -> str:
     if isinstance(x, float):
         return "n/a" if not math.isfinite(x) else f"{x:.{digits}f}"
     return str(x)
+
+
+def _ci(ci: Any, digits: int = 4) -> str:
+    """``[low, high]``, or ``""`` for no interval."""
+    if not ci:
+        return ""
+    return f"[{_fmt(ci[0], digits)}, {_fmt(ci[1], digits)}]"
+
+
+def figure_with_interval(result: EvaluationResult, name: str) -> str:
+    """A headline figure with its interval when the result has one, e.g.
+    ``0.6123 [0.5871, 0.6380]``."""
+    intervals = result.figures.get("intervals") or {}
+    text = _fmt(result.figures[name])
+    ci = _ci(intervals.get(name))
+    return f"{text} {ci}" if ci else text
+
+
+def interval_line(result: EvaluationResult) -> str | None:
+    """How the intervals were made, e.g. ``95% percentile bootstrap, 1000 resamples,
+    seed 0`` (``None`` without intervals)."""
+    iv = result.figures.get("intervals")
+    if not iv:
+        return None
+    return (
+        f"{iv['confidence_level']:.0%} {iv['method']} bootstrap over the scored rows, "
+        f"{iv['n_resamples']} resamples, seed {iv['seed']}"
+    )
+
+
+def quiet_intervals(result: EvaluationResult) -> str:
+    """The intervals at the end of the ``--quiet`` line, e.g. ``  95% CI: mAP [0.5871,
+    0.6380], LRL [0.0394, 0.0734]`` (``""`` without intervals)."""
+    iv = result.figures.get("intervals")
+    if not iv:
+        return ""
+    return (
+        f"  {iv['confidence_level']:.0%} CI: mAP {_ci(iv.get('map')) or 'n/a'}, "
+        f"LRL {_ci(iv.get('label_ranking_loss')) or 'n/a'}"
+    )
 
 
 def system_line(result: EvaluationResult) -> str:
@@ -103,8 +158,13 @@ def _summary_rows(result: EvaluationResult) -> list[tuple[str, str]]:
             if c.get("rows_without_known_labels")
             else []
         ),
-        ("mAP", f"{_fmt(f['map'])}  (macro AP over {inc} categories with a known positive)"),
-        ("label ranking loss", _fmt(f["label_ranking_loss"])),
+        (
+            "mAP",
+            f"{figure_with_interval(result, 'map')}  "
+            f"(macro AP over {inc} categories with a known positive)",
+        ),
+        ("label ranking loss", figure_with_interval(result, "label_ranking_loss")),
+        *([("intervals", line)] if (line := interval_line(result)) else []),
         ("LRAP", _fmt(f["lrap"])),
         ("coverage error", _fmt(f["coverage_error"])),
         ("one-error", _fmt(f["one_error"])),
@@ -153,10 +213,12 @@ def render(result: EvaluationResult, console: Console | None = None) -> None:
         summary.add_row(escape(k), escape(v))
     con.print(Panel(summary, title="toxeval", expand=False))
 
+    with_ci = bool(result.figures.get("intervals"))
     table = Table(title="per category (known labels only)")
     for col, just in (
         ("category", "left"),
         ("AP", "right"),
+        *([("AP interval", "right")] if with_ci else []),
         ("ROC AUC", "right"),
         ("F1", "right"),
         ("support", "right"),
@@ -169,6 +231,7 @@ def render(result: EvaluationResult, console: Console | None = None) -> None:
         table.add_row(
             escape(name),
             _fmt(r["ap"]),
+            *([_ci(r.get("ap_ci"), 3) or "n/a"] if with_ci else []),
             _fmt(r["roc_auc"]),
             _fmt(r["f1"]),
             str(r["support"]),
@@ -186,13 +249,19 @@ def report_markdown(result: EvaluationResult) -> str:
     lines += ["| | |", "| --- | --- |"]
     lines += [f"| {k} | {v} |" for k, v in _summary_rows(result)]
     lines += ["", "## Per category (known labels only)", ""]
+    with_ci = bool(result.figures.get("intervals"))
     lines += [
-        "| category | AP | ROC AUC | F1 | support | negatives | unknown | in mAP |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
+        "| category | AP |"
+        + (" AP interval |" if with_ci else "")
+        + " ROC AUC | F1 | support | negatives | unknown | in mAP |",
+        "| --- | ---: |"
+        + (" ---: |" if with_ci else "")
+        + " ---: | ---: | ---: | ---: | ---: | --- |",
     ]
     for r in result.per_category:
+        ci = f" {_ci(r.get('ap_ci'), 3) or 'n/a'} |" if with_ci else ""
         lines.append(
-            f"| {r['id']} | {_fmt(r['ap'])} | {_fmt(r['roc_auc'])} | {_fmt(r['f1'])} | "
+            f"| {r['id']} | {_fmt(r['ap'])} |{ci} {_fmt(r['roc_auc'])} | {_fmt(r['f1'])} | "
             f"{r['support']} | {r['negatives']} | {r['unknown']} | {_fmt(r['in_map'])} |"
         )
     if result.excluded_categories:
@@ -218,9 +287,13 @@ def per_category_csv(result: EvaluationResult) -> str:
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(CSV_COLUMNS)
     for r in result.per_category:
+        ci = r.get("ap_ci") or (None, None)
+        row = {**r, "ap_ci_low": ci[0], "ap_ci_high": ci[1]}
         w.writerow(
             [
-                "" if isinstance(r[c], float) and not math.isfinite(r[c]) else r[c]
+                ""
+                if row[c] is None or (isinstance(row[c], float) and not math.isfinite(row[c]))
+                else row[c]
                 for c in CSV_COLUMNS
             ]
         )

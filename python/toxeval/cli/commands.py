@@ -91,6 +91,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
             args.detector,
             threshold=args.threshold,
             progress=step,
+            **_bootstrap_options(args),
             **_dataset_options(args),
             **run,
         )
@@ -108,6 +109,11 @@ def _dataset_options(args: argparse.Namespace) -> dict[str, Any]:
         "rule": args.rule,
         "min_annotators": _min_annotators(args),
     }
+
+
+def _bootstrap_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The report's intervals: resamples (0: none) and their seed."""
+    return {"bootstrap": args.bootstrap, "bootstrap_seed": args.bootstrap_seed}
 
 
 def _cmd_score(args: argparse.Namespace) -> int:
@@ -128,6 +134,7 @@ def _cmd_score(args: argparse.Namespace) -> int:
             mapping=args.mapping,
             threshold=args.threshold,
             progress=step,
+            **_bootstrap_options(args),
             **_dataset_options(args),
         )
         written = write_out_folder(result, args, step)
@@ -143,6 +150,7 @@ def _score_batch(args: argparse.Namespace) -> int:
     from toxeval.datasets import load_dataset
     from toxeval.llm.batch import batch_run_file
     from toxeval.llm.runscores import score_run
+    from toxeval.scoring.intervals import add_intervals
 
     ds = load_dataset(args.dataset, **_dataset_options(args))
     with tempfile.TemporaryDirectory() as tmp:
@@ -153,6 +161,9 @@ def _score_batch(args: argparse.Namespace) -> int:
         batch_run_file(args.predictions, args.batch_input, ds, run_file)
         with progress_steps(args.quiet) as step:
             result = score_run(run_file, ds, threshold=args.threshold, progress=step)
+            if args.bootstrap:
+                step("bootstrap intervals")
+            add_intervals(result, args.bootstrap, seed=args.bootstrap_seed)
             written = write_out_folder(result, args, step)
     finish_command(result, args, written)
     return 0

@@ -26,6 +26,12 @@ def check_args(args: argparse.Namespace) -> None:
             f"--min-annotators only applies with --rule at_least (the rule is {args.rule}); "
             "add --rule at_least or drop --min-annotators"
         )
+    from toxeval.scoring.intervals import CLI_NAMES, check_options
+
+    try:
+        check_options(args.bootstrap, args.bootstrap_seed, 0.95, names=CLI_NAMES)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
     if args.out:
         _check_out_dir(args.out)
         from toxeval.output_dir import check_outputs
@@ -133,10 +139,13 @@ def _write_plots(result: EvaluationResult, out: Path) -> None:
 def finish_command(result: EvaluationResult, args: argparse.Namespace, written: list[Path]) -> None:
     TIMINGS.mark("writing outputs")  # the report printed below counts as writing outputs
     if args.quiet:
+        from toxeval.report import quiet_intervals
+
         f = result.figures
         print(
             f"mAP {f['map']:.4f}  label ranking loss {f['label_ranking_loss']:.4f}  "
             f"({result.counts['scored']} scored, {result.counts['excluded']} excluded)"
+            + quiet_intervals(result)
         )
     else:
         from rich.console import Console

@@ -23,8 +23,9 @@ labelled as the card's recipe with its caveats.
 The parts, each a module of this package: :mod:`~toxeval.scoring.result` (the
 :class:`EvaluationResult`), :mod:`~toxeval.scoring.figures` (:func:`score_predictions`),
 :mod:`~toxeval.scoring.agreement` (annotator disagreement), :mod:`~toxeval.scoring.card`
-(the benchmark card's recipe) and :mod:`~toxeval.scoring.api` (:func:`score` and
-:func:`evaluate`).
+(the benchmark card's recipe), :mod:`~toxeval.scoring.intervals` (bootstrap intervals
+of mAP, label ranking loss and per-category AP, shared with ``toxeval compare``) and
+:mod:`~toxeval.scoring.api` (:func:`score` and :func:`evaluate`, which add the intervals).
 """
 
 from __future__ import annotations
@@ -33,9 +34,17 @@ from toxeval.scoring.api import evaluate as evaluate
 from toxeval.scoring.api import score as score
 from toxeval.scoring.card import CARD_CAVEATS as CARD_CAVEATS
 from toxeval.scoring.figures import score_predictions as score_predictions
+from toxeval.scoring.intervals import add_intervals as add_intervals
 from toxeval.scoring.result import SCHEMA_VERSION as SCHEMA_VERSION
 from toxeval.scoring.result import EvaluationResult as EvaluationResult
 from toxeval.scoring.result import Progress as Progress
 from toxeval.scoring.result import ScoredRowArrays as ScoredRowArrays
 
-__all__ = ["SCHEMA_VERSION", "EvaluationResult", "evaluate", "score", "score_predictions"]
+__all__ = [
+    "SCHEMA_VERSION",
+    "EvaluationResult",
+    "add_intervals",
+    "evaluate",
+    "score",
+    "score_predictions",
+]

@@ -28,6 +28,7 @@ from toxeval.predictions import (
     read_predictions,
 )
 from toxeval.scoring.figures import score_predictions
+from toxeval.scoring.intervals import DEFAULT_RESAMPLES, add_intervals, check_options
 from toxeval.scoring.result import EvaluationResult, Progress, toxeval_version
 from toxeval.taxonomy import LabelMapping, Taxonomy, load_taxonomy
 
@@ -105,6 +106,9 @@ def score(
     rule: Rule = "majority",
     min_annotators: int = 1,
     progress: Progress | None = None,
+    bootstrap: int = DEFAULT_RESAMPLES,
+    bootstrap_seed: int = 0,
+    confidence_level: float = 0.95,
 ) -> EvaluationResult:
     """Score predictions against a dataset.
 
@@ -122,7 +126,57 @@ def score(
     ``mapping`` for an array, a table or a ``Predictions``) and to a ``Dataset`` given (``data_dir``, ``rule``,
     ``min_annotators``) raise ``ValueError`` when set to another value than their
     default.
+
+    ``bootstrap`` resamples of the scored rows (seeded by ``bootstrap_seed``) give
+    ``confidence_level`` percentile intervals of mAP, label ranking loss and each
+    category's AP (``figures["intervals"]``, ``per_category[i]["ap_ci"]``; see
+    :func:`toxeval.scoring.intervals.add_intervals`); ``bootstrap=0`` computes none.
     """
+    n_resamples = check_options(bootstrap, bootstrap_seed, confidence_level)
+    result = _score(
+        predictions,
+        dataset,
+        taxonomy=taxonomy,
+        threshold=threshold,
+        parse_policy=parse_policy,
+        on_mismatch=on_mismatch,
+        format=format,
+        mapping=mapping,
+        data_dir=data_dir,
+        rule=rule,
+        min_annotators=min_annotators,
+        progress=progress,
+    )
+    return _with_intervals(result, n_resamples, bootstrap_seed, confidence_level, progress)
+
+
+def _with_intervals(
+    result: EvaluationResult,
+    n_resamples: int,
+    seed: int,
+    confidence_level: float,
+    progress: Progress | None,
+) -> EvaluationResult:
+    if progress and n_resamples:
+        progress("bootstrap intervals")
+    return add_intervals(result, n_resamples, seed=seed, confidence_level=confidence_level)
+
+
+def _score(
+    predictions: Any,
+    dataset: Dataset | str | Path | None,
+    *,
+    taxonomy: str | Path | Taxonomy | None,
+    threshold: float,
+    parse_policy: ParsePolicy,
+    on_mismatch: OnMismatch,
+    format: Format,
+    mapping: str | Path | LabelMapping | None,
+    data_dir: str | Path | None,
+    rule: Rule,
+    min_annotators: int,
+    progress: Progress | None,
+) -> EvaluationResult:
     file_only: dict[str, tuple[object, object]] = {
         "format": (format, "auto"),
         "on_mismatch": (on_mismatch, "error"),
@@ -258,6 +312,9 @@ def evaluate(
     min_annotators: int = 1,
     progress: Progress | None = None,
     run_file: str | Path | None = None,
+    bootstrap: int = DEFAULT_RESAMPLES,
+    bootstrap_seed: int = 0,
+    confidence_level: float = 0.95,
     **predict_options: Any,
 ) -> EvaluationResult:
     """Run a detector over a dataset and score it (default: the lexicon baseline on the
@@ -270,7 +327,38 @@ def evaluate(
     ``toxeval.detectors.Detector`` protocol). A spec other than ``lexicon``, or a
     ``run_file``, runs through :func:`toxeval.llm.predict` (``predict_options`` are its
     keyword arguments, e.g. ``base_url=``) into ``run_file`` (a temporary file when None),
-    then scores the run file."""
+    then scores the run file. ``bootstrap``, ``bootstrap_seed`` and
+    ``confidence_level``: the intervals, as for :func:`score` (``seed`` among
+    ``predict_options`` is the model's sampling seed, not the bootstrap's)."""
+    n_resamples = check_options(bootstrap, bootstrap_seed, confidence_level)
+    result = _evaluate(
+        dataset,
+        detector,
+        taxonomy=taxonomy,
+        threshold=threshold,
+        data_dir=data_dir,
+        rule=rule,
+        min_annotators=min_annotators,
+        progress=progress,
+        run_file=run_file,
+        **predict_options,
+    )
+    return _with_intervals(result, n_resamples, bootstrap_seed, confidence_level, progress)
+
+
+def _evaluate(
+    dataset: Dataset | str | Path | None,
+    detector: str | Detector,
+    *,
+    taxonomy: str | Path | Taxonomy | None,
+    threshold: float,
+    data_dir: str | Path | None,
+    rule: Rule,
+    min_annotators: int,
+    progress: Progress | None,
+    run_file: str | Path | None,
+    **predict_options: Any,
+) -> EvaluationResult:
     from toxeval.detectors import get_detector
 
     ds = _load(dataset, taxonomy, data_dir, rule, min_annotators, progress)

@@ -1,0 +1,355 @@
+"""Bootstrap intervals of the report's figures, shared by the report and ``toxeval compare``.
+
+:func:`figure_intervals` resamples the scored rows (:func:`toxeval.stats.bootstrap`, its
+seeded draws: the same seed gives the same numbers for any ``n_jobs``) and returns
+percentile intervals of
+
+* **mAP**: macro AP over the categories with a known positive (:func:`map_columns`),
+  the report's definition. The per-category AP distributions come from one
+  ``average=None`` bootstrap; a resample's mAP is their mean, and a resample on which
+  any of these categories has no known positive drawn is left out and counted (what
+  ``stats.bootstrap(..., average="macro")`` does, so both give the same interval);
+* **per-category AP**, from the same resamples: a resample without a known positive of
+  that category is left out and counted for it;
+* **label ranking loss** over every category, resampling the rows with a known label
+  (rows without one are not rows of this figure: the report's rule), with
+  :func:`toxeval.stats.bootstrap` of ``label_ranking_loss`` and the mask.
+
+A figure whose resamples are defined fewer than twice gets no interval (``None``) and
+its count of undefined resamples: never a NaN in place of an interval.
+:func:`add_intervals` puts them into an :class:`~toxeval.scoring.EvaluationResult`.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final, Literal
+
+import numpy as np
+from numpy.typing import NDArray
+
+if TYPE_CHECKING:
+    from toxeval.scoring.result import EvaluationResult
+
+__all__ = [
+    "DEFAULT_RESAMPLES",
+    "MAX_RESAMPLES",
+    "FigureIntervals",
+    "add_intervals",
+    "check_resamples",
+    "figure_intervals",
+    "map_columns",
+]
+
+#: Resamples of a report's intervals unless asked otherwise.
+DEFAULT_RESAMPLES = 1000
+#: Most resamples a report or a comparison draws: each one rescores every row (of every
+#: system), so far more would run for hours without changing the intervals' third decimal.
+MAX_RESAMPLES = 100_000
+#: The interval method of every report and comparison.
+METHOD: Final[Literal["percentile"]] = "percentile"
+
+
+def check_resamples(n_resamples: Any, *, allow_zero: bool, option: str = "bootstrap") -> int:
+    """``n_resamples`` as an int, or a ``ValueError`` naming ``option``: 2 to
+    :data:`MAX_RESAMPLES`, or 0 (no intervals) when ``allow_zero``."""
+    ok = isinstance(n_resamples, numbers.Integral) and not isinstance(n_resamples, bool)
+    n = int(n_resamples) if ok else -1
+    if not ((allow_zero and n == 0) or 2 <= n <= MAX_RESAMPLES):
+        zero = " (0: no intervals)" if allow_zero else ""
+        raise ValueError(
+            f"{option} must be a number of resamples from 2 to {MAX_RESAMPLES}{zero}, "
+            f"got {n_resamples!r}"
+        )
+    return n
+
+
+def map_columns(y: NDArray[Any], m: NDArray[np.bool_]) -> NDArray[np.intp]:
+    """The categories mAP averages over: those with a known positive among the rows."""
+    return np.flatnonzero(((np.asarray(y) == 1) & np.asarray(m, dtype=bool)).any(axis=0))
+
+
+Interval = tuple[float, float] | None
+
+
+@dataclass(frozen=True)
+class FigureIntervals:
+    """Percentile bootstrap intervals of the report's figures on one set of rows.
+
+    ``map``, ``label_ranking_loss``: ``(low, high)`` or ``None`` (defined on fewer than
+    two resamples, or undefined on the rows); ``*_estimate``: the figure on the rows
+    (what the interval is around); ``n_undefined``: resamples left out per figure
+    (``None`` when the figure is undefined on the rows). ``ap``: per category (every
+    column of the input, in order) ``(low, high)`` or ``None``; ``ap_undefined``: per
+    category the resamples left out, ``None`` for a category outside mAP."""
+
+    n_resamples: int
+    confidence_level: float
+    seed: int
+    map: Interval
+    map_estimate: float
+    label_ranking_loss: Interval
+    label_ranking_loss_estimate: float
+    n_undefined: dict[str, int | None]
+    ap: list[Interval]
+    ap_undefined: list[int | None]
+
+
+def _percentile(values: NDArray[np.float64], confidence_level: float) -> Interval:
+    """The percentile interval of defined resample values (``toxeval.stats``' formula);
+    ``None`` for fewer than two."""
+    from toxeval.stats.intervals import interval
+
+    if values.shape[0] < 2:
+        return None
+    return interval(values, math.nan, confidence_level=confidence_level, method=METHOD)
+
+
+def _ap_distribution(
+    y: NDArray[Any],
+    s: NDArray[Any],
+    m: NDArray[np.bool_],
+    *,
+    n_resamples: int,
+    seed: int,
+    n_jobs: int | None,
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Per-category AP on the rows and on every resample, shape ``(k, n_resamples)``
+    with NaN where the resample draws no known positive of the category.
+
+    One ``stats.bootstrap(average=None)`` call; it refuses when a category is defined
+    on fewer than two resamples (possible only with a handful of resamples: a category
+    with a known positive misses it in at most ~37% of them), and then the resamples
+    are rebuilt from :func:`toxeval.stats.bootstrap_indices` and scored one by one with
+    :func:`toxeval.metrics.average_precision_score`, the same values."""
+    from toxeval import metrics, stats
+
+    try:
+        res = stats.bootstrap(
+            "average_precision_score",
+            y,
+            s,
+            mask=m,
+            average=None,
+            n_resamples=n_resamples,
+            method=METHOD,
+            seed=seed,
+            n_jobs=n_jobs,
+        )
+        return np.asarray(res.estimate, dtype=np.float64), np.asarray(
+            res.bootstrap_distribution, dtype=np.float64
+        )
+    except ValueError:
+        pass
+    k = y.shape[1]
+    estimate = np.array(
+        [metrics.average_precision_score(y[m[:, j], j], s[m[:, j], j]) for j in range(k)]
+    )
+    dist = np.full((k, n_resamples), np.nan)
+    for b, idx in enumerate(stats.bootstrap_indices(y.shape[0], n_resamples, seed=seed)):
+        yb, sb, mb = y[idx], s[idx], m[idx]
+        for j in range(k):
+            known = mb[:, j]
+            if (yb[known, j] == 1).any():
+                dist[j, b] = metrics.average_precision_score(yb[known, j], sb[known, j])
+    return estimate, dist
+
+
+def _lrl_interval(
+    y: NDArray[Any],
+    s: NDArray[Any],
+    m: NDArray[np.bool_],
+    *,
+    n_resamples: int,
+    confidence_level: float,
+    seed: int,
+    n_jobs: int | None,
+) -> tuple[Interval, float, int | None]:
+    """Label ranking loss: interval, estimate and resamples left out, resampling the
+    rows it is defined on (those with a known label), so that a resample's value is
+    the figure's definition on the drawn rows. Undefined on the rows (no row with a
+    known label): ``(None, nan, None)``."""
+    from toxeval import stats
+
+    known_row = m.any(axis=1)
+    if not known_row.any():
+        return None, float("nan"), None
+    if not known_row.all():
+        y, s, m = y[known_row], s[known_row], m[known_row]
+    res = stats.bootstrap(
+        "label_ranking_loss",
+        y,
+        s,
+        mask=m,
+        n_resamples=n_resamples,
+        method=METHOD,
+        confidence_level=confidence_level,
+        seed=seed,
+        n_jobs=n_jobs,
+    )
+    ci = res.confidence_interval
+    return (float(ci.low), float(ci.high)), float(res.estimate), int(res.n_undefined)
+
+
+def figure_intervals(
+    y: NDArray[Any],
+    s: NDArray[Any],
+    m: NDArray[np.bool_],
+    *,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    confidence_level: float = 0.95,
+    seed: int = 0,
+    n_jobs: int | None = None,
+) -> FigureIntervals:
+    """Intervals of mAP, label ranking loss and per-category AP on the rows ``y``
+    (labels, unknown cells 0), ``s`` (scores), ``m`` (True where the label is known);
+    see the module docstring."""
+    check_resamples(n_resamples, allow_zero=False)
+    y, s, m = np.asarray(y), np.asarray(s), np.asarray(m, dtype=bool)
+    cols = map_columns(y, m)
+    k = y.shape[1]
+    ap: list[Interval] = [None] * k
+    ap_undefined: list[int | None] = [None] * k
+    map_ci: Interval = None
+    map_estimate, map_undefined = float("nan"), None
+    if cols.size:
+        estimate, dist = _ap_distribution(
+            y[:, cols], s[:, cols], m[:, cols], n_resamples=n_resamples, seed=seed, n_jobs=n_jobs
+        )
+        defined = np.isfinite(dist)
+        for i, j in enumerate(cols):
+            ap[j] = _percentile(dist[i, defined[i]], confidence_level)
+            ap_undefined[j] = int(n_resamples - defined[i].sum())
+        every = defined.all(axis=0)
+        map_estimate = float(np.mean(estimate))
+        map_ci = _percentile(np.mean(dist[:, every], axis=0), confidence_level)
+        map_undefined = int(n_resamples - every.sum())
+    lrl_ci, lrl_estimate, lrl_undefined = _lrl_interval(
+        y,
+        s,
+        m,
+        n_resamples=n_resamples,
+        confidence_level=confidence_level,
+        seed=seed,
+        n_jobs=n_jobs,
+    )
+    return FigureIntervals(
+        n_resamples=n_resamples,
+        confidence_level=float(confidence_level),
+        seed=int(seed),
+        map=map_ci,
+        map_estimate=map_estimate,
+        label_ranking_loss=lrl_ci,
+        label_ranking_loss_estimate=lrl_estimate,
+        n_undefined={"map": map_undefined, "label_ranking_loss": lrl_undefined},
+        ap=ap,
+        ap_undefined=ap_undefined,
+    )
+
+
+#: The options' names in the Python API and on the command line, for error messages.
+API_NAMES = ("bootstrap", "bootstrap_seed")
+CLI_NAMES = ("--bootstrap", "--bootstrap-seed")
+
+
+def check_options(
+    n_resamples: Any, seed: Any, confidence_level: Any, *, names: tuple[str, str] = API_NAMES
+) -> int:
+    """The report's resampling options (``n_resamples=0``: no intervals), with a clear
+    ``ValueError`` naming the option (``names``: resamples, seed) for bad ones."""
+    from toxeval.stats.bootstrap import check_options as check_resampling
+
+    n = check_resamples(n_resamples, allow_zero=True, option=names[0])
+    try:  # the seed and level as toxeval.stats checks them, named as the caller knows them
+        check_resampling(2, confidence_level, METHOD, seed)
+    except ValueError as e:
+        text = str(e)
+        raise ValueError(
+            names[1] + text.removeprefix("seed") if text.startswith("seed") else text
+        ) from None
+    return n
+
+
+def add_intervals(
+    result: EvaluationResult,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    *,
+    seed: int = 0,
+    confidence_level: float = 0.95,
+    n_jobs: int | None = None,
+) -> EvaluationResult:
+    """Set ``result.figures["intervals"]`` and each category's ``ap_ci`` and
+    ``ap_ci_undefined`` from ``result.rows`` (``n_resamples=0``: ``None`` everywhere:
+    no intervals). Returns ``result``, changed in place."""
+    n = check_options(n_resamples, seed, confidence_level)
+    if n == 0:
+        result.figures["intervals"] = None
+        for row in result.per_category:
+            row["ap_ci"] = row["ap_ci_undefined"] = None
+        return result
+    rows = result.rows
+    if rows is None:
+        raise ValueError("this result carries no scored rows (it was not made by scoring)")
+    fi = figure_intervals(
+        rows.y_true,
+        rows.scores,
+        rows.mask,
+        n_resamples=n,
+        confidence_level=confidence_level,
+        seed=seed,
+        n_jobs=n_jobs,
+    )
+    result.figures["intervals"] = {
+        "method": METHOD,
+        "confidence_level": fi.confidence_level,
+        "n_resamples": fi.n_resamples,
+        "seed": fi.seed,
+        "map": list(fi.map) if fi.map else None,
+        "label_ranking_loss": list(fi.label_ranking_loss) if fi.label_ranking_loss else None,
+        "n_undefined": fi.n_undefined,
+    }
+    for row, ci, undefined in zip(result.per_category, fi.ap, fi.ap_undefined, strict=True):
+        row["ap_ci"] = list(ci) if ci else None
+        row["ap_ci_undefined"] = undefined
+    result.notes.extend(_notes(result, fi))
+    return result
+
+
+def _notes(result: EvaluationResult, fi: FigureIntervals) -> list[str]:
+    """What the reader needs to read the intervals: resamples left out, figures
+    without an interval."""
+    notes = []
+    left_out = [
+        f"{r['id']} {u}"
+        for r, u in zip(result.per_category, fi.ap_undefined, strict=True)
+        if u  # None (outside mAP) and 0 say nothing
+    ]
+    if left_out:
+        notes.append(
+            f"bootstrap: resamples without a known positive of a category are left out of "
+            f"its AP interval and of the mAP interval (of {fi.n_resamples}: "
+            + ", ".join(left_out)
+            + f"; mAP's interval uses {fi.n_resamples - (fi.n_undefined['map'] or 0)})"
+        )
+    missing = [
+        name
+        for name, ci, est in (
+            ("mAP", fi.map, fi.map_estimate),
+            ("label ranking loss", fi.label_ranking_loss, fi.label_ranking_loss_estimate),
+        )
+        if ci is None and np.isfinite(est)
+    ]
+    missing += [
+        f"AP of {r['id']}"
+        for r, ci, u in zip(result.per_category, fi.ap, fi.ap_undefined, strict=True)
+        if ci is None and u is not None
+    ]
+    if missing:
+        notes.append(
+            "no interval for "
+            + ", ".join(missing)
+            + ": defined on fewer than 2 resamples (more resamples, or more known positives)"
+        )
+    return notes
