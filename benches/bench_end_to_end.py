@@ -10,7 +10,7 @@
      (Parquet: ``scores`` is a struct column with one float64 field per category), scores
      correlated with the labels and rounded to 6 decimals, rows in a shuffled order.
 
-2. Runs ``toxeval score PRED --dataset DATASET --out DIR`` as a subprocess (``toxeval`` may be
+2. Runs ``toxeval score PRED --dataset DATASET --out DIR --bootstrap N`` as a subprocess (``toxeval`` may be
    replaced by a command in ``$TOXEVAL_BENCH_CLI``), each format with the dataset of the same format, ``--repeats`` times, and records the wall time and the
    child's peak RSS. The peak comes from ``os.wait4`` (that child's own ``ru_maxrss``);
    ``getrusage(RUSAGE_CHILDREN)`` is recorded too but is a running maximum over every child
@@ -19,7 +19,9 @@
    The child runs with ``TOXEVAL_TIMINGS=1``, so the CLI prints the wall time of each of
    its steps (one JSON line on stderr); the report splits each run into **reading +
    joining** (reading the dataset and the predictions, id join, score matrix), **metrics**
-   (the native ``multilabel_report`` call), **other steps** (importing the scoring
+   (the native ``multilabel_report`` call), **bootstrap intervals** (the report's
+   intervals; ``--bootstrap 0``, the default here, turns them off so that the targets time
+   scoring alone), **other steps** (importing the scoring
    modules, summarising, writing the outputs) and **start-up + exit** (the rest of the
    wall time: interpreter start, the first imports, freeing memory at exit).
 
@@ -76,6 +78,7 @@ CPU_TIMINGS_PREFIX = "toxeval: cpu timings: "
 PHASES: dict[str, tuple[str, ...]] = {
     "reading + joining": ("reading dataset", "reading predictions"),
     "metrics": ("computing metrics",),
+    "bootstrap intervals": ("bootstrap intervals",),
     "other steps": ("importing", "scoring", "summarising", "writing outputs"),
 }
 
@@ -267,7 +270,7 @@ def render(doc: dict[str, Any]) -> str:
     lines = [
         "# toxeval score end to end",
         "",
-        f"{doc['rows']:,} rows x {len(CATEGORIES)} categories; command `{' '.join(doc['command'])} score PRED --dataset DATASET --out DIR`.",
+        f"{doc['rows']:,} rows x {len(CATEGORIES)} categories; command `{' '.join(doc['command'])} score PRED --dataset DATASET --out DIR --bootstrap {doc.get('bootstrap', 0)}`.",
         "",
         "| format | prediction file | runs | median wall | peak RSS (max) | wall target | memory target |",
         "|---|---|---|---|---|---|---|",
@@ -334,6 +337,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", type=Path, default=Path("bench-results"))
     p.add_argument("--data-dir", type=Path, default=None, help="default: OUT/e2e-data")
     p.add_argument("--seed", type=int, default=DEFAULT_SEED)
+    p.add_argument(
+        "--bootstrap",
+        type=int,
+        default=0,
+        metavar="N",
+        help="resamples of the report's intervals, passed to `toxeval score --bootstrap` "
+        "(default 0: the targets time scoring alone; the CLI's own default is 1000)",
+    )
     p.add_argument("--timeout", type=float, default=300.0, help="seconds per CLI run")
     p.add_argument("--regenerate", action="store_true", help="rewrite the data files")
     p.add_argument("--generate-only", action="store_true", help="write the data files and stop")
@@ -362,9 +373,8 @@ def main(argv: list[str] | None = None) -> int:
         for i in range(a.repeats):
             out_dir = a.out / f"e2e-run-{fmt}"
             shutil.rmtree(out_dir, ignore_errors=True)
-            run = run_once(
-                [*cmd, "score", str(pred), "--dataset", str(ds), "--out", str(out_dir)], a.timeout
-            )
+            args = ["score", str(pred), "--dataset", str(ds), "--out", str(out_dir)]
+            run = run_once([*cmd, *args, "--bootstrap", str(a.bootstrap)], a.timeout)
             runs.append(run)
             split = run["phases_s"] or {}
             split_cpu = run["phases_cpu_s"] or {}
@@ -405,6 +415,7 @@ def main(argv: list[str] | None = None) -> int:
     doc = {
         "rows": rows,
         "seed": a.seed,
+        "bootstrap": a.bootstrap,
         "command": cmd,
         "results": results,
         "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
