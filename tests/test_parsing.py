@@ -874,3 +874,26 @@ def test_many_unknown_names_keep_order_and_dedup() -> None:
         acc.add_unknown(n)
     assert tuple(acc.unknown) == ("b", "a", "c")
     assert not isinstance(acc.unknown, list)
+
+
+def test_no_private_name_is_imported_from_or_into_the_parsing_package() -> None:
+    # toxeval.parsing is split into modules; what they share is public, so that a
+    # private name never crosses a module (ARCHITECTURE.md, invariants).
+    import ast
+
+    from helpers import REPO
+
+    crossing = []
+    for path in sorted((REPO / "python" / "toxeval").rglob("*.py")):
+        in_parsing = path.parent.name == "parsing"
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ImportFrom) or node.module == "__future__":
+                continue
+            module = node.module or ""
+            from_parsing = module.startswith("toxeval.parsing") or (in_parsing and node.level)
+            if not (from_parsing or in_parsing):
+                continue
+            for alias in node.names:
+                if alias.name.startswith("_") or module.split(".")[-1].startswith("_"):
+                    crossing.append(f"{path.relative_to(REPO)}:{node.lineno} {alias.name}")
+    assert crossing == []

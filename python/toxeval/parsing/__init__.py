@@ -34,11 +34,13 @@ mapping (``TaxonomyError``) are argument errors, raised before any output is rea
 Matching goes through :meth:`Taxonomy.resolve` (case-, punctuation-, accent- and
 plural-insensitive), cached per parser, with a fast path for plain id lists and a
 whole-output cache, so a million short outputs parse in seconds.
+
 The package's parts, each importable but not API (the API is what this module exports):
 ``result`` (statuses, :class:`ParseResult`, :class:`ParsedBatch`), ``api`` (the entry
 points and their caches), ``parser`` (the dispatcher), ``base`` (name resolution),
 ``lists`` (lists and tables), ``llama_guard``, ``json_answers`` and ``json_decode``,
-``answer`` (what one output said, while it is read) and ``values`` (the value grammar).
+``answer`` (what one output said, while it is read), ``values`` and ``value_words`` (the
+value grammar and its vocabulary).
 """
 
 from __future__ import annotations
