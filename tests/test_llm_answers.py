@@ -543,6 +543,14 @@ def test_llama_guard_safe_is_zero_where_a_code_could_have_said_so(toxeval15: Tax
     assert np.isnan(a.scores[[toxeval15.index(c) for c in UNREACHABLE]]).all()
 
 
+def test_spec_mapping_is_the_llama_guard_mapping_only_for_llama_guard(
+    toxeval15: Taxonomy,
+) -> None:
+    lg = RequestSpec("chat", "m", toxeval15, llama_guard=True).mapping
+    assert lg is not None and lg.map("S10") == ("hate",)
+    assert RequestSpec("chat", "m", toxeval15).mapping is None
+
+
 def test_llama_guard_unsafe_without_codes_is_unparseable(toxeval15: Taxonomy) -> None:
     spec = RequestSpec("chat", "m", toxeval15, llama_guard=True)
     a = read_one(spec, vllm_body("unsafe"))

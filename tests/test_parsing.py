@@ -15,9 +15,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 import toxeval.parsing as parsing
+import toxeval.parsing.llama_guard as llama_guard
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from toxeval.parsing import (
+    DEFAULT_LLAMA_GUARD_MAPPING,
     STATUSES,
     ParsedBatch,
     ParseResult,
@@ -25,6 +27,7 @@ from toxeval.parsing import (
     parse_output,
     parse_outputs,
 )
+from toxeval.parsing.answer import Acc, norm_name
 from toxeval.taxonomy import Taxonomy, load_mapping, load_taxonomy, normalize_label
 
 TOX15 = load_taxonomy("toxeval-15")
@@ -422,7 +425,7 @@ def test_llama_guard_with_explicit_mapping(files: dict[str, Path]) -> None:
 
 
 def test_llama_guard_default_mapping_absent_is_graceful(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(parsing, "DEFAULT_LLAMA_GUARD_MAPPING", "no-such-mapping-xyz")
+    monkeypatch.setattr(llama_guard, "DEFAULT_LLAMA_GUARD_MAPPING", "no-such-mapping-xyz")
     r = p("unsafe\nS1,S10")
     assert r.status == "unparseable"
     assert r.reason is not None
@@ -433,14 +436,12 @@ def test_llama_guard_default_mapping_absent_is_graceful(monkeypatch: pytest.Monk
 def test_llama_guard_default_mapping_used_when_present(
     monkeypatch: pytest.MonkeyPatch, files: dict[str, Path]
 ) -> None:
-    real = parsing.load_mapping
-
     def fake(name: str | Path) -> object:
-        if name == parsing.DEFAULT_LLAMA_GUARD_MAPPING:
-            return real(files["map15"])
-        return real(name)
+        if name == DEFAULT_LLAMA_GUARD_MAPPING:
+            return load_mapping(files["map15"])
+        return load_mapping(name)
 
-    monkeypatch.setattr(parsing, "load_mapping", fake)
+    monkeypatch.setattr(llama_guard, "load_mapping", fake)
     r = p("unsafe\nS1,S10")
     assert r.status == "ok" and r.labels == {TOX15.ids[0], TOX15.ids[9]}
 
@@ -448,12 +449,13 @@ def test_llama_guard_default_mapping_used_when_present(
 def test_llama_guard_default_mapping_for_other_taxonomy(
     monkeypatch: pytest.MonkeyPatch, files: dict[str, Path]
 ) -> None:
-    real = parsing.load_mapping
     monkeypatch.setattr(
-        parsing,
+        llama_guard,
         "load_mapping",
         lambda name: (
-            real(files["map15"]) if name == parsing.DEFAULT_LLAMA_GUARD_MAPPING else real(name)
+            load_mapping(files["map15"])
+            if name == DEFAULT_LLAMA_GUARD_MAPPING
+            else load_mapping(name)
         ),
     )
     r = parse_output("unsafe\nS1", load_taxonomy(files["custom2"]))
@@ -805,8 +807,8 @@ def test_adversarial_inputs_are_bounded(text: str) -> None:
 )
 def test_cached_normaliser_matches_taxonomy(text: str) -> None:
     parsing.clear_caches()
-    assert parsing._norm(text) == normalize_label(text)
-    assert parsing._norm(text) == normalize_label(text)  # cached
+    assert norm_name(text) == normalize_label(text)
+    assert norm_name(text) == normalize_label(text)  # cached
 
 
 def test_huge_int_and_overflow_scores_are_unparseable() -> None:
@@ -867,8 +869,31 @@ def test_many_unknown_names_keep_order_and_dedup() -> None:
     assert r.labels == frozenset({"hate"})
     assert list(r.unknown) == names  # first-seen order, each once
     # membership is a hash lookup, not a scan of the list (20k names were quadratic)
-    acc = parsing._Acc()
+    acc = Acc()
     for n in ("b", "a", "b", " a ", "c"):
         acc.add_unknown(n)
     assert tuple(acc.unknown) == ("b", "a", "c")
     assert not isinstance(acc.unknown, list)
+
+
+def test_no_private_name_is_imported_from_or_into_the_parsing_package() -> None:
+    # toxeval.parsing is split into modules; what they share is public, so that a
+    # private name never crosses a module (ARCHITECTURE.md, invariants).
+    import ast
+
+    from helpers import REPO
+
+    crossing = []
+    for path in sorted((REPO / "python" / "toxeval").rglob("*.py")):
+        in_parsing = path.parent.name == "parsing"
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ImportFrom) or node.module == "__future__":
+                continue
+            module = node.module or ""
+            from_parsing = module.startswith("toxeval.parsing") or (in_parsing and node.level)
+            if not (from_parsing or in_parsing):
+                continue
+            for alias in node.names:
+                if alias.name.startswith("_") or module.split(".")[-1].startswith("_"):
+                    crossing.append(f"{path.relative_to(REPO)}:{node.lineno} {alias.name}")
+    assert crossing == []

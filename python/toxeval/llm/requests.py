@@ -192,6 +192,13 @@ class RequestSpec:
             raise ValueError(f"{', '.join(given)} only apply to api='chat', not 'moderation'")
         moderation_columns(self.taxonomy)  # raises when nothing maps onto the taxonomy
 
+    @property
+    def mapping(self) -> LabelMapping | None:
+        """The code mapping that answers are read through: the built-in Llama Guard mapping
+        (checked against ``taxonomy`` when the spec is built) if ``llama_guard`` is set,
+        else None."""
+        return self._mapping
+
     def _check_chat(self) -> None:
         if self.structured and (self.scoring != "json" or self.llama_guard):
             raise ValueError(
@@ -366,7 +373,7 @@ def read(spec: RequestSpec, unit: Unit, responses: Sequence[dict[str, Any]]) -> 
         return [score_samples(replies, spec.taxonomy, spec.samples)]
     if spec.scoring == "logprobs":
         return [score_logprobs(replies[0], spec.taxonomy)]
-    return [score_labels(replies[0], spec.taxonomy, method, spec._mapping)]
+    return [score_labels(replies[0], spec.taxonomy, method, spec.mapping)]
 
 
 def estimate_prompt_tokens(call: Call) -> int:

@@ -1,0 +1,181 @@
+"""The parser's knowledge of the taxonomy: which columns a name, id, alias or mapped code
+stands for (cached), the phrases that mean "no category applies", and how two readings of
+one output are compared. The readers (lists, Llama Guard, JSON, the dispatcher) build on
+:class:`ParserBase`."""
+
+from __future__ import annotations
+
+import re
+
+from toxeval.taxonomy import LabelMapping, Taxonomy, normalize_label
+
+from .answer import MAX_CACHE, MISS, Acc, norm_name, vector
+from .result import NullPolicy
+from .values import MARK_RE
+
+# Whole outputs (after normalize_label) that mean "no category applies".
+_NONE_PHRASES = frozenset(
+    normalize_label(p)
+    for p in (
+        "none",
+        "safe",
+        "no",
+        "nothing",
+        "null",
+        "nil",
+        "n/a",
+        "na",
+        "empty",
+        "benign",
+        "harmless",
+        "clean",
+        "not toxic",
+        "non-toxic",
+        "nontoxic",
+        "not harmful",
+        "not unsafe",
+        "no categories",
+        "no category",
+        "no category applies",
+        "no categories apply",
+        "no labels",
+        "no label",
+        "no toxicity",
+        "no toxicity detected",
+        "no toxic content",
+        "no harmful content",
+        "no violations",
+        "no violation",
+        "no issues",
+        "nothing to flag",
+        "none of the above",
+        "none apply",
+        "none applies",
+        "not applicable",
+        "no toxic categories",
+        "no harmful categories",
+        "no unsafe content",
+        "safe content",
+    )
+)
+# "None of the categories apply", "None of these apply", "No category applies", "None of
+# them", "No toxic categories found", ... (matched on the normalised text: plurals are
+# singular, "applies" is "apply"). The whole answer (or list item) must be the phrase, so
+# "None of the categories apply except hate" is not one and never hides "hate".
+_NONE_OF_RE = re.compile(
+    r"^(?:none(?: of (?:them|these|those|the above|the following"
+    r"|(?:the |these |those )?(?:(?:above|following|listed|given|provided|specified|"
+    r"mentioned|possible|defined) )?(?:(?:toxicity|toxic|harm|harmful|unsafe|safety|hazard) )?"
+    r"(?:category|label|class|option|one)(?: listed| above| given| provided)?))?"
+    r"|no (?:(?:toxicity|toxic|harm|harmful|unsafe|safety|hazard) )?(?:category|label|class))"
+    r"(?: (?:apply|is applicable|are applicable|applicable|is relevant|are relevant|relevant"
+    r"|found|detected|identified|flagged|present|match|matched))?"
+    r"(?: here| to (?:this|the|it)(?: (?:text|content|input|message|prompt|response|output"
+    r"|comment))?)?$"
+)
+NONE_SENTENCE_RE = re.compile(
+    r"^(?:the |this )?(?:text |content |input |message |prompt |response |output |comment )?"
+    r"(?:is |seem |seems |appear |appears )?(?:to be )?(?:completely |entirely )?"
+    r"(?:safe|benign|harmless|clean|not toxic|non toxic|nontoxic|not harmful)$"
+)
+
+# Characters stripped from the edges of a name: bullets, quotes, brackets, punctuation.
+STRIP_CHARS = " \t-•*+·>#\"'“”‘’`()[]{}.:;!?<>"
+# Separators inside one item that names several categories ("hate/harassment").
+SUBSPLIT_RE = re.compile(r"\s*/\s*|\s+and\s+|\s*&\s*|\s+or\s+|\s*\+\s*", re.IGNORECASE)
+
+
+class ParserBase:
+    """A parser's taxonomy, mapping and threshold, and the columns each name stands for."""
+
+    def __init__(
+        self,
+        taxonomy: Taxonomy,
+        mapping: LabelMapping | None,
+        threshold: float,
+        null: NullPolicy = "unparseable",
+    ) -> None:
+        self.taxonomy = taxonomy
+        self.mapping = mapping
+        self.threshold = threshold
+        self.omit_nulls = null == "omit"
+        self.ids = taxonomy.ids
+        self.col = {cid: i for i, cid in enumerate(self.ids)}
+        # Taxonomy.resolve(x) is _lookup.get(normalize_label(x)); ``norm`` is already
+        # normalised, so look it up directly when the table is there.
+        lookup = getattr(taxonomy, "_lookup", None)
+        self._lookup: dict[str, str] | None = lookup if isinstance(lookup, dict) else None
+        self._names: dict[str, tuple[int, ...] | None] = {}
+        self._labelsets: dict[tuple[int, ...], frozenset[str]] = {}
+
+    # ---- names
+
+    def resolve(self, name: str) -> tuple[int, ...] | None:
+        """Columns named by ``name`` (id, name, alias, mapped code); () for "none"; None if unknown."""
+        hit = self._names.get(name, MISS)
+        if hit is not MISS:
+            return hit  # type: ignore[return-value]
+        res = self._resolve_uncached(name)
+        if len(self._names) >= MAX_CACHE:
+            self._names.clear()
+        self._names[name] = res
+        return res
+
+    def _resolve_uncached(self, name: str) -> tuple[int, ...] | None:
+        cid = self.col.get(name)
+        if cid is not None:
+            return (cid,)
+        if not name.isascii() and MARK_RE.search(name):
+            return None  # "hate ✘" is a name and a value, not a name
+        norm = norm_name(name)
+        if not norm:
+            return None
+        hit = self._lookup.get(norm) if self._lookup is not None else self.taxonomy.resolve(norm)
+        if hit is not None:
+            return (self.col[hit],)
+        if self.mapping is not None:
+            mapped = self.mapping.map(name.strip())
+            if mapped is not None:
+                cols = tuple(self.col[i] for i in mapped if i in self.col)
+                if len(cols) == len(mapped):
+                    return cols
+        if norm in _NONE_PHRASES or NONE_SENTENCE_RE.match(norm) or _NONE_OF_RE.match(norm):
+            return ()
+        return None
+
+    def labelset(self, cols: tuple[int, ...]) -> frozenset[str]:
+        hit = self._labelsets.get(cols)
+        if hit is None:
+            hit = frozenset(self.ids[c] for c in cols)
+            self._labelsets[cols] = hit
+        return hit
+
+    def resolve_name(self, name: str) -> tuple[int, ...] | None:
+        """Columns of a category name, or of every part of "hate/harassment"; None if not."""
+        hit = self.resolve(name)
+        if hit is not None or len(name) > 120:
+            return hit
+        parts = [x.strip(STRIP_CHARS) for x in SUBSPLIT_RE.split(name)]
+        parts = [x for x in parts if x]
+        if len(parts) < 2:
+            return None
+        cols: list[int] = []
+        for x in parts:
+            h = self.resolve(x)
+            if not h:
+                return None  # "none/hate" names no pair of categories
+            cols.extend(h)
+        return tuple(cols)
+
+    def agree(self, first: Acc, other: Acc, what: str) -> None:
+        """Record an error on ``first`` if ``other`` (a second answer) reads differently."""
+        a, b = vector(first), vector(other)
+        if a != b and not first.errors:
+            first.errors.append(
+                f"contradictory: two {what} disagree ({self._describe(a)} vs {self._describe(b)})"
+            )
+
+    def _describe(self, vec: tuple[tuple[int, float], ...]) -> str:
+        if not vec:
+            return "no category"
+        return ", ".join(f"{self.ids[c]}={v:g}" for c, v in vec)

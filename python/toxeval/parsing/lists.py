@@ -1,0 +1,219 @@
+"""Text answers read item by item: comma-, newline- or bullet-separated names, ids and
+aliases, "name: value" pairs (the value read by :func:`toxeval.parsing.values.read_value`),
+check marks, and markdown tables with one row per category."""
+
+from __future__ import annotations
+
+import re
+
+from toxeval.taxonomy import normalize_label
+
+from .answer import Acc, norm_name
+from .base import STRIP_CHARS, SUBSPLIT_RE, ParserBase
+from .values import MARK_RE, NULL_VALUE, has_negation_cue, read_value
+
+_SPLIT_RE = re.compile(r"[\n\r,;|]+")
+# The same separators when a comma stands between digits: that is a decimal comma
+# ("hate: 0,7"), not a separator. Slower, so only used when such a comma is there.
+_DIGIT_COMMA_RE = re.compile(r"\d,\d")
+_SPLIT_KEEP_DECIMALS_RE = re.compile(r"(?:[\n\r;|]|(?<!\d),|,(?!\d))+")
+# A list item's bullet or number: "- ", "* ", "1. ", "(a) ".
+BULLET_RE = re.compile(r"\A(?:[-*•·‣>+]+|\(?\d{1,3}[.)]|\(?[a-zA-Z][.)](?=\s))\s*")
+# "name <sep> value": the first ":", "=", "(" or spaced dash splits a piece.
+# The value is captured greedily and stripped in Python: a lazy group before "\s*\Z" is
+# quadratic in a long run of spaces.
+_NAME_VALUE_RE = re.compile(
+    r"\A(.*?[^\s:=(])[ \t]{0,10}([:=]|\(|\s[-\u2013\u2014]\s)(.*)\Z", re.DOTALL
+)
+# A piece that may be "name <sep> value".
+HAS_SEPARATOR_RE = re.compile(r"[:=(]|\s[-\u2013\u2014]\s")
+_QUOTE_CHARS = " \t\"'“”‘’`*"
+# Markdown tables: a row starts with "|"; a separator row is made of dashes and colons.
+_TABLE_ROW_RE = re.compile(r"^[ \t]*\|", re.MULTILINE)
+_TABLE_RULE_RE = re.compile(r":?-{2,}:?")
+# Header words of the table column that holds the value ("| Category | Present |").
+_VALUE_HEADER_WORDS = frozenset(
+    normalize_label(w)
+    for w in (
+        "score",
+        "probability",
+        "likelihood",
+        "confidence",
+        "flag",
+        "flagged",
+        "present",
+        "presence",
+        "detected",
+        "applies",
+        "applicable",
+        "value",
+        "verdict",
+        "severity",
+        "risk",
+        "rating",
+        "result",
+        "answer",
+        "status",
+        "decision",
+        "yes",
+        "violated",
+        "violation",
+    )
+)
+
+
+class ListReader(ParserBase):
+    """Reads a text answer as a list or a table of categories."""
+
+    def read_list(self, body: str) -> Acc:
+        """A block of text as a markdown table, else as separated items."""
+        acc = Acc()
+        if "|" in body and _TABLE_ROW_RE.search(body):
+            rows = [ln for ln in body.splitlines() if ln.lstrip().startswith("|")]
+            if rows:
+                self._table(rows, acc)  # the table is the answer; prose around it is not
+                return acc
+        split = _SPLIT_KEEP_DECIMALS_RE if _DIGIT_COMMA_RE.search(body) else _SPLIT_RE
+        for raw in split.split(body):
+            self.piece(raw, acc)
+        return acc
+
+    def _table(self, lines: list[str], acc: Acc) -> None:
+        """A markdown table: one row per category, its value in a column of the row."""
+        rows = []
+        for ln in lines:
+            cells = [c.strip().strip("*`").strip() for c in ln.strip().strip("|").split("|")]
+            if all(not c or _TABLE_RULE_RE.fullmatch(c) for c in cells):
+                continue  # |---|:---:|
+            rows.append(cells)
+        if not rows:
+            return
+        value_col: int | None = None
+        if self.resolve_name(rows[0][0]) is None:  # a header row: | Category | Present |
+            header = rows.pop(0)
+            for j, h in enumerate(header[1:], 1):
+                if any(w in _VALUE_HEADER_WORDS for w in norm_name(h).split()):
+                    value_col = j
+                    break
+        for cells in rows:
+            name, rest = cells[0], cells[1:]
+            if value_col is not None and value_col < len(cells):
+                rest = [cells[value_col]]
+            rest = [c for c in rest if c]
+            if not rest:
+                self.piece(name, acc)
+                continue
+            value = next((c for c in rest if read_value(c)[0] is not None), None)
+            if value is None and value_col is None:
+                for c in cells:  # no value column: | hate | violence | is a list
+                    self.piece(c, acc)
+                continue
+            self.piece(f"{name}: {value or rest[0]}", acc)
+
+    def piece(self, raw: str, acc: Acc) -> None:
+        """One item of a list (or a JSON string in a list): a name, a "name: value" pair,
+        several names ("hate/harassment"), or something unknown, added to ``acc``."""
+        p = raw.strip()
+        if not p:
+            return
+        p = BULLET_RE.sub("", p, count=1)
+        if "  " in p or "\t" in p or "\n" in p:
+            p = " ".join(p.split())  # the splitting regexes are quadratic in long space runs
+        if not p.isascii() and MARK_RE.search(p):
+            p = _mark_as_value(p)
+        has_value = ":" in p or "=" in p
+        if not has_value:
+            # a whole name first: "Sexual - minors" is one category, not sexual = "minors"
+            hit = self.resolve(p.strip(STRIP_CHARS))
+            if hit is not None:
+                acc.add(hit, 1.0)
+                return
+        if has_value or HAS_SEPARATOR_RE.search(p):
+            # "Hate: no", "hate (score 0.2)": read before the edges are stripped, so that
+            # "hate:" or "hate: ???" is not mistaken for a bare "hate".
+            nv = _NAME_VALUE_RE.match(p.strip(_QUOTE_CHARS))
+            if nv is not None and self._name_value(nv, acc):
+                return
+        p = p.strip(STRIP_CHARS)
+        if not p:
+            return
+        hit = self.resolve(p) if has_value else None
+        if hit is not None:
+            acc.add(hit, 1.0)
+            return
+        # "hate/harassment", "violence and weapons", "hate violence": every part must be a
+        # category ("no hate" is not {hate}).
+        for parts in (SUBSPLIT_RE.split(p), p.split()):
+            if len(parts) < 2 or len(parts) > 20:
+                continue
+            hits = [self.resolve(x.strip(STRIP_CHARS)) for x in parts if x.strip(STRIP_CHARS)]
+            if hits and all(hits):
+                for h in hits:
+                    acc.add(h or (), 1.0)
+                return
+        # The tail of a lead-in ("Detected: hate").
+        if ":" in p:
+            tail = p.rsplit(":", 1)[1].strip(STRIP_CHARS)
+            hit = self.resolve(tail) if tail else None
+            if hit is not None:
+                acc.add(hit, 1.0)
+                return
+        acc.add_unknown(p)
+
+    def _name_value(self, nv: re.Match[str], acc: Acc) -> bool:
+        """A "name <sep> value" piece (``Hate: no``, ``hate (score 0.2)``, ``Hate - none
+        detected``, ``Hate - attacks on a group``); False if it is not one."""
+        name = nv.group(1).strip(STRIP_CHARS)
+        sep = nv.group(2).strip()
+        text = nv.group(3).strip()
+        if sep == "(" and text.endswith(")"):
+            text = text[:-1]
+        cols = self.resolve_name(name)
+        score, graded, err = read_value(text)
+        if cols is None:
+            # Not a category: only an asserted name counts ("spam: yes", not "spam: no").
+            if score is None and not graded:
+                return False  # not a value either: "Detected: hate", prose
+            if score or err is not None:
+                acc.add_unknown(name)
+            return True
+        if score is not None:
+            if graded:
+                acc.graded = True
+            acc.add(cols, score)
+            return True
+        if graded or err == NULL_VALUE:  # a number, but not a valid score; a null
+            self.bad_value(name, err, acc)
+            return True
+        if sep not in ":=":
+            tail = text.rstrip(")").strip(STRIP_CHARS)
+            more = self.resolve_name(tail) if tail else None
+            if more is not None:  # "hate - violence": two categories
+                acc.add(cols, 1.0)
+                acc.add(more, 1.0)
+                return True
+            if tail and not has_negation_cue(tail):
+                acc.add(cols, 1.0)  # a description: "Hate - attacks on a protected group"
+                return True
+        # The value after a category name is not understood: the category is unknown.
+        acc.errors.append(f"{name!r}: {err}")
+        return True
+
+    def bad_value(self, name: str, err: str | None, acc: Acc) -> None:
+        """A category given a value that is not a score: the row is unparseable. An
+        explicit null under ``null="omit"`` instead leaves the category out."""
+        if err == NULL_VALUE and self.omit_nulls:
+            acc.resolved = True
+            return
+        acc.errors.append(f"{name!r}: {err}")
+
+
+def _mark_as_value(piece: str) -> str:
+    """A list item with check marks or crosses, as "name: <marks> <value>": the marks are
+    the value wherever they stand ("hate ✅", "❌ Violence", "Hate: ✅ yes")."""
+    marks = " ".join(MARK_RE.findall(piece))
+    rest = MARK_RE.sub(" ", piece).strip()
+    nv = _NAME_VALUE_RE.match(rest.strip(_QUOTE_CHARS))
+    if nv is not None:
+        return f"{nv.group(1)}: {marks} {nv.group(3)}"
+    return f"{rest}: {marks}"

@@ -1,0 +1,354 @@
+"""The dispatcher: one output, after its reasoning block, is a code fence, JSON, a
+lead-in ("Categories: ..."), a Llama Guard verdict or a list, tried in that order;
+:class:`Parser` caches whole outputs and turns what was read into a :data:`Row`."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
+from itertools import pairwise
+
+from toxeval.taxonomy import LabelMapping, Taxonomy
+
+from .answer import MAX_CACHE, MAX_DEPTH, MAX_JSON_CANDIDATES, Acc, norm_name, vector
+from .base import NONE_SENTENCE_RE, STRIP_CHARS
+from .json_answers import JsonReader
+from .lists import BULLET_RE, HAS_SEPARATOR_RE
+from .llama_guard import CODE_RE, LG_RE
+from .result import NullPolicy
+
+# Lead-in words: "Categories: hate", "Final answer: ..." (matched on the normalised lead).
+_LEAD_WORDS = frozenset(
+    (
+        "category",
+        "label",
+        "answer",
+        "output",
+        "result",
+        "classification",
+        "prediction",
+        "predicted",
+        "tag",
+        "class",
+        "violation",
+        "verdict",
+        "response",
+        "assessment",
+        "toxicity",
+        "type",
+        "detected",
+        "flagged",
+        "flag",
+        "applicable",
+        "harm",
+        "violated",
+    )
+)
+
+_REFUSAL_RE = re.compile(
+    r"\b(?:i\s*(?:'|’)?\s*m\s+sorry|i\s+am\s+sorry|i\s+apologi[sz]e|sorry,?\s+but|"
+    r"i\s+(?:can\s*(?:'|’)?\s*t|cannot|can\s+not|won\s*(?:'|’)?\s*t|will\s+not|must\s+decline)"
+    r"|i\s*(?:'|’)?\s*m\s+(?:not\s+able|unable)|i\s+am\s+(?:not\s+able|unable)"
+    r"|as\s+an\s+ai\b|as\s+a\s+(?:large\s+)?language\s+model|cannot\s+(?:assist|help|comply)"
+    r"|not\s+able\s+to\s+(?:help|assist|comply))",
+    re.IGNORECASE,
+)
+_FENCE_RE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\n?(.*?)(?:```|\Z)", re.DOTALL)
+_PLAIN_RE = re.compile(r"[A-Za-z0-9_ ,\-]+")
+_LEAD_RE = re.compile(r"\A[ \t]*([^\n:{}\[\]]{1,60}?)[ \t]*[:=][ \t]*(.*)\Z", re.DOTALL)
+_LEAD_LINE_RE = re.compile(r"^[ \t]*[*#>]*[ \t]*([A-Za-z][A-Za-z _*-]{0,59}?)[ \t]*[:=]", re.M)
+# A leading reasoning block ("<think>...</think> answer"), as reasoning models write it.
+_REASONING_OPEN_RE = re.compile(r"\A<(think|thinking|reasoning)>", re.IGNORECASE)
+# Lead-ins of a verdict line ("Verdict: safe"), stripped before reading it.
+_VERDICT_LEAD_RE = re.compile(
+    r"\A(?:verdict|answer|final answer|result|assessment|classification|rating|label)\s*[:=-]\s*",
+    re.IGNORECASE,
+)
+_SENTENCE_END_RE = re.compile(r"[.!\n]")
+# A line that starts commentary after the answer ("Explanation: ..."): the answer ends there.
+_COMMENTARY_RE = re.compile(
+    r"^[ \t]*[-*#>]*[ \t]*(?:explanation|reason|reasoning|rationale|justification|analysis"
+    r"|notes?|comments?)[ \t]*[:=]",
+    re.IGNORECASE | re.MULTILINE,
+)
+
+# A parsed row: status, label columns, (cols, values) of non-zero scores, unknown, reason,
+# graded. Kept as a plain tuple so that a million of them stay cheap.
+Row = tuple[
+    str, tuple[int, ...], tuple[int, ...], tuple[float, ...], tuple[str, ...], "str | None", bool
+]
+
+
+def _unparseable(reason: str, unknown: tuple[str, ...] = ()) -> Row:
+    return ("unparseable", (), (), (), unknown, reason, False)
+
+
+def _quote_list(names: Iterable[str]) -> str:
+    return ", ".join(repr(n) for n in names)
+
+
+class Parser(JsonReader):
+    """Parses outputs for one (taxonomy, mapping, threshold); caches names and outputs."""
+
+    def __init__(
+        self,
+        taxonomy: Taxonomy,
+        mapping: LabelMapping | None,
+        threshold: float,
+        null: NullPolicy = "unparseable",
+    ) -> None:
+        super().__init__(taxonomy, mapping, threshold, null)
+        self._rows: dict[str, Row] = {}
+
+    # ---- outputs
+
+    def parse(self, text: str) -> Row:
+        """One output as a :data:`Row`; never raises, cached per output text."""
+        row = self._rows.get(text)
+        if row is not None:
+            return row
+        try:
+            row = self._parse(text)
+        except Exception as exc:  # a bug must not take down a million-row run
+            row = _unparseable(f"parser error (please report): {type(exc).__name__}: {exc}")
+        if len(self._rows) >= MAX_CACHE:
+            self._rows.clear()
+        self._rows[text] = row
+        return row
+
+    def _parse(self, text: str) -> Row:
+        s = text.strip()
+        if not s.isascii():
+            s = _plain_unicode(s)
+        if not s:
+            return _unparseable("empty output")
+        if s[0] == "<" or "</think>" in s:
+            s, problem = _final_answer(s)
+            if problem is not None:
+                return _unparseable(problem)
+        if _PLAIN_RE.fullmatch(s):
+            fast = self._fast_list(s)
+            if fast is not None:
+                return fast
+        acc = self.body(s, 0)
+        return self._finish(acc, s)
+
+    def _fast_list(self, s: str) -> Row | None:
+        """Comma-separated ids/names with nothing else: no regexes, cached names."""
+        cols: list[int] = []
+        any_piece = False
+        for piece in s.split(","):
+            p = piece.strip(" -")
+            if not p:
+                continue
+            any_piece = True
+            hit = self.resolve(p)
+            if hit is None:
+                return None
+            cols.extend(hit)
+        if not any_piece:
+            return None
+        if not cols:
+            return ("empty", (), (), (), (), None, False)
+        uniq = tuple(sorted(set(cols)))
+        return ("ok", uniq, uniq, (1.0,) * len(uniq), (), None, False)
+
+    def _finish(self, acc: Acc, s: str) -> Row:
+        unknown = tuple(acc.unknown)
+        if acc.errors:
+            return _unparseable("; ".join(acc.errors), unknown)
+        if not acc.resolved:
+            if unknown:
+                reason = f"no category recognised: {_quote_list(unknown)}"
+                if _REFUSAL_RE.search(s[:500]):
+                    return _unparseable(f"refusal: {s[:80]!r}")
+                return _unparseable(reason, unknown)
+            return _unparseable("no categories or scores found")
+        items = sorted((c, v) for c, v in acc.scores.items() if v != 0.0)
+        cols = tuple(c for c, _ in items)
+        vals = tuple(v for _, v in items)
+        if acc.graded:
+            labels = tuple(c for c, v in items if v >= self.threshold)
+        else:
+            labels = tuple(c for c, v in items if v > 0.0)
+        notes = "; ".join(acc.notes) or None
+        if not cols and acc.unsafe_flag:
+            return _unparseable("flagged unsafe but no category given", unknown)
+        if acc.unsafe_flag is False and labels:
+            named = ", ".join(self.ids[c] for c in labels)
+            return _unparseable(f"contradictory: says safe but names {named}", unknown)
+        if unknown:
+            reason = f"unrecognised: {_quote_list(unknown)}"
+            if notes:
+                reason = f"{reason}; {notes}"
+            return ("partial", labels, cols, vals, unknown, reason, acc.graded)
+        status = "ok" if cols else "empty"
+        return (status, labels, cols, vals, (), notes, acc.graded)
+
+    def body(self, s: str, depth: int) -> Acc:
+        """Interpret one block of text (the whole output, or a code fence's content)."""
+        # 1. a code fence: its content is the answer (later fences must agree with it).
+        if "```" in s and depth < MAX_DEPTH:
+            fenced = self._fences(s, depth)
+            if fenced is not None:
+                return fenced
+        # 2. JSON: the whole text, or the first balanced object/array that means something.
+        json_acc = self.json_anywhere(s, depth)
+        if json_acc is not None:
+            return json_acc
+        # 3.-6. text; a leading "safe" verdict must not come with categories.
+        acc = self._text(s, depth)
+        if acc.scores and acc.unsafe_flag is None and self._says_safe_first(s):
+            acc.unsafe_flag = False
+        return acc
+
+    def _fences(self, s: str, depth: int) -> Acc | None:
+        """The first non-empty code fence; a later one that reads differently is an error."""
+        first: Acc | None = None
+        for n, m in enumerate(_FENCE_RE.finditer(s)):
+            if n >= MAX_JSON_CANDIDATES:
+                break
+            inner = m.group(2).strip()
+            if not inner:
+                continue
+            acc = self.body(inner, depth + 1)
+            if first is None:
+                first = acc
+                if first.errors:
+                    return first
+            elif acc.resolved and not acc.errors:
+                self.agree(first, acc, "code fences")
+        return first
+
+    def _says_safe_first(self, s: str) -> bool:
+        """The answer opens with a "safe" verdict: "Safe. Categories: hate", "Verdict: safe"."""
+        first = _SENTENCE_END_RE.split(s.lstrip(STRIP_CHARS), maxsplit=1)[0]
+        first = _VERDICT_LEAD_RE.sub("", first.replace("**", "").strip(STRIP_CHARS))
+        if not first or len(first) > 80 or self.resolve(first) != ():
+            return False
+        # A verdict, not a "none" list item ("None of these apply\nhate" is {hate}).
+        return bool(NONE_SENTENCE_RE.match(norm_name(first)))
+
+    def _text(self, s: str, depth: int) -> Acc:
+        """A block that is not JSON: a lead-in, a list, Llama Guard, a table."""
+        # 3. strip markdown emphasis and a lead-in ("Categories: ...").
+        body = s.replace("**", "").replace("`", "").strip()
+        whole = self._whole(body)
+        if whole is not None:
+            return whole
+        m = _LEAD_RE.match(body)
+        if "\n" in body and depth < MAX_DEPTH:
+            leads = [x for x in _LEAD_LINE_RE.finditer(body) if self._is_lead(x.group(1))]
+            if len(leads) >= 2:
+                return self._lead_sections(body, [x.start() for x in leads], depth)
+            if leads and (m is None or not self._is_lead(m.group(1))):
+                # Reasoning first, answer last: "...\nFinal answer: hate".
+                body = body[leads[-1].start() :].strip()
+                m = _LEAD_RE.match(body)
+        if m is not None and self._is_lead(m.group(1)):
+            body = m.group(2).strip()
+            if not body:
+                acc = Acc()
+                acc.errors.append(f"lead-in {m.group(1).strip()!r} with nothing after it")
+                return acc
+            if body[:1] in "[{" and depth < MAX_DEPTH:
+                inner = self.json_anywhere(body, depth + 1)
+                if inner is not None:
+                    return inner
+            whole = self._whole(body)
+            if whole is not None:
+                return whole
+        # 4. commentary after the answer ("hate\nExplanation: ...") is not part of it.
+        cm = _COMMENTARY_RE.search(body)
+        if cm is not None and body[: cm.start()].strip():
+            body = body[: cm.start()].strip()
+            whole = self._whole(body)
+            if whole is not None:
+                return whole
+        # 5. Llama Guard: "unsafe\nS1,S10".
+        lg = LG_RE.match(body)
+        if lg is not None and lg.group(1).lower() == "unsafe":
+            return self.llama_guard(lg.group(2))
+        if (
+            lg is not None
+            and lg.group(2).strip()
+            and all(CODE_RE.match(c) for c in re.split(r"[\s,;]+", lg.group(2).strip()) if c)
+        ):
+            acc = self.llama_guard(lg.group(2))  # "safe\nS10": a verdict and codes
+            acc.unsafe_flag = False
+            return acc
+        # 6. a list of names, ids, aliases or "name: score" pairs.
+        return self.read_list(body)
+
+    def _lead_sections(self, body: str, starts: list[int], depth: int) -> Acc:
+        """Several lead-in lines ("Categories: hate, violence\nAnswer: none"): the last
+        one is the answer, as after reasoning, and every earlier one that reads as an
+        answer must say the same thing. A category list quoted back from the prompt is
+        then a disagreement, never a silent set of labels."""
+        bounds = [*starts, len(body)]
+        texts = [body[a:b].strip() for a, b in pairwise(bounds)]
+        sections = [self._text(t, depth + 1) for t in texts]
+        answer = sections[-1]
+        for text, other in zip(texts[:-1], sections[:-1], strict=True):
+            if answer.errors or not other.resolved or other.errors:
+                continue
+            if not vector(other) and self._says_safe_first(text):
+                answer.unsafe_flag = False  # "Verdict: safe\nCategories: hate"
+            else:
+                self.agree(answer, other, "lead-in answers")
+        return answer
+
+    def _whole(self, body: str) -> Acc | None:
+        """The whole block is one name or a "none" phrase."""
+        if len(body) > 200 or ":" in body or "=" in body:
+            return None  # "hate: no", "hate:" are a name and its value
+        hit = self.resolve(body)
+        if hit is None:
+            return None
+        acc = Acc()
+        acc.add(hit, 1.0)
+        return acc
+
+    def _is_lead(self, lead: str) -> bool:
+        words = norm_name(lead).split()
+        if not words or len(words) > 8 or not any(w in _LEAD_WORDS for w in words):
+            return False
+        # "Privacy violations: no", "1. Self-harm: yes", "Privacy violations - risk: high"
+        # name a category, not a lead-in
+        head = HAS_SEPARATOR_RE.split(BULLET_RE.sub("", lead.strip(), count=1), maxsplit=1)[0]
+        return self.resolve_name(head.strip(STRIP_CHARS)) is None
+
+
+# Characters that change nothing a reader sees: zero-width spaces and joiners, the word
+# joiner, the byte-order mark, the emoji variation selector, the soft hyphen.
+_INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\ufe0f\u00ad"))
+
+
+def _plain_unicode(s: str) -> str:
+    """NFKC (full-width letters, digits and colons, non-breaking spaces become their
+    plain forms) without invisible characters, so that "ha\u200bte：０.９" reads as
+    "hate:0.9". Only non-ASCII outputs pay for it."""
+    return unicodedata.normalize("NFKC", s).translate(_INVISIBLE).strip()
+
+
+def _final_answer(s: str) -> tuple[str, str | None]:
+    """``s`` without a leading reasoning block (``<think>...</think>``), and a problem if
+    there is no final answer. Reasoning models (DeepSeek-R1 and others) deliberate first;
+    only what follows the block is the answer. A chat template may open the block in the
+    prompt, so a closing ``</think>`` without an opening one ends the reasoning too."""
+    m = _REASONING_OPEN_RE.match(s)
+    if m is not None:
+        tag = m.group(1).lower()
+        close = s.lower().find(f"</{tag}>", m.end())
+        if close < 0:
+            return "", f"unterminated <{tag}> reasoning block: no final answer"
+        rest = s[close + len(tag) + 3 :].strip()
+    elif "</think>" in s:
+        tag = "think"
+        rest = s[s.rfind("</think>") + len("</think>") :].strip()
+    else:
+        return s, None
+    if not rest:
+        return "", f"no final answer after the </{tag}> reasoning block"
+    return rest, None
