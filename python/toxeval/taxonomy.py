@@ -191,6 +191,11 @@ class Taxonomy:
         """The category id that ``label`` names (id, name or alias), or None."""
         return self._lookup.get(normalize_label(label))
 
+    def resolve_normalized(self, label: str) -> str | None:
+        """:meth:`resolve` for a label already passed through :func:`normalize_label`
+        (the parser's hot path normalises once and looks up many times)."""
+        return self._lookup.get(label)
+
     def category(self, category_id: str) -> Category:
         return self.categories[self.index(category_id)]
 

@@ -101,10 +101,8 @@ class ParserBase:
         self.omit_nulls = null == "omit"
         self.ids = taxonomy.ids
         self.col = {cid: i for i, cid in enumerate(self.ids)}
-        # Taxonomy.resolve(x) is _lookup.get(normalize_label(x)); ``norm`` is already
-        # normalised, so look it up directly when the table is there.
-        lookup = getattr(taxonomy, "_lookup", None)
-        self._lookup: dict[str, str] | None = lookup if isinstance(lookup, dict) else None
+        # ``norm`` below is already normalised: look it up without normalising again
+        self._resolve_norm = taxonomy.resolve_normalized
         self._names: dict[str, tuple[int, ...] | None] = {}
         self._labelsets: dict[tuple[int, ...], frozenset[str]] = {}
 
@@ -130,7 +128,7 @@ class ParserBase:
         norm = norm_name(name)
         if not norm:
             return None
-        hit = self._lookup.get(norm) if self._lookup is not None else self.taxonomy.resolve(norm)
+        hit = self._resolve_norm(norm)
         if hit is not None:
             return (self.col[hit],)
         if self.mapping is not None:
