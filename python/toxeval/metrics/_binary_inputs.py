@@ -177,56 +177,39 @@ def _native_int_indicator(y_true: Any) -> bool:
 
 
 def fast_indicator(
-    y_true: Any, n_jobs: int | None = None
-) -> tuple[list[int], NDArray[np.uint8]] | None:
+    y_true: Any, n_jobs: int | None = None, *, packed: bool = True
+) -> tuple[list[int], NDArray[np.uint8] | None] | None:
     """One native pass over a 2-D int64/int32 ``y_true`` with more than one column:
     ``(sorted distinct values, packed positives)`` when it holds at most two
     distinct values (then ``type_of_target`` is "multilabel-indicator"), else None
     (the caller takes the general path). The positives are ``y_true == 1`` packed
     eight labels per byte (``np.packbits(y_true == 1, axis=1, bitorder="little")``,
     1/8 of a bool copy), which the native kernels read directly. Replaces
-    type_of_target's scans, min/max and ``y_true == 1`` (each a full pass)."""
+    type_of_target's scans, min/max and ``y_true == 1`` (each a full pass).
+
+    ``packed=False`` (for ``average="samples"``): the same check, in parallel, but no
+    positives (``(values, None)``): the per-row kernel reads the labels in place."""
     if not _native_int_indicator(y_true):
         return None
+    scan = _core.binary_indicator_summary if packed else _core.binary_indicator_values
     try:
-        r = _core.binary_indicator_summary(y_true, n_jobs)
-    except ValueError:
-        return None  # e.g. n_jobs=0: the general path raises in scikit-learn's order
-    if r is None:
-        return None
-    lo, hi, third, y_pos = r
-    if third or y_pos is None:
-        return None
-    return ([lo] if lo == hi else [lo, hi]), y_pos
-
-
-def _fast_indicator_values(
-    y_true: Any, n_jobs: int | None
-) -> tuple[list[int], NDArray[np.bool_] | None] | None:
-    """:func:`fast_indicator` for ``average="samples"``: the same check, in
-    parallel, but no ``y_true == 1`` copy (``(values, None)``): the per-row kernel
-    reads int64/int32 labels in place."""
-    if not _native_int_indicator(y_true):
-        return None
-    try:
-        r = _core.binary_indicator_values(y_true, n_jobs)
+        r: Any = scan(y_true, n_jobs)
     except ValueError:
         return None  # e.g. n_jobs=0: the general path raises in scikit-learn's order
     if r is None or r[2]:
         return None
-    lo, hi, _ = r
-    return ([lo] if lo == hi else [lo, hi]), None
+    y_pos = r[3] if packed else None
+    if packed and y_pos is None:
+        return None
+    lo, hi = r[0], r[1]
+    return ([lo] if lo == hi else [lo, hi]), y_pos
 
 
 def classify_target(y_true: Any, average: Any, jobs: int | None) -> tuple[Any, str, Any]:
     """``(indicator, y_type, y_arr)`` for AP / ROC AUC: the fast multilabel-indicator
     check (the in-place label-value scan for ``average="samples"``, which reads int64
     labels without a bool copy), else scikit-learn's ``type_of_target``."""
-    indicator = (
-        _fast_indicator_values(y_true, jobs)
-        if average == "samples"
-        else fast_indicator(y_true, jobs)
-    )
+    indicator = fast_indicator(y_true, jobs, packed=average != "samples")
     if indicator is not None:
         return indicator, "multilabel-indicator", y_true
     return None, type_of_target(y_true, input_name="y_true"), to_array(y_true)

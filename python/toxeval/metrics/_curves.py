@@ -39,9 +39,22 @@ __all__ = ["precision_recall_curve", "roc_curve"]
 
 
 def _confusion_counts(
-    func: str, y_true: Any, y_score: Any, pos_label: Any, sample_weight: Any
+    func: str,
+    y_true: Any,
+    y_score: Any,
+    pos_label: Any,
+    sample_weight: Any,
+    drop_intermediate: Any,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[Any]]:
-    """scikit-learn's ``confusion_matrix_at_thresholds``: (fps, tps, thresholds)."""
+    """scikit-learn's ``confusion_matrix_at_thresholds``: (fps, tps, thresholds), after
+    the curves' parameter checks."""
+    if not isinstance(drop_intermediate, (bool, np.bool_)):
+        raise param_error(
+            "drop_intermediate",
+            func,
+            "an instance of 'bool' or an instance of 'numpy.bool'",
+            drop_intermediate,
+        )
     check_array_like("y_true", func, y_true)
     check_array_like("y_score", func, y_score)
     check_label_param("pos_label", func, pos_label, optional=True)
@@ -71,6 +84,13 @@ def _confusion_counts(
     return fps, tps, thresholds
 
 
+def _keep_ends_and(middle: NDArray[np.bool_], *arrays: NDArray[Any]) -> tuple[NDArray[Any], ...]:
+    """``drop_intermediate``: the first and last point and the inner points ``middle``
+    keeps (scikit-learn's ``np.where(np.r_[True, middle, True])[0]``)."""
+    keep = np.where(np.concatenate([[True], middle, [True]]))[0]
+    return tuple(a[keep] for a in arrays)
+
+
 def precision_recall_curve(
     y_true: Any,
     y_score: Any,
@@ -88,19 +108,12 @@ def precision_recall_curve(
     rows are dropped first.
     """
     func = "precision_recall_curve"
-    if not isinstance(drop_intermediate, (bool, np.bool_)):
-        raise param_error(
-            "drop_intermediate",
-            func,
-            "an instance of 'bool' or an instance of 'numpy.bool'",
-            drop_intermediate,
-        )
-    fps, tps, thresholds = _confusion_counts(func, y_true, y_score, pos_label, sample_weight)
+    fps, tps, thresholds = _confusion_counts(
+        func, y_true, y_score, pos_label, sample_weight, drop_intermediate
+    )
     if drop_intermediate and fps.shape[0] > 2:
-        keep = np.where(
-            np.concatenate([[True], np.logical_or(np.diff(tps[:-1]), np.diff(tps[1:])), [True]])
-        )[0]
-        fps, tps, thresholds = fps[keep], tps[keep], thresholds[keep]
+        middle = np.logical_or(np.diff(tps[:-1]), np.diff(tps[1:]))
+        fps, tps, thresholds = _keep_ends_and(middle, fps, tps, thresholds)
     ps = tps + fps
     with np.errstate(divide="ignore", invalid="ignore"):
         precision = np.where(ps != 0, np.divide(tps, ps), 0.0)
@@ -132,19 +145,12 @@ def roc_curve(
     ``UndefinedMetricWarning``.
     """
     func = "roc_curve"
-    if not isinstance(drop_intermediate, (bool, np.bool_)):
-        raise param_error(
-            "drop_intermediate",
-            func,
-            "an instance of 'bool' or an instance of 'numpy.bool'",
-            drop_intermediate,
-        )
-    fps, tps, thresholds = _confusion_counts(func, y_true, y_score, pos_label, sample_weight)
+    fps, tps, thresholds = _confusion_counts(
+        func, y_true, y_score, pos_label, sample_weight, drop_intermediate
+    )
     if drop_intermediate and fps.shape[0] > 2:
-        keep = np.where(
-            np.concatenate([[True], np.logical_or(np.diff(fps, 2), np.diff(tps, 2)), [True]])
-        )[0]
-        fps, tps, thresholds = fps[keep], tps[keep], thresholds[keep]
+        middle = np.logical_or(np.diff(fps, 2), np.diff(tps, 2))
+        fps, tps, thresholds = _keep_ends_and(middle, fps, tps, thresholds)
     tps = np.concatenate([[0.0], tps])
     fps = np.concatenate([[0.0], fps])
     thresholds = np.concatenate([[np.inf], thresholds.astype(np.float64)])

@@ -89,7 +89,7 @@ def _check_dcg_shapes(y_true: NDArray[Any], y_score: NDArray[Any], ignore_ties: 
     )
 
 
-def _fast_dcg(
+def _dcg(
     y_true: Any,
     y_score: Any,
     k: int | None,
@@ -99,40 +99,56 @@ def _fast_dcg(
     mask: Any,
     n_jobs: int | None,
     normalize: bool,
-) -> float | None:
-    """``dcg_score``/``ndcg_score`` through ``fast_sum`` (``None``: take the general path).
+) -> float:
+    """``dcg_score`` (``normalize=False``) or ``ndcg_score`` after the parameter
+    checks: the fast path when the input is in its form, else scikit-learn's checks
+    in its order, then the native weighted row sum.
 
-    For 2-D numeric ``y_true`` with at least 2 columns ``type_of_target`` always gives
-    one of the accepted formats once the values are finite, so only finiteness (and,
-    for NDCG, negative gains) is checked.
+    Fast path (``fast_sum``): for 2-D numeric ``y_true`` with at least 2 columns
+    ``type_of_target`` always gives one of the accepted formats once the values are
+    finite, so only finiteness (and, for NDCG, negative gains) is checked there.
     """
-    if type(y_true) is not np.ndarray or y_true.ndim != 2:
-        return None
-    discount, cumsum = _discounts(y_true.shape[1], k, log_base)
-    reject = SCORE_NONFINITE | TRUE_NONFINITE | (TRUE_NEGATIVE if normalize else 0)
-    fast = fast_sum(
-        "dcg",
-        y_true,
-        y_score,
-        sample_weight,
-        mask,
-        n_jobs,
-        reject=reject,
-        need_indicator=False,
-        discount=discount,
-        cumsum=cumsum,
-        ignore_ties=bool(ignore_ties),
-        normalize=normalize,
-    )
-    if fast is None:
-        return None
-    return weighted_mean(fast[0], y_true.shape[0], fast[1])
+    if type(y_true) is np.ndarray and y_true.ndim == 2:
+        discount, cumsum = _discounts(y_true.shape[1], k, log_base)
+        reject = SCORE_NONFINITE | TRUE_NONFINITE | (TRUE_NEGATIVE if normalize else 0)
+        fast = fast_sum(
+            "dcg",
+            y_true,
+            y_score,
+            sample_weight,
+            mask,
+            n_jobs,
+            reject=reject,
+            need_indicator=False,
+            discount=discount,
+            cumsum=cumsum,
+            ignore_ties=bool(ignore_ties),
+            normalize=normalize,
+        )
+        if fast is not None:
+            return weighted_mean(fast[0], y_true.shape[0], fast[1])
+    yt = check_ranking_array(y_true, ensure_2d=False, mask=mask, labels=True)
+    ys = check_ranking_array(y_score, ensure_2d=False, mask=mask)
+    check_consistent_length(yt, ys, sample_weight)
+    known = known_values(yt, mask_if_fits(mask, yt.shape))
+    if normalize:
+        if known.min() < 0:
+            raise ValueError("ndcg_score should not be used on negative y_true values.")
+        if yt.ndim > 1 and yt.shape[1] <= 1:
+            raise ValueError(
+                "Computing NDCG is only meaningful when there is more than 1 document. "
+                f"Got {yt.shape[1]} instead."
+            )
+    y_type = type_of_target(known, input_name="y_true")
+    if y_type not in _DCG_FORMATS:
+        raise ValueError(f"Only {_DCG_FORMATS} formats are supported. Got {y_type} instead")
+    m = check_mask(mask, yt.shape)
+    return _dcg_sum(yt, ys, k, log_base, bool(ignore_ties), normalize, m, sample_weight, n_jobs)
 
 
-def _dcg(
+def _dcg_sum(
     y_true: NDArray[Any],
     y_score: NDArray[Any],
-    *,
     k: int | None,
     log_base: float,
     ignore_ties: bool,
@@ -141,14 +157,14 @@ def _dcg(
     sample_weight: Any,
     n_jobs: int | None,
 ) -> float:
-    _check_dcg_shapes(y_true, y_score, bool(ignore_ties))
+    _check_dcg_shapes(y_true, y_score, ignore_ties)
     if not ignore_ties and y_score.dtype == np.bool_:
         raise TypeError(BOOL_NEGATIVE)
     w = known_rows(m, average_weights(sample_weight), y_true.shape[0])
     gains = np.asarray(known_values(y_true, m), dtype=np.float64)
     discount, cumsum = _discounts(y_true.shape[1], k, log_base)
     total = _core.dcg_sum(
-        gains, ranking_scores(y_score), discount, cumsum, bool(ignore_ties), normalize, m, w, n_jobs
+        gains, ranking_scores(y_score), discount, cumsum, ignore_ties, normalize, m, w, n_jobs
     )
     return weighted_mean(total, y_true.shape[0], w)
 
@@ -186,32 +202,7 @@ def dcg_score(
         )
     _check_ignore_ties(func, ignore_ties)
     check_ranking_arrays(func, y_true, y_score, sample_weight, sparse_ok=False)
-    fast = _fast_dcg(y_true, y_score, k, log_base, sample_weight, ignore_ties, mask, n_jobs, False)
-    if fast is not None:
-        return fast
-    yt = check_ranking_array(y_true, ensure_2d=False, mask=mask, labels=True)
-    ys = check_ranking_array(y_score, ensure_2d=False, mask=mask)
-    check_consistent_length(yt, ys, sample_weight)
-    pre_mask = mask_if_fits(mask, yt.shape)
-    _check_dcg_type(known_values(yt, pre_mask))
-    m = check_mask(mask, yt.shape)
-    return _dcg(
-        yt,
-        ys,
-        k=k,
-        log_base=log_base,
-        ignore_ties=ignore_ties,
-        normalize=False,
-        m=m,
-        sample_weight=sample_weight,
-        n_jobs=n_jobs,
-    )
-
-
-def _check_dcg_type(y_true: NDArray[Any]) -> None:
-    y_type = type_of_target(y_true, input_name="y_true")
-    if y_type not in _DCG_FORMATS:
-        raise ValueError(f"Only {_DCG_FORMATS} formats are supported. Got {y_type} instead")
+    return _dcg(y_true, y_score, k, log_base, sample_weight, ignore_ties, mask, n_jobs, False)
 
 
 def ndcg_score(
@@ -238,31 +229,4 @@ def ndcg_score(
     _check_k(func, k)
     _check_ignore_ties(func, ignore_ties)
     check_ranking_arrays(func, y_true, y_score, sample_weight, sparse_ok=False)
-    fast = _fast_dcg(y_true, y_score, k, 2, sample_weight, ignore_ties, mask, n_jobs, True)
-    if fast is not None:
-        return fast
-    yt = check_ranking_array(y_true, ensure_2d=False, mask=mask, labels=True)
-    ys = check_ranking_array(y_score, ensure_2d=False, mask=mask)
-    check_consistent_length(yt, ys, sample_weight)
-    pre_mask = mask_if_fits(mask, yt.shape)
-    known = known_values(yt, pre_mask)
-    if known.min() < 0:
-        raise ValueError("ndcg_score should not be used on negative y_true values.")
-    if yt.ndim > 1 and yt.shape[1] <= 1:
-        raise ValueError(
-            "Computing NDCG is only meaningful when there is more than 1 document. "
-            f"Got {yt.shape[1]} instead."
-        )
-    _check_dcg_type(known)
-    m = check_mask(mask, yt.shape)
-    return _dcg(
-        yt,
-        ys,
-        k=k,
-        log_base=2,
-        ignore_ties=ignore_ties,
-        normalize=True,
-        m=m,
-        sample_weight=sample_weight,
-        n_jobs=n_jobs,
-    )
+    return _dcg(y_true, y_score, k, 2, sample_weight, ignore_ties, mask, n_jobs, True)

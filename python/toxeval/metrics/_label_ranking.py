@@ -26,10 +26,10 @@ job); a value that is not an int raises ``InvalidParameterError``.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 
 from toxeval import _core
 from toxeval.metrics._ranking_inputs import (
@@ -62,6 +62,44 @@ __all__ = [
 ]
 
 
+def _fast_indicator_sum(
+    metric: str, y_true: Any, y_score: Any, sample_weight: Any, mask: Any, n_jobs: int | None
+) -> tuple[float, NDArray[np.float64] | None] | None:
+    """:func:`fast_sum` for a metric of multilabel-indicator ``y_true``."""
+    return fast_sum(
+        metric,
+        y_true,
+        y_score,
+        sample_weight,
+        mask,
+        n_jobs,
+        reject=INDICATOR_REJECT,
+        need_indicator=True,
+    )
+
+
+def _indicator_sum(
+    metric: Literal["lrl", "lrap", "one_error"],
+    func: str,
+    y_true: Any,
+    y_score: Any,
+    sample_weight: Any,
+    mask: Any,
+    n_jobs: int | None,
+    *,
+    lrap: bool = False,
+) -> tuple[float, int, NDArray[np.float64] | None]:
+    """``(weighted row sum, rows, row weights)`` of ranking loss, LRAP or one-error,
+    after scikit-learn's checks (dense or CSR ``y_true``): the fast path when the
+    input is in its form, else :func:`label_ranking_inputs`."""
+    check_ranking_arrays(func, y_true, y_score, sample_weight, sparse_ok=True)
+    fast = _fast_indicator_sum(metric, y_true, y_score, sample_weight, mask, n_jobs)
+    if fast is not None:
+        return fast[0], y_true.shape[0], fast[1]
+    rel, s, m, w = label_ranking_inputs(func, y_true, y_score, sample_weight, mask, lrap=lrap)
+    return _core.ranking_sum(metric, rel, s, m, w, n_jobs), rel.shape[0], w
+
+
 def label_ranking_loss(
     y_true: Any,
     y_score: ArrayLike,
@@ -81,22 +119,8 @@ def label_ranking_loss(
     """
     func = "label_ranking_loss"
     n_jobs = check_n_jobs(n_jobs, func)
-    check_ranking_arrays(func, y_true, y_score, sample_weight, sparse_ok=True)
-    fast = fast_sum(
-        "lrl",
-        y_true,
-        y_score,
-        sample_weight,
-        mask,
-        n_jobs,
-        reject=INDICATOR_REJECT,
-        need_indicator=True,
-    )
-    if fast is not None:
-        return weighted_mean(fast[0], y_true.shape[0], fast[1])
-    rel, s, m, w = label_ranking_inputs(func, y_true, y_score, sample_weight, mask)
-    total = _core.ranking_sum("lrl", rel, s, m, w, n_jobs)
-    return weighted_mean(total, rel.shape[0], w)
+    total, n_rows, w = _indicator_sum("lrl", func, y_true, y_score, sample_weight, mask, n_jobs)
+    return weighted_mean(total, n_rows, w)
 
 
 def label_ranking_average_precision_score(
@@ -118,24 +142,9 @@ def label_ranking_average_precision_score(
     """
     func = "label_ranking_average_precision_score"
     n_jobs = check_n_jobs(n_jobs, func)
-    check_ranking_arrays(func, y_true, y_score, sample_weight, sparse_ok=True)
-    fast = fast_sum(
-        "lrap",
-        y_true,
-        y_score,
-        sample_weight,
-        mask,
-        n_jobs,
-        reject=INDICATOR_REJECT,
-        need_indicator=True,
+    total, n_rows, w = _indicator_sum(
+        "lrap", func, y_true, y_score, sample_weight, mask, n_jobs, lrap=True
     )
-    if fast is not None:
-        total, w = fast
-        n_rows = y_true.shape[0]
-    else:
-        rel, s, m, w = label_ranking_inputs(func, y_true, y_score, sample_weight, mask, lrap=True)
-        total = _core.ranking_sum("lrap", rel, s, m, w, n_jobs)
-        n_rows = rel.shape[0]
     if w is None:
         return float(total / n_rows)
     return float(np.float64(total) / np.sum(w))
@@ -159,16 +168,7 @@ def coverage_error(
     func = "coverage_error"
     n_jobs = check_n_jobs(n_jobs, func)
     check_ranking_arrays(func, y_true, y_score, sample_weight, sparse_ok=False)
-    fast = fast_sum(
-        "coverage",
-        y_true,
-        y_score,
-        sample_weight,
-        mask,
-        n_jobs,
-        reject=INDICATOR_REJECT,
-        need_indicator=True,
-    )
+    fast = _fast_indicator_sum("coverage", y_true, y_score, sample_weight, mask, n_jobs)
     if fast is not None:
         return weighted_mean(fast[0], np.shape(y_true)[0], fast[1])
     yt = check_ranking_array(y_true, ensure_2d=True, mask=mask, labels=True)
@@ -205,20 +205,9 @@ def one_error(
     compete for the top; a row with no known label is left out of the mean (unknown is
     neither right nor wrong).
     """
-    n_jobs = check_n_jobs(n_jobs, "one_error")
-    check_ranking_arrays("one_error", y_true, y_score, sample_weight, sparse_ok=True)
-    fast = fast_sum(
-        "one_error",
-        y_true,
-        y_score,
-        sample_weight,
-        mask,
-        n_jobs,
-        reject=INDICATOR_REJECT,
-        need_indicator=True,
+    func = "one_error"
+    n_jobs = check_n_jobs(n_jobs, func)
+    total, n_rows, w = _indicator_sum(
+        "one_error", func, y_true, y_score, sample_weight, mask, n_jobs
     )
-    if fast is not None:
-        return weighted_mean(fast[0], y_true.shape[0], fast[1])
-    rel, s, m, w = label_ranking_inputs("one_error", y_true, y_score, sample_weight, mask)
-    total = _core.ranking_sum("one_error", rel, s, m, w, n_jobs)
-    return weighted_mean(total, rel.shape[0], w)
+    return weighted_mean(total, n_rows, w)
