@@ -1,6 +1,7 @@
 """Score dtypes and sample weights the drop-in metrics take, each ranked as scikit-learn
 ranks it or rejected as it rejects it: bool and complex scores, sample weights that are
-not real 1-D numbers. Unsigned scores, NumPy masked arrays and ``n_jobs`` have their own
+not real 1-D numbers, and ``mask`` arrays that are not boolean or not shaped like y_true
+(one message per fault). Unsigned scores, NumPy masked arrays and ``n_jobs`` have their own
 files (test_unsigned_scores.py, test_masked_array_scores.py, test_n_jobs_parameter.py)."""
 
 from __future__ import annotations
@@ -87,3 +88,30 @@ def test_complex_ranking_weights_are_rejected(name: str) -> None:
     s = np.random.default_rng(0).random((3, 3))
     with pytest.raises(TypeError, match="sample_weight must be real numbers"):
         getattr(te, name)(y, s, sample_weight=np.array([1 + 1j, 1, 1]))
+
+
+MASKED = [*RANKING, "one_error", "average_precision_score", "roc_auc_score", "multilabel_report"]
+
+
+@pytest.mark.parametrize("name", MASKED)
+@pytest.mark.parametrize(
+    ("mask", "message"),
+    [
+        (np.ones((3, 2), dtype=bool), "mask has shape (3, 2) but y_true has shape (3, 3)"),
+        (
+            np.ones((3, 3)),
+            "mask must be a boolean array (or 0/1 integers) shaped like y_true; got dtype float64",
+        ),
+        (
+            np.full((3, 3), 2),
+            "mask must be a boolean array (or 0/1 integers) shaped like y_true; got dtype int64",
+        ),
+    ],
+    ids=["shape", "float", "not-0/1"],
+)
+def test_a_bad_mask_has_one_message_everywhere(name: str, mask: Any, message: str) -> None:
+    # Masks are toxeval's own (scikit-learn has none): one check, one message per fault.
+    y = np.array([[1, 0, 1], [0, 1, 0], [1, 1, 0]])
+    s = np.random.default_rng(0).random((3, 3))
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        getattr(te, name)(y, s, mask=mask)
