@@ -110,8 +110,8 @@ def kendalltau(*args: Any, _no_deco: bool = False, **kwds: Any) -> Any:
     """toxeval's kendalltau; `_no_deco=True` runs its undecorated 1-D body."""
     if not _no_deco:
         return toxeval.stats.kendalltau(*args, **kwds)
+    from toxeval.metrics._axis_nan_policy import pack_result
     from toxeval.metrics._kendall import kendalltau_1d
-    from toxeval.metrics._significance import pack_result
 
     kwds.pop("nan_policy", None)
     x, y = args

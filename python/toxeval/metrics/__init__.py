@@ -14,18 +14,23 @@ errors of its ``sklearn.metrics`` (or ``scipy.stats``) namesake, plus two keywor
 
 from __future__ import annotations
 
-from toxeval.metrics._binary import average_precision_score, roc_auc_score
-from toxeval.metrics._curves import precision_recall_curve, roc_curve
-from toxeval.metrics._dcg import dcg_score, ndcg_score
+from toxeval.metrics._axis_nan_policy import SignificanceResult, SmallSampleWarning
+from toxeval.metrics._binary import (
+    average_precision_score,
+    precision_recall_curve,
+    roc_auc_score,
+    roc_curve,
+)
 from toxeval.metrics._kendall import kendalltau
 from toxeval.metrics._label_ranking import (
     coverage_error,
+    dcg_score,
     label_ranking_average_precision_score,
     label_ranking_loss,
+    ndcg_score,
     one_error,
 )
 from toxeval.metrics._report import MultilabelReport, multilabel_report
-from toxeval.metrics._significance import SignificanceResult, SmallSampleWarning
 from toxeval.metrics._validation import InvalidParameterError, UndefinedMetricWarning
 
 __all__ = [

@@ -1,33 +1,103 @@
-"""SciPy's ``_axis_nan_policy`` machinery for the paired-sample drop-ins (``kendalltau``):
-``nan_policy`` checks, masked arrays as sentinels, broadcasting, ``keepdims`` and the
-small-sample warnings, with SciPy's checks, order and messages; ``kendalltau_nd``
-applies a 1-D statistic to every slice along the last axis.
+"""SciPy's result and decorator machinery for the paired-sample drop-ins (``kendalltau``).
+
+``SignificanceResult`` (SciPy's 2-tuple ``(statistic, pvalue)`` with attribute access)
+and ``SmallSampleWarning``; then SciPy's ``_axis_nan_policy`` rules: ``nan_policy``
+checks, masked arrays as sentinels, broadcasting, ``keepdims`` and the small-sample
+warnings, with SciPy's checks, order and messages; ``kendalltau_nd`` applies a 1-D
+statistic to every slice along the last axis.
+
+When SciPy is already loaded, ``SmallSampleWarning`` is emitted as a class bridged to
+SciPy's (``pytest.warns`` and warning filters keep working); SciPy is never imported
+here.
 """
 
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
 
-from toxeval.metrics._significance import SignificanceResult, SmallSampleWarning, pack_result
 from toxeval.metrics._validation import warning_category
 
 __all__ = [
     "TOO_SMALL_1D",
     "TOO_SMALL_1D_OMIT",
+    "SignificanceResult",
+    "SmallSampleWarning",
     "add_reduced_axes",
     "broadcast_paired",
     "contains_nan",
     "get_nan",
     "kendalltau_nd",
     "masked_to_sentinel",
+    "pack_result",
     "remove_nans",
     "remove_sentinel",
     "warn_small",
 ]
+
+
+class SmallSampleWarning(RuntimeWarning):
+    """A sample is too small for the statistic (SciPy's class of the same name)."""
+
+
+class SignificanceResult(tuple):  # type: ignore[type-arg]
+    """Result of a test: a 2-tuple ``(statistic, pvalue)`` with attribute access.
+
+    Behaves like SciPy's ``SignificanceResult``: unpackable, indexable, with
+    ``.statistic`` and ``.pvalue`` properties; extra attributes (``.correlation``
+    for ``kendalltau``) live outside the tuple and are not part of ``repr``.
+    """
+
+    _fields = ("statistic", "pvalue")
+    _extra_fields: tuple[str, ...] = ()
+    _field_defaults: ClassVar[dict[str, Any]] = {}
+    _replace = None
+    # Set by kendalltau (an attribute outside the tuple, as in SciPy).
+    correlation: Any
+
+    def __new__(cls, statistic: Any, pvalue: Any, **extra_fields: Any) -> SignificanceResult:
+        return tuple.__new__(cls, (statistic, pvalue))
+
+    def __init__(self, statistic: Any, pvalue: Any, **extra_fields: Any) -> None:
+        for key, val in extra_fields.items():
+            if key not in self._extra_fields:
+                raise TypeError(f"unexpected keyword argument '{key}'")
+            self.__dict__[key] = val
+
+    def __setattr__(self, key: str, val: Any) -> None:
+        if key in self._fields:
+            raise AttributeError(
+                f"can't set attribute {key!r} of class {self.__class__.__name__!r}"
+            )
+        self.__dict__[key] = val
+
+    @property
+    def statistic(self) -> Any:
+        return self[0]
+
+    @property
+    def pvalue(self) -> Any:
+        return self[1]
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__name__}(statistic={self[0]!r}, pvalue={self[1]!r})"
+
+    def _asdict(self) -> dict[str, Any]:
+        out = dict(zip(self._fields, self, strict=True))
+        out.update(self.__dict__)
+        return out
+
+    def __getnewargs_ex__(self) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        return tuple(self), self.__dict__
+
+
+def pack_result(statistic: Any, pvalue: Any, correlation: Any) -> SignificanceResult:
+    res = SignificanceResult(statistic, pvalue)
+    res.correlation = correlation
+    return res
 
 
 TOO_SMALL_1D = (

@@ -31,17 +31,18 @@ from toxeval import _core
 from toxeval.metrics._axis_nan_policy import (
     TOO_SMALL_1D,
     TOO_SMALL_1D_OMIT,
+    SignificanceResult,
     add_reduced_axes,
     broadcast_paired,
     contains_nan,
     get_nan,
     kendalltau_nd,
     masked_to_sentinel,
+    pack_result,
     remove_nans,
     remove_sentinel,
     warn_small,
 )
-from toxeval.metrics._significance import SignificanceResult, pack_result
 from toxeval.metrics._validation import check_n_jobs
 
 __all__ = ["kendalltau", "kendalltau_1d"]

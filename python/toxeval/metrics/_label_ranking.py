@@ -26,6 +26,7 @@ job); a value that is not an int raises ``InvalidParameterError``.
 
 from __future__ import annotations
 
+import numbers
 from typing import Any, Literal
 
 import numpy as np
@@ -33,7 +34,11 @@ from numpy.typing import ArrayLike, NDArray
 
 from toxeval import _core
 from toxeval.metrics._ranking_inputs import (
+    BOOL_NEGATIVE,
     INDICATOR_REJECT,
+    SCORE_NONFINITE,
+    TRUE_NEGATIVE,
+    TRUE_NONFINITE,
     check_ranking_array,
     check_ranking_arrays,
     check_same_shape,
@@ -52,14 +57,21 @@ from toxeval.metrics._validation import (
     check_consistent_length,
     check_mask,
     check_n_jobs,
+    invalid_parameter,
 )
 
 __all__ = [
     "coverage_error",
+    "dcg_score",
     "label_ranking_average_precision_score",
     "label_ranking_loss",
+    "ndcg_score",
     "one_error",
 ]
+
+
+# --------------------------------------------------------------------------------------
+# binary relevance: ranking loss, LRAP, coverage, one-error
 
 
 def _fast_indicator_sum(
@@ -211,3 +223,196 @@ def one_error(
         "one_error", func, y_true, y_score, sample_weight, mask, n_jobs
     )
     return weighted_mean(total, n_rows, w)
+
+
+# --------------------------------------------------------------------------------------
+# graded relevance: DCG, NDCG
+
+_DCG_FORMATS = ("multilabel-indicator", "continuous-multioutput", "multiclass-multioutput")
+
+
+def _check_k(func: str, k: Any) -> None:
+    if k is None:
+        return
+    if not isinstance(k, numbers.Integral) or k < 1:
+        raise invalid_parameter(
+            f"The 'k' parameter of {func} must be an int in the range [1, inf) or None. "
+            f"Got {k!r} instead."
+        )
+
+
+def _check_ignore_ties(func: str, ignore_ties: Any) -> None:
+    if not isinstance(ignore_ties, (bool, np.bool_)):
+        raise invalid_parameter(
+            f"The 'ignore_ties' parameter of {func} must be an instance of 'bool' or an "
+            f"instance of 'numpy.bool'. Got {ignore_ties!r} instead."
+        )
+
+
+def _discounts(
+    n_labels: int, k: int | None, log_base: float
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """scikit-learn's discount vector (same NumPy expression, so same bits) and its cumsum."""
+    discount = 1 / (np.log(np.arange(n_labels) + 2) / np.log(log_base))
+    if k is not None:
+        discount[k:] = 0
+    return discount, np.cumsum(discount)
+
+
+def _check_dcg_shapes(y_true: NDArray[Any], y_score: NDArray[Any], ignore_ties: bool) -> None:
+    """The errors scikit-learn's computation runs into when the columns disagree."""
+    if y_score.shape == y_true.shape:
+        return
+    if not ignore_ties or y_score.ndim != 2:
+        raise ValueError("array is not broadcastable to correct shape")
+    if y_score.shape[1] > y_true.shape[1]:
+        raise IndexError(
+            f"index {y_true.shape[1]} is out of bounds for axis 1 with size {y_true.shape[1]}"
+        )
+    lt, ls = y_true.shape[1], y_score.shape[1]
+    raise ValueError(
+        f"shapes ({lt},) and ({ls},{y_true.shape[0]}) not aligned: {lt} (dim 0) != {ls} (dim 0)"
+    )
+
+
+def _dcg(
+    y_true: Any,
+    y_score: Any,
+    k: int | None,
+    log_base: float,
+    sample_weight: Any,
+    ignore_ties: bool,
+    mask: Any,
+    n_jobs: int | None,
+    normalize: bool,
+) -> float:
+    """``dcg_score`` (``normalize=False``) or ``ndcg_score`` after the parameter
+    checks: the fast path when the input is in its form, else scikit-learn's checks
+    in its order, then the native weighted row sum.
+
+    Fast path (``fast_sum``): for 2-D numeric ``y_true`` with at least 2 columns
+    ``type_of_target`` always gives one of the accepted formats once the values are
+    finite, so only finiteness (and, for NDCG, negative gains) is checked there.
+    """
+    if type(y_true) is np.ndarray and y_true.ndim == 2:
+        discount, cumsum = _discounts(y_true.shape[1], k, log_base)
+        reject = SCORE_NONFINITE | TRUE_NONFINITE | (TRUE_NEGATIVE if normalize else 0)
+        fast = fast_sum(
+            "dcg",
+            y_true,
+            y_score,
+            sample_weight,
+            mask,
+            n_jobs,
+            reject=reject,
+            need_indicator=False,
+            discount=discount,
+            cumsum=cumsum,
+            ignore_ties=bool(ignore_ties),
+            normalize=normalize,
+        )
+        if fast is not None:
+            return weighted_mean(fast[0], y_true.shape[0], fast[1])
+    yt = check_ranking_array(y_true, ensure_2d=False, mask=mask, labels=True)
+    ys = check_ranking_array(y_score, ensure_2d=False, mask=mask)
+    check_consistent_length(yt, ys, sample_weight)
+    known = known_values(yt, mask_if_fits(mask, yt.shape))
+    if normalize:
+        if known.min() < 0:
+            raise ValueError("ndcg_score should not be used on negative y_true values.")
+        if yt.ndim > 1 and yt.shape[1] <= 1:
+            raise ValueError(
+                "Computing NDCG is only meaningful when there is more than 1 document. "
+                f"Got {yt.shape[1]} instead."
+            )
+    y_type = type_of_target(known, input_name="y_true")
+    if y_type not in _DCG_FORMATS:
+        raise ValueError(f"Only {_DCG_FORMATS} formats are supported. Got {y_type} instead")
+    m = check_mask(mask, yt.shape)
+    return _dcg_sum(yt, ys, k, log_base, bool(ignore_ties), normalize, m, sample_weight, n_jobs)
+
+
+def _dcg_sum(
+    y_true: NDArray[Any],
+    y_score: NDArray[Any],
+    k: int | None,
+    log_base: float,
+    ignore_ties: bool,
+    normalize: bool,
+    m: NDArray[np.bool_] | None,
+    sample_weight: Any,
+    n_jobs: int | None,
+) -> float:
+    _check_dcg_shapes(y_true, y_score, ignore_ties)
+    if not ignore_ties and y_score.dtype == np.bool_:
+        raise TypeError(BOOL_NEGATIVE)
+    w = known_rows(m, average_weights(sample_weight), y_true.shape[0])
+    gains = np.asarray(known_values(y_true, m), dtype=np.float64)
+    discount, cumsum = _discounts(y_true.shape[1], k, log_base)
+    total = _core.dcg_sum(
+        gains, ranking_scores(y_score), discount, cumsum, ignore_ties, normalize, m, w, n_jobs
+    )
+    return weighted_mean(total, y_true.shape[0], w)
+
+
+def dcg_score(
+    y_true: ArrayLike,
+    y_score: ArrayLike,
+    *,
+    k: int | None = None,
+    log_base: float = 2,
+    sample_weight: ArrayLike | None = None,
+    ignore_ties: bool = False,
+    mask: ArrayLike | None = None,
+    n_jobs: int | None = None,
+) -> float:
+    """Discounted cumulative gain, as ``sklearn.metrics.dcg_score``.
+
+    Per row: ``sum_r gain_(r) / log_base(r + 1)`` over ranks ``r = 1..min(k, L)`` in
+    decreasing score order; ``y_true`` holds graded (possibly negative) gains. Ties
+    (default): McSherry–Najork averaging: a group of tied scores contributes its mean
+    gain times the sum of the discounts of the ranks it occupies (a group straddling
+    ``k`` only gets the discounts within ``k``). ``ignore_ties=True``: scikit-learn's
+    order inside ties is unspecified; here it is stable (descending score, then
+    descending column), which matches scikit-learn whenever there are no ties.
+    With ``mask``, ranks count known labels only; a row with no known label is left out
+    of the mean.
+    """
+    func = "dcg_score"
+    n_jobs = check_n_jobs(n_jobs, func)
+    _check_k(func, k)
+    if not isinstance(log_base, numbers.Real) or not (0 < log_base < np.inf):
+        raise invalid_parameter(
+            f"The 'log_base' parameter of {func} must be a float in the range (0.0, inf). "
+            f"Got {log_base!r} instead."
+        )
+    _check_ignore_ties(func, ignore_ties)
+    check_ranking_arrays(func, y_true, y_score, sample_weight, sparse_ok=False)
+    return _dcg(y_true, y_score, k, log_base, sample_weight, ignore_ties, mask, n_jobs, False)
+
+
+def ndcg_score(
+    y_true: ArrayLike,
+    y_score: ArrayLike,
+    *,
+    k: int | None = None,
+    sample_weight: ArrayLike | None = None,
+    ignore_ties: bool = False,
+    mask: ArrayLike | None = None,
+    n_jobs: int | None = None,
+) -> float:
+    """Normalized DCG, as ``sklearn.metrics.ndcg_score``.
+
+    Per row: DCG (see ``dcg_score``, tie-averaged by default) divided by the DCG of
+    the ideal ordering; rows whose ideal DCG is 0 score 0 (and still count in the
+    mean). Negative ``y_true`` values are rejected; a single column is rejected.
+    With ``mask``, each row is scored on its known labels (negatives are only
+    rejected among known entries); a row with one known label scores 1 if its gain is
+    positive, else 0, and a row with none is left out of the mean.
+    """
+    func = "ndcg_score"
+    n_jobs = check_n_jobs(n_jobs, func)
+    _check_k(func, k)
+    _check_ignore_ties(func, ignore_ties)
+    check_ranking_arrays(func, y_true, y_score, sample_weight, sparse_ok=False)
+    return _dcg(y_true, y_score, k, 2, sample_weight, ignore_ties, mask, n_jobs, True)
