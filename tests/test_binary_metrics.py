@@ -540,11 +540,11 @@ def test_return_types() -> None:
 
 
 def test_no_copy_of_float_scores() -> None:
-    from toxeval.metrics._binary import _as_scores
+    from toxeval.metrics._binary_inputs import as_scores
 
     for dt in (np.float64, np.float32, np.int64):
         a = np.asfortranarray(np.ones((4, 3), dtype=dt))[:, ::2]
-        assert _as_scores(a) is a
+        assert as_scores(a) is a
 
 
 @pytest.mark.parametrize("name", FUNCS)
@@ -732,7 +732,7 @@ def test_native_finite_check_layouts() -> None:
 def test_binary_labels_is_np_unique(y: np.ndarray) -> None:
     """The linear-time label scan of the binary branches returns exactly what
     ``np.unique`` returns (values, dtype, order) for a binary target."""
-    from toxeval.metrics._validation import binary_labels
+    from toxeval.metrics._target import binary_labels
 
     try:
         want = np.unique(y)

@@ -1,14 +1,17 @@
 """``n_jobs`` of every function that takes it: an int or None, else scikit-learn's style
 of ``InvalidParameterError`` naming the parameter and the function; ``None`` means all
-cores (scikit-learn/joblib: one job), which is stated where users look."""
+cores (scikit-learn/joblib: one job), which is stated where users look; values do not
+depend on it; a count beyond the cores is capped."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from sklearn import metrics as sk
 from sklearn.utils._param_validation import InvalidParameterError as SkInvalidParameterError
 from toxeval import metrics, stats
 
@@ -68,3 +71,41 @@ def test_n_jobs_none_means_all_cores_is_stated(doc: str) -> None:
     text = " ".join(path.read_text().split())
     assert "`n_jobs=None` means all cores" in text or "``n_jobs=None`` means all cores" in text
     assert "scikit-learn" in text and "one" in text
+
+
+def _toxeval_threads() -> int:
+    """Native threads named toxeval-<i> (the pools' workers), from /proc."""
+    names = []
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{tid}/comm") as f:
+                names.append(f.read().strip())
+        except OSError:  # the thread ended meanwhile
+            continue
+    return sum(1 for n in names if n.startswith("toxeval-"))
+
+
+def test_binary_problem_values_do_not_depend_on_threads() -> None:
+    # Large enough for the count walk.
+    rng = np.random.default_rng(7)
+    n = 300_000
+    y = rng.random(n) < 0.1
+    for s in [rng.random(n), np.round(rng.random(n), 2), rng.random(n).astype(np.float32)]:
+        for name in ["average_precision_score", "roc_auc_score"]:
+            one = getattr(metrics, name)(y, s, n_jobs=1)
+            two = getattr(metrics, name)(y, s, n_jobs=2)
+            assert one == two, name  # bit for bit
+            assert one == pytest.approx(getattr(sk, name)(y, s), rel=1e-12)
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="needs Linux /proc")
+def test_n_jobs_beyond_the_cores_is_capped() -> None:
+    y = (np.random.default_rng(1).random((100_000, 2)) < 0.3).astype(np.int64)
+    s = np.random.default_rng(2).random((100_000, 2))
+    before = _toxeval_threads()
+    want = metrics.label_ranking_loss(y, s, n_jobs=1)
+    for n_jobs in [64, 10**6, 10**18]:
+        assert metrics.label_ranking_loss(y, s, n_jobs=n_jobs) == want
+    # Rayon names its workers toxeval-<i>; at most the cores' pools are alive.
+    cores = len(os.sched_getaffinity(0))
+    assert _toxeval_threads() - before <= cores * (cores + 1) // 2

@@ -13,7 +13,7 @@ import pytest
 import sklearn.metrics as skm
 import toxeval.metrics as tm
 from toxeval import _core
-from toxeval.metrics._binary import _fast_indicator
+from toxeval.metrics._binary_inputs import fast_indicator
 
 
 def _data(n: int, k: int, seed: int, ties: bool = False) -> tuple[Any, Any]:
@@ -57,7 +57,7 @@ def test_summary_third_value_and_pm1() -> None:
     r = _core.binary_indicator_summary(y, 2)
     assert r is not None and r[2] is True and r[3] is None
     ypm = 2 * _data(100, 9, 2)[0] - 1
-    ind = _fast_indicator(ypm)
+    ind = fast_indicator(ypm)
     assert ind is not None
     values, packed = ind
     assert values == [-1, 1]

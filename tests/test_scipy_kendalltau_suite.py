@@ -110,11 +110,12 @@ def kendalltau(*args: Any, _no_deco: bool = False, **kwds: Any) -> Any:
     """toxeval's kendalltau; `_no_deco=True` runs its undecorated 1-D body."""
     if not _no_deco:
         return toxeval.stats.kendalltau(*args, **kwds)
-    from toxeval.metrics._kendall import _kendalltau_1d, _pack
+    from toxeval.metrics._axis_nan_policy import pack_result
+    from toxeval.metrics._kendall import kendalltau_1d
 
     kwds.pop("nan_policy", None)
     x, y = args
-    out = _kendalltau_1d(
+    out = kendalltau_1d(
         x,
         y,
         kwds.pop("method", "auto"),
@@ -122,7 +123,7 @@ def kendalltau(*args: Any, _no_deco: bool = False, **kwds: Any) -> Any:
         kwds.pop("alternative", "two-sided"),
         None,
     )
-    return _pack(*out)
+    return pack_result(*out)
 
 
 _COMMON = {

@@ -14,13 +14,14 @@ errors of its ``sklearn.metrics`` (or ``scipy.stats``) namesake, plus two keywor
 
 from __future__ import annotations
 
+from toxeval.metrics._axis_nan_policy import SignificanceResult, SmallSampleWarning
 from toxeval.metrics._binary import (
     average_precision_score,
     precision_recall_curve,
     roc_auc_score,
     roc_curve,
 )
-from toxeval.metrics._kendall import SignificanceResult, SmallSampleWarning, kendalltau
+from toxeval.metrics._kendall import kendalltau
 from toxeval.metrics._label_ranking import (
     coverage_error,
     dcg_score,

@@ -34,10 +34,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 from toxeval import _core
-from toxeval.metrics._binary import _check_mask, _emit
+from toxeval.metrics._binary_average import emit_flags
 from toxeval.metrics._validation import (
     assert_all_finite,
     check_consistent_length,
+    check_mask,
     check_n_jobs,
     known_row_weights,
     shift_uint64,
@@ -332,7 +333,7 @@ def multilabel_report(
     if s.shape != y_rank.shape:
         raise ValueError(f"y_true and y_score have different shape: {y_rank.shape} vs {s.shape}")
     check_consistent_length(y_rank, s, sample_weight)
-    m = _check_mask(mask, y_rank.shape)
+    m = check_mask(mask, y_rank.shape, all_true_as_none=True)
     w = None
     if sample_weight is not None:
         w = np.ascontiguousarray(to_array(sample_weight), dtype=np.float64)
@@ -345,8 +346,8 @@ def multilabel_report(
 
     ap, auc, ap_flags, auc_flags = _core.binary_ap_auc_per_label(s, y_pos, w, m, n_jobs)
     ap_micro, auc_micro, ap_mflag, auc_mflag = _core.binary_ap_auc_micro(s, y_pos, w, m, n_jobs)
-    _emit(np.append(ap_flags, ap_mflag), "average_precision")
-    _emit(np.append(auc_flags, auc_mflag), "roc_auc")
+    emit_flags(np.append(ap_flags, ap_mflag), "average_precision")
+    emit_flags(np.append(auc_flags, auc_mflag), "roc_auc")
     # Rows with no known label are unknown: weight 0 leaves them out of every per-row
     # mean exactly (the per-label figures already skip their cells).
     w_rows, n_without = known_row_weights(m, w, n)

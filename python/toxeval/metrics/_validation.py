@@ -1,10 +1,10 @@
-"""Input validation with scikit-learn's rules and messages, fast on large arrays.
+"""The one validation layer of the drop-in metrics: array-likes, masks, sample weights,
+dtypes, shapes, finiteness and ``n_jobs``, each checked by one function with one
+message (scikit-learn's wherever scikit-learn has the check; toxeval's own for masks
+and ``n_jobs`` values it does not take). Target types are in ``_target``.
 
-scikit-learn validates with ``type_of_target`` (a full ``np.unique`` over y_true)
-and ``check_array``; at 1M x 15 that alone costs more than toxeval's kernels. The
-functions here return the same answers and raise the same errors, but decide the
-common numeric cases (bool/int/float arrays) in a few linear passes and fall back
-to the general rule only for exotic inputs (objects, strings).
+Checks are fast on large arrays: finiteness is one pass (native and threaded from
+1M values), masks and weights are converted once and not copied when already in form.
 
 Warning and error classes: toxeval defines its own, so that scikit-learn is not a
 runtime dependency. When scikit-learn *is* imported in the process, warnings and
@@ -18,24 +18,42 @@ from __future__ import annotations
 import numbers
 import sys
 import warnings
-from collections.abc import Sequence
 from functools import cache
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 __all__ = [
+    "NO_KNOWN_ROW",
+    "OBJECT_NAN",
+    "TEXT_NOT_NUMERIC",
+    "WEIGHTS_SUM_TO_ZERO",
     "InvalidParameterError",
     "UndefinedMetricWarning",
     "assert_all_finite",
+    "average_weights",
+    "check_array_like",
+    "check_at_most_2d",
     "check_consistent_length",
+    "check_mask",
+    "check_min_size",
     "check_n_jobs",
+    "check_not_0d_or_1d",
+    "check_sample_weight",
+    "complex_error",
+    "invalid_parameter",
+    "is_array_like",
+    "issparse",
     "known_row_weights",
     "mask_array",
+    "num_samples",
+    "param_error",
+    "shift_uint64",
     "to_array",
-    "type_of_target",
+    "uint64_as_int64",
     "warn_undefined",
+    "warning_category",
 ]
 
 
@@ -55,8 +73,10 @@ def _bridged(ours: type, module: str, name: str) -> type:
     return type(name, (ours, sk), {"__module__": ours.__module__, "__doc__": ours.__doc__})
 
 
-def _category(ours: type, module: str, name: str) -> type:
-    # Only bridge when scikit-learn is already imported: importing it here would
+def warning_category(ours: type, module: str, name: str) -> type:
+    """``ours``, or, when ``module`` (scikit-learn's or SciPy's) is already imported, a
+    class subclassing both ``ours`` and that module's class ``name``."""
+    # Only bridge when the library is already imported: importing it here would
     # cost over a second per process.
     if module in sys.modules:
         return _bridged(ours, module, name)
@@ -65,23 +85,23 @@ def _category(ours: type, module: str, name: str) -> type:
 
 def warn_undefined(message: str, stacklevel: int = 3) -> None:
     """Emit ``UndefinedMetricWarning`` (bridged to scikit-learn's class if loaded)."""
-    cat = _category(UndefinedMetricWarning, "sklearn.exceptions", "UndefinedMetricWarning")
+    cat = warning_category(UndefinedMetricWarning, "sklearn.exceptions", "UndefinedMetricWarning")
     warnings.warn(message, cat, stacklevel=stacklevel)
 
 
 def invalid_parameter(message: str) -> Exception:
     """Build ``InvalidParameterError`` (bridged to scikit-learn's class if loaded)."""
-    cat = _category(
+    cat = warning_category(
         InvalidParameterError, "sklearn.utils._param_validation", "InvalidParameterError"
     )
     return cat(message)  # type: ignore[no-any-return]
 
 
-_MASKED_ARRAY = (
-    "masked arrays are not supported (scikit-learn would read the values under the "
-    "mask): pass the data (a.data) and, for unknown labels, "
-    "mask=~np.ma.getmaskarray(a) (True = known)"
-)
+def param_error(name: str, func: str, constraint: str, value: Any) -> Exception:
+    """scikit-learn's ``validate_params`` error for parameter ``name`` of ``func``."""
+    return invalid_parameter(
+        f"The {name!r} parameter of {func} must be {constraint}. Got {value!r} instead."
+    )
 
 
 def check_n_jobs(n_jobs: Any, func: str) -> int | None:
@@ -98,34 +118,40 @@ def check_n_jobs(n_jobs: Any, func: str) -> int | None:
     return int(n_jobs)
 
 
-#: The error of a per-row metric whose rows all lack a known label.
-NO_KNOWN_ROW = (
-    "no row has a known label (mask is False everywhere): the per-row metric is "
-    "undefined; rows without a known label are left out of the mean, and here that "
-    "leaves none"
+# ---------------------------------------------------------------------- array-likes, masks, weights
+
+
+def issparse(x: Any) -> bool:
+    """Whether ``x`` is a SciPy sparse array or matrix (without importing SciPy)."""
+    return hasattr(x, "tocsr") and hasattr(x, "toarray")
+
+
+def is_array_like(x: Any) -> bool:
+    """scikit-learn's "array-like" constraint (``_is_arraylike_not_scalar``): a 0-d
+    ndarray passes it (and fails later, as in scikit-learn); scalars (NumPy's
+    included) do not. Sparse input is not array-like here (see ``check_array_like``)."""
+    if issparse(x) or np.isscalar(x):
+        return False
+    return hasattr(x, "__len__") or hasattr(x, "shape") or hasattr(x, "__array__")
+
+
+def check_array_like(
+    name: str, func: str, value: Any, *, optional: bool = False, sparse_ok: bool = False
+) -> None:
+    """scikit-learn's ``validate_params`` for an array argument: ``InvalidParameterError``
+    naming the parameter, ``func`` and what it accepts (``None`` with ``optional``, a
+    sparse array or matrix with ``sparse_ok``)."""
+    if (optional and value is None) or is_array_like(value) or (sparse_ok and issparse(value)):
+        return
+    constraint = "an array-like or a sparse array or matrix" if sparse_ok else "an array-like"
+    raise param_error(name, func, constraint + (" or None" if optional else ""), value)
+
+
+_MASKED_ARRAY = (
+    "masked arrays are not supported (scikit-learn would read the values under the "
+    "mask): pass the data (a.data) and, for unknown labels, "
+    "mask=~np.ma.getmaskarray(a) (True = known)"
 )
-
-
-def known_row_weights(
-    mask: NDArray[np.bool_] | None, weights: NDArray[np.float64] | None, n_rows: int
-) -> tuple[NDArray[np.float64] | None, int]:
-    """Row weights that leave rows without any known label out of a per-row mean, and
-    how many such rows there are.
-
-    A row whose mask is all False has nothing to rank: it is unknown, and scoring it
-    (as a perfect row, or as an error) would fold the unknown into the mean. Giving it
-    weight 0 is exactly the same as removing the row: the weighted sums add an exact
-    zero and the weight sum (the divisor) no longer counts it. ``weights`` are returned
-    unchanged when every row has a known label (or there is no 2-D mask); ``None``
-    stands for unit weights."""
-    if mask is None or mask.ndim != 2 or n_rows == 0:
-        return weights, 0
-    known = mask.any(axis=1)
-    n_without = n_rows - int(np.count_nonzero(known))
-    if n_without == 0:
-        return weights, 0
-    base = np.ones(n_rows) if weights is None else weights
-    return np.where(known, base, 0.0), n_without
 
 
 def _pandas_numeric_extension(x: Any) -> bool:
@@ -175,7 +201,7 @@ def to_array(x: Any) -> NDArray[Any]:
     if _pandas_numeric_extension(x):
         converted: NDArray[Any] = x.to_numpy(dtype=np.float64, na_value=np.nan)
         return converted
-    if hasattr(x, "toarray") and hasattr(x, "tocsr"):
+    if issparse(x):
         raise invalid_parameter("sparse input is not supported here")
     try:
         with warnings.catch_warnings():
@@ -183,6 +209,92 @@ def to_array(x: Any) -> NDArray[Any]:
             return np.asarray(x)
     except (ValueError, np.exceptions.VisibleDeprecationWarning):
         return np.asarray(x, dtype=object)
+
+
+def check_mask(
+    mask: Any, shape: tuple[int, ...], *, all_true_as_none: bool = False
+) -> NDArray[np.bool_] | None:
+    """``mask`` (True = label known) as a bool array of ``shape`` (y_true's), or None
+    when absent. Bool arrays are not copied; 0/1 integers (a pandas ``boolean`` or
+    ``Int64`` mask included) become bool; anything else, or another shape, is a
+    ``ValueError``. With ``all_true_as_none`` an all-True mask is returned as None (the
+    unmasked result is the same, and the unmasked kernels are faster)."""
+    if mask is None:
+        return None
+    m = mask_array(mask)
+    if m.dtype != np.bool_:
+        if m.dtype.kind in "iu" and bool(((m == 0) | (m == 1)).all()):
+            m = m.astype(np.bool_)
+        else:
+            raise ValueError(
+                f"mask must be a boolean array (or 0/1 integers) shaped like y_true; got dtype {m.dtype}"
+            )
+    if m.shape != shape:
+        raise ValueError(f"mask has shape {m.shape} but y_true has shape {shape}")
+    if all_true_as_none and bool(m.all()):
+        return None
+    return m
+
+
+#: The error of a per-row metric whose rows all lack a known label.
+NO_KNOWN_ROW = (
+    "no row has a known label (mask is False everywhere): the per-row metric is "
+    "undefined; rows without a known label are left out of the mean, and here that "
+    "leaves none"
+)
+
+
+def known_row_weights(
+    mask: NDArray[np.bool_] | None, weights: NDArray[np.float64] | None, n_rows: int
+) -> tuple[NDArray[np.float64] | None, int]:
+    """Row weights that leave rows without any known label out of a per-row mean, and
+    how many such rows there are.
+
+    A row whose mask is all False has nothing to rank: it is unknown, and scoring it
+    (as a perfect row, or as an error) would fold the unknown into the mean. Giving it
+    weight 0 is exactly the same as removing the row: the weighted sums add an exact
+    zero and the weight sum (the divisor) no longer counts it. ``weights`` are returned
+    unchanged when every row has a known label (or there is no 2-D mask); ``None``
+    stands for unit weights."""
+    if mask is None or mask.ndim != 2 or n_rows == 0:
+        return weights, 0
+    known = mask.any(axis=1)
+    n_without = n_rows - int(np.count_nonzero(known))
+    if n_without == 0:
+        return weights, 0
+    base = np.ones(n_rows) if weights is None else weights
+    return np.where(known, base, 0.0), n_without
+
+
+def check_sample_weight(sample_weight: NDArray[Any] | None, n: int) -> NDArray[np.float64] | None:
+    """scikit-learn's ``_check_sample_weight`` for the binary metrics: float64 of shape
+    ``(n,)``, finite. (The per-row metrics average with ``np.average`` and take its
+    rules instead: :func:`average_weights`.)"""
+    if sample_weight is None:
+        return None
+    w = np.asarray(sample_weight, dtype=np.float64)
+    if w.shape != (n,):
+        raise ValueError(f"sample_weight.shape == {w.shape}, expected {(n,)}!")
+    assert_all_finite(w, input_name="sample_weight")
+    return w
+
+
+def average_weights(sample_weight: Any) -> NDArray[np.float64] | None:
+    """Row weights as float64. Strings are rejected rather than parsed, and weights that
+    are not 1-D raise ``np.average``'s TypeError, as in scikit-learn (which averages with
+    it)."""
+    if sample_weight is None:
+        return None
+    raw = np.asarray(sample_weight)
+    if raw.dtype.kind in "USc":
+        raise TypeError(f"sample_weight must be real numbers; got dtype {raw.dtype}")
+    w = np.asarray(raw, dtype=np.float64)
+    if w.ndim != 1:
+        raise TypeError("Axis must be specified when shapes of a and weights differ.")
+    return w
+
+
+# ---------------------------------------------------------------------- dtypes, shapes, finiteness
 
 
 _INT64_MAX = int(np.iinfo(np.int64).max)
@@ -207,7 +319,8 @@ def shift_uint64(arr: NDArray[Any]) -> NDArray[np.int64]:
     return shifted
 
 
-def _num_samples(x: Any) -> int:
+def num_samples(x: Any) -> int:
+    """scikit-learn's ``_num_samples`` (its ``TypeError`` for scalars and 0-d arrays)."""
     if hasattr(x, "shape") and x.shape is not None:
         if len(x.shape) == 0:
             raise TypeError(
@@ -221,12 +334,59 @@ def _num_samples(x: Any) -> int:
 
 def check_consistent_length(*arrays: Any) -> None:
     """scikit-learn's ``check_consistent_length`` (None entries are skipped)."""
-    lengths = [_num_samples(x) for x in arrays if x is not None]
+    lengths = [num_samples(x) for x in arrays if x is not None]
     if len(set(lengths)) > 1:
         raise ValueError(
             "Found input variables with inconsistent numbers of samples: "
             f"{[int(n) for n in lengths]!r}"
         )
+
+
+def check_min_size(shape: tuple[int, ...]) -> None:
+    """``check_array``'s minimum of one sample (and one feature for 2-D input)."""
+    if shape[0] < 1:
+        raise ValueError(
+            f"Found array with 0 sample(s) (shape={shape}) while a minimum of 1 is required."
+        )
+    if len(shape) == 2 and shape[1] < 1:
+        raise ValueError(
+            f"Found array with 0 feature(s) (shape={shape}) while a minimum of 1 is required."
+        )
+
+
+def check_at_most_2d(arr: NDArray[Any]) -> None:
+    """``check_array``'s ``allow_nd=False``."""
+    if arr.ndim >= 3:
+        raise ValueError(f"Found array with dim {arr.ndim}, while dim <= 2 is required.")
+
+
+_RESHAPE = (
+    "Reshape your data either using array.reshape(-1, 1) if your data has a single "
+    "feature or array.reshape(1, -1) if it contains a single sample."
+)
+
+
+def check_not_0d_or_1d(arr: NDArray[Any]) -> None:
+    """``check_array``'s ``ensure_2d=True`` for a scalar or 1-D array."""
+    if arr.ndim in (0, 1):
+        got = "scalar" if arr.ndim == 0 else "1D"
+        raise ValueError(f"Expected 2D array, got {got} array instead:\narray={arr}.\n{_RESHAPE}")
+
+
+#: ``check_array(dtype="numeric")``'s error for str/bytes arrays.
+TEXT_NOT_NUMERIC = (
+    "dtype='numeric' is not compatible with arrays of bytes/strings."
+    "Convert your data to numeric values explicitly instead."
+)
+#: ``check_array``'s NaN error for object arrays (no final period, unlike float arrays).
+OBJECT_NAN = "Input contains NaN"
+#: ``np.average``'s error when the weights sum to zero (scikit-learn averages with it).
+WEIGHTS_SUM_TO_ZERO = "Weights sum to zero, can't be normalized"
+
+
+def complex_error(arr: NDArray[Any]) -> ValueError:
+    """``check_array``'s error for complex input (casting would drop the imaginary parts)."""
+    return ValueError(f"Complex data not supported\n{arr}\n")
 
 
 #: From this many values the finite check runs natively on the call's threads.
@@ -279,117 +439,3 @@ def _native_all_finite(x: NDArray[Any], n_jobs: int | None) -> bool:
         return bool(_core.all_finite(x.ravel(order="K"), n_jobs))
     except ValueError:
         return False  # e.g. n_jobs=0: the NumPy check runs, the kernel raises later
-
-
-TargetType = Literal[
-    "binary",
-    "multiclass",
-    "multilabel-indicator",
-    "continuous",
-    "multiclass-multioutput",
-    "continuous-multioutput",
-    "unknown",
-]
-
-
-def _distinct_upto3(y: NDArray[Any]) -> NDArray[Any]:
-    """Up to three distinct values of a numeric array (all of them if there are <= 2)."""
-    if y.size == 0:
-        return y.ravel()
-    if y.dtype == np.bool_:
-        has_true = bool(y.any())
-        has_false = not bool(y.all())
-        return np.array([v for v, present in ((False, has_false), (True, has_true)) if present])
-    flat = y.ravel()
-    lo = flat.min()
-    hi = flat.max()
-    if lo == hi and not (y.dtype.kind == "f" and np.isnan(lo)):
-        return np.array([lo], dtype=y.dtype)
-    if y.dtype.kind == "f" and (np.isnan(lo) or np.isnan(hi)):
-        # NaN present: fall back to the exact rule.
-        return np.unique(flat)[:3]
-    others = (flat != lo) & (flat != hi)
-    if not others.any():
-        return np.array([lo, hi], dtype=y.dtype)
-    return np.array([lo, flat[np.argmax(others)], hi], dtype=y.dtype)
-
-
-def binary_labels(y: NDArray[Any]) -> NDArray[Any]:
-    """``np.unique(y)`` for a target ``type_of_target`` called "binary" (at most two
-    distinct values): the minimum and maximum of a numeric array, one linear pass
-    instead of a sort (a 4M-row y_true took ~120 ms to ``np.unique``); other dtypes
-    (strings, objects) still go through ``np.unique``. Same values, dtype and order."""
-    if y.dtype.kind in "biuf":
-        labels = _distinct_upto3(y)
-        # A float zero of either sign: np.unique keeps whichever zero its sort puts
-        # first, so a -0.0 anywhere takes np.unique itself.
-        signed_zero = (
-            y.dtype.kind == "f" and bool(np.any(labels == 0)) and bool(np.signbit(y[y == 0]).any())
-        )
-        if labels.shape[0] <= 2 and not signed_zero:
-            return labels
-    return np.unique(y)
-
-
-def _is_integral_float(labels: NDArray[Any]) -> bool:
-    return bool(labels.dtype.kind == "f" and np.all(labels.astype(np.int64) == labels))
-
-
-def type_of_target(y: Any, input_name: str = "") -> TargetType:
-    """scikit-learn's ``type_of_target`` (dense inputs), in linear time for numeric arrays."""
-    valid = (isinstance(y, Sequence) or hasattr(y, "__array__")) and not isinstance(y, str)
-    if not valid:
-        raise ValueError(f"Expected array-like (array or non-string sequence), got {y!r}")
-    arr = to_array(y)
-    numeric = arr.dtype.kind in "biuf"
-
-    try:
-        first = arr[0]
-        if isinstance(first, bytes):
-            raise TypeError(
-                "Support for labels represented as bytes is not supported. Convert "
-                "the labels to a string or integer format."
-            )
-        if (
-            not hasattr(first, "__array__")
-            and isinstance(first, Sequence)
-            and not isinstance(first, str)
-        ):
-            raise ValueError(
-                "You appear to be using a legacy multi-label data"
-                " representation. Sequence of sequences are no"
-                " longer supported; use a binary array or sparse"
-                " matrix instead - the MultiLabelBinarizer"
-                " transformer can convert to this format."
-            )
-    except IndexError:
-        pass
-
-    if arr.ndim == 2 and arr.shape[1] > 1 and numeric:
-        labels = _distinct_upto3(arr)
-        if labels.shape[0] < 3 and (arr.dtype.kind in "biu" or _is_integral_float(labels)):
-            return "multilabel-indicator"
-    elif arr.ndim == 2 and arr.shape[1] > 1 and arr.size:
-        labels = np.unique(arr)
-        if labels.shape[0] < 3 and _is_integral_float(labels):
-            return "multilabel-indicator"
-
-    if arr.ndim not in (1, 2):
-        return "unknown"
-    if not min(arr.shape):
-        return "binary" if arr.ndim == 1 else "unknown"
-    if arr.dtype == object and not isinstance(arr.flat[0], str):
-        return "unknown"
-
-    suffix = "-multioutput" if arr.ndim == 2 and arr.shape[1] > 1 else ""
-    if arr.dtype.kind == "f":
-        with np.errstate(invalid="ignore"):
-            integral = arr.astype(np.int64)
-        if np.any(arr != integral.astype(arr.dtype)):
-            assert_all_finite(arr, input_name=input_name)
-            return "continuous" + suffix  # type: ignore[return-value]
-
-    n_unique = _distinct_upto3(arr).shape[0] if numeric else np.unique(arr).shape[0]
-    if n_unique > 2 or (arr.ndim == 2 and len(arr[0]) > 1):
-        return "multiclass" + suffix  # type: ignore[return-value]
-    return "binary"

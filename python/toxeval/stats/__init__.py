@@ -2,7 +2,7 @@
 
 * ``scipy.stats`` drop-ins computed natively: ``from toxeval.stats import kendalltau``
   (same signatures, results, warnings and errors as SciPy 1.17.1, see
-  ``toxeval.metrics._kendall``, plus an ``n_jobs`` keyword).
+  ``toxeval.metrics.kendalltau``, plus an ``n_jobs`` keyword).
 * ``bootstrap``: confidence intervals for any metric of ``toxeval.metrics``.
 * ``compare``: paired bootstrap and approximate randomization test of two systems;
   ``holm`` adjusts p-values across categories.
@@ -13,7 +13,7 @@ Definitions and references: ``docs/statistics.md``.
 
 from __future__ import annotations
 
-from toxeval.metrics._kendall import SignificanceResult, SmallSampleWarning, kendalltau
+from toxeval.metrics import SignificanceResult, SmallSampleWarning, kendalltau
 from toxeval.stats.bootstrap import (
     BootstrapResult,
     ConfidenceInterval,
