@@ -8,7 +8,7 @@ run file. Faults are scripted per item as a
 list consumed one per request (``server.faults["item-00007"] = ["429", "500"]``: the first
 request of that item gets a 429, the second a 500, the third the answer) or drawn for a
 fraction of first attempts (``fault_rate``). Every request is logged (item keys, path,
-time, the status sent) for assertions.
+time, the status sent, the connection it came on) for assertions.
 
 Faults: ``429`` (with ``Retry-After``), ``500``/``502``/``503``, ``400``, ``401``,
 ``reset`` (the connection is closed without an answer), ``slow`` (the answer comes after
@@ -106,6 +106,7 @@ class FakeOpenAI:
         self.log: list[Logged] = []
         self.headers_seen: list[dict[str, str]] = []
         self.bodies: list[Any] = []  # every decoded request body
+        self.connections: set[Any] = set()  # the client address of every connection served
         self._lock = threading.Lock()
         self._seen: set[str] = set()
         self._server: ThreadingHTTPServer | None = None
@@ -261,6 +262,7 @@ class _Handler(BaseHTTPRequestHandler):
         raw = self.rfile.read(length)
         with fake._lock:
             fake.headers_seen.append(dict(self.headers.items()))
+            fake.connections.add(self.client_address)
         if len(raw) < length:  # the client hung up before its body arrived
             self.close_connection = True
             return

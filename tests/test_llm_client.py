@@ -204,3 +204,22 @@ def test_a_retry_after_of_ten_days_is_capped_and_the_cap_is_said(fake_openai: Fa
     with pytest.raises(RequestFailed, match=r"asked to wait 864000 s; capped at 0.05 s"):
         _post(fake_openai, retry=policy)
     assert time.monotonic() - t0 < 5
+
+
+def test_more_posts_than_connections_wait_for_an_idle_one_and_reuse_it(
+    fake_openai: FakeOpenAI,
+) -> None:
+    fake_openai.latency = 0.01
+
+    async def go() -> list[int]:
+        async with Client(fake_openai.url, concurrency=3, retry=FAST) as c:
+            bodies = [
+                {"model": "m", "messages": [{"role": "user", "content": f"judge item-{i:05d}"}]}
+                for i in range(40)
+            ]
+            replies = await asyncio.gather(*(c.post("/chat/completions", b) for b in bodies))
+            return [r.status_code for r in replies]
+
+    assert asyncio.run(go()) == [200] * 40
+    assert len(fake_openai.log) == 40
+    assert 1 <= len(fake_openai.connections) <= 3  # kept alive, never reopened per request

@@ -654,3 +654,30 @@ def test_a_run_killed_while_writing_its_header_starts_cleanly(
     assert lines[0].startswith(b'{"toxeval_run"') and lines[-1] == b""
     assert sum(b"toxeval_run" in x for x in lines) == 1
     assert Counter(r["id"] for r in _rows(run)) == Counter(f"r{i}" for i in range(60))
+
+
+def test_the_progress_bar_shows_every_row_though_rich_is_told_at_most_ten_times_a_second(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from toxeval.llm.progress import Progress, RunSummary
+
+    monkeypatch.setenv("COLUMNS", "200")
+    summary = RunSummary(path="run.jsonl", items=1000)
+    with Progress(1000, 100, False, summary) as bar:
+        for _ in range(900):
+            summary.written += 1
+            summary.ok += 1
+            summary.parse_counts["ok"] = summary.parse_counts.get("ok", 0) + 1
+            bar.advance(1)
+    err = capsys.readouterr().err
+    assert "1000/1000" in err and "parsed 100%" in err
+
+
+def test_a_run_keeps_its_connections_alive_instead_of_opening_one_per_request(
+    fake_openai: FakeOpenAI, dataset: Path, tmp_path: Path
+) -> None:
+    run = tmp_path / "run.jsonl"
+    summary = predict(dataset, "openai:fake", run, base_url=fake_openai.url, concurrency=4)
+    assert summary.written == 60 and summary.failed == 0
+    assert len(fake_openai.log) == 60
+    assert 1 <= len(fake_openai.connections) <= 4

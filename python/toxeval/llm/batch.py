@@ -21,9 +21,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from toxeval.llm.engine import (
+from toxeval.llm.progress import RunSummary
+from toxeval.llm.rows import (
     Key,
-    RunSummary,
     failed_row,
     header_line,
     plan_remote,
@@ -153,7 +153,7 @@ def batch_run_file(
     """Write the answers of a Batch API output as the run file ``run_file``."""
     from toxeval.llm import build_request_spec
     from toxeval.llm.detectors import parse_detector
-    from toxeval.llm.engine import dataset_keys
+    from toxeval.llm.rows import dataset_keys
 
     side = read_sidecar(batch_input)
     if side["dataset"]["sha256"] != dataset.sha256:

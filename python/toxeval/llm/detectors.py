@@ -116,7 +116,7 @@ class LocalSystem:
             raise ValueError(f"{spec.text!r} is not a local detector")
 
     def fingerprint(self) -> dict[str, Any]:
-        from toxeval.llm.engine import taxonomy_sha256
+        from toxeval.llm.rows import taxonomy_sha256
 
         return {
             "detector": self.spec.text,

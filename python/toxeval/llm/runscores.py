@@ -54,7 +54,7 @@ class RunScores:
 def run_scores(path: str | Path, dataset: Dataset) -> RunScores:
     """Read the run file ``path`` against ``dataset`` (see the module docstring)."""
     from toxeval.files import file_sha256
-    from toxeval.llm.engine import dataset_keys
+    from toxeval.llm.rows import dataset_keys
     from toxeval.predictions import Predictions
 
     state = read_run(path)

@@ -1,0 +1,81 @@
+"""Local systems (``lexicon``, ``python:module:attr``): called on batches of texts in this
+process, each answer appended to the run file as a remote one is (same rows, same resume
+rules), under the base URL ``local``."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from toxeval.llm.detectors import LocalSystem
+from toxeval.llm.progress import Progress, RunSummary
+from toxeval.llm.rows import Key, answered, header_line
+from toxeval.llm.runfile import RunWriter, json_scores, read_run, request_hash
+
+__all__ = ["LOCAL_BASE_URL", "LOCAL_BATCH", "run_local"]
+
+LOCAL_BASE_URL = "local"
+LOCAL_BATCH = 256
+
+
+def run_local(
+    system: LocalSystem,
+    keys: Sequence[Key],
+    path: str | Path,
+    *,
+    quiet: bool = True,
+) -> RunSummary:
+    """Run a local system over ``keys`` and append its answers to the run file ``path``."""
+    t0 = time.monotonic()
+    fp = system.fingerprint()
+    state = read_run(path)
+    hashes = [request_hash(LOCAL_BASE_URL, fp, t, r) for _, t, r in keys]
+    todo = [
+        i for i, (k, h) in enumerate(zip(keys, hashes, strict=True)) if not answered(state, k, h)
+    ]
+    summary = RunSummary(path=str(path), items=len(keys), skipped=len(keys) - len(todo))
+    ids = system.taxonomy.ids
+    header = header_line(LOCAL_BASE_URL, fp, system.spec.text)
+    with (
+        RunWriter(path, header, last_header=state.header) as writer,
+        Progress(len(keys), summary.skipped, quiet, summary) as bar,
+    ):
+        summary.repaired_bytes = writer.repaired_bytes
+        for start in range(0, len(todo), LOCAL_BATCH):
+            chunk = todo[start : start + LOCAL_BATCH]
+            texts = [keys[i][2] if keys[i][2] is not None else keys[i][1] for i in chunk]
+            t1 = time.monotonic()
+            got = system(texts)  # type: ignore[arg-type]
+            per = (time.monotonic() - t1) / max(len(chunk), 1)
+            for j, i in enumerate(chunk):
+                row_scores = got.scores[j]
+                usable = bool(np.isfinite(row_scores).all())
+                status = got.statuses[j]
+                writer.write(
+                    {
+                        "id": keys[i][0],
+                        "request_hash": hashes[i],
+                        "scores": json_scores(row_scores, ids) if usable else None,
+                        "output": got.outputs[j],
+                        "reasoning": None,
+                        "raw": [],
+                        "parse_status": status,
+                        "parse_reason": got.reasons[j],
+                        "method": got.method,
+                        "graded": got.graded[j],
+                        "status_code": None,
+                        "attempts": 1,
+                        "latency_s": round(per, 6),
+                        "usage": None,
+                        "error": None,
+                    }
+                )
+                summary.written += 1
+                summary.parse_counts[status] = summary.parse_counts.get(status, 0) + 1
+                summary.ok += usable
+            bar.advance(len(chunk))
+    summary.elapsed_s = time.monotonic() - t0
+    return summary
