@@ -277,3 +277,26 @@ def test_drop_in_errors_pass_through(multilabel_problem: Any) -> None:
     y, a, _ = multilabel_problem
     with pytest.raises(ValueError, match="average"):
         bootstrap(tm.average_precision_score, y, a, average="mean")
+
+
+@pytest.mark.parametrize("average", ["macro", "weighted", "micro", None])
+@pytest.mark.parametrize("variant", ["plain", "ties", "mask", "float32"])
+def test_unweighted_ap_equals_unit_sample_weight(
+    make_problem: Any, average: Any, variant: str
+) -> None:
+    # Without sample_weight, AP resamples are evaluated from integer draw counts
+    # (bucketed per label); with sample_weight the sorted walk over f64 weights
+    # runs. Unit weights give the same numbers, so the two paths agree bit for bit.
+    y, a, _ = make_problem(500, 4, seed=8, min_pos=25)
+    kw: dict[str, Any] = {"average": average, "n_resamples": 30, "seed": 1}
+    if variant == "ties":
+        a = np.round(a * 4) / 4
+    elif variant == "mask":
+        kw["mask"] = np.random.default_rng(3).random(y.shape) < 0.85
+    elif variant == "float32":
+        a = a.astype(np.float32)
+    plain = bootstrap(tm.average_precision_score, y, a, **kw)
+    unit = bootstrap(tm.average_precision_score, y, a, sample_weight=np.ones(y.shape[0]), **kw)
+    assert plain.path == unit.path == "native-ap"
+    np.testing.assert_array_equal(plain.n_undefined, unit.n_undefined)
+    np.testing.assert_array_equal(plain.bootstrap_distribution, unit.bootstrap_distribution)

@@ -152,3 +152,37 @@ def test_bad_options_raise_clear_errors(
     y, a, b = multilabel_problem
     with pytest.raises(ValueError, match=message):
         compare(tm.average_precision_score, y, a, b, **kwargs)
+
+
+@pytest.mark.parametrize("variant", ["mask", "float32", "mixed-dtypes", "strata", "weights"])
+@pytest.mark.parametrize("average", ["macro", "micro", None])
+def test_paired_bootstrap_equals_two_single_bootstraps(
+    make_problem: Any, variant: str, average: Any
+) -> None:
+    # Both systems are evaluated in one pass over each resample; each system's
+    # values must still be exactly those of its own bootstrap with the same seed,
+    # for any n_jobs.
+    y, a, b = make_problem(400, 4, seed=5, min_pos=30)
+    kw: dict[str, Any] = {"average": average, "n_resamples": 40, "seed": 9}
+    rng = np.random.default_rng(2)
+    if variant == "mask":
+        kw["mask"] = rng.random(y.shape) < 0.9
+    elif variant == "float32":
+        a, b = a.astype(np.float32), b.astype(np.float32)
+    elif variant == "mixed-dtypes":
+        b = b.astype(np.float32)
+    elif variant == "strata":
+        kw["strata"] = rng.integers(0, 3, y.shape[0])
+    else:
+        kw["sample_weight"] = rng.uniform(0.5, 2.0, y.shape[0])
+    for n_jobs in (1, 2):
+        per_label = {"per_label": True} if average is None else {"average": average}
+        ckw = {k: v for k, v in kw.items() if k != "average"} | per_label
+        res = compare(tm.average_precision_score, y, a, b, method="bootstrap", n_jobs=n_jobs, **ckw)
+        ra = bootstrap(tm.average_precision_score, y, a, n_jobs=n_jobs, **kw)
+        rb = bootstrap(tm.average_precision_score, y, b, n_jobs=n_jobs, **kw)
+        assert np.all(np.asarray(ra.n_undefined) == 0)
+        assert np.all(np.asarray(rb.n_undefined) == 0)
+        np.testing.assert_array_equal(
+            res.bootstrap_distribution, ra.bootstrap_distribution - rb.bootstrap_distribution
+        )

@@ -10,8 +10,9 @@ use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2}
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 
+use crate::bootstrap::bucket_ap::BucketAp;
 use crate::bootstrap::resample::Strata;
-use crate::bootstrap::row_values::{self, RowMean};
+use crate::bootstrap::row_values::{self, RowMean, RowMeans};
 use crate::bootstrap::weighted_ap::{ApAverage, ApStatistic};
 use crate::bootstrap::{self, Statistic};
 use crate::parallel::Parallelism;
@@ -94,6 +95,60 @@ fn ap_statistic(
     })?))
 }
 
+/// All of `objs` as 2-D views of `T`, or None when one is of another dtype.
+fn all_of<'py, T: numpy::Element>(
+    objs: &[Bound<'py, PyAny>],
+) -> Option<Vec<PyReadonlyArray2<'py, T>>> {
+    objs.iter().map(|o| o.extract().ok()).collect()
+}
+
+/// The bucketed AP statistic of `y_scores` (resamples without `sample_weight`):
+/// one statistic for all systems when they share a dtype, else one per system.
+fn bucket_statistics(
+    py: Python<'_>,
+    y_scores: &[Bound<'_, PyAny>],
+    y_pos: &PyReadonlyArray2<'_, bool>,
+    mask: Option<&PyReadonlyArray2<'_, bool>>,
+    average: ApAverage,
+    par: &Parallelism,
+) -> PyResult<Vec<BucketAp>> {
+    let y = y_pos.as_array();
+    let m = mask.map(|m| m.as_array());
+    macro_rules! build {
+        ($arrays:expr) => {{
+            let views: Vec<_> = $arrays.iter().map(|a| a.as_array()).collect();
+            let len = views.iter().map(|v| v.len()).sum();
+            Ok(vec![run_detached(py, len, || {
+                BucketAp::new(&views, y, m, average, par)
+            })?])
+        }};
+    }
+    if let Some(a) = all_of::<f64>(y_scores) {
+        build!(a)
+    } else if let Some(a) = all_of::<f32>(y_scores) {
+        build!(a)
+    } else if let Some(a) = all_of::<i64>(y_scores) {
+        build!(a)
+    } else if y_scores.len() > 1 {
+        let mut out = Vec::with_capacity(y_scores.len());
+        for s in y_scores {
+            out.extend(bucket_statistics(
+                py,
+                std::slice::from_ref(s),
+                y_pos,
+                mask,
+                average,
+                par,
+            )?);
+        }
+        Ok(out)
+    } else {
+        Err(PyTypeError::new_err(
+            "y_score must be a 2-D float64, float32 or int64 numpy array",
+        ))
+    }
+}
+
 /// The drawn row indices of the given resamples (`len(resamples) x n_rows`).
 #[pyfunction]
 #[pyo3(signature = (n_rows, seed, resamples, strata=None, n_strata=1))]
@@ -136,20 +191,17 @@ fn bootstrap_ap<'py>(
     let par = parallelism(n_jobs)?;
     let average = ApAverage::parse(average)?;
     let n = y_pos.as_array().nrows();
+    let st = strata_of(n, strata, n_strata)?;
+    let sw = sample_weight.as_ref();
+    if sw.is_none() {
+        let stats = bucket_statistics(py, &y_scores, &y_pos, mask.as_ref(), average, &par)?;
+        return run_distribution(py, &stats, &st, sw, seed, n_resamples, &par);
+    }
     let stats = y_scores
         .iter()
         .map(|s| ap_statistic(py, s, &y_pos, mask.as_ref(), average, false, &par))
         .collect::<PyResult<Vec<_>>>()?;
-    let st = strata_of(n, strata, n_strata)?;
-    run_distribution(
-        py,
-        &stats,
-        &st,
-        sample_weight.as_ref(),
-        seed,
-        n_resamples,
-        &par,
-    )
+    run_distribution(py, &stats, &st, sw, seed, n_resamples, &par)
 }
 
 /// The bootstrap distribution of `stats` on shared resamples, GIL released.
@@ -290,7 +342,7 @@ fn bootstrap_row_means<'py>(
     let par = parallelism(n_jobs)?;
     let v = values.as_array();
     let st = strata_of(v.nrows(), strata, n_strata)?;
-    let stats: Vec<RowMean<'_>> = v.columns().into_iter().map(RowMean::new).collect();
+    let stats = [RowMeans::new(v)];
     run_distribution(
         py,
         &stats,

@@ -8,6 +8,9 @@
 //!
 //! * `weighted_ap`: average precision (macro, weighted, per label, micro). Each
 //!   label is sorted once; a resample is one walk along the fixed order.
+//! * `bucket_ap`: the same AP for resamples without `sample_weight` (integer
+//!   counts): a histogram of fixed per-(row, label) buckets per resample, all
+//!   systems of a paired comparison in one statistic.
 //! * `row_values`: per-row metrics (label ranking loss, LRAP, coverage, one-error,
 //!   (N)DCG, samples-averaged AP). Each row's value is computed once by the
 //!   existing kernels; a resample is a weighted mean.
@@ -18,6 +21,7 @@
 //! Python layer counts and excludes those resamples and never reports the NaN as a
 //! score.
 
+pub mod bucket_ap;
 pub mod resample;
 pub mod row_values;
 pub mod weighted_ap;
@@ -35,10 +39,27 @@ pub trait Statistic: Sync {
     /// The metric for row weights `w` into `out` (`n_out` values); NaN where the
     /// metric is undefined for these weights.
     fn eval(&self, w: &[f64], out: &mut [f64]);
+    /// The metric for integer row counts (a resample without `sample_weight`):
+    /// equal to `eval` on the counts as `f64` weights, which is what this default
+    /// does; statistics with a faster integer path override it.
+    fn eval_counts(&self, counts: &[u32], scratch: &mut Scratch, out: &mut [f64]) {
+        scratch.w.clear();
+        scratch.w.extend(counts.iter().map(|&c| f64::from(c)));
+        self.eval(&scratch.w, out);
+    }
     /// Leave-one-out values (row `i` given weight 0), `n_rows x n_out`, row-major.
     fn jackknife(&self, w: &[f64], par: &Parallelism) -> Result<Vec<f64>> {
         jackknife_by_removal(self, w, par)
     }
+}
+
+/// Per-thread buffers of a bootstrap, reused across resamples.
+#[derive(Default)]
+pub struct Scratch {
+    /// Row weights.
+    pub w: Vec<f64>,
+    /// Histogram of `bucket_ap`.
+    pub hist: Vec<u32>,
 }
 
 /// Leave-one-out values by evaluating the statistic once per removed row
@@ -76,29 +97,31 @@ pub fn distribution(
     if width == 0 {
         return Ok(out);
     }
-    let one = |scratch: &mut (Vec<u32>, Vec<f64>), b: usize, row: &mut [f64]| {
-        let (counts, w) = scratch;
+    let one = |(counts, scratch): &mut (Vec<u32>, Scratch), b: usize, row: &mut [f64]| {
         strata.counts(seed, b as u64, counts);
+        let mut at = 0;
         match sample_weight {
             Some(sw) => {
-                for ((wi, &c), &s) in w.iter_mut().zip(counts.iter()).zip(sw) {
-                    *wi = f64::from(c) * s;
+                scratch.w.clear();
+                scratch
+                    .w
+                    .extend(counts.iter().zip(sw).map(|(&c, &s)| f64::from(c) * s));
+                for s in stats {
+                    let k = s.n_out();
+                    s.eval(&scratch.w, &mut row[at..at + k]);
+                    at += k;
                 }
             }
             None => {
-                for (wi, &c) in w.iter_mut().zip(counts.iter()) {
-                    *wi = f64::from(c);
+                for s in stats {
+                    let k = s.n_out();
+                    s.eval_counts(counts, scratch, &mut row[at..at + k]);
+                    at += k;
                 }
             }
         }
-        let mut at = 0;
-        for s in stats {
-            let k = s.n_out();
-            s.eval(w, &mut row[at..at + k]);
-            at += k;
-        }
     };
-    let init = || (vec![0u32; n], vec![0.0f64; n]);
+    let init = || (vec![0u32; n], Scratch::default());
     if par.threads > 1 && n_resamples > 1 && par.is_parallel_for(n.saturating_mul(n_resamples)) {
         par.install(|| {
             out.par_chunks_mut(width)

@@ -15,7 +15,7 @@ use crate::parallel::Parallelism;
 use crate::ranking::{self as label_ranking, Discounts, RankingMetric, Rows};
 use crate::score::Score;
 
-use super::Statistic;
+use super::{Scratch, Statistic};
 
 /// The row value of a binary-relevance ranking metric, for every row.
 pub fn ranking_row_values<S: Score>(
@@ -134,6 +134,16 @@ impl Statistic for RowMean<'_> {
         out[0] = if den == 0.0 { f64::NAN } else { num / den };
     }
 
+    fn eval_counts(&self, counts: &[u32], _scratch: &mut Scratch, out: &mut [f64]) {
+        let (mut num, mut den) = (0.0f64, 0.0f64);
+        for (&c, &v) in counts.iter().zip(self.values.iter()) {
+            let wi = f64::from(c);
+            num += wi * v;
+            den += wi;
+        }
+        out[0] = if den == 0.0 { f64::NAN } else { num / den };
+    }
+
     fn jackknife(&self, w: &[f64], _par: &Parallelism) -> Result<Vec<f64>> {
         let (num, den) = self.sums(w);
         Ok(w.iter()
@@ -147,6 +157,61 @@ impl Statistic for RowMean<'_> {
                 }
             })
             .collect())
+    }
+}
+
+/// Weighted means of several systems' per-row values (`n_rows x n_systems`,
+/// one column per system) in one pass over the rows; each column's sums run in
+/// row order, as [`RowMean`]'s.
+pub struct RowMeans<'a> {
+    values: ArrayView2<'a, f64>,
+}
+
+impl<'a> RowMeans<'a> {
+    pub fn new(values: ArrayView2<'a, f64>) -> Self {
+        RowMeans { values }
+    }
+
+    fn mean_of<I: Iterator<Item = f64> + Clone>(&self, w: I, out: &mut [f64]) {
+        let s = self.values.ncols();
+        let mut num = [0.0f64; 4];
+        if s > num.len() {
+            // Rare (more than four systems): one pass per system.
+            for (j, o) in out.iter_mut().enumerate() {
+                let col = RowMean::new(self.values.column(j));
+                let (mut a, mut d) = (0.0f64, 0.0f64);
+                for (wi, &v) in w.clone().zip(col.values.iter()) {
+                    a += wi * v;
+                    d += wi;
+                }
+                *o = if d == 0.0 { f64::NAN } else { a / d };
+            }
+            return;
+        }
+        let mut den = 0.0f64;
+        for (wi, row) in w.zip(self.values.rows()) {
+            for (acc, &v) in num.iter_mut().zip(row.iter()) {
+                *acc += wi * v;
+            }
+            den += wi;
+        }
+        for (o, &a) in out.iter_mut().zip(&num) {
+            *o = if den == 0.0 { f64::NAN } else { a / den };
+        }
+    }
+}
+
+impl Statistic for RowMeans<'_> {
+    fn n_out(&self) -> usize {
+        self.values.ncols()
+    }
+
+    fn eval(&self, w: &[f64], out: &mut [f64]) {
+        self.mean_of(w.iter().copied(), out);
+    }
+
+    fn eval_counts(&self, counts: &[u32], _scratch: &mut Scratch, out: &mut [f64]) {
+        self.mean_of(counts.iter().map(|&c| f64::from(c)), out);
     }
 }
 

@@ -235,7 +235,7 @@ fn close_group(tp: f64, fp: f64, prev_tp: &mut f64, sum: &mut f64) {
 }
 
 #[inline]
-fn finish(sum: f64, tp: f64) -> (f64, f64) {
+pub(super) fn finish(sum: f64, tp: f64) -> (f64, f64) {
     if tp > 0.0 {
         ((sum / tp).max(0.0), tp)
     } else {
@@ -319,50 +319,56 @@ impl ApStatistic {
         Ok(ApStatistic { labels, average })
     }
 
-    fn combine(&self, per_label: impl Iterator<Item = (f64, f64)>, out: &mut [f64]) {
-        match self.average {
-            ApAverage::PerLabel => {
-                for (o, (ap, _)) in out.iter_mut().zip(per_label) {
-                    *o = ap;
-                }
-            }
-            ApAverage::Micro => {
-                out[0] = per_label.map(|(ap, _)| ap).next().unwrap_or(f64::NAN);
-            }
-            ApAverage::Macro => {
-                let (mut sum, mut count) = (0.0f64, 0usize);
-                for (ap, _) in per_label {
-                    sum += ap; // one NaN label makes the mean NaN: undefined
-                    count += 1;
-                }
-                out[0] = if count > 0 {
-                    sum / count as f64
-                } else {
-                    f64::NAN
-                };
-            }
-            ApAverage::Weighted => {
-                // A label without a drawn positive makes the resample undefined,
-                // as for "macro" (scikit-learn warns for it even at weight 0).
-                let (mut num, mut den) = (0.0f64, 0.0f64);
-                for (ap, support) in per_label {
-                    num += ap * support;
-                    den += support;
-                }
-                out[0] = if den > 0.0 { num / den } else { f64::NAN };
-            }
-        }
-    }
-
     /// AP of the mixed system (see [`SortedLabel::ap_merged`]).
     pub fn eval_merged(&self, other: &ApStatistic, swapped: &[bool], w: &[f64], out: &mut [f64]) {
-        self.combine(
+        combine(
+            self.average,
             self.labels
                 .iter()
                 .zip(&other.labels)
                 .map(|(a, b)| a.ap_merged(b, swapped, w)),
             out,
         );
+    }
+}
+
+/// Combine per-label `(AP, positive weight)` as `average` asks, into `out`.
+pub(super) fn combine(
+    average: ApAverage,
+    per_label: impl Iterator<Item = (f64, f64)>,
+    out: &mut [f64],
+) {
+    match average {
+        ApAverage::PerLabel => {
+            for (o, (ap, _)) in out.iter_mut().zip(per_label) {
+                *o = ap;
+            }
+        }
+        ApAverage::Micro => {
+            out[0] = per_label.map(|(ap, _)| ap).next().unwrap_or(f64::NAN);
+        }
+        ApAverage::Macro => {
+            let (mut sum, mut count) = (0.0f64, 0usize);
+            for (ap, _) in per_label {
+                sum += ap; // one NaN label makes the mean NaN: undefined
+                count += 1;
+            }
+            out[0] = if count > 0 {
+                sum / count as f64
+            } else {
+                f64::NAN
+            };
+        }
+        ApAverage::Weighted => {
+            // A label without a drawn positive makes the resample undefined,
+            // as for "macro" (scikit-learn warns for it even at weight 0).
+            let (mut num, mut den) = (0.0f64, 0.0f64);
+            for (ap, support) in per_label {
+                num += ap * support;
+                den += support;
+            }
+            out[0] = if den > 0.0 { num / den } else { f64::NAN };
+        }
     }
 }
 
@@ -376,7 +382,7 @@ impl Statistic for ApStatistic {
     }
 
     fn eval(&self, w: &[f64], out: &mut [f64]) {
-        self.combine(self.labels.iter().map(|l| l.ap(w)), out);
+        combine(self.average, self.labels.iter().map(|l| l.ap(w)), out);
     }
 
     fn jackknife(&self, w: &[f64], par: &Parallelism) -> Result<Vec<f64>> {
@@ -404,7 +410,7 @@ impl Statistic for ApStatistic {
                 let s = supports.get(j).map_or(0.0, |s| s[i]);
                 (v[i], s)
             });
-            self.combine(it, &mut out[i * k..(i + 1) * k]);
+            combine(self.average, it, &mut out[i * k..(i + 1) * k]);
         }
         Ok(out)
     }

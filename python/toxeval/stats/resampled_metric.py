@@ -201,7 +201,8 @@ class ResampledMetric:
         elif y.ndim == 2 and set(values.tolist()) <= {0, 1} and pos_label == 1:
             if average not in ("macro", "weighted", "micro", None):
                 return
-            self._y_pos = y == 1
+            # A bool y_true is the positives already: no copy.
+            self._y_pos = y if y.dtype == np.bool_ else y == 1
             self._mask = mask
             self._ap_average = "none" if average is None else str(average)
         else:
