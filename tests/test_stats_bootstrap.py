@@ -11,7 +11,8 @@ import pytest
 import scipy.stats
 from sklearn import metrics as skm
 from toxeval import metrics as tm
-from toxeval.stats import bootstrap, bootstrap_indices
+from toxeval.stats import bootstrap, bootstrap_indices, compare
+from toxeval.stats.resampled_metric import ResampledMetric
 
 # (toxeval metric, keyword arguments, reference on materialised rows)
 CASES: list[tuple[Callable[..., Any], dict[str, Any], Callable[..., Any]]] = [
@@ -173,8 +174,6 @@ def test_interval_is_scipys_for_the_same_distribution(
 def test_leave_one_out_values_are_exact_for_weighted_ap(make_problem: Any) -> None:
     # BCa with sample weights: SciPy cannot weight, so check the acceleration input
     # (leave-one-out values) directly against removal of each row.
-    from toxeval.stats.resampled_metric import ResampledMetric
-
     y, a, _ = make_problem(30, 3, seed=4, min_pos=5)
     w = np.random.default_rng(3).uniform(0.5, 2.0, 30)
     for average in ("macro", "weighted", None):
@@ -300,3 +299,49 @@ def test_unweighted_ap_equals_unit_sample_weight(
     assert plain.path == unit.path == "native-ap"
     np.testing.assert_array_equal(plain.n_undefined, unit.n_undefined)
     np.testing.assert_array_equal(plain.bootstrap_distribution, unit.bootstrap_distribution)
+
+
+ROW_METRICS = [
+    (tm.label_ranking_loss, {}),
+    (tm.label_ranking_average_precision_score, {}),
+    (tm.coverage_error, {}),
+    (tm.one_error, {}),
+    (tm.ndcg_score, {}),
+    (tm.dcg_score, {"k": 2}),
+]
+
+
+@pytest.mark.parametrize(
+    ("metric", "kwargs"), ROW_METRICS, ids=lambda v: getattr(v, "__name__", "")
+)
+@pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "weighted"])
+def test_rows_without_a_known_label_are_not_rows_of_any_resample(
+    make_problem: Any, metric: Any, kwargs: dict[str, Any], weighted: bool
+) -> None:
+    # A row whose labels are all unknown is not a row of a per-row metric (the drop-in
+    # leaves it out), so a resample that draws it must not count it either: its mean is
+    # over the known rows drawn, not over every row drawn.
+    y, a, b = make_problem(60, 4, seed=11, min_pos=12)
+    mask = np.ones(y.shape, dtype=bool)
+    mask[::5] = False  # 12 rows with no known label
+    mask[1, 0] = False  # and some partly known rows
+    w = np.random.default_rng(4).uniform(0.5, 2.0, 60) if weighted else None
+    res = bootstrap(metric, y, a, mask=mask, sample_weight=w, n_resamples=15, seed=5, **kwargs)
+    assert res.path == "native-rows"
+    idx = bootstrap_indices(60, 15, seed=5)
+
+    def on(rows: Any, scores: Any = a) -> float:
+        kw = dict(kwargs) if w is None else {**kwargs, "sample_weight": w[rows]}
+        return float(metric(y[rows], scores[rows], mask=mask[rows], **kw))
+
+    for r in range(15):
+        assert res.bootstrap_distribution[r] == pytest.approx(on(idx[r]), rel=1e-12)
+    # leave-one-out values (BCa's acceleration) and the paired comparison agree too
+    rm = ResampledMetric(metric.__name__, metric, y, w, mask, dict(kwargs), None)
+    loo = rm.jackknife(a)[:, 0]
+    for i in range(60):
+        assert loo[i] == pytest.approx(on(np.delete(np.arange(60), i)), rel=1e-12)
+    paired = compare(metric, y, a, b, mask=mask, sample_weight=w, n_resamples=15, seed=5, **kwargs)
+    for r in range(15):
+        want = on(idx[r]) - on(idx[r], b)
+        assert paired.bootstrap_distribution[r] == pytest.approx(want, rel=1e-12, abs=1e-15)

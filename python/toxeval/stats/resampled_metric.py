@@ -132,6 +132,7 @@ class ResampledMetric:
     _mask: NDArray[np.bool_] | None = None
     _binary: bool = False
     _dcg: tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]] | None = None
+    _row_weight: NDArray[np.float64] | None = None
 
     def __post_init__(self) -> None:
         self.n_rows = num_rows(self.y_true)
@@ -186,6 +187,21 @@ class ResampledMetric:
                 self.path = "native-rows"
         elif self.name in ("ndcg_score", "dcg_score"):
             self._choose_dcg(y, mask)
+        if self.path == "native-rows":
+            self._row_weight = self._known_row_weight(y.shape[0])
+
+    def _known_row_weight(self, n_rows: int) -> NDArray[np.float64] | None:
+        """The row weights of the per-row means: ``sample_weight`` with the rows that
+        have no known label weighted 0. Such rows are not rows of a per-row metric
+        (their value is not defined; the drop-ins leave them out), so a resample that
+        draws them must not count them in its mean's denominator either."""
+        if self._mask is None:
+            return self.sample_weight
+        known = self._mask.any(axis=1)
+        if bool(known.all()):
+            return self.sample_weight
+        base = np.ones(n_rows) if self.sample_weight is None else self.sample_weight
+        return np.where(known, base, 0.0)
 
     def _choose_ap(self, y: NDArray[Any], mask: NDArray[np.bool_] | None) -> None:
         average = self.kwargs.get("average", "macro")
@@ -306,7 +322,7 @@ class ResampledMetric:
             values = np.column_stack([self.row_values(s) for s in native])
             flat = _core.bootstrap_row_means(
                 values,
-                self.sample_weight,
+                self._row_weight,
                 seed=seed,
                 n_resamples=n_resamples,
                 strata=codes,
@@ -357,7 +373,7 @@ class ResampledMetric:
             )
             return out
         if native is not None:
-            loo = _core.bootstrap_row_mean_jackknife(self.row_values(native[0]), self.sample_weight)
+            loo = _core.bootstrap_row_mean_jackknife(self.row_values(native[0]), self._row_weight)
             return loo.reshape(-1, 1)
         all_rows = np.arange(self.n_rows)
         return _stack([[self.value_on(np.delete(all_rows, i), y_score)] for i in all_rows])[:, 0, :]
@@ -385,7 +401,7 @@ class ResampledMetric:
             flat = _core.bootstrap_row_mean_permutations(
                 self.row_values(native[0]),
                 self.row_values(native[1]),
-                self.sample_weight,
+                self._row_weight,
                 seed=seed,
                 n_permutations=n_permutations,
                 n_jobs=self.n_jobs,
