@@ -1,6 +1,8 @@
 """The release workflow builds, tests and publishes what the README promises.
 
-actionlint is not installable offline here, so the workflow is parsed as YAML and
+actionlint is not in the dev extra (its PyPI package is an sdist that downloads the
+binary while it builds, which an offline machine cannot do), so the workflow is parsed
+as YAML and
 its structure checked: the platforms and libcs built (Linux x86_64/aarch64 as
 manylinux and musllinux, macOS x86_64/arm64, Windows x64, the sdist), every build
 through PyO3/maturin-action, every wheel tested where the runner can run it, and
