@@ -88,6 +88,8 @@ def test_builds_every_platform_with_maturin_action(workflow: dict[Any, Any]) -> 
     for name in ("linux", "macos", "windows"):
         (step,) = _maturin_steps(jobs[name])
         assert "--release" in step["with"]["args"]
+        # the wheels are compressed as tools/test_wheels.py builds and measures them
+        assert "--compression-level 9" in step["with"]["args"]
     assert _maturin_steps(jobs["windows"])[0]["with"]["target"] == "x64"
     (sdist,) = _maturin_steps(jobs["sdist"])
     assert sdist["with"]["command"] == "sdist"
