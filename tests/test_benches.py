@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import pytest
 import toxeval
+import toxeval._core
 
 BENCHES = Path(__file__).resolve().parents[1] / "benches"
 if not (BENCHES / "bench_metrics.py").is_file():  # tests run away from the repository
@@ -523,3 +524,31 @@ def test_bench_bootstrap_runs_end_to_end() -> None:
     assert "peak extra memory of one AP bootstrap" in out.stdout
     assert "| with intervals (bootstrap=4) |" in out.stdout
     assert "report with intervals / without:" in out.stdout
+
+
+# --------------------------------------------------------------------------- bench_native_ab
+
+
+def _native_ab(*args: str) -> subprocess.CompletedProcess[str]:
+    cmd = [sys.executable, str(BENCHES / "bench_native_ab.py"), *args]
+    return subprocess.run(cmd, capture_output=True, text=True)
+
+
+def test_native_ab_times_every_case_on_both_builds() -> None:
+    core = toxeval._core.__file__
+    out = _native_ab(core, core, "--n", "500", "--rounds", "2", "--repeats", "1")
+    assert out.returncode == 0, out.stderr
+    assert "round 2/2 done (B A)" in out.stderr
+    rows = [line for line in out.stdout.splitlines() if line.startswith("| ") and "/float" in line]
+    keys = {line.split(" | ")[0][2:] for line in rows}
+    assert keys == {f"{c.key}/{v}" for c in wl.CASES for v in ("float64", "float32")}
+    for line in rows:
+        a_ms, b_ms, ratio = (float(x) for x in line.strip("| ").split(" | ")[1:])
+        assert a_ms >= 0 and b_ms >= 0 and ratio > 0
+    assert "geometric mean of the median ratios B / A:" in out.stdout
+
+
+def test_native_ab_refuses_a_missing_build(tmp_path: Path) -> None:
+    out = _native_ab(toxeval._core.__file__, str(tmp_path / "nope.so"))
+    assert out.returncode == 2
+    assert "is not a file" in out.stderr

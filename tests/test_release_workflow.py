@@ -1,6 +1,8 @@
 """The release workflow builds, tests and publishes what the README promises.
 
-actionlint is not installable offline here, so the workflow is parsed as YAML and
+actionlint is not in the dev extra (its PyPI package is an sdist that downloads the
+binary while it builds, which an offline machine cannot do), so the workflow is parsed
+as YAML and
 its structure checked: the platforms and libcs built (Linux x86_64/aarch64 as
 manylinux and musllinux, macOS x86_64/arm64, Windows x64, the sdist), every build
 through PyO3/maturin-action, every wheel tested where the runner can run it, and
@@ -86,6 +88,8 @@ def test_builds_every_platform_with_maturin_action(workflow: dict[Any, Any]) -> 
     for name in ("linux", "macos", "windows"):
         (step,) = _maturin_steps(jobs[name])
         assert "--release" in step["with"]["args"]
+        # the wheels are compressed as tools/test_wheels.py builds and measures them
+        assert "--compression-level 9" in step["with"]["args"]
     assert _maturin_steps(jobs["windows"])[0]["with"]["target"] == "x64"
     (sdist,) = _maturin_steps(jobs["sdist"])
     assert sdist["with"]["command"] == "sdist"

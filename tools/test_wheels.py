@@ -8,7 +8,8 @@ Run from the repository root:
 
 Steps:
 
-1. ``maturin build --release`` (on Linux with ``--zig --compatibility manylinux2014``)
+1. ``maturin build --release --compression-level 9`` (deflate at its highest level, as
+   the release workflow builds; on Linux also ``--zig --compatibility manylinux2014``)
    and ``maturin sdist`` into a temporary directory, unless ``--wheel`` names a
    built wheel. The wheel is checked with ``auditwheel show`` (its manylinux tag
    must be the one it claims), ``abi3audit --strict`` (only the stable ABI is used),
@@ -292,8 +293,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument(
         "--maturin-args",
         default=None,
-        help="extra maturin build arguments (default on Linux: "
-        "'--zig --compatibility manylinux2014')",
+        help="extra maturin build arguments (default: '--compression-level 9', on Linux "
+        "with '--zig --compatibility manylinux2014')",
     )
     ap.add_argument(
         "--require-checks",
@@ -313,8 +314,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.sdist_only and (args.sdist is None or args.no_sdist):
         ap.error("--sdist-only needs --sdist and no --no-sdist")
     if args.maturin_args is None:
-        default = "--zig --compatibility manylinux2014" if sys.platform.startswith("linux") else ""
-        args.maturin_args = default
+        linux = sys.platform.startswith("linux")
+        default = "--zig --compatibility manylinux2014 " if linux else ""
+        args.maturin_args = default + "--compression-level 9"
     interpreters = {v: find_python(v) for v in pythons}
 
     work = Path(tempfile.mkdtemp(prefix="toxeval-wheels-"))
