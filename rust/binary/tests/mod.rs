@@ -10,6 +10,7 @@ use crate::sort::RadixKey;
 use ndarray::{arr1, arr2, Array1, Array2};
 use rand::{rngs::StdRng, Rng, SeedableRng};
 
+mod cost;
 mod micro;
 mod per_row;
 
