@@ -329,7 +329,12 @@ pub(super) fn micro_group<S: Score, L: LabelGrid>(
     group: &Group<'_>,
     buf: &mut [u64],
 ) -> MicroPart {
-    let Group { g, counts, before, n_pos } = *group;
+    let Group {
+        g,
+        counts,
+        before,
+        n_pos,
+    } = *group;
     let (mut offsets, biggest) = bucket_starts(counts);
     // offsets[2d] = positives cursor, offsets[2d + 1] = negatives cursor.
     let total = offsets.pop().unwrap_or(0);
@@ -413,7 +418,12 @@ pub(super) fn micro_group_pair<S: Score, L: LabelGrid>(
     par: &Parallelism,
 ) -> Result<MicroPart> {
     use std::sync::atomic::AtomicU64;
-    let Group { g, counts, before, n_pos } = *group;
+    let Group {
+        g,
+        counts,
+        before,
+        n_pos,
+    } = *group;
     let nb = counts.len();
     let (starts, biggest) = bucket_starts(counts);
     let total = starts[2 * nb];
