@@ -4,7 +4,7 @@ Private API: call the functions in ``toxeval.metrics`` instead. Arrays must alre
 be validated there (dtypes, shapes, finiteness).
 """
 
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, Protocol, TypeAlias, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -17,28 +17,46 @@ _Labels: TypeAlias = NDArray[np.bool_] | NDArray[np.uint8]
 
 def resolve_threads(n_jobs: int | None = None) -> int: ...
 
-# Per-label binary metrics (rust/binding/binary.rs). y_score: float64, float32 or
-# int64; y_true and mask: bool; sample_weight: float64. Flags: see rust/binary/mod.rs.
-def binary_metric_per_label(
-    y_score: NDArray[Any],
-    y_true: _Labels,
-    sample_weight: NDArray[np.float64] | None = None,
-    mask: NDArray[np.bool_] | None = None,
-    *,
-    metric: str,
-    max_fpr: float | None = None,
-    n_jobs: int | None = None,
-) -> tuple[NDArray[np.float64], NDArray[np.uint8]]: ...
-def binary_metric_micro(
-    y_score: NDArray[Any],
-    y_true: _Labels,
-    sample_weight: NDArray[np.float64] | None = None,
-    mask: NDArray[np.bool_] | None = None,
-    *,
-    metric: str,
-    max_fpr: float | None = None,
-    n_jobs: int | None = None,
-) -> tuple[float, int]: ...
+_R = TypeVar("_R", covariant=True)
+
+class _BinaryMetric(Protocol[_R]):
+    """A binary metric of every label, of all cells, or of every row."""
+
+    def __call__(
+        self,
+        y_score: NDArray[Any],
+        y_true: _Labels,
+        sample_weight: NDArray[np.float64] | None = None,
+        mask: NDArray[np.bool_] | None = None,
+        *,
+        metric: str,
+        max_fpr: float | None = None,
+        n_jobs: int | None = None,
+    ) -> _R: ...
+
+class _BinaryApAuc(Protocol[_R]):
+    """Average precision and full ROC AUC from one pass."""
+
+    def __call__(
+        self,
+        y_score: NDArray[Any],
+        y_true: _Labels,
+        sample_weight: NDArray[np.float64] | None = None,
+        mask: NDArray[np.bool_] | None = None,
+        n_jobs: int | None = None,
+    ) -> _R: ...
+
+_Flags: TypeAlias = NDArray[np.uint8]
+
+# Binary metrics (rust/binding/binary.rs). y_score: float64, float32 or int64; y_true
+# and mask: bool; sample_weight: float64. Flags: see rust/binary/mod.rs.
+binary_metric_per_label: _BinaryMetric[tuple[NDArray[np.float64], _Flags]]
+binary_metric_micro: _BinaryMetric[tuple[float, int]]
+binary_ap_auc_per_label: _BinaryApAuc[
+    tuple[NDArray[np.float64], NDArray[np.float64], _Flags, _Flags]
+]
+binary_ap_auc_micro: _BinaryApAuc[tuple[float, float, int, int]]
+
 def binary_metric_per_row(
     y_score: NDArray[Any],
     y_true: NDArray[Any],
@@ -47,21 +65,7 @@ def binary_metric_per_row(
     metric: str,
     max_fpr: float | None = None,
     n_jobs: int | None = None,
-) -> tuple[NDArray[np.float64], NDArray[np.uint8]]: ...
-def binary_ap_auc_per_label(
-    y_score: NDArray[Any],
-    y_true: _Labels,
-    sample_weight: NDArray[np.float64] | None = None,
-    mask: NDArray[np.bool_] | None = None,
-    n_jobs: int | None = None,
-) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.uint8], NDArray[np.uint8]]: ...
-def binary_ap_auc_micro(
-    y_score: NDArray[Any],
-    y_true: _Labels,
-    sample_weight: NDArray[np.float64] | None = None,
-    mask: NDArray[np.bool_] | None = None,
-    n_jobs: int | None = None,
-) -> tuple[float, float, int, int]: ...
+) -> tuple[NDArray[np.float64], _Flags]: ...
 def binary_support(
     y_true: _Labels,
     sample_weight: NDArray[np.float64] | None = None,

@@ -285,6 +285,31 @@ pub(super) fn micro_plan<S: Score, L: LabelGrid>(
     Ok(())
 }
 
+/// One group of buckets to run: its buckets, their (positives, negatives), the
+/// (positives, rows) ranked above the first, and all positives.
+#[derive(Clone, Copy)]
+pub(super) struct Group<'a> {
+    pub(super) g: Buckets,
+    pub(super) counts: &'a [(u64, u64)],
+    pub(super) before: (u64, u64),
+    pub(super) n_pos: u64,
+}
+
+/// Where each bucket's cells begin in a group buffer: `starts[2d]` its positives,
+/// `starts[2d + 1]` its negatives, last the group's cells; and its largest bucket.
+fn bucket_starts(counts: &[(u64, u64)]) -> (Vec<usize>, usize) {
+    let mut starts = Vec::with_capacity(2 * counts.len() + 1);
+    let (mut acc, mut biggest) = (0usize, 0usize);
+    for &(p, q) in counts {
+        let cells = (p + q) as usize;
+        starts.extend([acc, acc + p as usize]);
+        acc += cells;
+        biggest = biggest.max(cells);
+    }
+    starts.push(acc);
+    (starts, biggest)
+}
+
 /// What one task contributes: the AP term sum of each of its buckets that holds
 /// a positive (a [`super::count_walk::Walk`] each; the caller adds them up with a
 /// compensated sum, so that the result depends on the buckets only, not on how
@@ -297,30 +322,22 @@ pub(super) struct MicroPart {
 /// Run one group: gather its cells by bucket into `buf` (at least the group's cells
 /// plus its largest bucket long: the rest is sort scratch), sort and walk each
 /// bucket.
-#[allow(clippy::too_many_arguments)]
 pub(super) fn micro_group<S: Score, L: LabelGrid>(
     s: &ArrayView2<S>,
     y: &L,
     m: Option<&ArrayView2<bool>>,
-    g: Buckets,
-    counts: &[(u64, u64)],
-    before: (u64, u64),
-    n_pos: u64,
+    group: &Group<'_>,
     buf: &mut [u64],
 ) -> MicroPart {
-    let nb = counts.len();
-    let total: u64 = counts.iter().map(|&(p, q)| p + q).sum();
-    let total = usize::try_from(total).unwrap_or(0);
-    let biggest = counts.iter().map(|&(p, q)| p + q).max().unwrap_or(0);
+    let Group {
+        g,
+        counts,
+        before,
+        n_pos,
+    } = *group;
+    let (mut offsets, biggest) = bucket_starts(counts);
     // offsets[2d] = positives cursor, offsets[2d + 1] = negatives cursor.
-    let mut offsets = vec![0usize; 2 * nb];
-    let mut acc = 0usize;
-    for (d, &(p, q)) in counts.iter().enumerate() {
-        offsets[2 * d] = acc;
-        offsets[2 * d + 1] = acc + p as usize;
-        acc += (p + q) as usize;
-    }
-    let biggest = usize::try_from(biggest).unwrap_or(0);
+    let total = offsets.pop().unwrap_or(0);
     if buf.len() < total + biggest {
         return MicroPart::default(); // unreachable: the caller sizes `buf`
     }
@@ -392,36 +409,27 @@ pub(super) fn walk_buckets(
 /// unsynchronised. Then the buckets are cut in two runs of about equal cells and
 /// each thread walks one; their parts are joined in bucket order, so the result is
 /// [`micro_group`]'s, bit for bit.
-#[allow(clippy::too_many_arguments)]
 pub(super) fn micro_group_pair<S: Score, L: LabelGrid>(
     s: &ArrayView2<S>,
     y: &L,
     m: Option<&ArrayView2<bool>>,
-    g: Buckets,
-    counts: &[(u64, u64)],
-    before: (u64, u64),
-    n_pos: u64,
+    group: &Group<'_>,
     buf: &mut [u64],
     par: &Parallelism,
 ) -> Result<MicroPart> {
     use std::sync::atomic::AtomicU64;
+    let Group {
+        g,
+        counts,
+        before,
+        n_pos,
+    } = *group;
     let nb = counts.len();
-    let sizes: Vec<usize> = counts.iter().map(|&(p, q)| (p + q) as usize).collect();
-    let total: usize = sizes.iter().sum();
-    let biggest = sizes.iter().copied().max().unwrap_or(0);
+    let (starts, biggest) = bucket_starts(counts);
+    let total = starts[2 * nb];
     if buf.len() < total + 2 * biggest {
         return Ok(MicroPart::default()); // unreachable: the caller sizes `buf`
     }
-    // starts[2d], starts[2d + 1]: where bucket d's positives and negatives begin;
-    // starts[2nb] = total.
-    let mut starts = vec![0usize; 2 * nb + 1];
-    let mut acc = 0usize;
-    for (d, &(p, _)) in counts.iter().enumerate() {
-        starts[2 * d] = acc;
-        starts[2 * d + 1] = acc + p as usize;
-        acc += sizes[d];
-    }
-    starts[2 * nb] = acc;
     let (keys, rest) = buf.split_at_mut(total);
     {
         // SAFETY: AtomicU64 has the size and bit validity of u64, and a Vec<u64>'s
@@ -475,11 +483,10 @@ pub(super) fn micro_group_pair<S: Score, L: LabelGrid>(
     }
     // Two runs of buckets of about total / 2 cells each.
     let mut cut = 0usize;
-    let mut cells_a = 0usize;
-    while cut < nb && 2 * (cells_a + sizes[cut]) <= total {
-        cells_a += sizes[cut];
+    while cut < nb && 2 * starts[2 * cut + 2] <= total {
         cut += 1;
     }
+    let cells_a = starts[2 * cut];
     let (pos_a, rows_a) = counts[..cut]
         .iter()
         .fold((0u64, 0u64), |(a, b), &(p, q)| (a + p, b + p + q));
@@ -620,16 +627,20 @@ pub(super) fn micro_streaming<S: Score, L: LabelGrid>(
                 pos_before,
                 rows_before,
             } => {
-                let g = Buckets {
-                    shift: *shift,
-                    first: *first,
-                    span: counts.len() as u64,
+                let group = Group {
+                    g: Buckets {
+                        shift: *shift,
+                        first: *first,
+                        span: counts.len() as u64,
+                    },
+                    counts,
+                    before: (*pos_before, *rows_before),
+                    n_pos,
                 };
-                let before = (*pos_before, *rows_before);
                 if pair {
-                    micro_group_pair(s, y, m, g, counts, before, n_pos, &mut buf, par)?
+                    micro_group_pair(s, y, m, &group, &mut buf, par)?
                 } else {
-                    micro_group(s, y, m, g, counts, before, n_pos, &mut buf)
+                    micro_group(s, y, m, &group, &mut buf)
                 }
             }
             MicroTask::Block {

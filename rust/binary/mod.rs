@@ -88,6 +88,16 @@ pub enum Metric {
     RocAuc { max_fpr: Option<f64> },
 }
 
+impl Metric {
+    /// Whether it is AP, and the `max_fpr` of a ROC AUC.
+    pub(crate) fn ap_max_fpr(self) -> (bool, Option<f64>) {
+        match self {
+            Metric::AveragePrecision => (true, None),
+            Metric::RocAuc { max_fpr } => (false, max_fpr),
+        }
+    }
+}
+
 /// One metric value plus the flags that explain undefined cases.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct MetricValue {
@@ -133,10 +143,15 @@ impl Input {
     /// A joint AP and full ROC AUC call before any gathering: only the averaging and
     /// whether there are weights can send it to the reference curve.
     fn ap_auc(averaging: Averaging, weighted: bool) -> Self {
+        Self::one(averaging, weighted, None)
+    }
+
+    /// A call of one metric (`max_fpr` of a ROC AUC) before any gathering.
+    pub(crate) fn one(averaging: Averaging, weighted: bool, max_fpr: Option<f64>) -> Self {
         Input {
             averaging,
             weighted,
-            max_fpr: None,
+            max_fpr,
             fits: true,
             gathered: None,
         }
@@ -252,18 +267,8 @@ pub fn per_label<S: Score, L: LabelGrid>(
     par: &Parallelism,
 ) -> Result<Vec<MetricValue>> {
     crate::check::grid(&y_score, y_pos.dim(), weight.as_ref(), mask.as_ref())?;
-    let (ap, max_fpr) = match metric {
-        Metric::AveragePrecision => (true, None),
-        Metric::RocAuc { max_fpr } => (false, max_fpr),
-    };
-    let input = Input {
-        averaging: Averaging::PerLabel,
-        weighted: weight.is_some(),
-        max_fpr,
-        fits: true,
-        gathered: None,
-    };
-    if dispatch(&input) != Path::Curve {
+    let (ap, max_fpr) = metric.ap_max_fpr();
+    if dispatch(&Input::one(Averaging::PerLabel, weight.is_some(), max_fpr)) != Path::Curve {
         let v = per_label::unweighted_per_label(y_score, &y_pos, mask, ap, !ap, max_fpr, par)?;
         return Ok(v.into_iter().map(|(a, b)| if ap { a } else { b }).collect());
     }
@@ -294,18 +299,8 @@ pub fn micro<S: Score, L: LabelGrid>(
     par: &Parallelism,
 ) -> Result<MetricValue> {
     crate::check::grid(&y_score, y_pos.dim(), weight.as_ref(), mask.as_ref())?;
-    let (ap, max_fpr) = match metric {
-        Metric::AveragePrecision => (true, None),
-        Metric::RocAuc { max_fpr } => (false, max_fpr),
-    };
-    let input = Input {
-        averaging: Averaging::Micro,
-        weighted: weight.is_some(),
-        max_fpr,
-        fits: true,
-        gathered: None,
-    };
-    if dispatch(&input) != Path::Curve {
+    let (ap, max_fpr) = metric.ap_max_fpr();
+    if dispatch(&Input::one(Averaging::Micro, weight.is_some(), max_fpr)) != Path::Curve {
         let v = micro_unweighted(y_score, y_pos, mask, ap, !ap, par)?;
         return Ok(if ap { v.0 } else { v.1 });
     }

@@ -341,17 +341,8 @@ pub(super) fn per_row_values_with<S: Score, T: RowLabel>(
     if let Some(m) = mask.as_ref() {
         crate::check::mask_shape(m.dim(), (n, k))?;
     }
-    let (ap, max_fpr) = match metric {
-        Metric::AveragePrecision => (true, None),
-        Metric::RocAuc { max_fpr } => (false, max_fpr),
-    };
-    let input = Input {
-        averaging: Averaging::PerRow,
-        weighted: false,
-        max_fpr,
-        fits: true,
-        gathered: None,
-    };
+    let (ap, max_fpr) = metric.ap_max_fpr();
+    let input = Input::one(Averaging::PerRow, false, max_fpr);
     // `Some(ap)`: the sorting network; `None`: the curve of each row.
     let fast = (!force_general && dispatch(&input) == Path::RowNetwork).then_some(ap);
     if fast.is_some() && k >= MAX_ITEMS {

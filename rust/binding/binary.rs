@@ -6,18 +6,17 @@
 //! returns raw values plus flags; averaging and warnings happen in Python with
 //! scikit-learn's exact arithmetic and messages.
 
-use ndarray::{Array2, ArrayView1, ArrayView2};
+use ndarray::{Array2, ArrayView2};
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 
 use super::args::{binary_metric, dtype_error, with_array, SCORE_DTYPES};
 use super::{parallelism, run_detached};
-use crate::binary::{self, Metric, MetricValue};
+use crate::binary::{self, MetricValue};
 use crate::error::Result as KResult;
 use crate::labels::{LabelGrid, PackedLabels};
 use crate::parallel::Parallelism;
-use crate::score::Score;
 use crate::threshold::{self, AtLeast, ThresholdCounts};
 
 type Values<'py> = (Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<u8>>);
@@ -57,68 +56,68 @@ macro_rules! with_labels {
     };
 }
 
-fn per_label_any<S: Score, L: LabelGrid>(
-    py: Python<'_>,
-    s: ArrayView2<S>,
-    y: L,
-    w: Option<ArrayView1<f64>>,
-    m: Option<ArrayView2<bool>>,
-    metric: Metric,
-    par: Parallelism,
-) -> PyResult<Vec<MetricValue>> {
-    let r: KResult<Vec<MetricValue>> =
-        run_detached(py, s.len(), || binary::per_label(s, y, w, m, metric, &par));
-    Ok(r?)
+/// Run `$kernel` (an expression of `$s`, the scores, and `$y`, the positives) on a
+/// call's score and label arrays, detached from the GIL.
+macro_rules! on_grid {
+    ($py:expr, $scores:expr, $labels:expr, |$s:ident, $y:ident| $kernel:expr) => {
+        with_scores2!($scores, |$s| with_labels!($labels, $s.ncols(), |$y| {
+            Ok::<_, PyErr>(run_detached($py, $s.len(), || $kernel)?)
+        }))
+    };
 }
 
-/// Per-label (per-column) metric values and flags.
-#[pyfunction]
-#[pyo3(signature = (y_score, y_true, sample_weight=None, mask=None, *, metric, max_fpr=None, n_jobs=None))]
-#[allow(clippy::too_many_arguments)]
-fn binary_metric_per_label<'py>(
-    py: Python<'py>,
-    y_score: &Bound<'py, PyAny>,
-    y_true: &Bound<'py, PyAny>,
-    sample_weight: Option<PyReadonlyArray1<'py, f64>>,
-    mask: Option<PyReadonlyArray2<'py, bool>>,
-    metric: &str,
-    max_fpr: Option<f64>,
-    n_jobs: Option<i64>,
-) -> PyResult<Values<'py>> {
-    let metric = binary_metric(metric, max_fpr)?;
-    let par = parallelism(n_jobs)?;
-    let w = sample_weight.as_ref().map(|a| a.as_array());
-    let m = mask.as_ref().map(|a| a.as_array());
-    let v = with_scores2!(y_score, |s| with_labels!(y_true, s.ncols(), |y| {
-        per_label_any(py, s, y, w, m, metric, par)
-    }))?;
-    Ok(split(py, v))
+/// A `#[pyfunction]` over a score grid: `(y_score, y_true, sample_weight=None,
+/// mask=None, <extra arguments>, n_jobs=None)`; the body sees the arrays, the
+/// weight and mask views and the thread choice under the names it binds.
+macro_rules! grid_pyfunction {
+    (
+        $(#[$doc:meta])*
+        fn $name:ident[$($sig:tt)*]($($arg:ident: $ty:ty),*) -> $ret:ty;
+        |$py:ident, $scores:ident, $labels:ident, $w:ident, $m:ident, $par:ident| $body:expr
+    ) => {
+        $(#[$doc])*
+        #[pyfunction]
+        #[pyo3(signature = (y_score, y_true, sample_weight=None, mask=None, $($sig)*))]
+        #[allow(clippy::too_many_arguments)]
+        fn $name<'py>(
+            $py: Python<'py>,
+            $scores: &Bound<'py, PyAny>,
+            $labels: &Bound<'py, PyAny>,
+            sample_weight: Option<PyReadonlyArray1<'py, f64>>,
+            mask: Option<PyReadonlyArray2<'py, bool>>,
+            $($arg: $ty,)*
+            n_jobs: Option<i64>,
+        ) -> PyResult<$ret> {
+            let $par = parallelism(n_jobs)?;
+            let $w = sample_weight.as_ref().map(|a| a.as_array());
+            let $m = mask.as_ref().map(|a| a.as_array());
+            $body
+        }
+    };
 }
 
-/// Micro-averaged metric value and flags (all known cells as one problem).
-#[pyfunction]
-#[pyo3(signature = (y_score, y_true, sample_weight=None, mask=None, *, metric, max_fpr=None, n_jobs=None))]
-#[allow(clippy::too_many_arguments)]
-fn binary_metric_micro<'py>(
-    py: Python<'py>,
-    y_score: &Bound<'py, PyAny>,
-    y_true: &Bound<'py, PyAny>,
-    sample_weight: Option<PyReadonlyArray1<'py, f64>>,
-    mask: Option<PyReadonlyArray2<'py, bool>>,
-    metric: &str,
-    max_fpr: Option<f64>,
-    n_jobs: Option<i64>,
-) -> PyResult<(f64, u8)> {
-    let metric = binary_metric(metric, max_fpr)?;
-    let par = parallelism(n_jobs)?;
-    let w = sample_weight.as_ref().map(|a| a.as_array());
-    let m = mask.as_ref().map(|a| a.as_array());
-    let v: MetricValue = with_scores2!(y_score, |s| with_labels!(y_true, s.ncols(), |y| {
-        let r: KResult<MetricValue> =
-            run_detached(py, s.len(), || binary::micro(s, y, w, m, metric, &par));
-        Ok::<_, PyErr>(r?)
-    }))?;
-    Ok((v.value, v.flags))
+grid_pyfunction! {
+    /// Per-label (per-column) metric values and flags.
+    fn binary_metric_per_label[*, metric, max_fpr=None, n_jobs=None](
+        metric: &str, max_fpr: Option<f64>
+    ) -> Values<'py>;
+    |py, y_score, y_true, w, m, par| {
+        let metric = binary_metric(metric, max_fpr)?;
+        let v = on_grid!(py, y_score, y_true, |s, y| binary::per_label(s, y, w, m, metric, &par))?;
+        Ok(split(py, v))
+    }
+}
+
+grid_pyfunction! {
+    /// Micro-averaged metric value and flags (all known cells as one problem).
+    fn binary_metric_micro[*, metric, max_fpr=None, n_jobs=None](
+        metric: &str, max_fpr: Option<f64>
+    ) -> (f64, u8);
+    |py, y_score, y_true, w, m, par| {
+        let metric = binary_metric(metric, max_fpr)?;
+        let v = on_grid!(py, y_score, y_true, |s, y| binary::micro(s, y, w, m, metric, &par))?;
+        Ok((v.value, v.flags))
+    }
 }
 
 /// Per-row metric values and flags (unweighted, over each row's known labels).
@@ -179,52 +178,27 @@ type ApAuc<'py> = (
     Bound<'py, PyArray1<u8>>,
 );
 
-/// Per-label average precision and full ROC AUC from one sort per label:
-/// `(ap, auc, ap_flags, auc_flags)`.
-#[pyfunction]
-#[pyo3(signature = (y_score, y_true, sample_weight=None, mask=None, n_jobs=None))]
-fn binary_ap_auc_per_label<'py>(
-    py: Python<'py>,
-    y_score: &Bound<'py, PyAny>,
-    y_true: &Bound<'py, PyAny>,
-    sample_weight: Option<PyReadonlyArray1<'py, f64>>,
-    mask: Option<PyReadonlyArray2<'py, bool>>,
-    n_jobs: Option<i64>,
-) -> PyResult<ApAuc<'py>> {
-    let par = parallelism(n_jobs)?;
-    let w = sample_weight.as_ref().map(|a| a.as_array());
-    let m = mask.as_ref().map(|a| a.as_array());
-    let (ap, auc) = with_scores2!(y_score, |s| with_labels!(y_true, s.ncols(), |y| {
-        let r: KResult<(Vec<MetricValue>, Vec<MetricValue>)> =
-            run_detached(py, s.len(), || binary::per_label_ap_auc(s, y, w, m, &par));
-        Ok::<_, PyErr>(r?)
-    }))?;
-    let (apv, apf) = split(py, ap);
-    let (auv, auf) = split(py, auc);
-    Ok((apv, auv, apf, auf))
+grid_pyfunction! {
+    /// Per-label average precision and full ROC AUC from one sort per label:
+    /// `(ap, auc, ap_flags, auc_flags)`.
+    fn binary_ap_auc_per_label[n_jobs=None]() -> ApAuc<'py>;
+    |py, y_score, y_true, w, m, par| {
+        let (ap, auc) =
+            on_grid!(py, y_score, y_true, |s, y| binary::per_label_ap_auc(s, y, w, m, &par))?;
+        let (apv, apf) = split(py, ap);
+        let (auv, auf) = split(py, auc);
+        Ok((apv, auv, apf, auf))
+    }
 }
 
-/// Micro-averaged average precision and full ROC AUC from one pass:
-/// `(ap, auc, ap_flag, auc_flag)`.
-#[pyfunction]
-#[pyo3(signature = (y_score, y_true, sample_weight=None, mask=None, n_jobs=None))]
-fn binary_ap_auc_micro<'py>(
-    py: Python<'py>,
-    y_score: &Bound<'py, PyAny>,
-    y_true: &Bound<'py, PyAny>,
-    sample_weight: Option<PyReadonlyArray1<'py, f64>>,
-    mask: Option<PyReadonlyArray2<'py, bool>>,
-    n_jobs: Option<i64>,
-) -> PyResult<(f64, f64, u8, u8)> {
-    let par = parallelism(n_jobs)?;
-    let w = sample_weight.as_ref().map(|a| a.as_array());
-    let m = mask.as_ref().map(|a| a.as_array());
-    let (a, b) = with_scores2!(y_score, |s| with_labels!(y_true, s.ncols(), |y| {
-        let r: KResult<(MetricValue, MetricValue)> =
-            run_detached(py, s.len(), || binary::micro_ap_auc(s, y, w, m, &par));
-        Ok::<_, PyErr>(r?)
-    }))?;
-    Ok((a.value, b.value, a.flags, b.flags))
+grid_pyfunction! {
+    /// Micro-averaged average precision and full ROC AUC from one pass:
+    /// `(ap, auc, ap_flag, auc_flag)`.
+    fn binary_ap_auc_micro[n_jobs=None]() -> (f64, f64, u8, u8);
+    |py, y_score, y_true, w, m, par| {
+        let (a, b) = on_grid!(py, y_score, y_true, |s, y| binary::micro_ap_auc(s, y, w, m, &par))?;
+        Ok((a.value, b.value, a.flags, b.flags))
+    }
 }
 
 /// Per-label (weighted) positive count over known rows.

@@ -26,18 +26,18 @@ use crate::score::Score;
 use super::args::{dtype_error, with_array, RankingMetricName, SCORE_DTYPES};
 use super::{parallelism, run_detached};
 
-/// Borrow `$y_score` as float64 or float32 (no copy), build `Rows` and evaluate
-/// `$body` (which sees `$rows` and `$par`) with the GIL released for large inputs.
 /// Bind `$rows` to the [`Rows`] of the `y_true` view, the score array (any score
-/// dtype), mask and weights, and `$par` to the call's parallelism; run `$body`
-/// with the GIL released for large inputs.
+/// dtype), and the `(mask, sample_weight, n_jobs)` arguments in `$options`, and
+/// `$par` to the call's parallelism; run `$body` with the GIL released for large
+/// inputs.
 macro_rules! with_rows {
-    ($py:expr, $y_true:expr, $y_score:expr, $mask:expr, $w:expr, $n_jobs:expr,
+    ($py:expr, $y_true:expr, $y_score:expr, $options:expr,
      |$rows:ident, $par:ident| $body:expr) => {{
-        let $par = parallelism($n_jobs)?;
+        let (mask, sample_weight, n_jobs) = &$options;
+        let $par = parallelism(*n_jobs)?;
         let y_true = $y_true;
-        let mask = $mask.as_ref().map(|m| m.as_array());
-        let sample_weight = $w.as_ref().map(|w| w.as_array());
+        let mask = mask.as_ref().map(|m| m.as_array());
+        let sample_weight = sample_weight.as_ref().map(|w| w.as_array());
         let elements = y_true.len();
         let out = with_array!($y_score, PyReadonlyArray2, [f64, f32, i64], |y_score| {
             let $rows = Rows {
@@ -72,15 +72,10 @@ fn ranking_sum<'py>(
             )))
         }
     };
-    with_rows!(
-        py,
-        y_true.as_array(),
-        y_score,
-        mask,
-        sample_weight,
-        n_jobs,
-        |rows, par| { ranking::metric_sum(&rows, which, &par) }
-    )
+    let (y, options) = (y_true.as_array(), (mask, sample_weight, n_jobs));
+    with_rows!(py, y, y_score, options, |rows, par| {
+        ranking::metric_sum(&rows, which, &par)
+    })
 }
 
 /// Weighted sum over rows of DCG (`normalize=False`) or NDCG (`normalize=True`)
@@ -105,15 +100,10 @@ fn dcg_sum<'py>(
         discount: discount.as_array(),
         cumsum: discount_cumsum.as_array(),
     };
-    with_rows!(
-        py,
-        y_true.as_array(),
-        y_score,
-        mask,
-        sample_weight,
-        n_jobs,
-        |rows, par| { ranking::dcg_sum(&rows, &discounts, ignore_ties, normalize, &par) }
-    )
+    let (y, options) = (y_true.as_array(), (mask, sample_weight, n_jobs));
+    with_rows!(py, y, y_score, options, |rows, par| {
+        ranking::dcg_sum(&rows, &discounts, ignore_ties, normalize, &par)
+    })
 }
 
 /// Bits of the `flags` returned by `ranking_sum_checked`.
@@ -241,20 +231,16 @@ fn ranking_report_sums<'py>(
     sample_weight: Option<PyReadonlyArray1<'py, f64>>,
     n_jobs: Option<i64>,
 ) -> PyResult<Bound<'py, PyDict>> {
+    let options = (mask, sample_weight, n_jobs);
     let r = with_array!(
         y_true,
         PyReadonlyArray2,
         [bool, i64, i32, f64, f32],
         |y_true| {
-            let sums: PyResult<ranking::ReportSums> = with_rows!(
-                py,
-                y_true,
-                y_score,
-                mask,
-                sample_weight,
-                n_jobs,
-                |rows, par| { ranking::report_sums(&rows, &par) }
-            );
+            let sums: PyResult<ranking::ReportSums> =
+                with_rows!(py, y_true, y_score, options, |rows, par| {
+                    ranking::report_sums(&rows, &par)
+                });
             sums?
         }
     )

@@ -7,9 +7,10 @@ use crate::cpu::has_avx2;
 use crate::numeric::pairwise_sum;
 use crate::parallel::ROW_BLOCK;
 use crate::sort::RadixKey;
-use ndarray::{arr1, arr2, Array1, Array2};
+use ndarray::{arr1, arr2, Array1, Array2, ArrayView1};
 use rand::{rngs::StdRng, Rng, SeedableRng};
 
+mod cost;
 mod micro;
 mod per_row;
 
@@ -100,8 +101,15 @@ fn searchsorted_right_on_sorted_input() {
     assert_eq!(searchsorted_right(&[0.0, 1.0, 0.0, 0.5, 1.0], 0.5), 4); // NumPy: 4
 }
 
+const AP: Metric = Metric::AveragePrecision;
+const AUC: Metric = Metric::RocAuc { max_fpr: None };
+
 fn bits(v: &MetricValue) -> (u64, u8) {
     (v.value.to_bits(), v.flags)
+}
+
+fn all_bits(v: &[MetricValue]) -> Vec<(u64, u8)> {
+    v.iter().map(bits).collect()
 }
 
 /// Runs the count walk on a loaded buffer, whatever its key width.
@@ -155,32 +163,20 @@ fn large_labels_take_the_walk() {
     }
 }
 
-fn ap1(y: &[bool], s: &[f64]) -> MetricValue {
+/// `metric` of one label given as slices.
+fn one_label(y: &[bool], s: &[f64], metric: Metric) -> MetricValue {
     let ya = Array2::from_shape_vec((y.len(), 1), y.to_vec()).unwrap();
     let sa = Array2::from_shape_vec((s.len(), 1), s.to_vec()).unwrap();
-    per_label(
-        sa.view(),
-        ya.view(),
-        None,
-        None,
-        Metric::AveragePrecision,
-        &Parallelism::sequential(),
-    )
-    .unwrap()[0]
+    let par = Parallelism::sequential();
+    per_label(sa.view(), ya.view(), None, None, metric, &par).unwrap()[0]
+}
+
+fn ap1(y: &[bool], s: &[f64]) -> MetricValue {
+    one_label(y, s, AP)
 }
 
 fn auc1(y: &[bool], s: &[f64], max_fpr: Option<f64>) -> MetricValue {
-    let ya = Array2::from_shape_vec((y.len(), 1), y.to_vec()).unwrap();
-    let sa = Array2::from_shape_vec((s.len(), 1), s.to_vec()).unwrap();
-    per_label(
-        sa.view(),
-        ya.view(),
-        None,
-        None,
-        Metric::RocAuc { max_fpr },
-        &Parallelism::sequential(),
-    )
-    .unwrap()[0]
+    one_label(y, s, Metric::RocAuc { max_fpr })
 }
 
 /// Brute-force Mann-Whitney AUC with half credit for ties.
@@ -250,65 +246,26 @@ fn partial_auc_mcclish() {
 fn weights_and_mask() {
     let y = arr2(&[[true], [false], [true], [false]]);
     let s = arr2(&[[0.9], [0.8], [0.1], [0.2]]);
-    let w = arr1(&[1.0, 0.0, 1.0, 1.0]);
     let par = Parallelism::sequential();
-    let with_w = per_label(
-        s.view(),
-        y.view(),
-        Some(w.view()),
-        None,
-        Metric::AveragePrecision,
-        &par,
-    )
-    .unwrap()[0];
+    let one = |w: &[f64], m: &[bool], metric| {
+        let w = (!w.is_empty()).then(|| arr1(w));
+        let m = (!m.is_empty()).then(|| Array2::from_shape_vec((4, 1), m.to_vec()).unwrap());
+        let (w, m) = (w.as_ref().map(|w| w.view()), m.as_ref().map(|m| m.view()));
+        per_label(s.view(), y.view(), w, m, metric, &par).unwrap()[0]
+    };
+    let ap = Metric::AveragePrecision;
     // zero weight == row deleted; the mask does the same
-    let m = arr2(&[[true], [false], [true], [true]]);
-    let with_m = per_label(
-        s.view(),
-        y.view(),
-        None,
-        Some(m.view()),
-        Metric::AveragePrecision,
-        &par,
-    )
-    .unwrap()[0];
+    let with_w = one(&[1.0, 0.0, 1.0, 1.0], &[], ap);
+    let with_m = one(&[], &[true, false, true, true], ap);
     assert_eq!(with_w.value, with_m.value);
     // all weights zero
-    let z = arr1(&[0.0; 4]);
-    let r = per_label(
-        s.view(),
-        y.view(),
-        Some(z.view()),
-        None,
-        Metric::AveragePrecision,
-        &par,
-    )
-    .unwrap()[0];
-    assert_eq!(r.flags, FLAG_ALL_ZERO_WEIGHT);
+    assert_eq!(one(&[0.0; 4], &[], ap).flags, FLAG_ALL_ZERO_WEIGHT);
     // AUC: single-class check happens before zero-weight filtering
-    let w2 = arr1(&[1.0, 0.0, 1.0, 0.0]);
-    let r = per_label(
-        s.view(),
-        y.view(),
-        Some(w2.view()),
-        None,
-        Metric::RocAuc { max_fpr: None },
-        &par,
-    )
-    .unwrap()[0];
+    let r = one(&[1.0, 0.0, 1.0, 0.0], &[], Metric::RocAuc { max_fpr: None });
     assert!(r.value.is_nan());
     assert_eq!(r.flags, FLAG_NO_NEGATIVE_LEFT);
     // empty mask
-    let none = arr2(&[[false], [false], [false], [false]]);
-    let r = per_label(
-        s.view(),
-        y.view(),
-        None,
-        Some(none.view()),
-        Metric::AveragePrecision,
-        &par,
-    )
-    .unwrap()[0];
+    let r = one(&[], &[false; 4], ap);
     assert!(r.value.is_nan() && r.flags & FLAG_EMPTY != 0);
 }
 
@@ -317,32 +274,14 @@ fn micro_and_rows() {
     let y = arr2(&[[true, false], [false, true]]);
     let s = arr2(&[[0.9, 0.1], [0.2, 0.8]]);
     let par = Parallelism::sequential();
-    let m = micro(
-        s.view(),
-        y.view(),
-        None,
-        None,
-        Metric::AveragePrecision,
-        &par,
-    )
-    .unwrap();
+    let m = micro(s.view(), y.view(), None, None, AP, &par).unwrap();
     assert_eq!(m.value, 1.0);
-    let r = per_row(
-        s.view(),
-        y.view(),
-        None,
-        Metric::RocAuc { max_fpr: None },
-        &par,
-    )
-    .unwrap();
-    assert_eq!(
-        r.iter().map(|v| v.value).collect::<Vec<_>>(),
-        vec![1.0, 1.0]
-    );
+    let r = per_row(s.view(), y.view(), None, AUC, &par).unwrap();
+    let values: Vec<f64> = r.iter().map(|v| v.value).collect();
+    assert_eq!(values, vec![1.0, 1.0]);
     // F-order and strided views give the same answers
     let f = s.t().to_owned();
-    let fv = f.t();
-    let m2 = micro(fv, y.view(), None, None, Metric::AveragePrecision, &par).unwrap();
+    let m2 = micro(f.t(), y.view(), None, None, AP, &par).unwrap();
     assert_eq!(m, m2);
 }
 
@@ -351,26 +290,10 @@ fn f32_and_i64_keep_their_ties() {
     let y = arr2(&[[false], [true]]);
     let s32 = arr2(&[[0.1f32], [(0.1f64 + 1e-10) as f32]]);
     let par = Parallelism::sequential();
-    let r = per_label(
-        s32.view(),
-        y.view(),
-        None,
-        None,
-        Metric::AveragePrecision,
-        &par,
-    )
-    .unwrap();
+    let r = per_label(s32.view(), y.view(), None, None, AP, &par).unwrap();
     assert_eq!(r[0].value, 0.5);
     let s64 = arr2(&[[1i64 << 53], [(1i64 << 53) + 1]]);
-    let r = per_label(
-        s64.view(),
-        y.view(),
-        None,
-        None,
-        Metric::AveragePrecision,
-        &par,
-    )
-    .unwrap();
+    let r = per_label(s64.view(), y.view(), None, None, AP, &par).unwrap();
     assert_eq!(r[0].value, 1.0);
 }
 
@@ -404,9 +327,6 @@ fn parallel_equals_sequential() {
 fn packed_labels_equal_bool_labels() {
     use crate::labels::{pack_bool, PackedLabels};
     let mut rng = StdRng::seed_from_u64(21);
-    let bits = |v: &[MetricValue]| -> Vec<(u64, u8)> {
-        v.iter().map(|m| (m.value.to_bits(), m.flags)).collect()
-    };
     for case in 0..8 {
         let n = [70usize, 1200, 2500][case % 3];
         let k = [9usize, 15, 16, 17][case % 4];
@@ -428,25 +348,29 @@ fn packed_labels_equal_bool_labels() {
             for mask in [None, Some(m.view())] {
                 let (a1, u1) = per_label_ap_auc(s.view(), y.view(), None, mask, &par).unwrap();
                 let (a2, u2) = per_label_ap_auc(s.view(), p, None, mask, &par).unwrap();
-                assert_eq!(bits(&a1), bits(&a2), "case {case}");
-                assert_eq!(bits(&u1), bits(&u2), "case {case}");
+                assert_eq!(all_bits(&a1), all_bits(&a2), "case {case}");
+                assert_eq!(all_bits(&u1), all_bits(&u2), "case {case}");
                 let (a1, u1) = per_label_ap_auc(s32.view(), y.view(), None, mask, &par).unwrap();
                 let (a2, u2) = per_label_ap_auc(s32.view(), p, None, mask, &par).unwrap();
-                assert_eq!(bits(&a1), bits(&a2), "f32 case {case}");
-                assert_eq!(bits(&u1), bits(&u2), "f32 case {case}");
+                assert_eq!(all_bits(&a1), all_bits(&a2), "f32 case {case}");
+                assert_eq!(all_bits(&u1), all_bits(&u2), "f32 case {case}");
                 let metric = Metric::RocAuc { max_fpr: Some(0.4) };
                 let r1 = per_label(s.view(), y.view(), None, mask, metric, &par).unwrap();
                 let r2 = per_label(s.view(), p, None, mask, metric, &par).unwrap();
-                assert_eq!(bits(&r1), bits(&r2));
+                assert_eq!(all_bits(&r1), all_bits(&r2));
                 // several stream groups, and one
                 for cap in [(n * k / 6).max(64), 1 << 20] {
                     let r1 = micro_streaming(s.view(), y.view(), mask, cap, &par).unwrap();
                     let r2 = micro_streaming(s.view(), p, mask, cap, &par).unwrap();
-                    assert_eq!(bits(&[r1.0, r1.1]), bits(&[r2.0, r2.1]), "micro {cap}");
+                    assert_eq!(
+                        all_bits(&[r1.0, r1.1]),
+                        all_bits(&[r2.0, r2.1]),
+                        "micro {cap}"
+                    );
                 }
                 let r1 = micro_ap_auc(s.view(), y.view(), None, mask, &par).unwrap();
                 let r2 = micro_ap_auc(s.view(), p, None, mask, &par).unwrap();
-                assert_eq!(bits(&[r1.0, r1.1]), bits(&[r2.0, r2.1]));
+                assert_eq!(all_bits(&[r1.0, r1.1]), all_bits(&[r2.0, r2.1]));
                 let w = Array1::from_shape_fn(n, |i| (i % 5) as f64 * 0.5);
                 let s1 = support(y.view(), Some(w.view()), mask).unwrap();
                 let s2 = support(p, Some(w.view()), mask).unwrap();
@@ -525,11 +449,21 @@ fn narrow_f32_keys_equal_wide_keys() {
     assert!(blocks_seen > 1000);
 }
 
+/// AP and full ROC AUC through the reference curve: `f(weights, metric)` with unit
+/// weights (the unweighted counts, computed by the weighted path).
+fn curve_pair<T>(n: usize, f: impl Fn(Option<ArrayView1<f64>>, Metric) -> T) -> (T, T) {
+    let ones = Array1::from_elem(n, 1.0);
+    (
+        f(Some(ones.view()), Metric::AveragePrecision),
+        f(Some(ones.view()), Metric::RocAuc { max_fpr: None }),
+    )
+}
+
 #[test]
 fn fast_path_equals_general_path() {
-    use rand::{Rng, SeedableRng};
-    let mut rng = rand::rngs::StdRng::seed_from_u64(5);
+    let mut rng = StdRng::seed_from_u64(5);
     let par = Parallelism::sequential();
+    let p2 = Parallelism { threads: 2 };
     for case in 0..40 {
         let n = [1usize, 2, 7, 50, 300, 3000][case % 6];
         let k = 1 + case % 4;
@@ -544,89 +478,32 @@ fn fast_path_equals_general_path() {
         let prev = [0.0, 0.1, 0.5, 1.0][case % 4];
         let y = Array2::from_shape_fn((n, k), |_| rng.random::<f64>() < prev);
         let m = Array2::from_shape_fn((n, k), |_| rng.random::<f64>() < 0.8);
-        let ones = ndarray::Array1::from_elem(n, 1.0);
         for mask in [None, Some(m.view())] {
-            let (ap, auc) = per_label_ap_auc(s.view(), y.view(), None, mask, &par).unwrap();
-            let ap_g = per_label(
-                s.view(),
-                y.view(),
-                Some(ones.view()),
-                mask,
-                Metric::AveragePrecision,
-                &par,
-            )
-            .unwrap();
-            let auc_g = per_label(
-                s.view(),
-                y.view(),
-                Some(ones.view()),
-                mask,
-                Metric::RocAuc { max_fpr: None },
-                &par,
-            )
-            .unwrap();
-            for (a, b) in ap
-                .iter()
-                .zip(ap_g.iter())
-                .chain(auc.iter().zip(auc_g.iter()))
-            {
-                assert_eq!(a.value.to_bits(), b.value.to_bits(), "case {case}");
-                assert_eq!(a.flags, b.flags, "case {case}");
+            let general = curve_pair(n, |w, metric| {
+                let v = per_label(s.view(), y.view(), w, mask, metric, &par).unwrap();
+                all_bits(&v)
+            });
+            // sequential and parallel (forced) give the same
+            for p in [&par, &p2] {
+                let (ap, auc) = per_label_ap_auc(s.view(), y.view(), None, mask, p).unwrap();
+                assert_eq!((all_bits(&ap), all_bits(&auc)), general, "case {case}");
             }
-            // parallel (forced) gives the same
-            let p2 = Parallelism { threads: 2 };
-            let (ap2, auc2) = per_label_ap_auc(s.view(), y.view(), None, mask, &p2).unwrap();
-            let bits = |v: &[MetricValue]| -> Vec<(u64, u8)> {
-                v.iter().map(|m| (m.value.to_bits(), m.flags)).collect()
-            };
-            assert_eq!(bits(&ap2), bits(&ap));
-            assert_eq!(bits(&auc2), bits(&auc));
-        }
-        for mask in [None, Some(m.view())] {
+            let general = curve_pair(n, |w, metric| {
+                bits(&micro(s.view(), y.view(), w, mask, metric, &par).unwrap())
+            });
             let (ma, mu) = micro_ap_auc(s.view(), y.view(), None, mask, &par).unwrap();
-            let ga = micro(
-                s.view(),
-                y.view(),
-                Some(ones.view()),
-                mask,
-                Metric::AveragePrecision,
-                &par,
-            )
-            .unwrap();
-            let gu = micro(
-                s.view(),
-                y.view(),
-                Some(ones.view()),
-                mask,
-                Metric::RocAuc { max_fpr: None },
-                &par,
-            )
-            .unwrap();
-            assert_eq!(
-                (ma.value.to_bits(), ma.flags),
-                (ga.value.to_bits(), ga.flags)
-            );
-            assert_eq!(
-                (mu.value.to_bits(), mu.flags),
-                (gu.value.to_bits(), gu.flags)
-            );
+            assert_eq!((bits(&ma), bits(&mu)), general, "micro case {case}");
         }
         // strided view
-        let sv = s.slice(ndarray::s![..;2, ..]);
-        let yv = y.slice(ndarray::s![..;2, ..]);
+        let (sv, yv) = (
+            s.slice(ndarray::s![..;2, ..]),
+            y.slice(ndarray::s![..;2, ..]),
+        );
         let (ap, _) = per_label_ap_auc(sv, yv, None, None, &par).unwrap();
-        let ap_g = per_label(
-            sv,
-            yv,
-            Some(ndarray::Array1::from_elem(sv.nrows(), 1.0).view()),
-            None,
-            Metric::AveragePrecision,
-            &par,
-        )
-        .unwrap();
-        for (a, b) in ap.iter().zip(ap_g.iter()) {
-            assert_eq!((a.value.to_bits(), a.flags), (b.value.to_bits(), b.flags));
-        }
+        let (ap_g, _) = curve_pair(sv.nrows(), |w, metric| {
+            all_bits(&per_label(sv, yv, w, None, metric, &par).unwrap())
+        });
+        assert_eq!(all_bits(&ap), ap_g, "strided case {case}");
     }
 }
 
@@ -635,9 +512,6 @@ fn partial_auc_fast_path_equals_general_path() {
     use crate::labels::{pack_bool, PackedLabels};
     use rand::{Rng, SeedableRng};
     let mut rng = rand::rngs::StdRng::seed_from_u64(17);
-    let bits = |v: &[MetricValue]| -> Vec<(u64, u8)> {
-        v.iter().map(|m| (m.value.to_bits(), m.flags)).collect()
-    };
     // Tiny values (few or no points below them), usual ones, 1.0 (full area),
     // and out-of-range ones the kernel still has to agree on (fewer than two
     // points, every point below max_fpr, 0/0 standardisation).
@@ -692,16 +566,19 @@ fn partial_auc_fast_path_equals_general_path() {
                     per_label(s32.view(), y.view(), Some(ones.view()), mask, metric, &seq).unwrap();
                 for threads in [1, 2] {
                     let par = Parallelism { threads };
-                    let f = per_label(s.view(), y.view(), None, mask, metric, &par).unwrap();
-                    assert_eq!(bits(&f), bits(&g), "case {case} max_fpr {mf}");
-                    // packed labels: pairs of labels per pass when k >= 4
-                    let f = per_label(s.view(), p, None, mask, metric, &par).unwrap();
-                    assert_eq!(bits(&f), bits(&g), "packed case {case} max_fpr {mf}");
-                    // f32: narrow (u32) keys
-                    let f = per_label(s32.view(), y.view(), None, mask, metric, &par).unwrap();
-                    assert_eq!(bits(&f), bits(&g32), "f32 case {case} max_fpr {mf}");
-                    let f = per_label(s32.view(), p, None, mask, metric, &par).unwrap();
-                    assert_eq!(bits(&f), bits(&g32), "f32 packed {case} max_fpr {mf}");
+                    // packed labels: pairs of labels per pass when k >= 4; f32:
+                    // narrow (u32) keys
+                    let fast = [
+                        per_label(s.view(), y.view(), None, mask, metric, &par),
+                        per_label(s.view(), p, None, mask, metric, &par),
+                        per_label(s32.view(), y.view(), None, mask, metric, &par),
+                        per_label(s32.view(), p, None, mask, metric, &par),
+                    ];
+                    let what = ["bool", "packed", "f32", "f32 packed"];
+                    for ((f, what), want) in fast.into_iter().zip(what).zip([&g, &g, &g32, &g32]) {
+                        let f = all_bits(&f.unwrap());
+                        assert_eq!(f, all_bits(want), "{what} case {case} max_fpr {mf}");
+                    }
                 }
                 checked += g.iter().filter(|v| v.flags == 0).count();
             }
