@@ -371,10 +371,11 @@ p = argparse.ArgumentParser()
 sub = p.add_subparsers(dest="cmd", required=True)
 s = sub.add_parser("score")
 s.add_argument("predictions"); s.add_argument("--dataset", required=True); s.add_argument("--out", required=True)
+s.add_argument("--bootstrap", type=int, required=True)
 a = p.parse_args()
 n = sum(1 for _ in open(a.predictions, "rb")) if a.predictions.endswith(".jsonl") else -1
 out = pathlib.Path(a.out); out.mkdir(parents=True, exist_ok=True)
-(out / "summary.json").write_text(json.dumps({"rows": n, "dataset": a.dataset}))
+(out / "summary.json").write_text(json.dumps({"rows": n, "dataset": a.dataset, "bootstrap": a.bootstrap}))
 import os
 if os.environ.get("TOXEVAL_TIMINGS"):
     print("a warning line", file=sys.stderr)
@@ -402,6 +403,7 @@ def test_fake_cli_is_timed_with_its_peak_rss(
         assert r["dataset"].endswith(r["format"])
     summary = json.loads((out / "e2e-run-jsonl" / "summary.json").read_text())
     assert summary["rows"] == 200
+    assert summary["bootstrap"] == 0  # the targets time scoring without intervals
     md = (out / "bench_end_to_end.md").read_text()
     assert "toxeval score end to end" in md
     # the CLI's step times, grouped; the timings line is not taken for an error message
