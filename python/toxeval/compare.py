@@ -25,13 +25,14 @@ import csv
 import io
 import json
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from toxeval.compare_markup import HTML, LATEX, MARKDOWN, RICH, Markup, csv_cell
 from toxeval.scored_rows import FILE_NAME, ScoredRows, read_scored_rows
 from toxeval.scoring.intervals import MAX_RESAMPLES, check_resamples, figure_intervals, map_columns
 
@@ -40,8 +41,6 @@ __all__ = ["MAX_RESAMPLES", "Comparison", "SystemResult", "compare", "load_syste
 METRICS = ("map", "label_ranking_loss")
 _HIGHER_IS_BETTER = {"map": True, "label_ranking_loss": False}
 _LABELS = {"map": "mAP ↑", "label_ranking_loss": "LRL ↓"}
-#: First characters that make a spreadsheet read a CSV cell as a formula.
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
 class CompareError(ValueError):
@@ -210,7 +209,7 @@ class Comparison:
         writer = csv.DictWriter(buf, fieldnames=list(records[0]), lineterminator="\n")
         writer.writeheader()
         for r in records:
-            writer.writerow({k: _csv_cell(v) for k, v in r.items()})
+            writer.writerow({k: csv_cell(v) for k, v in r.items()})
         return buf.getvalue()
 
     def _grid(self, markup: Markup) -> tuple[list[str], list[list[str]]]:
@@ -323,72 +322,6 @@ class Comparison:
         for r in body:
             table.add_row(*r)
         (console or Console()).print(table)
-
-
-@dataclass(frozen=True)
-class Markup:
-    """How one output format shows text (user names included, so escaped) and bold."""
-
-    text: Callable[[str], str]
-    bold: Callable[[str], str]
-    star: str
-
-
-def _escape_chars(special: Mapping[str, str]) -> Callable[[str], str]:
-    return lambda t: "".join(special.get(ch, ch) for ch in t)
-
-
-def _escape_rich(text: str) -> str:
-    from rich.markup import escape
-
-    return escape(text)
-
-
-def _escape_html(text: str) -> str:
-    import html
-
-    return html.escape(text)
-
-
-#: Markdown: characters that start emphasis, code, links or HTML, and the cell separator.
-MARKDOWN = Markup(
-    text=_escape_chars({ch: "\\" + ch for ch in "\\`*_[]<>|"}),
-    bold=lambda t: f"**{t}**",
-    star=" (*)",
-)
-#: LaTeX: every character special to LaTeX, and the arrows of the metric labels.
-LATEX = Markup(
-    text=_escape_chars(
-        {
-            "\\": r"\textbackslash{}",
-            "&": r"\&",
-            "%": r"\%",
-            "$": r"\$",
-            "#": r"\#",
-            "_": r"\_",
-            "{": r"\{",
-            "}": r"\}",
-            "~": r"\textasciitilde{}",
-            "^": r"\textasciicircum{}",
-            "↑": r"$\uparrow$",
-            "↓": r"$\downarrow$",
-        }
-    ),
-    bold=lambda t: rf"\textbf{{{t}}}",
-    star=r"$^{*}$",
-)
-HTML = Markup(text=_escape_html, bold=lambda t: f"<b>{t}</b>", star=" (*)")
-RICH = Markup(text=_escape_rich, bold=lambda t: f"[bold]{t}[/bold]", star=" (*)")
-
-
-def _csv_cell(value: Any) -> Any:
-    """A CSV cell: empty for None; user text (system and dataset names) that a
-    spreadsheet would run as a formula gets a leading ``'`` so it is shown as text."""
-    if value is None:
-        return ""
-    if isinstance(value, str) and value.startswith(_FORMULA_START):
-        return "'" + value
-    return value
 
 
 # --------------------------------------------------------------------------- figures
