@@ -6,7 +6,15 @@ kernel's pyo3 use from that build, so it is refused here."""
 import re
 from pathlib import Path
 
+import pytest
+
 RUST = Path(__file__).resolve().parent.parent / "rust"
+
+
+@pytest.fixture(autouse=True)
+def _beside_the_sources() -> None:
+    if not RUST.is_dir():  # tests run against an installed package, away from the repo
+        pytest.skip("the Rust sources are not beside the tests")
 
 
 def _sources() -> list[Path]:
