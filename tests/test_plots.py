@@ -212,6 +212,18 @@ def test_bad_shapes_raise_value_error() -> None:
         pr_curves_figure(y[:, 0], np.zeros(10), None, ["a"])
 
 
+def test_mask_is_checked_as_the_metrics_check_it() -> None:
+    # A mask that is not boolean (or 0/1 integers) is refused, not cast: a float mask of
+    # 0.5 or NaN would otherwise turn unknown cells into known ones.
+    y = np.array([[1, 0], [0, 1], [1, 1]], dtype=np.int8)
+    s = np.zeros((3, 2))
+    for bad in (np.full((3, 2), 0.5), np.full((3, 2), np.nan), np.full((3, 2), 2)):
+        with pytest.raises(ValueError, match="mask must be a boolean array"):
+            pr_curves_figure(y, s, bad, ["a", "b"])
+    fig = pr_curves_figure(y, s, np.ones((3, 2), dtype=np.int64), ["a", "b"])
+    assert len(fig.axes) == 2
+
+
 def test_other_suffix_writes_that_format(tmp_path: Path) -> None:
     y = np.array([[1], [0], [1]], dtype=np.int8)
     out = plot_pr_curves(y, np.array([[0.9], [0.2], [0.4]]), None, ["c"], tmp_path / "pr.svg")

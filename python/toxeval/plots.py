@@ -31,6 +31,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from toxeval.metrics import check_mask
+
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
@@ -154,14 +156,8 @@ def _check_inputs(
         )
     if s.shape != y.shape:
         raise ValueError(f"y_score has shape {s.shape}, y_true {y.shape}: they must match")
-    if mask is None:
-        m = np.ones(y.shape, dtype=bool)
-    else:
-        m = np.asarray(mask)
-        if m.shape != y.shape:
-            raise ValueError(f"mask has shape {m.shape}, y_true {y.shape}: they must match")
-        m = m.astype(bool, copy=False)
-    return y, s, m
+    m = check_mask(mask, y.shape)
+    return y, s, np.ones(y.shape, dtype=bool) if m is None else m
 
 
 def _wrap(text: str, width_in: float, fontsize: float) -> str:

@@ -33,6 +33,9 @@ from toxeval.metrics._label_ranking import (
 from toxeval.metrics._report import MultilabelReport, multilabel_report
 from toxeval.metrics._validation import InvalidParameterError, UndefinedMetricWarning
 
+# The one mask check, for toxeval's other layers (plots); not part of the drop-in API.
+from toxeval.metrics._validation import check_mask as check_mask
+
 __all__ = [
     "InvalidParameterError",
     "MultilabelReport",
