@@ -1,6 +1,6 @@
 """How ``toxeval compare``'s tables show text in each output format: escaping of user
 names (systems, datasets) and bold per format, and CSV cells a spreadsheet will not run
-as formulas."""
+as formulas (:func:`csv_cell`, also used for the report's ``per_category.csv``)."""
 
 from __future__ import annotations
 

@@ -283,6 +283,10 @@ def report_markdown(result: EvaluationResult) -> str:
 
 
 def per_category_csv(result: EvaluationResult) -> str:
+    """``per_category.csv``; a name a spreadsheet would run as a formula (``=``, ``+``,
+    ``-``, ``@``, ...) gets a leading ``'`` (:func:`toxeval.compare_markup.csv_cell`)."""
+    from toxeval.compare_markup import csv_cell
+
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(CSV_COLUMNS)
@@ -293,7 +297,7 @@ def per_category_csv(result: EvaluationResult) -> str:
             [
                 ""
                 if row[c] is None or (isinstance(row[c], float) and not math.isfinite(row[c]))
-                else row[c]
+                else csv_cell(row[c])
                 for c in CSV_COLUMNS
             ]
         )
