@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from typing import Any
 
 import numpy as np
@@ -38,3 +39,26 @@ def test_per_category_csv_quotes_names_a_spreadsheet_would_run() -> None:
     assert shown == ["'" + n for n in FORMULA_NAMES[:4]] + ["plain"]
     # the figures stay numbers (a negative number is not a name)
     assert all(float(r["ap"]) >= 0 for r in rows)
+
+
+def test_report_markdown_shows_user_text_as_written() -> None:
+    """A taxonomy, dataset or file name with Markdown's table separator, emphasis, link or
+    HTML characters stays in its cell and is shown as written (escaped), not read as
+    markup; the figures' own brackets are left alone."""
+    from toxeval.report import report_markdown
+
+    result = _result(("a", "b"), taxonomy_name="tax|<b>bold</b>*x*[l](u)")
+    result.dataset["name"] = "data|set_v2*"
+    md = report_markdown(result)
+    summary = [line for line in md.splitlines() if line.startswith("| ")]
+    # every summary row has exactly its two cells: no unescaped | inside a value
+    for line in summary[
+        : summary.index("| category | AP | ROC AUC | F1 | support | negatives | unknown | in mAP |")
+    ]:
+        cells = [c for c in re.split(r"(?<!\\)\|", line)[1:-1]]
+        assert len(cells) == 2, line
+    assert r"tax\|\<b\>bold\</b\>\*x\*\[l\](u)" in md
+    assert r"data\|set\_v2\*" in md
+    assert "<b>" not in md
+    mp = next(line for line in summary if line.startswith("| mAP |"))
+    assert re.search(r"\| \d\.\d{4}\s+\(macro AP", mp), mp

@@ -13,6 +13,7 @@ import csv
 import io
 import json
 import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -135,17 +136,24 @@ def system_line(result: EvaluationResult) -> str:
     return f"predictions {sysd.get('source')} ({sysd.get('format')}, {sysd.get('kind')})"
 
 
-def _summary_rows(result: EvaluationResult) -> list[tuple[str, str]]:
+def _summary_rows(
+    result: EvaluationResult, text: Callable[[str], str] = str
+) -> list[tuple[str, str]]:
+    """The summary's (name, value) rows; ``text`` shows user text (dataset, system and
+    taxonomy names, file names) in the output's format (escaped for Markdown)."""
     f = result.figures
     c = result.counts
     inc = sum(1 for r in result.per_category if r["in_map"])
     rows = [
         (
             "dataset",
-            f"{result.dataset['name']} ({result.dataset['level']}, {c['dataset_rows']} rows)",
+            f"{text(result.dataset['name'])} ({result.dataset['level']}, {c['dataset_rows']} rows)",
         ),
-        ("system", system_line(result)),
-        ("taxonomy", f"{result.config['taxonomy']['name']} (K={result.config['taxonomy']['k']})"),
+        ("system", text(system_line(result))),
+        (
+            "taxonomy",
+            f"{text(result.config['taxonomy']['name'])} (K={result.config['taxonomy']['k']})",
+        ),
         ("scored / excluded", f"{c['scored']} / {c['excluded']}"),
         *(
             [
@@ -245,9 +253,14 @@ def render(result: EvaluationResult, console: Console | None = None) -> None:
 
 
 def report_markdown(result: EvaluationResult) -> str:
+    """``report.md``; user text (names, file names, category ids, notes) escaped, so
+    that a ``|`` stays in its cell and ``*``, ``_``, ``[``, ``<`` show as written."""
+    from toxeval.compare_markup import MARKDOWN
+
+    md = MARKDOWN.text
     lines = ["# toxeval report", ""]
     lines += ["| | |", "| --- | --- |"]
-    lines += [f"| {k} | {v} |" for k, v in _summary_rows(result)]
+    lines += [f"| {k} | {v} |" for k, v in _summary_rows(result, md)]
     lines += ["", "## Per category (known labels only)", ""]
     with_ci = bool(result.figures.get("intervals"))
     lines += [
@@ -261,14 +274,14 @@ def report_markdown(result: EvaluationResult) -> str:
     for r in result.per_category:
         ci = f" {_ci(r.get('ap_ci'), 3) or 'n/a'} |" if with_ci else ""
         lines.append(
-            f"| {r['id']} | {_fmt(r['ap'])} |{ci} {_fmt(r['roc_auc'])} | {_fmt(r['f1'])} | "
+            f"| {md(r['id'])} | {_fmt(r['ap'])} |{ci} {_fmt(r['roc_auc'])} | {_fmt(r['f1'])} | "
             f"{r['support']} | {r['negatives']} | {r['unknown']} | {_fmt(r['in_map'])} |"
         )
     if result.excluded_categories:
         lines += [
             "",
             "Excluded from mAP and macro F1 (no known positive): "
-            + ", ".join(result.excluded_categories),
+            + ", ".join(map(md, result.excluded_categories)),
         ]
     lines += ["", "## Card's reference recipe (compatibility mode)", ""]
     card = result.card_recipe
@@ -278,7 +291,7 @@ def report_markdown(result: EvaluationResult) -> str:
         f"(threshold {card['threshold']:g})."
     )
     lines += ["", card["caveats"], "", "## Notes", ""]
-    lines += [f"- {n}" for n in result.notes] or ["- none"]
+    lines += [f"- {md(n)}" for n in result.notes] or ["- none"]
     return "\n".join(lines) + "\n"
 
 
