@@ -120,6 +120,20 @@ def test_latex_escapes_system_names(folders: dict[str, Path]) -> None:
     assert "gpt_4$" not in tex
 
 
+def test_latex_rows_cannot_start_with_an_argument_of_the_previous_line_break(
+    folders: dict[str, Path],
+) -> None:
+    # LaTeX reads "\\ [v2]" (even across the line end) as the line break's optional
+    # length, an error, and "\\ *x" as its star form, dropping the "*"; "<", ">" and "|"
+    # print as other glyphs in LaTeX's default font encoding
+    c = compare([f"[v2] a={folders['lex']}", f"*x<y>|z={folders['noisy']}"], n_resamples=20)
+    body = c.to_latex().split("\\midrule\n", 1)[1].split("\n\\bottomrule", 1)[0].splitlines()
+    assert [row.split(" & ")[0] for row in body] == [
+        "{[}v2{]} a",
+        r"{*}x\textless{}y\textgreater{}\textbar{}z",
+    ]
+
+
 @pytest.mark.parametrize("text", ["[1, 2]", '{"system": "x", "dataset": {}}', '{"dataset": 3}'])
 def test_results_json_of_another_shape_is_refused(
     folders: dict[str, Path], tmp_path: Path, capsys: Any, text: str

@@ -265,7 +265,7 @@ class Comparison:
                     *rows,
                     r"\bottomrule",
                     r"\end{tabular}",
-                    "% " + self._legend().replace("\n", " "),
+                    "% " + " ".join(self._legend().splitlines()),
                 ]
             )
             + "\n"

@@ -43,10 +43,21 @@ MARKDOWN = Markup(
     bold=lambda t: f"**{t}**",
     star=" (*)",
 )
-#: LaTeX: every character special to LaTeX, and the arrows of the metric labels.
+#: LaTeX: every character special to LaTeX; "[" and "*" braced, since a row that starts
+#: with them after the previous row's "\\" is read as the line break's optional length or
+#: star form; "<", ">", "|" by name (other glyphs in the default font encoding); line ends
+#: as spaces; the arrows of the metric labels.
 LATEX = Markup(
     text=escape_chars(
         {
+            "[": "{[}",
+            "]": "{]}",
+            "*": "{*}",
+            "<": r"\textless{}",
+            ">": r"\textgreater{}",
+            "|": r"\textbar{}",
+            "\n": " ",
+            "\r": " ",
             "\\": r"\textbackslash{}",
             "&": r"\&",
             "%": r"\%",
