@@ -120,6 +120,14 @@ def test_latex_escapes_system_names(folders: dict[str, Path]) -> None:
     assert "gpt_4$" not in tex
 
 
+def test_a_line_end_in_a_name_stays_in_its_markdown_row(folders: dict[str, Path]) -> None:
+    # a name with a line end (from results.json, or NAME=DIR) cut its table row in two
+    c = compare([f"a\nb={folders['lex']}", f"c\r\nd={folders['noisy']}"], n_resamples=20)
+    md = c.to_markdown().splitlines()
+    assert md[2].startswith("| a b | ") and md[3].startswith("| c  d | ")
+    assert md[4] == "" and len(md) == 6
+
+
 def test_latex_rows_cannot_start_with_an_argument_of_the_previous_line_break(
     folders: dict[str, Path],
 ) -> None:

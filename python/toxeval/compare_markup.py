@@ -37,9 +37,10 @@ def escape_html(text: str) -> str:
     return html.escape(text)
 
 
-#: Markdown: characters that start emphasis, code, links or HTML, and the cell separator.
+#: Markdown: characters that start emphasis, code, links or HTML, and the cell separator;
+#: line ends as spaces (a table row is one line).
 MARKDOWN = Markup(
-    text=escape_chars({ch: "\\" + ch for ch in "\\`*_[]<>|"}),
+    text=escape_chars({"\n": " ", "\r": " ", **{ch: "\\" + ch for ch in "\\`*_[]<>|"}}),
     bold=lambda t: f"**{t}**",
     star=" (*)",
 )
