@@ -113,6 +113,41 @@ def test_cli(folders: dict[str, Path], tmp_path: Path, capsys: Any) -> None:
     assert main(["compare", *args, "--bootstrap", "0"]) == 2
 
 
+def test_a_dataset_without_the_baseline_is_named_in_the_legend(
+    folders: dict[str, Path], tmp_path: Path
+) -> None:
+    # systems on a dataset the baseline was not scored on got no paired test and no
+    # mark, which read as "not significantly different from the baseline"
+    from importlib.resources import files
+
+    demo = files("toxeval") / "data" / "datasets" / "demo.jsonl"
+    other = tmp_path / "demo_copy.jsonl"
+    other.write_bytes(demo.read_bytes() + b"\n")  # the same rows, another file (sha256)
+    rng = np.random.default_rng(1)
+    for name in ("x", "y"):
+        ds = toxeval.load_dataset(other)
+        write_outputs(toxeval.score(rng.random(ds.y_true.shape), ds), tmp_path / name)
+    c = compare(
+        [f"lex={folders['lex']}", f"noisy={folders['noisy']}"]
+        + [f"{n}={tmp_path / n}" for n in ("x", "y")],
+        baseline="lex",
+        n_resamples=20,
+    )
+    assert c.datasets == ["demo", "demo_copy"]
+    assert c.cells["demo_copy"]["x"].p_holm == {}
+    legend = c.to_markdown().splitlines()[-1]
+    assert legend.endswith("No paired tests on demo\\_copy: lex was not scored on it.")
+    assert "No paired tests on demo_copy: lex was not scored on it." in c.to_html()
+    assert "No paired tests on demo_copy" in c.to_latex()
+    # with the baseline on every dataset, nothing is said
+    assert (
+        "No paired tests"
+        not in compare(
+            [f"lex={folders['lex']}", f"noisy={folders['noisy']}"], baseline="lex", n_resamples=20
+        ).to_markdown()
+    )
+
+
 def test_latex_escapes_system_names(folders: dict[str, Path]) -> None:
     c = compare([f"gpt_4$&{{x}}={folders['lex']}"], n_resamples=20)
     tex = c.to_latex()

@@ -167,6 +167,8 @@ class Comparison:
     confidence_level: float
     seed: int
     alpha: float = 0.05
+    #: datasets the baseline was not scored on: no paired tests there (said in the legend)
+    without_baseline: list[str] = field(default_factory=list)
 
     # ----------------------------------------------------------------- formats
     def _fmt(self, cell: Cell, metric: str, markup: Markup) -> str:
@@ -237,11 +239,18 @@ class Comparison:
             f"Point estimate [{self.confidence_level:.0%} bootstrap interval, "
             f"{self.n_resamples} resamples, seed {self.seed}]; best per dataset in bold."
         )
+        esc = markup.text if markup else str
         if self.baseline:
             text += (
-                f" (*): differs from {markup.text(self.baseline) if markup else self.baseline}"
+                f" (*): differs from {esc(self.baseline)}"
                 " (paired bootstrap, Holm-corrected "
                 f"p < {self.alpha:g} across the systems of a dataset)."
+            )
+        if self.baseline and self.without_baseline:
+            text += (
+                f" No paired tests on {', '.join(map(esc, self.without_baseline))}: "
+                f"{esc(self.baseline)} was not scored on "
+                + ("it." if len(self.without_baseline) == 1 else "them.")
             )
         return text
 
@@ -381,6 +390,7 @@ def compare(
     for s in systems:
         by_dataset.setdefault(s.dataset_sha256, []).append(s)
     datasets: list[str] = []
+    without_baseline: list[str] = []
     cells: dict[str, dict[str, Cell]] = {}
     for group in by_dataset.values():
         dname = group[0].dataset
@@ -427,6 +437,8 @@ def compare(
                 for c in row.values():
                     c.best[metric] = c.value[metric] == best
         base = next((g for g in group if g.name == baseline), None)
+        if baseline is not None and base is None:
+            without_baseline.append(dname)
         if base is not None:
             for metric in METRICS:
                 pvals: dict[str, float] = {}
@@ -468,6 +480,7 @@ def compare(
         n_resamples=n_resamples,
         confidence_level=confidence_level,
         seed=seed,
+        without_baseline=without_baseline,
     )
 
 
