@@ -148,6 +148,32 @@ def test_a_dataset_without_the_baseline_is_named_in_the_legend(
     )
 
 
+def test_chromium_sorts_the_compare_page_by_a_figure(
+    folders: dict[str, Path], run_browser: Any, tmp_path: Path
+) -> None:
+    """A click on a figure's header sorts the systems by it (the matrix cells carry no
+    sort key of their own, and sorting left the rows as they were)."""
+    import re
+
+    c = compare(
+        [f"lex={folders['lex']}", f"noisy={folders['noisy']}", f"z={folders['lex']}"],
+        n_resamples=20,
+    )
+    # one click on the mAP header: ascending
+    click = (
+        "<script>var th=document.querySelectorAll('table.sortable th');"
+        "th[1].click();</script></body>"
+    )
+    page = tmp_path / "cmp.html"
+    page.write_text(c.to_html().replace("</body>", click), encoding="utf-8")
+    proc = run_browser(page, "--dump-dom")
+    assert [line for line in proc.stderr.splitlines() if "CONSOLE" in line] == []
+    body = proc.stdout.split("<tbody>", 1)[1].split("</tbody>", 1)[0]
+    shown = re.findall(r"<tr><td>([^<]*)</td>", body)
+    by_map = sorted(c.systems, key=lambda s: c.cells["demo"][s].value["map"])
+    assert shown == by_map and by_map != c.systems
+
+
 def test_latex_escapes_system_names(folders: dict[str, Path]) -> None:
     c = compare([f"gpt_4$&{{x}}={folders['lex']}"], n_resamples=20)
     tex = c.to_latex()
