@@ -174,6 +174,14 @@ def test_chromium_sorts_the_compare_page_by_a_figure(
     assert shown == by_map and by_map != c.systems
 
 
+def test_one_folder_may_be_given_as_a_path_or_a_string(folders: dict[str, Path]) -> None:
+    # a string was read as a list of one-character folder names, a Path was a TypeError
+    lex = folders["lex"]
+    for given in (lex, str(lex), f"lex={lex}"):
+        c = compare(given, n_resamples=20)
+        assert len(c.systems) == 1 and c.datasets == ["demo"]
+
+
 def test_latex_escapes_system_names(folders: dict[str, Path]) -> None:
     c = compare([f"gpt_4$&{{x}}={folders['lex']}"], n_resamples=20)
     tex = c.to_latex()

@@ -247,11 +247,9 @@ class Comparison:
                 f"p < {self.alpha:g} across the systems of a dataset)."
             )
         if self.baseline and self.without_baseline:
-            text += (
-                f" No paired tests on {', '.join(map(esc, self.without_baseline))}: "
-                f"{esc(self.baseline)} was not scored on "
-                + ("it." if len(self.without_baseline) == 1 else "them.")
-            )
+            where, them = ", ".join(map(esc, self.without_baseline)), len(self.without_baseline)
+            text += f" No paired tests on {where}: {esc(self.baseline)} was not scored on "
+            text += "it." if them == 1 else "them."
         return text
 
     def to_markdown(self) -> str:
@@ -365,7 +363,7 @@ def _same_items(group: Sequence[SystemResult]) -> None:
 
 
 def compare(
-    results: Sequence[str | Path],
+    results: Sequence[str | Path] | str | Path,
     *,
     baseline: str | None = None,
     n_resamples: int = 1000,
@@ -373,13 +371,16 @@ def compare(
     seed: int = 0,
     n_jobs: int | None = None,
 ) -> Comparison:
-    """Compare results folders (``DIR`` or ``NAME=DIR``); see the module docstring."""
+    """Compare results folders (``DIR`` or ``NAME=DIR``, or one of them alone); see the
+    module docstring."""
     from toxeval import stats
 
     try:
         check_resamples(n_resamples, allow_zero=False, option="--bootstrap")
     except ValueError as e:
         raise CompareError(str(e)) from None
+    if isinstance(results, (str, Path)):  # one folder, not a sequence of its characters
+        results = [results]
     systems = [load_system(r) for r in results]
     if len(systems) < 1:
         raise CompareError("nothing to compare: give at least one results folder")
