@@ -244,6 +244,21 @@ def test_html_is_checked_before_any_work_and_never_overwrites_an_input(
         assert out.err.startswith("toxeval: error: --html ")
 
 
+def test_html_through_a_link_into_a_results_folder_is_refused(
+    folders: dict[str, Path], tmp_path: Path, capsys: Any
+) -> None:
+    # a --html path that is a symbolic link to a results folder's file passed the check
+    # (its own folder is elsewhere) and the page was written over results.json
+    lex = tmp_path / "lex"
+    shutil.copytree(folders["lex"], lex)
+    before = (lex / "results.json").read_bytes()
+    link = tmp_path / "page.html"
+    link.symlink_to(lex / "results.json")
+    assert main(["compare", str(lex), "--bootstrap", "20", "--html", str(link)]) == 2
+    assert "inside the results folder" in capsys.readouterr().err
+    assert (lex / "results.json").read_bytes() == before
+
+
 def test_resamples_out_of_range_are_refused(folders: dict[str, Path], capsys: Any) -> None:
     for n in ("-1", "1", str(MAX_RESAMPLES + 1)):
         assert main(["compare", str(folders["lex"]), "--bootstrap", n]) == 2
