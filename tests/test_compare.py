@@ -182,6 +182,12 @@ def test_one_folder_may_be_given_as_a_path_or_a_string(folders: dict[str, Path])
         assert len(c.systems) == 1 and c.datasets == ["demo"]
 
 
+def test_the_confidence_level_is_named_as_asked(folders: dict[str, Path]) -> None:
+    # 0.975 was printed as "98%"
+    c = compare([str(folders["lex"])], n_resamples=20, confidence_level=0.975)
+    assert "[97.5% bootstrap interval, 20 resamples" in c.to_markdown()
+
+
 def test_latex_escapes_system_names(folders: dict[str, Path]) -> None:
     c = compare([f"gpt_4$&{{x}}={folders['lex']}"], n_resamples=20)
     tex = c.to_latex()

@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from toxeval.compare_markup import HTML, LATEX, MARKDOWN, RICH, Markup, csv_cell
+from toxeval.report import level_text
 from toxeval.scored_rows import FILE_NAME, ScoredRows, read_scored_rows
 from toxeval.scoring.intervals import MAX_RESAMPLES, check_resamples, figure_intervals, map_columns
 
@@ -236,7 +237,7 @@ class Comparison:
     def _legend(self, markup: Markup | None = None) -> str:
         """The table's legend; ``markup`` escapes the baseline's name (user text) in it."""
         text = (
-            f"Point estimate [{self.confidence_level:.0%} bootstrap interval, "
+            f"Point estimate [{level_text(self.confidence_level)} bootstrap interval, "
             f"{self.n_resamples} resamples, seed {self.seed}]; best per dataset in bold."
         )
         esc = markup.text if markup else str
@@ -307,7 +308,7 @@ class Comparison:
         paired = (
             "<h2>Paired tests against the baseline</h2><table class=sortable><thead><tr>"
             "<th>dataset</th><th>system</th><th>metric</th><th>difference</th>"
-            f"<th>{self.confidence_level:.0%} CI</th><th>p (bootstrap)</th>"
+            f"<th>{level_text(self.confidence_level)} CI</th><th>p (bootstrap)</th>"
             "<th>p (randomization)</th><th>p (Holm)</th></tr></thead><tbody>"
             + "".join(tests)
             + "</tbody></table>"

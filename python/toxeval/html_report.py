@@ -350,6 +350,8 @@ def render_html(
     ``arrays`` = ``(y_true, scores, mask)`` of the scored rows adds the precision-recall
     curves and the co-occurrence heatmap; without them those sections say they need them.
     """
+    from toxeval.report import level_text
+
     figures = result.get("figures", {})
     per_category = list(result.get("per_category", []))
     intervals = figures.get("intervals") or {}
@@ -362,7 +364,7 @@ def render_html(
     )
 
     level = _num(intervals.get("confidence_level"))
-    pct = f"{level:.0%}" if level is not None else "95%"
+    pct = level_text(level) if level is not None else "95%"
     ci_note = (
         f"Intervals: {_e(intervals.get('method', 'percentile'))} bootstrap over rows, "
         f"{_e(intervals.get('n_resamples'))} resamples, seed {_e(intervals.get('seed'))}, "

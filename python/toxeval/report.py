@@ -27,6 +27,7 @@ __all__ = [
     "REPORT_FILES",
     "figure_with_interval",
     "interval_line",
+    "level_text",
     "quiet_intervals",
     "render",
     "results_json",
@@ -100,6 +101,12 @@ def figure_with_interval(result: EvaluationResult, name: str) -> str:
     return f"{text} {ci}" if ci else text
 
 
+def level_text(level: float) -> str:
+    """A confidence level as a percentage with the digits it has: ``95%``, ``97.5%``,
+    ``99.9%`` (never rounded to ``98%`` or ``100%``)."""
+    return f"{float(level) * 100:g}%"
+
+
 def interval_line(result: EvaluationResult) -> str | None:
     """How the intervals were made, e.g. ``95% percentile bootstrap, 1000 resamples,
     seed 0`` (``None`` without intervals)."""
@@ -107,7 +114,7 @@ def interval_line(result: EvaluationResult) -> str | None:
     if not iv:
         return None
     return (
-        f"{iv['confidence_level']:.0%} {iv['method']} bootstrap over the scored rows, "
+        f"{level_text(iv['confidence_level'])} {iv['method']} bootstrap over the scored rows, "
         f"{iv['n_resamples']} resamples, seed {iv['seed']}"
     )
 
@@ -119,7 +126,7 @@ def quiet_intervals(result: EvaluationResult) -> str:
     if not iv:
         return ""
     return (
-        f"  {iv['confidence_level']:.0%} CI: mAP {_ci(iv.get('map')) or 'n/a'}, "
+        f"  {level_text(iv['confidence_level'])} CI: mAP {_ci(iv.get('map')) or 'n/a'}, "
         f"LRL {_ci(iv.get('label_ranking_loss')) or 'n/a'}"
     )
 
