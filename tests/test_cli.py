@@ -729,3 +729,26 @@ def test_version_option(capsys: pytest.CaptureFixture[str]) -> None:
         main(["--version"])
     assert e.value.code in (0, None)
     assert capsys.readouterr().out == f"toxeval {version('toxeval')}\n"
+
+
+def test_quiet_line_says_n_a_for_an_undefined_figure(
+    tmp_path: Path, alias_taxonomy_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # no category has a known positive: mAP is undefined; the quiet line printed "nan"
+    # where every other output says n/a
+    rows = [
+        {"id": f"r{i}", "text": "t", "labels": {"alpha": 0, "beta": 0, "gamma": None}}
+        for i in range(6)
+    ]
+    data = write_jsonl(tmp_path / "d.jsonl", rows)
+    preds = write_jsonl(
+        tmp_path / "p.jsonl",
+        [
+            {"id": r["id"], "scores": {"alpha": i / 10, "beta": 0.5, "gamma": 0.2}}
+            for i, r in enumerate(rows)
+        ],
+    )
+    args = ["score", str(preds), "--dataset", str(data), "--taxonomy", str(alias_taxonomy_file)]
+    assert main([*args, "-q", "--bootstrap", "20"]) == 0
+    line = capsys.readouterr().out
+    assert line.startswith("mAP n/a  label ranking loss 0.0000") and "nan" not in line

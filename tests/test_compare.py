@@ -113,11 +113,108 @@ def test_cli(folders: dict[str, Path], tmp_path: Path, capsys: Any) -> None:
     assert main(["compare", *args, "--bootstrap", "0"]) == 2
 
 
+def test_a_dataset_without_the_baseline_is_named_in_the_legend(
+    folders: dict[str, Path], tmp_path: Path
+) -> None:
+    # systems on a dataset the baseline was not scored on got no paired test and no
+    # mark, which read as "not significantly different from the baseline"
+    from importlib.resources import files
+
+    demo = files("toxeval") / "data" / "datasets" / "demo.jsonl"
+    other = tmp_path / "demo_copy.jsonl"
+    other.write_bytes(demo.read_bytes() + b"\n")  # the same rows, another file (sha256)
+    rng = np.random.default_rng(1)
+    for name in ("x", "y"):
+        ds = toxeval.load_dataset(other)
+        write_outputs(toxeval.score(rng.random(ds.y_true.shape), ds), tmp_path / name)
+    c = compare(
+        [f"lex={folders['lex']}", f"noisy={folders['noisy']}"]
+        + [f"{n}={tmp_path / n}" for n in ("x", "y")],
+        baseline="lex",
+        n_resamples=20,
+    )
+    assert c.datasets == ["demo", "demo_copy"]
+    assert c.cells["demo_copy"]["x"].p_holm == {}
+    legend = c.to_markdown().splitlines()[-1]
+    assert legend.endswith("No paired tests on demo\\_copy: lex was not scored on it.")
+    assert "No paired tests on demo_copy: lex was not scored on it." in c.to_html()
+    assert "No paired tests on demo_copy" in c.to_latex()
+    # with the baseline on every dataset, nothing is said
+    assert (
+        "No paired tests"
+        not in compare(
+            [f"lex={folders['lex']}", f"noisy={folders['noisy']}"], baseline="lex", n_resamples=20
+        ).to_markdown()
+    )
+
+
+def test_chromium_sorts_the_compare_page_by_a_figure(
+    folders: dict[str, Path], run_browser: Any, tmp_path: Path
+) -> None:
+    """A click on a figure's header sorts the systems by it (the matrix cells carry no
+    sort key of their own, and sorting left the rows as they were)."""
+    import re
+
+    c = compare(
+        [f"lex={folders['lex']}", f"noisy={folders['noisy']}", f"z={folders['lex']}"],
+        n_resamples=20,
+    )
+    # one click on the mAP header: ascending
+    click = (
+        "<script>var th=document.querySelectorAll('table.sortable th');"
+        "th[1].click();</script></body>"
+    )
+    page = tmp_path / "cmp.html"
+    page.write_text(c.to_html().replace("</body>", click), encoding="utf-8")
+    proc = run_browser(page, "--dump-dom")
+    assert [line for line in proc.stderr.splitlines() if "CONSOLE" in line] == []
+    body = proc.stdout.split("<tbody>", 1)[1].split("</tbody>", 1)[0]
+    shown = re.findall(r"<tr><td>([^<]*)</td>", body)
+    by_map = sorted(c.systems, key=lambda s: c.cells["demo"][s].value["map"])
+    assert shown == by_map and by_map != c.systems
+
+
+def test_one_folder_may_be_given_as_a_path_or_a_string(folders: dict[str, Path]) -> None:
+    # a string was read as a list of one-character folder names, a Path was a TypeError
+    lex = folders["lex"]
+    for given in (lex, str(lex), f"lex={lex}"):
+        c = compare(given, n_resamples=20)
+        assert len(c.systems) == 1 and c.datasets == ["demo"]
+
+
+def test_the_confidence_level_is_named_as_asked(folders: dict[str, Path]) -> None:
+    # 0.975 was printed as "98%"
+    c = compare([str(folders["lex"])], n_resamples=20, confidence_level=0.975)
+    assert "[97.5% bootstrap interval, 20 resamples" in c.to_markdown()
+
+
 def test_latex_escapes_system_names(folders: dict[str, Path]) -> None:
     c = compare([f"gpt_4$&{{x}}={folders['lex']}"], n_resamples=20)
     tex = c.to_latex()
     assert r"gpt\_4\$\&\{x\}" in tex
     assert "gpt_4$" not in tex
+
+
+def test_a_line_end_in_a_name_stays_in_its_markdown_row(folders: dict[str, Path]) -> None:
+    # a name with a line end (from results.json, or NAME=DIR) cut its table row in two
+    c = compare([f"a\nb={folders['lex']}", f"c\r\nd={folders['noisy']}"], n_resamples=20)
+    md = c.to_markdown().splitlines()
+    assert md[2].startswith("| a b | ") and md[3].startswith("| c  d | ")
+    assert md[4] == "" and len(md) == 6
+
+
+def test_latex_rows_cannot_start_with_an_argument_of_the_previous_line_break(
+    folders: dict[str, Path],
+) -> None:
+    # LaTeX reads "\\ [v2]" (even across the line end) as the line break's optional
+    # length, an error, and "\\ *x" as its star form, dropping the "*"; "<", ">" and "|"
+    # print as other glyphs in LaTeX's default font encoding
+    c = compare([f"[v2] a={folders['lex']}", f"*x<y>|z={folders['noisy']}"], n_resamples=20)
+    body = c.to_latex().split("\\midrule\n", 1)[1].split("\n\\bottomrule", 1)[0].splitlines()
+    assert [row.split(" & ")[0] for row in body] == [
+        "{[}v2{]} a",
+        r"{*}x\textless{}y\textgreater{}\textbar{}z",
+    ]
 
 
 @pytest.mark.parametrize("text", ["[1, 2]", '{"system": "x", "dataset": {}}', '{"dataset": 3}'])
@@ -151,6 +248,21 @@ def test_html_is_checked_before_any_work_and_never_overwrites_an_input(
         out = capsys.readouterr()
         assert out.out == ""  # refused before the table was computed and printed
         assert out.err.startswith("toxeval: error: --html ")
+
+
+def test_html_through_a_link_into_a_results_folder_is_refused(
+    folders: dict[str, Path], tmp_path: Path, capsys: Any
+) -> None:
+    # a --html path that is a symbolic link to a results folder's file passed the check
+    # (its own folder is elsewhere) and the page was written over results.json
+    lex = tmp_path / "lex"
+    shutil.copytree(folders["lex"], lex)
+    before = (lex / "results.json").read_bytes()
+    link = tmp_path / "page.html"
+    link.symlink_to(lex / "results.json")
+    assert main(["compare", str(lex), "--bootstrap", "20", "--html", str(link)]) == 2
+    assert "inside the results folder" in capsys.readouterr().err
+    assert (lex / "results.json").read_bytes() == before
 
 
 def test_resamples_out_of_range_are_refused(folders: dict[str, Path], capsys: Any) -> None:

@@ -176,6 +176,20 @@ def test_score_takes_bootstrap_seed_and_level() -> None:
     assert any("left out of its AP interval" in n for n in a.notes)  # c2: one positive
 
 
+@pytest.mark.parametrize(("level", "shown"), [(0.999, "99.9%"), (0.975, "97.5%"), (0.9, "90%")])
+def test_every_output_names_the_confidence_level_as_asked(level: float, shown: str) -> None:
+    # the level was printed with no decimal: 0.999 read "100%" and 0.975 "98%"
+    from toxeval.html_report import render_html
+    from toxeval.report import interval_line, quiet_intervals
+
+    y, s, m = _masked_problem(n=60, k=3, seed=1)
+    r = toxeval.score(s, make_dataset(y, m), bootstrap=50, confidence_level=level)
+    assert interval_line(r).startswith(f"{shown} percentile bootstrap")  # terminal, report.md
+    assert quiet_intervals(r).startswith(f"  {shown} CI: mAP [")
+    page = render_html(r.to_dict())
+    assert f"confidence {shown}." in page and f"{shown} CI [" in page
+
+
 @pytest.mark.parametrize(
     "kwargs",
     [

@@ -97,6 +97,11 @@ def _set(name: str, values: list[Any]) -> Any:
             lambda t: t.replace_schema_metadata({b"toxeval.scored_rows": b'{"version": 1}'}),
             "metadata has no list of category ids",
         ),
+        # a file of another format version was said to have no toxeval metadata at all
+        (
+            lambda t: t.replace_schema_metadata({b"toxeval.scored_rows": b'{"version": 2}'}),
+            "scored-rows format version 2, and this toxeval reads version 1",
+        ),
         (
             lambda t: t.replace_schema_metadata(
                 {b"toxeval.scored_rows": b'{"version": 1, "category_ids": "ab"}'}

@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from toxeval.compare_markup import HTML, LATEX, MARKDOWN, RICH, Markup, csv_cell
+from toxeval.report import level_text
 from toxeval.scored_rows import FILE_NAME, ScoredRows, read_scored_rows
 from toxeval.scoring.intervals import MAX_RESAMPLES, check_resamples, figure_intervals, map_columns
 
@@ -167,6 +168,8 @@ class Comparison:
     confidence_level: float
     seed: int
     alpha: float = 0.05
+    #: datasets the baseline was not scored on: no paired tests there (said in the legend)
+    without_baseline: list[str] = field(default_factory=list)
 
     # ----------------------------------------------------------------- formats
     def _fmt(self, cell: Cell, metric: str, markup: Markup) -> str:
@@ -234,15 +237,20 @@ class Comparison:
     def _legend(self, markup: Markup | None = None) -> str:
         """The table's legend; ``markup`` escapes the baseline's name (user text) in it."""
         text = (
-            f"Point estimate [{self.confidence_level:.0%} bootstrap interval, "
+            f"Point estimate [{level_text(self.confidence_level)} bootstrap interval, "
             f"{self.n_resamples} resamples, seed {self.seed}]; best per dataset in bold."
         )
+        esc = markup.text if markup else str
         if self.baseline:
             text += (
-                f" (*): differs from {markup.text(self.baseline) if markup else self.baseline}"
+                f" (*): differs from {esc(self.baseline)}"
                 " (paired bootstrap, Holm-corrected "
                 f"p < {self.alpha:g} across the systems of a dataset)."
             )
+        if self.baseline and self.without_baseline:
+            where, them = ", ".join(map(esc, self.without_baseline)), len(self.without_baseline)
+            text += f" No paired tests on {where}: {esc(self.baseline)} was not scored on "
+            text += "it." if them == 1 else "them."
         return text
 
     def to_markdown(self) -> str:
@@ -265,7 +273,7 @@ class Comparison:
                     *rows,
                     r"\bottomrule",
                     r"\end{tabular}",
-                    "% " + self._legend().replace("\n", " "),
+                    "% " + " ".join(self._legend().splitlines()),
                 ]
             )
             + "\n"
@@ -300,7 +308,7 @@ class Comparison:
         paired = (
             "<h2>Paired tests against the baseline</h2><table class=sortable><thead><tr>"
             "<th>dataset</th><th>system</th><th>metric</th><th>difference</th>"
-            f"<th>{self.confidence_level:.0%} CI</th><th>p (bootstrap)</th>"
+            f"<th>{level_text(self.confidence_level)} CI</th><th>p (bootstrap)</th>"
             "<th>p (randomization)</th><th>p (Holm)</th></tr></thead><tbody>"
             + "".join(tests)
             + "</tbody></table>"
@@ -356,7 +364,7 @@ def _same_items(group: Sequence[SystemResult]) -> None:
 
 
 def compare(
-    results: Sequence[str | Path],
+    results: Sequence[str | Path] | str | Path,
     *,
     baseline: str | None = None,
     n_resamples: int = 1000,
@@ -364,13 +372,16 @@ def compare(
     seed: int = 0,
     n_jobs: int | None = None,
 ) -> Comparison:
-    """Compare results folders (``DIR`` or ``NAME=DIR``); see the module docstring."""
+    """Compare results folders (``DIR`` or ``NAME=DIR``, or one of them alone); see the
+    module docstring."""
     from toxeval import stats
 
     try:
         check_resamples(n_resamples, allow_zero=False, option="--bootstrap")
     except ValueError as e:
         raise CompareError(str(e)) from None
+    if isinstance(results, (str, Path)):  # one folder, not a sequence of its characters
+        results = [results]
     systems = [load_system(r) for r in results]
     if len(systems) < 1:
         raise CompareError("nothing to compare: give at least one results folder")
@@ -381,6 +392,7 @@ def compare(
     for s in systems:
         by_dataset.setdefault(s.dataset_sha256, []).append(s)
     datasets: list[str] = []
+    without_baseline: list[str] = []
     cells: dict[str, dict[str, Cell]] = {}
     for group in by_dataset.values():
         dname = group[0].dataset
@@ -427,6 +439,8 @@ def compare(
                 for c in row.values():
                     c.best[metric] = c.value[metric] == best
         base = next((g for g in group if g.name == baseline), None)
+        if baseline is not None and base is None:
+            without_baseline.append(dname)
         if base is not None:
             for metric in METRICS:
                 pvals: dict[str, float] = {}
@@ -468,6 +482,7 @@ def compare(
         n_resamples=n_resamples,
         confidence_level=confidence_level,
         seed=seed,
+        without_baseline=without_baseline,
     )
 
 

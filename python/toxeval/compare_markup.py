@@ -1,6 +1,6 @@
 """How ``toxeval compare``'s tables show text in each output format: escaping of user
 names (systems, datasets) and bold per format, and CSV cells a spreadsheet will not run
-as formulas."""
+as formulas (:func:`csv_cell`, also used for the report's ``per_category.csv``)."""
 
 from __future__ import annotations
 
@@ -37,16 +37,28 @@ def escape_html(text: str) -> str:
     return html.escape(text)
 
 
-#: Markdown: characters that start emphasis, code, links or HTML, and the cell separator.
+#: Markdown: characters that start emphasis, code, links or HTML, and the cell separator;
+#: line ends as spaces (a table row is one line).
 MARKDOWN = Markup(
-    text=escape_chars({ch: "\\" + ch for ch in "\\`*_[]<>|"}),
+    text=escape_chars({"\n": " ", "\r": " ", **{ch: "\\" + ch for ch in "\\`*_[]<>|"}}),
     bold=lambda t: f"**{t}**",
     star=" (*)",
 )
-#: LaTeX: every character special to LaTeX, and the arrows of the metric labels.
+#: LaTeX: every character special to LaTeX; "[" and "*" braced, since a row that starts
+#: with them after the previous row's "\\" is read as the line break's optional length or
+#: star form; "<", ">", "|" by name (other glyphs in the default font encoding); line ends
+#: as spaces; the arrows of the metric labels.
 LATEX = Markup(
     text=escape_chars(
         {
+            "[": "{[}",
+            "]": "{]}",
+            "*": "{*}",
+            "<": r"\textless{}",
+            ">": r"\textgreater{}",
+            "|": r"\textbar{}",
+            "\n": " ",
+            "\r": " ",
             "\\": r"\textbackslash{}",
             "&": r"\&",
             "%": r"\%",

@@ -52,8 +52,11 @@ pre{background:#f6f8fa;padding:.8rem;overflow:auto;font-size:.8rem}
 """
 
 # Sorts a table by the clicked column: numbers numerically (empty cells last), text
-# alphabetically; a second click reverses. No library, no network.
+# alphabetically; a second click reverses. A cell's key is its data-v attribute, else its
+# text (whose leading number, if any, is the key: "0.61 [0.52, 0.70]"). No library, no
+# network.
 _SCRIPT = """
+function sortKey(c){var v=c.getAttribute('data-v');return v===null?c.textContent:v;}
 document.querySelectorAll('table.sortable').forEach(function(t){
   t.querySelectorAll('th').forEach(function(th,i){
     th.addEventListener('click',function(){
@@ -62,7 +65,7 @@ document.querySelectorAll('table.sortable').forEach(function(t){
       th.setAttribute('aria-sort',asc?'ascending':'descending');
       var body=t.tBodies[0];var rows=Array.prototype.slice.call(body.rows);
       rows.sort(function(a,b){
-        var x=a.cells[i].getAttribute('data-v'),y=b.cells[i].getAttribute('data-v');
+        var x=sortKey(a.cells[i]),y=sortKey(b.cells[i]);
         var nx=parseFloat(x),ny=parseFloat(y);
         if(x===''||isNaN(nx)){if(y===''||isNaN(ny)){return String(x).localeCompare(String(y))*(asc?1:-1);}return 1;}
         if(y===''||isNaN(ny)){return -1;}
@@ -347,6 +350,8 @@ def render_html(
     ``arrays`` = ``(y_true, scores, mask)`` of the scored rows adds the precision-recall
     curves and the co-occurrence heatmap; without them those sections say they need them.
     """
+    from toxeval.report import level_text
+
     figures = result.get("figures", {})
     per_category = list(result.get("per_category", []))
     intervals = figures.get("intervals") or {}
@@ -359,7 +364,7 @@ def render_html(
     )
 
     level = _num(intervals.get("confidence_level"))
-    pct = f"{level:.0%}" if level is not None else "95%"
+    pct = level_text(level) if level is not None else "95%"
     ci_note = (
         f"Intervals: {_e(intervals.get('method', 'percentile'))} bootstrap over rows, "
         f"{_e(intervals.get('n_resamples'))} resamples, seed {_e(intervals.get('seed'))}, "

@@ -13,6 +13,7 @@ import csv
 import io
 import json
 import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +27,7 @@ __all__ = [
     "REPORT_FILES",
     "figure_with_interval",
     "interval_line",
+    "level_text",
     "quiet_intervals",
     "render",
     "results_json",
@@ -99,6 +101,12 @@ def figure_with_interval(result: EvaluationResult, name: str) -> str:
     return f"{text} {ci}" if ci else text
 
 
+def level_text(level: float) -> str:
+    """A confidence level as a percentage with the digits it has: ``95%``, ``97.5%``,
+    ``99.9%`` (never rounded to ``98%`` or ``100%``)."""
+    return f"{float(level) * 100:g}%"
+
+
 def interval_line(result: EvaluationResult) -> str | None:
     """How the intervals were made, e.g. ``95% percentile bootstrap, 1000 resamples,
     seed 0`` (``None`` without intervals)."""
@@ -106,7 +114,7 @@ def interval_line(result: EvaluationResult) -> str | None:
     if not iv:
         return None
     return (
-        f"{iv['confidence_level']:.0%} {iv['method']} bootstrap over the scored rows, "
+        f"{level_text(iv['confidence_level'])} {iv['method']} bootstrap over the scored rows, "
         f"{iv['n_resamples']} resamples, seed {iv['seed']}"
     )
 
@@ -118,7 +126,7 @@ def quiet_intervals(result: EvaluationResult) -> str:
     if not iv:
         return ""
     return (
-        f"  {iv['confidence_level']:.0%} CI: mAP {_ci(iv.get('map')) or 'n/a'}, "
+        f"  {level_text(iv['confidence_level'])} CI: mAP {_ci(iv.get('map')) or 'n/a'}, "
         f"LRL {_ci(iv.get('label_ranking_loss')) or 'n/a'}"
     )
 
@@ -135,17 +143,24 @@ def system_line(result: EvaluationResult) -> str:
     return f"predictions {sysd.get('source')} ({sysd.get('format')}, {sysd.get('kind')})"
 
 
-def _summary_rows(result: EvaluationResult) -> list[tuple[str, str]]:
+def _summary_rows(
+    result: EvaluationResult, text: Callable[[str], str] = str
+) -> list[tuple[str, str]]:
+    """The summary's (name, value) rows; ``text`` shows user text (dataset, system and
+    taxonomy names, file names) in the output's format (escaped for Markdown)."""
     f = result.figures
     c = result.counts
     inc = sum(1 for r in result.per_category if r["in_map"])
     rows = [
         (
             "dataset",
-            f"{result.dataset['name']} ({result.dataset['level']}, {c['dataset_rows']} rows)",
+            f"{text(result.dataset['name'])} ({result.dataset['level']}, {c['dataset_rows']} rows)",
         ),
-        ("system", system_line(result)),
-        ("taxonomy", f"{result.config['taxonomy']['name']} (K={result.config['taxonomy']['k']})"),
+        ("system", text(system_line(result))),
+        (
+            "taxonomy",
+            f"{text(result.config['taxonomy']['name'])} (K={result.config['taxonomy']['k']})",
+        ),
         ("scored / excluded", f"{c['scored']} / {c['excluded']}"),
         *(
             [
@@ -245,9 +260,14 @@ def render(result: EvaluationResult, console: Console | None = None) -> None:
 
 
 def report_markdown(result: EvaluationResult) -> str:
+    """``report.md``; user text (names, file names, category ids, notes) escaped, so
+    that a ``|`` stays in its cell and ``*``, ``_``, ``[``, ``<`` show as written."""
+    from toxeval.compare_markup import MARKDOWN
+
+    md = MARKDOWN.text
     lines = ["# toxeval report", ""]
     lines += ["| | |", "| --- | --- |"]
-    lines += [f"| {k} | {v} |" for k, v in _summary_rows(result)]
+    lines += [f"| {k} | {v} |" for k, v in _summary_rows(result, md)]
     lines += ["", "## Per category (known labels only)", ""]
     with_ci = bool(result.figures.get("intervals"))
     lines += [
@@ -261,14 +281,14 @@ def report_markdown(result: EvaluationResult) -> str:
     for r in result.per_category:
         ci = f" {_ci(r.get('ap_ci'), 3) or 'n/a'} |" if with_ci else ""
         lines.append(
-            f"| {r['id']} | {_fmt(r['ap'])} |{ci} {_fmt(r['roc_auc'])} | {_fmt(r['f1'])} | "
+            f"| {md(r['id'])} | {_fmt(r['ap'])} |{ci} {_fmt(r['roc_auc'])} | {_fmt(r['f1'])} | "
             f"{r['support']} | {r['negatives']} | {r['unknown']} | {_fmt(r['in_map'])} |"
         )
     if result.excluded_categories:
         lines += [
             "",
             "Excluded from mAP and macro F1 (no known positive): "
-            + ", ".join(result.excluded_categories),
+            + ", ".join(map(md, result.excluded_categories)),
         ]
     lines += ["", "## Card's reference recipe (compatibility mode)", ""]
     card = result.card_recipe
@@ -278,11 +298,15 @@ def report_markdown(result: EvaluationResult) -> str:
         f"(threshold {card['threshold']:g})."
     )
     lines += ["", card["caveats"], "", "## Notes", ""]
-    lines += [f"- {n}" for n in result.notes] or ["- none"]
+    lines += [f"- {md(n)}" for n in result.notes] or ["- none"]
     return "\n".join(lines) + "\n"
 
 
 def per_category_csv(result: EvaluationResult) -> str:
+    """``per_category.csv``; a name a spreadsheet would run as a formula (``=``, ``+``,
+    ``-``, ``@``, ...) gets a leading ``'`` (:func:`toxeval.compare_markup.csv_cell`)."""
+    from toxeval.compare_markup import csv_cell
+
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(CSV_COLUMNS)
@@ -293,7 +317,7 @@ def per_category_csv(result: EvaluationResult) -> str:
             [
                 ""
                 if row[c] is None or (isinstance(row[c], float) and not math.isfinite(row[c]))
-                else row[c]
+                else csv_cell(row[c])
                 for c in CSV_COLUMNS
             ]
         )

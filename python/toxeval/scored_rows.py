@@ -107,8 +107,14 @@ def read_scored_rows(path: str | Path) -> ScoredRows:
         meta = json.loads(raw) if raw else None
     except ValueError:
         meta = None
-    if not isinstance(meta, dict) or meta.get("version") != _VERSION:
+    if not isinstance(meta, dict) or "version" not in meta:
         raise ValueError(f"{p}: not a toxeval scored-rows file (no {_META_KEY.decode()} metadata)")
+    if meta["version"] != _VERSION:
+        raise ValueError(
+            f"{p}: scored-rows format version {meta['version']}, and this toxeval reads "
+            f"version {_VERSION}: score the predictions again with this version, or compare "
+            "with the toxeval that wrote the file"
+        )
     raw_cats = meta.get("category_ids")
     if not isinstance(raw_cats, list) or not all(isinstance(c, str) for c in raw_cats):
         raise ValueError(f"{p}: {_META_KEY.decode()} metadata has no list of category ids")

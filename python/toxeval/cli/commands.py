@@ -250,7 +250,7 @@ def _check_compare_html(target: Path, folders: list[Path]) -> None:
         raise UsageError(f"--html {target}: is a directory; give a file name")
     if not target.parent.is_dir():
         raise UsageError(f"--html {target}: the folder {target.parent} does not exist")
-    where = target.parent.resolve()
+    where = target.resolve().parent  # where the page lands, through any symbolic link
     for folder in folders:
         if folder.is_dir() and where == folder.resolve():
             raise UsageError(

@@ -7,6 +7,7 @@ end.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -141,9 +142,12 @@ def finish_command(result: EvaluationResult, args: argparse.Namespace, written: 
     if args.quiet:
         from toxeval.report import quiet_intervals
 
-        f = result.figures
+        f = {
+            k: f"{v:.4f}" if math.isfinite(v := result.figures[k]) else "n/a"
+            for k in ("map", "label_ranking_loss")
+        }
         print(
-            f"mAP {f['map']:.4f}  label ranking loss {f['label_ranking_loss']:.4f}  "
+            f"mAP {f['map']}  label ranking loss {f['label_ranking_loss']}  "
             f"({result.counts['scored']} scored, {result.counts['excluded']} excluded)"
             + quiet_intervals(result)
         )
