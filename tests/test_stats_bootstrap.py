@@ -246,6 +246,20 @@ def test_metric_undefined_on_the_full_data_is_an_error(multilabel_problem: Any) 
         bootstrap(tm.average_precision_score, y, a, n_resamples=10)
 
 
+@pytest.mark.parametrize("metric", ["label_ranking_loss", "average_precision_score"])
+def test_bca_with_equal_leave_one_out_values_is_a_clear_error(metric: str) -> None:
+    # Every row is a copy of one of four rows and every score ranks its row perfectly:
+    # each leave-one-out value equals the estimate, so the acceleration is 0/0. SciPy
+    # returns NaN with a warning there; toxeval refuses BCa with its degenerate-data error.
+    y = np.array([[1, 0, 0], [0, 1, 0], [0, 0, 1], [1, 1, 0]] * 5)
+    s = y * 0.9 + 0.05
+    with pytest.raises(ValueError, match="the BCa interval cannot be computed"):
+        bootstrap(metric, y, s, n_resamples=50, method="bca")
+    with pytest.raises(ValueError, match="the BCa interval cannot be computed"):
+        compare(metric, y, s, s, n_resamples=50, n_permutations=10, interval_method="bca")
+    assert np.isfinite(bootstrap(metric, y, s, n_resamples=50).confidence_interval).all()
+
+
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [

@@ -38,11 +38,14 @@ def _ndtri(p: float) -> float:
 
 def acceleration(jackknife: NDArray[np.float64]) -> float:
     """BCa acceleration ``a = sum(U^3) / (6 * sum(U^2)^1.5)`` with
-    ``U_i = (n - 1) * (mean(theta_(i)) - theta_(i))`` (SciPy's expression)."""
+    ``U_i = (n - 1) * (mean(theta_(i)) - theta_(i))`` (SciPy's expression); NaN when
+    every leave-one-out value is the same (0/0: SciPy's NaN, without its warning)."""
     n = float(jackknife.shape[0])
     u = (n - 1) * (np.mean(jackknife) - jackknife)
     num = float(np.sum(u**3)) / n**3
     den = float(np.sum(u**2)) / n**2
+    if den == 0.0:
+        return math.nan
     return float(1 / 6 * num / den ** (3 / 2))
 
 
@@ -73,9 +76,9 @@ def interval(
         a2 = _ndtr(z0 + num2 / (1 - a_hat * num2))
         if not (math.isfinite(a1) and math.isfinite(a2)):
             raise ValueError(
-                "the BCa interval cannot be computed: the bootstrap distribution is "
-                "degenerate (every resample on one side of the estimate); use "
-                "method='percentile'"
+                "the BCa interval cannot be computed: the data are degenerate (every "
+                "resample on one side of the estimate, or every leave-one-out value "
+                "the same); use method='percentile'"
             )
     lo, hi = np.quantile(distribution, [a1, a2])
     if method == "basic":
