@@ -154,6 +154,17 @@ def test_bad_options_raise_clear_errors(
         compare(tm.average_precision_score, y, a, b, **kwargs)
 
 
+@pytest.mark.parametrize("metric", ["label_ranking_loss", tm.coverage_error, tm.kendalltau])
+def test_per_label_needs_a_metric_with_per_category_values(
+    multilabel_problem: Any, metric: Any
+) -> None:
+    # A per-row metric has no average= (no per-category values): a clear error, not the
+    # drop-in's TypeError about an unexpected keyword.
+    y, a, b = multilabel_problem
+    with pytest.raises(ValueError, match="per_label=True needs a metric with an average="):
+        compare(metric, y, a, b, per_label=True, n_resamples=10, n_permutations=10)
+
+
 @pytest.mark.parametrize("variant", ["mask", "float32", "mixed-dtypes", "strata", "weights"])
 @pytest.mark.parametrize("average", ["macro", "micro", None])
 def test_paired_bootstrap_equals_two_single_bootstraps(

@@ -19,6 +19,7 @@ correction across categories (``holm``). Definitions: ``docs/statistics.md``.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -145,6 +146,11 @@ def compare(
             raise ValueError("per_label=True sets average=None; do not pass average")
         kwargs["average"] = None
     name, func = resolve_metric(metric)
+    if per_label and not _takes_keyword(func, "average"):
+        raise ValueError(
+            f"per_label=True needs a metric with an average= parameter (values per "
+            f"category); {name} has none"
+        )
     y_true, score_a, score_b = as_arrays(y_true), as_arrays(score_a), as_arrays(score_b)
     sw = as_weights(sample_weight, num_rows(y_true))
     rm = ResampledMetric(name, func, y_true, sw, mask, kwargs, n_jobs)
@@ -219,3 +225,13 @@ def _unwrap(values: list[Any], per_label: bool) -> Any:
     if per_label:
         return np.asarray(values)
     return values[0]
+
+
+def _takes_keyword(func: Callable[..., Any], name: str) -> bool:
+    """Whether ``func`` accepts the keyword argument ``name`` (or any, via ``**kwargs``);
+    True when its signature cannot be read."""
+    try:
+        params = inspect.signature(func).parameters.values()
+    except (TypeError, ValueError):
+        return True
+    return any(p.name == name or p.kind is p.VAR_KEYWORD for p in params)
