@@ -171,6 +171,25 @@ def test_interval_is_scipys_for_the_same_distribution(
     assert res.standard_error == pytest.approx(ref.standard_error, rel=1e-12)
 
 
+def test_bca_bias_correction_reads_a_resample_one_ulp_off_the_estimate_as_a_tie() -> None:
+    # A resample equal to the estimate in exact arithmetic may come out one ulp away from
+    # it (the native kernel sums in another order than scikit-learn); the bias correction
+    # must not flip on that, or the BCa interval moves by a whole resample step.
+    from toxeval.stats.intervals import interval
+
+    rng = np.random.default_rng(3)
+    estimate = 1 / 3
+    dist = np.concatenate([rng.uniform(0.2, 0.5, 97), np.full(3, estimate)])
+    jack = rng.uniform(0.3, 0.36, 25)
+    exact = interval(dist, estimate, confidence_level=0.9, method="bca", jackknife=jack)
+    off = dist.copy()
+    off[-3:-1] = np.nextafter(estimate, 1.0)
+    off[-1] = np.nextafter(estimate, 0.0)
+    assert interval(off, estimate, confidence_level=0.9, method="bca", jackknife=jack) == (
+        pytest.approx(exact, rel=1e-12)
+    )
+
+
 def test_leave_one_out_values_are_exact_for_weighted_ap(make_problem: Any) -> None:
     # BCa with sample weights: SciPy cannot weight, so check the acceleration input
     # (leave-one-out values) directly against removal of each row.
