@@ -357,6 +357,27 @@ def test_bad_input_exits_2_subprocess(case: str, tmp_path: Path) -> None:
     assert needle in r.stderr
 
 
+def test_lexicon_takes_row_selection_and_refuses_server_options(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # The baseline runs in-process, but --limit and --sample still choose its rows; an
+    # option only a model server takes is refused, never silently dropped.
+    for args in (["--limit", "10"], ["--sample", "10", "--seed", "3"]):
+        assert main(["evaluate", "--quiet", "--bootstrap", "0", *args]) == 0
+        assert "(10 scored, 352 excluded)" in capsys.readouterr().out
+    for args, flag in (
+        (["--temperature", "0.5"], "--temperature"),
+        (["--concurrency", "4"], "--concurrency"),
+        (["--seed", "3"], "--seed"),
+        (["--base-url", "http://127.0.0.1:9/v1"], "--base-url"),
+        (["--dry-run"], "--dry-run"),
+    ):
+        assert main(["evaluate", "--quiet", *args]) == 2, args
+        err = capsys.readouterr().err
+        _one_line_error(err)
+        assert flag in err
+
+
 def test_mismatch_policy_from_the_command_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

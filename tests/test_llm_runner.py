@@ -441,6 +441,21 @@ def test_lexicon_through_predict_gives_the_evaluate_figures(tmp_path: Path) -> N
     assert toxeval.score(run).figures == toxeval.evaluate().figures
 
 
+def test_a_local_detector_refuses_options_only_a_model_server_takes(tmp_path: Path) -> None:
+    for options, flags in (
+        ({"temperature": 0.5}, "--temperature"),
+        ({"concurrency": 4, "timeout": 3.0}, "--concurrency, --timeout"),
+        ({"seed": 3}, "--seed"),
+    ):
+        with pytest.raises(ValueError, match=f"{flags} apply to model servers"):
+            predict(None, "lexicon", tmp_path / "run.jsonl", **options)
+    # with a sample, the seed draws it; the defaults written out are not "given"
+    summary = predict(
+        None, "lexicon", tmp_path / "run.jsonl", sample=5, seed=3, timeout=(10.0, 120.0)
+    )
+    assert summary.items == 5
+
+
 def test_python_detector_returning_labels_strings_or_arrays(tmp_path: Path) -> None:
     mod = tmp_path / "my_detectors.py"
     mod.write_text(

@@ -74,16 +74,23 @@ def _min_annotators(args: argparse.Namespace) -> int:
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
     TIMINGS.mark("importing")
+    from toxeval.llm import changed_from_defaults, predict
     from toxeval.scoring import evaluate
 
     check_args(args)
     _system_arrow_pool()
+    if args.dry_run or args.batch_file:
+        raise UsageError("--dry-run and --batch-file belong to 'toxeval predict'")
     run: dict[str, Any] = {}
-    if args.detector.strip().lower() != "lexicon" or args.run_file:
-        if args.dry_run or args.batch_file:
-            raise UsageError("--dry-run and --batch-file belong to 'toxeval predict'")
+    options = _predict_options(args)
+    if args.detector.strip().lower() == "lexicon" and not args.run_file:
+        # the baseline runs in-process; an option given (--limit, --sample, or one that
+        # only a model server takes and predict refuses) sends it through the runner
+        given = changed_from_defaults(predict, {k: v for k, v in options.items() if k != "quiet"})
+        options = {k: options[k] for k in given}
+    if options:
         run_file = args.run_file or (str(Path(args.out) / "run.jsonl") if args.out else None)
-        run = {"run_file": run_file, **_predict_options(args)}
+        run = {"run_file": run_file, **options, "quiet": args.quiet}
     # the run's own progress bar replaces the step spinner (one live display at a time)
     with progress_steps(args.quiet or bool(run)) as step:
         result = evaluate(

@@ -11,7 +11,9 @@ What is sent and how answers are read lives in :mod:`toxeval.llm.requests`; how 
 
 from __future__ import annotations
 
+import inspect
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -205,6 +207,30 @@ def predict(
     if not det.remote:
         if dry_run or batch_file is not None:
             raise ValueError(f"dry_run and batch_file apply to API detectors, not {detector!r}")
+        values = {
+            "base_url": base_url,
+            "api_key_env": api_key_env,
+            "scoring": scoring,
+            "structured": structured,
+            "samples": samples,
+            "template": template,
+            "temperature": temperature,
+            "max_tokens": max_tokens,
+            "concurrency": concurrency,
+            "rpm": rpm,
+            "tpm": tpm,
+            "timeout": (connect_t, read_t),
+            "max_retries": max_retries,
+            "retry_base_delay": retry_base_delay,
+        }
+        if sample is None:  # without --sample the seed would only go to a model
+            values["seed"] = seed
+        given = changed_from_defaults(predict, values)
+        if given:
+            flags = ", ".join(f"--{name.replace('_', '-')}" for name in given)
+            raise ValueError(
+                f"{flags} apply to model servers; {detector!r} runs in this process: drop them"
+            )
         return run_local(LocalSystem(det, ds.taxonomy), keys, run_file, quiet=quiet)
     url = checked_base_url(base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL)
     spec = build_request_spec(
@@ -281,3 +307,16 @@ def evaluate_spec(
         f"{summary.failed} failed, {summary.retries} retries"
     )
     return result
+
+
+def changed_from_defaults(func: Callable[..., Any], values: dict[str, Any]) -> list[str]:
+    """The names among ``values`` whose value differs from ``func``'s default for that
+    keyword (a timeout given as one number compares as its (connect, read) pair)."""
+    params = inspect.signature(func).parameters
+    given = []
+    for name, value in values.items():
+        if name == "timeout" and not isinstance(value, tuple):
+            value = (value, value)
+        if value != params[name].default:
+            given.append(name)
+    return given
