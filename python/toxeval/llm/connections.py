@@ -135,8 +135,9 @@ class DirectConnections(_Slots):
         super().__init__(slots)
         self._base = base_url
         self._tls = tls
+        tls.set_alpn_protocols(["http/1.1"])
         self._backend = NativeBackend()
-        self._conns: list[httpcore.AsyncHTTPConnection | None] = [None] * max(1, slots)
+        self._conns: list[httpcore.AsyncHTTP11Connection | None] = [None] * max(1, slots)
         self._timeouts = {
             "connect": connect_timeout,
             "read": read_timeout,
@@ -164,16 +165,26 @@ class DirectConnections(_Slots):
             found = self._urls[path] = (target, fixed + self._headers)
         return found
 
-    def _connection(self, slot: int, origin: httpcore.Origin) -> httpcore.AsyncHTTPConnection:
+    async def _connection(self, slot: int, url: httpcore.URL) -> httpcore.AsyncHTTP11Connection:
+        """The slot's connection, a new one when it has none the server still keeps."""
         conn = self._conns[slot]
-        if conn is None or conn.is_closed() or conn.has_expired():
-            conn = httpcore.AsyncHTTPConnection(
-                origin,
-                ssl_context=self._tls,
-                keepalive_expiry=KEEPALIVE_S,
-                network_backend=self._backend,
-            )
-            self._conns[slot] = conn
+        if conn is not None and not (conn.is_closed() or conn.has_expired()):
+            return conn
+        self._conns[slot] = None
+        if conn is not None:
+            await conn.aclose()
+        origin = url.origin
+        host = origin.host.decode("ascii")
+        timeout = self._timeouts["connect"]
+        stream = await self._backend.connect_tcp(host, origin.port, timeout=timeout)
+        if origin.scheme == b"https":
+            stream = await stream.start_tls(self._tls, server_hostname=host, timeout=timeout)
+        conn = httpcore.AsyncHTTP11Connection(origin, stream, keepalive_expiry=KEEPALIVE_S)
+        # A slot's connection serves one request at a time, so httpcore's lock around its
+        # state is never contended; an AnyIO lock yields to the event loop on each
+        # acquire (twice per request), this one does not.
+        conn._state_lock = _Uncontended()  # type: ignore[assignment]
+        self._conns[slot] = conn
         return conn
 
     async def send(self, path: str, payload: bytes) -> Answer:
@@ -187,10 +198,7 @@ class DirectConnections(_Slots):
         )
         slot = await self._idle.get()
         try:
-            old = self._conns[slot]
-            conn = self._connection(slot, url.origin)
-            if old is not None and old is not conn:
-                await old.aclose()
+            conn = await self._connection(slot, url)
             response = await conn.handle_async_request(request)
             if _log.isEnabledFor(logging.INFO):
                 _log.info(
@@ -233,6 +241,16 @@ class DirectConnections(_Slots):
         for conn in self._conns:
             if conn is not None:
                 await conn.aclose()
+
+
+class _Uncontended:
+    """An async lock for a connection only one task uses at a time."""
+
+    async def __aenter__(self) -> None:
+        return None
+
+    async def __aexit__(self, *exc: object) -> None:
+        return None
 
 
 def decode_body(body: bytes, encoding: str) -> bytes:

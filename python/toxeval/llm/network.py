@@ -42,6 +42,11 @@ __all__ = ["NativeBackend", "NativeStream"]
 # Reading pauses while this many bytes wait unread (a server that sends faster than
 # the body is consumed cannot fill memory) and resumes below a quarter of it.
 _READ_HIGH_WATER = 1024 * 1024
+# Writes smaller than this together are joined and handed to the transport at the next
+# read or the next turn of the event loop, whichever comes first: httpcore writes a
+# request's head and body separately, and with TCP_NODELAY (asyncio's default) each
+# write is a send() and a segment of its own, which both ends pay for.
+_COALESCE = 64 * 1024
 
 
 def _running_asyncio_loop() -> asyncio.AbstractEventLoop | None:
@@ -151,11 +156,15 @@ class NativeStream(httpcore.AsyncNetworkStream):
         self._transport = transport
         self._protocol = protocol
         self._closed = False
+        self._pending: list[bytes] = []  # writes not yet handed to the transport
+        self._pending_size = 0
 
     async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
         p = self._protocol
         if self._closed:
             raise httpcore.ReadError("the connection is closed")
+        if self._pending:
+            self._flush()
         if not p.chunks and not p.eof and not p.lost:
             await p.wait("waiter", timeout, httpcore.ReadTimeout)
         if p.chunks:
@@ -170,14 +179,31 @@ class NativeStream(httpcore.AsyncNetworkStream):
         p = self._protocol
         if self._closed or p.lost or self._transport.is_closing():
             raise httpcore.WriteError("the connection is closed")
-        self._transport.write(buffer)
+        pending = self._pending
+        pending.append(buffer)
+        self._pending_size += len(buffer)
+        if self._pending_size < _COALESCE or p.writing_paused:
+            if len(pending) == 1:
+                p.loop.call_soon(self._flush)
+            if not p.writing_paused:
+                return
+        self._flush()
         while p.writing_paused and not p.lost:
             await p.wait("drain", timeout, httpcore.WriteTimeout)
         if p.lost and p.error is not None:
             raise httpcore.WriteError(str(p.error) or type(p.error).__name__)
 
+    def _flush(self) -> None:
+        """Hand the pending writes to the transport as one (one send, one segment)."""
+        pending = self._pending
+        if pending and not self._closed:
+            self._transport.write(pending[0] if len(pending) == 1 else b"".join(pending))
+        pending.clear()
+        self._pending_size = 0
+
     async def aclose(self) -> None:
         if not self._closed:
+            self._flush()
             self._closed = True
             self._transport.close()
 
