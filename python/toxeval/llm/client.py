@@ -4,8 +4,10 @@ Modelled on openai-python's ``_base_client.py``: split connect/read timeouts, re
 exponential backoff and full jitter on 408, 409, 429, 5xx, timeouts and connection errors,
 ``Retry-After`` (seconds or an HTTP date) and ``retry-after-ms`` honoured, and no retry on
 the statuses that cannot succeed the second time (400, 401, 403, 404, 422: a clear error).
-A 200 whose body is not a JSON object (malformed or truncated) is retried a bounded number
-of times, then reported as a failure of that request.
+A 200 whose body is not a JSON object (malformed or truncated), or a body whose
+``Content-Encoding`` does not decode, is retried a bounded number of times, then
+reported as a failure of that request. The connections themselves (keep-alive, TLS,
+proxies, the body cap) are :mod:`toxeval.llm.connections`.
 
 Optional requests-per-minute and tokens-per-minute limiters (token buckets refilled
 continuously) pace the requests before they are sent.
