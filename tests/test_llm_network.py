@@ -280,6 +280,8 @@ def test_one_slot_sends_every_request_on_one_connection(fake_openai: FakeOpenAI)
     replies = _posts(fake_openai, 50, concurrency=1)
     assert [r.attempts for r in replies] == [1] * 50
     assert len(fake_openai.connections) == 1
+    port = fake_openai.url.split(":")[2].split("/")[0]
+    assert {h["Host"] for h in fake_openai.headers_seen} == {f"127.0.0.1:{port}"}
 
 
 def test_a_connection_the_server_closed_while_idle_is_replaced_without_a_retry(
@@ -332,6 +334,8 @@ def test_a_proxy_variable_sends_through_httpx_which_reads_no_proxy(
         monkeypatch.delenv(name.lower(), raising=False)
     args = dict(slots=1, connect_timeout=5.0, read_timeout=5.0)
     assert isinstance(open_connections(fake_openai.url, {}, **args), DirectConnections)
+    with_user = fake_openai.url.replace("://", "://user:secret@")
+    assert isinstance(open_connections(with_user, {}, **args), HttpxConnections)
     monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")  # nothing listens there
     assert isinstance(open_connections(fake_openai.url, {}, **args), HttpxConnections)
     with pytest.raises(RequestFailed, match="connection error"):

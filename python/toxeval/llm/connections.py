@@ -12,8 +12,9 @@ Two ways to send, chosen once per client:
   AnyIO cancel scope around each socket read. ``Content-Encoding`` gzip and deflate are
   decoded here, capped as below.
 - **httpx**: when ``HTTP_PROXY``, ``HTTPS_PROXY`` or ``ALL_PROXY`` (any case) is set,
-  each slot is an ``httpx.AsyncClient`` of one connection, so the proxy variables and
-  ``NO_PROXY`` are honoured exactly as httpx honours them.
+  or the base URL carries ``user:password@``, each slot is an ``httpx.AsyncClient`` of
+  one connection, so the proxy variables, ``NO_PROXY`` and URL credentials are honoured
+  exactly as httpx honours them.
 
 Both honour ``SSL_CERT_FILE``/``SSL_CERT_DIR`` (httpx's ``create_ssl_context``), split
 connect/read timeouts (a write and the wait for a connection use the read timeout), and
@@ -105,9 +106,11 @@ def open_connections(
     connect_timeout: float,
     read_timeout: float,
 ) -> DirectConnections | HttpxConnections:
-    """The connections for ``base_url``: httpx's when a proxy is configured, else direct."""
+    """The connections for ``base_url``: httpx's when a proxy is configured or the URL
+    carries credentials (httpx sends them as Basic auth), else direct."""
     tls = httpx.create_ssl_context()  # one CA bundle load for every connection (~0.1 s)
-    cls = HttpxConnections if proxy_configured() else DirectConnections
+    direct = not proxy_configured() and not httpx.URL(base_url).userinfo
+    cls = DirectConnections if direct else HttpxConnections
     return cls(base_url, headers, tls, slots, connect_timeout, read_timeout)
 
 
@@ -155,9 +158,8 @@ class DirectConnections(_Slots):
             target = httpcore.URL(
                 scheme=url.raw_scheme, host=url.raw_host, port=url.port, target=url.raw_path
             )
-            host = url.raw_host if url.port is None else b"%s:%d" % (url.raw_host, url.port)
             fixed = [
-                (b"Host", host),
+                (b"Host", url.netloc),  # "[::1]:8000" for an IPv6 address, as httpx sends
                 (b"Accept", b"*/*"),
                 (b"Accept-Encoding", b"gzip, deflate"),
                 (b"Connection", b"keep-alive"),
