@@ -15,7 +15,7 @@ on an :class:`asyncio.Protocol`:
 - ``get_extra_info("is_readable")`` (httpcore's "did the server close this idle
   connection?") is answered from what the protocol has seen (bytes, end of stream, a
   lost connection) instead of polling the socket; TLS records that carry no data, such
-  as TLS 1.3 session tickets, do not count.
+  as the tickets a TLS 1.3 server sends after the handshake, do not count.
 
 Errors are httpcore's, as its AnyIO backend maps them, because the client's retries
 depend on them: a timeout is ``ConnectTimeout``/``ReadTimeout``/``WriteTimeout``, a
