@@ -258,9 +258,12 @@ class NativeBackend(httpcore.AsyncNetworkBackend):
 
     def _other(self) -> httpcore.AsyncNetworkBackend:
         if self._fallback is None:
-            from httpcore._backends.auto import AutoBackend
+            try:  # the backend httpcore picks when given none (trio's or AnyIO's)
+                from httpcore._backends.auto import AutoBackend
 
-            self._fallback = AutoBackend()
+                self._fallback = AutoBackend()
+            except ImportError:
+                self._fallback = httpcore.AnyIOBackend()
         return self._fallback
 
     async def connect_tcp(
