@@ -17,7 +17,10 @@ stops before its Content-Length, then the connection closes), ``refusal`` (a 200
 answer is a refusal). Hostile answers: ``gzip_bomb`` (a 200 whose gzip body decodes to ``bomb_bytes`` bytes),
 ``nan`` (a 200 whose JSON holds NaN), ``html`` (a 502 HTML page), ``empty`` (a 200 with
 an empty body), ``chunked_cut`` (a chunked 200 cut before its last chunk), ``redirect``
-(a 307 to another host), ``retry_days`` (a 500 with a ten-day ``Retry-After``).
+(a 307 to another host), ``retry_days`` (a 500 with a ten-day ``Retry-After``),
+``bad_gzip`` (a 200 whose gzip body is corrupt), ``close_after`` (the answer, then the
+connection is closed without ``Connection: close``), ``dribble`` (the answer sent a few
+bytes at a time). ``start(tls=context)`` serves HTTPS with that server-side context.
 ``require_key`` makes every request without ``Bearer <key>`` a 401
 whose message quotes the key given, as OpenAI's does.
 """
@@ -30,6 +33,7 @@ import json
 import math
 import random
 import re
+import ssl
 import sys
 import threading
 import time
@@ -110,11 +114,15 @@ class FakeOpenAI:
         self._lock = threading.Lock()
         self._seen: set[str] = set()
         self._server: ThreadingHTTPServer | None = None
+        self._scheme = "http"
 
     # ------------------------------------------------------------------ lifecycle
-    def start(self) -> FakeOpenAI:
+    def start(self, tls: ssl.SSLContext | None = None) -> FakeOpenAI:
         handler = type("Handler", (_Handler,), {"fake": self})
         self._server = _Server(("127.0.0.1", 0), handler)
+        if tls is not None:
+            self._server.socket = tls.wrap_socket(self._server.socket, server_side=True)
+            self._scheme = "https"
         self._server.daemon_threads = True
         threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
@@ -129,7 +137,7 @@ class FakeOpenAI:
     @property
     def url(self) -> str:
         assert self._server is not None
-        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+        return f"{self._scheme}://127.0.0.1:{self._server.server_address[1]}/v1"
 
     # ------------------------------------------------------------------ queries
     def requested(self, key: str) -> int:
@@ -341,6 +349,24 @@ class _Handler(BaseHTTPRequestHandler):
             self.connection.close()
         elif fault == "redirect":
             self._send(307, b"", {"Location": "http://127.0.0.2:1/v1/chat/completions"})
+        elif fault == "bad_gzip":
+            packed = gzip.compress(json.dumps(fake.chat_body("", keys, body)).encode())
+            self._send(200, packed[:10] + b"\xff" * 8 + packed[18:], {"Content-Encoding": "gzip"})
+        elif fault == "close_after":
+            self._send(200, json.dumps(fake.chat_body(body.get("model", ""), keys, body)).encode())
+            self.wfile.flush()
+            self.close_connection = True
+        elif fault == "dribble":
+            payload = json.dumps(fake.chat_body(body.get("model", ""), keys, body)).encode()
+            head = (
+                f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                f"Content-Length: {len(payload)}\r\n\r\n"
+            ).encode()
+            whole = head + payload
+            for i in range(0, len(whole), 7):
+                self.wfile.write(whole[i : i + 7])
+                self.wfile.flush()
+                time.sleep(0.001)
         elif fault == "retry_days":
             self._error(500, "come back later", {"Retry-After": str(10 * 86400)})
         elif fault == "refusal":

@@ -4,8 +4,10 @@ Modelled on openai-python's ``_base_client.py``: split connect/read timeouts, re
 exponential backoff and full jitter on 408, 409, 429, 5xx, timeouts and connection errors,
 ``Retry-After`` (seconds or an HTTP date) and ``retry-after-ms`` honoured, and no retry on
 the statuses that cannot succeed the second time (400, 401, 403, 404, 422: a clear error).
-A 200 whose body is not a JSON object (malformed or truncated) is retried a bounded number
-of times, then reported as a failure of that request.
+A 200 whose body is not a JSON object (malformed or truncated), or a body whose
+``Content-Encoding`` does not decode, is retried a bounded number of times, then
+reported as a failure of that request. The connections themselves (keep-alive, TLS,
+proxies, the body cap) are :mod:`toxeval.llm.connections`.
 
 Optional requests-per-minute and tokens-per-minute limiters (token buckets refilled
 continuously) pace the requests before they are sent.
@@ -18,17 +20,25 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
-import http.cookiejar
 import json
 import random
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
-import httpx
+from toxeval.llm.connections import (
+    MAX_BODY_BYTES,
+    TIMEOUTS,
+    TRANSPORT_ERRORS,
+    BadEncoding,
+    BodyTooLarge,
+    open_connections,
+)
 
 __all__ = [
+    "MAX_BODY_BYTES",
     "AuthenticationFailed",
     "Client",
     "RateLimiter",
@@ -43,16 +53,7 @@ RETRY_STATUSES = frozenset({408, 409, 429})  # and every 5xx
 # 404 stops the run too: a wrong base URL or model name fails every request alike; so
 # does a redirect (never followed: the POST body and the key must not go elsewhere)
 STOP_STATUSES = frozenset({301, 302, 303, 307, 308, 401, 403, 404})
-# One connection per httpx pool, ``concurrency`` pools, each request taking an idle pool
-# from a stack (the most recently used first, so connections stay warm). httpcore's pool
-# does work per request that grows with its connections (it scans them, polling each idle
-# socket): one pool of 64 connections served ~50 requests/s against a 100 ms stub, 8
-# pools of 8 ~470 (encode/httpx#3215); pools of one connection scan one socket, and
-# measured with callgrind they cost ~30 % fewer instructions per request than 8 of 8.
 MAX_RETRY_AFTER = 120.0  # seconds; a longer Retry-After is capped, not obeyed blindly
-# The largest answer body read (after gzip/deflate decoding): a bigger one is a failure of
-# that request, so a hostile or broken server cannot exhaust memory (a gzip bomb).
-MAX_BODY_BYTES = 32 * 1024 * 1024
 _BODY_SHOWN = 300  # characters of an error body quoted in a message
 
 
@@ -73,10 +74,6 @@ class RequestRejected(RequestFailed):
 class AuthenticationFailed(RequestRejected):
     """401/403/404 or a redirect: the key, the base URL or the model is wrong; every
     request would fail alike, so the run stops at the first one."""
-
-
-class BodyTooLarge(Exception):
-    """An answer body larger than ``MAX_BODY_BYTES`` once decoded."""
 
 
 @dataclass(frozen=True)
@@ -105,7 +102,7 @@ class Reply:
     latency_s: float
 
 
-def retry_after_seconds(headers: httpx.Headers, now: float | None = None) -> float | None:
+def retry_after_seconds(headers: Mapping[str, str], now: float | None = None) -> float | None:
     """The wait the server asks for: ``retry-after-ms`` (milliseconds), else
     ``Retry-After`` as seconds or as an HTTP date; None when absent or unreadable.
     Negative waits become 0, long ones are capped at ``MAX_RETRY_AFTER``."""
@@ -113,7 +110,7 @@ def retry_after_seconds(headers: httpx.Headers, now: float | None = None) -> flo
     return None if wait is None else min(wait, MAX_RETRY_AFTER)
 
 
-def requested_wait(headers: httpx.Headers, now: float | None = None) -> float | None:
+def requested_wait(headers: Mapping[str, str], now: float | None = None) -> float | None:
     """The wait the server asks for, uncapped (>= 0); None when absent or unreadable."""
     wait: float | None = None
     ms = headers.get("retry-after-ms")
@@ -224,25 +221,13 @@ class Client:
         headers = {"Content-Type": "application/json", "User-Agent": "toxeval"}
         if self._key:
             headers["Authorization"] = f"Bearer {self._key}"
-        # one TLS context for every pool: loading the CA bundle costs ~0.1 s of CPU each
-        tls = httpx.create_ssl_context()
-        self._pools = [
-            httpx.AsyncClient(
-                verify=tls,
-                headers=headers,
-                cookies=_NoCookies(),
-                timeout=httpx.Timeout(read_timeout, connect=connect_timeout),
-                limits=httpx.Limits(max_connections=1, max_keepalive_connections=1),
-            )
-            for _ in range(max(1, concurrency))
-        ]
-        # the headers every request carries (the pools' defaults with ours, as sent),
-        # merged once
-        self._headers = list(self._pools[0].headers.raw)
-        self._idle: asyncio.LifoQueue[httpx.AsyncClient] = asyncio.LifoQueue()
-        for pool in reversed(self._pools):
-            self._idle.put_nowait(pool)
-        self._urls: dict[str, httpx.URL] = {}
+        self._connections = open_connections(
+            self.base_url,
+            headers,
+            slots=concurrency,
+            connect_timeout=connect_timeout,
+            read_timeout=read_timeout,
+        )
 
     async def __aenter__(self) -> Client:
         return self
@@ -256,39 +241,7 @@ class Client:
         await self.aclose()
 
     async def aclose(self) -> None:
-        for pool in self._pools:
-            await pool.aclose()
-
-    async def _send(self, request: httpx.Request) -> tuple[httpx.Response, bytes]:
-        """The response and its decoded body, read up to ``MAX_BODY_BYTES``, over an
-        idle pool (waits for one when every pool is busy)."""
-        pool = await self._idle.get()
-        try:
-            response = await pool.send(request, stream=True)
-            try:
-                declared = response.headers.get("content-length", "")
-                if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
-                    raise BodyTooLarge(f"Content-Length {declared}")
-                chunks: list[bytes] = []
-                size = 0
-                async for chunk in response.aiter_bytes():
-                    size += len(chunk)
-                    if size > MAX_BODY_BYTES:
-                        raise BodyTooLarge(f"more than {MAX_BODY_BYTES} bytes decoded")
-                    chunks.append(chunk)
-                return response, b"".join(chunks)
-            finally:
-                await response.aclose()
-        finally:
-            self._idle.put_nowait(pool)
-
-    def _request(self, path: str, payload: bytes) -> httpx.Request:
-        """The request, built once per ``post`` (a retry sends it again): the URL is
-        parsed once per path, the headers merged once per client."""
-        url = self._urls.get(path)
-        if url is None:
-            url = self._urls[path] = httpx.URL(self.base_url + path)
-        return httpx.Request("POST", url, headers=self._headers, content=payload)
+        await self._connections.aclose()
 
     def _safe(self, text: str) -> str:
         return redact(text, self._key)
@@ -296,7 +249,7 @@ class Client:
     async def post(self, path: str, body: dict[str, Any], *, tokens: int = 0) -> Reply:
         """POST ``body`` as JSON to ``base_url + path``, retrying as the module says."""
         url = self.base_url + path
-        request = self._request(path, json.dumps(body, ensure_ascii=False).encode("utf-8"))
+        payload = json.dumps(body, ensure_ascii=False).encode("utf-8")
         policy = self.retry
         retries = 0  # retries made for errors of any kind
         malformed = 0
@@ -309,22 +262,34 @@ class Client:
                 await self.tokens_limiter.acquire(tokens)
             wait: float | None = None
             try:
-                response, content = await self._send(request)
+                response = await self._connections.send(path, payload)
             except BodyTooLarge as e:
                 raise RequestFailed(
                     self._safe(f"POST {path}: the answer body is too large ({e}); not read"),
                     status_code=None,
                     attempts=retries + 1,
                 ) from None
-            except httpx.TimeoutException as e:
+            except TIMEOUTS as e:
                 problem = f"timed out ({type(e).__name__})"
                 status = None
-            except httpx.TransportError as e:
+            except TRANSPORT_ERRORS as e:
                 problem = f"connection error ({type(e).__name__}: {e})"
                 status = None
+            except BadEncoding as e:
+                self.responses += 1
+                status = e.status_code
+                malformed += 1
+                problem = f"the answer body does not decode ({e})"
+                if malformed > policy.malformed_retries:
+                    raise RequestFailed(
+                        self._safe(f"POST {path}: {problem}, {malformed} times"),
+                        status_code=status,
+                        attempts=retries + 1,
+                    ) from None
             else:
                 self.responses += 1
                 status = response.status_code
+                content = response.body
                 if status == 200:
                     decoded = _json_object(content)
                     if decoded is not None:
@@ -372,14 +337,6 @@ class Client:
             await asyncio.sleep(policy.backoff(retries) if wait is None else wait)
             retries += 1
             self.retries += 1
-
-
-class _NoCookies(http.cookiejar.CookieJar):
-    """Cookies are neither kept nor sent: the key authenticates every request, and
-    parsing ``Set-Cookie`` headers costs CPU on every answer."""
-
-    def extract_cookies(self, response: Any, request: Any) -> None:
-        return None
 
 
 def _no_constant(name: str) -> Any:
