@@ -366,6 +366,41 @@ mod tests {
         assert_eq!(got, (0..64).collect::<Vec<_>>());
     }
 
+    /// `map_in_pool` gives every item to exactly one task and the results in item
+    /// order, inside a pool of any size and on the calling thread alone.
+    #[test]
+    fn map_in_pool_keeps_item_order() {
+        for threads in [1, 2, 3] {
+            let par = Parallelism { threads };
+            for n in [0, 1, 2, 17, 300] {
+                let items: Vec<String> = (0..n).map(|i| i.to_string()).collect();
+                let want: Vec<usize> = (0..n).map(|i| i * 2).collect();
+                let got = par
+                    .install(|| map_in_pool(items, |s| s.parse::<usize>().unwrap() * 2))
+                    .unwrap();
+                assert_eq!(got, want);
+            }
+        }
+    }
+
+    /// A panic in one task reaches the caller (never a result with a hole in it),
+    /// from the calling thread's share and from a helper's.
+    #[test]
+    fn a_panicking_task_panics_the_call() {
+        for threads in [1, 2] {
+            let par = Parallelism { threads };
+            for bad in [0, 63] {
+                let r = std::panic::catch_unwind(|| {
+                    par.map(64, PARALLEL_MIN_ELEMENTS, |i| {
+                        assert_ne!(i, bad, "task {i} fails");
+                        i
+                    })
+                });
+                assert!(r.is_err(), "threads {threads}, failing task {bad}");
+            }
+        }
+    }
+
     /// Every worker's state is made on the calling thread (its allocations come
     /// from the caller's arena) and each worker gets its own one.
     #[test]
