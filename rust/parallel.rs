@@ -220,9 +220,63 @@ impl Parallelism {
     }
 }
 
-/// `(0..n).map(f)` on the calling thread and `workers - 1` jobs of `pool`, which
-/// take the next index from a shared counter until none is left; results in index
-/// order.
+/// `(0..n).map(f)` on the calling thread and `workers - 1` jobs of `pool`; results
+/// in index order (see [`run_shared`]).
+fn shared_map<R, F>(pool: &rayon::ThreadPool, workers: usize, n: usize, f: &F) -> Vec<R>
+where
+    R: Send,
+    F: Fn(usize) -> R + Sync + Send,
+{
+    collect_shared(Some(pool), workers, n, f)
+}
+
+/// `items.into_iter().map(f)` on the pool the caller runs in (inside
+/// [`Parallelism::install`]), one item per task, all of its threads taking part;
+/// results in item order. For kernels that split their work into a few large units
+/// of their own (buckets, row blocks) and decided already that the pool pays off.
+pub fn map_in_pool<T, R, F>(items: Vec<T>, f: F) -> Vec<R>
+where
+    T: Send,
+    R: Send,
+    F: Fn(T) -> R + Sync,
+{
+    let n = items.len();
+    let items: Vec<Mutex<Option<T>>> = items.into_iter().map(|t| Mutex::new(Some(t))).collect();
+    collect_shared(None, rayon::current_num_threads(), n, &|i| {
+        // Each index is taken once, so the lock is never contended and the item is
+        // still there; a poisoned lock only means another task panicked (re-raised).
+        let item = items[i].lock().unwrap_or_else(|e| e.into_inner()).take();
+        item.map(&f)
+    })
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
+/// `(0..n).map(f)` through [`run_shared`], each result stored in its own slot;
+/// results in index order.
+fn collect_shared<R: Send>(
+    pool: Option<&rayon::ThreadPool>,
+    workers: usize,
+    n: usize,
+    f: &(dyn Fn(usize) -> R + Sync),
+) -> Vec<R> {
+    let slots: Vec<Mutex<Option<R>>> = (0..n).map(|_| Mutex::new(None)).collect();
+    run_shared(pool, workers, n, &|i| {
+        let r = f(i);
+        *slots[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
+    });
+    // `run_shared` returns once every index ran (a panic in `f` is re-raised before
+    // this point), so every slot is filled.
+    slots
+        .into_iter()
+        .filter_map(|m| m.into_inner().unwrap_or_else(|e| e.into_inner()))
+        .collect()
+}
+
+/// Run `task(i)` for every `i` in `0..n` on the calling thread and `workers - 1`
+/// jobs of `pool` (the pool the caller runs in when `None`), which take the next
+/// index from a shared counter until none is left.
 ///
 /// The calling thread works from the start instead of handing the whole call to the
 /// pool and sleeping: a pool thread that slept since the last call takes a while to
@@ -230,42 +284,39 @@ impl Parallelism {
 /// with `install` the call waited for two such wake-ups in a row (the caller's job,
 /// then its split). Here the caller does every index on its own until a helper is
 /// awake, so a late helper costs nothing but its share.
-fn shared_map<R, F>(pool: &rayon::ThreadPool, workers: usize, n: usize, f: &F) -> Vec<R>
-where
-    R: Send,
-    F: Fn(usize) -> R + Sync + Send,
-{
+///
+/// `task` is called through a `dyn` reference: one copy of rayon's scope and job
+/// machinery serves every kernel, where a generic closure would compile one per
+/// call site and score type (most of the native module's size). The indirect call
+/// happens once per unit of work (a label, a block of rows, a bucket run), never
+/// per element.
+fn run_shared(
+    pool: Option<&rayon::ThreadPool>,
+    workers: usize,
+    n: usize,
+    task: &(dyn Fn(usize) + Sync),
+) {
     let next = AtomicUsize::new(0);
-    let work = || {
-        let mut out = Vec::new();
-        loop {
-            let i = next.fetch_add(1, Ordering::Relaxed);
-            if i >= n {
-                break;
-            }
-            out.push((i, f(i)));
+    let work = || loop {
+        let i = next.fetch_add(1, Ordering::Relaxed);
+        if i >= n {
+            break;
         }
-        out
+        task(i);
     };
-    let helped = Mutex::new(Vec::new());
-    let mut mine = Vec::new();
-    pool.in_place_scope(|s| {
-        for _ in 1..workers {
-            s.spawn(|_| {
-                let part = work();
-                // A poisoned lock only means another helper panicked (the scope
-                // re-raises that panic); the parts are still usable.
-                helped.lock().unwrap_or_else(|e| e.into_inner()).push(part);
-            });
-        }
-        mine = work();
-    });
-    let mut all = mine;
-    for part in helped.into_inner().unwrap_or_else(|e| e.into_inner()) {
-        all.extend(part);
+    let workers = workers.min(n);
+    match pool {
+        Some(p) => p.in_place_scope(|s| spawn_and_work(s, workers, &work)),
+        None => rayon::in_place_scope(|s| spawn_and_work(s, workers, &work)),
     }
-    all.sort_unstable_by_key(|x| x.0);
-    all.into_iter().map(|x| x.1).collect()
+}
+
+/// `workers - 1` jobs of `work` on scope `s`, and `work` on the calling thread.
+fn spawn_and_work<'s>(s: &rayon::Scope<'s>, workers: usize, work: &'s (dyn Fn() + Sync)) {
+    for _ in 1..workers {
+        s.spawn(move |_| work());
+    }
+    work();
 }
 
 #[cfg(test)]
@@ -313,6 +364,41 @@ mod tests {
             })
             .unwrap();
         assert_eq!(got, (0..64).collect::<Vec<_>>());
+    }
+
+    /// `map_in_pool` gives every item to exactly one task and the results in item
+    /// order, inside a pool of any size and on the calling thread alone.
+    #[test]
+    fn map_in_pool_keeps_item_order() {
+        for threads in [1, 2, 3] {
+            let par = Parallelism { threads };
+            for n in [0, 1, 2, 17, 300] {
+                let items: Vec<String> = (0..n).map(|i| i.to_string()).collect();
+                let want: Vec<usize> = (0..n).map(|i| i * 2).collect();
+                let got = par
+                    .install(|| map_in_pool(items, |s| s.parse::<usize>().unwrap() * 2))
+                    .unwrap();
+                assert_eq!(got, want);
+            }
+        }
+    }
+
+    /// A panic in one task reaches the caller (never a result with a hole in it),
+    /// from the calling thread's share and from a helper's.
+    #[test]
+    fn a_panicking_task_panics_the_call() {
+        for threads in [1, 2] {
+            let par = Parallelism { threads };
+            for bad in [0, 63] {
+                let r = std::panic::catch_unwind(|| {
+                    par.map(64, PARALLEL_MIN_ELEMENTS, |i| {
+                        assert_ne!(i, bad, "task {i} fails");
+                        i
+                    })
+                });
+                assert!(r.is_err(), "threads {threads}, failing task {bad}");
+            }
+        }
     }
 
     /// Every worker's state is made on the calling thread (its allocations come

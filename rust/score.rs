@@ -67,67 +67,46 @@ pub fn all_finite<S: FiniteCheck>(
     Ok(parts.into_iter().all(|ok| ok))
 }
 
-impl Score for f64 {
-    type NarrowKey = u64;
-    #[inline]
-    fn narrow_key(self) -> u64 {
-        self.key()
-    }
-    #[inline]
-    fn key(self) -> u64 {
-        // +0.0 for both zeros, then flip so that unsigned order matches float order.
-        let x = if self == 0.0 { 0.0f64 } else { self };
-        let bits = x.to_bits();
-        if bits >> 63 == 1 {
-            !bits
-        } else {
-            bits | (1u64 << 63)
+/// `Score` for a float type `$t` whose bit pattern is `$bits` (the narrow key):
+/// both zeros map to `+0.0`, then negative values have every bit flipped and
+/// non-negative ones the sign bit set, so that unsigned order matches float order.
+/// `key()` widens the narrow key, which keeps order and ties.
+macro_rules! float_score {
+    ($t:ty, $bits:ty) => {
+        impl Score for $t {
+            type NarrowKey = $bits;
+            #[inline]
+            fn key(self) -> u64 {
+                u64::from(self.narrow_key())
+            }
+            #[inline]
+            fn narrow_key(self) -> $bits {
+                let x = if self == 0.0 { 0.0 } else { self };
+                let bits = x.to_bits();
+                if bits >> (<$bits>::BITS - 1) == 1 {
+                    !bits
+                } else {
+                    bits | (1 << (<$bits>::BITS - 1))
+                }
+            }
+            #[inline]
+            fn is_finite(self) -> bool {
+                <$t>::is_finite(self)
+            }
+            #[inline]
+            fn is_nan(self) -> bool {
+                <$t>::is_nan(self)
+            }
+            #[inline]
+            fn to_f64(self) -> f64 {
+                f64::from(self)
+            }
         }
-    }
-    #[inline]
-    fn is_finite(self) -> bool {
-        f64::is_finite(self)
-    }
-    #[inline]
-    fn is_nan(self) -> bool {
-        f64::is_nan(self)
-    }
-    #[inline]
-    fn to_f64(self) -> f64 {
-        self
-    }
+    };
 }
 
-impl Score for f32 {
-    #[inline]
-    fn key(self) -> u64 {
-        u64::from(self.narrow_key())
-    }
-    type NarrowKey = u32;
-    #[inline]
-    fn narrow_key(self) -> u32 {
-        // +0.0 for both zeros, then flip so that unsigned order matches float order.
-        let x = if self == 0.0 { 0.0f32 } else { self };
-        let bits = x.to_bits();
-        if bits >> 31 == 1 {
-            !bits
-        } else {
-            bits | (1u32 << 31)
-        }
-    }
-    #[inline]
-    fn is_finite(self) -> bool {
-        f32::is_finite(self)
-    }
-    #[inline]
-    fn is_nan(self) -> bool {
-        f32::is_nan(self)
-    }
-    #[inline]
-    fn to_f64(self) -> f64 {
-        f64::from(self)
-    }
-}
+float_score!(f64, u64);
+float_score!(f32, u32);
 
 impl Score for i64 {
     type NarrowKey = u64;

@@ -12,12 +12,11 @@
 //! block counts go through the same formulas as for the per-label fast path.
 
 use ndarray::{ArrayView1, ArrayView2};
-use rayon::prelude::*;
 
 use super::*;
 use crate::error::Result;
 use crate::labels::LabelGrid;
-use crate::parallel::{Parallelism, ROW_BLOCK};
+use crate::parallel::{map_in_pool, Parallelism, ROW_BLOCK};
 use crate::score::Score;
 
 /// Batcher's odd-even merge sort network for 16 inputs (63 compare-exchanges),
@@ -366,11 +365,7 @@ pub(super) fn per_row_values_with<S: Score, T: RowLabel>(
         .enumerate();
     let results: Vec<Result<()>> = if par.is_parallel_for(n.saturating_mul(k)) && n > ROW_BLOCK {
         let work: Vec<_> = chunks.collect();
-        par.install(|| {
-            work.into_par_iter()
-                .map(|(b, (vs, fs))| block(b, vs, fs))
-                .collect()
-        })?
+        par.install(|| map_in_pool(work, |(b, (vs, fs))| block(b, vs, fs)))?
     } else {
         chunks.map(|(b, (vs, fs))| block(b, vs, fs)).collect()
     };

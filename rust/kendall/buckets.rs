@@ -2,8 +2,6 @@
 //! the splitters and their lookup table, the scatter of indices into buckets
 //! (parallel over chunks) and the grouping of consecutive buckets into work units.
 
-use rayon::prelude::*;
-
 use super::*;
 
 /// An element of the index buffer, the only buffer as long as the input.
@@ -193,7 +191,7 @@ pub(super) fn scatter<I: Index>(
         h
     };
     let hists: Vec<Vec<usize>> = if parallel {
-        chunks.par_iter().map(hist_of).collect()
+        map_in_pool(chunks.iter().collect(), hist_of)
     } else {
         chunks.iter().map(hist_of).collect()
     };
@@ -231,7 +229,7 @@ pub(super) fn scatter<I: Index>(
     };
     let work: Vec<_> = chunks.into_iter().zip(per_chunk).collect();
     if parallel {
-        work.into_par_iter().for_each(fill);
+        map_in_pool(work, fill);
     } else {
         work.into_iter().for_each(fill);
     }

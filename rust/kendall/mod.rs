@@ -23,11 +23,10 @@
 //! order), so results do not depend on the thread count.
 
 use ndarray::ArrayView1;
-use rayon::prelude::*;
 
 use crate::error::{MetricError, Result};
 use crate::numeric::{pairwise_stream, Start};
-use crate::parallel::Parallelism;
+use crate::parallel::{map_in_pool, Parallelism};
 use crate::score::Score;
 
 mod buckets;
@@ -241,7 +240,7 @@ where
     F: Fn(Unit<'_, I>) -> R + Sync + Send,
 {
     if parallel {
-        units.into_par_iter().map(f).collect()
+        map_in_pool(units, f)
     } else {
         units.into_iter().map(f).collect()
     }

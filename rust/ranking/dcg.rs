@@ -38,21 +38,29 @@ pub(super) fn dcg_tie_averaged(e: &[Entry], d: &Discounts<'_>) -> f64 {
     let mut first = 0usize;
     let mut dcg = 0.0f64;
     for_each_group_desc(e, |g| {
-        let last = first + g.len() - 1;
-        let hi = d.cumsum[last];
-        let dsum = if first == 0 {
-            hi
-        } else {
-            hi - d.cumsum[first - 1]
-        };
-        let mut gain = 0.0f64;
-        for x in g.iter().rev() {
-            gain += x.gain;
-        }
-        dcg += gain / g.len() as f64 * dsum;
-        first = last + 1;
+        dcg += tied_group_dcg(g, first, d);
+        first += g.len();
     });
     dcg
+}
+
+/// The tie-averaged DCG of one non-empty group `g` of tied entries whose first
+/// rank is `first`: the group's mean gain (summed from the highest column down)
+/// times the sum of the discounts of ranks `first..first + g.len()`.
+#[inline]
+pub(super) fn tied_group_dcg(g: &[Entry], first: usize, d: &Discounts<'_>) -> f64 {
+    let last = first + g.len() - 1;
+    let hi = d.cumsum[last];
+    let dsum = if first == 0 {
+        hi
+    } else {
+        hi - d.cumsum[first - 1]
+    };
+    let mut gain = 0.0f64;
+    for x in g.iter().rev() {
+        gain += x.gain;
+    }
+    gain / g.len() as f64 * dsum
 }
 
 /// DCG in the order of ascending-sorted entries read backwards (ties: higher column

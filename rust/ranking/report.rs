@@ -116,20 +116,8 @@ pub(super) fn report_row(b: &mut RowBuf, d: &Discounts<'_>) -> [f64; 7] {
             if rel > 0 {
                 cov = all_above;
             }
-            // As `dcg_tie_averaged`.
-            let last = first + g.len() - 1;
-            let hi = d.cumsum[last];
-            let dsum = if first == 0 {
-                hi
-            } else {
-                hi - d.cumsum[first - 1]
-            };
-            let mut gain = 0.0f64;
-            for x in g.iter().rev() {
-                gain += x.gain;
-            }
-            g_sum += gain / g.len() as f64 * dsum;
-            first = last + 1;
+            g_sum += tied_group_dcg(g, first, d);
+            first += g.len();
         });
         errors = err;
         lrap = ap;
