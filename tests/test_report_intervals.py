@@ -157,6 +157,21 @@ def test_a_category_defined_on_too_few_resamples_gets_none_and_its_count() -> No
         np.testing.assert_allclose(got.ap[j], ref["ap"][j], rtol=1e-12)
 
 
+def test_intervals_recomputed_replace_their_notes() -> None:
+    # add_intervals on a result that has intervals replaces them and their notes: the
+    # notes of a previous run (resample counts of another n) must not stay behind.
+    from toxeval.scoring.intervals import add_intervals
+
+    y, s, m = _masked_problem(n=12, seed=1)
+    r = toxeval.score(s, make_dataset(y, m), bootstrap=5, bootstrap_seed=0)
+    others = [n for n in r.notes if not n.startswith("bootstrap:")]
+    assert len(others) < len(r.notes)  # c2's single positive: some resamples left out
+    assert add_intervals(r, 0).notes == others
+    once = list(add_intervals(r, 7, seed=1).notes)
+    assert add_intervals(r, 7, seed=1).notes == once
+    assert any("(of 7" in n for n in once) and not any("(of 5" in n for n in once)
+
+
 def test_same_seed_reproduces_another_seed_changes_any_n_jobs() -> None:
     y, s, m = _masked_problem(n=200, k=4, seed=9)
     a = figure_intervals(y, s, m, n_resamples=100, seed=3, n_jobs=1)

@@ -272,6 +272,10 @@ def check_options(
     return n
 
 
+#: How every note about the intervals begins (and how add_intervals finds the old ones).
+NOTE_PREFIX = "bootstrap: "
+
+
 def add_intervals(
     result: EvaluationResult,
     n_resamples: int = DEFAULT_RESAMPLES,
@@ -282,8 +286,10 @@ def add_intervals(
 ) -> EvaluationResult:
     """Set ``result.figures["intervals"]`` and each category's ``ap_ci`` and
     ``ap_ci_undefined`` from ``result.rows`` (``n_resamples=0``: ``None`` everywhere:
-    no intervals). Returns ``result``, changed in place."""
+    no intervals). Returns ``result``, changed in place; the notes of intervals it had
+    before are replaced."""
     n = check_options(n_resamples, seed, confidence_level)
+    result.notes[:] = [note for note in result.notes if not note.startswith(NOTE_PREFIX)]
     if n == 0:
         result.figures["intervals"] = None
         for row in result.per_category:
@@ -328,7 +334,7 @@ def _notes(result: EvaluationResult, fi: FigureIntervals) -> list[str]:
     ]
     if left_out:
         notes.append(
-            f"bootstrap: resamples without a known positive of a category are left out of "
+            f"{NOTE_PREFIX}resamples without a known positive of a category are left out of "
             f"its AP interval and of the mAP interval (of {fi.n_resamples}: "
             + ", ".join(left_out)
             + f"; mAP's interval uses {fi.n_resamples - (fi.n_undefined['map'] or 0)})"
@@ -348,7 +354,7 @@ def _notes(result: EvaluationResult, fi: FigureIntervals) -> list[str]:
     ]
     if missing:
         notes.append(
-            "no interval for "
+            f"{NOTE_PREFIX}no interval for "
             + ", ".join(missing)
             + ": defined on fewer than 2 resamples (more resamples, or more known positives)"
         )
