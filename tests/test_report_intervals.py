@@ -326,3 +326,20 @@ def test_cli_score_takes_the_bootstrap_options(
     assert main([*args, "--bootstrap", "0"]) == 0
     assert json.loads((out / "results.json").read_text("utf-8"))["figures"]["intervals"] is None
     assert "CI" not in capsys.readouterr().out.splitlines()[-1]
+
+
+def test_terminal_table_fits_80_columns_with_whole_names_and_intervals(demo: Any) -> None:
+    from rich.console import Console
+    from toxeval.report import render
+
+    con = Console(width=80, record=True, color_system=None)
+    render(demo, con)
+    lines = con.export_text().splitlines()
+    assert max(map(len, lines)) <= 80
+    assert demo.config["taxonomy"]["name"] == "toxeval-15"
+    for r in demo.per_category:
+        # one line per category: its whole name, AP and interval "low–high" on it
+        ci = f"{r['ap_ci'][0]:.2f}\u2013{r['ap_ci'][1]:.2f}"
+        hits = [line for line in lines if line.split()[:1] == [r["id"]]]
+        assert len(hits) == 1, r["id"]
+        assert hits[0].split()[1:3] == [f"{r['ap']:.4f}", ci]
