@@ -60,10 +60,6 @@ pub struct Scratch {
     pub w: Vec<f64>,
     /// Histogram of `bucket_ap`.
     pub hist: Vec<u32>,
-    /// Per (label, system) AP and positive count of `bucket_ap`.
-    pub ap: Vec<(f64, f64)>,
-    /// The drawn rows of `bucket_ap`'s resample.
-    pub drawn: bucket_ap::Drawn,
 }
 
 /// Leave-one-out values by evaluating the statistic once per removed row
