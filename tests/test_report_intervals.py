@@ -46,12 +46,11 @@ def _reference(
     y: np.ndarray, s: np.ndarray, m: np.ndarray, n_resamples: int, seed: int
 ) -> dict[str, Any]:
     """The report's intervals computed with NumPy + scikit-learn on materialised
-    resamples: AP from ``bootstrap_indices`` over every row, label ranking loss from
-    ``bootstrap_indices`` over the rows with a known label (the rows it is defined on)."""
+    resamples: both from ``bootstrap_indices`` over every row; label ranking loss is the
+    mean over the drawn rows with a known label (the rows it is defined on), undefined
+    on a resample that draws none."""
     level = 0.95
     idx = stats.bootstrap_indices(y.shape[0], n_resamples, seed=seed)
-    known_rows = np.flatnonzero(m.any(axis=1))
-    lrl_idx = known_rows[stats.bootstrap_indices(known_rows.size, n_resamples, seed=seed)]
     k = y.shape[1]
     cols = [j for j in range(k) if ((y[:, j] == 1) & m[:, j]).any()]
     ap = np.full((k, idx.shape[0]), np.nan)
@@ -62,8 +61,6 @@ def _reference(
             known = mb[:, j]
             if (yb[known, j] == 1).any():
                 ap[j, b] = skm.average_precision_score(yb[known, j], sb[known, j])
-        rows = lrl_idx[b]
-        yb, sb, mb = y[rows], s[rows], m[rows]
         # each row over its known labels (a single known label: no pair, loss 0)
         per_row = [
             skm.label_ranking_loss(yb[r, mb[r]][None, :], sb[r, mb[r]][None, :])
@@ -80,6 +77,7 @@ def _reference(
         "map": np.quantile(ap[cols][:, every].mean(axis=0), q),
         "map_undefined": int((~every).sum()),
         "lrl": np.quantile(lrl_arr[np.isfinite(lrl_arr)], q),
+        "lrl_undefined": int((~np.isfinite(lrl_arr)).sum()),
         "ap": {j: np.quantile(ap[j][np.isfinite(ap[j])], q) for j in cols},
         "ap_undefined": {j: int((~np.isfinite(ap[j])).sum()) for j in cols},
     }
@@ -123,6 +121,7 @@ def test_intervals_equal_numpy_sklearn_bootstrap_with_masked_cells() -> None:
     np.testing.assert_allclose(got.map, ref["map"], rtol=1e-12)
     assert got.n_undefined["map"] == ref["map_undefined"] > 0  # the single positive
     np.testing.assert_allclose(got.label_ranking_loss, ref["lrl"], rtol=1e-12)
+    assert got.n_undefined["label_ranking_loss"] == ref["lrl_undefined"]
     for j, want in ref["ap"].items():
         np.testing.assert_allclose(got.ap[j], want, rtol=1e-12)
         assert got.ap_undefined[j] == ref["ap_undefined"][j]
@@ -356,3 +355,20 @@ def test_cli_score_takes_the_bootstrap_options(
     assert main([*args, "--bootstrap", "0"]) == 0
     assert json.loads((out / "results.json").read_text("utf-8"))["figures"]["intervals"] is None
     assert "CI" not in capsys.readouterr().out.splitlines()[-1]
+
+
+def test_terminal_table_fits_80_columns_with_whole_names_and_intervals(demo: Any) -> None:
+    from rich.console import Console
+    from toxeval.report import render
+
+    con = Console(width=80, record=True, color_system=None)
+    render(demo, con)
+    lines = con.export_text().splitlines()
+    assert max(map(len, lines)) <= 80
+    assert demo.config["taxonomy"]["name"] == "toxeval-15"
+    for r in demo.per_category:
+        # one line per category: its whole name, AP and interval "low–high" on it
+        ci = f"{r['ap_ci'][0]:.2f}\u2013{r['ap_ci'][1]:.2f}"
+        hits = [line for line in lines if line.split()[:1] == [r["id"]]]
+        assert len(hits) == 1, r["id"]
+        assert hits[0].split()[1:3] == [f"{r['ap']:.4f}", ci]

@@ -378,3 +378,29 @@ def test_rows_without_a_known_label_are_not_rows_of_any_resample(
     for r in range(15):
         want = on(idx[r]) - on(idx[r], b)
         assert paired.bootstrap_distribution[r] == pytest.approx(want, rel=1e-12, abs=1e-15)
+
+
+def _ap_path(y: Any) -> str:
+    return ResampledMetric(
+        "average_precision_score", tm.average_precision_score, y, None, None, {}, None
+    ).path
+
+
+@pytest.mark.parametrize("dtype", [bool, np.int8, np.uint8, np.int64, np.float32, np.float64])
+def test_zero_one_label_matrices_of_any_dtype_take_the_native_ap_path(
+    multilabel_problem: Any, dtype: Any
+) -> None:
+    y = multilabel_problem[0].astype(dtype)
+    assert _ap_path(y) == "native-ap"
+    assert _ap_path(y[:0]) == "native-ap"  # no value other than 0 and 1
+
+
+@pytest.mark.parametrize(
+    ("dtype", "bad"), [(np.int64, 2), (np.int64, -1), (np.float64, 0.5), (np.float64, np.nan)]
+)
+def test_labels_other_than_zero_and_one_leave_the_native_ap_path(
+    multilabel_problem: Any, dtype: Any, bad: Any
+) -> None:
+    y = multilabel_problem[0].astype(dtype)
+    y[37, 2] = bad
+    assert _ap_path(y) == "materialised"

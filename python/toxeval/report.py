@@ -92,6 +92,14 @@ def _ci(ci: Any, digits: int = 4) -> str:
     return f"[{_fmt(ci[0], digits)}, {_fmt(ci[1], digits)}]"
 
 
+def _compact_ci(ci: Any) -> str:
+    """``low–high`` at two decimals (``0.84–1.00``), or ``"n/a"`` for no interval: the
+    per-category table's form, one unbreakable word narrow enough for 80 columns."""
+    if not ci:
+        return "n/a"
+    return f"{_fmt(ci[0], 2)}\u2013{_fmt(ci[1], 2)}"
+
+
 def figure_with_interval(result: EvaluationResult, name: str) -> str:
     """A headline figure with its interval when the result has one, e.g.
     ``0.6123 [0.5871, 0.6380]``."""
@@ -213,6 +221,7 @@ def _summary_rows(
 
 def render(result: EvaluationResult, console: Console | None = None) -> None:
     """Print the summary panel, the per-category table and the notes."""
+    from rich import box
     from rich.console import Console
     from rich.markup import escape
     from rich.panel import Panel
@@ -229,7 +238,16 @@ def render(result: EvaluationResult, console: Console | None = None) -> None:
     con.print(Panel(summary, title="toxeval", expand=False))
 
     with_ci = bool(result.figures.get("intervals"))
-    table = Table(title="per category (known labels only)")
+    # a header rule and no column borders: with the interval column the table still
+    # fits an 80-column terminal, category names whole and each interval on one line
+    table = Table(
+        title="per category (known labels only)",
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
+        pad_edge=False,
+        collapse_padding=True,
+    )
+    names = [r["id"] if r["in_map"] else f"{r['id']} (excluded)" for r in result.per_category]
     for col, just in (
         ("category", "left"),
         ("AP", "right"),
@@ -240,13 +258,13 @@ def render(result: EvaluationResult, console: Console | None = None) -> None:
         ("negatives", "right"),
         ("unknown", "right"),
     ):
-        table.add_column(col, justify=just)  # type: ignore[arg-type]
-    for r in result.per_category:
-        name = r["id"] if r["in_map"] else f"{r['id']} (excluded)"
+        width = max(map(len, names), default=0) if col == "category" else None
+        table.add_column(col, justify=just, min_width=width, no_wrap=col == "category")  # type: ignore[arg-type]
+    for r, name in zip(result.per_category, names, strict=True):
         table.add_row(
             escape(name),
             _fmt(r["ap"]),
-            *([_ci(r.get("ap_ci"), 3) or "n/a"] if with_ci else []),
+            *([_compact_ci(r.get("ap_ci"))] if with_ci else []),
             _fmt(r["roc_auc"]),
             _fmt(r["f1"]),
             str(r["support"]),

@@ -11,9 +11,11 @@ percentile intervals of
   ``stats.bootstrap(..., average="macro")`` does, so both give the same interval);
 * **per-category AP**, from the same resamples: a resample without a known positive of
   that category is left out and counted for it;
-* **label ranking loss** over every category, resampling the rows with a known label
-  (rows without one are not rows of this figure: the report's rule), with
-  :func:`toxeval.stats.bootstrap` of ``label_ranking_loss`` and the mask.
+* **label ranking loss** over every category, with :func:`toxeval.stats.bootstrap` of
+  ``label_ranking_loss`` and the mask on all scored rows (the mAP resamples' draws):
+  a drawn row without a known label is not a row of this figure (the report's rule)
+  and weighs 0 in its resample, and a resample that draws no row with a known label is
+  left out and counted.
 
 A figure whose resamples are defined fewer than twice gets no interval (``None``) and
 its count of undefined resamples: never a NaN in place of an interval.
@@ -167,17 +169,14 @@ def _lrl_interval(
     seed: int,
     n_jobs: int | None,
 ) -> tuple[Interval, float, int | None]:
-    """Label ranking loss: interval, estimate and resamples left out, resampling the
-    rows it is defined on (those with a known label), so that a resample's value is
-    the figure's definition on the drawn rows. Undefined on the rows (no row with a
-    known label): ``(None, nan, None)``."""
+    """Label ranking loss: interval, estimate and resamples left out. Every scored row
+    is resampled; a drawn row without a known label weighs 0 (``toxeval.stats``), so a
+    resample's value is the figure's definition on the drawn rows. Undefined on the
+    rows (no row with a known label): ``(None, nan, None)``."""
     from toxeval import stats
 
-    known_row = m.any(axis=1)
-    if not known_row.any():
+    if not m.any():
         return None, float("nan"), None
-    if not known_row.all():
-        y, s, m = y[known_row], s[known_row], m[known_row]
     res = stats.bootstrap(
         "label_ranking_loss",
         y,

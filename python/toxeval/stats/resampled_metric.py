@@ -103,6 +103,21 @@ def strata_codes(strata: Any, n_rows: int) -> tuple[NDArray[np.uint32] | None, i
     return codes.astype(np.uint32).reshape(-1), int(groups.shape[0])
 
 
+def _zeros_and_ones(y: NDArray[Any]) -> bool:
+    """Whether every value of ``y`` is 0 or 1, without sorting a copy (``np.unique``):
+    a bool array always; integers by their minimum and maximum; floats block by block
+    (NaN is neither)."""
+    if y.dtype == np.bool_ or y.size == 0:
+        return True
+    if y.dtype.kind in "iu":
+        return bool(y.min() >= 0 and y.max() <= 1)
+    rows = max(1, 65536 // max(1, y.shape[-1]))
+    return all(
+        bool(np.all((block == 0) | (block == 1)))
+        for block in (y[i : i + rows] for i in range(0, y.shape[0], rows))
+    )
+
+
 def num_rows(y: Any) -> int:
     """Number of rows of an array-like (``ValueError`` for a scalar)."""
     shape = getattr(y, "shape", None)
@@ -208,13 +223,15 @@ class ResampledMetric:
         pos_label = self.kwargs.get("pos_label", 1)
         if set(self.kwargs) - {"average", "pos_label"}:
             return
-        values = np.unique(y)
-        if y.ndim == 1 and values.shape[0] == 2 and pos_label in values:
+        if y.ndim == 1:
+            values = np.unique(y)
+            if values.shape[0] != 2 or pos_label not in values:
+                return
             self._y_pos = (y == pos_label).reshape(-1, 1)
             self._mask = None if mask is None else mask.reshape(-1, 1)
             self._binary = True
             self._ap_average = "macro"
-        elif y.ndim == 2 and set(values.tolist()) <= {0, 1} and pos_label == 1:
+        elif y.ndim == 2 and pos_label == 1 and _zeros_and_ones(y):
             if average not in ("macro", "weighted", "micro", None):
                 return
             # A bool y_true is the positives already: no copy.
