@@ -29,6 +29,7 @@ __all__ = [
     "interval_line",
     "level_text",
     "quiet_intervals",
+    "quiet_line",
     "render",
     "results_json",
     "system_line",
@@ -124,6 +125,16 @@ def interval_line(result: EvaluationResult) -> str | None:
     return (
         f"{level_text(iv['confidence_level'])} {iv['method']} bootstrap over the scored rows, "
         f"{iv['n_resamples']} resamples, seed {iv['seed']}"
+    )
+
+
+def quiet_line(result: EvaluationResult) -> str:
+    """The ``--quiet`` line: mAP, label ranking loss (``n/a`` when undefined), the row
+    counts and the intervals."""
+    f, c = result.figures, result.counts
+    return (
+        f"mAP {_fmt(f['map'])}  label ranking loss {_fmt(f['label_ranking_loss'])}  "
+        f"({c['scored']} scored, {c['excluded']} excluded)" + quiet_intervals(result)
     )
 
 

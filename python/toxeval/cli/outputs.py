@@ -7,7 +7,6 @@ end.
 from __future__ import annotations
 
 import argparse
-import math
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -140,17 +139,9 @@ def _write_plots(result: EvaluationResult, out: Path) -> None:
 def finish_command(result: EvaluationResult, args: argparse.Namespace, written: list[Path]) -> None:
     TIMINGS.mark("writing outputs")  # the report printed below counts as writing outputs
     if args.quiet:
-        from toxeval.report import quiet_intervals
+        from toxeval.report import quiet_line
 
-        f = {
-            k: f"{v:.4f}" if math.isfinite(v := result.figures[k]) else "n/a"
-            for k in ("map", "label_ranking_loss")
-        }
-        print(
-            f"mAP {f['map']}  label ranking loss {f['label_ranking_loss']}  "
-            f"({result.counts['scored']} scored, {result.counts['excluded']} excluded)"
-            + quiet_intervals(result)
-        )
+        print(quiet_line(result))
     else:
         from rich.console import Console
 

@@ -98,16 +98,16 @@ def build_request_spec(
 
     if det.kind == "openai-moderation":
         chat_only = {
-            "scoring": (scoring, "json"),
-            "template": (template, None),
-            "structured": (structured, False),
-            "temperature": (temperature, None),
-            "max_tokens": (max_tokens, None),
-            "samples": (samples, 1),
+            "scoring": scoring,
+            "template": template,
+            "structured": structured,
+            "temperature": temperature,
+            "max_tokens": max_tokens,
+            "samples": samples,
         }
-        given = [f"--{k.replace('_', '-')}" for k, (v, d) in chat_only.items() if v != d]
+        given = changed_from_defaults(build_request_spec, chat_only)
         if given:
-            raise ValueError(f"{', '.join(given)} do not apply to {det.text!r} (a moderation API)")
+            raise ValueError(f"{_flags(given)} do not apply to {det.text!r} (a moderation API)")
     return RequestSpec(
         api="moderation" if det.kind == "openai-moderation" else "chat",
         model=str(det.model),
@@ -227,9 +227,9 @@ def predict(
             values["seed"] = seed
         given = changed_from_defaults(predict, values)
         if given:
-            flags = ", ".join(f"--{name.replace('_', '-')}" for name in given)
             raise ValueError(
-                f"{flags} apply to model servers; {detector!r} runs in this process: drop them"
+                f"{_flags(given)} apply to model servers; {detector!r} runs in this process: "
+                "drop them"
             )
         return run_local(LocalSystem(det, ds.taxonomy), keys, run_file, quiet=quiet)
     url = checked_base_url(base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL)
@@ -320,3 +320,8 @@ def changed_from_defaults(func: Callable[..., Any], values: dict[str, Any]) -> l
         if value != params[name].default:
             given.append(name)
     return given
+
+
+def _flags(names: list[str]) -> str:
+    """Keyword names as the command line's flags: ``max_tokens`` -> ``--max-tokens``."""
+    return ", ".join(f"--{name.replace('_', '-')}" for name in names)

@@ -261,6 +261,7 @@ class Client:
             if self.tokens_limiter is not None and tokens:
                 await self.tokens_limiter.acquire(tokens)
             wait: float | None = None
+            bad_body = False  # an answer whose body is not what it must be: bounded retries
             try:
                 response = await self._connections.send(path, payload)
             except BodyTooLarge as e:
@@ -278,14 +279,8 @@ class Client:
             except BadEncoding as e:
                 self.responses += 1
                 status = e.status_code
-                malformed += 1
                 problem = f"the answer body does not decode ({e})"
-                if malformed > policy.malformed_retries:
-                    raise RequestFailed(
-                        self._safe(f"POST {path}: {problem}, {malformed} times"),
-                        status_code=status,
-                        attempts=retries + 1,
-                    ) from None
+                bad_body = True
             else:
                 self.responses += 1
                 status = response.status_code
@@ -294,14 +289,8 @@ class Client:
                     decoded = _json_object(content)
                     if decoded is not None:
                         return Reply(decoded, status, retries + 1, time.monotonic() - started)
-                    malformed += 1
                     problem = "the 200 answer is not a JSON object (malformed or truncated body)"
-                    if malformed > policy.malformed_retries:
-                        raise RequestFailed(
-                            self._safe(f"POST {path}: {problem}, {malformed} times"),
-                            status_code=status,
-                            attempts=retries + 1,
-                        )
+                    bad_body = True
                 else:
                     detail = self._safe(_error_detail(content))
                     problem = f"HTTP {status}" + (f": {detail}" if detail else "")
@@ -328,6 +317,14 @@ class Client:
                         problem += f" (asked to wait {asked:.0f} s; capped at {cap:g} s)"
                         self.capped_waits += 1
                     wait = None if asked is None else min(asked, cap)
+            if bad_body:
+                malformed += 1
+                if malformed > policy.malformed_retries:
+                    raise RequestFailed(
+                        self._safe(f"POST {path}: {problem}, {malformed} times"),
+                        status_code=status,
+                        attempts=retries + 1,
+                    )
             if retries >= policy.max_retries:
                 raise RequestFailed(
                     self._safe(f"POST {path}: {problem}; gave up after {retries + 1} attempts"),
