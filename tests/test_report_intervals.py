@@ -169,6 +169,11 @@ def test_intervals_recomputed_replace_their_notes() -> None:
     once = list(add_intervals(r, 7, seed=1).notes)
     assert add_intervals(r, 7, seed=1).notes == once
     assert any("(of 7" in n for n in once) and not any("(of 5" in n for n in once)
+    # a result without scored rows is refused before anything in it changes
+    r.rows = None
+    with pytest.raises(ValueError, match="no scored rows"):
+        add_intervals(r, 7, seed=1)
+    assert r.notes == once
 
 
 def test_same_seed_reproduces_another_seed_changes_any_n_jobs() -> None:

@@ -288,6 +288,8 @@ def add_intervals(
     no intervals). Returns ``result``, changed in place; the notes of intervals it had
     before are replaced."""
     n = check_options(n_resamples, seed, confidence_level)
+    if n and result.rows is None:
+        raise ValueError("this result carries no scored rows (it was not made by scoring)")
     result.notes[:] = [note for note in result.notes if not note.startswith(NOTE_PREFIX)]
     if n == 0:
         result.figures["intervals"] = None
@@ -295,8 +297,7 @@ def add_intervals(
             row["ap_ci"] = row["ap_ci_undefined"] = None
         return result
     rows = result.rows
-    if rows is None:
-        raise ValueError("this result carries no scored rows (it was not made by scoring)")
+    assert rows is not None  # checked above, before anything changed
     fi = figure_intervals(
         rows.y_true,
         rows.scores,
