@@ -184,6 +184,8 @@ def test_failed_rows_are_unscored_and_retried_by_the_next_run(
     assert fake_openai.requested("item-00005") == 1  # 400: never retried
     result = toxeval.score(run, dataset)
     assert result.counts["scored"] == 58 and result.counts["excluded"] == 2
+    # failed requests are counted as such, not as rows without a prediction
+    assert result.counts["failed_request"] == 2 and result.counts["missing_prediction"] == 0
     assert any("2 rows failed after retries" in n for n in result.notes)
     assert result.system["rows"]["failed"] == 2
     again = predict(dataset, "openai:fake", run, base_url=fake_openai.url, max_retries=2, **FAST)

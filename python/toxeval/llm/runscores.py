@@ -71,7 +71,7 @@ def run_scores(path: str | Path, dataset: Dataset) -> RunScores:
     scored = np.zeros(n, dtype=bool)
     status_counts: Counter[str] = Counter()
     methods: Counter[str] = Counter()
-    failed: list[str] = []
+    failed: list[tuple[str, str]] = []  # (id, error)
     missing: list[str] = []
     unreadable = stale = 0
     graded = False
@@ -83,7 +83,7 @@ def run_scores(path: str | Path, dataset: Dataset) -> RunScores:
             stale += item_id in state.latest
             continue
         if rec.error is not None:
-            failed.append(item_id)
+            failed.append((item_id, rec.error))
             errors[rec.error.split(":")[0]] += 1
             continue
         if rec.method:
@@ -107,7 +107,8 @@ def run_scores(path: str | Path, dataset: Dataset) -> RunScores:
     if failed:
         notes.append(
             f"{len(failed)} rows failed after retries and are unscored (first: "
-            f"{', '.join(failed[:5])}); rerunning the same predict command asks them again"
+            f"{', '.join(i for i, _ in failed[:5])}); rerunning the same predict command "
+            "asks them again"
         )
     if missing:
         notes.append(
@@ -142,8 +143,10 @@ def run_scores(path: str | Path, dataset: Dataset) -> RunScores:
         sha256=file_sha256(path),
         n_read=state.rows,
         on_mismatch="drop",
-        n_missing=len(missing) + len(failed),
-        missing_ids=tuple(missing[:5]) or tuple(failed[:5]),
+        n_missing=len(missing),
+        missing_ids=tuple(missing[:5]),
+        n_failed=len(failed),
+        failed=tuple(failed[:5]),
         parse_policy="exclude",
         parse_counts=dict(status_counts) if status_counts else None,
         n_parse_excluded=unreadable,
