@@ -13,14 +13,18 @@
 
 from __future__ import annotations
 
+import functools
 import importlib
 import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
 from typing import Any, Literal
 
 import numpy as np
 
+from toxeval.files import file_sha256
 from toxeval.taxonomy import Taxonomy
 
 __all__ = ["DetectorSpec", "LocalAnswers", "LocalSystem", "parse_detector"]
@@ -98,12 +102,21 @@ class LocalSystem:
     ``predict_scores`` is called through it, else it must be callable. Called with a list
     of texts, it returns an (N, K) array of scores (taxonomy order), a list of N label
     lists (category ids, names or aliases: scored 1/0), or a list of N raw text answers
-    (read by :func:`toxeval.parsing.parse_outputs`)."""
+    (read by :func:`toxeval.parsing.parse_outputs`).
+
+    A ``python:`` detector's :meth:`fingerprint` (hence every request hash of its run
+    file) holds the sha256 of the files of the modules that define it
+    (:func:`source_sha256`) and the ``__version__`` it declares
+    (:func:`declared_version`): editing the code, or bumping the version for what the
+    files do not show (weights, other modules), makes a rerun score every row again."""
 
     def __init__(self, spec: DetectorSpec, taxonomy: Taxonomy) -> None:
         self.spec = spec
         self.taxonomy = taxonomy
         self.version: str | None = None
+        # python: only: {module: sha256 of its file} of the modules that define the
+        # detector, None when one of them has no file (see source_sha256)
+        self.sources: dict[str, str] | None = None
         if spec.kind == "lexicon":
             from toxeval.detectors import LexiconDetector
 
@@ -111,18 +124,30 @@ class LocalSystem:
             self._fn: Callable[[list[str]], Any] = det.predict_scores
             self.version = _toxeval_version()
         elif spec.kind == "python":
-            self._fn = _import_callable(str(spec.target))
+            module, named, self._fn = _import_callable(str(spec.target))
+            self.version = declared_version(str(spec.target), module, named)
+            self.sources = source_sha256(module, named, self._fn)
         else:
             raise ValueError(f"{spec.text!r} is not a local detector")
+
+    @property
+    def versioned(self) -> bool:
+        """Whether a change of the detector changes :meth:`fingerprint` (always for
+        ``lexicon``; for ``python:``, when its sources were read or it declares a
+        version). An unversioned detector is never resumed from a run file."""
+        return self.spec.kind != "python" or self.sources is not None or self.version is not None
 
     def fingerprint(self) -> dict[str, Any]:
         from toxeval.llm.rows import taxonomy_sha256
 
-        return {
+        fp: dict[str, Any] = {
             "detector": self.spec.text,
             "version": self.version,
             "taxonomy": taxonomy_sha256(self.taxonomy),
         }
+        if self.spec.kind == "python":
+            fp["sources"] = self.sources
+        return fp
 
     def __call__(self, texts: list[str]) -> LocalAnswers:
         try:
@@ -204,7 +229,8 @@ def _toxeval_version() -> str:
     return str(__version__)
 
 
-def _import_callable(target: str) -> Callable[[list[str]], Any]:
+def _import_callable(target: str) -> tuple[ModuleType, Any, Callable[[list[str]], Any]]:
+    """The module of ``target`` (``module:attr``), the object it names, and what is called."""
     module_name, _, attr = target.rpartition(":")
     try:
         module = importlib.import_module(module_name)
@@ -215,6 +241,7 @@ def _import_callable(target: str) -> Callable[[list[str]], Any]:
         if not hasattr(obj, part):
             raise ValueError(f"detector python:{target}: {module_name!r} has no {attr!r}")
         obj = getattr(obj, part)
+    named = obj
     if inspect.isclass(obj):
         try:
             obj = obj()
@@ -225,10 +252,86 @@ def _import_callable(target: str) -> Callable[[list[str]], Any]:
             ) from None
     method = getattr(obj, "predict_scores", None)
     if callable(method):
-        return method  # type: ignore[no-any-return]
+        return module, named, method
     if not callable(obj):
         raise ValueError(
             f"detector python:{target}: {type(obj).__name__} is not callable and has no "
             "predict_scores(texts)"
         )
-    return obj  # type: ignore[no-any-return]
+    return module, named, obj
+
+
+def declared_version(target: str, module: ModuleType, named: Any) -> str | None:
+    """The version a ``python:`` detector declares: ``__version__`` of the object the
+    spec names (function, class or instance), else of the spec's module; None when
+    neither has one. A str or a number."""
+    for owner in (named, module):
+        value = getattr(owner, "__version__", None)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, str | int | float):
+            raise ValueError(
+                f"detector python:{target}: __version__ must be a str or a number, got "
+                f"{type(value).__name__}"
+            )
+        return str(value)
+    return None
+
+
+def source_sha256(module: ModuleType, named: Any, fn: Callable[..., Any]) -> dict[str, str] | None:
+    """``{module name: sha256 of its file}`` for the spec's module and the modules that
+    define the object it names and the function called (a bound method's class, a
+    callable instance's class, a ``functools.partial``'s function). A module's file is
+    its source (``.py``), else what it was loaded from (a compiled extension); None
+    when a module has no file (typed into an interpreter's ``__main__``, a
+    built-in), so a change could not be seen.
+
+    Within one process the source of an imported module may change without the code
+    that runs changing (Python does not import a module twice): a file whose hash
+    differs from the one read when this same object was first seen is refused."""
+    modules: dict[str, ModuleType] = {}
+    for owner in (module, _definer(named), _definer(fn)):
+        mod = owner if isinstance(owner, ModuleType) else inspect.getmodule(owner)
+        if mod is None:
+            return None
+        modules[mod.__name__] = mod
+    out: dict[str, str] = {}
+    for name, mod in sorted(modules.items()):
+        path = _module_file(mod)
+        if path is None:
+            return None
+        digest = file_sha256(path)
+        seen = _SEEN.setdefault((name, id(named)), (named, digest))
+        if seen[0] is named and seen[1] != digest:
+            raise ValueError(
+                f"{path} changed after {name} was imported in this process, so the code "
+                "that would run is not the code in the file: reload the module "
+                "(importlib.reload) or start a new Python process"
+            )
+        out[name] = digest
+    return out
+
+
+#: (module name, id of the named object) -> (the object, its module's file sha256 when
+#: first seen); the object is kept so its id is not reused
+_SEEN: dict[tuple[str, int], tuple[Any, str]] = {}
+
+
+def _definer(obj: Any) -> Any:
+    """What defines ``obj``'s code: a function or class as is, a ``functools.partial``'s
+    function, a bound method's function, an instance's class."""
+    while isinstance(obj, functools.partial):
+        obj = obj.func
+    obj = getattr(obj, "__func__", obj)
+    if isinstance(obj, ModuleType) or inspect.isclass(obj) or inspect.isroutine(obj):
+        return obj
+    return type(obj)
+
+
+def _module_file(mod: ModuleType) -> Path | None:
+    try:
+        found = inspect.getsourcefile(mod) or inspect.getfile(mod)
+    except TypeError:  # a built-in module
+        return None
+    path = Path(found)
+    return path if path.is_file() else None

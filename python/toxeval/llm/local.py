@@ -1,6 +1,8 @@
 """Local systems (``lexicon``, ``python:module:attr``): called on batches of texts in this
 process, each answer appended to the run file as a remote one is (same rows, same resume
-rules), under the base URL ``local``."""
+rules), under the base URL ``local``. A ``python:`` detector whose code cannot be
+identified (no source file, no declared ``__version__``) is never resumed: reusing its
+rows could mix scores of an older version of it."""
 
 from __future__ import annotations
 
@@ -36,6 +38,13 @@ def run_local(
     todo = [
         i for i, (k, h) in enumerate(zip(keys, hashes, strict=True)) if not answered(state, k, h)
     ]
+    if len(todo) < len(keys) and not system.versioned:
+        raise ValueError(
+            f"{path} already holds {len(keys) - len(todo)} rows of {system.spec.text}, but "
+            "whether its code changed since cannot be told (a module that defines it has "
+            "no file); declare __version__ on it or its module (change it with the code) "
+            "so a rerun resumes, or use a new run file"
+        )
     summary = RunSummary(path=str(path), items=len(keys), skipped=len(keys) - len(todo))
     ids = system.taxonomy.ids
     header = header_line(LOCAL_BASE_URL, fp, system.spec.text)
