@@ -154,7 +154,9 @@ def compare(
     y_true, score_a, score_b = as_arrays(y_true), as_arrays(score_a), as_arrays(score_b)
     sw = as_weights(sample_weight, num_rows(y_true))
     rm = ResampledMetric(name, func, y_true, sw, mask, kwargs, n_jobs)
-    (est_a, _), (est_b, _) = rm.estimate(score_a), rm.estimate(score_b)
+    (est_a, scalar_a), (est_b, scalar_b) = rm.estimate(score_a), rm.estimate(score_b)
+    if per_label:
+        _check_per_label(name, scalar_a or scalar_b, est_a, est_b)
     if est_a.shape != est_b.shape:
         raise ValueError("the two systems give metric values of different shapes")
     diff = est_a - est_b
@@ -225,6 +227,21 @@ def _unwrap(values: list[Any], per_label: bool) -> Any:
     if per_label:
         return np.asarray(values)
     return values[0]
+
+
+def _check_per_label(
+    name: str, scalar: bool, est_a: NDArray[np.float64], est_b: NDArray[np.float64]
+) -> None:
+    """``per_label=True`` needs one value per label from the metric with ``average=None``;
+    a metric that accepts ``average`` (by name or ``**kwargs``) and still returns one
+    value would otherwise be compared as a single label."""
+    if scalar or est_a.ndim != 1 or est_b.ndim != 1:
+        got = "a single value" if scalar else f"an array of shape {est_a.shape}"
+        raise ValueError(
+            f"per_label=True needs {name} to return one value per label (a 1-D array) "
+            f"when called with average=None; it returned {got}. Make it honour "
+            "average=None, or compare with per_label=False"
+        )
 
 
 def _takes_keyword(func: Callable[..., Any], name: str) -> bool:
