@@ -97,8 +97,44 @@ def test_formats(folders: dict[str, Path]) -> None:
 
 
 def test_different_item_sets_are_refused(folders: dict[str, Path]) -> None:
-    with pytest.raises(CompareError, match="different items"):
+    with pytest.raises(CompareError, match="different items") as err:
         compare([f"a={folders['noisy']}", f"b={folders['fewer']}"], n_resamples=20)
+    assert "5 ids ('demo-0001', 'demo-0002', 'demo-0003', ...) only in the first" in str(err.value)
+    assert "0 ids only in the second" in str(err.value)
+
+
+def _reordered(folder: Path, to: Path, order: np.ndarray) -> Path:
+    """A copy of a results folder whose scored_rows.parquet holds its rows in ``order``."""
+    from toxeval.scored_rows import FILE_NAME, read_scored_rows, write_scored_rows
+
+    shutil.copytree(folder, to)
+    r = read_scored_rows(to / FILE_NAME)
+    ids = [r.ids[i] for i in order]
+    write_scored_rows(
+        to / FILE_NAME, ids, r.category_ids, r.y_true[order], r.mask[order], r.scores[order],
+        dataset_sha256=r.dataset_sha256,
+    )  # fmt: skip
+    assert read_scored_rows(to / FILE_NAME).ids == tuple(ids) != r.ids
+    return to
+
+
+def test_the_same_items_in_another_order_are_matched_by_id(
+    folders: dict[str, Path], tmp_path: Path
+) -> None:
+    # the same ids in another order were refused ("0 ids only in the first, 0 only in
+    # the second, same ids in another order"); paired tests need the same items only
+    order = np.random.default_rng(4).permutation(362)
+    shuffled = _reordered(folders["noisy"], tmp_path / "noisy", order)
+    kw: dict[str, Any] = {"baseline": "lex", "n_resamples": 40, "seed": 9}
+    want = compare([f"lex={folders['lex']}", f"noisy={folders['noisy']}"], **kw)
+    got = compare([f"lex={folders['lex']}", f"noisy={shuffled}"], **kw)
+    assert got.to_records() == want.to_records()
+    assert got.cells["demo"]["noisy"].p_permutation == want.cells["demo"]["noisy"].p_permutation
+    # the reordered folder as baseline, second: the same paired tests
+    kw["baseline"] = "noisy"
+    want = compare([f"lex={folders['lex']}", f"noisy={folders['noisy']}"], **kw)
+    got = compare([f"lex={folders['lex']}", f"noisy={shuffled}"], **kw)
+    assert got.to_records() == want.to_records()
 
 
 def test_cli(folders: dict[str, Path], tmp_path: Path, capsys: Any) -> None:

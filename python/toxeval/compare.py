@@ -7,13 +7,16 @@ Each input is a results folder written by ``toxeval evaluate/score --out DIR``: 
 scores of the scored rows; see :mod:`toxeval.scored_rows`). Systems are grouped by
 dataset (the dataset file's sha256); within a dataset every system must have scored the
 same items (same ids, same labels), otherwise the comparison is refused: paired tests and
-a shared interval need the same rows.
+a shared interval need the same rows. Their order does not matter: every system's rows
+are put in the order of the dataset's first folder, matched by id
+(:mod:`toxeval.compare_inputs` reads and matches the folders).
 
 Figures are recomputed from the rows with the report's definitions: mAP is the mean AP
 over the categories with a known positive, label ranking loss ranks each row's known
 labels. Intervals are the report's percentile bootstrap intervals over rows
 (:func:`toxeval.scoring.intervals.figure_intervals`, on :func:`toxeval.stats.bootstrap`),
-so a folder's interval here equals the one in its ``results.json`` for the same seed;
+so a folder's interval here equals the one in its ``results.json`` for the same seed
+(when its rows are in that order, as folders scored from the same dataset file are);
 against ``baseline`` each system gets a paired bootstrap interval of the difference and
 two p-values, paired bootstrap and approximate randomization
 (:func:`toxeval.stats.compare`), with the Holm correction across the systems of a dataset.
@@ -23,122 +26,32 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from toxeval.compare_inputs import CompareError, SystemResult, aligned, load_system, split_spec
 from toxeval.compare_markup import HTML, LATEX, MARKDOWN, RICH, Markup, csv_cell
 from toxeval.report import level_text
-from toxeval.scored_rows import FILE_NAME, ScoredRows, read_scored_rows
 from toxeval.scoring.intervals import MAX_RESAMPLES, check_resamples, figure_intervals, map_columns
 
-__all__ = ["MAX_RESAMPLES", "Comparison", "SystemResult", "compare", "load_system"]
+__all__ = [
+    "MAX_RESAMPLES",
+    "CompareError",
+    "Comparison",
+    "SystemResult",
+    "compare",
+    "load_system",
+    "split_spec",
+]
 
 METRICS = ("map", "label_ranking_loss")
 _HIGHER_IS_BETTER = {"map": True, "label_ranking_loss": False}
 _LABELS = {"map": "mAP ↑", "label_ranking_loss": "LRL ↓"}
-
-
-class CompareError(ValueError):
-    """Results folders that cannot be compared; says which and why."""
-
-
-@dataclass(frozen=True)
-class SystemResult:
-    """One results folder: a system's scored rows on one dataset."""
-
-    name: str
-    path: Path
-    dataset: str
-    dataset_sha256: str
-    rows: ScoredRows
-
-
-def _system_name(system: Mapping[str, Any], folder: Path) -> str:
-    for key in ("label", "detector", "model"):
-        if system.get(key):
-            return str(system[key])
-    source = system.get("source") or system.get("predictions")
-    if source:
-        return Path(str(source)).stem
-    return folder.name
-
-
-def split_spec(spec: str | Path) -> tuple[str | None, Path]:
-    """``NAME=DIR`` as ``(NAME, DIR)``, ``DIR`` as ``(None, DIR)``. A name may itself hold
-    ``=``: the split is at the first ``=`` after which an existing directory is named, so
-    ``a=b=results/x`` is system ``a=b`` when ``results/x`` exists."""
-    text = str(spec)
-    if Path(text).exists():
-        return None, Path(text)
-    cuts = [i for i, ch in enumerate(text) if ch == "="]
-    for i in cuts:
-        if i > 0 and Path(text[i + 1 :]).is_dir():
-            return text[:i], Path(text[i + 1 :])
-    if cuts and cuts[0] > 0:
-        return text[: cuts[0]], Path(text[cuts[0] + 1 :])
-    return None, Path(text)
-
-
-def load_system(spec: str | Path) -> SystemResult:
-    """A results folder, given as ``DIR`` or ``NAME=DIR`` (``NAME`` labels the system)."""
-    name, folder = split_spec(spec)
-    if not folder.is_dir():
-        raise CompareError(f"{folder}: not a results folder (no such directory)")
-    rj = folder / "results.json"
-    try:
-        results = json.loads(rj.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise CompareError(f"{folder}: no results.json (write it with --out)") from None
-    except (OSError, ValueError) as e:
-        raise CompareError(f"{rj}: not readable JSON ({e})") from None
-    system = results.get("system", {}) if isinstance(results, dict) else None
-    dataset = results.get("dataset", {}) if isinstance(results, dict) else None
-    if not isinstance(system, dict) or not isinstance(dataset, dict):
-        raise CompareError(
-            f"{rj}: not a toxeval results.json (expected an object with "
-            '"system" and "dataset" objects)'
-        )
-    try:
-        rows = read_scored_rows(folder / FILE_NAME)
-    except ValueError as e:
-        raise CompareError(str(e)) from None
-    _check_agreement(folder, results, rows)
-    sha = rows.dataset_sha256 or dataset.get("sha256")
-    if not sha:
-        raise CompareError(f"{folder}: the dataset is not identified (no sha256)")
-    if not rows.ids:
-        raise CompareError(f"{folder}: no scored rows, nothing to compare")
-    return SystemResult(
-        name=name or _system_name(system, folder),
-        path=folder,
-        dataset=str(dataset.get("name") or sha[:12]),
-        dataset_sha256=str(sha),
-        rows=rows,
-    )
-
-
-def _check_agreement(folder: Path, results: Mapping[str, Any], rows: ScoredRows) -> None:
-    """``results.json`` and ``scored_rows.parquet`` describe the same evaluation: the
-    same dataset (sha256) and as many scored rows (when results.json says)."""
-    dataset_sha = results.get("dataset", {}).get("sha256")
-    if dataset_sha and rows.dataset_sha256 and dataset_sha != rows.dataset_sha256:
-        raise CompareError(
-            f"{folder}: results.json and {FILE_NAME} name different datasets "
-            f"(sha256 {str(dataset_sha)[:12]} vs {rows.dataset_sha256[:12]})"
-        )
-    counts = results.get("counts")
-    scored = counts.get("scored") if isinstance(counts, dict) else None
-    if isinstance(scored, int) and scored != len(rows.ids):
-        raise CompareError(
-            f"{folder}: results.json counts {scored} scored rows, {FILE_NAME} holds "
-            f"{len(rows.ids)}; they are not from the same evaluation"
-        )
 
 
 @dataclass
@@ -335,34 +248,6 @@ class Comparison:
 # --------------------------------------------------------------------------- figures
 
 
-def _same_items(group: Sequence[SystemResult]) -> None:
-    first = group[0]
-    for other in group[1:]:
-        a, b = first.rows, other.rows
-        if a.ids != b.ids:
-            only_a = len(set(a.ids) - set(b.ids))
-            only_b = len(set(b.ids) - set(a.ids))
-            raise CompareError(
-                f"{first.name} ({first.path}) and {other.name} ({other.path}) were scored on "
-                f"different items of {first.dataset}: {only_a} ids only in the first, "
-                f"{only_b} only in the second"
-                + (", same ids in another order" if not only_a and not only_b else "")
-                + ". Paired comparison needs the same scored rows (rescore with the same "
-                "dataset and --on-mismatch policy)."
-            )
-        if a.category_ids != b.category_ids:
-            raise CompareError(
-                f"{first.name} and {other.name} use different taxonomies on {first.dataset}"
-            )
-        if not (
-            np.array_equal(a.mask, b.mask) and np.array_equal(a.y_true * a.mask, b.y_true * b.mask)
-        ):
-            raise CompareError(
-                f"{first.name} and {other.name} have different labels for the same items of "
-                f"{first.dataset} (another labelling rule?)"
-            )
-
-
 def compare(
     results: Sequence[str | Path] | str | Path,
     *,
@@ -404,7 +289,7 @@ def compare(
             raise CompareError(
                 f"{', '.join(sorted(dup))} appears twice on {dname}: name the folders NAME=DIR"
             )
-        _same_items(group)
+        group = aligned(group)
         datasets.append(dname)
         row: dict[str, Cell] = {}
         y, m = group[0].rows.y_true, group[0].rows.mask

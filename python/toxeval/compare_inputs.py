@@ -1,0 +1,170 @@
+"""The inputs of ``toxeval compare``: results folders (``DIR`` or ``NAME=DIR``) read into
+:class:`SystemResult`, each checked against itself (``results.json`` and
+``scored_rows.parquet`` describe the same evaluation), and the systems of one dataset
+matched row by row (:func:`aligned`).
+
+Paired tests and a shared interval need the same items, not the same order: the rows of
+every system are put in the order of the first folder given for the dataset, matched by
+id. Systems that scored different items (an id only one of them has), under different
+taxonomies or with different labels for an item, are refused with a
+:class:`CompareError` that says which and why.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from toxeval.scored_rows import FILE_NAME, ScoredRows, read_scored_rows
+
+__all__ = ["CompareError", "SystemResult", "aligned", "load_system", "split_spec"]
+
+
+class CompareError(ValueError):
+    """Results folders that cannot be compared; says which and why."""
+
+
+@dataclass(frozen=True)
+class SystemResult:
+    """One results folder: a system's scored rows on one dataset."""
+
+    name: str
+    path: Path
+    dataset: str
+    dataset_sha256: str
+    rows: ScoredRows
+
+
+def _system_name(system: Mapping[str, Any], folder: Path) -> str:
+    for key in ("label", "detector", "model"):
+        if system.get(key):
+            return str(system[key])
+    source = system.get("source") or system.get("predictions")
+    if source:
+        return Path(str(source)).stem
+    return folder.name
+
+
+def split_spec(spec: str | Path) -> tuple[str | None, Path]:
+    """``NAME=DIR`` as ``(NAME, DIR)``, ``DIR`` as ``(None, DIR)``. A name may itself hold
+    ``=``: the split is at the first ``=`` after which an existing directory is named, so
+    ``a=b=results/x`` is system ``a=b`` when ``results/x`` exists."""
+    text = str(spec)
+    if Path(text).exists():
+        return None, Path(text)
+    cuts = [i for i, ch in enumerate(text) if ch == "="]
+    for i in cuts:
+        if i > 0 and Path(text[i + 1 :]).is_dir():
+            return text[:i], Path(text[i + 1 :])
+    if cuts and cuts[0] > 0:
+        return text[: cuts[0]], Path(text[cuts[0] + 1 :])
+    return None, Path(text)
+
+
+def load_system(spec: str | Path) -> SystemResult:
+    """A results folder, given as ``DIR`` or ``NAME=DIR`` (``NAME`` labels the system)."""
+    name, folder = split_spec(spec)
+    if not folder.is_dir():
+        raise CompareError(f"{folder}: not a results folder (no such directory)")
+    rj = folder / "results.json"
+    try:
+        results = json.loads(rj.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise CompareError(f"{folder}: no results.json (write it with --out)") from None
+    except (OSError, ValueError) as e:
+        raise CompareError(f"{rj}: not readable JSON ({e})") from None
+    system = results.get("system", {}) if isinstance(results, dict) else None
+    dataset = results.get("dataset", {}) if isinstance(results, dict) else None
+    if not isinstance(system, dict) or not isinstance(dataset, dict):
+        raise CompareError(
+            f"{rj}: not a toxeval results.json (expected an object with "
+            '"system" and "dataset" objects)'
+        )
+    try:
+        rows = read_scored_rows(folder / FILE_NAME)
+    except ValueError as e:
+        raise CompareError(str(e)) from None
+    _check_agreement(folder, results, rows)
+    sha = rows.dataset_sha256 or dataset.get("sha256")
+    if not sha:
+        raise CompareError(f"{folder}: the dataset is not identified (no sha256)")
+    if not rows.ids:
+        raise CompareError(f"{folder}: no scored rows, nothing to compare")
+    return SystemResult(
+        name=name or _system_name(system, folder),
+        path=folder,
+        dataset=str(dataset.get("name") or sha[:12]),
+        dataset_sha256=str(sha),
+        rows=rows,
+    )
+
+
+def _check_agreement(folder: Path, results: Mapping[str, Any], rows: ScoredRows) -> None:
+    """``results.json`` and ``scored_rows.parquet`` describe the same evaluation: the
+    same dataset (sha256) and as many scored rows (when results.json says)."""
+    dataset_sha = results.get("dataset", {}).get("sha256")
+    if dataset_sha and rows.dataset_sha256 and dataset_sha != rows.dataset_sha256:
+        raise CompareError(
+            f"{folder}: results.json and {FILE_NAME} name different datasets "
+            f"(sha256 {str(dataset_sha)[:12]} vs {rows.dataset_sha256[:12]})"
+        )
+    counts = results.get("counts")
+    scored = counts.get("scored") if isinstance(counts, dict) else None
+    if isinstance(scored, int) and scored != len(rows.ids):
+        raise CompareError(
+            f"{folder}: results.json counts {scored} scored rows, {FILE_NAME} holds "
+            f"{len(rows.ids)}; they are not from the same evaluation"
+        )
+
+
+def aligned(group: Sequence[SystemResult]) -> list[SystemResult]:
+    """The systems of one dataset, each with its rows in the first system's order
+    (matched by id; ids are unique in a ``scored_rows.parquet``). Refused: an id that
+    only some systems scored, another taxonomy, other labels for the same item."""
+    first = group[0]
+    out = [first]
+    for other in group[1:]:
+        a, b = first.rows, other.rows
+        if a.ids != b.ids:
+            if set(a.ids) != set(b.ids):
+                raise CompareError(
+                    f"{first.name} ({first.path}) and {other.name} ({other.path}) were scored "
+                    f"on different items of {first.dataset}: "
+                    f"{_only(a.ids, b.ids)} only in the first, {_only(b.ids, a.ids)} only in "
+                    "the second. Paired comparison needs the same scored items, in any order "
+                    "(rescore with the same dataset and --on-mismatch policy)."
+                )
+            where = {item: k for k, item in enumerate(b.ids)}
+            order = np.fromiter((where[item] for item in a.ids), dtype=np.intp, count=len(a.ids))
+            b = dataclasses.replace(
+                b, ids=a.ids, y_true=b.y_true[order], mask=b.mask[order], scores=b.scores[order]
+            )
+            other = dataclasses.replace(other, rows=b)
+        if a.category_ids != b.category_ids:
+            raise CompareError(
+                f"{first.name} and {other.name} use different taxonomies on {first.dataset}"
+            )
+        if not (
+            np.array_equal(a.mask, b.mask) and np.array_equal(a.y_true * a.mask, b.y_true * b.mask)
+        ):
+            raise CompareError(
+                f"{first.name} and {other.name} have different labels for the same items of "
+                f"{first.dataset} (another labelling rule?)"
+            )
+        out.append(other)
+    return out
+
+
+def _only(ids: Sequence[str], others: Sequence[str]) -> str:
+    """How many of ``ids`` are not in ``others``, with the first few of them."""
+    missing = sorted(set(ids) - set(others))
+    if not missing:
+        return "0 ids"
+    shown = ", ".join(repr(i) for i in missing[:3]) + (", ..." if len(missing) > 3 else "")
+    return f"{len(missing)} ids ({shown})"
