@@ -286,6 +286,37 @@ def test_html_is_checked_before_any_work_and_never_overwrites_an_input(
         assert out.err.startswith("toxeval: error: --html ")
 
 
+def test_html_is_staged_and_renamed_never_written_through_a_link(
+    folders: dict[str, Path], tmp_path: Path
+) -> None:
+    # the page was written in place: a --html file that is a hard link to a results
+    # folder's file (no symbolic link to see) wrote the page over that input
+    lex = tmp_path / "lex"
+    shutil.copytree(folders["lex"], lex)
+    results = lex / "results.json"
+    before = results.read_bytes()
+    page = tmp_path / "pages" / "cmp.html"
+    page.parent.mkdir()
+    page.hardlink_to(results)
+    assert main(["compare", str(lex), "--bootstrap", "20", "--html", str(page)]) == 0
+    assert results.read_bytes() == before
+    assert page.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+    assert sorted(p.name for p in page.parent.iterdir()) == ["cmp.html"]  # nothing staged left
+    # a failure while the page is written leaves the old page and no staged file
+    old = page.read_bytes()
+    c = compare([str(lex)], n_resamples=20)
+
+    def fail(*_: Any) -> None:
+        raise OSError(28, "No space left on device")
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr("toxeval.compare.os.replace", fail)
+        with pytest.raises(OSError, match="No space left"):
+            c.write_html(page)
+    assert page.read_bytes() == old
+    assert sorted(p.name for p in page.parent.iterdir()) == ["cmp.html"]
+
+
 def test_html_through_a_link_into_a_results_folder_is_refused(
     folders: dict[str, Path], tmp_path: Path, capsys: Any
 ) -> None:

@@ -27,6 +27,8 @@ from __future__ import annotations
 import csv
 import io
 import math
+import os
+import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -230,6 +232,20 @@ class Comparison:
         )
         body_html = f"<h1>toxeval compare</h1>{matrix}<p class=note>{e(self._legend())}</p>{paired}"
         return page("toxeval compare", body_html)
+
+    def write_html(self, path: str | Path) -> None:
+        """Write :meth:`to_html` to ``path`` as toxeval writes every output: into a new file
+        beside it, renamed over ``path`` once complete. The page appears whole or not at
+        all, and a file already at ``path`` is replaced, never written through (a hard
+        link to another file leaves that file as it was)."""
+        target = Path(path)
+        stage = target.with_name(f".{target.name}.toxeval-{secrets.token_hex(6)}")
+        try:
+            with open(stage, "x", encoding="utf-8", newline="\n") as f:
+                f.write(self.to_html())
+            os.replace(stage, target)
+        finally:
+            stage.unlink(missing_ok=True)
 
     def render(self, console: Any = None) -> None:
         """Print the matrix as a rich table."""

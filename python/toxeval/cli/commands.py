@@ -243,7 +243,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         print(text, end="")
     if args.html:
         try:
-            Path(args.html).write_text(result.to_html(), encoding="utf-8", newline="\n")
+            result.write_html(args.html)
         except OSError as e:
             raise UsageError(f"--html {args.html}: cannot write the page: {e}") from None
     return 0
