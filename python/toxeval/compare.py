@@ -15,8 +15,8 @@ Figures are recomputed from the rows with the report's definitions: mAP is the m
 over the categories with a known positive, label ranking loss ranks each row's known
 labels. Intervals are the report's percentile bootstrap intervals over rows
 (:func:`toxeval.scoring.intervals.figure_intervals`, on :func:`toxeval.stats.bootstrap`),
-so a folder's interval here equals the one in its ``results.json`` for the same seed
-(when its rows are in that order, as folders scored from the same dataset file are);
+drawn over each folder's rows in its own order, so a folder's interval here equals the one
+in its ``results.json`` for the same seed;
 against ``baseline`` each system gets a paired bootstrap interval of the difference and
 two p-values, paired bootstrap and approximate randomization
 (:func:`toxeval.stats.compare`), with the Holm correction across the systems of a dataset.
@@ -305,16 +305,20 @@ def compare(
             raise CompareError(
                 f"{', '.join(sorted(dup))} appears twice on {dname}: name the folders NAME=DIR"
             )
+        # each system's own interval is drawn over its rows in its own folder's order,
+        # as its results.json was; only the paired tests need the rows matched by id
+        own = {sr.name: sr.rows for sr in group}
         group = aligned(group)
         datasets.append(dname)
         row: dict[str, Cell] = {}
         y, m = group[0].rows.y_true, group[0].rows.mask
         _metric_call("map", y, m)  # refuses rows on which mAP is undefined
         for sr in group:
+            rows = own[sr.name]
             fi = figure_intervals(
-                y,
-                sr.rows.scores,
-                m,
+                rows.y_true,
+                rows.scores,
+                rows.mask,
                 n_resamples=n_resamples,
                 confidence_level=confidence_level,
                 seed=seed,
