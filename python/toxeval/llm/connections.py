@@ -19,9 +19,20 @@ Two ways to send, chosen once per client:
 Both honour ``SSL_CERT_FILE``/``SSL_CERT_DIR`` (httpx's ``create_ssl_context``), split
 connect/read timeouts (a write and the wait for a connection use the read timeout), and
 read at most ``MAX_BODY_BYTES`` of decoded body. Neither follows redirects nor keeps
-cookies. A failure is one of :data:`TIMEOUTS` (httpcore's or httpx's timeout
-exceptions), :data:`TRANSPORT_ERRORS` (refused, reset, closed, protocol errors),
-:class:`BodyTooLarge` or :class:`BadEncoding`.
+cookies.
+
+The read timeout bounds the wait for each piece of an answer, so a server that sends a
+byte now and then would never time out; a **deadline** bounds one whole attempt
+(connecting, sending, and reading the whole answer): past it the attempt fails with
+:class:`DeadlineExceeded`, a timeout like the others. On the direct path it is one
+``loop.call_at`` timer per attempt that aborts the connection (connecting is bounded by
+the smaller of the connect timeout and what is left of the deadline); on the httpx path
+an AnyIO ``fail_after`` around the attempt. The deadline starts once the request has a
+connection slot: waiting for a free one is not part of the attempt.
+
+A failure is one of :data:`TIMEOUTS` (httpcore's or httpx's timeout exceptions and
+:class:`DeadlineExceeded`), :data:`TRANSPORT_ERRORS` (refused, reset, closed, protocol
+errors), :class:`BodyTooLarge` or :class:`BadEncoding`.
 """
 
 from __future__ import annotations
@@ -33,10 +44,11 @@ import ssl
 import zlib
 from collections.abc import Mapping
 
+import anyio
 import httpcore
 import httpx
 
-from toxeval.llm.network import NativeBackend
+from toxeval.llm.network import NativeBackend, NativeStream
 
 __all__ = [
     "MAX_BODY_BYTES",
@@ -45,6 +57,7 @@ __all__ = [
     "Answer",
     "BadEncoding",
     "BodyTooLarge",
+    "DeadlineExceeded",
     "open_connections",
     "proxy_configured",
 ]
@@ -53,7 +66,16 @@ __all__ = [
 # that request, so a hostile or broken server cannot exhaust memory (a gzip bomb).
 MAX_BODY_BYTES = 32 * 1024 * 1024
 KEEPALIVE_S = 5.0  # an idle connection older than this is replaced (httpx's default)
-TIMEOUTS = (httpcore.TimeoutException, httpx.TimeoutException)
+
+
+class DeadlineExceeded(httpcore.TimeoutException):
+    """An attempt (connect, send, the whole answer) that passed its deadline."""
+
+    def __init__(self, deadline: float) -> None:
+        super().__init__(f"no complete answer within the request deadline of {deadline:g} s")
+
+
+TIMEOUTS = (httpcore.TimeoutException, httpx.TimeoutException)  # DeadlineExceeded too
 TRANSPORT_ERRORS = (
     httpcore.NetworkError,
     httpcore.ProtocolError,
@@ -105,13 +127,15 @@ def open_connections(
     slots: int,
     connect_timeout: float,
     read_timeout: float,
+    deadline: float,
 ) -> DirectConnections | HttpxConnections:
     """The connections for ``base_url``: httpx's when a proxy is configured or the URL
-    carries credentials (httpx sends them as Basic auth), else direct."""
+    carries credentials (httpx sends them as Basic auth), else direct. ``deadline``:
+    seconds one attempt may take in all (see the module)."""
     tls = httpx.create_ssl_context()  # one CA bundle load for every connection (~0.1 s)
     direct = not proxy_configured() and not httpx.URL(base_url).userinfo
     cls = DirectConnections if direct else HttpxConnections
-    return cls(base_url, headers, tls, slots, connect_timeout, read_timeout)
+    return cls(base_url, headers, tls, slots, connect_timeout, read_timeout, deadline)
 
 
 class _Slots:
@@ -134,6 +158,7 @@ class DirectConnections(_Slots):
         slots: int,
         connect_timeout: float,
         read_timeout: float,
+        deadline: float,
     ) -> None:
         super().__init__(slots)
         self._base = base_url
@@ -141,6 +166,9 @@ class DirectConnections(_Slots):
         tls.set_alpn_protocols(["http/1.1"])
         self._backend = NativeBackend()
         self._conns: list[httpcore.AsyncHTTP11Connection | None] = [None] * max(1, slots)
+        # each slot's connection, for the deadline timer to abort
+        self._streams: list[NativeStream | None] = [None] * max(1, slots)
+        self._deadline = deadline
         self._timeouts = {
             "connect": connect_timeout,
             "read": read_timeout,
@@ -167,20 +195,26 @@ class DirectConnections(_Slots):
             found = self._urls[path] = (target, fixed + self._headers)
         return found
 
-    async def _connection(self, slot: int, url: httpcore.URL) -> httpcore.AsyncHTTP11Connection:
-        """The slot's connection, a new one when it has none the server still keeps."""
+    async def _connection(
+        self, slot: int, url: httpcore.URL, left: float
+    ) -> httpcore.AsyncHTTP11Connection:
+        """The slot's connection, a new one when it has none the server still keeps
+        (connecting for at most the connect timeout, and ``left`` seconds)."""
         conn = self._conns[slot]
         if conn is not None and not (conn.is_closed() or conn.has_expired()):
             return conn
         self._conns[slot] = None
+        self._streams[slot] = None
         if conn is not None:
             await conn.aclose()
         origin = url.origin
         host = origin.host.decode("ascii")
-        timeout = self._timeouts["connect"]
+        timeout = min(self._timeouts["connect"], left)
         stream = await self._backend.connect_tcp(host, origin.port, timeout=timeout)
         if origin.scheme == b"https":
             stream = await stream.start_tls(self._tls, server_hostname=host, timeout=timeout)
+        if isinstance(stream, NativeStream):
+            self._streams[slot] = stream
         conn = httpcore.AsyncHTTP11Connection(origin, stream, keepalive_expiry=KEEPALIVE_S)
         # A slot's connection serves one request at a time, so httpcore's lock around its
         # state is never contended; an AnyIO lock yields to the event loop on each
@@ -199,8 +233,12 @@ class DirectConnections(_Slots):
             extensions={"timeout": self._timeouts},
         )
         slot = await self._idle.get()
+        loop = asyncio.get_running_loop()
+        deadline_at = loop.time() + self._deadline
+        timer: asyncio.TimerHandle | None = None
         try:
-            conn = await self._connection(slot, url)
+            conn = await self._connection(slot, url, self._deadline)
+            timer = loop.call_at(deadline_at, self._expire, slot)
             response = await conn.handle_async_request(request)
             if _log.isEnabledFor(logging.INFO):
                 _log.info(
@@ -237,7 +275,15 @@ class DirectConnections(_Slots):
                     raise BadEncoding(str(e), response.status) from None
             return Answer(response.status, answer, body)
         finally:
+            if timer is not None:
+                timer.cancel()
             self._idle.put_nowait(slot)
+
+    def _expire(self, slot: int) -> None:
+        """The deadline of the attempt on ``slot`` passed: abort its connection."""
+        stream = self._streams[slot]
+        if stream is not None:
+            stream.expire(DeadlineExceeded(self._deadline))
 
     async def aclose(self) -> None:
         for conn in self._conns:
@@ -295,9 +341,11 @@ class HttpxConnections(_Slots):
         slots: int,
         connect_timeout: float,
         read_timeout: float,
+        deadline: float,
     ) -> None:
         super().__init__(slots)
         self._base = base_url
+        self._deadline = deadline
         self._clients = [
             httpx.AsyncClient(
                 verify=tls,
@@ -311,28 +359,33 @@ class HttpxConnections(_Slots):
     async def send(self, path: str, payload: bytes) -> Answer:
         slot = await self._idle.get()
         try:
-            client = self._clients[slot]
-            client.cookies.clear()  # never kept: the key authenticates every request
-            request = client.build_request("POST", self._base + path, content=payload)
-            response = await client.send(request, stream=True)
-            try:
-                declared = response.headers.get("content-length", "")
-                if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
-                    raise BodyTooLarge(f"Content-Length {declared}")
-                chunks: list[bytes] = []
-                size = 0
-                async for chunk in response.aiter_bytes():
-                    size += len(chunk)
-                    if size > MAX_BODY_BYTES:
-                        raise BodyTooLarge(f"more than {MAX_BODY_BYTES} bytes decoded")
-                    chunks.append(chunk)
-            except httpx.DecodingError as e:
-                raise BadEncoding(str(e), response.status_code) from None
-            finally:
-                await response.aclose()
-            return Answer(response.status_code, response.headers, b"".join(chunks))
+            with anyio.fail_after(self._deadline):
+                return await self._send(self._clients[slot], path, payload)
+        except TimeoutError:  # fail_after's own (httpx's timeouts are not TimeoutError)
+            raise DeadlineExceeded(self._deadline) from None
         finally:
             self._idle.put_nowait(slot)
+
+    async def _send(self, client: httpx.AsyncClient, path: str, payload: bytes) -> Answer:
+        client.cookies.clear()  # never kept: the key authenticates every request
+        request = client.build_request("POST", self._base + path, content=payload)
+        response = await client.send(request, stream=True)
+        try:
+            declared = response.headers.get("content-length", "")
+            if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+                raise BodyTooLarge(f"Content-Length {declared}")
+            chunks: list[bytes] = []
+            size = 0
+            async for chunk in response.aiter_bytes():
+                size += len(chunk)
+                if size > MAX_BODY_BYTES:
+                    raise BodyTooLarge(f"more than {MAX_BODY_BYTES} bytes decoded")
+                chunks.append(chunk)
+        except httpx.DecodingError as e:
+            raise BadEncoding(str(e), response.status_code) from None
+        finally:
+            await response.aclose()
+        return Answer(response.status_code, response.headers, b"".join(chunks))
 
     async def aclose(self) -> None:
         for client in self._clients:
