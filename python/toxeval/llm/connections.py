@@ -4,13 +4,14 @@ connections stay warm).
 
 Two ways to send, chosen once per client:
 
-- **direct** (the default): each slot is an ``httpcore.AsyncHTTPConnection`` on the
-  native asyncio backend of :mod:`toxeval.llm.network`, and a request is a prebuilt
-  ``httpcore.Request``. No connection pool (a slot is one connection, replaced when the
-  server closed it, it failed or it sat idle past ``KEEPALIVE_S``), no httpx client
-  layer (auth flows, redirects, cookies, event hooks: the runner uses none of them), no
-  AnyIO cancel scope around each socket read. ``Content-Encoding`` gzip and deflate are
-  decoded here, capped as below.
+- **direct** (the default): each slot is one connection on the native asyncio backend
+  of :mod:`toxeval.llm.network`, and each request one exchange of
+  :mod:`toxeval.llm.http11` (the request head built once per path, the response read by
+  toxeval's own HTTP/1.1 reader). No connection pool (a slot is one connection,
+  replaced when the server closed it, the exchange failed or it sat idle past
+  ``KEEPALIVE_S``), no httpx client layer (auth flows, redirects, cookies, event hooks:
+  the runner uses none of them), no AnyIO cancel scope around each socket read.
+  ``Content-Encoding`` gzip and deflate are decoded here, capped as below.
 - **httpx**: when ``HTTP_PROXY``, ``HTTPS_PROXY`` or ``ALL_PROXY`` (any case) is set,
   or the base URL carries ``user:password@``, each slot is an ``httpx.AsyncClient`` of
   one connection, so the proxy variables, ``NO_PROXY`` and URL credentials are honoured
@@ -48,6 +49,7 @@ import anyio
 import httpcore
 import httpx
 
+from toxeval.llm.http11 import exchange, request_head
 from toxeval.llm.network import NativeBackend, NativeStream
 
 __all__ = [
@@ -148,7 +150,8 @@ class _Slots:
 
 
 class DirectConnections(_Slots):
-    """Slots of ``httpcore.AsyncHTTPConnection`` on the native backend (see the module)."""
+    """Slots of one kept-alive connection each on the native backend, spoken to by
+    :func:`toxeval.llm.http11.exchange` (see the module)."""
 
     def __init__(
         self,
@@ -161,144 +164,109 @@ class DirectConnections(_Slots):
         deadline: float,
     ) -> None:
         super().__init__(slots)
+        n = max(1, slots)
         self._base = base_url
         self._tls = tls
         tls.set_alpn_protocols(["http/1.1"])
         self._backend = NativeBackend()
-        self._conns: list[httpcore.AsyncHTTP11Connection | None] = [None] * max(1, slots)
-        # each slot's connection, for the deadline timer to abort
-        self._streams: list[NativeStream | None] = [None] * max(1, slots)
+        self._streams: list[httpcore.AsyncNetworkStream | None] = [None] * n
+        self._idle_since = [0.0] * n  # loop time the slot's connection was last used
+        self._connect_timeout = connect_timeout
+        self._read_timeout = read_timeout
         self._deadline = deadline
-        self._timeouts = {
-            "connect": connect_timeout,
-            "read": read_timeout,
-            "write": read_timeout,
-            "pool": read_timeout,
-        }
-        self._urls: dict[str, tuple[httpcore.URL, list[tuple[bytes, bytes]]]] = {}
+        self._targets: dict[str, tuple[str, int, bool, bytes]] = {}
         self._headers = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()]
 
-    def _target(self, path: str) -> tuple[httpcore.URL, list[tuple[bytes, bytes]]]:
-        """The URL of ``path`` and the headers every request to it carries."""
-        found = self._urls.get(path)
+    def _target(self, path: str) -> tuple[str, int, bool, bytes]:
+        """(host, port, TLS?, request head without Content-Length) of ``path``."""
+        found = self._targets.get(path)
         if found is None:
             url = httpx.URL(self._base + path)  # httpx's parsing and validation
-            target = httpcore.URL(
-                scheme=url.raw_scheme, host=url.raw_host, port=url.port, target=url.raw_path
-            )
             fixed = [
                 (b"Host", url.netloc),  # "[::1]:8000" for an IPv6 address, as httpx sends
                 (b"Accept", b"*/*"),
                 (b"Accept-Encoding", b"gzip, deflate"),
                 (b"Connection", b"keep-alive"),
             ]
-            found = self._urls[path] = (target, fixed + self._headers)
+            head = request_head(url.raw_path, fixed + self._headers)
+            port = url.port or (443 if url.scheme == "https" else 80)
+            found = (url.raw_host.decode("ascii"), port, url.scheme == "https", head)
+            self._targets[path] = found
         return found
 
     async def _connection(
-        self, slot: int, url: httpcore.URL, left: float
-    ) -> httpcore.AsyncHTTP11Connection:
+        self, slot: int, host: str, port: int, tls: bool, now: float
+    ) -> httpcore.AsyncNetworkStream:
         """The slot's connection, a new one when it has none the server still keeps
-        (connecting for at most the connect timeout, and ``left`` seconds)."""
-        conn = self._conns[slot]
-        if conn is not None and not (conn.is_closed() or conn.has_expired()):
-            return conn
-        self._conns[slot] = None
-        self._streams[slot] = None
-        if conn is not None:
-            await conn.aclose()
-        origin = url.origin
-        host = origin.host.decode("ascii")
-        timeout = min(self._timeouts["connect"], left)
-        stream = await self._backend.connect_tcp(host, origin.port, timeout=timeout)
-        if origin.scheme == b"https":
+        (it closed it, sent something unasked, or it sat idle over ``KEEPALIVE_S``)."""
+        stream = self._streams[slot]
+        if stream is not None:
+            if now - self._idle_since[slot] < KEEPALIVE_S and not stream.get_extra_info(
+                "is_readable"
+            ):
+                return stream
+            self._streams[slot] = None
+            await stream.aclose()
+        timeout = min(self._connect_timeout, self._deadline)
+        stream = await self._backend.connect_tcp(host, port, timeout=timeout)
+        if tls:
             stream = await stream.start_tls(self._tls, server_hostname=host, timeout=timeout)
-        if isinstance(stream, NativeStream):
-            self._streams[slot] = stream
-        conn = httpcore.AsyncHTTP11Connection(origin, stream, keepalive_expiry=KEEPALIVE_S)
-        # A slot's connection serves one request at a time, so httpcore's lock around its
-        # state is never contended; an AnyIO lock yields to the event loop on each
-        # acquire (twice per request), this one does not.
-        conn._state_lock = _Uncontended()  # type: ignore[assignment]
-        self._conns[slot] = conn
-        return conn
+        self._streams[slot] = stream
+        return stream
 
     async def send(self, path: str, payload: bytes) -> Answer:
-        url, headers = self._target(path)
-        request = httpcore.Request(
-            b"POST",
-            url,
-            headers=[*headers, (b"Content-Length", b"%d" % len(payload))],
-            content=payload,
-            extensions={"timeout": self._timeouts},
-        )
+        host, port, tls, head = self._target(path)
+        request = b"%sContent-Length: %d\r\n\r\n%s" % (head, len(payload), payload)
         slot = await self._idle.get()
         loop = asyncio.get_running_loop()
-        deadline_at = loop.time() + self._deadline
+        now = loop.time()
         timer: asyncio.TimerHandle | None = None
+        reusable = False
         try:
-            conn = await self._connection(slot, url, self._deadline)
-            timer = loop.call_at(deadline_at, self._expire, slot)
-            response = await conn.handle_async_request(request)
+            stream = await self._connection(slot, host, port, tls, now)
+            if isinstance(stream, NativeStream):
+                timer = loop.call_at(now + self._deadline, self._expire, stream)
+            response = await exchange(
+                stream, request, self._read_timeout, MAX_BODY_BYTES, BodyTooLarge
+            )
+            reusable = response.keep_alive
             if _log.isEnabledFor(logging.INFO):
                 _log.info(
-                    'HTTP Request: POST %s "%s %d %s"',
+                    'HTTP Request: POST %s "HTTP/1.1 %d %s"',
                     self._base + path,
-                    response.extensions.get("http_version", b"HTTP/1.1").decode("ascii"),
                     response.status,
-                    response.extensions.get("reason_phrase", b"").decode("ascii", "replace"),
+                    response.reason.decode("ascii", "replace"),
                 )
-            try:
-                answer: dict[str, str] = {}
-                for k, v in response.headers:
-                    name = k.decode("latin-1").lower()
-                    value = v.decode("latin-1")
-                    answer[name] = f"{answer[name]}, {value}" if name in answer else value
-                declared = answer.get("content-length", "")
-                if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
-                    raise BodyTooLarge(f"Content-Length {declared}")
-                chunks: list[bytes] = []
-                size = 0
-                async for chunk in response.aiter_stream():
-                    size += len(chunk)
-                    if size > MAX_BODY_BYTES:
-                        raise BodyTooLarge(f"more than {MAX_BODY_BYTES} bytes received")
-                    chunks.append(chunk)
-            finally:
-                await response.aclose()
-            body = chunks[0] if len(chunks) == 1 else b"".join(chunks)
-            encoding = answer.get("content-encoding")
+            body = response.body
+            encoding = response.headers.get("content-encoding")
             if encoding:
                 try:
                     body = decode_body(body, encoding)
                 except BadEncoding as e:
                     raise BadEncoding(str(e), response.status) from None
-            return Answer(response.status, answer, body)
+            return Answer(response.status, response.headers, body)
         finally:
             if timer is not None:
                 timer.cancel()
+            if reusable:
+                self._idle_since[slot] = loop.time()
+            else:
+                await self._drop(slot)
             self._idle.put_nowait(slot)
 
-    def _expire(self, slot: int) -> None:
-        """The deadline of the attempt on ``slot`` passed: abort its connection."""
-        stream = self._streams[slot]
+    def _expire(self, stream: NativeStream) -> None:
+        """The attempt on ``stream`` passed its deadline: abort the connection."""
+        stream.expire(DeadlineExceeded(self._deadline))
+
+    async def _drop(self, slot: int) -> None:
+        """Close the slot's connection (the exchange on it failed or the server ends it)."""
+        stream, self._streams[slot] = self._streams[slot], None
         if stream is not None:
-            stream.expire(DeadlineExceeded(self._deadline))
+            await stream.aclose()
 
     async def aclose(self) -> None:
-        for conn in self._conns:
-            if conn is not None:
-                await conn.aclose()
-
-
-class _Uncontended:
-    """An async lock for a connection only one task uses at a time."""
-
-    async def __aenter__(self) -> None:
-        return None
-
-    async def __aexit__(self, *exc: object) -> None:
-        return None
+        for slot in range(len(self._streams)):
+            await self._drop(slot)
 
 
 def decode_body(body: bytes, encoding: str) -> bytes:
