@@ -20,9 +20,11 @@ an empty body), ``chunked_cut`` (a chunked 200 cut before its last chunk), ``red
 (a 307 to another host), ``retry_days`` (a 500 with a ten-day ``Retry-After``),
 ``bad_gzip`` (a 200 whose gzip body is corrupt), ``close_after`` (the answer, then the
 connection is closed without ``Connection: close``), ``dribble`` (the answer sent a few
-bytes at a time). ``start(tls=context)`` serves HTTPS with that server-side context.
-``require_key`` makes every request without ``Bearer <key>`` a 401
-whose message quotes the key given, as OpenAI's does.
+bytes at a time), ``trickle`` (the status line, headers and body sent ``trickle_bytes``
+at a time, one piece every ``trickle_s`` seconds: with the defaults, one byte every
+0.5 s, which no read timeout ever cuts off). ``start(tls=context)`` serves HTTPS with
+that server-side context. ``require_key`` makes every request without ``Bearer <key>``
+a 401 whose message quotes the key given, as OpenAI's does.
 """
 
 from __future__ import annotations
@@ -104,6 +106,8 @@ class FakeOpenAI:
         self.random = random.Random(0)
         self.latency = 0.0
         self.slow_s = 1.0
+        self.trickle_s = 0.5
+        self.trickle_bytes = 1
         self.retry_after = "0"
         self.bomb_bytes = 64 * 1024 * 1024
         self.require_key: str | None = None
@@ -367,6 +371,17 @@ class _Handler(BaseHTTPRequestHandler):
                 self.wfile.write(whole[i : i + 7])
                 self.wfile.flush()
                 time.sleep(0.001)
+        elif fault == "trickle":
+            payload = json.dumps(fake.chat_body(body.get("model", ""), keys, body)).encode()
+            head = (
+                f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                f"Content-Length: {len(payload)}\r\n\r\n"
+            ).encode()
+            whole, step = head + payload, max(1, fake.trickle_bytes)
+            for i in range(0, len(whole), step):
+                time.sleep(fake.trickle_s)
+                self.wfile.write(whole[i : i + step])  # fails once the client hangs up
+                self.wfile.flush()
         elif fault == "retry_days":
             self._error(500, "come back later", {"Retry-After": str(10 * 86400)})
         elif fault == "refusal":

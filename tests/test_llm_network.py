@@ -332,7 +332,7 @@ def test_a_proxy_variable_sends_through_httpx_which_reads_no_proxy(
     for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"):
         monkeypatch.delenv(name, raising=False)
         monkeypatch.delenv(name.lower(), raising=False)
-    args = dict(slots=1, connect_timeout=5.0, read_timeout=5.0)
+    args = dict(slots=1, connect_timeout=5.0, read_timeout=5.0, deadline=60.0)
     assert isinstance(open_connections(fake_openai.url, {}, **args), DirectConnections)
     with_user = fake_openai.url.replace("://", "://user:secret@")
     assert isinstance(open_connections(with_user, {}, **args), HttpxConnections)

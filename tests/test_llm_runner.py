@@ -23,10 +23,12 @@ import numpy as np
 import pytest
 import toxeval
 from fake_openai import FakeOpenAI, logprob_yes, scripted_scores, write_dataset
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from toxeval.cli import main as cli_main
 from toxeval.datasets import load_dataset
 from toxeval.llm import predict
-from toxeval.llm.runfile import RunWriter, read_run
+from toxeval.llm.runfile import RunWriter, read_run, request_hash, request_hasher
 from toxeval.taxonomy import load_taxonomy
 
 TAX = load_taxonomy("toxeval-15")
@@ -698,3 +700,13 @@ def test_a_run_keeps_its_connections_alive_instead_of_opening_one_per_request(
     assert summary.written == 60 and summary.failed == 0
     assert len(fake_openai.log) == 60
     assert 1 <= len(fake_openai.connections) <= 4
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(), st.one_of(st.none(), st.text()), st.text(), st.floats(allow_nan=False))
+def test_the_hash_of_an_item_from_the_shared_start_is_request_hash(
+    text: str, response: str | None, model: str, temperature: float
+) -> None:
+    fp = {"model": model, "temperature": temperature, "nested": {"b": [1, None], "a": model}}
+    hash_item = request_hasher("http://127.0.0.1:1/v1", fp)
+    assert hash_item(text, response) == request_hash("http://127.0.0.1:1/v1", fp, text, response)

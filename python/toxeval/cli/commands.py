@@ -34,6 +34,7 @@ def _predict_options(args: argparse.Namespace) -> dict[str, Any]:
         "rpm": args.rpm,
         "tpm": args.tpm,
         "timeout": timeout_arg(args.timeout),
+        "request_deadline": args.request_deadline,
         "max_retries": args.max_retries,
         "limit": args.limit,
         "sample": args.sample,

@@ -231,6 +231,14 @@ def _llm_options(sp: argparse.ArgumentParser) -> None:
         metavar="S|CONNECT,READ",
         help="seconds to connect and to wait for an answer (default 10,120)",
     )
+    g.add_argument(
+        "--request-deadline",
+        type=float,
+        default=600.0,
+        metavar="S",
+        help="seconds one attempt may take in all, the whole answer included, however "
+        "the server trickles it (default 600); past it the attempt is a timeout",
+    )
     g.add_argument("--max-retries", type=int, default=6, metavar="N")
     g.add_argument("--limit", type=int, default=None, metavar="N", help="the first N rows only")
     g.add_argument("--sample", type=int, default=None, metavar="N", help="N rows drawn with --seed")

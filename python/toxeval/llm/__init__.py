@@ -170,6 +170,7 @@ def predict(
     rpm: float | None = None,
     tpm: float | None = None,
     timeout: float | tuple[float, float] = (10.0, 120.0),
+    request_deadline: float = 600.0,
     max_retries: int = 6,
     retry_base_delay: float = 0.5,
     limit: int | None = None,
@@ -200,6 +201,7 @@ def predict(
         if v is not None:
             _positive(name, v, flag)
     connect_t, read_t = _timeouts(timeout)
+    _positive("request_deadline", request_deadline, "--request-deadline")
     ds = _dataset(dataset, taxonomy, data_dir, rule, min_annotators)
     keys = dataset_keys(ds)
     rows = select_rows(len(keys), limit=limit, sample=sample, seed=seed)
@@ -220,6 +222,7 @@ def predict(
             "rpm": rpm,
             "tpm": tpm,
             "timeout": (connect_t, read_t),
+            "request_deadline": request_deadline,
             "max_retries": max_retries,
             "retry_base_delay": retry_base_delay,
         }
@@ -273,6 +276,7 @@ def predict(
         tpm=tpm,
         connect_timeout=connect_t,
         read_timeout=read_t,
+        request_deadline=float(request_deadline),
         retry=RetryPolicy(max_retries=max_retries, base_delay=retry_base_delay),
         quiet=quiet,
     )

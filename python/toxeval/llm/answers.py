@@ -231,13 +231,19 @@ def _score_object_keys(text: str, taxonomy: Taxonomy) -> tuple[set[str], bool] |
     if not isinstance(obj, dict):
         return None
     for key, value in obj.items():
-        if normalize_label(str(key)) in _CONTAINER_KEYS and isinstance(value, dict):
+        if isinstance(value, dict) and normalize_label(str(key)) in _CONTAINER_KEYS:
             obj = value
             break
-    given = {taxonomy.resolve(str(k)) for k, v in obj.items() if v is not None}
-    given.discard(None)
-    ids = {g for g in given if g is not None}
-    nulls = any(v is None and taxonomy.resolve(str(k)) is not None for k, v in obj.items())
+    ids: set[str] = set()
+    nulls = False
+    for key, value in obj.items():  # one lookup per key: this runs on every answer
+        found = taxonomy.resolve(str(key))
+        if found is None:
+            continue
+        if value is None:
+            nulls = True
+        else:
+            ids.add(found)
     return (ids, nulls) if ids or nulls else None
 
 

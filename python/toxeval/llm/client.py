@@ -1,6 +1,8 @@
 """The HTTP side of the LLM runner: one async client for OpenAI-compatible servers.
 
-Modelled on openai-python's ``_base_client.py``: split connect/read timeouts, retries with
+Modelled on openai-python's ``_base_client.py``: split connect/read timeouts and a deadline
+for each attempt as a whole (``request_deadline``, so that a server that trickles bytes is
+cut off like a silent one: see :mod:`toxeval.llm.connections`), retries with
 exponential backoff and full jitter on 408, 409, 429, 5xx, timeouts and connection errors,
 ``Retry-After`` (seconds or an HTTP date) and ``retry-after-ms`` honoured, and no retry on
 the statuses that cannot succeed the second time (400, 401, 403, 404, 422: a clear error).
@@ -34,10 +36,12 @@ from toxeval.llm.connections import (
     TRANSPORT_ERRORS,
     BadEncoding,
     BodyTooLarge,
+    DeadlineExceeded,
     open_connections,
 )
 
 __all__ = [
+    "DEFAULT_REQUEST_DEADLINE",
     "MAX_BODY_BYTES",
     "AuthenticationFailed",
     "Client",
@@ -54,6 +58,8 @@ RETRY_STATUSES = frozenset({408, 409, 429})  # and every 5xx
 # does a redirect (never followed: the POST body and the key must not go elsewhere)
 STOP_STATUSES = frozenset({301, 302, 303, 307, 308, 401, 403, 404})
 MAX_RETRY_AFTER = 120.0  # seconds; a longer Retry-After is capped, not obeyed blindly
+# seconds one attempt may take in all, answer included (openai-python's total timeout)
+DEFAULT_REQUEST_DEADLINE = 600.0
 _BODY_SHOWN = 300  # characters of an error body quoted in a message
 
 
@@ -208,6 +214,7 @@ class Client:
         tpm: float | None = None,
         connect_timeout: float = 10.0,
         read_timeout: float = 120.0,
+        request_deadline: float = DEFAULT_REQUEST_DEADLINE,
         retry: RetryPolicy | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
@@ -227,6 +234,7 @@ class Client:
             slots=concurrency,
             connect_timeout=connect_timeout,
             read_timeout=read_timeout,
+            deadline=request_deadline,
         )
 
     async def __aenter__(self) -> Client:
@@ -270,6 +278,9 @@ class Client:
                     status_code=None,
                     attempts=retries + 1,
                 ) from None
+            except DeadlineExceeded as e:
+                problem = f"timed out ({e})"
+                status = None
             except TIMEOUTS as e:
                 problem = f"timed out ({type(e).__name__})"
                 status = None

@@ -4,13 +4,14 @@ connections stay warm).
 
 Two ways to send, chosen once per client:
 
-- **direct** (the default): each slot is an ``httpcore.AsyncHTTPConnection`` on the
-  native asyncio backend of :mod:`toxeval.llm.network`, and a request is a prebuilt
-  ``httpcore.Request``. No connection pool (a slot is one connection, replaced when the
-  server closed it, it failed or it sat idle past ``KEEPALIVE_S``), no httpx client
-  layer (auth flows, redirects, cookies, event hooks: the runner uses none of them), no
-  AnyIO cancel scope around each socket read. ``Content-Encoding`` gzip and deflate are
-  decoded here, capped as below.
+- **direct** (the default): each slot is one connection on the native asyncio backend
+  of :mod:`toxeval.llm.network`, and each request one exchange of
+  :mod:`toxeval.llm.http11` (the request head built once per path, the response read by
+  toxeval's own HTTP/1.1 reader). No connection pool (a slot is one connection,
+  replaced when the server closed it, the exchange failed or it sat idle past
+  ``KEEPALIVE_S``), no httpx client layer (auth flows, redirects, cookies, event hooks:
+  the runner uses none of them), no AnyIO cancel scope around each socket read.
+  ``Content-Encoding`` gzip and deflate are decoded here, capped as below.
 - **httpx**: when ``HTTP_PROXY``, ``HTTPS_PROXY`` or ``ALL_PROXY`` (any case) is set,
   or the base URL carries ``user:password@``, each slot is an ``httpx.AsyncClient`` of
   one connection, so the proxy variables, ``NO_PROXY`` and URL credentials are honoured
@@ -19,9 +20,20 @@ Two ways to send, chosen once per client:
 Both honour ``SSL_CERT_FILE``/``SSL_CERT_DIR`` (httpx's ``create_ssl_context``), split
 connect/read timeouts (a write and the wait for a connection use the read timeout), and
 read at most ``MAX_BODY_BYTES`` of decoded body. Neither follows redirects nor keeps
-cookies. A failure is one of :data:`TIMEOUTS` (httpcore's or httpx's timeout
-exceptions), :data:`TRANSPORT_ERRORS` (refused, reset, closed, protocol errors),
-:class:`BodyTooLarge` or :class:`BadEncoding`.
+cookies.
+
+The read timeout bounds the wait for each piece of an answer, so a server that sends a
+byte now and then would never time out; a **deadline** bounds one whole attempt
+(connecting, sending, and reading the whole answer): past it the attempt fails with
+:class:`DeadlineExceeded`, a timeout like the others. On the direct path it is one
+``loop.call_at`` timer per attempt that aborts the connection (connecting is bounded by
+the smaller of the connect timeout and what is left of the deadline); on the httpx path
+an AnyIO ``fail_after`` around the attempt. The deadline starts once the request has a
+connection slot: waiting for a free one is not part of the attempt.
+
+A failure is one of :data:`TIMEOUTS` (httpcore's or httpx's timeout exceptions and
+:class:`DeadlineExceeded`), :data:`TRANSPORT_ERRORS` (refused, reset, closed, protocol
+errors), :class:`BodyTooLarge` or :class:`BadEncoding`.
 """
 
 from __future__ import annotations
@@ -33,10 +45,12 @@ import ssl
 import zlib
 from collections.abc import Mapping
 
+import anyio
 import httpcore
 import httpx
 
-from toxeval.llm.network import NativeBackend
+from toxeval.llm.http11 import exchange, request_head
+from toxeval.llm.network import NativeBackend, NativeStream
 
 __all__ = [
     "MAX_BODY_BYTES",
@@ -45,6 +59,7 @@ __all__ = [
     "Answer",
     "BadEncoding",
     "BodyTooLarge",
+    "DeadlineExceeded",
     "open_connections",
     "proxy_configured",
 ]
@@ -53,7 +68,16 @@ __all__ = [
 # that request, so a hostile or broken server cannot exhaust memory (a gzip bomb).
 MAX_BODY_BYTES = 32 * 1024 * 1024
 KEEPALIVE_S = 5.0  # an idle connection older than this is replaced (httpx's default)
-TIMEOUTS = (httpcore.TimeoutException, httpx.TimeoutException)
+
+
+class DeadlineExceeded(httpcore.TimeoutException):
+    """An attempt (connect, send, the whole answer) that passed its deadline."""
+
+    def __init__(self, deadline: float) -> None:
+        super().__init__(f"no complete answer within the request deadline of {deadline:g} s")
+
+
+TIMEOUTS = (httpcore.TimeoutException, httpx.TimeoutException)  # DeadlineExceeded too
 TRANSPORT_ERRORS = (
     httpcore.NetworkError,
     httpcore.ProtocolError,
@@ -105,13 +129,15 @@ def open_connections(
     slots: int,
     connect_timeout: float,
     read_timeout: float,
+    deadline: float,
 ) -> DirectConnections | HttpxConnections:
     """The connections for ``base_url``: httpx's when a proxy is configured or the URL
-    carries credentials (httpx sends them as Basic auth), else direct."""
+    carries credentials (httpx sends them as Basic auth), else direct. ``deadline``:
+    seconds one attempt may take in all (see the module)."""
     tls = httpx.create_ssl_context()  # one CA bundle load for every connection (~0.1 s)
     direct = not proxy_configured() and not httpx.URL(base_url).userinfo
     cls = DirectConnections if direct else HttpxConnections
-    return cls(base_url, headers, tls, slots, connect_timeout, read_timeout)
+    return cls(base_url, headers, tls, slots, connect_timeout, read_timeout, deadline)
 
 
 class _Slots:
@@ -124,7 +150,8 @@ class _Slots:
 
 
 class DirectConnections(_Slots):
-    """Slots of ``httpcore.AsyncHTTPConnection`` on the native backend (see the module)."""
+    """Slots of one kept-alive connection each on the native backend, spoken to by
+    :func:`toxeval.llm.http11.exchange` (see the module)."""
 
     def __init__(
         self,
@@ -134,125 +161,112 @@ class DirectConnections(_Slots):
         slots: int,
         connect_timeout: float,
         read_timeout: float,
+        deadline: float,
     ) -> None:
         super().__init__(slots)
+        n = max(1, slots)
         self._base = base_url
         self._tls = tls
         tls.set_alpn_protocols(["http/1.1"])
         self._backend = NativeBackend()
-        self._conns: list[httpcore.AsyncHTTP11Connection | None] = [None] * max(1, slots)
-        self._timeouts = {
-            "connect": connect_timeout,
-            "read": read_timeout,
-            "write": read_timeout,
-            "pool": read_timeout,
-        }
-        self._urls: dict[str, tuple[httpcore.URL, list[tuple[bytes, bytes]]]] = {}
+        self._streams: list[httpcore.AsyncNetworkStream | None] = [None] * n
+        self._idle_since = [0.0] * n  # loop time the slot's connection was last used
+        self._connect_timeout = connect_timeout
+        self._read_timeout = read_timeout
+        self._deadline = deadline
+        self._targets: dict[str, tuple[str, int, bool, bytes]] = {}
         self._headers = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()]
 
-    def _target(self, path: str) -> tuple[httpcore.URL, list[tuple[bytes, bytes]]]:
-        """The URL of ``path`` and the headers every request to it carries."""
-        found = self._urls.get(path)
+    def _target(self, path: str) -> tuple[str, int, bool, bytes]:
+        """(host, port, TLS?, request head without Content-Length) of ``path``."""
+        found = self._targets.get(path)
         if found is None:
             url = httpx.URL(self._base + path)  # httpx's parsing and validation
-            target = httpcore.URL(
-                scheme=url.raw_scheme, host=url.raw_host, port=url.port, target=url.raw_path
-            )
             fixed = [
                 (b"Host", url.netloc),  # "[::1]:8000" for an IPv6 address, as httpx sends
                 (b"Accept", b"*/*"),
                 (b"Accept-Encoding", b"gzip, deflate"),
                 (b"Connection", b"keep-alive"),
             ]
-            found = self._urls[path] = (target, fixed + self._headers)
+            head = request_head(url.raw_path, fixed + self._headers)
+            port = url.port or (443 if url.scheme == "https" else 80)
+            found = (url.raw_host.decode("ascii"), port, url.scheme == "https", head)
+            self._targets[path] = found
         return found
 
-    async def _connection(self, slot: int, url: httpcore.URL) -> httpcore.AsyncHTTP11Connection:
-        """The slot's connection, a new one when it has none the server still keeps."""
-        conn = self._conns[slot]
-        if conn is not None and not (conn.is_closed() or conn.has_expired()):
-            return conn
-        self._conns[slot] = None
-        if conn is not None:
-            await conn.aclose()
-        origin = url.origin
-        host = origin.host.decode("ascii")
-        timeout = self._timeouts["connect"]
-        stream = await self._backend.connect_tcp(host, origin.port, timeout=timeout)
-        if origin.scheme == b"https":
+    async def _connection(
+        self, slot: int, host: str, port: int, tls: bool, now: float
+    ) -> httpcore.AsyncNetworkStream:
+        """The slot's connection, a new one when it has none the server still keeps
+        (it closed it, sent something unasked, or it sat idle over ``KEEPALIVE_S``)."""
+        stream = self._streams[slot]
+        if stream is not None:
+            if now - self._idle_since[slot] < KEEPALIVE_S and not stream.get_extra_info(
+                "is_readable"
+            ):
+                return stream
+            self._streams[slot] = None
+            await stream.aclose()
+        timeout = min(self._connect_timeout, self._deadline)
+        stream = await self._backend.connect_tcp(host, port, timeout=timeout)
+        if tls:
             stream = await stream.start_tls(self._tls, server_hostname=host, timeout=timeout)
-        conn = httpcore.AsyncHTTP11Connection(origin, stream, keepalive_expiry=KEEPALIVE_S)
-        # A slot's connection serves one request at a time, so httpcore's lock around its
-        # state is never contended; an AnyIO lock yields to the event loop on each
-        # acquire (twice per request), this one does not.
-        conn._state_lock = _Uncontended()  # type: ignore[assignment]
-        self._conns[slot] = conn
-        return conn
+        self._streams[slot] = stream
+        return stream
 
     async def send(self, path: str, payload: bytes) -> Answer:
-        url, headers = self._target(path)
-        request = httpcore.Request(
-            b"POST",
-            url,
-            headers=[*headers, (b"Content-Length", b"%d" % len(payload))],
-            content=payload,
-            extensions={"timeout": self._timeouts},
-        )
+        host, port, tls, head = self._target(path)
+        request = b"%sContent-Length: %d\r\n\r\n%s" % (head, len(payload), payload)
         slot = await self._idle.get()
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        timer: asyncio.TimerHandle | None = None
+        reusable = False
         try:
-            conn = await self._connection(slot, url)
-            response = await conn.handle_async_request(request)
+            stream = await self._connection(slot, host, port, tls, now)
+            if isinstance(stream, NativeStream):
+                timer = loop.call_at(now + self._deadline, self._expire, stream)
+            response = await exchange(
+                stream, request, self._read_timeout, MAX_BODY_BYTES, BodyTooLarge
+            )
+            reusable = response.keep_alive
             if _log.isEnabledFor(logging.INFO):
                 _log.info(
-                    'HTTP Request: POST %s "%s %d %s"',
+                    'HTTP Request: POST %s "HTTP/1.1 %d %s"',
                     self._base + path,
-                    response.extensions.get("http_version", b"HTTP/1.1").decode("ascii"),
                     response.status,
-                    response.extensions.get("reason_phrase", b"").decode("ascii", "replace"),
+                    response.reason.decode("ascii", "replace"),
                 )
-            try:
-                answer: dict[str, str] = {}
-                for k, v in response.headers:
-                    name = k.decode("latin-1").lower()
-                    value = v.decode("latin-1")
-                    answer[name] = f"{answer[name]}, {value}" if name in answer else value
-                declared = answer.get("content-length", "")
-                if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
-                    raise BodyTooLarge(f"Content-Length {declared}")
-                chunks: list[bytes] = []
-                size = 0
-                async for chunk in response.aiter_stream():
-                    size += len(chunk)
-                    if size > MAX_BODY_BYTES:
-                        raise BodyTooLarge(f"more than {MAX_BODY_BYTES} bytes received")
-                    chunks.append(chunk)
-            finally:
-                await response.aclose()
-            body = chunks[0] if len(chunks) == 1 else b"".join(chunks)
-            encoding = answer.get("content-encoding")
+            body = response.body
+            encoding = response.headers.get("content-encoding")
             if encoding:
                 try:
                     body = decode_body(body, encoding)
                 except BadEncoding as e:
                     raise BadEncoding(str(e), response.status) from None
-            return Answer(response.status, answer, body)
+            return Answer(response.status, response.headers, body)
         finally:
+            if timer is not None:
+                timer.cancel()
+            if reusable:
+                self._idle_since[slot] = loop.time()
+            else:
+                await self._drop(slot)
             self._idle.put_nowait(slot)
 
+    def _expire(self, stream: NativeStream) -> None:
+        """The attempt on ``stream`` passed its deadline: abort the connection."""
+        stream.expire(DeadlineExceeded(self._deadline))
+
+    async def _drop(self, slot: int) -> None:
+        """Close the slot's connection (the exchange on it failed or the server ends it)."""
+        stream, self._streams[slot] = self._streams[slot], None
+        if stream is not None:
+            await stream.aclose()
+
     async def aclose(self) -> None:
-        for conn in self._conns:
-            if conn is not None:
-                await conn.aclose()
-
-
-class _Uncontended:
-    """An async lock for a connection only one task uses at a time."""
-
-    async def __aenter__(self) -> None:
-        return None
-
-    async def __aexit__(self, *exc: object) -> None:
-        return None
+        for slot in range(len(self._streams)):
+            await self._drop(slot)
 
 
 def decode_body(body: bytes, encoding: str) -> bytes:
@@ -295,9 +309,11 @@ class HttpxConnections(_Slots):
         slots: int,
         connect_timeout: float,
         read_timeout: float,
+        deadline: float,
     ) -> None:
         super().__init__(slots)
         self._base = base_url
+        self._deadline = deadline
         self._clients = [
             httpx.AsyncClient(
                 verify=tls,
@@ -311,28 +327,33 @@ class HttpxConnections(_Slots):
     async def send(self, path: str, payload: bytes) -> Answer:
         slot = await self._idle.get()
         try:
-            client = self._clients[slot]
-            client.cookies.clear()  # never kept: the key authenticates every request
-            request = client.build_request("POST", self._base + path, content=payload)
-            response = await client.send(request, stream=True)
-            try:
-                declared = response.headers.get("content-length", "")
-                if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
-                    raise BodyTooLarge(f"Content-Length {declared}")
-                chunks: list[bytes] = []
-                size = 0
-                async for chunk in response.aiter_bytes():
-                    size += len(chunk)
-                    if size > MAX_BODY_BYTES:
-                        raise BodyTooLarge(f"more than {MAX_BODY_BYTES} bytes decoded")
-                    chunks.append(chunk)
-            except httpx.DecodingError as e:
-                raise BadEncoding(str(e), response.status_code) from None
-            finally:
-                await response.aclose()
-            return Answer(response.status_code, response.headers, b"".join(chunks))
+            with anyio.fail_after(self._deadline):
+                return await self._send(self._clients[slot], path, payload)
+        except TimeoutError:  # fail_after's own (httpx's timeouts are not TimeoutError)
+            raise DeadlineExceeded(self._deadline) from None
         finally:
             self._idle.put_nowait(slot)
+
+    async def _send(self, client: httpx.AsyncClient, path: str, payload: bytes) -> Answer:
+        client.cookies.clear()  # never kept: the key authenticates every request
+        request = client.build_request("POST", self._base + path, content=payload)
+        response = await client.send(request, stream=True)
+        try:
+            declared = response.headers.get("content-length", "")
+            if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+                raise BodyTooLarge(f"Content-Length {declared}")
+            chunks: list[bytes] = []
+            size = 0
+            async for chunk in response.aiter_bytes():
+                size += len(chunk)
+                if size > MAX_BODY_BYTES:
+                    raise BodyTooLarge(f"more than {MAX_BODY_BYTES} bytes decoded")
+                chunks.append(chunk)
+        except httpx.DecodingError as e:
+            raise BadEncoding(str(e), response.status_code) from None
+        finally:
+            await response.aclose()
+        return Answer(response.status_code, response.headers, b"".join(chunks))
 
     async def aclose(self) -> None:
         for client in self._clients:

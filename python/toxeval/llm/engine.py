@@ -28,7 +28,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from toxeval.llm.client import AuthenticationFailed, Client, RetryPolicy
+from toxeval.llm.client import (
+    DEFAULT_REQUEST_DEADLINE,
+    AuthenticationFailed,
+    Client,
+    RetryPolicy,
+)
 from toxeval.llm.detectors import DetectorSpec
 from toxeval.llm.local import LOCAL_BASE_URL, run_local
 from toxeval.llm.progress import Progress, RunSummary
@@ -86,6 +91,7 @@ class RunOptions:
     tpm: float | None = None
     connect_timeout: float = 10.0
     read_timeout: float = 120.0
+    request_deadline: float = DEFAULT_REQUEST_DEADLINE  # one attempt, answer included
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     quiet: bool = False
 
@@ -119,6 +125,7 @@ def run_remote(
             tpm=options.tpm,
             connect_timeout=options.connect_timeout,
             read_timeout=options.read_timeout,
+            request_deadline=options.request_deadline,
             retry=options.retry,
         )
         async with client:

@@ -12,6 +12,9 @@ on an :class:`asyncio.Protocol`:
 - ``write`` hands the bytes to the transport and waits only when the transport asks the
   writer to pause (its buffer is over the high-water mark);
 - ``start_tls`` upgrades the connection with ``loop.start_tls``;
+- ``expire(error)`` ends an exchange from outside (the request deadline's timer in
+  :mod:`toxeval.llm.connections`): the connection is aborted and the waiting read or
+  write, and every later one, raises ``error``;
 - ``get_extra_info("is_readable")`` (httpcore's "did the server close this idle
   connection?") is answered from what the protocol has seen (bytes, end of stream, a
   lost connection) instead of polling the socket; TLS records that carry no data, such
@@ -74,6 +77,7 @@ class _Protocol(asyncio.Protocol):
         self.eof = False
         self.lost = False
         self.error: BaseException | None = None  # why the connection was lost, if not EOF
+        self.expired: Exception | None = None  # set by NativeStream.expire
         self.reading_paused = False
         self.writing_paused = False
         self.waiter: asyncio.Future[None] | None = None  # a reader's
@@ -144,9 +148,9 @@ def _wake(fut: asyncio.Future[None] | None) -> None:
         fut.set_result(None)
 
 
-def _expire(fut: asyncio.Future[None], error: type[Exception]) -> None:
-    if not fut.done():
-        fut.set_exception(error())
+def _expire(fut: asyncio.Future[None] | None, error: type[Exception] | Exception) -> None:
+    if fut is not None and not fut.done():
+        fut.set_exception(error() if isinstance(error, type) else error)
 
 
 class NativeStream(httpcore.AsyncNetworkStream):
@@ -161,6 +165,8 @@ class NativeStream(httpcore.AsyncNetworkStream):
 
     async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
         p = self._protocol
+        if p.expired is not None:
+            raise p.expired
         if self._closed:
             raise httpcore.ReadError("the connection is closed")
         if self._pending:
@@ -177,6 +183,8 @@ class NativeStream(httpcore.AsyncNetworkStream):
         if not buffer:
             return
         p = self._protocol
+        if p.expired is not None:
+            raise p.expired
         if self._closed or p.lost or self._transport.is_closing():
             raise httpcore.WriteError("the connection is closed")
         pending = self._pending
@@ -200,6 +208,20 @@ class NativeStream(httpcore.AsyncNetworkStream):
             self._transport.write(pending[0] if len(pending) == 1 else b"".join(pending))
         pending.clear()
         self._pending_size = 0
+
+    def expire(self, error: Exception) -> None:
+        """End the exchange on this connection now (a deadline passed): the waiting read
+        or write, and every later one, raises ``error``; the connection is aborted
+        (nothing more is sent or read on it)."""
+        p = self._protocol
+        if p.expired is not None:
+            return
+        p.expired = error
+        _expire(p.waiter, error)
+        _expire(p.drain, error)
+        self._pending.clear()
+        self._pending_size = 0
+        self._transport.abort()
 
     async def aclose(self) -> None:
         if not self._closed:
@@ -245,7 +267,7 @@ class NativeStream(httpcore.AsyncNetworkStream):
             return t.get_extra_info("socket")
         if info == "is_readable":
             p = self._protocol
-            return bool(p.chunks) or p.eof or p.lost or self._closed
+            return bool(p.chunks) or p.eof or p.lost or self._closed or p.expired is not None
         return None
 
 

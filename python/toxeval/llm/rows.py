@@ -20,7 +20,7 @@ from toxeval.llm.runfile import (
     RunWriter,
     canonical_json,
     json_scores,
-    request_hash,
+    request_hasher,
 )
 from toxeval.taxonomy import Taxonomy
 
@@ -98,12 +98,12 @@ def plan_remote(spec: RequestSpec, keys: Sequence[Key], base_url: str) -> Iterat
     one ``plan`` gives for the whole list)."""
     from toxeval.llm.requests import Item, plan
 
-    fp = spec.fingerprint()
+    hash_item = request_hasher(base_url, spec.fingerprint())
     step = spec.batch_size * max(1, -(-PLAN_CHUNK // spec.batch_size))
     for lo in range(0, len(keys), step):
         part = keys[lo : lo + step]
         items = [Item(id=i, text=t, response=r) for i, t, r in part]
-        hashes = {i: request_hash(base_url, fp, t, r) for i, t, r in part}
+        hashes = {i: hash_item(t, r) for i, t, r in part}
         for unit in plan(spec, items):
             yield Planned(unit, {i: hashes[i] for i in unit.item_ids})
 
@@ -210,7 +210,10 @@ def failed_row(message: str, status: int | None, attempts: int) -> dict[str, Any
 
 def count_done(keys: Sequence[Key], state: RunState, base_url: str, fp: dict[str, Any]) -> int:
     """How many of ``keys`` already have an answer with their current hash."""
-    return sum(answered(state, k, request_hash(base_url, fp, k[1], k[2])) for k in keys)
+    if not state.by_hash:  # a new run file: nothing to look up
+        return 0
+    hash_item = request_hasher(base_url, fp)
+    return sum(answered(state, k, hash_item(k[1], k[2])) for k in keys)
 
 
 def pending(planned: Iterator[Planned], state: RunState) -> Iterator[tuple[Planned, set[str]]]:

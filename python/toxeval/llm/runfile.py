@@ -36,7 +36,7 @@ import json
 import math
 import os
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -51,6 +51,7 @@ __all__ = [
     "is_run_file",
     "read_run",
     "request_hash",
+    "request_hasher",
 ]
 
 RUN_FORMAT = 1
@@ -71,6 +72,26 @@ def request_hash(
     """sha256 (hex) of everything that determines one item's answer."""
     key = canonical_json([base_url, dict(fingerprint), text, response])
     return hashlib.sha256(key.encode("utf-8")).hexdigest()
+
+
+def request_hasher(
+    base_url: str, fingerprint: Mapping[str, Any]
+) -> Callable[[str, str | None], str]:
+    """``request_hash(base_url, fingerprint, text, response)`` as a function of ``text``
+    and ``response``: the canonical JSON of a list is its items' canonical JSON between
+    ``[``, ``,`` and ``]``, so the shared start (the fingerprint, the largest part) is
+    encoded and hashed once, not once per item."""
+    start = hashlib.sha256(
+        f"[{canonical_json(base_url)},{canonical_json(dict(fingerprint))},".encode()
+    )
+    encode = json.JSONEncoder(ensure_ascii=False).encode  # a str or None: no keys to sort
+
+    def hash_item(text: str, response: str | None) -> str:
+        h = start.copy()
+        h.update(f"{encode(text)},{encode(response)}]".encode())
+        return h.hexdigest()
+
+    return hash_item
 
 
 def is_run_file(path: str | Path) -> bool:
