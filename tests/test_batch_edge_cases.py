@@ -209,6 +209,18 @@ def test_a_truncated_output_is_an_error_naming_the_line(
     assert p.returncode == 2 and "is not JSON" in p.stderr
 
 
+def test_an_output_with_no_answer_says_so_without_a_temporary_path(
+    cli: Callable[..., CliRun], dataset: Path, tmp_path: Path
+) -> None:
+    batch = tmp_path / "batch.jsonl"
+    write_batch(cli, dataset, batch)
+    out = write_lines(tmp_path / "out.jsonl", batch_output(batch, fail=frozenset(range(24))))
+    p = score_batch(cli, out, dataset, batch)
+    assert p.returncode == 2
+    assert str(out) in p.stderr and "24 failed requests" in p.stderr
+    assert "tmp" not in p.stderr.replace(str(tmp_path), "")
+
+
 @pytest.mark.parametrize(
     "sidecar",
     [
@@ -228,3 +240,38 @@ def test_a_broken_sidecar_is_a_clear_error(
     p = score_batch(cli, out, dataset, batch)
     assert p.returncode == 2, p.stderr
     assert str(side) in p.stderr
+
+
+def test_out_keeps_another_runs_run_file(
+    cli: Callable[..., CliRun], dataset: Path, tmp_path: Path
+) -> None:
+    # --out holds run.jsonl of another run (evaluate --detector keeps its answers there)
+    batch = tmp_path / "batch.jsonl"
+    write_batch(cli, dataset, batch)
+    out = write_lines(tmp_path / "out.jsonl", batch_output(batch))
+    results = tmp_path / "results"
+    results.mkdir()
+    other = results / "run.jsonl"
+    other.write_text('{"toxeval_run": 1}\n')
+    p = score_batch(cli, out, dataset, batch, "--out", str(results))
+    assert p.returncode == 2 and "run.jsonl" in p.stderr
+    assert other.read_text() == '{"toxeval_run": 1}\n'
+    # the batch output itself saved as run.jsonl there is read, not deleted first
+    out.replace(other)
+    p = score_batch(cli, other, dataset, batch, "--out", str(results))
+    assert p.returncode == 2 and other.exists()
+
+
+def test_out_run_file_is_replaced_by_the_same_batch_scored_again(
+    cli: Callable[..., CliRun], dataset: Path, tmp_path: Path
+) -> None:
+    batch = tmp_path / "batch.jsonl"
+    write_batch(cli, dataset, batch)
+    out = write_lines(tmp_path / "out.jsonl", batch_output(batch))
+    results = tmp_path / "results"
+    first = score_batch(cli, out, dataset, batch, "--out", str(results))
+    assert first.returncode == 0, first.stderr
+    run = (results / "run.jsonl").read_text()
+    again = score_batch(cli, out, dataset, batch, "--out", str(results))
+    assert again.returncode == 0, again.stderr
+    assert again.stdout == first.stdout and (results / "run.jsonl").read_text() == run
