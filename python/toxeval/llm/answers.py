@@ -249,10 +249,10 @@ def score_labels(
 ) -> Answer:
     """One answer read with toxeval's parser (methods ``json``, ``labels``, ``llama-guard``).
 
-    ``json``: categories the JSON object leaves out (or gives null) are NaN. With a
-    ``mapping`` (Llama Guard), categories no code maps to are NaN. Other methods have
-    no per-category unknown: a null there makes the answer unparseable, as in
-    :func:`~toxeval.parsing.parse_output`.
+    ``json``: categories the JSON object leaves out (or gives null) are NaN, whether its
+    values are scores, booleans or yes/no words. With a ``mapping`` (Llama Guard),
+    categories no code maps to are NaN. Other methods have no per-category unknown: a
+    null there makes the answer unparseable, as in :func:`~toxeval.parsing.parse_output`.
     """
     if reply.text is None:
         return unparseable(reply.problem or "empty answer", method, None, reply.reasoning)
@@ -263,10 +263,9 @@ def score_labels(
         return unparseable(reason or "unparseable", method, reply.text, reply.reasoning)
     scores = np.array(r.scores, dtype=np.float64)
     unknown_ids: list[str] = []
-    if method == "json":
-        found = _score_object_keys(reply.text, taxonomy)
-        if found is not None and (r.graded or found[1]):  # scores, or an explicit null
-            unknown_ids = [i for i in taxonomy.ids if i not in found[0]]
+    found = _score_object_keys(reply.text, taxonomy) if method == "json" else None
+    if found is not None:  # a JSON object with a value (or a null) per category it names
+        unknown_ids = [i for i in taxonomy.ids if i not in found[0]]
     if mapping is not None:
         reachable = {i for ids in mapping.table.values() for i in ids}
         unknown_ids = [i for i in taxonomy.ids if i not in reachable]
