@@ -168,6 +168,54 @@ def unknown_rows(table: pa.Table, taxonomy: Taxonomy) -> UnknownRows:
     return UnknownRows(null=null & ~failed, failed=failed, errors=errors)
 
 
+def check_one_form(table: pa.Table, taxonomy: Taxonomy, unknown: UnknownRows, src: str) -> None:
+    """Raise :class:`PredictionError` when rows left without a prediction in the form the
+    file is read in (``scores``, say) give one in another form (``labels``) that no row
+    with a prediction carries: the file mixes forms (two dumps joined, a JSONL whose
+    first line decided the form), and those rows would be counted as null predictions
+    while their predictions are there. A column of another form that the predicted rows
+    carry too (scores with their thresholded labels beside them) is a companion column,
+    not a second form; text columns are never one (the input text, the raw output)."""
+    chosen = _prediction_columns(table, taxonomy)
+    if not chosen or not unknown.null.any():
+        return
+    has = ~unknown.rows
+    for other in _form_columns(table, taxonomy):
+        if other == chosen or set(other) & set(chosen):
+            continue
+        given = np.zeros(table.num_rows, dtype=bool)
+        for name in other:
+            given |= np.asarray(
+                table.column(name).is_valid().to_numpy(zero_copy_only=False), dtype=bool
+            )
+        stray = given & unknown.null
+        if stray.any() and not (given & has).any():
+            ids = table.column("id").combine_chunks() if "id" in table.column_names else None
+            row = int(np.flatnonzero(stray)[0])
+            what = ", ".join(repr(c) for c in other[:3]) + (", ..." if len(other) > 3 else "")
+            n = int(stray.sum())
+            rows = f"{n} row gives its" if n == 1 else f"{n} rows give their"
+            raise PredictionError(
+                f"{src}: {rows} prediction in {what} (first: {row_name(ids, row)}), the "
+                "other rows in "
+                f"{', '.join(repr(c) for c in chosen[:3])}{', ...' if len(chosen) > 3 else ''}"
+                "; a file holds one form of prediction: write them in one form (or "
+                "split the file)"
+            )
+
+
+def _form_columns(table: pa.Table, taxonomy: Taxonomy) -> list[list[str]]:
+    """The columns of each prediction form present, other than text: a score column,
+    the columns named after categories, each label column."""
+    names = table.column_names
+    forms = [[n] for n in SCORE_COLUMNS if n in names]
+    named = [n for n in names if n not in ID_COLUMNS and resolve_category(n, taxonomy) is not None]
+    if named:
+        forms.append(named)
+    forms += [[n] for n in LABEL_COLUMNS if n in names]
+    return forms
+
+
 def _prediction_columns(table: pa.Table, taxonomy: Taxonomy) -> list[str]:
     """The column(s) holding the predictions, in :func:`extract_scores`'s order of preference:
     a ``scores`` column (object, map or vector; all-null too), the columns named after
