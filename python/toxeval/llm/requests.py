@@ -53,6 +53,7 @@ __all__ = [
     "load_template",
     "plan",
     "read",
+    "taxonomy_fingerprint",
 ]
 
 CHAT_PATH = "/chat/completions"
@@ -96,6 +97,12 @@ class Unit:
 def _sha256_json(obj: Any) -> str:
     data = json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(data.encode("utf-8")).hexdigest()
+
+
+def taxonomy_fingerprint(tax: Taxonomy) -> dict[str, str]:
+    """The ``taxonomy`` entry of a fingerprint: its name and the sha256 of what the model
+    is told about it (name, version, and each category's id, name, definition, aliases)."""
+    return {"name": tax.name, "sha256": _taxonomy_sha256(tax)}
 
 
 def _taxonomy_sha256(tax: Taxonomy) -> str:
@@ -273,7 +280,7 @@ class RequestSpec:
             "api": self.api,
             "model": self.model,
             "level": self.level,
-            "taxonomy": {"name": self.taxonomy.name, "sha256": _taxonomy_sha256(self.taxonomy)},
+            "taxonomy": taxonomy_fingerprint(self.taxonomy),
         }
         if self.api == "moderation":
             fp["mapping"] = _mapping_fingerprint(load_mapping("openai-moderation"))
