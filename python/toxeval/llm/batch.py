@@ -104,10 +104,12 @@ def write_batch_file(
                 }
                 f.write(json.dumps(line, ensure_ascii=False) + "\n")
                 n += 1
+    from toxeval.llm.requests import public_url
+
     sidecar = {
         "toxeval_batch": BATCH_FORMAT,
         "detector": detector.text,
-        "base_url": base_url,
+        "base_url": public_url(base_url),  # a password in it is written nowhere
         "fingerprint": spec.fingerprint(),
         "options": options,
         "dataset": {"name": dataset.name, "sha256": dataset.sha256},

@@ -55,6 +55,7 @@ class RunScores:
 def run_scores(path: str | Path, dataset: Dataset) -> RunScores:
     """Read the run file ``path`` against ``dataset`` (see the module docstring)."""
     from toxeval.files import file_sha256
+    from toxeval.llm.requests import public_url
     from toxeval.llm.rows import dataset_keys
     from toxeval.predictions import Predictions
 
@@ -160,7 +161,7 @@ def run_scores(path: str | Path, dataset: Dataset) -> RunScores:
         "source": str(path),
         "sha256": preds.sha256,
         "detector": state.header.get("detector"),
-        "base_url": base,
+        "base_url": public_url(base),
         "fingerprint": fp,
         "scoring_method": sorted(methods) or None,
         "rows": {
