@@ -107,3 +107,32 @@ def test_ids_differing_in_normalisation_or_whitespace_stay_apart(
     expected = np.array([_vector(n % 2 == 0) for n in range(len(IDS))])
     np.testing.assert_array_equal(result.rows.scores, expected)
     assert json.loads(json.dumps(result.to_dict()))["counts"]["missing_prediction"] == 0
+
+
+@pytest.mark.parametrize("mapping", [None, "llama-guard-3"])
+def test_llama_guard_verdicts_leave_unreached_categories_unknown(
+    tmp_path: Path, mapping: str | None
+) -> None:
+    # Llama Guard 3 has no code for harassment, extremism or profanity: its verdict says
+    # nothing about them (the runner reads a live Llama Guard the same way)
+    n = 12
+    rows = [
+        {"id": f"r{i}", "text": "t", "labels": ["harassment"] if i % 3 == 0 else ["violence"]}
+        for i in range(n)
+    ]
+    ds = write_jsonl(tmp_path / "ds.jsonl", rows)
+    outputs = ["unsafe\nS1" if i % 2 else "safe" for i in range(n)]
+    outputs[0] = "harassment, violence"  # a label list names harassment: known there
+    dump = write_jsonl(
+        tmp_path / "p.jsonl", [{"id": f"r{i}", "output": o} for i, o in enumerate(outputs)]
+    )
+    result = toxeval.score(dump, ds, mapping=mapping, bootstrap=0)
+    by_id = {c["id"]: c for c in result.per_category}
+    unreached = ("harassment", "extremism", "profanity")
+    for cid in unreached:
+        assert by_id[cid]["unknown"] == n - 1, cid
+    assert by_id["harassment"]["support"] == 1
+    assert by_id["violence"]["unknown"] == 0
+    assert result.counts["unknown_cells"] == (n - 1) * len(unreached)
+    assert result.rows is not None and not result.rows.mask[1:, TAX.index("profanity")].any()
+    assert any("Llama Guard verdicts" in note for note in result.notes)

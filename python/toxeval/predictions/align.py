@@ -325,6 +325,7 @@ def build_predictions(
     n_parse_excluded = 0
     graded = True
     n_out = 0
+    unknown_cells: np.ndarray | None = None
     if kind == "text":
         from toxeval.parsing import parse_outputs
 
@@ -345,6 +346,16 @@ def build_predictions(
             )
         out = np.zeros((n, taxonomy.k), dtype=np.float64)
         out[join.dst] = batch.scores
+        cells = verdict_unknown_cells(used, batch.scores, statuses, taxonomy, mapping)
+        if cells is not None:
+            unknown_cells = np.zeros((n, taxonomy.k), dtype=bool)
+            unknown_cells[join.dst] = cells
+            cols = [taxonomy.ids[c] for c in np.flatnonzero(cells.any(axis=0))]
+            notes.append(
+                f"{int(cells.any(axis=1).sum())} outputs are Llama Guard verdicts, read "
+                f"through a code mapping that reaches no code for {', '.join(cols)}: those "
+                "cells are masked as unknown labels on those rows, not negatives"
+            )
         if bad.size and parse_policy == "exclude":
             scored[join.dst[bad]] = False
             n_parse_excluded = int(bad.size)
@@ -391,4 +402,36 @@ def build_predictions(
         null_ids=null_ids,
         n_failed=n_failed,
         failed=failed,
+        unknown_cells=unknown_cells,
     )
+
+
+def verdict_unknown_cells(
+    texts: list[Any],
+    scores: np.ndarray,
+    statuses: np.ndarray,
+    taxonomy: Taxonomy,
+    mapping: LabelMapping | None,
+) -> np.ndarray | None:
+    """(len(texts), K) bool: the cells of rows whose output is a Llama Guard verdict
+    (``safe``, or ``unsafe`` and codes) that the code mapping read (``mapping``, else the
+    built-in one the parser uses) reaches with no code, and that the row does not flag;
+    None when there are none. Such a verdict says nothing about those categories."""
+    from toxeval.parsing.llama_guard import LG_RE, default_llama_guard_mapping
+
+    m = mapping if mapping is not None else default_llama_guard_mapping(taxonomy)[0]
+    if m is None:
+        return None
+    reach = np.zeros(taxonomy.k, dtype=bool)
+    for ids in m.table.values():
+        for i in ids:
+            if i in taxonomy.ids:
+                reach[taxonomy.index(i)] = True
+    if reach.all():
+        return None
+    verdict = np.array(
+        [isinstance(t, str) and LG_RE.match(t) is not None for t in texts], dtype=bool
+    )
+    verdict &= statuses != "unparseable"
+    cells = verdict[:, None] & ~reach[None, :] & (scores == 0.0)
+    return cells if cells.any() else None
