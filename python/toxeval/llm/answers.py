@@ -280,9 +280,7 @@ def score_labels(
             reason = _join_reasons(TRUNCATED, "no category flagged before the cut", reason)
             return unparseable(reason or TRUNCATED, method, reply.text, reply.reasoning)
         scores[[taxonomy.index(i) for i in cut]] = np.nan
-        reason = _join_reasons(
-            reason, f"{TRUNCATED}: not flagged before the cut: {', '.join(cut)}"
-        )
+        reason = _join_reasons(reason, f"{TRUNCATED}: not flagged before the cut: {', '.join(cut)}")
         status = "partial"
     if unknown_ids:
         scores[[taxonomy.index(i) for i in unknown_ids]] = np.nan
