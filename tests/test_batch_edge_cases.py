@@ -275,3 +275,23 @@ def test_out_run_file_is_replaced_by_the_same_batch_scored_again(
     again = score_batch(cli, out, dataset, batch, "--out", str(results))
     assert again.returncode == 0, again.stderr
     assert again.stdout == first.stdout and (results / "run.jsonl").read_text() == run
+
+
+@pytest.mark.parametrize(
+    "option",
+    [
+        ("--parse-policy", "error"),
+        ("--mapping", "llama-guard-3"),
+        ("--format", "csv"),
+        ("--on-mismatch", "drop"),
+    ],
+)
+def test_dump_options_are_refused_with_a_batch_output(
+    cli: Callable[..., CliRun], dataset: Path, tmp_path: Path, option: tuple[str, str]
+) -> None:
+    # they do not apply to a batch (as to a run file), rather than be ignored
+    batch = tmp_path / "batch.jsonl"
+    write_batch(cli, dataset, batch)
+    out = write_lines(tmp_path / "out.jsonl", batch_output(batch))
+    p = score_batch(cli, out, dataset, batch, *option)
+    assert p.returncode == 2 and f"{option[0]} does not apply to a Batch API output" in p.stderr

@@ -162,6 +162,19 @@ def _score_batch(args: argparse.Namespace) -> int:
     from toxeval.llm.runscores import score_run
     from toxeval.scoring.intervals import add_intervals
 
+    given = {
+        "--format": args.format != "auto",
+        "--parse-policy": args.parse_policy != "exclude",
+        "--on-mismatch": args.on_mismatch != "error",
+        "--mapping": args.mapping is not None,
+    }
+    unused = [flag for flag, on in given.items() if on]
+    if unused:
+        raise UsageError(
+            f"{', '.join(unused)} {'does' if len(unused) == 1 else 'do'} not apply to a Batch "
+            "API output (--batch-input): it is read as the run file the batch gives, with "
+            "the options its sidecar records; drop " + ("it" if len(unused) == 1 else "them")
+        )
     ds = load_dataset(args.dataset, **_dataset_options(args))
     with tempfile.TemporaryDirectory() as tmp:
         run_file = Path(tmp) / "run.jsonl"
