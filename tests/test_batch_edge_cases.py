@@ -295,3 +295,37 @@ def test_dump_options_are_refused_with_a_batch_output(
     out = write_lines(tmp_path / "out.jsonl", batch_output(batch))
     p = score_batch(cli, out, dataset, batch, *option)
     assert p.returncode == 2 and f"{option[0]} does not apply to a Batch API output" in p.stderr
+
+
+def test_the_batch_file_never_replaces_the_dataset_or_a_run_file(
+    cli: Callable[..., CliRun], dataset: Path, tmp_path: Path
+) -> None:
+    before = dataset.read_bytes()
+    p = cli(
+        "predict", "--dataset", str(dataset), "--detector", "openai:fake",
+        "--batch-file", str(dataset), "--base-url", URL,
+    )  # fmt: skip
+    assert p.returncode == 2 and "would overwrite the dataset file" in p.stderr
+    assert dataset.read_bytes() == before
+    run = tmp_path / "run.jsonl"
+    run.write_text('{"toxeval_run": 1}\n')
+    p = cli(
+        "predict", "--dataset", str(dataset), "--detector", "openai:fake",
+        "--batch-file", str(run), "--base-url", URL,
+    )  # fmt: skip
+    assert p.returncode == 2 and "is not a batch input toxeval wrote" in p.stderr
+    assert run.read_text() == '{"toxeval_run": 1}\n'
+    assert not (tmp_path / "run.jsonl.toxeval.json").exists()
+
+
+def test_a_batch_file_written_again_replaces_the_earlier_batch(
+    cli: Callable[..., CliRun], dataset: Path, tmp_path: Path
+) -> None:
+    batch = tmp_path / "batch.jsonl"
+    write_batch(cli, dataset, batch, "--limit", "4")
+    write_batch(cli, dataset, batch, "--limit", "6")
+    assert len(batch.read_text().splitlines()) == 6
+    assert len(json.loads((tmp_path / "batch.jsonl.toxeval.json").read_text())["ids"]) == 6
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "batch.jsonl", "batch.jsonl.toxeval.json", "ds.jsonl",
+    ]  # fmt: skip

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -90,20 +91,18 @@ def write_batch_file(
     dataset: Dataset,
     options: dict[str, Any],
 ) -> RunSummary:
-    """Write the Batch API input file and its sidecar (replacing both)."""
+    """Write the Batch API input file and its sidecar, replacing those of an earlier
+    batch; any other existing file of either name (the dataset, a run file) is an
+    error and is kept. Both are written to temporary files first and renamed into
+    place."""
     out = Path(batch_file)
-    n = 0
-    with open(out, "w", encoding="utf-8") as f:
-        for ui, p in enumerate(plan_remote(spec, keys, base_url)):
-            for ci, call in enumerate(p.unit.calls):
-                line = {
-                    "custom_id": custom_id(ui, ci, call.path, call.body, BATCH_FORMAT),
-                    "method": "POST",
-                    "url": _url_path(base_url, call.path),
-                    "body": call.body,
-                }
-                f.write(json.dumps(line, ensure_ascii=False) + "\n")
-                n += 1
+    _check_target(out, dataset)
+    tmp = out.with_name(f".{out.name}.tmp")
+    try:
+        n = _write_requests(tmp, spec, keys, base_url)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
     from toxeval.llm.requests import public_url
 
     sidecar = {
@@ -115,8 +114,62 @@ def write_batch_file(
         "dataset": {"name": dataset.name, "sha256": dataset.sha256},
         "ids": [k[0] for k in keys],
     }
-    sidecar_path(out).write_text(json.dumps(sidecar, indent=1) + "\n", encoding="utf-8")
+    side = sidecar_path(out)
+    side_tmp = side.with_name(f".{side.name}.tmp")
+    side_tmp.write_text(json.dumps(sidecar, indent=1) + "\n", encoding="utf-8")
+    os.replace(tmp, out)
+    os.replace(side_tmp, side)
     return RunSummary(path=str(out), items=len(keys), requests=n)
+
+
+def _write_requests(path: Path, spec: RequestSpec, keys: Sequence[Key], base_url: str) -> int:
+    """One Batch API request a line into ``path``; returns how many."""
+    n = 0
+    with open(path, "w", encoding="utf-8") as f:
+        for ui, p in enumerate(plan_remote(spec, keys, base_url)):
+            for ci, call in enumerate(p.unit.calls):
+                line = {
+                    "custom_id": custom_id(ui, ci, call.path, call.body, BATCH_FORMAT),
+                    "method": "POST",
+                    "url": _url_path(base_url, call.path),
+                    "body": call.body,
+                }
+                f.write(json.dumps(line, ensure_ascii=False) + "\n")
+                n += 1
+    return n
+
+
+def _is_sidecar(path: Path) -> bool:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(data, dict) and "toxeval_batch" in data
+
+
+def _check_target(out: Path, dataset: Dataset) -> None:
+    """A ValueError unless ``out`` and its sidecar may be written: neither names the
+    dataset or taxonomy file read, and an existing ``out`` is a batch input toxeval
+    wrote (it has a sidecar), as is an existing sidecar."""
+    side = sidecar_path(out)
+    for name, source in (("dataset", dataset.source), ("taxonomy", dataset.taxonomy.source)):
+        p = Path(source) if source and not source.startswith("built-in:") else None
+        if p is not None and p.is_file() and any(t.exists() and t.samefile(p) for t in (out, side)):
+            raise ValueError(
+                f"--batch-file {out}: it would overwrite the {name} file {p}; choose another name"
+            )
+    if out.is_dir():
+        raise ValueError(f"--batch-file {out}: is a directory; give a file name")
+    if side.exists() and not _is_sidecar(side):
+        raise ValueError(
+            f"--batch-file {out}: {side} exists and is not a toxeval batch sidecar; it is "
+            "kept: choose another name"
+        )
+    if out.exists() and not side.exists():
+        raise ValueError(
+            f"--batch-file {out}: the file exists and is not a batch input toxeval wrote (it "
+            f"has no sidecar {side.name}); it is kept: choose another name, or remove it"
+        )
 
 
 def read_sidecar(batch_input: str | Path) -> dict[str, Any]:
