@@ -329,3 +329,21 @@ def test_a_batch_file_written_again_replaces_the_earlier_batch(
     assert sorted(p.name for p in tmp_path.iterdir()) == [
         "batch.jsonl", "batch.jsonl.toxeval.json", "ds.jsonl",
     ]  # fmt: skip
+
+
+def test_a_batch_with_a_template_file_is_scored_from_another_folder(
+    cli: Callable[..., CliRun], dataset: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import toxeval.llm
+
+    work = tmp_path / "work"
+    work.mkdir()
+    shipped = Path(toxeval.llm.__file__).parents[1] / "data/templates/zero-shot-prompt.toml"
+    (work / "mine.toml").write_bytes(shipped.read_bytes())
+    monkeypatch.chdir(work)
+    batch = tmp_path / "batch.jsonl"
+    write_batch(cli, dataset, batch, "--template", "mine.toml")
+    out = write_lines(tmp_path / "out.jsonl", batch_output(batch))
+    monkeypatch.chdir(tmp_path)
+    p = score_batch(cli, out, dataset, batch)
+    assert p.returncode == 0, p.stderr

@@ -97,6 +97,10 @@ def write_batch_file(
     place."""
     out = Path(batch_file)
     _check_target(out, dataset)
+    template = options.get("template")
+    if isinstance(template, str) and Path(template).is_file():
+        # scoring may run from another folder: the sidecar names the file it can find
+        options = {**options, "template": str(Path(template).resolve())}
     tmp = out.with_name(f".{out.name}.tmp")
     try:
         n = _write_requests(tmp, spec, keys, base_url)
@@ -268,11 +272,17 @@ def batch_run_file(
             f"(sha256 {side['dataset']['sha256'][:12]}...), not {dataset.name!r}"
         )
     det = parse_detector(side["detector"])
+    options = dict(side["options"])
+    template = options.get("template")
+    if isinstance(template, str) and not Path(template).is_absolute():
+        beside = Path(batch_input).parent / template  # a relative path, as written
+        if not Path(template).is_file() and beside.is_file():
+            options["template"] = str(beside)
     spec = build_request_spec(
         det,
         dataset.taxonomy,
         "response" if dataset.level == "response" else "prompt",
-        **side["options"],
+        **options,
     )
     if canonical_json(spec.fingerprint()) != canonical_json(side["fingerprint"]):
         raise RunFileError(
