@@ -347,3 +347,22 @@ def test_a_batch_with_a_template_file_is_scored_from_another_folder(
     monkeypatch.chdir(tmp_path)
     p = score_batch(cli, out, dataset, batch)
     assert p.returncode == 0, p.stderr
+
+
+def test_results_name_the_batch_output_not_a_temporary_run_file(
+    cli: Callable[..., CliRun], dataset: Path, tmp_path: Path
+) -> None:
+    import hashlib
+
+    batch = tmp_path / "batch.jsonl"
+    write_batch(cli, dataset, batch)
+    out = write_lines(tmp_path / "out.jsonl", batch_output(batch))
+    results = tmp_path / "results"
+    p = score_batch(cli, out, dataset, batch, "--out", str(results))
+    assert p.returncode == 0, p.stderr
+    data = json.loads((results / "results.json").read_text())
+    sha = hashlib.sha256(out.read_bytes()).hexdigest()
+    assert data["inputs"]["predictions"] == {"path": str(out), "name": out.name, "sha256": sha}
+    assert data["system"]["source"] == str(out) and data["system"]["batch_input"] == str(batch)
+    system = next(x for x in (results / "report.md").read_text().splitlines() if "| system" in x)
+    assert "Batch API output" in system and "run file" not in system

@@ -191,6 +191,7 @@ def _score_batch(args: argparse.Namespace) -> int:
                 result = score_run(run_file, ds, threshold=args.threshold, progress=step)
             except ValueError as e:
                 raise ValueError(str(e).replace(str(run_file), str(args.predictions))) from None
+            _batch_provenance(result, args.predictions, args.batch_input)
             if args.bootstrap:
                 step("bootstrap intervals")
             add_intervals(result, args.bootstrap, seed=args.bootstrap_seed)
@@ -200,6 +201,21 @@ def _score_batch(args: argparse.Namespace) -> int:
             os.replace(kept.with_name(".run.jsonl.tmp"), kept)
     finish_command(result, args, written)
     return 0
+
+
+def _batch_provenance(result: Any, output: str, batch_input: str) -> None:
+    """The report and results.json name the Batch API output (with its sha256) and the
+    batch input, not the temporary run file they were read through."""
+    from toxeval.files import file_record
+
+    rec = file_record(output)
+    result.inputs["predictions"] = rec
+    result.system = {
+        **result.system,
+        "source": str(output),
+        "sha256": rec["sha256"],
+        "batch_input": str(batch_input),
+    }
 
 
 def _same_bytes(a: Path, b: Path) -> bool:
