@@ -158,6 +158,11 @@ def system_line(result: EvaluationResult) -> str:
         return f"detector {sysd.get('detector')} {sysd.get('detector_version', '')}".strip()
     if sysd.get("kind") == "run":  # a run file of toxeval predict
         methods = ", ".join(sysd.get("scoring_method") or ["unknown"])
+        if sysd.get("batch_input"):  # a Batch API output, read through its input's sidecar
+            return (
+                f"{sysd.get('detector')} ({methods} scoring), Batch API output "
+                f"{sysd.get('source')} (requests {sysd.get('batch_input')})"
+            )
         return f"{sysd.get('detector')} ({methods} scoring), run file {sysd.get('source')}"
     return f"predictions {sysd.get('source')} ({sysd.get('format')}, {sysd.get('kind')})"
 

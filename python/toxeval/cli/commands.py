@@ -151,8 +151,11 @@ def _cmd_score(args: argparse.Namespace) -> int:
 
 
 def _score_batch(args: argparse.Namespace) -> int:
-    """A Batch API output, read through the sidecar of its input into a run file (kept as
-    run.jsonl in --out, else temporary), then scored like any run file."""
+    """A Batch API output, read through the sidecar of its input into a run file, then
+    scored like any run file. The run file is written in a temporary folder; with --out
+    it is kept there as run.jsonl, unless the folder holds another run.jsonl (the run
+    file of a live run, or the batch output itself), which is never replaced."""
+    import shutil
     import tempfile
 
     from toxeval.datasets import load_dataset
@@ -160,21 +163,69 @@ def _score_batch(args: argparse.Namespace) -> int:
     from toxeval.llm.runscores import score_run
     from toxeval.scoring.intervals import add_intervals
 
+    given = {
+        "--format": args.format != "auto",
+        "--parse-policy": args.parse_policy != "exclude",
+        "--on-mismatch": args.on_mismatch != "error",
+        "--mapping": args.mapping is not None,
+    }
+    unused = [flag for flag, on in given.items() if on]
+    if unused:
+        raise UsageError(
+            f"{', '.join(unused)} {'does' if len(unused) == 1 else 'do'} not apply to a Batch "
+            "API output (--batch-input): it is read as the run file the batch gives, with "
+            "the options its sidecar records; drop " + ("it" if len(unused) == 1 else "them")
+        )
     ds = load_dataset(args.dataset, **_dataset_options(args))
     with tempfile.TemporaryDirectory() as tmp:
-        run_file = Path(args.out) / "run.jsonl" if args.out else Path(tmp) / "run.jsonl"
-        if args.out:
-            Path(args.out).mkdir(parents=True, exist_ok=True)
-            run_file.unlink(missing_ok=True)
+        run_file = Path(tmp) / "run.jsonl"
         batch_run_file(args.predictions, args.batch_input, ds, run_file)
+        kept = Path(args.out) / "run.jsonl" if args.out else None
+        if kept is not None and kept.exists() and not _same_bytes(kept, run_file):
+            raise UsageError(
+                f"--out {args.out}: it holds a run.jsonl that is not this batch's run file "
+                "(another run's answers, or the batch output itself); it is kept: move it "
+                "away or choose another output folder"
+            )
         with progress_steps(args.quiet) as step:
-            result = score_run(run_file, ds, threshold=args.threshold, progress=step)
+            try:
+                result = score_run(run_file, ds, threshold=args.threshold, progress=step)
+            except ValueError as e:
+                raise ValueError(str(e).replace(str(run_file), str(args.predictions))) from None
+            _batch_provenance(result, args.predictions, args.batch_input)
             if args.bootstrap:
                 step("bootstrap intervals")
             add_intervals(result, args.bootstrap, seed=args.bootstrap_seed)
             written = write_out_folder(result, args, step)
+        if kept is not None:
+            shutil.copyfile(run_file, kept.with_name(".run.jsonl.tmp"))
+            os.replace(kept.with_name(".run.jsonl.tmp"), kept)
     finish_command(result, args, written)
     return 0
+
+
+def _batch_provenance(result: Any, output: str, batch_input: str) -> None:
+    """The report and results.json name the Batch API output (with its sha256) and the
+    batch input, not the temporary run file they were read through."""
+    from toxeval.files import file_record
+
+    rec = file_record(output)
+    result.inputs["predictions"] = rec
+    result.system = {
+        **result.system,
+        "source": str(output),
+        "sha256": rec["sha256"],
+        "batch_input": str(batch_input),
+    }
+
+
+def _same_bytes(a: Path, b: Path) -> bool:
+    import filecmp
+
+    try:
+        return a.is_file() and bool(filecmp.cmp(a, b, shallow=False))
+    except OSError:
+        return False
 
 
 def _cmd_datasets(args: argparse.Namespace) -> int:

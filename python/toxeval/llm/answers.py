@@ -255,10 +255,14 @@ def score_labels(
 ) -> Answer:
     """One answer read with toxeval's parser (methods ``json``, ``labels``, ``llama-guard``).
 
-    ``json``: categories the JSON object leaves out (or gives null) are NaN. With a
-    ``mapping`` (Llama Guard), categories no code maps to are NaN. Other methods have
-    no per-category unknown: a null there makes the answer unparseable, as in
-    :func:`~toxeval.parsing.parse_output`.
+    ``json``: categories the JSON object leaves out (or gives null) are NaN, whether its
+    values are scores, booleans or yes/no words. With a ``mapping`` (Llama Guard),
+    categories no code maps to are NaN. Other methods have no per-category unknown: a
+    null there makes the answer unparseable, as in :func:`~toxeval.parsing.parse_output`.
+    An answer cut by ``max_tokens`` that flags categories without being a JSON object of
+    scores (a list of the categories that apply, an ``unsafe`` Llama Guard verdict) may
+    have lost names after the cut: the categories it does not flag are NaN, not
+    negatives ("none" and "safe" are whole answers and stand).
     """
     if reply.text is None:
         return unparseable(reply.problem or "empty answer", method, None, reply.reasoning)
@@ -269,14 +273,21 @@ def score_labels(
         return unparseable(reason or "unparseable", method, reply.text, reply.reasoning)
     scores = np.array(r.scores, dtype=np.float64)
     unknown_ids: list[str] = []
-    if method == "json":
-        found = _score_object_keys(reply.text, taxonomy)
-        if found is not None and (r.graded or found[1]):  # scores, or an explicit null
-            unknown_ids = [i for i in taxonomy.ids if i not in found[0]]
+    found = _score_object_keys(reply.text, taxonomy) if method == "json" else None
+    if found is not None:  # a JSON object with a value (or a null) per category it names
+        unknown_ids = [i for i in taxonomy.ids if i not in found[0]]
     if mapping is not None:
         reachable = {i for ids in mapping.table.values() for i in ids}
         unknown_ids = [i for i in taxonomy.ids if i not in reachable]
     status, reason = r.status, r.reason
+    if reply.finish_reason == "length" and found is None and r.status != "empty":
+        cut = [i for i in taxonomy.ids if scores[taxonomy.index(i)] == 0.0]
+        if len(cut) == taxonomy.k:
+            reason = _join_reasons(TRUNCATED, "no category flagged before the cut", reason)
+            return unparseable(reason or TRUNCATED, method, reply.text, reply.reasoning)
+        scores[[taxonomy.index(i) for i in cut]] = np.nan
+        reason = _join_reasons(reason, f"{TRUNCATED}: not flagged before the cut: {', '.join(cut)}")
+        status = "partial"
     if unknown_ids:
         scores[[taxonomy.index(i) for i in unknown_ids]] = np.nan
         status = "partial"
@@ -403,8 +414,8 @@ def score_samples(replies: Sequence[ChatReply], taxonomy: Taxonomy, requested: i
     parsed = 0
     first_bad: str | None = None
     for r in replies:
-        if r.text is None:
-            first_bad = first_bad or r.problem
+        if r.text is None or r.finish_reason == "length":  # a cut list may lack names
+            first_bad = first_bad or r.problem or TRUNCATED
             continue
         res = parse_output(r.text, taxonomy)
         if res.status == "unparseable":

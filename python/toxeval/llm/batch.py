@@ -4,19 +4,25 @@
 (``{"custom_id", "method": "POST", "url": "/v1/chat/completions", "body"}``) instead of
 sending it, and beside it a sidecar ``FILE.toxeval.json`` that records how the requests
 were made: detector, base URL, fingerprint, the options that built the request spec,
-the dataset's sha256 and the ids sent. ``custom_id`` is ``"<unit>.<call>"``, the position
-of the request in that plan.
+the dataset's sha256 and the ids sent. ``custom_id`` is ``"<unit>.<call>.<digest>"``: the
+position of the request in that plan and the first 16 hex digits of the sha256 of its
+path and body, so that an output line answers one request of this input and no other
+(the output of another batch of the same shape, or of this file written again with other
+rows or options, is refused instead of giving its answers to the wrong rows).
 
 ``batch_run_file`` reads the Batch API output (``{"custom_id", "response": {"status_code",
 "body"}, "error"}``) with the sidecar of the input file, rebuilds the same plan, reads the
 answers with :func:`toxeval.llm.requests.read` and writes them as a run file, so that the
 report is the one a live run gives (the request hashes are the live run's too). A request
-without a 200 answer in the output makes its items failed rows (unscored).
+without a 200 answer in the output makes its items failed rows (unscored); a line whose
+``custom_id`` is not a request of the input, or that repeats another line's, is an error.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -39,7 +45,8 @@ if TYPE_CHECKING:
 
 __all__ = ["batch_run_file", "dry_run_summary", "sidecar_path", "write_batch_file"]
 
-BATCH_FORMAT = 1
+BATCH_FORMAT = 2  # 1: custom_id "<unit>.<call>", without the digest (still read)
+SIDECAR_KEYS = ("detector", "base_url", "fingerprint", "options", "dataset", "ids")
 
 
 def sidecar_path(batch_file: str | Path) -> Path:
@@ -66,6 +73,14 @@ def _url_path(base_url: str, path: str) -> str:
     return "/v1" + path
 
 
+def custom_id(unit: int, call: int, path: str, body: dict[str, Any], fmt: int) -> str:
+    """The ``custom_id`` of call ``call`` of unit ``unit`` (see the module docstring)."""
+    if fmt == 1:
+        return f"{unit}.{call}"
+    digest = hashlib.sha256(canonical_json([path, body]).encode("utf-8")).hexdigest()
+    return f"{unit}.{call}.{digest[:16]}"
+
+
 def write_batch_file(
     spec: RequestSpec,
     keys: Sequence[Key],
@@ -76,31 +91,89 @@ def write_batch_file(
     dataset: Dataset,
     options: dict[str, Any],
 ) -> RunSummary:
-    """Write the Batch API input file and its sidecar (replacing both)."""
+    """Write the Batch API input file and its sidecar, replacing those of an earlier
+    batch; any other existing file of either name (the dataset, a run file) is an
+    error and is kept. Both are written to temporary files first and renamed into
+    place."""
     out = Path(batch_file)
+    _check_target(out, dataset)
+    template = options.get("template")
+    if isinstance(template, str) and Path(template).is_file():
+        # scoring may run from another folder: the sidecar names the file it can find
+        options = {**options, "template": str(Path(template).resolve())}
+    tmp = out.with_name(f".{out.name}.tmp")
+    try:
+        n = _write_requests(tmp, spec, keys, base_url)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    from toxeval.llm.requests import public_url
+
+    sidecar = {
+        "toxeval_batch": BATCH_FORMAT,
+        "detector": detector.text,
+        "base_url": public_url(base_url),  # a password in it is written nowhere
+        "fingerprint": spec.fingerprint(),
+        "options": options,
+        "dataset": {"name": dataset.name, "sha256": dataset.sha256},
+        "ids": [k[0] for k in keys],
+    }
+    side = sidecar_path(out)
+    side_tmp = side.with_name(f".{side.name}.tmp")
+    side_tmp.write_text(json.dumps(sidecar, indent=1) + "\n", encoding="utf-8")
+    os.replace(tmp, out)
+    os.replace(side_tmp, side)
+    return RunSummary(path=str(out), items=len(keys), requests=n)
+
+
+def _write_requests(path: Path, spec: RequestSpec, keys: Sequence[Key], base_url: str) -> int:
+    """One Batch API request a line into ``path``; returns how many."""
     n = 0
-    with open(out, "w", encoding="utf-8") as f:
+    with open(path, "w", encoding="utf-8") as f:
         for ui, p in enumerate(plan_remote(spec, keys, base_url)):
             for ci, call in enumerate(p.unit.calls):
                 line = {
-                    "custom_id": f"{ui}.{ci}",
+                    "custom_id": custom_id(ui, ci, call.path, call.body, BATCH_FORMAT),
                     "method": "POST",
                     "url": _url_path(base_url, call.path),
                     "body": call.body,
                 }
                 f.write(json.dumps(line, ensure_ascii=False) + "\n")
                 n += 1
-    sidecar = {
-        "toxeval_batch": BATCH_FORMAT,
-        "detector": detector.text,
-        "base_url": base_url,
-        "fingerprint": spec.fingerprint(),
-        "options": options,
-        "dataset": {"name": dataset.name, "sha256": dataset.sha256},
-        "ids": [k[0] for k in keys],
-    }
-    sidecar_path(out).write_text(json.dumps(sidecar, indent=1) + "\n", encoding="utf-8")
-    return RunSummary(path=str(out), items=len(keys), requests=n)
+    return n
+
+
+def _is_sidecar(path: Path) -> bool:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(data, dict) and "toxeval_batch" in data
+
+
+def _check_target(out: Path, dataset: Dataset) -> None:
+    """A ValueError unless ``out`` and its sidecar may be written: neither names the
+    dataset or taxonomy file read, and an existing ``out`` is a batch input toxeval
+    wrote (it has a sidecar), as is an existing sidecar."""
+    side = sidecar_path(out)
+    for name, source in (("dataset", dataset.source), ("taxonomy", dataset.taxonomy.source)):
+        p = Path(source) if source and not source.startswith("built-in:") else None
+        if p is not None and p.is_file() and any(t.exists() and t.samefile(p) for t in (out, side)):
+            raise ValueError(
+                f"--batch-file {out}: it would overwrite the {name} file {p}; choose another name"
+            )
+    if out.is_dir():
+        raise ValueError(f"--batch-file {out}: is a directory; give a file name")
+    if side.exists() and not _is_sidecar(side):
+        raise ValueError(
+            f"--batch-file {out}: {side} exists and is not a toxeval batch sidecar; it is "
+            "kept: choose another name"
+        )
+    if out.exists() and not side.exists():
+        raise ValueError(
+            f"--batch-file {out}: the file exists and is not a batch input toxeval wrote (it "
+            f"has no sidecar {side.name}); it is kept: choose another name, or remove it"
+        )
 
 
 def read_sidecar(batch_input: str | Path) -> dict[str, Any]:
@@ -114,14 +187,32 @@ def read_sidecar(batch_input: str | Path) -> dict[str, Any]:
         ) from None
     except (OSError, ValueError) as e:
         raise RunFileError(f"{side}: cannot read it: {e}") from None
-    if not isinstance(data, dict) or data.get("toxeval_batch") != BATCH_FORMAT:
+    if not isinstance(data, dict) or data.get("toxeval_batch") not in (1, BATCH_FORMAT):
         raise RunFileError(f"{side}: not a toxeval batch sidecar")
+    ok = (
+        all(k in data for k in SIDECAR_KEYS)
+        and isinstance(data["detector"], str)
+        and isinstance(data["base_url"], str)
+        and isinstance(data["fingerprint"], dict)
+        and isinstance(data["options"], dict)
+        and isinstance(data["dataset"], dict)
+        and isinstance(data["dataset"].get("name"), str)
+        and isinstance(data["dataset"].get("sha256"), str)
+        and isinstance(data["ids"], list)
+    )
+    if not ok:
+        raise RunFileError(
+            f"{side}: not a complete toxeval batch sidecar (it needs "
+            f"{', '.join(SIDECAR_KEYS)}); it is written by 'toxeval predict --batch-file'"
+        )
     return data
 
 
-def _outputs(path: Path) -> dict[str, tuple[dict[str, Any] | None, str | None]]:
-    """custom_id -> (200 body or None, error message or None)."""
-    out: dict[str, tuple[dict[str, Any] | None, str | None]] = {}
+def _outputs(
+    path: Path, batch_input: str | Path
+) -> dict[str, tuple[int, dict[str, Any] | None, str | None]]:
+    """custom_id -> (line number, 200 body or None, error message or None)."""
+    out: dict[str, tuple[int, dict[str, Any] | None, str | None]] = {}
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as e:
@@ -135,16 +226,35 @@ def _outputs(path: Path) -> dict[str, tuple[dict[str, Any] | None, str | None]]:
             raise RunFileError(f"{path}: line {n} is not JSON") from None
         if not isinstance(obj, dict) or not isinstance(obj.get("custom_id"), str):
             raise RunFileError(f"{path}: line {n} has no custom_id (not a Batch API output)")
+        if "response" not in obj and "error" not in obj and "body" in obj:
+            raise RunFileError(
+                f"{path}: line {n} is a Batch API request, not an answer: give the output "
+                f"file the Batch API returned for {batch_input}"
+            )
+        cid = obj["custom_id"]
+        if cid in out:
+            raise RunFileError(
+                f"{path}: custom_id {cid!r} is on lines {out[cid][0]} and {n}; a Batch API "
+                "output answers each request once (were two outputs joined?)"
+            )
         resp = obj.get("response")
         err = obj.get("error")
         body = resp.get("body") if isinstance(resp, dict) else None
         status = resp.get("status_code") if isinstance(resp, dict) else None
         if status == 200 and isinstance(body, dict):
-            out[obj["custom_id"]] = (body, None)
+            out[cid] = (n, body, None)
         else:
             msg = err.get("message") if isinstance(err, dict) else None
-            out[obj["custom_id"]] = (None, f"batch request failed: HTTP {status}: {msg or err}")
+            out[cid] = (n, None, f"batch request failed: HTTP {status}: {msg or err}")
     return out
+
+
+def _custom_ids(spec: RequestSpec, keys: Sequence[Key], base_url: str, fmt: int) -> list[list[str]]:
+    """The ``custom_id`` of every call, unit by unit, as ``write_batch_file`` wrote them."""
+    return [
+        [custom_id(ui, ci, c.path, c.body, fmt) for ci, c in enumerate(p.unit.calls)]
+        for ui, p in enumerate(plan_remote(spec, keys, base_url))
+    ]
 
 
 def batch_run_file(
@@ -162,11 +272,17 @@ def batch_run_file(
             f"(sha256 {side['dataset']['sha256'][:12]}...), not {dataset.name!r}"
         )
     det = parse_detector(side["detector"])
+    options = dict(side["options"])
+    template = options.get("template")
+    if isinstance(template, str) and not Path(template).is_absolute():
+        beside = Path(batch_input).parent / template  # a relative path, as written
+        if not Path(template).is_file() and beside.is_file():
+            options["template"] = str(beside)
     spec = build_request_spec(
         det,
         dataset.taxonomy,
         "response" if dataset.level == "response" else "prompt",
-        **side["options"],
+        **options,
     )
     if canonical_json(spec.fingerprint()) != canonical_json(side["fingerprint"]):
         raise RunFileError(
@@ -175,14 +291,29 @@ def batch_run_file(
             "the batch was written with"
         )
     by_id = {k[0]: k for k in dataset_keys(dataset)}
+    unknown = [i for i in side["ids"] if not isinstance(i, str) or i not in by_id]
+    if unknown:
+        raise RunFileError(
+            f"{sidecar_path(batch_input)}: {len(unknown)} of its ids are not ids of "
+            f"{dataset.name!r} (first: {unknown[0]!r})"
+        )
     keys = [by_id[i] for i in side["ids"]]
-    outputs = _outputs(Path(batch_output))
+    outputs = _outputs(Path(batch_output), batch_input)
+    ids = _custom_ids(spec, keys, side["base_url"], side["toxeval_batch"])
+    expected = {cid for unit_ids in ids for cid in unit_ids}
+    for cid, (n, _, _) in outputs.items():
+        if cid not in expected:
+            raise RunFileError(
+                f"{batch_output}: line {n}: custom_id {cid!r} is not a request of "
+                f"{batch_input}: the output is of another batch, or {batch_input} was "
+                "written again since it was sent"
+            )
     header = header_line(side["base_url"], side["fingerprint"], det.text)
     with RunWriter(run_file, header, last_header=None) as writer:
-        for ui, p in enumerate(plan_remote(spec, keys, side["base_url"])):
+        for unit_ids, p in zip(ids, plan_remote(spec, keys, side["base_url"]), strict=True):
             unit = p.unit
-            missing = (None, "no answer in the batch output")
-            got = [outputs.get(f"{ui}.{ci}", missing) for ci in range(len(unit.calls))]
+            missing = (0, None, "no answer in the batch output")
+            got = [outputs.get(cid, missing)[1:] for cid in unit_ids]
             errors = [e for _, e in got if e is not None]
             if errors:
                 for item_id in unit.item_ids:

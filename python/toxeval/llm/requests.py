@@ -21,10 +21,12 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Literal
+from urllib.parse import urlsplit, urlunsplit
 
 from toxeval.llm.answers import (
     Answer,
@@ -52,7 +54,9 @@ __all__ = [
     "list_templates",
     "load_template",
     "plan",
+    "public_url",
     "read",
+    "taxonomy_fingerprint",
 ]
 
 CHAT_PATH = "/chat/completions"
@@ -96,6 +100,37 @@ class Unit:
 def _sha256_json(obj: Any) -> str:
     data = json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(data.encode("utf-8")).hexdigest()
+
+
+_SECRET_PARAM = re.compile(r"key|token|secret|sig|pass|auth|cred", re.IGNORECASE)
+
+
+def public_url(url: str) -> str:
+    """``url`` as toxeval writes it (sidecars, results, reports): a password in its user
+    part, a user part that is a token alone, and the values of query parameters whose
+    name says they are secret (``api_key``, ``token``, ``sig``, ...) are replaced by
+    ``***`` (a URL still: ``[...]`` would read as an IPv6 host); everything else is kept
+    as given."""
+    parts = urlsplit(url)
+    netloc = parts.netloc
+    if "@" in netloc:
+        user, host = netloc.rsplit("@", 1)
+        name, sep, _ = user.partition(":")
+        netloc = f"{name}:***@{host}" if sep else f"***@{host}"
+    query = parts.query
+    if query:
+        pairs = []
+        for piece in query.split("&"):
+            k, eq, _ = piece.partition("=")
+            pairs.append(f"{k}=***" if eq and _SECRET_PARAM.search(k) else piece)
+        query = "&".join(pairs)
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+def taxonomy_fingerprint(tax: Taxonomy) -> dict[str, str]:
+    """The ``taxonomy`` entry of a fingerprint: its name and the sha256 of what the model
+    is told about it (name, version, and each category's id, name, definition, aliases)."""
+    return {"name": tax.name, "sha256": _taxonomy_sha256(tax)}
 
 
 def _taxonomy_sha256(tax: Taxonomy) -> str:
@@ -273,7 +308,7 @@ class RequestSpec:
             "api": self.api,
             "model": self.model,
             "level": self.level,
-            "taxonomy": {"name": self.taxonomy.name, "sha256": _taxonomy_sha256(self.taxonomy)},
+            "taxonomy": taxonomy_fingerprint(self.taxonomy),
         }
         if self.api == "moderation":
             fp["mapping"] = _mapping_fingerprint(load_mapping("openai-moderation"))

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from toxeval.datasets import Dataset
     from toxeval.predictions import Predictions
     from toxeval.scoring import EvaluationResult, Progress
+    from toxeval.taxonomy import Taxonomy
 
 __all__ = ["RunScores", "run_scores", "score_run"]
 
@@ -54,6 +55,7 @@ class RunScores:
 def run_scores(path: str | Path, dataset: Dataset) -> RunScores:
     """Read the run file ``path`` against ``dataset`` (see the module docstring)."""
     from toxeval.files import file_sha256
+    from toxeval.llm.requests import public_url
     from toxeval.llm.rows import dataset_keys
     from toxeval.predictions import Predictions
 
@@ -65,6 +67,7 @@ def run_scores(path: str | Path, dataset: Dataset) -> RunScores:
     if not isinstance(fp, dict) or not isinstance(base, str):
         raise RunFileError(f"{path}: the header has no fingerprint or base_url")
     tax = dataset.taxonomy
+    _check_taxonomy(path, fp, tax)
     n, k = len(dataset.ids), tax.k
     scores = np.zeros((n, k), dtype=np.float64)
     unknown = np.zeros((n, k), dtype=bool)
@@ -158,7 +161,7 @@ def run_scores(path: str | Path, dataset: Dataset) -> RunScores:
         "source": str(path),
         "sha256": preds.sha256,
         "detector": state.header.get("detector"),
-        "base_url": base,
+        "base_url": public_url(base),
         "fingerprint": fp,
         "scoring_method": sorted(methods) or None,
         "rows": {
@@ -172,6 +175,30 @@ def run_scores(path: str | Path, dataset: Dataset) -> RunScores:
         "parse_status_counts": dict(status_counts),
     }
     return RunScores(preds, unknown, info, notes)
+
+
+def _check_taxonomy(path: str | Path, fingerprint: dict[str, Any], tax: Taxonomy) -> None:
+    """The run's answers are scores for the categories of the taxonomy the model was
+    asked about (the fingerprint's); read against a dataset of another taxonomy, the
+    categories that share an id would be scored under definitions the model never saw."""
+    from toxeval.llm.requests import taxonomy_fingerprint
+    from toxeval.llm.rows import taxonomy_sha256
+
+    asked = fingerprint.get("taxonomy")
+    if isinstance(asked, dict):  # an API run: {"name", "sha256"}
+        name, same = asked.get("name"), asked.get("sha256") == taxonomy_fingerprint(tax)["sha256"]
+    elif isinstance(asked, str):  # an in-process detector's run: the sha256 alone
+        name, same = None, asked == taxonomy_sha256(tax)
+    else:
+        return
+    if not same:
+        what = f"taxonomy {name!r}" if name else "another taxonomy"
+        raise RunFileError(
+            f"{path}: its answers were asked about {what}, but the "
+            f"dataset is read with taxonomy {tax.name!r} (other categories or definitions); "
+            f"score it with the taxonomy of the run (--taxonomy), or run predict again "
+            "with this one"
+        )
 
 
 def score_run(

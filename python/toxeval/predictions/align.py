@@ -168,6 +168,54 @@ def unknown_rows(table: pa.Table, taxonomy: Taxonomy) -> UnknownRows:
     return UnknownRows(null=null & ~failed, failed=failed, errors=errors)
 
 
+def check_one_form(table: pa.Table, taxonomy: Taxonomy, unknown: UnknownRows, src: str) -> None:
+    """Raise :class:`PredictionError` when rows left without a prediction in the form the
+    file is read in (``scores``, say) give one in another form (``labels``) that no row
+    with a prediction carries: the file mixes forms (two dumps joined, a JSONL whose
+    first line decided the form), and those rows would be counted as null predictions
+    while their predictions are there. A column of another form that the predicted rows
+    carry too (scores with their thresholded labels beside them) is a companion column,
+    not a second form; text columns are never one (the input text, the raw output)."""
+    chosen = _prediction_columns(table, taxonomy)
+    if not chosen or not unknown.null.any():
+        return
+    has = ~unknown.rows
+    for other in _form_columns(table, taxonomy):
+        if other == chosen or set(other) & set(chosen):
+            continue
+        given = np.zeros(table.num_rows, dtype=bool)
+        for name in other:
+            given |= np.asarray(
+                table.column(name).is_valid().to_numpy(zero_copy_only=False), dtype=bool
+            )
+        stray = given & unknown.null
+        if stray.any() and not (given & has).any():
+            ids = table.column("id").combine_chunks() if "id" in table.column_names else None
+            row = int(np.flatnonzero(stray)[0])
+            what = ", ".join(repr(c) for c in other[:3]) + (", ..." if len(other) > 3 else "")
+            n = int(stray.sum())
+            rows = f"{n} row gives its" if n == 1 else f"{n} rows give their"
+            raise PredictionError(
+                f"{src}: {rows} prediction in {what} (first: {row_name(ids, row)}), the "
+                "other rows in "
+                f"{', '.join(repr(c) for c in chosen[:3])}{', ...' if len(chosen) > 3 else ''}"
+                "; a file holds one form of prediction: write them in one form (or "
+                "split the file)"
+            )
+
+
+def _form_columns(table: pa.Table, taxonomy: Taxonomy) -> list[list[str]]:
+    """The columns of each prediction form present, other than text: a score column,
+    the columns named after categories, each label column."""
+    names = table.column_names
+    forms = [[n] for n in SCORE_COLUMNS if n in names]
+    named = [n for n in names if n not in ID_COLUMNS and resolve_category(n, taxonomy) is not None]
+    if named:
+        forms.append(named)
+    forms += [[n] for n in LABEL_COLUMNS if n in names]
+    return forms
+
+
 def _prediction_columns(table: pa.Table, taxonomy: Taxonomy) -> list[str]:
     """The column(s) holding the predictions, in :func:`extract_scores`'s order of preference:
     a ``scores`` column (object, map or vector; all-null too), the columns named after
@@ -277,6 +325,7 @@ def build_predictions(
     n_parse_excluded = 0
     graded = True
     n_out = 0
+    unknown_cells: np.ndarray | None = None
     if kind == "text":
         from toxeval.parsing import parse_outputs
 
@@ -297,6 +346,16 @@ def build_predictions(
             )
         out = np.zeros((n, taxonomy.k), dtype=np.float64)
         out[join.dst] = batch.scores
+        cells = verdict_unknown_cells(used, batch.scores, statuses, taxonomy, mapping)
+        if cells is not None:
+            unknown_cells = np.zeros((n, taxonomy.k), dtype=bool)
+            unknown_cells[join.dst] = cells
+            cols = [taxonomy.ids[c] for c in np.flatnonzero(cells.any(axis=0))]
+            notes.append(
+                f"{int(cells.any(axis=1).sum())} outputs are Llama Guard verdicts, read "
+                f"through a code mapping that reaches no code for {', '.join(cols)}: those "
+                "cells are masked as unknown labels on those rows, not negatives"
+            )
         if bad.size and parse_policy == "exclude":
             scored[join.dst[bad]] = False
             n_parse_excluded = int(bad.size)
@@ -343,4 +402,36 @@ def build_predictions(
         null_ids=null_ids,
         n_failed=n_failed,
         failed=failed,
+        unknown_cells=unknown_cells,
     )
+
+
+def verdict_unknown_cells(
+    texts: list[Any],
+    scores: np.ndarray,
+    statuses: np.ndarray,
+    taxonomy: Taxonomy,
+    mapping: LabelMapping | None,
+) -> np.ndarray | None:
+    """(len(texts), K) bool: the cells of rows whose output is a Llama Guard verdict
+    (``safe``, or ``unsafe`` and codes) that the code mapping read (``mapping``, else the
+    built-in one the parser uses) reaches with no code, and that the row does not flag;
+    None when there are none. Such a verdict says nothing about those categories."""
+    from toxeval.parsing.llama_guard import LG_RE, default_llama_guard_mapping
+
+    m = mapping if mapping is not None else default_llama_guard_mapping(taxonomy)[0]
+    if m is None:
+        return None
+    reach = np.zeros(taxonomy.k, dtype=bool)
+    for ids in m.table.values():
+        for i in ids:
+            if i in taxonomy.ids:
+                reach[taxonomy.index(i)] = True
+    if reach.all():
+        return None
+    verdict = np.array(
+        [isinstance(t, str) and LG_RE.match(t) is not None for t in texts], dtype=bool
+    )
+    verdict &= statuses != "unparseable"
+    cells = verdict[:, None] & ~reach[None, :] & (scores == 0.0)
+    return cells if cells.any() else None

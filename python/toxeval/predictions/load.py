@@ -20,7 +20,7 @@ from toxeval.files import (
     require_file,
 )
 from toxeval.ids import join_ids
-from toxeval.predictions.align import build_predictions, unknown_rows
+from toxeval.predictions.align import build_predictions, check_one_form, unknown_rows
 from toxeval.predictions.forms import extract_scores
 from toxeval.predictions.readers import (
     TEXT_FORMATS,
@@ -134,6 +134,7 @@ def table_predictions(
     all_ids = table.column("id").combine_chunks()
     join = join_ids(all_ids, dataset.ids, src, PredictionError)
     unknown = unknown_rows(table, dataset.taxonomy)
+    check_one_form(table, dataset.taxonomy, unknown, src)
     known = table
     if unknown.rows.any():
         known = table.filter(pa.array(~unknown.rows))

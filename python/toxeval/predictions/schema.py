@@ -123,6 +123,10 @@ class Predictions:
     null_ids: tuple[str, ...] = ()
     n_failed: int = 0
     failed: tuple[tuple[str, str], ...] = ()  # first few (id, error)
+    # (N, K) bool, dataset row order: cells the prediction cannot speak to (a Llama Guard
+    # verdict says nothing about a category no code of its mapping reaches), masked as
+    # unknown labels when scored; None: every cell of a scored row is a prediction
+    unknown_cells: np.ndarray | None = None
 
     @property
     def n_scored(self) -> int:

@@ -69,6 +69,8 @@ def score_predictions(
     rows = np.asarray(preds.scored, dtype=bool)
     y_all = np.asarray(dataset.y_true)
     m_all = np.asarray(dataset.mask, dtype=bool)
+    if preds.unknown_cells is not None:  # cells the predictions cannot speak to
+        m_all = m_all & ~np.asarray(preds.unknown_cells, dtype=bool)
     if rows.all():  # every row scored: no copies (the metrics take C or Fortran order)
         y, s, m = y_all, np.asarray(preds.scores), m_all
     else:
