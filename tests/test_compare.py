@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 import shutil
 from pathlib import Path
 from typing import Any
@@ -427,3 +428,41 @@ def test_scored_rows_that_disagree_with_results_json_are_refused(
     (empty / "results.json").write_text(json.dumps(results), encoding="utf-8")
     with pytest.raises(CompareError, match="no scored rows"):
         compare([str(empty)], n_resamples=20)
+
+
+def test_an_interval_defined_on_too_few_resamples_is_na_as_in_the_report(
+    tmp_path: Path,
+) -> None:
+    # on a few rows mAP is defined on the rows but on no resample (a rare category has
+    # no positive in most draws): the report shows n/a; compare refused the whole table
+    import dataclasses
+
+    from toxeval.predictions import predictions_from_array
+    from toxeval.scoring import add_intervals, score_predictions
+
+    ds = toxeval.load_dataset()
+    rng = np.random.default_rng(1)
+    specs = []
+    for name in ("a", "b"):
+        scores = np.clip(ds.y_true * 0.4 + rng.random(ds.y_true.shape) * 0.6, 0, 1)
+        preds = predictions_from_array(scores, ds)
+        scored = np.zeros_like(preds.scored)
+        scored[:8] = True
+        result = score_predictions(dataclasses.replace(preds, scored=scored), ds)
+        add_intervals(result, n_resamples=10, seed=0)
+        write_outputs(result, tmp_path / name)
+        specs.append(f"{name}={tmp_path / name}")
+    reported = json.loads((tmp_path / "a" / "results.json").read_text(encoding="utf-8"))
+    assert reported["figures"]["intervals"]["map"] is None  # the report's n/a
+    c = compare(specs, baseline="a", n_resamples=10, seed=0)
+    cell = c.cells["demo"]["a"]
+    assert cell.interval["map"] is None and not math.isnan(cell.value["map"])
+    assert f"{cell.value['map']:.4f} [n/a]" in c.to_markdown()
+    assert "n/a: the figure is defined on too few resamples" in c.to_markdown()
+    rec = next(r for r in c.to_records() if r["system"] == "a")
+    assert rec["map_low"] is None and rec["map_high"] is None
+    assert "[n/a]" in c.to_latex() and "[n/a]" in c.to_html()
+    # the paired difference is defined on as few resamples: no test, the difference kept
+    b = c.cells["demo"]["b"]
+    assert b.diff["map"] == pytest.approx(b.value["map"] - cell.value["map"])
+    assert "map" not in b.p_bootstrap and "map" not in b.diff_interval

@@ -61,7 +61,8 @@ class Cell:
     """One system on one dataset: figures, intervals and the paired test vs the baseline."""
 
     value: dict[str, float]
-    interval: dict[str, tuple[float, float]]
+    #: ``None``: the figure is defined on too few resamples for an interval (n/a)
+    interval: dict[str, tuple[float, float] | None]
     best: dict[str, bool] = field(default_factory=dict)
     # vs the baseline: difference (system - baseline), its interval, p-values
     diff: dict[str, float] = field(default_factory=dict)
@@ -89,8 +90,9 @@ class Comparison:
     # ----------------------------------------------------------------- formats
     def _fmt(self, cell: Cell, metric: str, markup: Markup) -> str:
         v = cell.value[metric]
-        lo, hi = cell.interval[metric]
-        text = f"{v:.4f} [{lo:.3f}, {hi:.3f}]"  # no character special to any format
+        ci = cell.interval[metric]
+        # no character special to any format
+        text = f"{v:.4f} [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else f"{v:.4f} [n/a]"
         if cell.best.get(metric):
             text = markup.bold(text)
         p = cell.p_holm.get(metric)
@@ -109,7 +111,7 @@ class Comparison:
                 rec: dict[str, Any] = {"dataset": d, "system": s}
                 for m in METRICS:
                     rec[m] = cell.value[m]
-                    rec[f"{m}_low"], rec[f"{m}_high"] = cell.interval[m]
+                    rec[f"{m}_low"], rec[f"{m}_high"] = cell.interval[m] or (None, None)
                     rec[f"{m}_best"] = cell.best.get(m, False)
                     rec[f"{m}_diff_vs_baseline"] = cell.diff.get(m)
                     lo_hi = cell.diff_interval.get(m)
@@ -149,12 +151,30 @@ class Comparison:
             body.append(row)
         return [markup.text(h) for h in header], body
 
+    def _has_na(self) -> bool:
+        """Whether a figure has no interval, or a system no paired test, for too few
+        defined resamples."""
+        for row in self.cells.values():
+            for name, c in row.items():
+                if None in c.interval.values():
+                    return True
+                if self.baseline in row and name != self.baseline:
+                    if any(m not in c.p_bootstrap for m in METRICS):
+                        return True
+        return False
+
     def _legend(self, markup: Markup | None = None) -> str:
         """The table's legend; ``markup`` escapes the baseline's name (user text) in it."""
         text = (
             f"Point estimate [{level_text(self.confidence_level)} bootstrap interval, "
             f"{self.n_resamples} resamples, seed {self.seed}]; best per dataset in bold."
         )
+        if self._has_na():
+            text += (
+                " n/a: the figure is defined on too few resamples for an interval"
+                " (and for a paired test)."
+            )
+
         esc = markup.text if markup else str
         if self.baseline:
             text += (
@@ -325,16 +345,8 @@ def compare(
                 n_jobs=n_jobs,
             )
             value = {"map": fi.map_estimate, "label_ranking_loss": fi.label_ranking_loss_estimate}
-            interval = {}
-            for metric, ci in (("map", fi.map), ("label_ranking_loss", fi.label_ranking_loss)):
-                if ci is None:
-                    raise CompareError(
-                        f"{sr.name} on {dname}: {_LABELS[metric]} is defined on "
-                        f"{n_resamples - (fi.n_undefined[metric] or 0)} of {n_resamples} "
-                        "resamples, too few for an interval (more resamples, or more known "
-                        "positives)"
-                    )
-                interval[metric] = ci
+            # an interval defined on too few resamples is n/a, as in the system's report
+            interval = {"map": fi.map, "label_ranking_loss": fi.label_ranking_loss}
             row[sr.name] = Cell(value=value, interval=interval)
         for metric in METRICS:
             vals = {k: c.value[metric] for k, c in row.items() if not math.isnan(c.value[metric])}
@@ -353,20 +365,25 @@ def compare(
                     if sr is base:
                         continue
                     name, cols, kwargs = _metric_call(metric, y, m)
-                    cmp = stats.compare(
-                        name,
-                        y[:, cols],
-                        sr.rows.scores[:, cols],
-                        base.rows.scores[:, cols],
-                        mask=m[:, cols],
-                        n_resamples=n_resamples,
-                        n_permutations=n_resamples,
-                        confidence_level=confidence_level,
-                        seed=seed,
-                        n_jobs=n_jobs,
-                        **kwargs,
-                    )
                     c = row[sr.name]
+                    try:
+                        cmp = stats.compare(
+                            name,
+                            y[:, cols],
+                            sr.rows.scores[:, cols],
+                            base.rows.scores[:, cols],
+                            mask=m[:, cols],
+                            n_resamples=n_resamples,
+                            n_permutations=n_resamples,
+                            confidence_level=confidence_level,
+                            seed=seed,
+                            n_jobs=n_jobs,
+                            **kwargs,
+                        )
+                    except stats.TooFewResamplesError:
+                        # the difference has no interval and no test: n/a, not refused
+                        c.diff[metric] = c.value[metric] - row[base.name].value[metric]
+                        continue
                     c.diff[metric] = float(cmp.difference)
                     dci = cmp.confidence_interval
                     if dci is not None:

@@ -17,6 +17,7 @@ from toxeval.metrics import SignificanceResult, SmallSampleWarning, kendalltau
 from toxeval.stats.bootstrap import (
     BootstrapResult,
     ConfidenceInterval,
+    TooFewResamplesError,
     bootstrap,
     bootstrap_indices,
 )
@@ -28,6 +29,7 @@ __all__ = [
     "ConfidenceInterval",
     "SignificanceResult",
     "SmallSampleWarning",
+    "TooFewResamplesError",
     "bootstrap",
     "bootstrap_indices",
     "compare",

@@ -26,7 +26,18 @@ from toxeval.stats.resampled_metric import (
     strata_codes,
 )
 
-__all__ = ["BootstrapResult", "ConfidenceInterval", "bootstrap", "bootstrap_indices"]
+__all__ = [
+    "BootstrapResult",
+    "ConfidenceInterval",
+    "TooFewResamplesError",
+    "bootstrap",
+    "bootstrap_indices",
+]
+
+
+class TooFewResamplesError(ValueError):
+    """The metric is defined on the data but on fewer than two resamples: no interval.
+    A ``ValueError``, so callers that catch that see no change."""
 
 
 class ConfidenceInterval(NamedTuple):
@@ -123,7 +134,7 @@ def summarise(
         ok = col[np.isfinite(col)]
         undefined.append(int(col.shape[0] - ok.shape[0]))
         if ok.shape[0] < 2:
-            raise ValueError(
+            raise TooFewResamplesError(
                 f"{what} is defined on only {ok.shape[0]} of {col.shape[0]} resamples "
                 f"(label {j}): too few for an interval; a label needs more known "
                 "positives, or use strata= so every resample draws some"
