@@ -773,3 +773,14 @@ def test_quiet_line_says_n_a_for_an_undefined_figure(
     assert main([*args, "-q", "--bootstrap", "20"]) == 0
     line = capsys.readouterr().out
     assert line.startswith("mAP n/a  label ranking loss 0.0000") and "nan" not in line
+
+
+def test_python_dash_m_toxeval_is_the_command() -> None:
+    # `python -m toxeval` said "No module named toxeval.__main__"
+    got = subprocess.run(
+        [sys.executable, "-m", "toxeval", "--version"],
+        capture_output=True, text=True, timeout=120, cwd=REPO,
+    )  # fmt: skip
+    want = _run("--version")
+    assert got.returncode == want.returncode == 0, got.stderr
+    assert got.stdout == want.stdout and got.stdout.strip()
