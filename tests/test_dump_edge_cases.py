@@ -6,6 +6,7 @@ whitespace, in every file format."""
 from __future__ import annotations
 
 import json
+import re
 import unicodedata
 from pathlib import Path
 from typing import Any
@@ -136,3 +137,16 @@ def test_llama_guard_verdicts_leave_unreached_categories_unknown(
     assert result.counts["unknown_cells"] == (n - 1) * len(unreached)
     assert result.rows is not None and not result.rows.mask[1:, TAX.index("profanity")].any()
     assert any("Llama Guard verdicts" in note for note in result.notes)
+
+
+@pytest.mark.parametrize(
+    ("ids", "line", "said"),
+    [((0.0, 1.0), 1, "a float (0.0)"), ((1, 2.5), 2, "a float (2.5)"), (("a", True), 2, "a bool")],
+)
+def test_an_id_that_is_not_a_string_or_integer_is_named(
+    dataset: Path, tmp_path: Path, ids: tuple[Any, ...], line: int, said: str
+) -> None:
+    # float ids read "Column(/id) changed from string to number", naming no line
+    dump = write_jsonl(tmp_path / "p.jsonl", [{"id": i, "scores": _vector(True)} for i in ids])
+    with pytest.raises(PredictionError, match=re.escape(f"line {line}: field 'id' is {said}")):
+        toxeval.score(dump, dataset, bootstrap=0, on_mismatch="drop")

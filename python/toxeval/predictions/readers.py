@@ -158,6 +158,11 @@ def _scan_jsonl_unchecked(path: Path, pyarrow_msg: str) -> PredictionError:
     try:
         for lineno, obj in _json_objects(path):
             for key, kind in _nested_kinds(obj):
+                if key in ID_COLUMNS and kind not in ("string", "int"):
+                    return PredictionError(
+                        f"{path}: line {lineno}: field {key!r} is {_a(kind)} "
+                        f"({json.dumps(obj[key])[:40]}); an id is a string or an integer"
+                    )
                 seen = kinds.get(key)
                 if seen is None:
                     kinds[key] = (kind, lineno)
