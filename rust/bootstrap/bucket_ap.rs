@@ -136,14 +136,11 @@ impl Buckets {
     }
 }
 
-/// The labels of one system; `cells(j)`: label `j`'s known cells `(cell, score,
-/// positive)`, `n_cells` cells per label in all, `cells_per_row` per row.
-///
-/// Only the positives are sorted (in parallel over labels); the bucket columns,
-/// the one large allocation, are then made on the calling thread, each in its
-/// final width, and filled in parallel. Nothing else of the size of a column is
-/// allocated, and the columns come from the caller's allocator arena, where
-/// memory freed by an earlier call (the point estimate) is reused.
+/// The labels of one system (in parallel over labels); `cells(j)`: label `j`'s
+/// known cells `(cell, score, positive)`, `n_cells` cells per label in all,
+/// `cells_per_row` per row. Only the positives are sorted; beside its bucket
+/// column (made once, in its final width) a label allocates memory for its
+/// positives only.
 fn build_labels<S, I>(
     n_labels: usize,
     cells: impl Fn(usize) -> I + Sync + Send,
@@ -155,30 +152,17 @@ where
     S: Score,
     I: Iterator<Item = (u32, S, bool)>,
 {
-    let work = n_labels.saturating_mul(n_cells);
-    let groups = par.map(n_labels, work, |j| Groups::of(cells(j), cells_per_row))?;
-    let mut groups = groups.into_iter().enumerate();
-    let labels = par.map_init(
-        n_labels,
-        work,
-        || {
-            groups
-                .next()
-                .map(|(j, g)| (j, Buckets::discarded(n_cells, g.keys.len()), g))
-        },
-        |state| {
-            state.take().map(|(j, mut buckets, g)| {
-                buckets.fill(cells(j), &g);
-                BucketLabel {
-                    buckets,
-                    cells_per_row,
-                    n_groups: g.keys.len(),
-                    positives: g.positives,
-                }
-            })
-        },
-    )?;
-    Ok(labels.into_iter().flatten().collect())
+    par.map(n_labels, n_labels.saturating_mul(n_cells), |j| {
+        let g = Groups::of(cells(j), cells_per_row);
+        let mut buckets = Buckets::discarded(n_cells, g.keys.len());
+        buckets.fill(cells(j), &g);
+        BucketLabel {
+            buckets,
+            cells_per_row,
+            n_groups: g.keys.len(),
+            positives: g.positives,
+        }
+    })
 }
 
 impl BucketLabel {

@@ -26,8 +26,6 @@ pub mod resample;
 pub mod row_values;
 pub mod weighted_ap;
 
-use std::sync::Mutex;
-
 use rayon::prelude::*;
 
 use crate::error::Result;
@@ -230,33 +228,15 @@ fn distribution_packing_below(
         }
     };
     let per_batch = LANES * width;
-    // One state per thread, with its row buffer, made here on the calling thread
-    // so that the buffers come from the caller's allocator arena (see
-    // `Parallelism::map_init`); a batch takes the state of the thread running it.
-    let worker = || Worker {
-        packed: if sample_weight.is_none() {
-            vec![[0; LANES]; n]
-        } else {
-            Vec::new()
-        },
-        ..Worker::default()
-    };
     if par.threads > 1 && n_resamples > LANES && par.is_parallel_for(n.saturating_mul(n_resamples))
     {
-        let states: Vec<Mutex<Worker>> = (0..par.threads).map(|_| Mutex::new(worker())).collect();
         par.install(|| {
             out.par_chunks_mut(per_batch)
                 .enumerate()
-                .for_each(|(i, rows)| {
-                    let t = rayon::current_thread_index().unwrap_or(0) % states.len();
-                    // A thread holds its own state only: never contended; a
-                    // poisoned lock only means a batch panicked (re-raised).
-                    let mut st = states[t].lock().unwrap_or_else(|e| e.into_inner());
-                    batch(&mut st, i * LANES, rows);
-                });
+                .for_each_init(Worker::default, |st, (i, rows)| batch(st, i * LANES, rows));
         })?;
     } else {
-        let mut st = worker();
+        let mut st = Worker::default();
         for (i, rows) in out.chunks_mut(per_batch).enumerate() {
             batch(&mut st, i * LANES, rows);
         }
