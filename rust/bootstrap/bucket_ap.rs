@@ -17,6 +17,11 @@
 //!    histogram's prefix sum, the true positives the counts of the positives (a
 //!    list in descending score order).
 //!
+//! `distribution` draws resamples in batches of `LANES` with a byte per row and
+//! resample; `eval_lanes` then reads each bucket id once and adds the row's
+//! `LANES` counts to `LANES` adjacent histogram slots, which costs little more
+//! than one resample's pass.
+//!
 //! Both steps see the same integers as the sorted walk of `weighted_ap` and add
 //! the same AP terms in the same order, so the values are bit-identical to it
 //! (tested below). Positives, unknown cells and negatives below every positive
@@ -34,7 +39,7 @@ use crate::score::Score;
 use crate::sort::sort_by_key_stable;
 
 use super::weighted_ap::{combine, finish, ApAverage};
-use super::{Scratch, Statistic};
+use super::{Scratch, Statistic, LANES};
 
 const NEW_GROUP: u32 = 1 << 31;
 const ROW: u32 = NEW_GROUP - 1;
@@ -57,78 +62,110 @@ struct BucketLabel {
     n_groups: usize,
 }
 
-impl BucketLabel {
-    /// From the label's known cells `(cell, score, positive)`; `n_cells` cells in
-    /// all, `cells_per_row` of them per row.
-    fn build<S: Score>(
-        cells: impl Iterator<Item = (u32, S, bool)>,
-        n_cells: usize,
-        cells_per_row: usize,
-    ) -> Self {
-        const POS: u32 = 1 << 31;
-        let mut keys = Vec::with_capacity(n_cells);
-        let mut payload = Vec::with_capacity(n_cells);
+/// A label's positives in descending score order and its positive groups' keys.
+struct Groups {
+    /// `!key` of each positive group, ascending (descending scores).
+    keys: Vec<u64>,
+    /// As [`BucketLabel::positives`].
+    positives: Vec<u32>,
+}
+
+impl Groups {
+    /// From the label's known cells `(cell, score, positive)`, `cells_per_row` per
+    /// row. Only the positives are sorted; the stable sort keeps the cells of a tie
+    /// group in cell order.
+    fn of<S: Score>(cells: impl Iterator<Item = (u32, S, bool)>, cells_per_row: usize) -> Self {
+        let mut keys = Vec::new();
+        let mut rows = Vec::new();
         for (cell, s, pos) in cells {
-            keys.push(!s.key());
-            payload.push(if pos { cell | POS } else { cell });
+            if pos {
+                keys.push(!s.key());
+                rows.push((cell as usize / cells_per_row) as u32);
+            }
         }
-        sort_by_key_stable(&mut keys, &mut payload);
-        // Walk the tie groups in descending order: a group with a positive is
-        // positive group `g`; its negatives, and those of the groups above it
-        // since the previous positive group, fall in bucket `g`.
-        let mut bucket_of = vec![u32::MAX; n_cells]; // MAX: discarded slot
-        let mut positives = Vec::new();
-        let mut g = 0u32;
-        let mut start = 0;
-        while start < keys.len() {
-            let mut end = start + 1;
-            while end < keys.len() && keys[end] == keys[start] {
-                end += 1;
+        sort_by_key_stable(&mut keys, &mut rows);
+        let mut group_keys: Vec<u64> = Vec::new();
+        let mut positives = Vec::with_capacity(rows.len());
+        for (&key, &row) in keys.iter().zip(&rows) {
+            if group_keys.last() != Some(&key) {
+                group_keys.push(key);
+                positives.push(row | NEW_GROUP);
+            } else {
+                positives.push(row);
             }
-            let group = &payload[start..end];
-            let mut first = true;
-            for &e in group {
-                if e & POS != 0 {
-                    let row = ((e & !POS) as usize / cells_per_row) as u32;
-                    positives.push(if first { row | NEW_GROUP } else { row });
-                    first = false;
-                }
-            }
-            // Negatives of a positive group are in it; the others wait for the
-            // next positive group (bucket g either way).
-            for &e in group {
-                if e & POS == 0 {
-                    bucket_of[e as usize] = g;
-                }
-            }
-            if !first {
-                g += 1;
-            }
-            start = end;
         }
-        drop(keys);
-        drop(payload);
-        let n_groups = g as usize;
-        // Negatives after the last positive group, positives and unknown cells:
-        // the discarded slot.
-        let discard = |b: u32| if b >= g { g } else { b };
-        let buckets = if n_groups < usize::from(u16::MAX) {
-            Buckets::Narrow(bucket_of.iter().map(|&b| discard(b) as u16).collect())
-        } else {
-            for b in bucket_of.iter_mut() {
-                *b = discard(*b);
-            }
-            Buckets::Wide(bucket_of)
-        };
-        positives.shrink_to_fit();
-        BucketLabel {
-            buckets,
-            cells_per_row,
+        Groups {
+            keys: group_keys,
             positives,
-            n_groups,
+        }
+    }
+}
+
+impl Buckets {
+    /// A column of `n_cells` buckets, all in the discarded slot `n_groups`.
+    fn discarded(n_cells: usize, n_groups: usize) -> Self {
+        if n_groups < usize::from(u16::MAX) {
+            Buckets::Narrow(vec![n_groups as u16; n_cells])
+        } else {
+            Buckets::Wide(vec![n_groups as u32; n_cells])
         }
     }
 
+    /// Write the bucket of every known negative cell: the number of positive
+    /// groups with a strictly higher score (a binary search among the groups'
+    /// keys). Positives, unknown cells and negatives below every positive group
+    /// keep the discarded slot.
+    fn fill<S: Score>(&mut self, cells: impl Iterator<Item = (u32, S, bool)>, groups: &Groups) {
+        let bucket = |s: S| groups.keys.partition_point(|&g| g < !s.key());
+        match self {
+            Buckets::Narrow(b) => {
+                for (cell, s, pos) in cells {
+                    if !pos {
+                        b[cell as usize] = bucket(s) as u16;
+                    }
+                }
+            }
+            Buckets::Wide(b) => {
+                for (cell, s, pos) in cells {
+                    if !pos {
+                        b[cell as usize] = bucket(s) as u32;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The labels of one system (in parallel over labels); `cells(j)`: label `j`'s
+/// known cells `(cell, score, positive)`, `n_cells` cells per label in all,
+/// `cells_per_row` per row. Only the positives are sorted; beside its bucket
+/// column (made once, in its final width) a label allocates memory for its
+/// positives only.
+fn build_labels<S, I>(
+    n_labels: usize,
+    cells: impl Fn(usize) -> I + Sync + Send,
+    n_cells: usize,
+    cells_per_row: usize,
+    par: &Parallelism,
+) -> Result<Vec<BucketLabel>>
+where
+    S: Score,
+    I: Iterator<Item = (u32, S, bool)>,
+{
+    par.map(n_labels, n_labels.saturating_mul(n_cells), |j| {
+        let g = Groups::of(cells(j), cells_per_row);
+        let mut buckets = Buckets::discarded(n_cells, g.keys.len());
+        buckets.fill(cells(j), &g);
+        BucketLabel {
+            buckets,
+            cells_per_row,
+            n_groups: g.keys.len(),
+            positives: g.positives,
+        }
+    })
+}
+
+impl BucketLabel {
     /// AP for row counts `counts` and the positive count; AP is NaN when no
     /// positive is drawn. `hist` is scratch.
     fn ap(&self, counts: &[u32], hist: &mut Vec<u32>) -> (f64, f64) {
@@ -138,6 +175,29 @@ impl BucketLabel {
             Buckets::Narrow(b) => add_counts(b, self.cells_per_row, counts, hist),
             Buckets::Wide(b) => add_counts(b, self.cells_per_row, counts, hist),
         }
+        self.walk(|g| hist[g], |row| counts[row])
+    }
+
+    /// `ap` for the `LANES` resamples of `packed` (row counts, one byte per
+    /// resample): one pass over the bucket column fills all lanes' histograms.
+    fn ap_lanes(
+        &self,
+        packed: &[[u8; LANES]],
+        hist: &mut Vec<[u32; LANES]>,
+    ) -> [(f64, f64); LANES] {
+        hist.clear();
+        hist.resize(self.n_groups + 1, [0; LANES]);
+        match &self.buckets {
+            Buckets::Narrow(b) => add_lanes(b, self.cells_per_row, packed, hist),
+            Buckets::Wide(b) => add_lanes(b, self.cells_per_row, packed, hist),
+        }
+        std::array::from_fn(|l| self.walk(|g| hist[g][l], |row| u32::from(packed[row][l])))
+    }
+
+    /// The walk along the positive groups, from the false positives of bucket
+    /// `g` (`fp(g)`) and the count of row `row` (`count(row)`).
+    #[inline]
+    fn walk(&self, fp_of: impl Fn(usize) -> u32, count: impl Fn(usize) -> u32) -> (f64, f64) {
         let (mut tp, mut fp, mut prev_tp, mut sum) = (0.0f64, 0.0f64, 0.0f64, 0.0f64);
         let mut g = 0usize;
         for (k, &e) in self.positives.iter().enumerate() {
@@ -145,10 +205,10 @@ impl BucketLabel {
                 if k > 0 {
                     close_group(tp, fp, &mut prev_tp, &mut sum);
                 }
-                fp += f64::from(hist[g]);
+                fp += f64::from(fp_of(g));
                 g += 1;
             }
-            tp += f64::from(counts[(e & ROW) as usize]);
+            tp += f64::from(count((e & ROW) as usize));
         }
         close_group(tp, fp, &mut prev_tp, &mut sum);
         finish(sum, tp)
@@ -180,6 +240,34 @@ fn add_counts<B: Copy + Into<u32>>(
         for (row, &c) in buckets.chunks_exact(cells_per_row).zip(counts) {
             for &b in row {
                 hist[b.into() as usize] += c;
+            }
+        }
+    }
+}
+
+/// `hist[bucket][l] += count of the cell's row in lane l` for every cell.
+#[inline]
+fn add_lanes<B: Copy + Into<u32>>(
+    buckets: &[B],
+    cells_per_row: usize,
+    packed: &[[u8; LANES]],
+    hist: &mut [[u32; LANES]],
+) {
+    #[inline(always)]
+    #[allow(clippy::needless_range_loop)] // plain indexing: no iterator to inline per cell
+    fn add(h: &mut [u32; LANES], c: &[u8; LANES]) {
+        for l in 0..LANES {
+            h[l] += u32::from(c[l]);
+        }
+    }
+    if cells_per_row == 1 {
+        for (&b, c) in buckets.iter().zip(packed) {
+            add(&mut hist[b.into() as usize], c);
+        }
+    } else {
+        for (row, c) in buckets.chunks_exact(cells_per_row).zip(packed) {
+            for &b in row {
+                add(&mut hist[b.into() as usize], c);
             }
         }
     }
@@ -220,24 +308,21 @@ impl BucketAp {
         let mut systems = Vec::with_capacity(y_scores.len());
         for s in y_scores {
             let labels = if micro {
-                let all = (0..n).flat_map(|i| (0..k).map(move |j| (i, j)));
-                vec![BucketLabel::build(
-                    all.filter(|&(i, j)| known(i, j))
-                        .map(|(i, j)| ((i * k + j) as u32, s[(i, j)], y_pos[(i, j)])),
-                    cells,
-                    k,
-                )]
+                let all = move |_| {
+                    (0..n)
+                        .flat_map(move |i| (0..k).map(move |j| (i, j)))
+                        .filter(move |&(i, j)| known(i, j))
+                        .map(move |(i, j)| ((i * k + j) as u32, s[(i, j)], y_pos[(i, j)]))
+                };
+                build_labels(1, all, cells, k, par)?
             } else {
-                par.map(k, n * k, |j| {
+                let column = |j: usize| {
                     let (col, pos) = (s.column(j), y_pos.column(j));
-                    BucketLabel::build(
-                        (0..n)
-                            .filter(|&i| known(i, j))
-                            .map(|i| (i as u32, col[i], pos[i])),
-                        n,
-                        1,
-                    )
-                })?
+                    (0..n)
+                        .filter(move |&i| known(i, j))
+                        .map(move |i| (i as u32, col[i], pos[i]))
+                };
+                build_labels(k, column, n, 1, par)?
             };
             systems.push(labels);
         }
@@ -284,6 +369,26 @@ impl Statistic for BucketAp {
             combine(self.average, labels.iter().map(|l| l.ap(counts, hist)), o);
         }
     }
+
+    fn eval_lanes(&self, packed: &[[u8; LANES]], scratch: &mut Scratch, out: &mut [f64]) {
+        let (k, width) = (self.n_out_one(), self.n_out());
+        if width == 0 {
+            return;
+        }
+        for (s, labels) in self.systems.iter().enumerate() {
+            let aps = &mut scratch.ap_lanes;
+            aps.clear();
+            aps.extend(
+                labels
+                    .iter()
+                    .map(|l| l.ap_lanes(packed, &mut scratch.hist_lanes)),
+            );
+            for (lane, o) in out.chunks_mut(width).enumerate() {
+                let o = &mut o[s * k..(s + 1) * k];
+                combine(self.average, aps.iter().map(|a| a[lane]), o);
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -323,6 +428,7 @@ mod tests {
                 let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
                 let twice: Vec<f64> = a.iter().chain(&a).copied().collect();
                 assert_eq!(bits(&b), bits(&twice), "case {case} {avg:?}");
+                assert_lanes_equal_counts(&new, n, &mut rng);
             }
         }
     }
@@ -343,5 +449,25 @@ mod tests {
         old.eval(&w, &mut a);
         new.eval_counts(&counts, &mut Scratch::default(), &mut b);
         assert_eq!(a[0].to_bits(), b[0].to_bits());
+        assert_lanes_equal_counts(&new, n, &mut rand::rngs::StdRng::seed_from_u64(3));
+    }
+
+    /// `eval_lanes` on `LANES` packed resamples (counts up to 255) equals
+    /// `eval_counts` on each, bit for bit.
+    fn assert_lanes_equal_counts(stat: &BucketAp, n: usize, rng: &mut impl Rng) {
+        let max = if rng.random::<bool>() { 3 } else { 255 };
+        let packed: Vec<[u8; LANES]> = (0..n)
+            .map(|_| std::array::from_fn(|_| rng.random_range(0..=max)))
+            .collect();
+        let k = stat.n_out();
+        let mut lanes = vec![0.0; LANES * k];
+        stat.eval_lanes(&packed, &mut Scratch::default(), &mut lanes);
+        for (l, got) in lanes.chunks(k).enumerate() {
+            let counts: Vec<u32> = packed.iter().map(|c| u32::from(c[l])).collect();
+            let mut one = vec![0.0; k];
+            stat.eval_counts(&counts, &mut Scratch::default(), &mut one);
+            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(got), bits(&one), "lane {l}");
+        }
     }
 }

@@ -15,7 +15,7 @@ use crate::parallel::Parallelism;
 use crate::ranking::{self as label_ranking, Discounts, RankingMetric, Rows};
 use crate::score::Score;
 
-use super::{Scratch, Statistic};
+use super::{Scratch, Statistic, LANES};
 
 /// The row value of a binary-relevance ranking metric, for every row.
 pub fn ranking_row_values<S: Score>(
@@ -212,6 +212,16 @@ impl Statistic for RowMeans<'_> {
 
     fn eval_counts(&self, counts: &[u32], _scratch: &mut Scratch, out: &mut [f64]) {
         self.mean_of(counts.iter().map(|&c| f64::from(c)), out);
+    }
+
+    fn eval_lanes(&self, packed: &[[u8; LANES]], _scratch: &mut Scratch, out: &mut [f64]) {
+        let k = self.n_out();
+        if k == 0 {
+            return;
+        }
+        for (l, o) in out.chunks_mut(k).enumerate() {
+            self.mean_of(packed.iter().map(|c| f64::from(c[l])), o);
+        }
     }
 }
 
