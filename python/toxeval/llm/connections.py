@@ -51,6 +51,7 @@ import httpx
 
 from toxeval.llm.http11 import exchange, request_head
 from toxeval.llm.network import NativeBackend, NativeStream
+from toxeval.llm.requests import public_url
 
 __all__ = [
     "MAX_BODY_BYTES",
@@ -233,7 +234,7 @@ class DirectConnections(_Slots):
             if _log.isEnabledFor(logging.INFO):
                 _log.info(
                     'HTTP Request: POST %s "HTTP/1.1 %d %s"',
-                    self._base + path,
+                    public_url(self._base + path),  # a query key is not logged
                     response.status,
                     response.reason.decode("ascii", "replace"),
                 )
