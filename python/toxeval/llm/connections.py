@@ -273,7 +273,10 @@ class DirectConnections(_Slots):
 def decode_body(body: bytes, encoding: str) -> bytes:
     """``body`` decoded as its ``Content-Encoding`` says (gzip, deflate, identity;
     several are undone last first; an unknown one is left as is, as httpx does), at most
-    ``MAX_BODY_BYTES``."""
+    ``MAX_BODY_BYTES``. An empty body stays empty: an error answer without a body but
+    with the header (some proxies send these) is still that error."""
+    if not body:
+        return body
     for name in reversed([e.strip().lower() for e in encoding.split(",")]):
         if name in ("gzip", "x-gzip"):
             body = _inflate(body, zlib.MAX_WBITS | 16)

@@ -1,0 +1,213 @@
+"""Hostile and odd servers against the runner's direct HTTP path (toxeval.llm.http11 and
+toxeval.llm.connections), each a raw asyncio server on 127.0.0.1 sending exact bytes:
+an answer is read as the server framed it or refused as a protocol error (which the
+client retries), never misread into a body that could be scored, and a server that
+keeps talking without ever finishing an answer is cut off by a size cap, not only by the
+request deadline."""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+from typing import Any
+
+import httpcore
+import pytest
+from test_llm_http11 import BODY, _answering, _chunks, _exchange, _ok, _sized
+from toxeval.llm.client import Client, RequestFailed, RetryPolicy
+from toxeval.llm.connections import decode_body
+from toxeval.llm.http11 import MAX_HEAD_BYTES, MAX_INTERIM
+
+
+def test_a_status_line_without_reason_is_read() -> None:
+    (r,) = _exchange(_answering(b"HTTP/1.1 200\r\nContent-Length: 2\r\n\r\n{}"))
+    assert (r.status, r.reason, r.body, r.keep_alive) == (200, b"", b"{}", True)
+
+
+def test_header_names_in_any_case_and_repeated_equal_lengths_are_read() -> None:
+    answer = _ok(b"CONTENT-LENGTH: 2\r\ncontent-length:2 \r\nTRANSFER-encoding: Chunked\r\n", b"")
+    (r,) = _exchange(_answering(answer + b"2\r\n{}\r\n0\r\n\r\n"))
+    # chunked wins over Content-Length (RFC 9112 6.3), and a server sending both is not
+    # trusted with the connection
+    assert (r.body, r.keep_alive) == (b"{}", False)
+
+
+@pytest.mark.parametrize(
+    "coding",
+    [b"gzip, chunked", b"chunked, chunked", b"gzip", b"br", b"identity, chunked"],
+)
+def test_a_transfer_coding_other_than_chunked_is_refused_not_passed_on(coding: bytes) -> None:
+    """A body under a transfer coding the reader does not undo would be handed on still
+    coded (and read as the answer if it happened to parse): h11 refuses these too."""
+    body = gzip.compress(BODY) if coding.startswith(b"gzip") else BODY
+    if coding.endswith(b"chunked"):
+        body = b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body)
+    e = _exchange(_answering(_ok(b"Transfer-Encoding: " + coding + b"\r\n", body)))
+    assert isinstance(e, httpcore.RemoteProtocolError), e
+    assert "Transfer-Encoding" in str(e)
+
+
+def test_a_flood_of_interim_answers_is_cut_off() -> None:
+    flood = b"HTTP/1.1 100 Continue\r\n\r\n" * (MAX_INTERIM + 1)
+    e = _exchange(_answering(flood + _sized(), close=False))
+    assert isinstance(e, httpcore.RemoteProtocolError), e
+    assert "interim" in str(e)
+    early = b"HTTP/1.1 102 Processing\r\n\r\n" * MAX_INTERIM
+    (r,) = _exchange(_answering(early + _sized()))
+    assert r.body == BODY
+
+
+def test_endless_trailers_are_cut_off() -> None:
+    trailer = b"X-T: " + b"a" * 1000 + b"\r\n"
+    answer = _chunks(BODY, trailer=trailer * (MAX_HEAD_BYTES // len(trailer) + 2))
+    e = _exchange(_answering(answer, close=False))
+    assert isinstance(e, httpcore.RemoteProtocolError), e
+    assert "trailers" in str(e)
+
+
+def test_a_head_with_bare_lf_line_ends_is_read() -> None:
+    """RFC 9112 2.2: a recipient may take a lone LF as a line end (h11 does): such a
+    head must not leave the reader waiting for a CRLF that never comes."""
+    answer = b"HTTP/1.1 200 OK\nContent-Length: 2\nX-A: 1\r\n\n{}"
+    (r,) = _exchange(_answering(answer, close=False))
+    assert (r.status, r.body, r.headers["x-a"]) == (200, b"{}", "1")
+
+
+@pytest.mark.parametrize(
+    ("answer", "message"),
+    [
+        (b"HTTP/1.1 2OO OK\r\n\r\n", "status line"),
+        (b"HTTP/1.1 20 OK\r\n\r\n", "status line"),
+        (b"HTTP/2 200 OK\r\n\r\n", "status line"),
+        (_ok(b"Content-Length: 2\r\nContent-Length: 20\r\n", b"{}"), "conflicting"),
+        (_ok(b"Content-Length : 2\r\n", b"{}"), "malformed header"),
+        (_ok(b"Transfer-Encoding: chunked\r\n", b"1;" + b"x" * 2000), "longer than 1024"),
+        (_ok(b"Transfer-Encoding: chunked\r\n", b"ffffffffffffffffff\r\n"), "bad chunk size"),
+    ],
+)
+def test_more_malformed_answers_are_protocol_errors(answer: bytes, message: str) -> None:
+    e = _exchange(_answering(answer))
+    assert isinstance(e, httpcore.RemoteProtocolError), e
+    assert message in str(e)
+
+
+def test_a_huge_chunk_size_is_refused_before_it_is_read() -> None:
+    e = _exchange(_answering(_ok(b"Transfer-Encoding: chunked\r\n", b"fffffffff\r\n")))
+    assert type(e).__name__ == "TooLarge"
+
+
+def test_an_empty_body_with_a_content_encoding_is_empty() -> None:
+    """An error answer with no body but a ``Content-Encoding`` (proxies send these) is
+    still that error (a 429's Retry-After is honoured), not an undecodable body."""
+    assert decode_body(b"", "gzip") == b""
+    assert decode_body(b"", "deflate") == b""
+
+
+def _serve(*answers: list[bytes], requests: int, retries: int = 0, **kw: Any) -> Any:
+    """A client on a server whose n-th connection gives ``answers[n]``; the replies (or
+    the exception) of ``requests`` posts, and the number of connections made."""
+    pending = list(answers)
+    made = []
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        made.append(writer)
+        await _answering(*(pending.pop(0) if pending else []), close=False)(reader, writer)
+
+    async def go() -> Any:
+        server = await asyncio.start_server(handler, "127.0.0.1", 0)
+        url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/v1"
+        out: list[Any] = []
+        try:
+            policy = RetryPolicy(max_retries=retries, base_delay=0.001)
+            async with Client(url, concurrency=1, retry=policy, **kw) as c:
+                for i in range(requests):
+                    try:
+                        out.append((await c.post("/x", {"i": i})).body)
+                    except RequestFailed as e:
+                        out.append(e)
+            return out
+        finally:
+            server.close()
+
+    return asyncio.run(asyncio.wait_for(go(), 30)), len(made)
+
+
+def test_a_second_answer_to_one_request_is_never_given_to_the_next() -> None:
+    one, two = b'{"n": 1}', b'{"n": 2}'
+    replies, made = _serve([_sized(one) + _sized(two)], [_sized(two)], requests=2)
+    assert replies == [{"n": 1}, {"n": 2}] and made == 2
+
+
+def test_a_late_second_answer_is_noticed_before_the_connection_is_reused() -> None:
+    one, two = b'{"n": 1}', b'{"n": 2}'
+    stray = b'{"stray": 1}'
+
+    async def late(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = await reader.readuntil(b"\r\n\r\n")
+        await reader.readexactly(int(head.lower().split(b"content-length: ")[1].split(b"\r")[0]))
+        writer.write(_sized(one))
+        await writer.drain()
+        await asyncio.sleep(0.05)
+        writer.write(_sized(stray))  # unasked, after the answer
+        await writer.drain()
+        await asyncio.sleep(5)
+
+    conns: list[int] = []
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        conns.append(1)
+        if len(conns) == 1:
+            await late(reader, writer)
+        else:
+            await _answering(_sized(two), close=False)(reader, writer)
+
+    async def go() -> Any:
+        server = await asyncio.start_server(handler, "127.0.0.1", 0)
+        url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/v1"
+        try:
+            async with Client(url, concurrency=1, retry=RetryPolicy(max_retries=0)) as c:
+                first = (await c.post("/x", {})).body
+                await asyncio.sleep(0.3)
+                return first, (await c.post("/x", {})).body
+        finally:
+            server.close()
+
+    assert asyncio.run(asyncio.wait_for(go(), 30)) == ({"n": 1}, {"n": 2})
+    assert len(conns) == 2
+
+
+def test_a_trickled_endless_body_is_cut_by_the_deadline_and_retried_fresh() -> None:
+    async def trickle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(b"HTTP/1.1 200 OK\r\n\r\n{")  # read until close, never closed
+        try:
+            for _ in range(200):
+                await asyncio.sleep(0.02)
+                writer.write(b" ")
+                await writer.drain()
+        except ConnectionError:
+            pass
+        writer.close()
+
+    conns: list[int] = []
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        conns.append(1)
+        if len(conns) == 1:
+            await trickle(reader, writer)
+        else:
+            await _answering(_sized(), close=False)(reader, writer)
+
+    async def go() -> Any:
+        server = await asyncio.start_server(handler, "127.0.0.1", 0)
+        url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/v1"
+        try:
+            policy = RetryPolicy(max_retries=1, base_delay=0.001)
+            async with Client(url, concurrency=1, retry=policy, request_deadline=0.3) as c:
+                return await c.post("/x", {})
+        finally:
+            server.close()
+
+    reply = asyncio.run(asyncio.wait_for(go(), 30))
+    assert reply.attempts == 2 and reply.body == {"choices": [{"message": {"content": "{}"}}]}
+    assert len(conns) == 2
