@@ -211,3 +211,22 @@ def test_a_trickled_endless_body_is_cut_by_the_deadline_and_retried_fresh() -> N
     reply = asyncio.run(asyncio.wait_for(go(), 30))
     assert reply.attempts == 2 and reply.body == {"choices": [{"message": {"content": "{}"}}]}
     assert len(conns) == 2
+
+
+@pytest.mark.parametrize("newline", [b"\r\n", b"\n"])
+def test_an_answer_trickled_byte_by_byte_is_read_whole(newline: bytes) -> None:
+    """Every split of a line end or of the blank line across reads is found."""
+    head = b"HTTP/1.1 200 OK\r\nX-A: 1\r\nContent-Length: %d\r\n\r\n" % len(BODY)
+    answer = head.replace(b"\r\n", newline) + BODY
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        await reader.readexactly(2)
+        for i in range(len(answer)):
+            writer.write(answer[i : i + 1])
+            await writer.drain()
+            await asyncio.sleep(0.001)
+        await asyncio.sleep(5)
+
+    (r,) = _exchange(handler)
+    assert (r.status, r.headers["x-a"], r.body, r.keep_alive) == (200, "1", BODY, True)

@@ -160,10 +160,12 @@ async def exchange(
 
 async def _head(r: _Reader) -> tuple[int, bytes, bytes, dict[str, str]]:
     """(status, reason, version, headers) of the next response head."""
+    seen = 0  # bytes already searched, less the 2 a blank line could start in
     while True:
-        found = _HEAD_END.search(r.buf)
+        found = _HEAD_END.search(r.buf, seen)
         if found is not None:
             break
+        seen = max(0, len(r.buf) - 2)  # a head trickled byte by byte is not rescanned
         if len(r.buf) > MAX_HEAD_BYTES:
             raise httpcore.RemoteProtocolError(f"a response head over {MAX_HEAD_BYTES} bytes")
         try:
