@@ -213,11 +213,21 @@ def test_a_trickled_endless_body_is_cut_by_the_deadline_and_retried_fresh() -> N
     assert len(conns) == 2
 
 
-@pytest.mark.parametrize("newline", [b"\r\n", b"\n"])
-def test_an_answer_trickled_byte_by_byte_is_read_whole(newline: bytes) -> None:
-    """Every split of a line end or of the blank line across reads is found."""
-    head = b"HTTP/1.1 200 OK\r\nX-A: 1\r\nContent-Length: %d\r\n\r\n" % len(BODY)
-    answer = head.replace(b"\r\n", newline) + BODY
+_HEAD = b"HTTP/1.1 200 OK\r\nX-A: 1\r\nContent-Length: %d\r\n\r\n" % len(BODY)
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        _HEAD + BODY,
+        _HEAD.replace(b"\r\n", b"\n") + BODY,
+        _chunks(BODY[:7], BODY[7:], trailer=b"X-T: 1\r\n").replace(
+            b"Transfer", b"X-A: 1\r\nTransfer"
+        ),
+    ],
+)
+def test_an_answer_trickled_byte_by_byte_is_read_whole(answer: bytes) -> None:
+    """Every split of a line end, a blank line or a chunk across reads is found."""
 
     async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         await reader.readuntil(b"\r\n\r\n")

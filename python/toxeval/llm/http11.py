@@ -96,14 +96,16 @@ class _Reader:
 
     async def line(self, what: str, limit: int) -> bytes:
         """The next CRLF-ended line (without the CRLF)."""
+        seen = 0  # searched already (a line trickled byte by byte is not rescanned)
         while True:
-            end = self.buf.find(b"\r\n")
+            end = self.buf.find(b"\r\n", seen)
             if end >= 0:
                 line = bytes(self.buf[:end])
                 del self.buf[: end + 2]
                 return line
             if len(self.buf) > limit:
                 raise httpcore.RemoteProtocolError(f"{what} is longer than {limit} bytes")
+            seen = max(0, len(self.buf) - 1)
             await self.more(what)
 
     async def exactly(self, n: int, what: str) -> bytes:
