@@ -13,10 +13,12 @@ from typing import Any
 
 import httpcore
 import pytest
-from test_llm_http11 import BODY, _answering, _chunks, _exchange, _ok, _sized
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_llm_http11 import BODY, TooLarge, _answering, _chunks, _exchange, _ok, _sized
 from toxeval.llm.client import Client, RequestFailed, RetryPolicy
 from toxeval.llm.connections import decode_body
-from toxeval.llm.http11 import MAX_HEAD_BYTES, MAX_INTERIM
+from toxeval.llm.http11 import MAX_HEAD_BYTES, MAX_INTERIM, exchange
 
 
 def test_a_status_line_without_reason_is_read() -> None:
@@ -240,3 +242,101 @@ def test_an_answer_trickled_byte_by_byte_is_read_whole(answer: bytes) -> None:
 
     (r,) = _exchange(handler)
     assert (r.status, r.headers["x-a"], r.body, r.keep_alive) == (200, "1", BODY, True)
+
+
+class _Segments:
+    """A stream that returns ``data`` in the given segment sizes (then end of stream)."""
+
+    def __init__(self, data: bytes, sizes: list[int]) -> None:
+        self.data, self.sizes, self.at = data, sizes, 0
+
+    async def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        pass
+
+    async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        n = self.sizes.pop(0) if self.sizes else len(self.data)
+        piece = self.data[self.at : self.at + max(1, min(n, max_bytes))]
+        self.at += len(piece)
+        return piece
+
+
+def _h11_reads(answer: bytes) -> tuple[int, list[tuple[str, str]], bytes]:
+    """(status, headers, body) of ``answer`` as h11 reads it (httpcore's reader)."""
+    import h11
+
+    conn = h11.Connection(h11.CLIENT)
+    conn.send(
+        h11.Request(method="POST", target="/", headers=[("Host", "h"), ("Content-Length", "0")])
+    )
+    conn.send(h11.EndOfMessage())
+    conn.receive_data(answer)
+    conn.receive_data(b"")
+    status, headers, body = 0, [], b""
+    while True:
+        event = conn.next_event()
+        if isinstance(event, h11.Response):
+            status = event.status_code
+            headers = [(k.decode(), v.decode()) for k, v in event.headers]
+        elif isinstance(event, h11.Data):
+            body += event.data
+        elif isinstance(event, (h11.EndOfMessage, h11.ConnectionClosed)) or event is h11.NEED_DATA:
+            return status, headers, body
+
+
+_names = st.sampled_from(["X-Request-Id", "x-ratelimit-remaining", "Server", "Retry-After"])
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    status=st.sampled_from([200, 201, 400, 404, 429, 500, 503]),
+    fields=st.lists(st.tuples(_names, st.text("abc 0123;=", max_size=8)), max_size=5),
+    body=st.binary(max_size=300),
+    framing=st.sampled_from(["length", "chunked", "close"]),
+    cuts=st.lists(st.integers(1, 400), max_size=40),
+    sizes=st.lists(st.integers(1, 64), max_size=40),
+    interim=st.integers(0, 2),
+    upper=st.booleans(),
+)
+def test_the_reader_agrees_with_h11_on_well_formed_answers(
+    status: int,
+    fields: list[tuple[str, str]],
+    body: bytes,
+    framing: str,
+    cuts: list[int],
+    sizes: list[int],
+    interim: int,
+    upper: bool,
+) -> None:
+    """Differential: any split of any well-formed answer (interim answers, header case,
+    repeated fields, chunk boundaries and extensions) gives h11's status, headers and
+    body, whatever the segments it arrives in."""
+    head = [f"HTTP/1.1 {status} Whatever"]
+    head += [f"{k}: {v.strip()}" for k, v in fields]
+    if framing == "length":
+        head.append(f"{'CONTENT-LENGTH' if upper else 'content-length'}: {len(body)}")
+        payload = body
+    elif framing == "chunked":
+        head.append(f"Transfer-Encoding: {'Chunked' if upper else 'chunked'}")
+        pieces, at = [], 0
+        for c in [*sorted(set(cuts)), len(body)]:
+            if at < min(c, len(body)):
+                part = body[at : min(c, len(body))]
+                pieces.append(b"%x;n=%d\r\n%s\r\n" % (len(part), at, part))
+                at = min(c, len(body))
+        payload = b"".join(pieces) + b"0\r\nX-Trailer: 1\r\n\r\n"
+    else:
+        payload = body
+    answer = b"HTTP/1.1 100 Continue\r\n\r\n" * interim
+    answer += "\r\n".join(head).encode() + b"\r\n\r\n" + payload
+    expected = _h11_reads(answer)
+
+    got = asyncio.run(exchange(_Segments(answer, list(sizes)), b"", 5.0, 1 << 20, TooLarge))  # type: ignore[arg-type]
+    assert (got.status, got.body) == (expected[0], expected[2])
+    joined: dict[str, list[str]] = {}
+    for k, v in expected[1]:
+        joined.setdefault(k, []).append(v)
+    te = "transfer-encoding"  # h11 lower-cases this one value
+    assert {k: v.lower() if k == te else v for k, v in got.headers.items()} == {
+        k: ", ".join(v) for k, v in joined.items()
+    }
+    assert got.keep_alive == (framing != "close")
