@@ -39,6 +39,7 @@ from toxeval.llm.connections import (
     DeadlineExceeded,
     open_connections,
 )
+from toxeval.llm.requests import public_url
 
 __all__ = [
     "DEFAULT_REQUEST_DEADLINE",
@@ -312,7 +313,7 @@ class Client:
                             404: "check --base-url and the model name",
                         }.get(status, "the server redirects; give the final URL as --base-url")
                         raise AuthenticationFailed(
-                            self._safe(f"POST {url}: {problem} ({hint})"),
+                            self._safe(f"POST {public_url(url)}: {problem} ({hint})"),
                             status_code=status,
                             attempts=retries + 1,
                         )

@@ -51,6 +51,7 @@ import httpx
 
 from toxeval.llm.http11 import exchange, request_head
 from toxeval.llm.network import NativeBackend, NativeStream
+from toxeval.llm.requests import public_url
 
 __all__ = [
     "MAX_BODY_BYTES",
@@ -233,7 +234,7 @@ class DirectConnections(_Slots):
             if _log.isEnabledFor(logging.INFO):
                 _log.info(
                     'HTTP Request: POST %s "HTTP/1.1 %d %s"',
-                    self._base + path,
+                    public_url(self._base + path),  # a query key is not logged
                     response.status,
                     response.reason.decode("ascii", "replace"),
                 )
@@ -272,7 +273,10 @@ class DirectConnections(_Slots):
 def decode_body(body: bytes, encoding: str) -> bytes:
     """``body`` decoded as its ``Content-Encoding`` says (gzip, deflate, identity;
     several are undone last first; an unknown one is left as is, as httpx does), at most
-    ``MAX_BODY_BYTES``."""
+    ``MAX_BODY_BYTES``. An empty body stays empty: an error answer without a body but
+    with the header (some proxies send these) is still that error."""
+    if not body:
+        return body
     for name in reversed([e.strip().lower() for e in encoding.split(",")]):
         if name in ("gzip", "x-gzip"):
             body = _inflate(body, zlib.MAX_WBITS | 16)

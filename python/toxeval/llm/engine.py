@@ -38,6 +38,7 @@ from toxeval.llm.detectors import DetectorSpec
 from toxeval.llm.local import LOCAL_BASE_URL, run_local
 from toxeval.llm.progress import Progress, RunSummary
 from toxeval.llm.remote import RemoteRun, Unreachable
+from toxeval.llm.requests import public_url
 from toxeval.llm.rows import (
     Key,
     count_done,
@@ -45,6 +46,7 @@ from toxeval.llm.rows import (
     header_line,
     pending,
     plan_remote,
+    run_url,
     taxonomy_sha256,
 )
 from toxeval.llm.runfile import RunWriter, read_run
@@ -95,8 +97,9 @@ class RunOptions:
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     quiet: bool = False
 
-    def __repr__(self) -> str:  # never show the key
-        return f"RunOptions(base_url={self.base_url!r}, concurrency={self.concurrency})"
+    def __repr__(self) -> str:  # never show the key, nor a password in the URL
+        url = public_url(self.base_url)
+        return f"RunOptions(base_url={url!r}, concurrency={self.concurrency})"
 
 
 def run_remote(
@@ -111,10 +114,11 @@ def run_remote(
     t0 = time.monotonic()
     fp = spec.fingerprint()
     state = read_run(path, light=True)
-    done = count_done(keys, state, options.base_url, fp)
-    todo = pending(plan_remote(spec, keys, options.base_url), state)
+    url = run_url(options.base_url, state.header)  # no secret unless the file has it
+    done = count_done(keys, state, url, fp)
+    todo = pending(plan_remote(spec, keys, url), state)
     summary = RunSummary(path=str(path), items=len(keys), skipped=done)
-    header = header_line(options.base_url, fp, detector.text)
+    header = header_line(url, fp, detector.text)
 
     async def main() -> None:
         client = Client(
@@ -141,7 +145,7 @@ def run_remote(
         _run_async(main(), terminated)
     except Unreachable as e:
         raise RunStopped(
-            f"no answer from {options.base_url}, run stopped: {e}; check --base-url "
+            f"no answer from {public_url(options.base_url)}, run stopped: {e}; check --base-url "
             f"(rerun the same command to resume)"
         ) from None
     except AuthenticationFailed as e:

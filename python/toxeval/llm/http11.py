@@ -7,15 +7,19 @@ regular expressions, build an event object per step and trace each phase; at the
 runner's rates that was most of the client's CPU (docs/llm.md, "The network backend").
 This reader covers what an OpenAI-compatible answer to a POST needs (RFC 9112):
 
-- a status line ``HTTP/1.x NNN reason``; interim ``1xx`` answers are skipped (``101``,
-  an upgrade the runner never asks for, is a protocol error);
+- a status line ``HTTP/1.x NNN reason`` (the reason may be missing); interim ``1xx``
+  answers are skipped, at most ``MAX_INTERIM`` of them (``101``, an upgrade the runner
+  never asks for, is a protocol error);
 - header fields ``name: value`` (names lower-cased, a repeated field joined with
-  ``", "``; obsolete line folding, a field without a colon, or a head over
+  ``", "``; lines end in CRLF or a lone LF, as RFC 9112 section 2.2 allows and h11
+  reads them; obsolete line folding, a field without a colon, or a head over
   ``MAX_HEAD_BYTES`` are protocol errors);
 - the body framed as RFC 9112 section 6.3 says: no body for 204 and 304; chunked when
-  ``Transfer-Encoding`` ends in ``chunked`` (chunk extensions ignored, trailers read and
-  dropped, a bad chunk size an error); else ``Content-Length`` (equal repeated values
-  allowed, anything else an error); else everything until the server closes;
+  ``Transfer-Encoding`` is ``chunked`` (chunk extensions ignored, trailers read and
+  dropped up to ``MAX_HEAD_BYTES``, a bad chunk size an error); any other transfer
+  coding (``gzip, chunked``, ``chunked, chunked``) is a protocol error, as in h11, since
+  its body would be handed on still coded; else ``Content-Length`` (equal repeated
+  values allowed, anything else an error); else everything until the server closes;
 - the connection is kept for the next request only when the response says HTTP/1.1,
   no ``Connection: close``, was framed by length or chunks, and nothing followed it
   (requests are never pipelined, so extra bytes mean a confused server).
@@ -28,11 +32,15 @@ retries (:mod:`toxeval.llm.client`) see exactly the exceptions they saw before.
 
 from __future__ import annotations
 
+import re
+
 import httpcore
 
-__all__ = ["MAX_HEAD_BYTES", "Response", "exchange", "request_head"]
+__all__ = ["MAX_HEAD_BYTES", "MAX_INTERIM", "Response", "exchange", "request_head"]
 
 MAX_HEAD_BYTES = 64 * 1024  # status line and headers; h11's limit is 16 KiB per event
+MAX_INTERIM = 64  # interim 1xx answers before the final one: more is a runaway server
+_HEAD_END = re.compile(rb"\n\r?\n")  # the blank line that ends a head (CRLF or LF)
 _READ = 64 * 1024  # bytes asked of the stream per read
 
 
@@ -88,14 +96,16 @@ class _Reader:
 
     async def line(self, what: str, limit: int) -> bytes:
         """The next CRLF-ended line (without the CRLF)."""
+        seen = 0  # searched already (a line trickled byte by byte is not rescanned)
         while True:
-            end = self.buf.find(b"\r\n")
+            end = self.buf.find(b"\r\n", seen)
             if end >= 0:
                 line = bytes(self.buf[:end])
                 del self.buf[: end + 2]
                 return line
             if len(self.buf) > limit:
                 raise httpcore.RemoteProtocolError(f"{what} is longer than {limit} bytes")
+            seen = max(0, len(self.buf) - 1)
             await self.more(what)
 
     async def exactly(self, n: int, what: str) -> bytes:
@@ -121,21 +131,22 @@ async def exchange(
     except httpcore.WriteError:
         pass  # as httpcore: a server may answer (an error) before it read the request
     r = _Reader(stream, timeout)
-    while True:
+    for _ in range(MAX_INTERIM + 1):
         status, reason, version, headers = await _head(r)
         if status >= 200:
             break
         if status == 101:
             raise httpcore.RemoteProtocolError("the server switched protocols (101)")
+    else:
+        raise httpcore.RemoteProtocolError(f"more than {MAX_INTERIM} interim 1xx answers")
     keep = version == b"HTTP/1.1" and "close" not in _tokens(headers.get("connection", ""))
     coding = headers.get("transfer-encoding")
     if status in (204, 304):
         body = b""
     elif coding is not None:
-        if _tokens(coding)[-1:] == ["chunked"]:
-            body = await _chunked(r, max_body, too_large)
-        else:  # an unknown coding: the body runs until the server closes
-            body, keep = await _until_close(r, max_body, too_large), False
+        if _tokens(coding) != ["chunked"]:
+            raise httpcore.RemoteProtocolError(f"an unsupported Transfer-Encoding {coding!r}")
+        body = await _chunked(r, max_body, too_large)
         keep = keep and "content-length" not in headers  # both framings: a confused server
     elif "content-length" in headers:
         n = _content_length(headers["content-length"])
@@ -151,10 +162,12 @@ async def exchange(
 
 async def _head(r: _Reader) -> tuple[int, bytes, bytes, dict[str, str]]:
     """(status, reason, version, headers) of the next response head."""
+    seen = 0  # bytes already searched, less the 2 a blank line could start in
     while True:
-        end = r.buf.find(b"\r\n\r\n")
-        if end >= 0:
+        found = _HEAD_END.search(r.buf, seen)
+        if found is not None:
             break
+        seen = max(0, len(r.buf) - 2)  # a head trickled byte by byte is not rescanned
         if len(r.buf) > MAX_HEAD_BYTES:
             raise httpcore.RemoteProtocolError(f"a response head over {MAX_HEAD_BYTES} bytes")
         try:
@@ -165,15 +178,15 @@ async def _head(r: _Reader) -> tuple[int, bytes, bytes, dict[str, str]]:
                     "Server disconnected without sending a response."
                 ) from None
             raise
-    head = bytes(r.buf[:end])
-    del r.buf[: end + 4]
-    first, _, rest = head.partition(b"\r\n")
+    head = bytes(r.buf[: found.start()])
+    del r.buf[: found.end()]
+    first, *lines = [line.removesuffix(b"\r") for line in head.split(b"\n")]
     version, _, tail = first.partition(b" ")
     code, _, reason = tail.partition(b" ")
     if version not in (b"HTTP/1.1", b"HTTP/1.0") or len(code) != 3 or not code.isdigit():
         raise httpcore.RemoteProtocolError(f"not an HTTP/1.1 status line: {first[:80]!r}")
     headers: dict[str, str] = {}
-    for line in rest.split(b"\r\n") if rest else ():
+    for line in lines:
         name, colon, value = line.partition(b":")
         if not colon or not name or name != name.strip() or line[:1] in (b" ", b"\t"):
             raise httpcore.RemoteProtocolError(f"a malformed header line: {line[:80]!r}")
@@ -208,8 +221,11 @@ async def _chunked(r: _Reader, max_body: int, too_large: type[Exception]) -> byt
             raise httpcore.RemoteProtocolError(f"a bad chunk size {line[:40]!r}")
         n = int(text, 16)
         if n == 0:
-            while await r.line("the trailers", MAX_HEAD_BYTES):
-                pass  # trailer fields are not used
+            trailers = 0  # trailer fields are not used, but bounded as a head is
+            while trailer := await r.line("the trailers", MAX_HEAD_BYTES):
+                trailers += len(trailer) + 2
+                if trailers > MAX_HEAD_BYTES:
+                    raise httpcore.RemoteProtocolError(f"trailers over {MAX_HEAD_BYTES} bytes")
             return b"".join(parts)
         size += n
         if size > max_body:

@@ -75,6 +75,22 @@ def header_line(base_url: str, fingerprint: dict[str, Any], detector: str) -> di
     }
 
 
+def run_url(base_url: str, last_header: Any) -> str:
+    """The base URL a run file's header carries and its request hashes are made of:
+    ``base_url`` as :func:`toxeval.llm.requests.public_url` writes it (a password or a
+    secret query value replaced by ``***``), so the file never holds the secret and
+    ``score`` computes the same hashes from the header. A URL without a secret is
+    unchanged. A file whose last header holds ``base_url`` itself, secret included
+    (written before secrets were hidden), keeps being hashed with it: it resumes and
+    scores exactly, and nothing more of the secret is written (the header is not
+    written again)."""
+    from toxeval.llm.requests import public_url
+
+    if isinstance(last_header, dict) and last_header.get("base_url") == base_url:
+        return base_url
+    return public_url(base_url)
+
+
 def answered(state: RunState, key: Key, h: str) -> bool:
     """True when ``key`` has a row with hash ``h`` and no error (it is not asked again)."""
     rec = state.current(key[0], h)

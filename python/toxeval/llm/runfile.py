@@ -1,8 +1,9 @@
 """The run file: every answer of a run, appended as it arrives, so nothing is lost.
 
 JSONL. Header lines ``{"toxeval_run": 1, "fingerprint": {...}, "base_url": ..., "detector":
-...}`` say what the rows after them were asked with (never an API key); each other line is
-one finished item::
+...}`` say what the rows after them were asked with (never an API key, nor a password or
+query key of the base URL: see :func:`toxeval.llm.rows.run_url`); each other line is one
+finished item::
 
     {"id", "request_hash", "scores": {category_id: float|null} | null, "output",
      "reasoning", "raw": [response bodies], "parse_status", "parse_reason", "method",
