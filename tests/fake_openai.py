@@ -18,7 +18,8 @@ answer is a refusal). Hostile answers: ``gzip_bomb`` (a 200 whose gzip body deco
 ``nan`` (a 200 whose JSON holds NaN), ``html`` (a 502 HTML page), ``empty`` (a 200 with
 an empty body), ``chunked_cut`` (a chunked 200 cut before its last chunk), ``redirect``
 (a 307 to another host), ``retry_days`` (a 500 with a ten-day ``Retry-After``),
-``bad_gzip`` (a 200 whose gzip body is corrupt), ``close_after`` (the answer, then the
+``bad_gzip`` (a 200 whose gzip body is corrupt; ``bad_gzip_401``, ``bad_gzip_429``: such
+an error answer, with ``Retry-After: 0``), ``close_after`` (the answer, then the
 connection is closed without ``Connection: close``), ``dribble`` (the answer sent a few
 bytes at a time), ``trickle`` (the status line, headers and body sent ``trickle_bytes``
 at a time, one piece every ``trickle_s`` seconds: with the defaults, one byte every
@@ -356,6 +357,11 @@ class _Handler(BaseHTTPRequestHandler):
         elif fault == "bad_gzip":
             packed = gzip.compress(json.dumps(fake.chat_body("", keys, body)).encode())
             self._send(200, packed[:10] + b"\xff" * 8 + packed[18:], {"Content-Encoding": "gzip"})
+        elif fault in ("bad_gzip_401", "bad_gzip_429"):
+            status = int(fault[-3:])
+            packed = gzip.compress(b'{"error": {"message": "no"}}')
+            headers = {"Content-Encoding": "gzip", "Retry-After": "0"}
+            self._send(status, packed[:10] + b"\xff" * 8 + packed[18:], headers)
         elif fault == "close_after":
             self._send(200, json.dumps(fake.chat_body(body.get("model", ""), keys, body)).encode())
             self.wfile.flush()

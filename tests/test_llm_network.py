@@ -345,3 +345,28 @@ def test_a_proxy_variable_sends_through_httpx_which_reads_no_proxy(
     fake_openai.faults["item-00007"] = ["bad_gzip"]
     (reply,) = _posts(fake_openai, 1)
     assert reply.attempts == 2 and len(fake_openai.log) == 2
+
+
+@pytest.mark.parametrize("through", ["direct", "httpx"])
+def test_an_error_answer_whose_body_does_not_decode_keeps_its_status(
+    fake_openai: FakeOpenAI, through: str
+) -> None:
+    # a 401 or 429 with a corrupt gzip body was a "malformed answer": the 401 did not
+    # stop the run and the 429's Retry-After was not a rate limit (3 bodies gave up)
+    from toxeval.llm.client import AuthenticationFailed
+
+    url = fake_openai.url
+    if through == "httpx":  # URL credentials send through httpx's client
+        url = url.replace("://", "://user:secret@")
+
+    async def post() -> Any:
+        async with Client(url, retry=FAST) as c:
+            return await c.post("/chat/completions", BODY)
+
+    fake_openai.faults["item-00007"] = ["bad_gzip_429"] * 3
+    reply = asyncio.run(post())
+    assert reply.attempts == 4 and reply.body["choices"]
+    fake_openai.faults["item-00007"] = ["bad_gzip_401"]
+    with pytest.raises(AuthenticationFailed, match="HTTP 401") as e:
+        asyncio.run(post())
+    assert e.value.status_code == 401 and e.value.attempts == 1

@@ -244,7 +244,11 @@ class DirectConnections(_Slots):
                 try:
                     body = decode_body(body, encoding)
                 except BadEncoding as e:
-                    raise BadEncoding(str(e), response.status) from None
+                    if response.status == 200:
+                        raise BadEncoding(str(e), response.status) from None
+                    # an error answer's body is only its detail: its status and
+                    # headers (a 401 stops the run, Retry-After) still count
+                    body = b""
             return Answer(response.status, response.headers, body)
         finally:
             if timer is not None:
@@ -354,7 +358,9 @@ class HttpxConnections(_Slots):
                     raise BodyTooLarge(f"more than {MAX_BODY_BYTES} bytes decoded")
                 chunks.append(chunk)
         except httpx.DecodingError as e:
-            raise BadEncoding(str(e), response.status_code) from None
+            if response.status_code == 200:
+                raise BadEncoding(str(e), response.status_code) from None
+            chunks = []  # an error answer: its status and headers still count
         finally:
             await response.aclose()
         return Answer(response.status_code, response.headers, b"".join(chunks))
