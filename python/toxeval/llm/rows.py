@@ -81,9 +81,10 @@ def run_url(base_url: str, last_header: Any) -> str:
     secret query value replaced by ``***``), so the file never holds the secret and
     ``score`` computes the same hashes from the header. A URL without a secret is
     unchanged. A file whose last header holds ``base_url`` itself, secret included
-    (written before secrets were hidden), keeps being hashed with it: it resumes and
-    scores exactly, and nothing more of the secret is written (the header is not
-    written again)."""
+    (written by an older toxeval), keeps being hashed with it: it resumes and scores
+    exactly, and with the same fingerprint no header is written again. Run with other
+    options, its new header holds that URL too (the hashes are made of it, so rows of
+    the file's earlier headers can still be reused)."""
     from toxeval.llm.requests import public_url
 
     if isinstance(last_header, dict) and last_header.get("base_url") == base_url:
