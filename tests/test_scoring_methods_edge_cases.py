@@ -77,9 +77,10 @@ def test_a_json_object_of_booleans_leaves_unnamed_categories_unknown(
 def test_a_label_list_cut_by_max_tokens_leaves_unflagged_categories_unknown(
     fake_openai: FakeOpenAI, tmp_path: Path
 ) -> None:
-    # odd rows: the list was cut after its first name; even rows: a whole answer
+    # odd rows: the list was cut after its first name and comma; even rows: a whole answer
     def content(i: int) -> list[tuple[str, str]]:
-        return [(TAX.ids[i % TAX.k], "length" if i % 2 else "stop")]
+        name = TAX.ids[i % TAX.k]
+        return [(f"{name}," if i % 2 else name, "length" if i % 2 else "stop")]
 
     _answer_with(fake_openai, content)
     ds, run = _run(fake_openai, tmp_path, scoring="labels", max_tokens=4)
@@ -136,3 +137,40 @@ def test_a_whole_json_object_cut_in_its_trailing_prose_keeps_its_scores() -> Non
 def test_every_sample_cut_is_unparseable() -> None:
     a = score_samples([_reply("hate", "length")] * 2, TAX, 2)
     assert a.status == "unparseable" and a.scores is None
+
+
+@pytest.mark.parametrize(
+    ("text", "method"),
+    [
+        # S1 may be the start of S10..S14, sexual of sexual_minors: their category is unknown
+        ("unsafe\nS2,S1", "llama-guard"),
+        ("hate, sexual", "labels"),
+    ],
+)
+def test_a_cut_answer_whose_last_code_may_be_torn_does_not_flag_it(text: str, method: str) -> None:
+    from toxeval.parsing.llama_guard import default_llama_guard_mapping
+
+    mapping = default_llama_guard_mapping(TAX)[0] if method == "llama-guard" else None
+    a = score_labels(_reply(text, "length"), TAX, method, mapping)
+    whole = score_labels(_reply(text, "stop"), TAX, method, mapping)
+    alone = score_labels(_reply(text.rsplit(",", 1)[0], "stop"), TAX, method, mapping)
+    assert a.status == "partial" and a.scores is not None and whole.scores is not None
+    assert alone.scores is not None
+    only_last = (whole.scores == 1.0) & (alone.scores != 1.0)
+    assert only_last.any()  # the last code flags a category the others do not
+    assert np.isnan(a.scores[only_last]).all()
+    np.testing.assert_array_equal(a.scores == 1.0, alone.scores == 1.0)
+    assert a.reason is not None and "the last name may be cut" in a.reason
+
+
+@pytest.mark.parametrize("text", ["unsafe\nS1,", "hate, sexual\n", "violence"])
+def test_a_cut_answer_whose_last_code_is_whole_keeps_it(text: str) -> None:
+    from toxeval.parsing.llama_guard import default_llama_guard_mapping
+
+    mapping = default_llama_guard_mapping(TAX)[0] if text.startswith("unsafe") else None
+    method = "llama-guard" if mapping is not None else "labels"
+    a = score_labels(_reply(text, "length"), TAX, method, mapping)
+    whole = score_labels(_reply(text, "stop"), TAX, method, mapping)
+    assert a.scores is not None and whole.scores is not None
+    np.testing.assert_array_equal(a.scores == 1.0, whole.scores == 1.0)
+    assert a.reason is not None and "the last name may be cut" not in a.reason

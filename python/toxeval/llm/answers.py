@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from toxeval.parsing import NullPolicy, parse_output
+from toxeval.parsing.llama_guard import CODE_RE, default_llama_guard_mapping
 from toxeval.taxonomy import LabelMapping, Taxonomy, normalize_label
 
 __all__ = [
@@ -262,7 +263,8 @@ def score_labels(
     An answer cut by ``max_tokens`` that flags categories without being a JSON object of
     scores (a list of the categories that apply, an ``unsafe`` Llama Guard verdict) may
     have lost names after the cut: the categories it does not flag are NaN, not
-    negatives ("none" and "safe" are whole answers and stand).
+    negatives ("none" and "safe" are whole answers and stand). Its last name or code,
+    when the cut may have fallen inside it (``S1`` of ``S10``), flags nothing known.
     """
     if reply.text is None:
         return unparseable(reply.problem or "empty answer", method, None, reply.reasoning)
@@ -281,12 +283,15 @@ def score_labels(
         unknown_ids = [i for i in taxonomy.ids if i not in reachable]
     status, reason = r.status, r.reason
     if reply.finish_reason == "length" and found is None and r.status != "empty":
+        torn = _torn_last_word(reply.text, taxonomy, mapping, null, scores)
         cut = [i for i in taxonomy.ids if scores[taxonomy.index(i)] == 0.0]
-        if len(cut) == taxonomy.k:
+        if len(cut) + len(torn) == taxonomy.k:
             reason = _join_reasons(TRUNCATED, "no category flagged before the cut", reason)
             return unparseable(reason or TRUNCATED, method, reply.text, reply.reasoning)
-        scores[[taxonomy.index(i) for i in cut]] = np.nan
+        scores[[taxonomy.index(i) for i in cut + torn]] = np.nan
         reason = _join_reasons(reason, f"{TRUNCATED}: not flagged before the cut: {', '.join(cut)}")
+        if torn:
+            reason = _join_reasons(reason, f"the last name may be cut: {', '.join(torn)}")
         status = "partial"
     if unknown_ids:
         scores[[taxonomy.index(i) for i in unknown_ids]] = np.nan
@@ -294,6 +299,45 @@ def score_labels(
         what = "no Llama Guard code maps to" if mapping is not None else "no score for"
         reason = _join_reasons(reason, f"{what}: {', '.join(unknown_ids)}")
     return Answer(scores, status, reason, reply.text, reply.reasoning, bool(r.graded), method)
+
+
+def _torn_last_word(
+    text: str,
+    taxonomy: Taxonomy,
+    mapping: LabelMapping | None,
+    null: NullPolicy,
+    scores: np.ndarray,
+) -> list[str]:
+    """The categories a cut answer flags only by its last name or code when the cut may
+    have fallen inside it: the text ends in a letter or digit and that name or code is
+    the start of a longer one (``S1`` of ``S10``, ``sexual`` of ``sexual_minors``), so
+    what the answer meant there is not known."""
+    if not text[-1:].isalnum():
+        return []
+    piece = re.split(r"[\n\r,;|]", text)[-1].strip()
+    word = piece.split()[-1]
+    lookup = taxonomy._lookup  # normalized id, name or alias -> category id
+    longer = [
+        k
+        for n in {normalize_label(piece), normalize_label(word)}
+        for k, cat in lookup.items()
+        if k != n and k.startswith(n) and cat != lookup.get(n)
+    ]
+    if not longer and CODE_RE.match(word):
+        lg = mapping or default_llama_guard_mapping(taxonomy)[0]
+        codes = {str(c).upper(): ids for c, ids in (lg.table if lg else {}).items()}
+        w = word.upper()
+        longer = [c for c in codes if c != w and c.startswith(w) and codes[c] != codes.get(w)]
+    if not longer:
+        return []
+    head = parse_output(text[: len(text) - len(word)], taxonomy, mapping=mapping, null=null)
+    before = np.array(head.scores, dtype=np.float64) if head.status != "unparseable" else None
+    return [
+        i
+        for i in taxonomy.ids
+        if scores[taxonomy.index(i)] > 0.0
+        and (before is None or not before[taxonomy.index(i)] > 0.0)
+    ]
 
 
 def _token_text(tok: Any) -> str | None:
