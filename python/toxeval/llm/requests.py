@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Literal
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from toxeval.llm.answers import (
     Answer,
@@ -102,7 +102,21 @@ def _sha256_json(obj: Any) -> str:
     return hashlib.sha256(data.encode("utf-8")).hexdigest()
 
 
-_SECRET_PARAM = re.compile(r"key|token|secret|sig|pass|auth|cred", re.IGNORECASE)
+# Query parameter names that hold a secret, matched as whole words of the name
+# (``api_key``, ``x-api-key``, ``apiKey``, ``subscription-key``, ``sig``), not as
+# substrings: ``author`` or ``monkey`` are not secrets, and a redacted value is also left
+# out of the request hash, so a false match would let two endpoints share rows.
+_SECRET_WORDS = frozenset(
+    "key apikey token accesstoken authtoken idtoken secret clientsecret sig signature "
+    "password passwd pass pwd auth authorization credential credentials".split()
+)
+_NAME_WORD = re.compile(r"[A-Za-z][a-z0-9]*|[0-9]+")
+
+
+def _is_secret_param(name: str) -> bool:
+    whole = re.sub(r"[^a-z0-9]", "", name.lower())
+    words = {w.lower() for w in _NAME_WORD.findall(name)}
+    return whole in _SECRET_WORDS or not words.isdisjoint(_SECRET_WORDS)
 
 
 def public_url(url: str) -> str:
@@ -122,7 +136,7 @@ def public_url(url: str) -> str:
         pairs = []
         for piece in query.split("&"):
             k, eq, _ = piece.partition("=")
-            pairs.append(f"{k}=***" if eq and _SECRET_PARAM.search(k) else piece)
+            pairs.append(f"{k}=***" if eq and _is_secret_param(unquote(k)) else piece)
         query = "&".join(pairs)
     return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
