@@ -143,7 +143,7 @@ def _ap_distribution(
         return np.asarray(res.estimate, dtype=np.float64), np.asarray(
             res.bootstrap_distribution, dtype=np.float64
         )
-    except stats.TooFewResamplesError:
+    except ValueError:
         pass
     k = y.shape[1]
     estimate = np.array(
