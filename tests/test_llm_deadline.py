@@ -147,3 +147,39 @@ def test_the_python_api_checks_the_deadline_and_local_detectors_refuse_it(
         build_parser().parse_args(["predict", "--dataset", "d", "--detector", "x"]).request_deadline
     )
     assert default == cli == DEFAULT_REQUEST_DEADLINE  # the API's, the CLI's, the client's
+
+
+def test_a_slow_connect_and_a_silent_tls_handshake_together_stay_within_the_deadline(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # connecting and the TLS handshake were each allowed the whole deadline, so the two
+    # together could take twice it before the attempt failed
+    from toxeval.llm.connections import DirectConnections
+    from toxeval.llm.network import NativeBackend
+
+    connect = NativeBackend.connect_tcp
+
+    async def slow_connect(self: Any, *args: Any, **kw: Any) -> Any:
+        await asyncio.sleep(0.6)  # a connection that takes most of the deadline
+        return await connect(self, *args, **kw)
+
+    monkeypatch.setattr(NativeBackend, "connect_tcp", slow_connect)
+
+    async def go() -> float:
+        silent = await asyncio.start_server(lambda r, w: None, "127.0.0.1", 0)  # no TLS
+        port = silent.sockets[0].getsockname()[1]
+        conns = open_connections(
+            f"https://127.0.0.1:{port}/v1", {}, slots=1, connect_timeout=10.0,
+            read_timeout=10.0, deadline=1.0,
+        )  # fmt: skip
+        assert isinstance(conns, DirectConnections)
+        t0 = time.monotonic()
+        with pytest.raises(Exception, match="TLS handshake timed out"):
+            await conns.send("/chat/completions", b"{}")
+        taken = time.monotonic() - t0
+        await conns.aclose()
+        silent.close()
+        return taken
+
+    taken = asyncio.run(asyncio.wait_for(go(), GUARD_S))
+    assert 0.9 < taken < 1.4, taken  # the deadline (1 s), not 0.6 s + 1 s

@@ -199,7 +199,9 @@ class DirectConnections(_Slots):
         self, slot: int, host: str, port: int, tls: bool, now: float
     ) -> httpcore.AsyncNetworkStream:
         """The slot's connection, a new one when it has none the server still keeps
-        (it closed it, sent something unasked, or it sat idle over ``KEEPALIVE_S``)."""
+        (it closed it, sent something unasked, or it sat idle over ``KEEPALIVE_S``).
+        Connecting and the TLS handshake each wait at most the connect timeout and
+        together no longer than the attempt's deadline (``now`` + deadline)."""
         stream = self._streams[slot]
         if stream is not None:
             if now - self._idle_since[slot] < KEEPALIVE_S and not stream.get_extra_info(
@@ -208,9 +210,12 @@ class DirectConnections(_Slots):
                 return stream
             self._streams[slot] = None
             await stream.aclose()
+        loop = asyncio.get_running_loop()
+        end = now + self._deadline
         timeout = min(self._connect_timeout, self._deadline)
         stream = await self._backend.connect_tcp(host, port, timeout=timeout)
         if tls:
+            timeout = min(self._connect_timeout, max(0.0, end - loop.time()))
             stream = await stream.start_tls(self._tls, server_hostname=host, timeout=timeout)
         self._streams[slot] = stream
         return stream
