@@ -301,8 +301,8 @@ def source_sha256(module: ModuleType, named: Any, fn: Callable[..., Any]) -> dic
         if path is None:
             return None
         digest = file_sha256(path)
-        seen = _SEEN.setdefault((name, id(named)), (named, digest))
-        if seen[0] is named and seen[1] != digest:
+        _, first = _SEEN.setdefault((name, id(named)), (named, digest))
+        if first != digest:
             raise ValueError(
                 f"{path} changed after {name} was imported in this process, so the code "
                 "that would run is not the code in the file: reload the module "
