@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from importlib import resources
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from toxeval.files import decode_utf8, require_file
@@ -196,6 +197,11 @@ class Taxonomy:
         (the parser's hot path normalises once and looks up many times)."""
         return self._lookup.get(label)
 
+    def labels(self) -> AbcMapping[str, str]:
+        """Every label the taxonomy reads (each id, name and alias, as
+        :func:`normalize_label` gives it) and the category id it names; read-only."""
+        return MappingProxyType(self._lookup)
+
     def category(self, category_id: str) -> Category:
         return self.categories[self.index(category_id)]
 
@@ -215,6 +221,12 @@ class LabelMapping:
         if hit is None:
             hit = self._upper.get(code.strip().upper())
         return hit
+
+    @cached_property
+    def targets(self) -> frozenset[str]:
+        """Every taxonomy id some code maps to; a category outside it is one no answer
+        in this scheme can speak to."""
+        return frozenset(i for ids in self.table.values() for i in ids)
 
     @cached_property
     def _upper(self) -> dict[str, tuple[str, ...]]:

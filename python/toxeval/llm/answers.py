@@ -279,8 +279,7 @@ def score_labels(
     if found is not None:  # a JSON object with a value (or a null) per category it names
         unknown_ids = [i for i in taxonomy.ids if i not in found[0]]
     if mapping is not None:
-        reachable = {i for ids in mapping.table.values() for i in ids}
-        unknown_ids = [i for i in taxonomy.ids if i not in reachable]
+        unknown_ids = [i for i in taxonomy.ids if i not in mapping.targets]
     status, reason = r.status, r.reason
     if reply.finish_reason == "length" and found is None and r.status != "empty":
         torn = _torn_last_word(reply.text, taxonomy, mapping, null, scores)
@@ -316,7 +315,7 @@ def _torn_last_word(
         return []
     piece = re.split(r"[\n\r,;|]", text)[-1].strip()
     word = piece.split()[-1]
-    lookup = taxonomy._lookup  # normalized id, name or alias -> category id
+    lookup = taxonomy.labels()
     longer = [
         k
         for n in {normalize_label(piece), normalize_label(word)}

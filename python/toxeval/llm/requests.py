@@ -260,9 +260,7 @@ class RequestSpec:
                     f"scoring={self.scoring!r} is not supported with llama_guard=True"
                 )
             mapping = load_mapping(LLAMA_GUARD_MAPPING)
-            lacking = sorted(
-                {i for ids in mapping.table.values() for i in ids} - set(self.taxonomy.ids)
-            )
+            lacking = sorted(mapping.targets - set(self.taxonomy.ids))
             if lacking:
                 raise ValueError(
                     f"Llama Guard answers are read through mapping {LLAMA_GUARD_MAPPING!r} "

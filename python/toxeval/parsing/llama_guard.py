@@ -32,8 +32,7 @@ def default_llama_guard_mapping(tax: Taxonomy) -> tuple[LabelMapping | None, str
     except Exception as exc:
         m, err = None, f"built-in mapping {DEFAULT_LLAMA_GUARD_MAPPING!r} is not available ({exc})"
     if m is not None:
-        mapped = {i for ids in m.table.values() for i in ids}
-        if m.target != tax.name and not mapped <= set(tax.ids):
+        if m.target != tax.name and not m.targets <= set(tax.ids):
             err = (
                 f"built-in mapping {DEFAULT_LLAMA_GUARD_MAPPING!r} targets {m.target!r}, "
                 f"not {tax.name!r}"

@@ -422,11 +422,7 @@ def verdict_unknown_cells(
     m = mapping if mapping is not None else default_llama_guard_mapping(taxonomy)[0]
     if m is None:
         return None
-    reach = np.zeros(taxonomy.k, dtype=bool)
-    for ids in m.table.values():
-        for i in ids:
-            if i in taxonomy.ids:
-                reach[taxonomy.index(i)] = True
+    reach = np.array([i in m.targets for i in taxonomy.ids], dtype=bool)
     if reach.all():
         return None
     verdict = np.array(
