@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from toxeval.llm.progress import RunSummary
 from toxeval.llm.rows import (
     Key,
+    Planned,
     failed_row,
     header_line,
     plan_remote,
@@ -249,11 +250,11 @@ def _outputs(
     return out
 
 
-def _custom_ids(spec: RequestSpec, keys: Sequence[Key], base_url: str, fmt: int) -> list[list[str]]:
+def _custom_ids(plans: Sequence[Planned], fmt: int) -> list[list[str]]:
     """The ``custom_id`` of every call, unit by unit, as ``write_batch_file`` wrote them."""
     return [
         [custom_id(ui, ci, c.path, c.body, fmt) for ci, c in enumerate(p.unit.calls)]
-        for ui, p in enumerate(plan_remote(spec, keys, base_url))
+        for ui, p in enumerate(plans)
     ]
 
 
@@ -299,7 +300,8 @@ def batch_run_file(
         )
     keys = [by_id[i] for i in side["ids"]]
     outputs = _outputs(Path(batch_output), batch_input)
-    ids = _custom_ids(spec, keys, side["base_url"], side["toxeval_batch"])
+    plans = list(plan_remote(spec, keys, side["base_url"]))  # once, for the ids and the rows
+    ids = _custom_ids(plans, side["toxeval_batch"])
     expected = {cid for unit_ids in ids for cid in unit_ids}
     for cid, (n, _, _) in outputs.items():
         if cid not in expected:
@@ -310,7 +312,7 @@ def batch_run_file(
             )
     header = header_line(side["base_url"], side["fingerprint"], det.text)
     with RunWriter(run_file, header, last_header=None) as writer:
-        for unit_ids, p in zip(ids, plan_remote(spec, keys, side["base_url"]), strict=True):
+        for unit_ids, p in zip(ids, plans, strict=True):
             unit = p.unit
             missing = (0, None, "no answer in the batch output")
             got = [outputs.get(cid, missing)[1:] for cid in unit_ids]
