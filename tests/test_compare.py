@@ -328,7 +328,7 @@ def test_html_is_staged_and_renamed_never_written_through_a_link(
         raise OSError(28, "No space left on device")
 
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr("toxeval.compare.os.replace", fail)
+        mp.setattr("toxeval.output_dir.os.replace", fail)
         with pytest.raises(OSError, match="No space left"):
             c.write_html(page)
     assert page.read_bytes() == old

@@ -27,8 +27,6 @@ from __future__ import annotations
 import csv
 import io
 import math
-import os
-import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -258,14 +256,11 @@ class Comparison:
         beside it, renamed over ``path`` once complete. The page appears whole or not at
         all, and a file already at ``path`` is replaced, never written through (a hard
         link to another file leaves that file as it was)."""
-        target = Path(path)
-        stage = target.with_name(f".{target.name}.toxeval-{secrets.token_hex(6)}")
-        try:
-            with open(stage, "x", encoding="utf-8", newline="\n") as f:
-                f.write(self.to_html())
-            os.replace(stage, target)
-        finally:
-            stage.unlink(missing_ok=True)
+        from toxeval.output_dir import staged_file
+
+        page = self.to_html()
+        with staged_file(path) as f:
+            f.write(page)
 
     def render(self, console: Any = None) -> None:
         """Print the matrix as a rich table."""

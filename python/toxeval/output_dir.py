@@ -1,5 +1,8 @@
 """The ``--out`` folder: every output appears at once, inputs are never overwritten, and
-files toxeval wrote on an earlier run do not linger beside new results.
+files toxeval wrote on an earlier run do not linger beside new results. A single output
+file outside such a folder (``compare --html``, a Batch API input and its sidecar) is
+written by :func:`staged_file` the same way: into a new file beside it, renamed over it
+once whole.
 
 :func:`staged_outputs` is the one way toxeval writes into an output folder:
 
@@ -29,6 +32,7 @@ import shutil
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import IO, Any
 
 from toxeval.files import file_sha256
 
@@ -37,6 +41,7 @@ __all__ = [
     "OUTPUT_NAMES",
     "OutputError",
     "check_outputs",
+    "staged_file",
     "staged_outputs",
 ]
 
@@ -140,7 +145,7 @@ def staged_outputs(
     parent.mkdir(parents=True, exist_ok=True)
     # os.mkdir, not tempfile.mkdtemp: a new folder renamed into place gets the user's
     # usual permissions (umask), not mkdtemp's owner-only 0700
-    stage = parent / f".{out.name}.toxeval-{secrets.token_hex(6)}"
+    stage = _stage_name(parent / out.name)
     stage.mkdir()
     try:
         yield stage
@@ -150,6 +155,31 @@ def staged_outputs(
         _commit(stage, out, names)
     finally:
         shutil.rmtree(stage, ignore_errors=True)
+
+
+@contextmanager
+def staged_file(path: str | Path, *, binary: bool = False) -> Iterator[IO[Any]]:
+    """A new file beside ``path`` to write into; when the block ends without an error it
+    is renamed over ``path`` (the file appears whole or not at all, and a file already at
+    ``path`` is replaced, never written through: a hard link to another file leaves that
+    file as it was); on an error it is removed and ``path`` is left as it was."""
+    target = Path(path)
+    stage = _stage_name(target)
+    try:
+        if binary:
+            with open(stage, "xb") as f:
+                yield f
+        else:
+            with open(stage, "x", encoding="utf-8", newline="\n") as f:
+                yield f
+        os.replace(stage, target)
+    finally:
+        stage.unlink(missing_ok=True)
+
+
+def _stage_name(target: Path) -> Path:
+    """A new name beside ``target`` (same folder, so the final move is a rename)."""
+    return target.with_name(f".{target.name}.toxeval-{secrets.token_hex(6)}")
 
 
 def _commit(stage: Path, out: Path, names: Sequence[str]) -> None:

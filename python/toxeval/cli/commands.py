@@ -161,6 +161,7 @@ def _score_batch(args: argparse.Namespace) -> int:
     from toxeval.datasets import load_dataset
     from toxeval.llm.batch import batch_run_file
     from toxeval.llm.runscores import score_run
+    from toxeval.output_dir import staged_file
     from toxeval.scoring.intervals import add_intervals
 
     given = {
@@ -198,8 +199,8 @@ def _score_batch(args: argparse.Namespace) -> int:
             add_intervals(result, args.bootstrap, seed=args.bootstrap_seed)
             written = write_out_folder(result, args, step)
         if kept is not None:
-            shutil.copyfile(run_file, kept.with_name(".run.jsonl.tmp"))
-            os.replace(kept.with_name(".run.jsonl.tmp"), kept)
+            with staged_file(kept, binary=True) as f, open(run_file, "rb") as src:
+                shutil.copyfileobj(src, f)
     finish_command(result, args, written)
     return 0
 

@@ -22,10 +22,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from toxeval.llm.progress import RunSummary
 from toxeval.llm.rows import (
@@ -102,13 +101,8 @@ def write_batch_file(
     if isinstance(template, str) and Path(template).is_file():
         # scoring may run from another folder: the sidecar names the file it can find
         options = {**options, "template": str(Path(template).resolve())}
-    tmp = out.with_name(f".{out.name}.tmp")
-    try:
-        n = _write_requests(tmp, spec, keys, base_url)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
     from toxeval.llm.requests import public_url
+    from toxeval.output_dir import staged_file
 
     sidecar = {
         "toxeval_batch": BATCH_FORMAT,
@@ -119,28 +113,27 @@ def write_batch_file(
         "dataset": {"name": dataset.name, "sha256": dataset.sha256},
         "ids": [k[0] for k in keys],
     }
-    side = sidecar_path(out)
-    side_tmp = side.with_name(f".{side.name}.tmp")
-    side_tmp.write_text(json.dumps(sidecar, indent=1) + "\n", encoding="utf-8")
-    os.replace(tmp, out)
-    os.replace(side_tmp, side)
+    # both files are written whole before either is renamed into place
+    with staged_file(out) as f:
+        n = _write_requests(f, spec, keys, base_url)
+        with staged_file(sidecar_path(out)) as g:
+            g.write(json.dumps(sidecar, indent=1) + "\n")
     return RunSummary(path=str(out), items=len(keys), requests=n)
 
 
-def _write_requests(path: Path, spec: RequestSpec, keys: Sequence[Key], base_url: str) -> int:
-    """One Batch API request a line into ``path``; returns how many."""
+def _write_requests(f: IO[str], spec: RequestSpec, keys: Sequence[Key], base_url: str) -> int:
+    """One Batch API request a line into ``f``; returns how many."""
     n = 0
-    with open(path, "w", encoding="utf-8") as f:
-        for ui, p in enumerate(plan_remote(spec, keys, base_url)):
-            for ci, call in enumerate(p.unit.calls):
-                line = {
-                    "custom_id": custom_id(ui, ci, call.path, call.body, BATCH_FORMAT),
-                    "method": "POST",
-                    "url": _url_path(base_url, call.path),
-                    "body": call.body,
-                }
-                f.write(json.dumps(line, ensure_ascii=False) + "\n")
-                n += 1
+    for ui, p in enumerate(plan_remote(spec, keys, base_url)):
+        for ci, call in enumerate(p.unit.calls):
+            line = {
+                "custom_id": custom_id(ui, ci, call.path, call.body, BATCH_FORMAT),
+                "method": "POST",
+                "url": _url_path(base_url, call.path),
+                "body": call.body,
+            }
+            f.write(json.dumps(line, ensure_ascii=False) + "\n")
+            n += 1
     return n
 
 
