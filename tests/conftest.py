@@ -21,7 +21,26 @@ from toxeval.taxonomy import Taxonomy, load_taxonomy
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from fake_openai import FakeOpenAI
-from helpers import shared_data_dir, write_jsonl
+from helpers import CliRun, shared_data_dir, write_jsonl
+
+
+@pytest.fixture
+def cli(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> Callable[..., CliRun]:
+    """``toxeval ARGS`` run in this process (no interpreter start-up), with ``env`` set;
+    for the tests that do not need a process of their own (signals, rlimits)."""
+    from toxeval.cli import main as cli_main
+
+    def run(*args: str, env: dict[str, str] | None = None) -> CliRun:
+        for k, v in (env or {}).items():
+            monkeypatch.setenv(k, v)
+        capsys.readouterr()
+        code = cli_main(list(args))
+        out = capsys.readouterr()
+        return CliRun(code, out.out, out.err)
+
+    return run
 
 
 @pytest.fixture

@@ -12,6 +12,7 @@ import csv
 import gzip
 import json
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,15 @@ PER_ROW = [*RANKING, "one_error"]
 
 # File suffix -> pyarrow codec, for every compression toxeval.predictions reads.
 CODECS = {".gz": "gzip", ".bz2": "bz2", ".zst": "zstd", ".lz4": "lz4"}
+
+
+@dataclass
+class CliRun:
+    """What ``toxeval ARGS`` run in this process gave (the ``cli`` fixture)."""
+
+    returncode: int
+    stdout: str
+    stderr: str
 
 
 def jsonl_text(rows: list[Any]) -> str:

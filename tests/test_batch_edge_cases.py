@@ -13,35 +13,16 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 import toxeval
 from fake_openai import FakeOpenAI, text_key, write_dataset
-from toxeval.cli import main as cli_main
+from helpers import CliRun
 from toxeval.llm.batch import BATCH_FORMAT
 
 URL = "http://127.0.0.1:9/v1"  # never contacted: --batch-file sends nothing
-
-
-@dataclass
-class CliRun:
-    returncode: int
-    stdout: str
-    stderr: str
-
-
-@pytest.fixture
-def cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., CliRun]:
-    def run(*args: str) -> CliRun:
-        capsys.readouterr()
-        code = cli_main(list(args))
-        out = capsys.readouterr()
-        return CliRun(code, out.out, out.err)
-
-    return run
 
 
 @pytest.fixture

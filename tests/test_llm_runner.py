@@ -15,7 +15,6 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,9 +22,9 @@ import numpy as np
 import pytest
 import toxeval
 from fake_openai import FakeOpenAI, logprob_yes, scripted_scores, write_dataset
+from helpers import CliRun
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from toxeval.cli import main as cli_main
 from toxeval.datasets import load_dataset
 from toxeval.llm import predict
 from toxeval.llm.runfile import RunWriter, read_run, request_hash, request_hasher
@@ -59,31 +58,6 @@ def _cli(
         timeout=120,
         **kw,
     )
-
-
-@dataclass
-class CliRun:
-    returncode: int
-    stdout: str
-    stderr: str
-
-
-@pytest.fixture
-def cli(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> Callable[..., CliRun]:
-    """``toxeval ARGS`` run in this process (no interpreter start-up), with ``env`` set;
-    for the tests that do not need a process of their own (signals, rlimits)."""
-
-    def run(*args: str, env: dict[str, str] | None = None) -> CliRun:
-        for k, v in (env or {}).items():
-            monkeypatch.setenv(k, v)
-        capsys.readouterr()
-        code = cli_main(list(args))
-        out = capsys.readouterr()
-        return CliRun(code, out.out, out.err)
-
-    return run
 
 
 @pytest.fixture
