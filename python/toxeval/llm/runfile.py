@@ -186,7 +186,13 @@ class RunWriter:
     def _line(self, obj: dict[str, Any]) -> None:
         """Append one whole line. A failed write (a full disk) is undone by truncating
         back to the last complete line, so the file stays readable and resumable."""
-        data = (json.dumps(obj, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
+        text = json.dumps(obj, ensure_ascii=False, allow_nan=False)
+        try:
+            data = (text + "\n").encode("utf-8")
+        except UnicodeEncodeError:
+            # A lone surrogate (valid JSON text, e.g. a server's "\ud800") has no
+            # UTF-8 form: written as an escape, it reads back as the same string.
+            data = (json.dumps(obj, allow_nan=False) + "\n").encode("ascii")
         try:
             view = memoryview(data)
             while view:
