@@ -19,7 +19,9 @@ import pytest
 from fake_openai import write_dataset
 from sklearn import metrics as skm
 from toxeval import metrics as tm
+from toxeval.files import json_openers_exceed
 from toxeval.stats import bootstrap, bootstrap_indices
+from toxeval.taxonomy import load_taxonomy
 
 
 @pytest.mark.parametrize("metric", ["average_precision_score", "roc_auc_score"])
@@ -145,3 +147,79 @@ def test_an_answer_with_a_lone_surrogate_is_recorded_and_scored(tmp_path: Path) 
         assert r["output"] == '{"hate": 0.75} \ud800'
         assert r["scores"]["hate"] == 0.75
     assert server.requests_seen == 3
+
+
+_CATEGORIES = load_taxonomy("toxeval-15").ids
+_DEEP = "[" * 100_000 + "]" * 100_000
+
+
+def _score_cli(dump: Path, dataset: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "toxeval", "score", str(dump), "--dataset", str(dataset), "-q"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+
+
+def _write_lines(path: Path, rows: list[dict[str, Any]], extra: dict[int, str]) -> None:
+    """JSON Lines; ``extra[i]`` is spliced into row i as a last field ``"pad"``."""
+    lines = [json.dumps(r) for r in rows]
+    for i, pad in extra.items():
+        lines[i] = lines[i][:-1] + f', "pad": {pad}}}'
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def _files(
+    tmp_path: Path, dump_pad: dict[int, str], dataset_pad: dict[int, str]
+) -> tuple[Path, Path]:
+    rng = np.random.default_rng(3)
+    ds = [{"id": i, "text": "t", "labels": [_CATEGORIES[i % 3]]} for i in range(6)]
+    dump = [
+        {"id": i, "scores": dict(zip(_CATEGORIES, rng.random(15).tolist(), strict=True))}
+        for i in range(6)
+    ]
+    _write_lines(tmp_path / "ds.jsonl", ds, dataset_pad)
+    _write_lines(tmp_path / "dump.jsonl", dump, dump_pad)
+    return tmp_path / "dump.jsonl", tmp_path / "ds.jsonl"
+
+
+@pytest.mark.parametrize("where", ["dump", "dataset"])
+@pytest.mark.parametrize("line", [0, 3])
+def test_a_line_nested_too_deep_is_a_clear_error_not_a_crash(
+    tmp_path: Path, where: str, line: int
+) -> None:
+    # pyarrow's JSON reader crashed the process (SIGSEGV, exit -11) on a line nested
+    # 100,000 deep past the first line; Python's json raised RecursionError (an
+    # internal error) on the first.
+    pad = {line: _DEEP}
+    dump, ds = _files(tmp_path, pad if where == "dump" else {}, pad if where == "dataset" else {})
+    p = _score_cli(dump, ds)
+    assert p.returncode == 2, p.stderr
+    assert p.stderr.strip().splitlines() == [
+        f"toxeval: error: {dump if where == 'dump' else ds}: line {line + 1}: "
+        "JSON nested too deeply to read"
+    ]
+
+
+def test_a_line_with_many_brackets_but_shallow_is_read_as_before(tmp_path: Path) -> None:
+    # More openers than pyarrow is given, but nested two deep: read by json, then
+    # scored as the same files without the companion field.
+    shallow = json.dumps([[i] for i in range(3000)])
+    dump, ds = _files(tmp_path, {2: shallow}, {4: shallow})
+    got = _score_cli(dump, ds)
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    want = _score_cli(*_files(plain, {}, {}))
+    assert got.returncode == 0 and want.returncode == 0, got.stderr + want.stderr
+    assert got.stdout.split("(")[0] == want.stdout.split("(")[0]
+    assert "mAP" in got.stdout
+
+
+def test_openers_are_counted_per_line_across_blocks() -> None:
+    line = b'{"a": ' + b"[" * 9 + b"]" * 9 + b"}\n"
+    data = line * 3
+    for cut in range(len(data) + 1):
+        blocks = [data[:cut], data[cut:]]
+        assert json_openers_exceed(blocks, 10) is False
+        assert json_openers_exceed(blocks, 9) is True
+    assert json_openers_exceed([b"[[", b"[\n[", b"["], 2) is True
+    assert json_openers_exceed([b"[[", b"\n[", b"[\n"], 2) is False

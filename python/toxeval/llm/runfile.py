@@ -104,7 +104,7 @@ def is_run_file(path: str | Path) -> bool:
         return False
     try:
         head = json.loads(first)
-    except ValueError:
+    except (ValueError, RecursionError):
         return False
     return isinstance(head, dict) and "toxeval_run" in head
 
@@ -311,7 +311,7 @@ def read_run(path: str | Path, *, light: bool = False) -> RunState:
                 continue
             try:
                 obj = json.loads(raw)
-            except ValueError:
+            except (ValueError, RecursionError):
                 state.corrupt_lines += 1
                 continue
             if not isinstance(obj, dict):
