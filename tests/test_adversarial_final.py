@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import socketserver
+import stat
 import subprocess
 import sys
 import threading
@@ -223,3 +225,35 @@ def test_openers_are_counted_per_line_across_blocks() -> None:
         assert json_openers_exceed(blocks, 9) is True
     assert json_openers_exceed([b"[[", b"[\n[", b"["], 2) is True
     assert json_openers_exceed([b"[[", b"\n[", b"[\n"], 2) is False
+
+
+def test_compare_html_into_a_named_pipe_writes_through_it(tmp_path: Path) -> None:
+    # The page was written beside the target and renamed over it: --html /dev/null (run
+    # as root) or a named pipe was replaced by a regular file holding the page.
+    folders = []
+    for name in ("a", "b"):
+        sub = tmp_path / name
+        sub.mkdir()
+        dump, ds = _files(sub, {}, {})
+        p = subprocess.run(
+            [sys.executable, "-m", "toxeval", "score", str(dump), "--dataset", str(ds),
+             "--out", str(sub / "res"), "-q"],
+            capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        assert p.returncode == 0, p.stderr
+        folders.append(f"{name.upper()}={sub / 'res'}")
+    pipe = tmp_path / "page.fifo"
+    os.mkfifo(pipe)
+    received: list[bytes] = []
+    reader = threading.Thread(target=lambda: received.append(pipe.read_bytes()), daemon=True)
+    reader.start()
+    p = subprocess.run(
+        [sys.executable, "-m", "toxeval", "compare", *folders, "--bootstrap", "20",
+         "--html", str(pipe)],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    reader.join(30)
+    assert stat.S_ISFIFO(pipe.lstat().st_mode)
+    assert received and b"<h1>toxeval compare</h1>" in received[0]
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["a", "b", "page.fifo"]

@@ -29,6 +29,7 @@ import io
 import math
 import os
 import secrets
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -257,8 +258,14 @@ class Comparison:
         """Write :meth:`to_html` to ``path`` as toxeval writes every output: into a new file
         beside it, renamed over ``path`` once complete. The page appears whole or not at
         all, and a file already at ``path`` is replaced, never written through (a hard
-        link to another file leaves that file as it was)."""
+        link to another file leaves that file as it was). A device, pipe or socket at
+        ``path`` (``/dev/stdout``, a named pipe) is written to, not replaced: renaming
+        over it would put a regular file where the device was."""
         target = Path(path)
+        if _special_file(target):
+            with open(target, "w", encoding="utf-8", newline="\n") as f:
+                f.write(self.to_html())
+            return
         stage = target.with_name(f".{target.name}.toxeval-{secrets.token_hex(6)}")
         try:
             with open(stage, "x", encoding="utf-8", newline="\n") as f:
@@ -420,3 +427,13 @@ def _metric_call(
             raise CompareError("no category has a known positive: mAP is undefined")
         return "average_precision_score", has_pos, {"average": "macro"}
     return "label_ranking_loss", np.arange(y.shape[1]), {}
+
+
+def _special_file(path: Path) -> bool:
+    """Whether ``path`` (through a symbolic link) is there and is neither a regular file
+    nor a directory: a device, a named pipe or a socket."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
