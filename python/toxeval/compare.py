@@ -255,7 +255,9 @@ class Comparison:
         """Write :meth:`to_html` to ``path`` as toxeval writes every output: into a new file
         beside it, renamed over ``path`` once complete. The page appears whole or not at
         all, and a file already at ``path`` is replaced, never written through (a hard
-        link to another file leaves that file as it was)."""
+        link to another file leaves that file as it was). A device, pipe or socket at
+        ``path`` (``/dev/stdout``, a named pipe) is written to, not replaced: renaming
+        over it would put a regular file where the device was."""
         from toxeval.output_dir import staged_file
 
         page = self.to_html()

@@ -77,7 +77,7 @@ def load_system(spec: str | Path) -> SystemResult:
         results = json.loads(rj.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise CompareError(f"{folder}: no results.json (write it with --out)") from None
-    except (OSError, ValueError) as e:
+    except (OSError, ValueError, RecursionError) as e:
         raise CompareError(f"{rj}: not readable JSON ({e})") from None
     system = results.get("system", {}) if isinstance(results, dict) else None
     dataset = results.get("dataset", {}) if isinstance(results, dict) else None

@@ -14,11 +14,14 @@ import hashlib
 import io
 import threading
 import zlib
+from collections.abc import Iterable
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 
 __all__ = [
+    "ARROW_JSON_OPENERS",
     "BOM",
     "COMPRESSIONS",
     "BackgroundSha256",
@@ -28,6 +31,7 @@ __all__ = [
     "file_record",
     "file_sha256",
     "gunzip",
+    "json_openers_exceed",
     "open_binary",
     "open_stream",
     "plain_name",
@@ -176,3 +180,32 @@ def builtin_record(kind: str, name: str) -> dict[str, str]:
     res = resources.files("toxeval") / "data" / kind / name
     data = res.read_bytes()
     return {"builtin": name.rsplit(".", 1)[0], "sha256": hashlib.sha256(data).hexdigest()}
+
+
+#: The most ``[`` and ``{`` on one line that pyarrow's JSON reader is given. It parses
+#: by recursion and crashes the process (a segmentation fault, not an error) on a line
+#: nested some 20,000 deep; a line's nesting is at most its number of openers, so lines
+#: with more are read by Python's json instead, which raises RecursionError past ~1,000.
+ARROW_JSON_OPENERS = 2048
+
+
+def json_openers_exceed(blocks: Iterable[bytes | memoryview], limit: int) -> bool:
+    """Whether some line of the concatenated ``blocks`` holds more than ``limit`` of the
+    bytes ``[`` and ``{`` (inside strings too: an upper bound on its nesting)."""
+    carry = 0  # openers since the last newline
+    for block in blocks:
+        a = np.frombuffer(block, dtype=np.uint8)
+        opens = np.flatnonzero((a == 0x5B) | (a == 0x7B))
+        nl = np.flatnonzero(a == 0x0A)
+        if nl.size == 0:
+            carry += int(opens.size)
+        else:
+            before = np.searchsorted(opens, nl)  # openers before each newline
+            per_line = np.diff(before, prepend=0)
+            per_line[0] += carry
+            if int(per_line.max()) > limit:
+                return True
+            carry = int(opens.size - before[-1])
+        if carry > limit:
+            return True
+    return False

@@ -29,6 +29,7 @@ import json
 import os
 import secrets
 import shutil
+import stat
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -162,19 +163,36 @@ def staged_file(path: str | Path, *, binary: bool = False) -> Iterator[IO[Any]]:
     """A new file beside ``path`` to write into; when the block ends without an error it
     is renamed over ``path`` (the file appears whole or not at all, and a file already at
     ``path`` is replaced, never written through: a hard link to another file leaves that
-    file as it was); on an error it is removed and ``path`` is left as it was."""
+    file as it was); on an error it is removed and ``path`` is left as it was. A device,
+    pipe or socket at ``path`` (``/dev/stdout``, a named pipe) is written to directly."""
     target = Path(path)
+    if _special_file(target):  # renaming over it would put a regular file in its place
+        with _open(target, "w", binary) as f:
+            yield f
+        return
     stage = _stage_name(target)
     try:
-        if binary:
-            with open(stage, "xb") as f:
-                yield f
-        else:
-            with open(stage, "x", encoding="utf-8", newline="\n") as f:
-                yield f
+        with _open(stage, "x", binary) as f:
+            yield f
         os.replace(stage, target)
     finally:
         stage.unlink(missing_ok=True)
+
+
+def _open(path: Path, mode: str, binary: bool) -> IO[Any]:
+    if binary:
+        return open(path, mode + "b")
+    return open(path, mode, encoding="utf-8", newline="\n")
+
+
+def _special_file(path: Path) -> bool:
+    """Whether ``path`` (through a symbolic link) is there and is neither a regular file
+    nor a directory: a device, a named pipe or a socket."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
 
 
 def _stage_name(target: Path) -> Path:

@@ -207,7 +207,7 @@ class LabelReader:
         if isinstance(value, str):
             try:
                 value = json.loads(value)
-            except json.JSONDecodeError as e:
+            except (json.JSONDecodeError, RecursionError) as e:
                 raise DatasetError(f"{where}: annotations are not valid JSON: {e}") from None
         if not isinstance(value, list) or not all(isinstance(a, list) for a in value):
             raise DatasetError(
@@ -246,7 +246,7 @@ def _split_label_text(text: str, where: str) -> Any:
     if s.startswith(("[", "{")):
         try:
             return json.loads(s)
-        except json.JSONDecodeError as e:
+        except (json.JSONDecodeError, RecursionError) as e:
             raise DatasetError(f"{where}: labels are not valid JSON: {e}") from None
     return [p.strip() for p in s.split(";") if p.strip()]
 

@@ -94,7 +94,7 @@ def is_openai_moderation(path: Path) -> bool:
             with open(path, "rb") as f:
                 head = f.readline(1 << 20)
         first = json.loads(head.decode("utf-8-sig"))
-    except (OSError, EOFError, ValueError, zlib.error):
+    except (OSError, EOFError, ValueError, RecursionError, zlib.error):
         return False  # the dataset reader names what is wrong with the file
     return (
         isinstance(first, dict)

@@ -22,7 +22,14 @@ from toxeval.datasets.labels import LabelReader, RawRows
 from toxeval.datasets.records import records_to_rows
 from toxeval.datasets.schema import RESERVED_FIELDS, DatasetError
 from toxeval.datasets.tables import NotColumnar, check_column_names, table_to_rows
-from toxeval.files import BackgroundSha256, decode_utf8, gunzip, require_file
+from toxeval.files import (
+    ARROW_JSON_OPENERS,
+    BackgroundSha256,
+    decode_utf8,
+    gunzip,
+    json_openers_exceed,
+    require_file,
+)
 
 _NON_BLANK = re.compile(rb"\S")
 
@@ -69,11 +76,19 @@ def json_lines(raw: bytes, source: str) -> Iterator[tuple[int, Any]]:
             raise DatasetError(
                 f"{source}: line {no}: malformed JSON ({e.msg} at column {e.colno})"
             ) from None
+        except RecursionError:
+            raise DatasetError(f"{source}: line {no}: JSON nested too deeply to read") from None
         except _RepeatedKey as e:
             # as pyarrow and the predictions reader do: a key given twice is ambiguous
             raise DatasetError(
                 f"{source}: line {no}: key {e.key!r} is specified twice in one object"
             ) from None
+
+
+def _blocks(body: bytes) -> Iterator[memoryview]:
+    view = memoryview(body)
+    for start in range(0, len(body), 1 << 24):
+        yield view[start : start + (1 << 24)]
 
 
 def _read_jsonl(path: Path, data: bytes, labels: LabelReader, source: str) -> RawRows:
@@ -83,7 +98,7 @@ def _read_jsonl(path: Path, data: bytes, labels: LabelReader, source: str) -> Ra
     if _blank(body):
         raise DatasetError(f"{source}: the file is empty")
     blank_free = b"\n\n" not in body and not body.startswith((b"\n", b"\r\n"))
-    if blank_free:
+    if blank_free and not json_openers_exceed(_blocks(body), ARROW_JSON_OPENERS):
         try:
             table = pajson.read_json(
                 pa.BufferReader(body),

@@ -140,7 +140,7 @@ def _write_requests(f: IO[str], spec: RequestSpec, keys: Sequence[Key], base_url
 def _is_sidecar(path: Path) -> bool:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return False
     return isinstance(data, dict) and "toxeval_batch" in data
 
@@ -179,7 +179,7 @@ def read_sidecar(batch_input: str | Path) -> dict[str, Any]:
             f"{side}: not found; it is written by 'toxeval predict --batch-file "
             f"{batch_input}' beside the batch input file"
         ) from None
-    except (OSError, ValueError) as e:
+    except (OSError, ValueError, RecursionError) as e:
         raise RunFileError(f"{side}: cannot read it: {e}") from None
     if not isinstance(data, dict) or data.get("toxeval_batch") not in (1, BATCH_FORMAT):
         raise RunFileError(f"{side}: not a toxeval batch sidecar")
@@ -216,7 +216,7 @@ def _outputs(
             continue
         try:
             obj = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             raise RunFileError(f"{path}: line {n} is not JSON") from None
         if not isinstance(obj, dict) or not isinstance(obj.get("custom_id"), str):
             raise RunFileError(f"{path}: line {n} has no custom_id (not a Batch API output)")

@@ -354,9 +354,10 @@ def _no_constant(name: str) -> Any:
 
 def _json_object(content: bytes) -> dict[str, Any] | None:
     """The body as a JSON object; None when it is not one (NaN and Infinity, which
-    Python's json accepts but JSON does not, make it malformed)."""
+    Python's json accepts but JSON does not, make it malformed; so does nesting too
+    deep for the parser, which is a RecursionError)."""
     try:
         value = json.loads(content, parse_constant=_no_constant)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, RecursionError):
         return None
     return value if isinstance(value, dict) else None

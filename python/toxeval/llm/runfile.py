@@ -104,7 +104,7 @@ def is_run_file(path: str | Path) -> bool:
         return False
     try:
         head = json.loads(first)
-    except ValueError:
+    except (ValueError, RecursionError):
         return False
     return isinstance(head, dict) and "toxeval_run" in head
 
@@ -186,7 +186,13 @@ class RunWriter:
     def _line(self, obj: dict[str, Any]) -> None:
         """Append one whole line. A failed write (a full disk) is undone by truncating
         back to the last complete line, so the file stays readable and resumable."""
-        data = (json.dumps(obj, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
+        text = json.dumps(obj, ensure_ascii=False, allow_nan=False)
+        try:
+            data = (text + "\n").encode("utf-8")
+        except UnicodeEncodeError:
+            # A lone surrogate (valid JSON text, e.g. a server's "\ud800") has no
+            # UTF-8 form: written as an escape, it reads back as the same string.
+            data = (json.dumps(obj, allow_nan=False) + "\n").encode("ascii")
         try:
             view = memoryview(data)
             while view:
@@ -305,7 +311,7 @@ def read_run(path: str | Path, *, light: bool = False) -> RunState:
                 continue
             try:
                 obj = json.loads(raw)
-            except ValueError:
+            except (ValueError, RecursionError):
                 state.corrupt_lines += 1
                 continue
             if not isinstance(obj, dict):

@@ -30,6 +30,7 @@ from toxeval.metrics._validation import (
     check_consistent_length,
     check_mask,
     check_sample_weight,
+    mask_array,
     warn_undefined,
 )
 
@@ -409,6 +410,10 @@ def binary_problem(
         replay_text_scores(raw, sample_weight, y_pos.shape[0])
     scores = as_scores(raw)
     assert_all_finite(scores)
+    if mask is not None:
+        # A one-column y_true is read as 1-D (column_or_1d); its one-column mask too.
+        mk = mask_array(mask)
+        mask = mk.reshape(-1) if mk.shape == (y_pos.shape[0], 1) else mk
     m = check_mask(mask, y_pos.shape, all_true_as_none=True)
     w = check_sample_weight(sample_weight, y_pos.shape[0])
     if y_pos.shape[0] == 0:

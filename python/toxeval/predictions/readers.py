@@ -23,7 +23,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
-from toxeval.files import COMPRESSIONS, compression_suffix, open_binary, open_stream, plain_name
+from toxeval.files import (
+    ARROW_JSON_OPENERS,
+    COMPRESSIONS,
+    compression_suffix,
+    json_openers_exceed,
+    open_binary,
+    open_stream,
+    plain_name,
+)
 from toxeval.predictions.schema import (
     FORMATS,
     ID_COLUMNS,
@@ -123,6 +131,10 @@ def _json_objects(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
                 obj = json.loads(line)
             except json.JSONDecodeError as e:
                 raise PredictionError(f"{path}: line {lineno}: not valid JSON ({e.msg})") from None
+            except RecursionError:
+                raise PredictionError(
+                    f"{path}: line {lineno}: JSON nested too deeply to read"
+                ) from None
             if not isinstance(obj, dict):
                 raise PredictionError(
                     f"{path}: line {lineno}: expected a JSON object, got {type(obj).__name__}"
@@ -237,6 +249,20 @@ def _json_schema(first: dict[str, Any]) -> pa.Schema:
     return pa.schema(fields)
 
 
+def _check_nesting(path: Path) -> None:
+    """Raise :class:`PredictionError` for a line nested too deeply for pyarrow (see
+    ``ARROW_JSON_OPENERS``): a file with a line of that many openers is parsed by
+    Python's json first, which names such a line; one it reads is shallow enough."""
+    try:
+        with open_binary(path) as f:
+            if not json_openers_exceed(iter(lambda: f.read(1 << 22), b""), ARROW_JSON_OPENERS):
+                return
+        for _ in _json_objects(path):
+            pass
+    except (OSError, EOFError, UnicodeDecodeError, zlib.error) as e:
+        raise _unreadable(path, e) from None
+
+
 def _longest_line(path: Path) -> int:
     """Bytes in the longest line of a (possibly compressed) file, read in blocks."""
     longest = 0
@@ -270,6 +296,7 @@ def read_jsonl_table(path: Path) -> pa.Table:
     import pyarrow.json as pj
 
     first = _schema_sample(path)
+    _check_nesting(path)
     opts = pj.ParseOptions(explicit_schema=_json_schema(first), unexpected_field_behavior="infer")
     try:
         try:
