@@ -166,7 +166,12 @@ def test_a_slow_connect_and_a_silent_tls_handshake_together_stay_within_the_dead
     monkeypatch.setattr(NativeBackend, "connect_tcp", slow_connect)
 
     async def go() -> float:
-        silent = await asyncio.start_server(lambda r, w: None, "127.0.0.1", 0)  # no TLS
+        held: list[asyncio.StreamWriter] = []  # kept open, silent: no TLS handshake
+
+        async def hold(_: asyncio.StreamReader, w: asyncio.StreamWriter) -> None:
+            held.append(w)  # Python 3.13 closes a connection whose writer is dropped
+
+        silent = await asyncio.start_server(hold, "127.0.0.1", 0)
         port = silent.sockets[0].getsockname()[1]
         conns = open_connections(
             f"https://127.0.0.1:{port}/v1", {}, slots=1, connect_timeout=10.0,
@@ -178,6 +183,8 @@ def test_a_slow_connect_and_a_silent_tls_handshake_together_stay_within_the_dead
             await conns.send("/chat/completions", b"{}")
         taken = time.monotonic() - t0
         await conns.aclose()
+        for w in held:
+            w.close()
         silent.close()
         return taken
 
