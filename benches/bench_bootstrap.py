@@ -1,7 +1,8 @@
 """Bootstrap intervals: toxeval.stats vs the same bootstrap in NumPy + scikit-learn.
 
 Run: python benches/bench_bootstrap.py [--rows 100000] [--labels 15]
-     [--resamples 1000] [--slow-resamples 3] [--n-jobs N]
+     [--resamples 1000] [--slow-resamples 3] [--n-jobs N] [--memory-runs 5]
+     [--memory-only | --report-only]
 
 Workload: ``rows x labels`` float64 scores with 2-10 % positives per label.
 Measures (wall time, best of ``--repeats``):
@@ -14,9 +15,12 @@ Measures (wall time, best of ``--repeats``):
   resample);
 * the paired bootstrap (``compare(..., method="bootstrap")``) of two systems for both
   metrics, against the single bootstraps;
-* peak extra memory of one AP bootstrap, as RSS growth in a fresh process (this
-  script re-run with ``--probe``), in units of ``y_score.nbytes`` next to the
-  requested distribution's size;
+* peak extra memory of one AP bootstrap, as RSS growth in fresh processes (this
+  script re-run with ``--probe``, ``--memory-runs`` times), in units of
+  ``y_score.nbytes`` next to the requested distribution's size, with glibc's malloc
+  defaults and with large blocks mapped directly (``MALLOC_MMAP_THRESHOLD_``: the
+  peak of what is allocated; see ``MALLOC_SETTINGS``); ``--memory-only`` runs just
+  this;
 * the report's intervals: ``toxeval.score`` of the scores against an in-memory
   dataset with ``bootstrap=--resamples`` (mAP, label ranking loss and per-category AP
   intervals) and with ``bootstrap=0``, in one run, and their ratio (``--report-only``
@@ -156,6 +160,42 @@ def print_report_row(
     )
 
 
+# glibc's default: a freed block raises the threshold above which memory is mapped
+# directly, so later blocks come from its heap and may land on pages the process
+# had released: the RSS growth then depends on where blocks land, not only on how
+# much is allocated. With a fixed threshold every block of 64 KiB or more is its own
+# mapping, so the RSS growth is the peak of what is allocated (page-rounded).
+MALLOC_SETTINGS = {
+    "glibc defaults": {},
+    "MALLOC_MMAP_THRESHOLD_=65536": {"MALLOC_MMAP_THRESHOLD_": "65536"},
+}
+
+
+def print_memory(args: argparse.Namespace) -> None:
+    """Peak RSS growth of one AP bootstrap over ``--memory-runs`` fresh processes,
+    under each of ``MALLOC_SETTINGS``, in units of ``y_score.nbytes``."""
+    cmd = [sys.executable, __file__, "--probe", "--rows", str(args.rows), "--labels"]
+    cmd += [str(args.labels), "--resamples", str(args.resamples)]
+    cmd += [] if args.n_jobs is None else ["--n-jobs", str(args.n_jobs)]
+    print(
+        f"peak extra memory of one AP bootstrap ({args.memory_runs} fresh processes each; "
+        f"distribution {args.resamples * 8 / 2**10:.1f} KiB):"
+    )
+    for name, env in MALLOC_SETTINGS.items():
+        ratios = []
+        for _ in range(args.memory_runs):
+            out = subprocess.run(
+                cmd, capture_output=True, text=True, check=True, env={**os.environ, **env}
+            )
+            mem = json.loads(out.stdout.strip().splitlines()[-1])
+            ratios.append(mem["growth_bytes"] / mem["y_score_bytes"])
+        print(
+            f"  {name}: {min(ratios):.2f}-{max(ratios):.2f}x y_score "
+            f"(median {sorted(ratios)[len(ratios) // 2]:.2f}x; y_score "
+            f"{mem['y_score_bytes'] / 2**20:.1f} MiB)"
+        )
+
+
 def main() -> None:
     p = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -166,6 +206,8 @@ def main() -> None:
     p.add_argument("--slow-resamples", type=int, default=3)
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--n-jobs", type=int, default=None)
+    p.add_argument("--memory-runs", type=int, default=5, help="fresh processes per memory probe")
+    p.add_argument("--memory-only", action="store_true", help="only the memory probes")
     p.add_argument("--probe", action="store_true", help=argparse.SUPPRESS)
     p.add_argument(
         "--report-only", action="store_true", help="only the report with/without intervals"
@@ -173,6 +215,9 @@ def main() -> None:
     args = p.parse_args()
     if args.probe:
         probe(args)
+        return
+    if args.memory_only:
+        print_memory(args)
         return
     if args.report_only:
         y, a, _ = make_arrays(args.rows, args.labels)
@@ -220,25 +265,6 @@ def main() -> None:
     ]
     single, paired = add(t_ap, t_lrl), add(p_ap, p_lrl)
 
-    out = subprocess.run(
-        [
-            sys.executable,
-            __file__,
-            "--probe",
-            "--rows",
-            str(args.rows),
-            "--labels",
-            str(args.labels),
-            "--resamples",
-            str(r),
-        ]
-        + ([] if j is None else ["--n-jobs", str(j)]),
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    mem = json.loads(out.stdout.strip().splitlines()[-1])
-
     print(
         f"# bootstrap benchmark: {args.rows} x {args.labels}, {r} resamples, n_jobs={j}, "
         f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores\n"
@@ -254,12 +280,7 @@ def main() -> None:
         f"paired / single (mAP + LRL): wall {paired[0] / single[0]:.2f}x, CPU {paired[1] / single[1]:.2f}x "
         f"(CPU: mAP {p_ap[1] / t_ap[1]:.2f}x, LRL {p_lrl[1] / t_lrl[1]:.2f}x)"
     )
-    dist = r * 8
-    print(
-        f"peak extra memory of one AP bootstrap: {mem['growth_bytes'] / 2**20:.1f} MiB = "
-        f"{mem['growth_bytes'] / mem['y_score_bytes']:.2f}x y_score "
-        f"(y_score {mem['y_score_bytes'] / 2**20:.1f} MiB, distribution {dist / 2**10:.1f} KiB)"
-    )
+    print_memory(args)
     print()
     print_report_row(y, a, r, args.repeats)
 
