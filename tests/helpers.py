@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 from toxeval.datasets import Dataset
-from toxeval.taxonomy import Category, Taxonomy
+from toxeval.taxonomy import Category, Taxonomy, load_taxonomy
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -137,3 +137,27 @@ def shared_data_dir() -> Path | None:
         if (c / "data" / "openai-moderation" / "samples-1680.jsonl.gz").is_file():
             return c / "data"
     return None
+
+
+def write_scored_pair(
+    folder: Path, dump_pad: dict[int, str] | None = None, dataset_pad: dict[int, str] | None = None
+) -> tuple[Path, Path]:
+    """``folder/dump.jsonl`` (six rows of toxeval-15 scores) and ``folder/ds.jsonl`` (their
+    labels); ``dump_pad[i]`` / ``dataset_pad[i]`` is spliced into row i as a last field
+    ``"pad"`` (raw JSON text, to write lines no JSON encoder would)."""
+    categories = load_taxonomy("toxeval-15").ids
+    rng = np.random.default_rng(3)
+    ds = [{"id": i, "text": "t", "labels": [categories[i % 3]]} for i in range(6)]
+    dump = [
+        {"id": i, "scores": dict(zip(categories, rng.random(15).tolist(), strict=True))}
+        for i in range(6)
+    ]
+    for path, rows, pads in (
+        (folder / "ds.jsonl", ds, dataset_pad),
+        (folder / "dump.jsonl", dump, dump_pad),
+    ):
+        lines = [json.dumps(r) for r in rows]
+        for i, pad in (pads or {}).items():
+            lines[i] = lines[i][:-1] + f', "pad": {pad}}}'
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return folder / "dump.jsonl", folder / "ds.jsonl"

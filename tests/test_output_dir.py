@@ -6,11 +6,15 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
+import subprocess
+import sys
+import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import write_jsonl
+from helpers import write_jsonl, write_scored_pair
 from toxeval import score
 from toxeval.cli import main
 from toxeval.output_dir import MANIFEST, OutputError
@@ -183,3 +187,35 @@ def test_the_python_api_refuses_too(
         write_outputs(res, out)
     assert ds.read_bytes() == small_dataset_file.read_bytes()
     assert os.listdir(out) == ["results.json"]
+
+
+def test_compare_html_into_a_named_pipe_writes_through_it(tmp_path: Path) -> None:
+    # A page written beside the target and renamed over it would replace a named pipe
+    # (or, run as root, /dev/null) with a regular file: it is written through it.
+    folders = []
+    for name in ("a", "b"):
+        sub = tmp_path / name
+        sub.mkdir()
+        dump, ds = write_scored_pair(sub)
+        p = subprocess.run(
+            [sys.executable, "-m", "toxeval", "score", str(dump), "--dataset", str(ds),
+             "--out", str(sub / "res"), "-q"],
+            capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        assert p.returncode == 0, p.stderr
+        folders.append(f"{name.upper()}={sub / 'res'}")
+    pipe = tmp_path / "page.fifo"
+    os.mkfifo(pipe)
+    received: list[bytes] = []
+    reader = threading.Thread(target=lambda: received.append(pipe.read_bytes()), daemon=True)
+    reader.start()
+    p = subprocess.run(
+        [sys.executable, "-m", "toxeval", "compare", *folders, "--bootstrap", "20",
+         "--html", str(pipe)],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    reader.join(30)
+    assert stat.S_ISFIFO(pipe.lstat().st_mode)
+    assert received and b"<h1>toxeval compare</h1>" in received[0]
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["a", "b", "page.fifo"]
