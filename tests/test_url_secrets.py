@@ -38,6 +38,15 @@ SECRET = "hunter2-0123456789"
             "https://h/v1?apiKey=***&x-api-key=***&Subscription-Key=***"
             "&X-Amz-Signature=***&APIKEY=***&access%5Ftoken=***",
         ),
+        (
+            f"https://h/api/score?code={SECRET}&bearer={SECRET}&jwt={SECRET}&session={SECRET}",
+            "https://h/api/score?code=***&bearer=***&jwt=***&session=***",
+        ),
+        (f"https://h/v1#access_token={SECRET}&state=s1", "https://h/v1#access_token=***&state=s1"),
+        (
+            "https://h/v1?language_code=en&session_length=5",
+            "https://h/v1?language_code=en&session_length=5",
+        ),
         # names that only contain a secret word are not secrets: a redacted value is also
         # left out of the request hash, so two such endpoints shared their rows on resume
         (

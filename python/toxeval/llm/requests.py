@@ -108,21 +108,34 @@ def _sha256_json(obj: Any) -> str:
 # out of the request hash, so a false match would let two endpoints share rows.
 _SECRET_WORDS = frozenset(
     "key apikey token accesstoken authtoken idtoken secret clientsecret sig signature "
-    "password passwd pass pwd auth authorization credential credentials".split()
+    "password passwd pass pwd auth authorization credential credentials bearer jwt".split()
 )
+# Names that are a secret only as the whole name: Azure Functions' ``code=`` key, a
+# ``session=`` token; ``language_code`` or ``session_length`` are not.
+_SECRET_NAMES = frozenset("code session sessionid sessiontoken".split())
 _NAME_WORD = re.compile(r"[A-Za-z][a-z0-9]*|[0-9]+")
 
 
 def _is_secret_param(name: str) -> bool:
     whole = re.sub(r"[^a-z0-9]", "", name.lower())
     words = {w.lower() for w in _NAME_WORD.findall(name)}
-    return whole in _SECRET_WORDS or not words.isdisjoint(_SECRET_WORDS)
+    return whole in _SECRET_WORDS or whole in _SECRET_NAMES or not words.isdisjoint(_SECRET_WORDS)
+
+
+def _redact_pairs(text: str) -> str:
+    """``name=value&...`` with the values of secret names replaced by ``***``."""
+    pairs = []
+    for piece in text.split("&"):
+        k, eq, _ = piece.partition("=")
+        pairs.append(f"{k}=***" if eq and _is_secret_param(unquote(k)) else piece)
+    return "&".join(pairs)
 
 
 def public_url(url: str) -> str:
     """``url`` as toxeval writes it (sidecars, results, reports): a password in its user
-    part, a user part that is a token alone, and the values of query parameters whose
-    name says they are secret (``api_key``, ``token``, ``sig``, ...) are replaced by
+    part, a user part that is a token alone, and the values of query (or fragment)
+    parameters whose name says they are secret (``api_key``, ``token``, ``sig``,
+    ``bearer``, ``code``, ...) are replaced by
     ``***`` (a URL still: ``[...]`` would read as an IPv6 host); everything else is kept
     as given."""
     parts = urlsplit(url)
@@ -131,14 +144,9 @@ def public_url(url: str) -> str:
         user, host = netloc.rsplit("@", 1)
         name, sep, _ = user.partition(":")
         netloc = f"{name}:***@{host}" if sep else f"***@{host}"
-    query = parts.query
-    if query:
-        pairs = []
-        for piece in query.split("&"):
-            k, eq, _ = piece.partition("=")
-            pairs.append(f"{k}=***" if eq and _is_secret_param(unquote(k)) else piece)
-        query = "&".join(pairs)
-    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+    # A fragment is never sent, but an OAuth redirect puts ``#access_token=...`` there.
+    query, fragment = _redact_pairs(parts.query), _redact_pairs(parts.fragment)
+    return urlunsplit((parts.scheme, netloc, parts.path, query, fragment))
 
 
 def taxonomy_fingerprint(tax: Taxonomy) -> dict[str, str]:
