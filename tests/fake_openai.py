@@ -43,6 +43,7 @@ import time
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from urllib.parse import urlsplit
 
 from toxeval.taxonomy import Taxonomy, load_taxonomy
 
@@ -286,12 +287,13 @@ class _Handler(BaseHTTPRequestHandler):
             return
         with fake._lock:
             fake.bodies.append(body)
-        path = self.path
-        if path.endswith("/moderations"):
+        path = self.path  # as sent, query included
+        route = urlsplit(path).path
+        if route.endswith("/moderations"):
             inputs = body.get("input")
             texts = inputs if isinstance(inputs, list) else [inputs]
             keys = tuple(text_key(str(t)) for t in texts)
-        elif path.endswith("/chat/completions"):
+        elif route.endswith("/chat/completions"):
             text = " ".join(
                 str(m.get("content")) for m in body.get("messages", []) if isinstance(m, dict)
             )

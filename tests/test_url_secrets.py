@@ -219,3 +219,18 @@ def test_run_options_repr_hides_the_password() -> None:
 
     shown = repr(RunOptions(base_url=_with_password("https://h/v1"), api_key="sk-" + SECRET))
     assert SECRET not in shown and "alice:***@h" in shown
+
+
+@pytest.mark.parametrize("secret_in", ["query", "password and query"])
+def test_a_base_url_query_stays_the_query_of_every_request(
+    fake_openai: FakeOpenAI, tmp_path: Path, secret_in: str
+) -> None:
+    # The path goes before the query: ".../v1/chat/completions?api-version=...", not
+    # ".../v1?api-version=.../chat/completions" (a real server reads that as path /v1).
+    # A password routes requests through httpx, the plain URL through the native reader.
+    ds = tmp_path / "ds.jsonl"
+    write_dataset(ds, 3)
+    base = fake_openai.url if secret_in == "query" else _with_password(fake_openai.url)
+    query = f"api-version=2024-06-01&api_key={SECRET}"
+    predict(ds, "openai:fake", tmp_path / "run.jsonl", base_url=f"{base}?{query}#frag")
+    assert [e.path for e in fake_openai.log] == [f"/v1/chat/completions?{query}"] * 3

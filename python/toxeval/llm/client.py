@@ -39,7 +39,7 @@ from toxeval.llm.connections import (
     DeadlineExceeded,
     open_connections,
 )
-from toxeval.llm.requests import public_url
+from toxeval.llm.requests import endpoint, public_url
 
 __all__ = [
     "DEFAULT_REQUEST_DEADLINE",
@@ -256,8 +256,9 @@ class Client:
         return redact(text, self._key)
 
     async def post(self, path: str, body: dict[str, Any], *, tokens: int = 0) -> Reply:
-        """POST ``body`` as JSON to ``base_url + path``, retrying as the module says."""
-        url = self.base_url + path
+        """POST ``body`` as JSON to ``path`` under ``base_url`` (see
+        :func:`~toxeval.llm.requests.endpoint`), retrying as the module says."""
+        url = endpoint(self.base_url, path)
         payload = json.dumps(body, ensure_ascii=False).encode("utf-8")
         policy = self.retry
         retries = 0  # retries made for errors of any kind

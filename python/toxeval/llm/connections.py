@@ -51,7 +51,7 @@ import httpx
 
 from toxeval.llm.http11 import exchange, request_head
 from toxeval.llm.network import NativeBackend, NativeStream
-from toxeval.llm.requests import public_url
+from toxeval.llm.requests import endpoint, public_url
 
 __all__ = [
     "MAX_BODY_BYTES",
@@ -182,7 +182,7 @@ class DirectConnections(_Slots):
         """(host, port, TLS?, request head without Content-Length) of ``path``."""
         found = self._targets.get(path)
         if found is None:
-            url = httpx.URL(self._base + path)  # httpx's parsing and validation
+            url = httpx.URL(endpoint(self._base, path))  # httpx's parsing and validation
             fixed = [
                 (b"Host", url.netloc),  # "[::1]:8000" for an IPv6 address, as httpx sends
                 (b"Accept", b"*/*"),
@@ -239,7 +239,7 @@ class DirectConnections(_Slots):
             if _log.isEnabledFor(logging.INFO):
                 _log.info(
                     'HTTP Request: POST %s "HTTP/1.1 %d %s"',
-                    public_url(self._base + path),  # a query key is not logged
+                    public_url(endpoint(self._base, path)),  # a query key is not logged
                     response.status,
                     response.reason.decode("ascii", "replace"),
                 )
@@ -349,7 +349,7 @@ class HttpxConnections(_Slots):
 
     async def _send(self, client: httpx.AsyncClient, path: str, payload: bytes) -> Answer:
         client.cookies.clear()  # never kept: the key authenticates every request
-        request = client.build_request("POST", self._base + path, content=payload)
+        request = client.build_request("POST", endpoint(self._base, path), content=payload)
         response = await client.send(request, stream=True)
         try:
             declared = response.headers.get("content-length", "")

@@ -50,6 +50,7 @@ __all__ = [
     "Template",
     "TemplateError",
     "Unit",
+    "endpoint",
     "estimate_prompt_tokens",
     "list_templates",
     "load_template",
@@ -147,6 +148,14 @@ def public_url(url: str) -> str:
     # A fragment is never sent, but an OAuth redirect puts ``#access_token=...`` there.
     query, fragment = _redact_pairs(parts.query), _redact_pairs(parts.fragment)
     return urlunsplit((parts.scheme, netloc, parts.path, query, fragment))
+
+
+def endpoint(base_url: str, path: str) -> str:
+    """``path`` (``/chat/completions``) under ``base_url``: appended to its path, before its
+    query (``?api-version=...``, as Azure OpenAI and some gateways take it); a fragment is
+    never sent."""
+    parts = urlsplit(base_url)
+    return urlunsplit((parts.scheme, parts.netloc, parts.path.rstrip("/") + path, parts.query, ""))
 
 
 def taxonomy_fingerprint(tax: Taxonomy) -> dict[str, str]:
