@@ -63,8 +63,26 @@ def test_type_change_is_reported_at_its_file_line(tmp_path: Path, small_dataset:
     p.write_text("\n".join(lines) + "\n", encoding="utf-8")
     with pytest.raises(PredictionError) as e:
         read_predictions(p, small_dataset)
-    assert "line 7: field 'scores.alpha' is a string, but a float on line 1" in str(e.value)
+    assert "line 7: field 'scores.alpha' is a string; a score is a number" in str(e.value)
     assert "row" not in str(e.value)
+
+
+@pytest.mark.parametrize("value", [True, "0.9"])
+def test_scores_that_are_never_numbers_are_named_at_their_line(
+    tmp_path: Path, small_dataset: Any, value: object
+) -> None:
+    # Every line alike, so no line contradicts another: the message must still name the
+    # field and say a score is a number, not pyarrow's "changed from number to boolean".
+    p = tmp_path / "p.jsonl"
+    rows = [{"id": i, "scores": {"alpha": value, "beta": 0.1}} for i in small_dataset.ids]
+    p.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    with pytest.raises(PredictionError) as e:
+        read_predictions(p, small_dataset)
+    kind = "a bool" if value is True else "a string"
+    assert str(e.value) == (
+        f"{p}: line 1: field 'scores.alpha' is {kind}; a score is a number "
+        "(0 or 1 for a yes/no answer), or null when unknown"
+    )
 
 
 def test_non_utf8_csv_header_is_named_with_its_line(tmp_path: Path, small_dataset: Any) -> None:

@@ -175,6 +175,12 @@ def _scan_jsonl_unchecked(path: Path, pyarrow_msg: str) -> PredictionError:
                         f"{path}: line {lineno}: field {key!r} is {_a(kind)} "
                         f"({json.dumps(obj[key])[:40]}); an id is a string or an integer"
                     )
+                nested_score = key != _root(key) and _root(key) in SCORE_COLUMNS
+                if nested_score and kind not in ("int", "float"):
+                    return PredictionError(
+                        f"{path}: line {lineno}: field {key!r} is {_a(kind)}; a score is a "
+                        "number (0 or 1 for a yes/no answer), or null when unknown"
+                    )
                 seen = kinds.get(key)
                 if seen is None:
                     kinds[key] = (kind, lineno)
@@ -188,6 +194,11 @@ def _scan_jsonl_unchecked(path: Path, pyarrow_msg: str) -> PredictionError:
     # pyarrow counts rows from 0 and skips blank lines: its "row N" is not a line number
     msg = re.sub(r" in row \d+", "", pyarrow_msg.removeprefix("JSON parse error: "))
     return PredictionError(f"{path}: cannot read as JSON Lines: {msg}")
+
+
+def _root(key: str) -> str:
+    """The top-level field of a path from :func:`_nested_kinds` (``scores.hate`` -> ``scores``)."""
+    return key.split(".", 1)[0].removesuffix("[]")
 
 
 def _a(kind: str) -> str:
