@@ -184,9 +184,10 @@ def _score_batch(args: argparse.Namespace) -> int:
         kept = Path(args.out) / "run.jsonl" if args.out else None
         if kept is not None and kept.exists() and not _same_bytes(kept, run_file):
             raise UsageError(
-                f"--out {args.out}: it holds a run.jsonl that is not this batch's run file "
-                "(another run's answers, or the batch output itself); it is kept: move it "
-                "away or choose another output folder"
+                f"--out {args.out}: it holds a run.jsonl that differs from this batch's run "
+                "file (another run's answers, the batch output itself, or this batch read by "
+                "another toxeval version); it is kept: move it away or choose another output "
+                "folder"
             )
         with progress_steps(args.quiet) as step:
             try:
