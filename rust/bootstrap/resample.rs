@@ -116,6 +116,15 @@ impl Strata {
     #[inline]
     pub fn draw(&self, seed: u64, resample: u64, mut f: impl FnMut(u32)) {
         let mut stream = Stream::new(seed, resample);
+        if self.offsets.len() == 2 {
+            // One stratum of all rows: position `i` is row `i` (the same draws as
+            // below, without reading the row list).
+            let m = self.n_rows as u64;
+            for _ in 0..m {
+                f(stream.below(m) as u32);
+            }
+            return;
+        }
         for w in self.offsets.windows(2) {
             let stratum = &self.rows[w[0]..w[1]];
             let m = stratum.len() as u64;
@@ -192,6 +201,19 @@ mod tests {
         };
         assert_eq!((per(0), per(1), per(2)), (2, 3, 1));
         assert_eq!(st.indices(5, 9).len(), 6);
+    }
+
+    /// With one stratum a drawn position is the row itself: the shortcut that skips
+    /// the row list draws what the general walk over strata draws.
+    #[test]
+    fn one_stratum_draws_positions_as_rows() {
+        for n in [1usize, 7, 1000] {
+            let mut s = Stream::new(3, 5);
+            let want: Vec<u32> = (0..n).map(|_| s.below(n as u64) as u32).collect();
+            assert_eq!(Strata::single(n).unwrap().indices(3, 5), want);
+            let one = Strata::from_codes(&vec![0u32; n], 1).unwrap();
+            assert_eq!(one.indices(3, 5), want);
+        }
     }
 
     #[test]
