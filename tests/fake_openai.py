@@ -26,6 +26,12 @@ at a time, one piece every ``trickle_s`` seconds: with the defaults, one byte ev
 0.5 s, which no read timeout ever cuts off). ``start(tls=context)`` serves HTTPS with
 that server-side context. ``require_key`` makes every request without ``Bearer <key>``
 a 401 whose message quotes the key given, as OpenAI's does.
+
+Routes are matched as a real server matches them, on the path alone and whole:
+``/v1/chat/completions`` and ``/v1/moderations`` (``url``), and Azure OpenAI's
+``/openai/deployments/<name>/chat/completions``, which needs an ``api-version`` query
+parameter (a 404 without one) and takes the key in an ``api-key`` header, not as a
+bearer token (``azure_url(name)``). Anything else is a 404.
 """
 
 from __future__ import annotations
@@ -43,11 +49,12 @@ import time
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 from toxeval.taxonomy import Taxonomy, load_taxonomy
 
 ITEM = re.compile(r"item-\d+")
+AZURE_CHAT = re.compile(r"/openai/deployments/[^/]+/chat/completions")
 RETRYABLE_FAULTS = ("429", "500", "502", "503", "reset", "malformed", "truncated")
 MODERATION_NAMES = (
     "harassment",
@@ -144,6 +151,15 @@ class FakeOpenAI:
     def url(self) -> str:
         assert self._server is not None
         return f"{self._scheme}://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    def azure_url(self, deployment: str, api_version: str = "2024-10-21") -> str:
+        """The base URL of an Azure OpenAI deployment on this server."""
+        assert self._server is not None
+        port = self._server.server_address[1]
+        return (
+            f"{self._scheme}://127.0.0.1:{port}/openai/deployments/{deployment}"
+            f"?api-version={api_version}"
+        )
 
     # ------------------------------------------------------------------ queries
     def requested(self, key: str) -> int:
@@ -288,26 +304,36 @@ class _Handler(BaseHTTPRequestHandler):
         with fake._lock:
             fake.bodies.append(body)
         path = self.path  # as sent, query included
-        route = urlsplit(path).path
-        if route.endswith("/moderations"):
+        parts = urlsplit(path)
+        route = parts.path
+        azure = AZURE_CHAT.fullmatch(route) is not None
+        if azure and not parse_qs(parts.query).get("api-version"):
+            azure = False  # Azure OpenAI answers 404 without an api-version
+        if route == "/v1/moderations":
             inputs = body.get("input")
             texts = inputs if isinstance(inputs, list) else [inputs]
             keys = tuple(text_key(str(t)) for t in texts)
-        elif route.endswith("/chat/completions"):
+        elif route == "/v1/chat/completions" or azure:
             text = " ".join(
                 str(m.get("content")) for m in body.get("messages", []) if isinstance(m, dict)
             )
             keys = (text_key(text),)
         else:
             fake.record((), path, 404)
-            self._error(404, f"no route {path}")
+            self._error(404, "Resource not found")
             return
         if fake.require_key is not None:
-            auth = self.headers.get("Authorization", "")
-            if auth != f"Bearer {fake.require_key}":
-                fake.record(keys, path, 401)
+            if azure:  # the key in api-key; a bearer token would have to be an Entra ID one
+                given = self.headers.get("api-key", "")
+                bad = "Access denied due to invalid subscription key or wrong API endpoint."
+            else:
+                auth = self.headers.get("Authorization", "")
                 given = auth.removeprefix("Bearer ")
-                self._error(401, f"Incorrect API key provided: {given}.")
+                bad = f"Incorrect API key provided: {given}."
+                given = given if auth.startswith("Bearer ") else ""
+            if given != fake.require_key:
+                fake.record(keys, path, 401)
+                self._error(401, bad)
                 return
         if fake.latency:
             time.sleep(fake.latency)
@@ -396,7 +422,7 @@ class _Handler(BaseHTTPRequestHandler):
             out = fake.chat_body(body.get("model", ""), keys, body)
             out["choices"][0]["message"]["content"] = "I'm sorry, but I can't help with that."
             self._send(200, json.dumps(out).encode())
-        elif path.endswith("/moderations"):
+        elif route == "/v1/moderations":
             self._send(
                 200, json.dumps(fake.moderation_body(body.get("model", ""), list(keys))).encode()
             )

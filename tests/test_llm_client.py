@@ -19,6 +19,7 @@ from toxeval.llm.client import (
     RequestFailed,
     RequestRejected,
     RetryPolicy,
+    key_headers,
     redact,
     retry_after_seconds,
 )
@@ -29,7 +30,8 @@ BODY = {"model": "m", "messages": [{"role": "user", "content": "judge item-00007
 
 def _post(server: FakeOpenAI, body: dict[str, Any] = BODY, **kw: Any) -> Any:
     async def go() -> Any:
-        async with Client(server.url, kw.pop("key", None), retry=kw.pop("retry", FAST), **kw) as c:
+        url = kw.pop("base_url", server.url)
+        async with Client(url, kw.pop("key", None), retry=kw.pop("retry", FAST), **kw) as c:
             reply = await c.post("/chat/completions", body)
             return reply, c.retries
 
@@ -223,3 +225,35 @@ def test_more_posts_than_connections_wait_for_an_idle_one_and_reuse_it(
     assert asyncio.run(go()) == [200] * 40
     assert len(fake_openai.log) == 40
     assert 1 <= len(fake_openai.connections) <= 3  # kept alive, never reopened per request
+
+
+def test_an_azure_deployment_gets_the_key_in_an_api_key_header(fake_openai: FakeOpenAI) -> None:
+    # Azure OpenAI's deployment endpoints take an API key in the api-key header; a bearer
+    # token there must be an Entra ID token, so "Bearer <key>" is a 401
+    key = "0123456789abcdef0123456789abcdef"
+    fake_openai.require_key = key
+    url = fake_openai.azure_url("gpt-4o-mini")
+    reply, _ = _post(fake_openai, key=key, base_url=url)
+    assert reply.status_code == 200
+    seen = fake_openai.headers_seen[-1]
+    assert seen["api-key"] == key and "Authorization" not in seen
+    sent = "/openai/deployments/gpt-4o-mini/chat/completions?api-version=2024-10-21"
+    assert fake_openai.log[-1].path == sent
+
+
+@pytest.mark.parametrize(
+    ("base_url", "header"),
+    [
+        ("https://my-res.openai.azure.com/openai/deployments/d?api-version=2024-10-21", "api-key"),
+        ("https://my-res.openai.azure.com/openai/v1", "api-key"),
+        ("https://my-res.cognitiveservices.azure.com/openai/v1/", "api-key"),
+        ("https://gw.example.com/openai/deployments/d?api-version=2024-10-21", "api-key"),
+        ("https://api.openai.com/v1", "Authorization"),
+        ("http://localhost:8000/v1", "Authorization"),
+        ("https://openai.azure.com.example.net/v1", "Authorization"),
+    ],
+)
+def test_the_key_header_follows_the_server(base_url: str, header: str) -> None:
+    headers = key_headers(base_url, "k")
+    assert list(headers) == [header]
+    assert headers[header] == ("k" if header == "api-key" else "Bearer k")

@@ -14,8 +14,9 @@ proxies, the body cap) are :mod:`toxeval.llm.connections`.
 Optional requests-per-minute and tokens-per-minute limiters (token buckets refilled
 continuously) pace the requests before they are sent.
 
-The API key is sent in the ``Authorization`` header and nowhere else: no message, log line
-or exception built here contains it (an error body that echoes it is redacted).
+The API key is sent in one header and nowhere else (:func:`key_headers`: a bearer
+token, or Azure OpenAI's ``api-key``): no message, log line or exception built here
+contains it (an error body that echoes it is redacted).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
+from urllib.parse import urlsplit
 
 from toxeval.llm.connections import (
     MAX_BODY_BYTES,
@@ -51,6 +53,7 @@ __all__ = [
     "RequestFailed",
     "RequestRejected",
     "RetryPolicy",
+    "key_headers",
     "retry_after_seconds",
 ]
 
@@ -62,6 +65,10 @@ MAX_RETRY_AFTER = 120.0  # seconds; a longer Retry-After is capped, not obeyed b
 # seconds one attempt may take in all, answer included (openai-python's total timeout)
 DEFAULT_REQUEST_DEADLINE = 600.0
 _BODY_SHOWN = 300  # characters of an error body quoted in a message
+# Azure OpenAI's hosts: an API key goes in the ``api-key`` header there (a bearer token
+# must be an Entra ID token), as openai-python's AzureOpenAI sends it
+_AZURE_HOSTS = (".openai.azure.com", ".cognitiveservices.azure.com", ".services.ai.azure.com")
+_AZURE_PATH = "/openai/deployments/"  # the deployments path, also behind a gateway
 
 
 class RequestFailed(Exception):
@@ -169,6 +176,17 @@ class RateLimiter:
                 await asyncio.sleep((amount - self._tokens) / self.rate)
 
 
+def key_headers(base_url: str, api_key: str) -> dict[str, str]:
+    """The header that carries ``api_key`` to ``base_url``: ``api-key: KEY`` for Azure
+    OpenAI (a host of Azure's, or its ``/openai/deployments/`` path behind another host),
+    else ``Authorization: Bearer KEY``."""
+    parts = urlsplit(base_url)
+    host = (parts.hostname or "").rstrip(".")
+    if host.endswith(_AZURE_HOSTS) or (parts.path.rstrip("/") + "/").startswith(_AZURE_PATH):
+        return {"api-key": api_key}
+    return {"Authorization": f"Bearer {api_key}"}
+
+
 def redact(text: str, secret: str | None) -> str:
     """``text`` with ``secret`` (and any 8+ character piece of it a server echoes, such
     as OpenAI's ``sk-abc...xyz`` hint) replaced by ``[redacted]``."""
@@ -228,7 +246,7 @@ class Client:
         self.responses = 0  # HTTP answers received (of any status)
         headers = {"Content-Type": "application/json", "User-Agent": "toxeval"}
         if self._key:
-            headers["Authorization"] = f"Bearer {self._key}"
+            headers.update(key_headers(self.base_url, self._key))
         self._connections = open_connections(
             self.base_url,
             headers,
