@@ -18,6 +18,9 @@ answer is a refusal). Hostile answers: ``gzip_bomb`` (a 200 whose gzip body deco
 ``nan`` (a 200 whose JSON holds NaN), ``html`` (a 502 HTML page), ``empty`` (a 200 with
 an empty body), ``chunked_cut`` (a chunked 200 cut before its last chunk), ``redirect``
 (a 307 to another host), ``retry_days`` (a 500 with a ten-day ``Retry-After``),
+``quota`` (OpenAI's 429 for an account without quota: ``insufficient_quota``, which no
+wait changes), ``no_retry`` (a 503 with ``x-should-retry: false``), ``retry_400`` (a 400
+with ``x-should-retry: true``: openai-python obeys the header either way),
 ``bad_gzip`` (a 200 whose gzip body is corrupt; ``bad_gzip_401``, ``bad_gzip_429``: such
 an error answer, with ``Retry-After: 0``), ``close_after`` (the answer, then the
 connection is closed without ``Connection: close``), ``dribble`` (the answer sent a few
@@ -343,6 +346,15 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(429, "rate limited", {"Retry-After": fake.retry_after})
         elif fault in ("500", "502", "503", "400", "401"):
             self._error(int(fault), f"injected {fault}")
+        elif fault == "quota":
+            message = "You exceeded your current quota, please check your plan and billing details."
+            error = {"message": message, "type": "insufficient_quota", "param": None}
+            payload = json.dumps({"error": {**error, "code": "insufficient_quota"}})
+            self._send(429, payload.encode())
+        elif fault == "no_retry":
+            self._error(503, "overloaded; do not retry", {"x-should-retry": "false"})
+        elif fault == "retry_400":
+            self._error(400, "try again", {"x-should-retry": "true"})
         elif fault == "reset":
             self.close_connection = True
             self.connection.close()

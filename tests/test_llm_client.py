@@ -257,3 +257,27 @@ def test_the_key_header_follows_the_server(base_url: str, header: str) -> None:
     headers = key_headers(base_url, "k")
     assert list(headers) == [header]
     assert headers[header] == ("k" if header == "api-key" else "Bearer k")
+
+
+def test_a_429_for_no_quota_stops_the_run_instead_of_being_retried(
+    fake_openai: FakeOpenAI,
+) -> None:
+    # OpenAI answers 429 insufficient_quota when the account has no credit left: no wait
+    # changes it, and every request of the run would be retried in vain
+    fake_openai.faults["item-00007"] = ["quota", "quota", "quota"]
+    with pytest.raises(AuthenticationFailed, match="HTTP 429: You exceeded your current quota"):
+        _post(fake_openai)
+    assert fake_openai.requested("item-00007") == 1
+
+
+def test_x_should_retry_false_is_obeyed(fake_openai: FakeOpenAI) -> None:
+    fake_openai.faults["item-00007"] = ["no_retry"]
+    with pytest.raises(RequestRejected, match="HTTP 503: overloaded; do not retry"):
+        _post(fake_openai)
+    assert fake_openai.requested("item-00007") == 1
+
+
+def test_x_should_retry_true_is_obeyed(fake_openai: FakeOpenAI) -> None:
+    fake_openai.faults["item-00007"] = ["retry_400"]
+    reply, retries = _post(fake_openai)
+    assert reply.status_code == 200 and retries == 1

@@ -6,6 +6,9 @@ cut off like a silent one: see :mod:`toxeval.llm.connections`), retries with
 exponential backoff and full jitter on 408, 409, 429, 5xx, timeouts and connection errors,
 ``Retry-After`` (seconds or an HTTP date) and ``retry-after-ms`` honoured, and no retry on
 the statuses that cannot succeed the second time (400, 401, 403, 404, 422: a clear error).
+A server's ``x-should-retry: true|false`` overrides the status, as in openai-python; a
+429 ``insufficient_quota`` (an account without credit) is never retried and stops the run
+like a 401.
 A 200 whose body is not a JSON object (malformed or truncated), or a body whose
 ``Content-Encoding`` does not decode, is retried a bounded number of times, then
 reported as a failure of that request. The connections themselves (keep-alive, TLS,
@@ -86,8 +89,9 @@ class RequestRejected(RequestFailed):
 
 
 class AuthenticationFailed(RequestRejected):
-    """401/403/404 or a redirect: the key, the base URL or the model is wrong; every
-    request would fail alike, so the run stops at the first one."""
+    """401/403/404, a redirect or a 429 ``insufficient_quota``: the key, the base URL,
+    the model or the account is wrong; every request would fail alike, so the run stops
+    at the first one."""
 
 
 @dataclass(frozen=True)
@@ -199,14 +203,25 @@ def redact(text: str, secret: str | None) -> str:
     return out
 
 
+def _error_object(content: bytes) -> dict[str, Any] | None:
+    try:
+        body = json.loads(content)
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return None
+    return body if isinstance(body, dict) else None
+
+
+def _no_quota(content: bytes) -> bool:
+    """Whether an error body is OpenAI's ``insufficient_quota`` (``code`` or ``type``)."""
+    err = (_error_object(content) or {}).get("error")
+    return isinstance(err, dict) and "insufficient_quota" in (err.get("code"), err.get("type"))
+
+
 def _error_detail(content: bytes) -> str:
     """The server's own words: ``error.message`` of an OpenAI error body, else the
     start of the body."""
-    try:
-        body = json.loads(content)
-    except (ValueError, UnicodeDecodeError):
-        body = None
-    if isinstance(body, dict):
+    body = _error_object(content)
+    if body is not None:
         err = body.get("error")
         if isinstance(err, dict) and isinstance(err.get("message"), str):
             return str(err["message"])[:_BODY_SHOWN]
@@ -325,18 +340,20 @@ class Client:
                 else:
                     detail = self._safe(_error_detail(content))
                     problem = f"HTTP {status}" + (f": {detail}" if detail else "")
-                    if status in STOP_STATUSES:
+                    no_quota = status == 429 and _no_quota(content)
+                    if status in STOP_STATUSES or no_quota:
                         hint = {
                             401: "check the API key (--api-key-env names the variable)",
                             403: "the key has no access to this model or endpoint",
                             404: "check --base-url and the model name",
+                            429: "the account has no quota left: check its plan and billing",
                         }.get(status, "the server redirects; give the final URL as --base-url")
                         raise AuthenticationFailed(
                             self._safe(f"POST {public_url(url)}: {problem} ({hint})"),
                             status_code=status,
                             attempts=retries + 1,
                         )
-                    if not (status in RETRY_STATUSES or status >= 500):
+                    if not _should_retry(status, response.headers):
                         raise RequestRejected(
                             self._safe(f"POST {path}: {problem} (not retried)"),
                             status_code=status,
@@ -365,6 +382,16 @@ class Client:
             await asyncio.sleep(policy.backoff(retries) if wait is None else wait)
             retries += 1
             self.retries += 1
+
+
+def _should_retry(status: int, headers: Mapping[str, str]) -> bool:
+    """Whether an error status is retried: as the server says in ``x-should-retry``
+    (``true`` / ``false``, as OpenAI sends it and openai-python obeys it), else for
+    408, 409, 429 and 5xx."""
+    said = headers.get("x-should-retry", "").strip().lower()
+    if said in ("true", "false"):
+        return said == "true"
+    return status in RETRY_STATUSES or status >= 500
 
 
 def _no_constant(name: str) -> Any:
