@@ -15,12 +15,13 @@ Faults: ``429`` (with ``Retry-After``), ``500``/``502``/``503``, ``400``, ``401`
 ``slow_s``), ``malformed`` (a 200 whose body is not JSON), ``truncated`` (a 200 whose body
 stops before its Content-Length, then the connection closes), ``refusal`` (a 200 whose
 answer is a refusal). Hostile answers: ``gzip_bomb`` (a 200 whose gzip body decodes to ``bomb_bytes`` bytes),
-``nan`` (a 200 whose JSON holds NaN), ``html`` (a 502 HTML page), ``empty`` (a 200 with
+``nan`` (a 200 whose JSON holds NaN), ``html`` (a 502 HTML page, a CDN's), ``empty`` (a 200 with
 an empty body), ``chunked_cut`` (a chunked 200 cut before its last chunk), ``redirect``
 (a 307 to another host), ``retry_days`` (a 500 with a ten-day ``Retry-After``),
 ``quota`` (OpenAI's 429 for an account without quota: ``insufficient_quota``, which no
 wait changes), ``no_retry`` (a 503 with ``x-should-retry: false``), ``retry_400`` (a 400
 with ``x-should-retry: true``: openai-python obeys the header either way),
+``vllm_400`` (a 400 in vLLM's error form, ``{"object": "error", "message": ...}``),
 ``bad_gzip`` (a 200 whose gzip body is corrupt; ``bad_gzip_401``, ``bad_gzip_429``: such
 an error answer, with ``Retry-After: 0``), ``close_after`` (the answer, then the
 connection is closed without ``Connection: close``), ``dribble`` (the answer sent a few
@@ -351,6 +352,10 @@ class _Handler(BaseHTTPRequestHandler):
             error = {"message": message, "type": "insufficient_quota", "param": None}
             payload = json.dumps({"error": {**error, "code": "insufficient_quota"}})
             self._send(429, payload.encode())
+        elif fault == "vllm_400":
+            message = "This model's maximum context length is 4096 tokens. However, you requested 5000 tokens."
+            error = {"object": "error", "message": message, "type": "BadRequestError"}
+            self._send(400, json.dumps({**error, "param": None, "code": 400}).encode())
         elif fault == "no_retry":
             self._error(503, "overloaded; do not retry", {"x-should-retry": "false"})
         elif fault == "retry_400":
@@ -378,9 +383,17 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(200, packed, {"Content-Encoding": "gzip"})
         elif fault == "nan":
             self._send(200, b'{"choices": [], "usage": {"prompt_tokens": NaN}}')
-        elif fault == "html":
-            page = b"<html><body><h1>502 Bad Gateway</h1></body></html>"
-            self._send(502, page, {"Content-Type": "text/html"})
+        elif fault == "html":  # a CDN's error page: its words are in the title, far down
+            page = (
+                '<!DOCTYPE html>\n<!--[if lt IE 7]> <html class="no-js ie6 oldie" '
+                'lang="en-US"> <![endif]-->\n<html lang="en-US">\n<head>\n'
+                + '<meta name="robots" content="noindex, nofollow" />\n' * 6
+                + '<link rel="stylesheet" id="cf_styles-css" href="/cdn-cgi/styles/main.css" />\n'
+                + "<title>api.example.com | 502: Bad gateway</title>\n</head>\n<body>"
+                + "<div>" * 40
+                + "<h1>Bad gateway</h1><span>Error code 502</span></body></html>"
+            ).encode()
+            self._send(502, page, {"Content-Type": "text/html; charset=UTF-8"})
         elif fault == "empty":
             self._send(200, b"")
         elif fault == "chunked_cut":

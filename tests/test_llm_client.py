@@ -281,3 +281,19 @@ def test_x_should_retry_true_is_obeyed(fake_openai: FakeOpenAI) -> None:
     fake_openai.faults["item-00007"] = ["retry_400"]
     reply, retries = _post(fake_openai)
     assert reply.status_code == 200 and retries == 1
+
+
+def test_an_html_error_page_is_quoted_by_its_title(fake_openai: FakeOpenAI) -> None:
+    # a proxy's or CDN's error page starts with markup; its words are in the title
+    fake_openai.faults["item-00007"] = ["html"]
+    with pytest.raises(RequestFailed) as e:
+        _post(fake_openai, retry=RetryPolicy(max_retries=0))
+    assert "HTTP 502: api.example.com | 502: Bad gateway;" in str(e.value)
+    assert "<" not in str(e.value)
+
+
+def test_a_vllm_error_body_is_quoted_by_its_message(fake_openai: FakeOpenAI) -> None:
+    # vLLM's OpenAI server answers errors as {"object": "error", "message": ...}
+    fake_openai.faults["item-00007"] = ["vllm_400"]
+    with pytest.raises(RequestRejected, match=r"HTTP 400: This model's maximum context length"):
+        _post(fake_openai)

@@ -26,8 +26,10 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import html
 import json
 import random
+import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -71,6 +73,12 @@ _BODY_SHOWN = 300  # characters of an error body quoted in a message
 # Azure OpenAI's hosts: an API key goes in the ``api-key`` header there (a bearer token
 # must be an Entra ID token), as openai-python's AzureOpenAI sends it
 _AZURE_HOSTS = (".openai.azure.com", ".cognitiveservices.azure.com", ".services.ai.azure.com")
+_HTML_SCANNED = 64 * 1024  # bytes of an error page searched for its title
+_HTML_START = re.compile(r"\s*(<!doctype|<html|<head|<body|<!--)", re.IGNORECASE)
+_HTML_TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
+_HTML_MARKUP = re.compile(
+    r"<!--.*?-->|<(script|style)\b.*?</\1\s*>|<[^>]*>", re.IGNORECASE | re.DOTALL
+)
 _AZURE_PATH = "/openai/deployments/"  # the deployments path, also behind a gateway
 
 
@@ -218,16 +226,28 @@ def _no_quota(content: bytes) -> bool:
 
 
 def _error_detail(content: bytes) -> str:
-    """The server's own words: ``error.message`` of an OpenAI error body, else the
-    start of the body."""
+    """The server's own words, on one line: ``error.message`` of an OpenAI error body
+    (``error`` as a string: Ollama, TGI), a top-level ``message`` (vLLM's
+    ``{"object": "error", ...}``) or ``detail`` (FastAPI); the title of an HTML error page
+    (a proxy's, a CDN's), else its text; else the start of the body."""
     body = _error_object(content)
     if body is not None:
         err = body.get("error")
         if isinstance(err, dict) and isinstance(err.get("message"), str):
-            return str(err["message"])[:_BODY_SHOWN]
-        if isinstance(err, str):
-            return err[:_BODY_SHOWN]
-    return content[: _BODY_SHOWN * 4].decode("utf-8", "replace")[:_BODY_SHOWN].strip()
+            return _one_line(err["message"])
+        for said in (err, body.get("message"), body.get("detail")):
+            if isinstance(said, str) and said.strip():
+                return _one_line(said)
+    text = content[:_HTML_SCANNED].decode("utf-8", "replace")
+    if _HTML_START.match(text):
+        title = _HTML_TITLE.search(text)
+        text = title.group(1) if title else _HTML_MARKUP.sub(" ", text)
+        text = html.unescape(text)
+    return _one_line(text)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text[: _BODY_SHOWN * 4].split())[:_BODY_SHOWN]
 
 
 class Client:
