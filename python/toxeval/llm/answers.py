@@ -40,8 +40,14 @@ __all__ = [
 TRUNCATED = "truncated (max_tokens)"
 FILTERED = "cut by the server's content filter"
 # finish_reason values that stop an answer before its end: the text is what came before
-# the stop (Azure OpenAI's output filter can leave a partial answer with "content_filter")
-_CUT = {"length": TRUNCATED, "content_filter": FILTERED}
+# the stop (Azure OpenAI's output filter can leave a partial answer with "content_filter";
+# Mistral says "model_length" when the context window cut it, "error" when an error did)
+_CUT = {
+    "length": TRUNCATED,
+    "content_filter": FILTERED,
+    "model_length": "truncated (context length)",
+    "error": "cut by a server error",
+}
 _MAX_REASON = 200
 _MAX_LITERAL = 20_000  # characters of a non-JSON object literal worth evaluating
 _THINK_OPEN_RE = re.compile(r"\A\s*<(think|thinking)>", re.IGNORECASE)
@@ -167,10 +173,10 @@ def _reply(choice: Any) -> ChatReply:
     if content is None or not content.strip():
         if msg.get("tool_calls") or msg.get("function_call"):
             problem = "tool call instead of an answer"
-        elif finish == "length":
-            problem = TRUNCATED
         elif finish == "content_filter":
             problem = "refused: the server's content filter stopped the answer"
+        elif finish in _CUT:
+            problem = _CUT[finish]
         else:
             problem = "empty answer"
         return ChatReply(None, separate, finish, tokens, problem)
