@@ -21,6 +21,8 @@ an empty body), ``chunked_cut`` (a chunked 200 cut before its last chunk), ``red
 ``quota`` (OpenAI's 429 for an account without quota: ``insufficient_quota``, which no
 wait changes), ``no_retry`` (a 503 with ``x-should-retry: false``), ``retry_400`` (a 400
 with ``x-should-retry: true``: openai-python obeys the header either way),
+``in_band_429`` / ``in_band_400`` (a 200 whose body is only an ``error`` with that
+code, as OpenRouter answers when the provider fails after the status was sent),
 ``vllm_400`` (a 400 in vLLM's error form, ``{"object": "error", "message": ...}``),
 ``bad_gzip`` (a 200 whose gzip body is corrupt; ``bad_gzip_401``, ``bad_gzip_429``: such
 an error answer, with ``Retry-After: 0``), ``close_after`` (the answer, then the
@@ -356,6 +358,12 @@ class _Handler(BaseHTTPRequestHandler):
             message = "This model's maximum context length is 4096 tokens. However, you requested 5000 tokens."
             error = {"object": "error", "message": message, "type": "BadRequestError"}
             self._send(400, json.dumps({**error, "param": None, "code": 400}).encode())
+        elif fault in ("in_band_429", "in_band_400"):  # OpenRouter: a 200 sent before the
+            # upstream provider failed, with the provider's error in the body
+            code = int(fault[-3:])
+            error = {"message": f"Provider returned error {code}", "code": code}
+            meta = {"provider_name": "Google AI Studio"}
+            self._send(200, json.dumps({"error": {**error, "metadata": meta}}).encode())
         elif fault == "no_retry":
             self._error(503, "overloaded; do not retry", {"x-should-retry": "false"})
         elif fault == "retry_400":

@@ -297,3 +297,15 @@ def test_a_vllm_error_body_is_quoted_by_its_message(fake_openai: FakeOpenAI) -> 
     fake_openai.faults["item-00007"] = ["vllm_400"]
     with pytest.raises(RequestRejected, match=r"HTTP 400: This model's maximum context length"):
         _post(fake_openai)
+
+
+def test_a_200_that_carries_only_an_error_is_a_failed_attempt(fake_openai: FakeOpenAI) -> None:
+    # OpenRouter sends its 200 before the provider runs; a provider failure then comes as
+    # {"error": {"code": 429, ...}} in the body: a failed request, not the model's answer
+    fake_openai.faults["item-00007"] = ["in_band_429", "in_band_429"]
+    reply, retries = _post(fake_openai)
+    assert retries == 2 and "choices" in reply.body
+    fake_openai.faults["item-00007"] = ["in_band_400"]
+    with pytest.raises(RequestRejected, match="HTTP 200 with error 400 in its body: Provider"):
+        _post(fake_openai)
+    assert fake_openai.requested("item-00007") == 4

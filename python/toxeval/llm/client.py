@@ -11,7 +11,10 @@ A server's ``x-should-retry: true|false`` overrides the status, as in openai-pyt
 like a 401.
 A 200 whose body is not a JSON object (malformed or truncated), or a body whose
 ``Content-Encoding`` does not decode, is retried a bounded number of times, then
-reported as a failure of that request. The connections themselves (keep-alive, TLS,
+reported as a failure of that request. A 200 whose body is only an ``error`` (OpenRouter
+sends its status before the provider runs, and a provider's failure then comes in the
+body) is a failed attempt too, retried unless its ``code`` is a 4xx that is never
+retried. The connections themselves (keep-alive, TLS,
 proxies, the body cap) are :mod:`toxeval.llm.connections`.
 
 Optional requests-per-minute and tokens-per-minute limiters (token buckets refilled
@@ -351,12 +354,27 @@ class Client:
                 self.responses += 1
                 status = response.status_code
                 content = response.body
+                in_band: int | None = None
                 if status == 200:
                     decoded = _json_object(content)
-                    if decoded is not None:
+                    in_band = _in_band_error(decoded)
+                    if decoded is not None and in_band is None:
                         return Reply(decoded, status, retries + 1, time.monotonic() - started)
+                if status == 200 and in_band is None:
                     problem = "the 200 answer is not a JSON object (malformed or truncated body)"
                     bad_body = True
+                elif in_band is not None:
+                    # an error the server could only put in the body: the status was sent
+                    # before the model failed (OpenRouter); retried as its code says
+                    detail = self._safe(_error_detail(content))
+                    what = f"error {in_band}" if in_band else "an error"
+                    problem = f"HTTP 200 with {what} in its body: {detail}"
+                    if 400 <= in_band < 500 and in_band not in RETRY_STATUSES:
+                        raise RequestRejected(
+                            self._safe(f"POST {path}: {problem} (not retried)"),
+                            status_code=status,
+                            attempts=retries + 1,
+                        )
                 else:
                     detail = self._safe(_error_detail(content))
                     problem = f"HTTP {status}" + (f": {detail}" if detail else "")
@@ -402,6 +420,23 @@ class Client:
             await asyncio.sleep(policy.backoff(retries) if wait is None else wait)
             retries += 1
             self.retries += 1
+
+
+def _in_band_error(body: dict[str, Any] | None) -> int | None:
+    """For a 200 body that holds an ``error`` and no answer (no ``choices``, no
+    ``results``): the error's HTTP-like ``code`` (100-599), else 0; None for any other
+    body."""
+    if body is None or not body.get("error") or body.get("choices"):
+        return None
+    if isinstance(body.get("results"), list):
+        return None
+    err = body["error"]
+    code = err.get("code") if isinstance(err, dict) else None
+    if isinstance(code, str) and code.isdigit():
+        code = int(code)
+    if isinstance(code, int) and not isinstance(code, bool) and 100 <= code <= 599:
+        return code
+    return 0
 
 
 def _should_retry(status: int, headers: Mapping[str, str]) -> bool:
