@@ -23,7 +23,8 @@ wait changes), ``no_retry`` (a 503 with ``x-should-retry: false``), ``retry_400`
 with ``x-should-retry: true``: openai-python obeys the header either way),
 ``in_band_429`` / ``in_band_400`` (a 200 whose body is only an ``error`` with that
 code, as OpenRouter answers when the provider fails after the status was sent),
-``vllm_400`` (a 400 in vLLM's error form, ``{"object": "error", "message": ...}``),
+``unsupported`` (OpenAI's 400 ``unsupported_parameter`` for ``max_tokens`` sent to a
+reasoning model), ``vllm_400`` (a 400 in vLLM's error form, ``{"object": "error", "message": ...}``),
 ``bad_gzip`` (a 200 whose gzip body is corrupt; ``bad_gzip_401``, ``bad_gzip_429``: such
 an error answer, with ``Retry-After: 0``), ``close_after`` (the answer, then the
 connection is closed without ``Connection: close``), ``dribble`` (the answer sent a few
@@ -364,6 +365,15 @@ class _Handler(BaseHTTPRequestHandler):
             error = {"message": f"Provider returned error {code}", "code": code}
             meta = {"provider_name": "Google AI Studio"}
             self._send(200, json.dumps({"error": {**error, "metadata": meta}}).encode())
+        elif fault == "unsupported":  # OpenAI, for a parameter the model does not take
+            message = (
+                "Unsupported parameter: 'max_tokens' is not supported with this model. "
+                "Use 'max_completion_tokens' instead."
+            )
+            error = {"message": message, "type": "invalid_request_error", "param": "max_tokens"}
+            self._send(
+                400, json.dumps({"error": {**error, "code": "unsupported_parameter"}}).encode()
+            )
         elif fault == "no_retry":
             self._error(503, "overloaded; do not retry", {"x-should-retry": "false"})
         elif fault == "retry_400":

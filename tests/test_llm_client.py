@@ -309,3 +309,12 @@ def test_a_200_that_carries_only_an_error_is_a_failed_attempt(fake_openai: FakeO
     with pytest.raises(RequestRejected, match="HTTP 200 with error 400 in its body: Provider"):
         _post(fake_openai)
     assert fake_openai.requested("item-00007") == 4
+
+
+def test_a_parameter_the_model_does_not_take_stops_the_run(fake_openai: FakeOpenAI) -> None:
+    # OpenAI refuses max_tokens (or a temperature, logprobs) for its reasoning models with
+    # 400 unsupported_parameter / unsupported_value: every request of the run would fail
+    fake_openai.faults["item-00007"] = ["unsupported"]
+    with pytest.raises(AuthenticationFailed, match="Unsupported parameter: 'max_tokens'") as e:
+        _post(fake_openai)
+    assert "max_tokens" in str(e.value) and fake_openai.requested("item-00007") == 1

@@ -7,8 +7,9 @@ exponential backoff and full jitter on 408, 409, 429, 5xx, timeouts and connecti
 ``Retry-After`` (seconds or an HTTP date) and ``retry-after-ms`` honoured, and no retry on
 the statuses that cannot succeed the second time (400, 401, 403, 404, 422: a clear error).
 A server's ``x-should-retry: true|false`` overrides the status, as in openai-python; a
-429 ``insufficient_quota`` (an account without credit) is never retried and stops the run
-like a 401.
+429 ``insufficient_quota`` (an account without credit) and a 400 ``unsupported_parameter``
+or ``unsupported_value`` (an option the model does not take) are never retried and stop
+the run like a 401: every request would get them.
 A 200 whose body is not a JSON object (malformed or truncated), or a body whose
 ``Content-Encoding`` does not decode, is retried a bounded number of times, then
 reported as a failure of that request. A 200 whose body is only an ``error`` (OpenRouter
@@ -100,9 +101,9 @@ class RequestRejected(RequestFailed):
 
 
 class AuthenticationFailed(RequestRejected):
-    """401/403/404, a redirect or a 429 ``insufficient_quota``: the key, the base URL,
-    the model or the account is wrong; every request would fail alike, so the run stops
-    at the first one."""
+    """401/403/404, a redirect, a 429 ``insufficient_quota`` or a 400 for an option the
+    model does not take: the key, the base URL, the model, the account or the options are
+    wrong; every request would fail alike, so the run stops at the first one."""
 
 
 @dataclass(frozen=True)
@@ -222,10 +223,23 @@ def _error_object(content: bytes) -> dict[str, Any] | None:
     return body if isinstance(body, dict) else None
 
 
-def _no_quota(content: bytes) -> bool:
-    """Whether an error body is OpenAI's ``insufficient_quota`` (``code`` or ``type``)."""
+def _error_code(content: bytes) -> tuple[Any, Any]:
+    """(``error.code``, ``error.type``) of an OpenAI error body; (None, None) if none."""
     err = (_error_object(content) or {}).get("error")
-    return isinstance(err, dict) and "insufficient_quota" in (err.get("code"), err.get("type"))
+    return (err.get("code"), err.get("type")) if isinstance(err, dict) else (None, None)
+
+
+def _fails_alike(status: int, content: bytes) -> str | None:
+    """Why every request of the run would get this error answer too (a hint for the
+    user), or None: OpenAI's 429 ``insufficient_quota`` (an account without credit) and
+    400 ``unsupported_parameter`` / ``unsupported_value`` (an option the model does not
+    take, such as ``max_tokens`` or a temperature for a reasoning model)."""
+    codes = _error_code(content)
+    if status == 429 and "insufficient_quota" in codes:
+        return "the account has no quota left: check its plan and billing"
+    if status == 400 and not {"unsupported_parameter", "unsupported_value"}.isdisjoint(codes):
+        return "the model does not take an option toxeval sends: leave that option out"
+    return None
 
 
 def _error_detail(content: bytes) -> str:
@@ -378,13 +392,12 @@ class Client:
                 else:
                     detail = self._safe(_error_detail(content))
                     problem = f"HTTP {status}" + (f": {detail}" if detail else "")
-                    no_quota = status == 429 and _no_quota(content)
-                    if status in STOP_STATUSES or no_quota:
-                        hint = {
+                    alike = _fails_alike(status, content)
+                    if status in STOP_STATUSES or alike:
+                        hint = alike or {
                             401: "check the API key (--api-key-env names the variable)",
                             403: "the key has no access to this model or endpoint",
                             404: "check --base-url and the model name",
-                            429: "the account has no quota left: check its plan and billing",
                         }.get(status, "the server redirects; give the final URL as --base-url")
                         raise AuthenticationFailed(
                             self._safe(f"POST {public_url(url)}: {problem} ({hint})"),
