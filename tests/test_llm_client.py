@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import json
 import time
 from typing import Any
 
@@ -318,3 +319,13 @@ def test_a_parameter_the_model_does_not_take_stops_the_run(fake_openai: FakeOpen
     with pytest.raises(AuthenticationFailed, match="Unsupported parameter: 'max_tokens'") as e:
         _post(fake_openai)
     assert "max_tokens" in str(e.value) and fake_openai.requested("item-00007") == 1
+
+
+@pytest.mark.parametrize("code", [[], {"a": 1}, 429.5, None, True])
+def test_an_error_code_of_any_json_type_is_read_without_failing(code: Any) -> None:
+    from toxeval.llm.client import _fails_alike, _in_band_error
+
+    body = {"error": {"message": "m", "code": code, "type": [code]}}
+    assert _fails_alike(429, json.dumps(body).encode()) is None
+    assert _fails_alike(400, json.dumps(body).encode()) is None
+    assert _in_band_error(body) == 0

@@ -223,10 +223,11 @@ def _error_object(content: bytes) -> dict[str, Any] | None:
     return body if isinstance(body, dict) else None
 
 
-def _error_code(content: bytes) -> tuple[Any, Any]:
-    """(``error.code``, ``error.type``) of an OpenAI error body; (None, None) if none."""
+def _error_code(content: bytes) -> set[str]:
+    """``error.code`` and ``error.type`` of an OpenAI error body, those that are strings."""
     err = (_error_object(content) or {}).get("error")
-    return (err.get("code"), err.get("type")) if isinstance(err, dict) else (None, None)
+    said = (err.get("code"), err.get("type")) if isinstance(err, dict) else ()
+    return {x for x in said if isinstance(x, str)}
 
 
 def _fails_alike(status: int, content: bytes) -> str | None:
@@ -237,7 +238,7 @@ def _fails_alike(status: int, content: bytes) -> str | None:
     codes = _error_code(content)
     if status == 429 and "insufficient_quota" in codes:
         return "the account has no quota left: check its plan and billing"
-    if status == 400 and not {"unsupported_parameter", "unsupported_value"}.isdisjoint(codes):
+    if status == 400 and codes & {"unsupported_parameter", "unsupported_value"}:
         return "the model does not take an option toxeval sends: leave that option out"
     return None
 
