@@ -15,9 +15,16 @@ Faults: ``429`` (with ``Retry-After``), ``500``/``502``/``503``, ``400``, ``401`
 ``slow_s``), ``malformed`` (a 200 whose body is not JSON), ``truncated`` (a 200 whose body
 stops before its Content-Length, then the connection closes), ``refusal`` (a 200 whose
 answer is a refusal). Hostile answers: ``gzip_bomb`` (a 200 whose gzip body decodes to ``bomb_bytes`` bytes),
-``nan`` (a 200 whose JSON holds NaN), ``html`` (a 502 HTML page), ``empty`` (a 200 with
+``nan`` (a 200 whose JSON holds NaN), ``html`` (a 502 HTML page, a CDN's), ``empty`` (a 200 with
 an empty body), ``chunked_cut`` (a chunked 200 cut before its last chunk), ``redirect``
 (a 307 to another host), ``retry_days`` (a 500 with a ten-day ``Retry-After``),
+``quota`` (OpenAI's 429 for an account without quota: ``insufficient_quota``, which no
+wait changes), ``no_retry`` (a 503 with ``x-should-retry: false``), ``retry_400`` (a 400
+with ``x-should-retry: true``: openai-python obeys the header either way),
+``in_band_429`` / ``in_band_400`` (a 200 whose body is only an ``error`` with that
+code, as OpenRouter answers when the provider fails after the status was sent),
+``unsupported`` (OpenAI's 400 ``unsupported_parameter`` for ``max_tokens`` sent to a
+reasoning model), ``vllm_400`` (a 400 in vLLM's error form, ``{"object": "error", "message": ...}``),
 ``bad_gzip`` (a 200 whose gzip body is corrupt; ``bad_gzip_401``, ``bad_gzip_429``: such
 an error answer, with ``Retry-After: 0``), ``close_after`` (the answer, then the
 connection is closed without ``Connection: close``), ``dribble`` (the answer sent a few
@@ -26,6 +33,12 @@ at a time, one piece every ``trickle_s`` seconds: with the defaults, one byte ev
 0.5 s, which no read timeout ever cuts off). ``start(tls=context)`` serves HTTPS with
 that server-side context. ``require_key`` makes every request without ``Bearer <key>``
 a 401 whose message quotes the key given, as OpenAI's does.
+
+Routes are matched as a real server matches them, on the path alone and whole:
+``/v1/chat/completions`` and ``/v1/moderations`` (``url``), and Azure OpenAI's
+``/openai/deployments/<name>/chat/completions``, which needs an ``api-version`` query
+parameter (a 404 without one) and takes the key in an ``api-key`` header, not as a
+bearer token (``azure_url(name)``). Anything else is a 404.
 """
 
 from __future__ import annotations
@@ -43,11 +56,12 @@ import time
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 from toxeval.taxonomy import Taxonomy, load_taxonomy
 
 ITEM = re.compile(r"item-\d+")
+AZURE_CHAT = re.compile(r"/openai/deployments/[^/]+/chat/completions")
 RETRYABLE_FAULTS = ("429", "500", "502", "503", "reset", "malformed", "truncated")
 MODERATION_NAMES = (
     "harassment",
@@ -144,6 +158,15 @@ class FakeOpenAI:
     def url(self) -> str:
         assert self._server is not None
         return f"{self._scheme}://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    def azure_url(self, deployment: str, api_version: str = "2024-10-21") -> str:
+        """The base URL of an Azure OpenAI deployment on this server."""
+        assert self._server is not None
+        port = self._server.server_address[1]
+        return (
+            f"{self._scheme}://127.0.0.1:{port}/openai/deployments/{deployment}"
+            f"?api-version={api_version}"
+        )
 
     # ------------------------------------------------------------------ queries
     def requested(self, key: str) -> int:
@@ -288,26 +311,36 @@ class _Handler(BaseHTTPRequestHandler):
         with fake._lock:
             fake.bodies.append(body)
         path = self.path  # as sent, query included
-        route = urlsplit(path).path
-        if route.endswith("/moderations"):
+        parts = urlsplit(path)
+        route = parts.path
+        azure = AZURE_CHAT.fullmatch(route) is not None
+        if azure and not parse_qs(parts.query).get("api-version"):
+            azure = False  # Azure OpenAI answers 404 without an api-version
+        if route == "/v1/moderations":
             inputs = body.get("input")
             texts = inputs if isinstance(inputs, list) else [inputs]
             keys = tuple(text_key(str(t)) for t in texts)
-        elif route.endswith("/chat/completions"):
+        elif route == "/v1/chat/completions" or azure:
             text = " ".join(
                 str(m.get("content")) for m in body.get("messages", []) if isinstance(m, dict)
             )
             keys = (text_key(text),)
         else:
             fake.record((), path, 404)
-            self._error(404, f"no route {path}")
+            self._error(404, "Resource not found")
             return
         if fake.require_key is not None:
-            auth = self.headers.get("Authorization", "")
-            if auth != f"Bearer {fake.require_key}":
-                fake.record(keys, path, 401)
+            if azure:  # the key in api-key; a bearer token would have to be an Entra ID one
+                given = self.headers.get("api-key", "")
+                bad = "Access denied due to invalid subscription key or wrong API endpoint."
+            else:
+                auth = self.headers.get("Authorization", "")
                 given = auth.removeprefix("Bearer ")
-                self._error(401, f"Incorrect API key provided: {given}.")
+                bad = f"Incorrect API key provided: {given}."
+                given = given if auth.startswith("Bearer ") else ""
+            if given != fake.require_key:
+                fake.record(keys, path, 401)
+                self._error(401, bad)
                 return
         if fake.latency:
             time.sleep(fake.latency)
@@ -317,6 +350,34 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(429, "rate limited", {"Retry-After": fake.retry_after})
         elif fault in ("500", "502", "503", "400", "401"):
             self._error(int(fault), f"injected {fault}")
+        elif fault == "quota":
+            message = "You exceeded your current quota, please check your plan and billing details."
+            error = {"message": message, "type": "insufficient_quota", "param": None}
+            payload = json.dumps({"error": {**error, "code": "insufficient_quota"}})
+            self._send(429, payload.encode())
+        elif fault == "vllm_400":
+            message = "This model's maximum context length is 4096 tokens. However, you requested 5000 tokens."
+            error = {"object": "error", "message": message, "type": "BadRequestError"}
+            self._send(400, json.dumps({**error, "param": None, "code": 400}).encode())
+        elif fault in ("in_band_429", "in_band_400"):  # OpenRouter: a 200 sent before the
+            # upstream provider failed, with the provider's error in the body
+            code = int(fault[-3:])
+            error = {"message": f"Provider returned error {code}", "code": code}
+            meta = {"provider_name": "Google AI Studio"}
+            self._send(200, json.dumps({"error": {**error, "metadata": meta}}).encode())
+        elif fault == "unsupported":  # OpenAI, for a parameter the model does not take
+            message = (
+                "Unsupported parameter: 'max_tokens' is not supported with this model. "
+                "Use 'max_completion_tokens' instead."
+            )
+            error = {"message": message, "type": "invalid_request_error", "param": "max_tokens"}
+            self._send(
+                400, json.dumps({"error": {**error, "code": "unsupported_parameter"}}).encode()
+            )
+        elif fault == "no_retry":
+            self._error(503, "overloaded; do not retry", {"x-should-retry": "false"})
+        elif fault == "retry_400":
+            self._error(400, "try again", {"x-should-retry": "true"})
         elif fault == "reset":
             self.close_connection = True
             self.connection.close()
@@ -340,9 +401,17 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(200, packed, {"Content-Encoding": "gzip"})
         elif fault == "nan":
             self._send(200, b'{"choices": [], "usage": {"prompt_tokens": NaN}}')
-        elif fault == "html":
-            page = b"<html><body><h1>502 Bad Gateway</h1></body></html>"
-            self._send(502, page, {"Content-Type": "text/html"})
+        elif fault == "html":  # a CDN's error page: its words are in the title, far down
+            page = (
+                '<!DOCTYPE html>\n<!--[if lt IE 7]> <html class="no-js ie6 oldie" '
+                'lang="en-US"> <![endif]-->\n<html lang="en-US">\n<head>\n'
+                + '<meta name="robots" content="noindex, nofollow" />\n' * 6
+                + '<link rel="stylesheet" id="cf_styles-css" href="/cdn-cgi/styles/main.css" />\n'
+                + "<title>api.example.com | 502: Bad gateway</title>\n</head>\n<body>"
+                + "<div>" * 40
+                + "<h1>Bad gateway</h1><span>Error code 502</span></body></html>"
+            ).encode()
+            self._send(502, page, {"Content-Type": "text/html; charset=UTF-8"})
         elif fault == "empty":
             self._send(200, b"")
         elif fault == "chunked_cut":
@@ -396,7 +465,7 @@ class _Handler(BaseHTTPRequestHandler):
             out = fake.chat_body(body.get("model", ""), keys, body)
             out["choices"][0]["message"]["content"] = "I'm sorry, but I can't help with that."
             self._send(200, json.dumps(out).encode())
-        elif path.endswith("/moderations"):
+        elif route == "/v1/moderations":
             self._send(
                 200, json.dumps(fake.moderation_body(body.get("model", ""), list(keys))).encode()
             )

@@ -347,3 +347,38 @@ def test_results_name_the_batch_output_not_a_temporary_run_file(
     assert data["system"]["source"] == str(out) and data["system"]["batch_input"] == str(batch)
     system = next(x for x in (results / "report.md").read_text().splitlines() if "| system" in x)
     assert "Batch API output" in system and "run file" not in system
+
+
+def test_failed_batch_requests_keep_the_servers_reason(
+    cli: Callable[..., CliRun], dataset: Path, tmp_path: Path
+) -> None:
+    # the Batch API writes a request the model server refused with its HTTP status and
+    # error body, and one it never ran (expired, cancelled) with response null and an
+    # error object; either row fails (unscored) with the server's words
+    from toxeval.datasets import load_dataset
+    from toxeval.llm.batch import batch_run_file
+
+    batch = tmp_path / "batch.jsonl"
+    write_batch(cli, dataset, batch)
+    lines = batch_output(batch)
+    refused = {"message": "Invalid 'messages[1].content': string too long.", "code": None}
+    lines[2]["response"] = {
+        "status_code": 400,
+        "request_id": "req_0c5e8d",
+        "body": {"error": {**refused, "type": "invalid_request_error", "param": "messages"}},
+    }
+    lines[5]["response"] = None
+    lines[5]["error"] = {
+        "code": "batch_expired",
+        "message": "This request could not be executed before the completion window expired.",
+    }
+    run = tmp_path / "run.jsonl"
+    batch_run_file(write_lines(tmp_path / "out.jsonl", lines), batch, load_dataset(dataset), run)
+    rows = [json.loads(x) for x in run.read_text().splitlines()[1:]]
+    errors = [r["error"] for r in rows if r.get("error")]
+    assert errors == [
+        "batch request failed: HTTP 400: Invalid 'messages[1].content': string too long.",
+        "batch request failed: batch_expired: This request could not be executed before the "
+        "completion window expired.",
+    ]
+    assert sum(r.get("scores") is None for r in rows) == 2

@@ -751,3 +751,67 @@ def test_top_logprobs_with_no_usable_entry_are_no_alternatives(moderation8: Taxo
     a = read_one(spec, openai_body(content_of(toks), logprobs=toks))
     assert a.status == "partial" and a.reason == "no top_logprobs for: h"
     assert a.scores is not None and math.isnan(a.scores[1])
+
+
+# Azure OpenAI stops an answer its output filter flags with finish_reason
+# "content_filter"; the content is then usually null, but can be the part written before
+# the stop. That part is cut like a max_tokens answer: what it flags stands, what it does
+# not flag is unknown, not a negative.
+def test_an_answer_cut_by_the_content_filter_flags_no_negatives(moderation8: Taxonomy) -> None:
+    spec = RequestSpec("chat", "m", moderation8, scoring="labels")
+    whole = read_one(spec, openai_body("h, sh", finish="stop"))
+    cut = read_one(spec, openai_body("h, sh", finish="content_filter"))
+    assert whole.status == "ok" and whole.scores is not None and cut.scores is not None
+    flagged = whole.scores == 1.0
+    assert flagged.sum() == 2
+    np.testing.assert_array_equal(cut.scores[flagged], whole.scores[flagged])
+    assert np.isnan(cut.scores[~flagged]).all()
+    assert cut.status == "partial"
+    assert cut.reason is not None and "content filter" in cut.reason
+
+
+def test_a_json_answer_cut_by_the_content_filter_is_unparseable(moderation8: Taxonomy) -> None:
+    spec = RequestSpec("chat", "m", moderation8)
+    cut = read_one(spec, openai_body('{"s": 0.1, "h": 0.', finish="content_filter"))
+    assert cut.status == "unparseable" and cut.scores is None
+    assert cut.reason is not None and "content filter" in cut.reason
+
+
+def mistral_body(content: str, *, finish: str) -> dict[str, Any]:
+    """Mistral's /v1/chat/completions (finish_reason: stop, length, model_length, error,
+    tool_calls)."""
+    return {
+        "id": "cmpl-e5cc70bb28c444948073e77776eb30ef",
+        "object": "chat.completion",
+        "model": "mistral-small-latest",
+        "created": 1702256327,
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": content, "tool_calls": None},
+                "finish_reason": finish,
+            }
+        ],
+        "usage": {"prompt_tokens": 16, "completion_tokens": 34, "total_tokens": 50},
+    }
+
+
+# Mistral ends an answer the context window cut with "model_length", and one a server
+# error cut with "error": the text is what came before, as with "length"
+@pytest.mark.parametrize(
+    ("finish", "why"),
+    [("model_length", "truncated (context length)"), ("error", "cut by a server error")],
+)
+def test_an_answer_mistral_cut_flags_no_negatives(
+    moderation8: Taxonomy, finish: str, why: str
+) -> None:
+    spec = RequestSpec("chat", "m", moderation8, scoring="labels")
+    whole = read_one(spec, mistral_body("h, sh", finish="stop"))
+    cut = read_one(spec, mistral_body("h, sh", finish=finish))
+    assert whole.scores is not None and cut.scores is not None
+    flagged = whole.scores == 1.0
+    assert flagged.sum() == 2 and (cut.scores[flagged] == 1.0).all()
+    assert np.isnan(cut.scores[~flagged]).all()
+    assert cut.status == "partial" and cut.reason is not None and why in cut.reason
+    empty = read_one(spec, mistral_body("", finish=finish))
+    assert (empty.status, empty.reason) == ("unparseable", why)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import json
 import time
 from typing import Any
 
@@ -19,6 +20,7 @@ from toxeval.llm.client import (
     RequestFailed,
     RequestRejected,
     RetryPolicy,
+    key_headers,
     redact,
     retry_after_seconds,
 )
@@ -29,7 +31,8 @@ BODY = {"model": "m", "messages": [{"role": "user", "content": "judge item-00007
 
 def _post(server: FakeOpenAI, body: dict[str, Any] = BODY, **kw: Any) -> Any:
     async def go() -> Any:
-        async with Client(server.url, kw.pop("key", None), retry=kw.pop("retry", FAST), **kw) as c:
+        url = kw.pop("base_url", server.url)
+        async with Client(url, kw.pop("key", None), retry=kw.pop("retry", FAST), **kw) as c:
             reply = await c.post("/chat/completions", body)
             return reply, c.retries
 
@@ -223,3 +226,106 @@ def test_more_posts_than_connections_wait_for_an_idle_one_and_reuse_it(
     assert asyncio.run(go()) == [200] * 40
     assert len(fake_openai.log) == 40
     assert 1 <= len(fake_openai.connections) <= 3  # kept alive, never reopened per request
+
+
+def test_an_azure_deployment_gets_the_key_in_an_api_key_header(fake_openai: FakeOpenAI) -> None:
+    # Azure OpenAI's deployment endpoints take an API key in the api-key header; a bearer
+    # token there must be an Entra ID token, so "Bearer <key>" is a 401
+    key = "0123456789abcdef0123456789abcdef"
+    fake_openai.require_key = key
+    url = fake_openai.azure_url("gpt-4o-mini")
+    reply, _ = _post(fake_openai, key=key, base_url=url)
+    assert reply.status_code == 200
+    seen = fake_openai.headers_seen[-1]
+    assert seen["api-key"] == key and "Authorization" not in seen
+    sent = "/openai/deployments/gpt-4o-mini/chat/completions?api-version=2024-10-21"
+    assert fake_openai.log[-1].path == sent
+
+
+@pytest.mark.parametrize(
+    ("base_url", "header"),
+    [
+        ("https://my-res.openai.azure.com/openai/deployments/d?api-version=2024-10-21", "api-key"),
+        ("https://my-res.openai.azure.com/openai/v1", "api-key"),
+        ("https://my-res.cognitiveservices.azure.com/openai/v1/", "api-key"),
+        ("https://gw.example.com/openai/deployments/d?api-version=2024-10-21", "api-key"),
+        ("https://api.openai.com/v1", "Authorization"),
+        ("http://localhost:8000/v1", "Authorization"),
+        ("https://openai.azure.com.example.net/v1", "Authorization"),
+    ],
+)
+def test_the_key_header_follows_the_server(base_url: str, header: str) -> None:
+    headers = key_headers(base_url, "k")
+    assert list(headers) == [header]
+    assert headers[header] == ("k" if header == "api-key" else "Bearer k")
+
+
+def test_a_429_for_no_quota_stops_the_run_instead_of_being_retried(
+    fake_openai: FakeOpenAI,
+) -> None:
+    # OpenAI answers 429 insufficient_quota when the account has no credit left: no wait
+    # changes it, and every request of the run would be retried in vain
+    fake_openai.faults["item-00007"] = ["quota", "quota", "quota"]
+    with pytest.raises(AuthenticationFailed, match="HTTP 429: You exceeded your current quota"):
+        _post(fake_openai)
+    assert fake_openai.requested("item-00007") == 1
+
+
+def test_x_should_retry_false_is_obeyed(fake_openai: FakeOpenAI) -> None:
+    fake_openai.faults["item-00007"] = ["no_retry"]
+    with pytest.raises(RequestRejected, match="HTTP 503: overloaded; do not retry"):
+        _post(fake_openai)
+    assert fake_openai.requested("item-00007") == 1
+
+
+def test_x_should_retry_true_is_obeyed(fake_openai: FakeOpenAI) -> None:
+    fake_openai.faults["item-00007"] = ["retry_400"]
+    reply, retries = _post(fake_openai)
+    assert reply.status_code == 200 and retries == 1
+
+
+def test_an_html_error_page_is_quoted_by_its_title(fake_openai: FakeOpenAI) -> None:
+    # a proxy's or CDN's error page starts with markup; its words are in the title
+    fake_openai.faults["item-00007"] = ["html"]
+    with pytest.raises(RequestFailed) as e:
+        _post(fake_openai, retry=RetryPolicy(max_retries=0))
+    assert "HTTP 502: api.example.com | 502: Bad gateway;" in str(e.value)
+    assert "<" not in str(e.value)
+
+
+def test_a_vllm_error_body_is_quoted_by_its_message(fake_openai: FakeOpenAI) -> None:
+    # vLLM's OpenAI server answers errors as {"object": "error", "message": ...}
+    fake_openai.faults["item-00007"] = ["vllm_400"]
+    with pytest.raises(RequestRejected, match=r"HTTP 400: This model's maximum context length"):
+        _post(fake_openai)
+
+
+def test_a_200_that_carries_only_an_error_is_a_failed_attempt(fake_openai: FakeOpenAI) -> None:
+    # OpenRouter sends its 200 before the provider runs; a provider failure then comes as
+    # {"error": {"code": 429, ...}} in the body: a failed request, not the model's answer
+    fake_openai.faults["item-00007"] = ["in_band_429", "in_band_429"]
+    reply, retries = _post(fake_openai)
+    assert retries == 2 and "choices" in reply.body
+    fake_openai.faults["item-00007"] = ["in_band_400"]
+    with pytest.raises(RequestRejected, match="HTTP 200 with error 400 in its body: Provider"):
+        _post(fake_openai)
+    assert fake_openai.requested("item-00007") == 4
+
+
+def test_a_parameter_the_model_does_not_take_stops_the_run(fake_openai: FakeOpenAI) -> None:
+    # OpenAI refuses max_tokens (or a temperature, logprobs) for its reasoning models with
+    # 400 unsupported_parameter / unsupported_value: every request of the run would fail
+    fake_openai.faults["item-00007"] = ["unsupported"]
+    with pytest.raises(AuthenticationFailed, match="Unsupported parameter: 'max_tokens'") as e:
+        _post(fake_openai)
+    assert "max_tokens" in str(e.value) and fake_openai.requested("item-00007") == 1
+
+
+@pytest.mark.parametrize("code", [[], {"a": 1}, 429.5, None, True])
+def test_an_error_code_of_any_json_type_is_read_without_failing(code: Any) -> None:
+    from toxeval.llm.client import _fails_alike, _in_band_error
+
+    body = {"error": {"message": "m", "code": code, "type": [code]}}
+    assert _fails_alike(429, json.dumps(body).encode()) is None
+    assert _fails_alike(400, json.dumps(body).encode()) is None
+    assert _in_band_error(body) == 0

@@ -174,3 +174,11 @@ def test_a_cut_answer_whose_last_code_is_whole_keeps_it(text: str) -> None:
     assert a.scores is not None and whole.scores is not None
     np.testing.assert_array_equal(a.scores == 1.0, whole.scores == 1.0)
     assert a.reason is not None and "the last name may be cut" not in a.reason
+
+
+def test_a_sample_cut_by_the_content_filter_is_not_counted() -> None:
+    # the second sample may have gone on to name more categories before the filter cut it
+    a = score_samples([_reply("hate, violence"), _reply("hate", "content_filter")], TAX, 2)
+    assert a.scores is not None and a.status == "partial"
+    assert a.scores[TAX.index("violence")] == 1.0  # one parsable sample, which flags it
+    assert a.reason is not None and "content filter" in a.reason

@@ -38,6 +38,16 @@ __all__ = [
 ]
 
 TRUNCATED = "truncated (max_tokens)"
+FILTERED = "cut by the server's content filter"
+# finish_reason values that stop an answer before its end: the text is what came before
+# the stop (Azure OpenAI's output filter can leave a partial answer with "content_filter";
+# Mistral says "model_length" when the context window cut it, "error" when an error did)
+_CUT = {
+    "length": TRUNCATED,
+    "content_filter": FILTERED,
+    "model_length": "truncated (context length)",
+    "error": "cut by a server error",
+}
 _MAX_REASON = 200
 _MAX_LITERAL = 20_000  # characters of a non-JSON object literal worth evaluating
 _THINK_OPEN_RE = re.compile(r"\A\s*<(think|thinking)>", re.IGNORECASE)
@@ -163,17 +173,17 @@ def _reply(choice: Any) -> ChatReply:
     if content is None or not content.strip():
         if msg.get("tool_calls") or msg.get("function_call"):
             problem = "tool call instead of an answer"
-        elif finish == "length":
-            problem = TRUNCATED
         elif finish == "content_filter":
             problem = "refused: the server's content filter stopped the answer"
+        elif finish in _CUT:
+            problem = _CUT[finish]
         else:
             problem = "empty answer"
         return ChatReply(None, separate, finish, tokens, problem)
     final, inline, _ = _split_reasoning(content)
     reasoning = _join_reasons(separate, inline)
     if not final:
-        problem = TRUNCATED if finish == "length" else "no final answer after the reasoning"
+        problem = _CUT.get(finish or "", "no final answer after the reasoning")
         return ChatReply(None, reasoning, finish, tokens, problem)
     return ChatReply(final, reasoning, finish, tokens, None)
 
@@ -201,7 +211,8 @@ def chat_replies(body: Any) -> tuple[list[ChatReply], str | None]:
 
 
 def _truncation_note(reply: ChatReply) -> str | None:
-    return TRUNCATED if reply.finish_reason == "length" else None
+    """Why the answer stopped before its end (max_tokens, the content filter), or None."""
+    return _CUT.get(reply.finish_reason or "")
 
 
 def _object_literal(text: str) -> Any:
@@ -260,7 +271,8 @@ def score_labels(
     values are scores, booleans or yes/no words. With a ``mapping`` (Llama Guard),
     categories no code maps to are NaN. Other methods have no per-category unknown: a
     null there makes the answer unparseable, as in :func:`~toxeval.parsing.parse_output`.
-    An answer cut by ``max_tokens`` that flags categories without being a JSON object of
+    An answer cut short (``finish_reason`` ``length``, or ``content_filter`` with the part
+    written before the filter stopped it) that flags categories without being a JSON object of
     scores (a list of the categories that apply, an ``unsafe`` Llama Guard verdict) may
     have lost names after the cut: the categories it does not flag are NaN, not
     negatives ("none" and "safe" are whole answers and stand). Its last name or code,
@@ -281,14 +293,15 @@ def score_labels(
     if mapping is not None:
         unknown_ids = [i for i in taxonomy.ids if i not in mapping.targets]
     status, reason = r.status, r.reason
-    if reply.finish_reason == "length" and found is None and r.status != "empty":
+    cut_by = _truncation_note(reply)
+    if cut_by is not None and found is None and r.status != "empty":
         torn = _torn_last_word(reply.text, taxonomy, mapping, null, scores)
         cut = [i for i in taxonomy.ids if scores[taxonomy.index(i)] == 0.0]
         if len(cut) + len(torn) == taxonomy.k:
-            reason = _join_reasons(TRUNCATED, "no category flagged before the cut", reason)
-            return unparseable(reason or TRUNCATED, method, reply.text, reply.reasoning)
+            reason = _join_reasons(cut_by, "no category flagged before the cut", reason)
+            return unparseable(reason or cut_by, method, reply.text, reply.reasoning)
         scores[[taxonomy.index(i) for i in cut + torn]] = np.nan
-        reason = _join_reasons(reason, f"{TRUNCATED}: not flagged before the cut: {', '.join(cut)}")
+        reason = _join_reasons(reason, f"{cut_by}: not flagged before the cut: {', '.join(cut)}")
         if torn:
             reason = _join_reasons(reason, f"the last name may be cut: {', '.join(torn)}")
         status = "partial"
@@ -457,8 +470,8 @@ def score_samples(replies: Sequence[ChatReply], taxonomy: Taxonomy, requested: i
     parsed = 0
     first_bad: str | None = None
     for r in replies:
-        if r.text is None or r.finish_reason == "length":  # a cut list may lack names
-            first_bad = first_bad or r.problem or TRUNCATED
+        if r.text is None or _truncation_note(r):  # a cut list may lack names
+            first_bad = first_bad or r.problem or _truncation_note(r)
             continue
         res = parse_output(r.text, taxonomy)
         if res.status == "unparseable":

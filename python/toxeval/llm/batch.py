@@ -238,9 +238,25 @@ def _outputs(
         if status == 200 and isinstance(body, dict):
             out[cid] = (n, body, None)
         else:
-            msg = err.get("message") if isinstance(err, dict) else None
-            out[cid] = (n, None, f"batch request failed: HTTP {status}: {msg or err}")
+            out[cid] = (n, None, f"batch request failed: {_failure(status, body, err)}")
     return out
+
+
+def _failure(status: Any, body: Any, err: Any) -> str:
+    """Why a Batch API output line has no answer, in the server's words: the status and
+    ``error.message`` of the answer body (a request the model server refused), else the
+    line's ``error`` code and message (a request never run: expired, cancelled)."""
+    inner = body.get("error") if isinstance(body, dict) else None
+    if isinstance(inner, dict) and isinstance(inner.get("message"), str):
+        return f"HTTP {status}: {inner['message']}"
+    if isinstance(err, dict):
+        code, msg = err.get("code"), err.get("message")
+        words = ": ".join(str(x) for x in (code, msg) if x)
+        if words:
+            return words if status is None else f"HTTP {status}: {words}"
+    if status is None:
+        return "no response" + (f": {err}" if err else "")
+    return f"HTTP {status}" + (f": {err}" if err else "")
 
 
 def _custom_ids(plans: Sequence[Planned], fmt: int) -> list[list[str]]:

@@ -6,29 +6,40 @@ cut off like a silent one: see :mod:`toxeval.llm.connections`), retries with
 exponential backoff and full jitter on 408, 409, 429, 5xx, timeouts and connection errors,
 ``Retry-After`` (seconds or an HTTP date) and ``retry-after-ms`` honoured, and no retry on
 the statuses that cannot succeed the second time (400, 401, 403, 404, 422: a clear error).
+A server's ``x-should-retry: true|false`` overrides the status, as in openai-python; a
+429 ``insufficient_quota`` (an account without credit) and a 400 ``unsupported_parameter``
+or ``unsupported_value`` (an option the model does not take) are never retried and stop
+the run like a 401: every request would get them.
 A 200 whose body is not a JSON object (malformed or truncated), or a body whose
 ``Content-Encoding`` does not decode, is retried a bounded number of times, then
-reported as a failure of that request. The connections themselves (keep-alive, TLS,
+reported as a failure of that request. A 200 whose body is only an ``error`` (OpenRouter
+sends its status before the provider runs, and a provider's failure then comes in the
+body) is a failed attempt too, retried unless its ``code`` is a 4xx that is never
+retried. The connections themselves (keep-alive, TLS,
 proxies, the body cap) are :mod:`toxeval.llm.connections`.
 
 Optional requests-per-minute and tokens-per-minute limiters (token buckets refilled
 continuously) pace the requests before they are sent.
 
-The API key is sent in the ``Authorization`` header and nowhere else: no message, log line
-or exception built here contains it (an error body that echoes it is redacted).
+The API key is sent in one header and nowhere else (:func:`key_headers`: a bearer
+token, or Azure OpenAI's ``api-key``): no message, log line or exception built here
+contains it (an error body that echoes it is redacted).
 """
 
 from __future__ import annotations
 
 import asyncio
 import email.utils
+import html
 import json
 import random
+import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
+from urllib.parse import urlsplit
 
 from toxeval.llm.connections import (
     MAX_BODY_BYTES,
@@ -51,6 +62,7 @@ __all__ = [
     "RequestFailed",
     "RequestRejected",
     "RetryPolicy",
+    "key_headers",
     "retry_after_seconds",
 ]
 
@@ -62,6 +74,16 @@ MAX_RETRY_AFTER = 120.0  # seconds; a longer Retry-After is capped, not obeyed b
 # seconds one attempt may take in all, answer included (openai-python's total timeout)
 DEFAULT_REQUEST_DEADLINE = 600.0
 _BODY_SHOWN = 300  # characters of an error body quoted in a message
+# Azure OpenAI's hosts: an API key goes in the ``api-key`` header there (a bearer token
+# must be an Entra ID token), as openai-python's AzureOpenAI sends it
+_AZURE_HOSTS = (".openai.azure.com", ".cognitiveservices.azure.com", ".services.ai.azure.com")
+_HTML_SCANNED = 64 * 1024  # bytes of an error page searched for its title
+_HTML_START = re.compile(r"\s*(<!doctype|<html|<head|<body|<!--)", re.IGNORECASE)
+_HTML_TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
+_HTML_MARKUP = re.compile(
+    r"<!--.*?-->|<(script|style)\b.*?</\1\s*>|<[^>]*>", re.IGNORECASE | re.DOTALL
+)
+_AZURE_PATH = "/openai/deployments/"  # the deployments path, also behind a gateway
 
 
 class RequestFailed(Exception):
@@ -79,8 +101,9 @@ class RequestRejected(RequestFailed):
 
 
 class AuthenticationFailed(RequestRejected):
-    """401/403/404 or a redirect: the key, the base URL or the model is wrong; every
-    request would fail alike, so the run stops at the first one."""
+    """401/403/404, a redirect, a 429 ``insufficient_quota`` or a 400 for an option the
+    model does not take: the key, the base URL, the model, the account or the options are
+    wrong; every request would fail alike, so the run stops at the first one."""
 
 
 @dataclass(frozen=True)
@@ -169,6 +192,17 @@ class RateLimiter:
                 await asyncio.sleep((amount - self._tokens) / self.rate)
 
 
+def key_headers(base_url: str, api_key: str) -> dict[str, str]:
+    """The header that carries ``api_key`` to ``base_url``: ``api-key: KEY`` for Azure
+    OpenAI (a host of Azure's, or its ``/openai/deployments/`` path behind another host),
+    else ``Authorization: Bearer KEY``."""
+    parts = urlsplit(base_url)
+    host = (parts.hostname or "").rstrip(".")
+    if host.endswith(_AZURE_HOSTS) or (parts.path.rstrip("/") + "/").startswith(_AZURE_PATH):
+        return {"api-key": api_key}
+    return {"Authorization": f"Bearer {api_key}"}
+
+
 def redact(text: str, secret: str | None) -> str:
     """``text`` with ``secret`` (and any 8+ character piece of it a server echoes, such
     as OpenAI's ``sk-abc...xyz`` hint) replaced by ``[redacted]``."""
@@ -181,20 +215,57 @@ def redact(text: str, secret: str | None) -> str:
     return out
 
 
-def _error_detail(content: bytes) -> str:
-    """The server's own words: ``error.message`` of an OpenAI error body, else the
-    start of the body."""
+def _error_object(content: bytes) -> dict[str, Any] | None:
     try:
         body = json.loads(content)
-    except (ValueError, UnicodeDecodeError):
-        body = None
-    if isinstance(body, dict):
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return None
+    return body if isinstance(body, dict) else None
+
+
+def _error_code(content: bytes) -> set[str]:
+    """``error.code`` and ``error.type`` of an OpenAI error body, those that are strings."""
+    err = (_error_object(content) or {}).get("error")
+    said = (err.get("code"), err.get("type")) if isinstance(err, dict) else ()
+    return {x for x in said if isinstance(x, str)}
+
+
+def _fails_alike(status: int, content: bytes) -> str | None:
+    """Why every request of the run would get this error answer too (a hint for the
+    user), or None: OpenAI's 429 ``insufficient_quota`` (an account without credit) and
+    400 ``unsupported_parameter`` / ``unsupported_value`` (an option the model does not
+    take, such as ``max_tokens`` or a temperature for a reasoning model)."""
+    codes = _error_code(content)
+    if status == 429 and "insufficient_quota" in codes:
+        return "the account has no quota left: check its plan and billing"
+    if status == 400 and codes & {"unsupported_parameter", "unsupported_value"}:
+        return "the model does not take an option toxeval sends: leave that option out"
+    return None
+
+
+def _error_detail(content: bytes) -> str:
+    """The server's own words, on one line: ``error.message`` of an OpenAI error body
+    (``error`` as a string: Ollama, TGI), a top-level ``message`` (vLLM's
+    ``{"object": "error", ...}``) or ``detail`` (FastAPI); the title of an HTML error page
+    (a proxy's, a CDN's), else its text; else the start of the body."""
+    body = _error_object(content)
+    if body is not None:
         err = body.get("error")
         if isinstance(err, dict) and isinstance(err.get("message"), str):
-            return str(err["message"])[:_BODY_SHOWN]
-        if isinstance(err, str):
-            return err[:_BODY_SHOWN]
-    return content[: _BODY_SHOWN * 4].decode("utf-8", "replace")[:_BODY_SHOWN].strip()
+            return _one_line(err["message"])
+        for said in (err, body.get("message"), body.get("detail")):
+            if isinstance(said, str) and said.strip():
+                return _one_line(said)
+    text = content[:_HTML_SCANNED].decode("utf-8", "replace")
+    if _HTML_START.match(text):
+        title = _HTML_TITLE.search(text)
+        text = title.group(1) if title else _HTML_MARKUP.sub(" ", text)
+        text = html.unescape(text)
+    return _one_line(text)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text[: _BODY_SHOWN * 4].split())[:_BODY_SHOWN]
 
 
 class Client:
@@ -228,7 +299,7 @@ class Client:
         self.responses = 0  # HTTP answers received (of any status)
         headers = {"Content-Type": "application/json", "User-Agent": "toxeval"}
         if self._key:
-            headers["Authorization"] = f"Bearer {self._key}"
+            headers.update(key_headers(self.base_url, self._key))
         self._connections = open_connections(
             self.base_url,
             headers,
@@ -298,17 +369,33 @@ class Client:
                 self.responses += 1
                 status = response.status_code
                 content = response.body
+                in_band: int | None = None
                 if status == 200:
                     decoded = _json_object(content)
-                    if decoded is not None:
+                    in_band = _in_band_error(decoded)
+                    if decoded is not None and in_band is None:
                         return Reply(decoded, status, retries + 1, time.monotonic() - started)
+                if status == 200 and in_band is None:
                     problem = "the 200 answer is not a JSON object (malformed or truncated body)"
                     bad_body = True
+                elif in_band is not None:
+                    # an error the server could only put in the body: the status was sent
+                    # before the model failed (OpenRouter); retried as its code says
+                    detail = self._safe(_error_detail(content))
+                    what = f"error {in_band}" if in_band else "an error"
+                    problem = f"HTTP 200 with {what} in its body: {detail}"
+                    if 400 <= in_band < 500 and in_band not in RETRY_STATUSES:
+                        raise RequestRejected(
+                            self._safe(f"POST {path}: {problem} (not retried)"),
+                            status_code=status,
+                            attempts=retries + 1,
+                        )
                 else:
                     detail = self._safe(_error_detail(content))
                     problem = f"HTTP {status}" + (f": {detail}" if detail else "")
-                    if status in STOP_STATUSES:
-                        hint = {
+                    alike = _fails_alike(status, content)
+                    if status in STOP_STATUSES or alike:
+                        hint = alike or {
                             401: "check the API key (--api-key-env names the variable)",
                             403: "the key has no access to this model or endpoint",
                             404: "check --base-url and the model name",
@@ -318,7 +405,7 @@ class Client:
                             status_code=status,
                             attempts=retries + 1,
                         )
-                    if not (status in RETRY_STATUSES or status >= 500):
+                    if not _should_retry(status, response.headers):
                         raise RequestRejected(
                             self._safe(f"POST {path}: {problem} (not retried)"),
                             status_code=status,
@@ -347,6 +434,33 @@ class Client:
             await asyncio.sleep(policy.backoff(retries) if wait is None else wait)
             retries += 1
             self.retries += 1
+
+
+def _in_band_error(body: dict[str, Any] | None) -> int | None:
+    """For a 200 body that holds an ``error`` and no answer (no ``choices``, no
+    ``results``): the error's HTTP-like ``code`` (100-599), else 0; None for any other
+    body."""
+    if body is None or not body.get("error") or body.get("choices"):
+        return None
+    if isinstance(body.get("results"), list):
+        return None
+    err = body["error"]
+    code = err.get("code") if isinstance(err, dict) else None
+    if isinstance(code, str) and code.isdigit():
+        code = int(code)
+    if isinstance(code, int) and not isinstance(code, bool) and 100 <= code <= 599:
+        return code
+    return 0
+
+
+def _should_retry(status: int, headers: Mapping[str, str]) -> bool:
+    """Whether an error status is retried: as the server says in ``x-should-retry``
+    (``true`` / ``false``, as OpenAI sends it and openai-python obeys it), else for
+    408, 409, 429 and 5xx."""
+    said = headers.get("x-should-retry", "").strip().lower()
+    if said in ("true", "false"):
+        return said == "true"
+    return status in RETRY_STATUSES or status >= 500
 
 
 def _no_constant(name: str) -> Any:
