@@ -20,6 +20,7 @@ import pytest
 import toxeval
 from fake_openai import FakeOpenAI, text_key, write_dataset
 from helpers import CliRun
+from toxeval.llm import batch as batch_module
 from toxeval.llm.batch import BATCH_FORMAT
 
 URL = "http://127.0.0.1:9/v1"  # never contacted: --batch-file sends nothing
@@ -382,3 +383,26 @@ def test_failed_batch_requests_keep_the_servers_reason(
         "completion window expired.",
     ]
     assert sum(r.get("scores") is None for r in rows) == 2
+
+
+@pytest.mark.parametrize("limit", [5, 6])
+def test_a_batch_file_over_openais_limits_gets_a_note(
+    cli: Callable[..., CliRun],
+    dataset: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    limit: int,
+) -> None:
+    # OpenAI refuses an input file over its limits when it is uploaded, long after it was
+    # written: the note says so at once (the file is still written: other servers take it).
+    monkeypatch.setattr(batch_module, "OPENAI_MAX_REQUESTS", limit)
+    batch = tmp_path / "b.jsonl"
+    p = cli("predict", "--dataset", str(dataset), "--detector", "openai:fake",
+            "--batch-file", str(batch), "--limit", "6")  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    assert len(batch.read_text().splitlines()) == 6
+    if limit < 6:
+        assert p.stderr.startswith(f"toxeval: note: {batch} holds 6 requests (")
+        assert "OpenAI's Batch API takes at most 5 requests and 200 MiB per file" in p.stderr
+    else:
+        assert "note" not in p.stderr

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -64,6 +65,11 @@ def _cmd_predict(args: argparse.Namespace) -> int:
             f"{args.batch_file} (and {args.batch_file}.toxeval.json: keep it to score the "
             f"output with 'toxeval score OUTPUT --dataset ... --batch-input {args.batch_file}')"
         )
+        from toxeval.llm.batch import openai_limits_note
+
+        note = openai_limits_note(args.batch_file, summary.requests)
+        if note:
+            print(f"toxeval: note: {note}", file=sys.stderr)
     else:
         print(summary.line())
     return 0

@@ -43,7 +43,18 @@ if TYPE_CHECKING:
     from toxeval.llm.detectors import DetectorSpec
     from toxeval.llm.requests import RequestSpec
 
-__all__ = ["batch_run_file", "dry_run_summary", "sidecar_path", "write_batch_file"]
+__all__ = [
+    "batch_run_file",
+    "dry_run_summary",
+    "openai_limits_note",
+    "sidecar_path",
+    "write_batch_file",
+]
+
+# What OpenAI's Batch API takes in one input file (its file-upload checks); other servers
+# that read the format may take more.
+OPENAI_MAX_REQUESTS = 50_000
+OPENAI_MAX_BYTES = 200 * 1024 * 1024
 
 BATCH_FORMAT = 2  # 1: custom_id "<unit>.<call>", without the digest (still read)
 SIDECAR_KEYS = ("detector", "base_url", "fingerprint", "options", "dataset", "ids")
@@ -79,6 +90,20 @@ def custom_id(unit: int, call: int, path: str, body: dict[str, Any], fmt: int) -
         return f"{unit}.{call}"
     digest = hashlib.sha256(canonical_json([path, body]).encode("utf-8")).hexdigest()
     return f"{unit}.{call}.{digest[:16]}"
+
+
+def openai_limits_note(batch_file: str | Path, requests: int) -> str | None:
+    """A note when ``batch_file`` is over what OpenAI's Batch API takes in one file
+    (:data:`OPENAI_MAX_REQUESTS` requests, :data:`OPENAI_MAX_BYTES` bytes), else None."""
+    size = Path(batch_file).stat().st_size
+    if requests <= OPENAI_MAX_REQUESTS and size <= OPENAI_MAX_BYTES:
+        return None
+    return (
+        f"{batch_file} holds {requests} requests ({size / 2**20:.1f} MiB); OpenAI's Batch "
+        f"API takes at most {OPENAI_MAX_REQUESTS} requests and {OPENAI_MAX_BYTES // 2**20} "
+        "MiB per file: for OpenAI, write one file per part of the dataset (each part keeps "
+        "its own sidecar to score its output)"
+    )
 
 
 def write_batch_file(
