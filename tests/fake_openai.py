@@ -23,6 +23,8 @@ wait changes), ``no_retry`` (a 503 with ``x-should-retry: false``), ``retry_400`
 with ``x-should-retry: true``: openai-python obeys the header either way),
 ``in_band_429`` / ``in_band_400`` (a 200 whose body is only an ``error`` with that
 code, as OpenRouter answers when the provider fails after the status was sent),
+``in_band_502_choices`` (such a 200 whose body also holds a choice with no content and
+``finish_reason`` ``error``, the shape of OpenRouter's mid-generation error),
 ``unsupported`` (OpenAI's 400 ``unsupported_parameter`` for ``max_tokens`` sent to a
 reasoning model), ``vllm_400`` (a 400 in vLLM's error form, ``{"object": "error", "message": ...}``),
 ``bad_gzip`` (a 200 whose gzip body is corrupt; ``bad_gzip_401``, ``bad_gzip_429``: such
@@ -365,6 +367,15 @@ class _Handler(BaseHTTPRequestHandler):
             error = {"message": f"Provider returned error {code}", "code": code}
             meta = {"provider_name": "Google AI Studio"}
             self._send(200, json.dumps({"error": {**error, "metadata": meta}}).encode())
+        elif fault == "in_band_502_choices":  # OpenRouter: the provider failed mid-answer
+            choice = {"index": 0, "message": {"role": "assistant", "content": ""}}
+            out = {
+                "id": "gen-1741570283-PpW1bXkzvJ4c5mSx0b1e",
+                "provider": "Mistral",
+                "error": {"code": 502, "message": "Provider disconnected unexpectedly"},
+                "choices": [{**choice, "finish_reason": "error"}],
+            }
+            self._send(200, json.dumps(out).encode())
         elif fault == "unsupported":  # OpenAI, for a parameter the model does not take
             message = (
                 "Unsupported parameter: 'max_tokens' is not supported with this model. "

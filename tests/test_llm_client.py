@@ -312,6 +312,22 @@ def test_a_200_that_carries_only_an_error_is_a_failed_attempt(fake_openai: FakeO
     assert fake_openai.requested("item-00007") == 4
 
 
+def test_a_200_with_an_error_beside_its_choices_is_a_failed_attempt(
+    fake_openai: FakeOpenAI,
+) -> None:
+    # OpenRouter's mid-generation failure: a top-level error beside an empty choice that
+    # finish_reason "error" ended. The answer reader refuses a body with an error, so
+    # taken as the answer it became an unparseable row (charged to the model, never
+    # asked again); it is a failed attempt, retried as its code says
+    fake_openai.faults["item-00007"] = ["in_band_502_choices"]
+    reply, retries = _post(fake_openai)
+    assert retries == 1 and "error" not in reply.body and reply.body["choices"]
+    fake_openai.faults["item-00007"] = ["in_band_502_choices"] * 3
+    with pytest.raises(RequestFailed, match="HTTP 200 with error 502 in its body: Provider"):
+        _post(fake_openai, retry=RetryPolicy(max_retries=2, base_delay=0.001))
+    assert fake_openai.requested("item-00007") == 5
+
+
 def test_a_parameter_the_model_does_not_take_stops_the_run(fake_openai: FakeOpenAI) -> None:
     # OpenAI refuses max_tokens (or a temperature, logprobs) for its reasoning models with
     # 400 unsupported_parameter / unsupported_value: every request of the run would fail

@@ -12,10 +12,10 @@ or ``unsupported_value`` (an option the model does not take) are never retried a
 the run like a 401: every request would get them.
 A 200 whose body is not a JSON object (malformed or truncated), or a body whose
 ``Content-Encoding`` does not decode, is retried a bounded number of times, then
-reported as a failure of that request. A 200 whose body is only an ``error`` (OpenRouter
-sends its status before the provider runs, and a provider's failure then comes in the
-body) is a failed attempt too, retried unless its ``code`` is a 4xx that is never
-retried. The connections themselves (keep-alive, TLS,
+reported as a failure of that request. A 200 whose body holds an ``error``, alone or
+beside ``choices`` (OpenRouter sends its status before the provider runs, and a
+provider's failure then comes in the body) is a failed attempt too, retried unless its
+``code`` is a 4xx that is never retried. The connections themselves (keep-alive, TLS,
 proxies, the body cap) are :mod:`toxeval.llm.connections`.
 
 Optional requests-per-minute and tokens-per-minute limiters (token buckets refilled
@@ -437,10 +437,12 @@ class Client:
 
 
 def _in_band_error(body: dict[str, Any] | None) -> int | None:
-    """For a 200 body that holds an ``error`` and no answer (no ``choices``, no
-    ``results``): the error's HTTP-like ``code`` (100-599), else 0; None for any other
-    body."""
-    if body is None or not body.get("error") or body.get("choices"):
+    """For a 200 body that holds an ``error`` (beside ``choices`` or not; a moderation
+    ``results`` list is read as it is): the error's HTTP-like ``code`` (100-599), else 0;
+    None for any other body. OpenRouter puts an error beside an empty choice that
+    ``finish_reason`` ``error`` ended, and the answer reader refuses any body with an
+    error, so such a body is never an answer."""
+    if body is None or not body.get("error"):
         return None
     if isinstance(body.get("results"), list):
         return None
