@@ -25,6 +25,9 @@ with ``x-should-retry: true``: openai-python obeys the header either way),
 code, as OpenRouter answers when the provider fails after the status was sent),
 ``in_band_502_choices`` (such a 200 whose body also holds a choice with no content and
 ``finish_reason`` ``error``, the shape of OpenRouter's mid-generation error),
+``choice_error`` (a 200 whose one choice has no content and ``finish_reason`` ``error``,
+with the error in the choice, as OpenRouter and Mistral end an answer a server error
+stopped before its first word),
 ``unsupported`` (OpenAI's 400 ``unsupported_parameter`` for ``max_tokens`` sent to a
 reasoning model), ``vllm_400`` (a 400 in vLLM's error form, ``{"object": "error", "message": ...}``),
 ``bad_gzip`` (a 200 whose gzip body is corrupt; ``bad_gzip_401``, ``bad_gzip_429``: such
@@ -374,6 +377,14 @@ class _Handler(BaseHTTPRequestHandler):
                 "provider": "Mistral",
                 "error": {"code": 502, "message": "Provider disconnected unexpectedly"},
                 "choices": [{**choice, "finish_reason": "error"}],
+            }
+            self._send(200, json.dumps(out).encode())
+        elif fault == "choice_error":
+            error = {"code": 502, "message": "Upstream error from Mistral: Service unavailable"}
+            choice = {"index": 0, "message": {"role": "assistant", "content": ""}}
+            out = {
+                "id": "gen-1741570284",
+                "choices": [{**choice, "finish_reason": "error", "error": error}],
             }
             self._send(200, json.dumps(out).encode())
         elif fault == "unsupported":  # OpenAI, for a parameter the model does not take

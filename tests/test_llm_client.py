@@ -328,6 +328,20 @@ def test_a_200_with_an_error_beside_its_choices_is_a_failed_attempt(
     assert fake_openai.requested("item-00007") == 5
 
 
+def test_a_choice_a_server_error_ended_before_any_word_is_a_failed_attempt(
+    fake_openai: FakeOpenAI,
+) -> None:
+    # finish_reason "error" with no content (the error in the choice, no top-level one):
+    # the server failed, the model said nothing; read as an answer it was an unparseable
+    # row charged to the model and never asked again
+    fake_openai.faults["item-00007"] = ["choice_error"]
+    reply, retries = _post(fake_openai)
+    assert retries == 1 and reply.body["choices"][0]["finish_reason"] == "stop"
+    fake_openai.faults["item-00007"] = ["choice_error"] * 2
+    with pytest.raises(RequestFailed, match="error 502 in its body: Upstream error from Mistral"):
+        _post(fake_openai, retry=RetryPolicy(max_retries=1, base_delay=0.001))
+
+
 def test_a_parameter_the_model_does_not_take_stops_the_run(fake_openai: FakeOpenAI) -> None:
     # OpenAI refuses max_tokens (or a temperature, logprobs) for its reasoning models with
     # 400 unsupported_parameter / unsupported_value: every request of the run would fail

@@ -13,7 +13,8 @@ the run like a 401: every request would get them.
 A 200 whose body is not a JSON object (malformed or truncated), or a body whose
 ``Content-Encoding`` does not decode, is retried a bounded number of times, then
 reported as a failure of that request. A 200 whose body holds an ``error``, alone or
-beside ``choices`` (OpenRouter sends its status before the provider runs, and a
+beside ``choices``, or whose every choice ``finish_reason`` ``error`` ended with no content
+(OpenRouter sends its status before the provider runs, and a
 provider's failure then comes in the body) is a failed attempt too, retried unless its
 ``code`` is a 4xx that is never retried. The connections themselves (keep-alive, TLS,
 proxies, the body cap) are :mod:`toxeval.llm.connections`.
@@ -264,6 +265,17 @@ def _error_detail(content: bytes) -> str:
     return _one_line(text)
 
 
+def _in_band_detail(body: dict[str, Any] | None, content: bytes) -> str:
+    """The words of a 200's in-band error: its ``message``, else :func:`_error_detail`."""
+    err = _body_error(body)
+    said = err.get("message") if isinstance(err, dict) else None
+    if isinstance(said, str) and said.strip():
+        return _one_line(said)
+    if body is not None and not body.get("error"):
+        return "a server error ended the answer before its first word (finish_reason error)"
+    return _error_detail(content)
+
+
 def _one_line(text: str) -> str:
     return " ".join(text[: _BODY_SHOWN * 4].split())[:_BODY_SHOWN]
 
@@ -381,7 +393,7 @@ class Client:
                 elif in_band is not None:
                     # an error the server could only put in the body: the status was sent
                     # before the model failed (OpenRouter); retried as its code says
-                    detail = self._safe(_error_detail(content))
+                    detail = self._safe(_in_band_detail(decoded, content))
                     what = f"error {in_band}" if in_band else "an error"
                     problem = f"HTTP 200 with {what} in its body: {detail}"
                     if 400 <= in_band < 500 and in_band not in RETRY_STATUSES:
@@ -438,21 +450,39 @@ class Client:
 
 def _in_band_error(body: dict[str, Any] | None) -> int | None:
     """For a 200 body that holds an ``error`` (beside ``choices`` or not; a moderation
-    ``results`` list is read as it is): the error's HTTP-like ``code`` (100-599), else 0;
-    None for any other body. OpenRouter puts an error beside an empty choice that
-    ``finish_reason`` ``error`` ended, and the answer reader refuses any body with an
-    error, so such a body is never an answer."""
-    if body is None or not body.get("error"):
+    ``results`` list is read as it is), or whose every choice a server error ended before
+    any word: the error's HTTP-like ``code`` (100-599), else 0; None for any other body.
+    OpenRouter puts an error beside an empty choice that ``finish_reason`` ``error``
+    ended, and the answer reader refuses any body with an error, so such a body is never
+    an answer."""
+    err = _body_error(body)
+    if err is None:
         return None
-    if isinstance(body.get("results"), list):
-        return None
-    err = body["error"]
     code = err.get("code") if isinstance(err, dict) else None
     if isinstance(code, str) and code.isdigit():
         code = int(code)
     if isinstance(code, int) and not isinstance(code, bool) and 100 <= code <= 599:
         return code
     return 0
+
+
+def _body_error(body: dict[str, Any] | None) -> Any:
+    """The error a 200 body carries instead of an answer (see :func:`_in_band_error`):
+    its ``error``, else the ``error`` of its first choice when every choice has
+    ``finish_reason`` ``error`` and no content (``{}`` when that choice names none);
+    None when the body is an answer."""
+    if body is None or isinstance(body.get("results"), list):
+        return None
+    if body.get("error"):
+        return body["error"]
+    choices = body.get("choices")
+    if not isinstance(choices, list) or not choices:
+        return None
+    for c in choices:
+        msg = c.get("message") if isinstance(c, dict) else None
+        if not isinstance(msg, dict) or c.get("finish_reason") != "error" or msg.get("content"):
+            return None
+    return choices[0].get("error") or {}
 
 
 def _should_retry(status: int, headers: Mapping[str, str]) -> bool:
