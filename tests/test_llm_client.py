@@ -359,3 +359,25 @@ def test_an_error_code_of_any_json_type_is_read_without_failing(code: Any) -> No
     assert _fails_alike(429, json.dumps(body).encode()) is None
     assert _fails_alike(400, json.dumps(body).encode()) is None
     assert _in_band_error(body) == 0
+
+
+@pytest.mark.parametrize(
+    ("page", "said"),
+    [
+        ("<html><head><TITLE lang=en>502 &amp; gone</TITLE></head></html>", "502 & gone"),
+        ("<!doctype html><p>Bad <b>gateway</b></p><!-- a <p>note</p> -->", "Bad gateway"),
+        ("<html><style>p {x: 1}</style><script>if (a < b) go()</SCRIPT >Down</html>", "Down"),
+        ("<html><p>Upstream reset<!-- cut here", "Upstream reset"),
+        ("<html><p>Upstream reset<script>var a = '", "Upstream reset"),
+        ("<html><title>no end<p>Gone</p>", "no end Gone"),
+        ("<html>" + "<title>" * 9000, ""),
+        ("<html>" + "<!--" * 16000, ""),
+        ("<html>" + "<" * 64000, ""),
+    ],
+)
+def test_an_html_error_page_is_read_in_one_pass(page: str, said: str) -> None:
+    # the title, else the words outside tags, comments, scripts and styles; a page of
+    # unclosed tags or comments (a hostile or cut page) is read in one forward pass
+    from toxeval.llm.client import _error_detail
+
+    assert _error_detail(page.encode()) == said

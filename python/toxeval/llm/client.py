@@ -80,10 +80,8 @@ _BODY_SHOWN = 300  # characters of an error body quoted in a message
 _AZURE_HOSTS = (".openai.azure.com", ".cognitiveservices.azure.com", ".services.ai.azure.com")
 _HTML_SCANNED = 64 * 1024  # bytes of an error page searched for its title
 _HTML_START = re.compile(r"\s*(<!doctype|<html|<head|<body|<!--)", re.IGNORECASE)
-_HTML_TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
-_HTML_MARKUP = re.compile(
-    r"<!--.*?-->|<(script|style)\b.*?</\1\s*>|<[^>]*>", re.IGNORECASE | re.DOTALL
-)
+# an element whose content is code, not words; its end is searched for, not matched
+_HTML_RAW = re.compile(r"<(script|style)\b", re.IGNORECASE)
 _AZURE_PATH = "/openai/deployments/"  # the deployments path, also behind a gateway
 
 
@@ -259,9 +257,7 @@ def _error_detail(content: bytes) -> str:
                 return _one_line(said)
     text = content[:_HTML_SCANNED].decode("utf-8", "replace")
     if _HTML_START.match(text):
-        title = _HTML_TITLE.search(text)
-        text = title.group(1) if title else _HTML_MARKUP.sub(" ", text)
-        text = html.unescape(text)
+        text = html.unescape(_page_title(text) or _page_text(text))
     return _one_line(text)
 
 
@@ -274,6 +270,40 @@ def _in_band_detail(body: dict[str, Any] | None, content: bytes) -> str:
     if body is not None and not body.get("error"):
         return "a server error ended the answer before its first word (finish_reason error)"
     return _error_detail(content)
+
+
+def _page_title(page: str) -> str | None:
+    """The text of the first ``<title>`` of an HTML page, or None. One forward search
+    (a page of many unclosed tags costs its length, not its length squared)."""
+    low = page.lower()
+    start = re.search(r"<title\b", low)
+    opened = low.find(">", start.end()) if start else -1
+    end = low.find("</title", opened) if opened >= 0 else -1
+    return page[opened + 1 : end] if end >= 0 else None
+
+
+def _page_text(page: str) -> str:
+    """The words of an HTML page: its comments, scripts, styles and tags dropped, in one
+    forward pass; a comment, element or tag left open drops the rest of the page."""
+    low = page.lower()
+    words = []
+    i = 0
+    while (lt := page.find("<", i)) >= 0:
+        words.append(page[i:lt])
+        raw = _HTML_RAW.match(low, lt)
+        if low.startswith("<!--", lt):
+            end, after = low.find("-->", lt + 4), 3
+        elif raw is not None:
+            close = low.find(f"</{raw.group(1).lower()}", raw.end())
+            end, after = (low.find(">", close) if close >= 0 else -1), 1
+        else:
+            end, after = low.find(">", lt + 1), 1
+        if end < 0:
+            return "".join(words)
+        words.append(" ")
+        i = end + after
+    words.append(page[i:])
+    return "".join(words)
 
 
 def _one_line(text: str) -> str:
