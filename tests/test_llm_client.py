@@ -353,12 +353,12 @@ def test_a_parameter_the_model_does_not_take_stops_the_run(fake_openai: FakeOpen
 
 @pytest.mark.parametrize("code", [[], {"a": 1}, 429.5, None, True])
 def test_an_error_code_of_any_json_type_is_read_without_failing(code: Any) -> None:
-    from toxeval.llm.client import _fails_alike, _in_band_error
+    from toxeval.llm.error_bodies import fails_alike, in_band_error
 
     body = {"error": {"message": "m", "code": code, "type": [code]}}
-    assert _fails_alike(429, json.dumps(body).encode()) is None
-    assert _fails_alike(400, json.dumps(body).encode()) is None
-    assert _in_band_error(body) == 0
+    assert fails_alike(429, json.dumps(body).encode()) is None
+    assert fails_alike(400, json.dumps(body).encode()) is None
+    assert in_band_error(body) == 0
 
 
 @pytest.mark.parametrize(
@@ -378,6 +378,6 @@ def test_an_error_code_of_any_json_type_is_read_without_failing(code: Any) -> No
 def test_an_html_error_page_is_read_in_one_pass(page: str, said: str) -> None:
     # the title, else the words outside tags, comments, scripts and styles; a page of
     # unclosed tags or comments (a hostile or cut page) is read in one forward pass
-    from toxeval.llm.client import _error_detail
+    from toxeval.llm.error_bodies import error_detail
 
-    assert _error_detail(page.encode()) == said
+    assert error_detail(page.encode()) == said

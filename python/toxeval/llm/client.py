@@ -31,10 +31,8 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
-import html
 import json
 import random
-import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -51,6 +49,7 @@ from toxeval.llm.connections import (
     DeadlineExceeded,
     open_connections,
 )
+from toxeval.llm.error_bodies import error_detail, fails_alike, in_band_detail, in_band_error
 from toxeval.llm.requests import endpoint, public_url
 
 __all__ = [
@@ -74,14 +73,9 @@ STOP_STATUSES = frozenset({301, 302, 303, 307, 308, 401, 403, 404})
 MAX_RETRY_AFTER = 120.0  # seconds; a longer Retry-After is capped, not obeyed blindly
 # seconds one attempt may take in all, answer included (openai-python's total timeout)
 DEFAULT_REQUEST_DEADLINE = 600.0
-_BODY_SHOWN = 300  # characters of an error body quoted in a message
 # Azure OpenAI's hosts: an API key goes in the ``api-key`` header there (a bearer token
 # must be an Entra ID token), as openai-python's AzureOpenAI sends it
 _AZURE_HOSTS = (".openai.azure.com", ".cognitiveservices.azure.com", ".services.ai.azure.com")
-_HTML_SCANNED = 64 * 1024  # bytes of an error page searched for its title
-_HTML_START = re.compile(r"\s*(<!doctype|<html|<head|<body|<!--)", re.IGNORECASE)
-# an element whose content is code, not words; its end is searched for, not matched
-_HTML_RAW = re.compile(r"<(script|style)\b", re.IGNORECASE)
 _AZURE_PATH = "/openai/deployments/"  # the deployments path, also behind a gateway
 
 
@@ -214,102 +208,6 @@ def redact(text: str, secret: str | None) -> str:
     return out
 
 
-def _error_object(content: bytes) -> dict[str, Any] | None:
-    try:
-        body = json.loads(content)
-    except (ValueError, UnicodeDecodeError, RecursionError):
-        return None
-    return body if isinstance(body, dict) else None
-
-
-def _error_code(content: bytes) -> set[str]:
-    """``error.code`` and ``error.type`` of an OpenAI error body, those that are strings."""
-    err = (_error_object(content) or {}).get("error")
-    said = (err.get("code"), err.get("type")) if isinstance(err, dict) else ()
-    return {x for x in said if isinstance(x, str)}
-
-
-def _fails_alike(status: int, content: bytes) -> str | None:
-    """Why every request of the run would get this error answer too (a hint for the
-    user), or None: OpenAI's 429 ``insufficient_quota`` (an account without credit) and
-    400 ``unsupported_parameter`` / ``unsupported_value`` (an option the model does not
-    take, such as ``max_tokens`` or a temperature for a reasoning model)."""
-    codes = _error_code(content)
-    if status == 429 and "insufficient_quota" in codes:
-        return "the account has no quota left: check its plan and billing"
-    if status == 400 and codes & {"unsupported_parameter", "unsupported_value"}:
-        return "the model does not take an option toxeval sends: leave that option out"
-    return None
-
-
-def _error_detail(content: bytes) -> str:
-    """The server's own words, on one line: ``error.message`` of an OpenAI error body
-    (``error`` as a string: Ollama, TGI), a top-level ``message`` (vLLM's
-    ``{"object": "error", ...}``) or ``detail`` (FastAPI); the title of an HTML error page
-    (a proxy's, a CDN's), else its text; else the start of the body."""
-    body = _error_object(content)
-    if body is not None:
-        err = body.get("error")
-        if isinstance(err, dict) and isinstance(err.get("message"), str):
-            return _one_line(err["message"])
-        for said in (err, body.get("message"), body.get("detail")):
-            if isinstance(said, str) and said.strip():
-                return _one_line(said)
-    text = content[:_HTML_SCANNED].decode("utf-8", "replace")
-    if _HTML_START.match(text):
-        text = html.unescape(_page_title(text) or _page_text(text))
-    return _one_line(text)
-
-
-def _in_band_detail(body: dict[str, Any] | None, content: bytes) -> str:
-    """The words of a 200's in-band error: its ``message``, else :func:`_error_detail`."""
-    err = _body_error(body)
-    said = err.get("message") if isinstance(err, dict) else None
-    if isinstance(said, str) and said.strip():
-        return _one_line(said)
-    if body is not None and not body.get("error"):
-        return "a server error ended the answer before its first word (finish_reason error)"
-    return _error_detail(content)
-
-
-def _page_title(page: str) -> str | None:
-    """The text of the first ``<title>`` of an HTML page, or None. One forward search
-    (a page of many unclosed tags costs its length, not its length squared)."""
-    low = page.lower()
-    start = re.search(r"<title\b", low)
-    opened = low.find(">", start.end()) if start else -1
-    end = low.find("</title", opened) if opened >= 0 else -1
-    return page[opened + 1 : end] if end >= 0 else None
-
-
-def _page_text(page: str) -> str:
-    """The words of an HTML page: its comments, scripts, styles and tags dropped, in one
-    forward pass; a comment, element or tag left open drops the rest of the page."""
-    low = page.lower()
-    words = []
-    i = 0
-    while (lt := page.find("<", i)) >= 0:
-        words.append(page[i:lt])
-        raw = _HTML_RAW.match(low, lt)
-        if low.startswith("<!--", lt):
-            end, after = low.find("-->", lt + 4), 3
-        elif raw is not None:
-            close = low.find(f"</{raw.group(1).lower()}", raw.end())
-            end, after = (low.find(">", close) if close >= 0 else -1), 1
-        else:
-            end, after = low.find(">", lt + 1), 1
-        if end < 0:
-            return "".join(words)
-        words.append(" ")
-        i = end + after
-    words.append(page[i:])
-    return "".join(words)
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text[: _BODY_SHOWN * 4].split())[:_BODY_SHOWN]
-
-
 class Client:
     """An async client for ``base_url`` (e.g. ``https://api.openai.com/v1``).
 
@@ -414,7 +312,7 @@ class Client:
                 in_band: int | None = None
                 if status == 200:
                     decoded = _json_object(content)
-                    in_band = _in_band_error(decoded)
+                    in_band = in_band_error(decoded)
                     if decoded is not None and in_band is None:
                         return Reply(decoded, status, retries + 1, time.monotonic() - started)
                 if status == 200 and in_band is None:
@@ -423,7 +321,7 @@ class Client:
                 elif in_band is not None:
                     # an error the server could only put in the body: the status was sent
                     # before the model failed (OpenRouter); retried as its code says
-                    detail = self._safe(_in_band_detail(decoded, content))
+                    detail = self._safe(in_band_detail(decoded, content))
                     what = f"error {in_band}" if in_band else "an error"
                     problem = f"HTTP 200 with {what} in its body: {detail}"
                     if 400 <= in_band < 500 and in_band not in RETRY_STATUSES:
@@ -433,9 +331,9 @@ class Client:
                             attempts=retries + 1,
                         )
                 else:
-                    detail = self._safe(_error_detail(content))
+                    detail = self._safe(error_detail(content))
                     problem = f"HTTP {status}" + (f": {detail}" if detail else "")
-                    alike = _fails_alike(status, content)
+                    alike = fails_alike(status, content)
                     if status in STOP_STATUSES or alike:
                         hint = alike or {
                             401: "check the API key (--api-key-env names the variable)",
@@ -476,43 +374,6 @@ class Client:
             await asyncio.sleep(policy.backoff(retries) if wait is None else wait)
             retries += 1
             self.retries += 1
-
-
-def _in_band_error(body: dict[str, Any] | None) -> int | None:
-    """For a 200 body that holds an ``error`` (beside ``choices`` or not; a moderation
-    ``results`` list is read as it is), or whose every choice a server error ended before
-    any word: the error's HTTP-like ``code`` (100-599), else 0; None for any other body.
-    OpenRouter puts an error beside an empty choice that ``finish_reason`` ``error``
-    ended, and the answer reader refuses any body with an error, so such a body is never
-    an answer."""
-    err = _body_error(body)
-    if err is None:
-        return None
-    code = err.get("code") if isinstance(err, dict) else None
-    if isinstance(code, str) and code.isdigit():
-        code = int(code)
-    if isinstance(code, int) and not isinstance(code, bool) and 100 <= code <= 599:
-        return code
-    return 0
-
-
-def _body_error(body: dict[str, Any] | None) -> Any:
-    """The error a 200 body carries instead of an answer (see :func:`_in_band_error`):
-    its ``error``, else the ``error`` of its first choice when every choice has
-    ``finish_reason`` ``error`` and no content (``{}`` when that choice names none);
-    None when the body is an answer."""
-    if body is None or isinstance(body.get("results"), list):
-        return None
-    if body.get("error"):
-        return body["error"]
-    choices = body.get("choices")
-    if not isinstance(choices, list) or not choices:
-        return None
-    for c in choices:
-        msg = c.get("message") if isinstance(c, dict) else None
-        if not isinstance(msg, dict) or c.get("finish_reason") != "error" or msg.get("content"):
-            return None
-    return choices[0].get("error") or {}
 
 
 def _should_retry(status: int, headers: Mapping[str, str]) -> bool:
