@@ -403,6 +403,6 @@ def test_a_batch_file_over_openais_limits_gets_a_note(
     assert len(batch.read_text().splitlines()) == 6
     if limit < 6:
         assert p.stderr.startswith(f"toxeval: note: {batch} holds 6 requests (")
-        assert "OpenAI's Batch API takes at most 5 requests and 200 MiB per file" in p.stderr
+        assert "OpenAI's Batch API takes at most 5 requests and 200 MB per file" in p.stderr
     else:
         assert "note" not in p.stderr

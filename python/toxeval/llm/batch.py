@@ -54,7 +54,7 @@ __all__ = [
 # What OpenAI's Batch API takes in one input file (its file-upload checks); other servers
 # that read the format may take more.
 OPENAI_MAX_REQUESTS = 50_000
-OPENAI_MAX_BYTES = 200 * 1024 * 1024
+OPENAI_MAX_BYTES = 200_000_000  # "200 MB" as OpenAI documents it
 
 BATCH_FORMAT = 2  # 1: custom_id "<unit>.<call>", without the digest (still read)
 SIDECAR_KEYS = ("detector", "base_url", "fingerprint", "options", "dataset", "ids")
@@ -99,9 +99,9 @@ def openai_limits_note(batch_file: str | Path, requests: int) -> str | None:
     if requests <= OPENAI_MAX_REQUESTS and size <= OPENAI_MAX_BYTES:
         return None
     return (
-        f"{batch_file} holds {requests} requests ({size / 2**20:.1f} MiB); OpenAI's Batch "
-        f"API takes at most {OPENAI_MAX_REQUESTS} requests and {OPENAI_MAX_BYTES // 2**20} "
-        "MiB per file: for OpenAI, write one file per part of the dataset (each part keeps "
+        f"{batch_file} holds {requests} requests ({size / 1e6:.1f} MB); OpenAI's Batch "
+        f"API takes at most {OPENAI_MAX_REQUESTS} requests and {OPENAI_MAX_BYTES // 10**6} "
+        "MB per file: for OpenAI, write one file per part of the dataset (each part keeps "
         "its own sidecar to score its output)"
     )
 
