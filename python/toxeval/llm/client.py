@@ -269,7 +269,6 @@ class Client:
     async def post(self, path: str, body: dict[str, Any], *, tokens: int = 0) -> Reply:
         """POST ``body`` as JSON to ``path`` under ``base_url`` (see
         :func:`~toxeval.llm.requests.endpoint`), retrying as the module says."""
-        url = endpoint(self.base_url, path)
         payload = json.dumps(body, ensure_ascii=False).encode("utf-8")
         policy = self.retry
         retries = 0  # retries made for errors of any kind
@@ -341,7 +340,9 @@ class Client:
                             404: "check --base-url and the model name",
                         }.get(status, "the server redirects; give the final URL as --base-url")
                         raise AuthenticationFailed(
-                            self._safe(f"POST {public_url(url)}: {problem} ({hint})"),
+                            self._safe(
+                                f"POST {public_url(endpoint(self.base_url, path))}: {problem} ({hint})"
+                            ),
                             status_code=status,
                             attempts=retries + 1,
                         )
