@@ -191,7 +191,7 @@ impl BucketLabel {
             Buckets::Narrow(b) => add_lanes(b, self.cells_per_row, packed, hist),
             Buckets::Wide(b) => add_lanes(b, self.cells_per_row, packed, hist),
         }
-        std::array::from_fn(|l| self.walk(|g| hist[g][l], |row| u32::from(packed[row][l])))
+        self.walk_lanes(hist, packed)
     }
 
     /// The walk along the positive groups, from the false positives of bucket
@@ -213,15 +213,55 @@ impl BucketLabel {
         close_group(tp, fp, &mut prev_tp, &mut sum);
         finish(sum, tp)
     }
+
+    /// [`Self::walk`] of the `LANES` resamples side by side: one pass over the
+    /// positives, each lane's arithmetic in the same order as its own walk (so
+    /// bit-identical to it), the lanes' independent divisions in flight together.
+    #[inline]
+    #[allow(clippy::needless_range_loop)] // lanes side by side: indexing vectorizes
+    fn walk_lanes(&self, hist: &[[u32; LANES]], packed: &[[u8; LANES]]) -> [(f64, f64); LANES] {
+        let mut tp = [0.0f64; LANES];
+        let mut fp = [0.0f64; LANES];
+        let mut prev_tp = [0.0f64; LANES];
+        let mut sum = [0.0f64; LANES];
+        let mut g = 0usize;
+        for (k, &e) in self.positives.iter().enumerate() {
+            if e & NEW_GROUP != 0 {
+                if k > 0 {
+                    for l in 0..LANES {
+                        close_group(tp[l], fp[l], &mut prev_tp[l], &mut sum[l]);
+                    }
+                }
+                let h = &hist[g];
+                for l in 0..LANES {
+                    fp[l] += f64::from(h[l]);
+                }
+                g += 1;
+            }
+            let c = &packed[(e & ROW) as usize];
+            for l in 0..LANES {
+                tp[l] += f64::from(c[l]);
+            }
+        }
+        for l in 0..LANES {
+            close_group(tp[l], fp[l], &mut prev_tp[l], &mut sum[l]);
+        }
+        std::array::from_fn(|l| finish(sum[l], tp[l]))
+    }
 }
 
-#[inline]
+/// Add a closed group's AP term `(tp - prev_tp) * precision`. Counts are
+/// integers, so `tp + fp` is 0 or at least 1, and it is 0 only when `tp` equals
+/// `prev_tp` (0): dividing by `max(tp + fp, 1)` then adds `+0.0`, which leaves
+/// `sum` bit for bit as skipping the group would. Without a branch on whether a
+/// positive of the group was drawn (about one in three is not), the walk does
+/// not mispredict.
+#[inline(always)]
 fn close_group(tp: f64, fp: f64, prev_tp: &mut f64, sum: &mut f64) {
-    let d = tp - *prev_tp;
-    if d != 0.0 {
-        *sum += d * (tp / (tp + fp));
-        *prev_tp = tp;
-    }
+    let all = tp + fp;
+    let all = if all < 1.0 { 1.0 } else { all };
+    *sum += (tp - *prev_tp) * (tp / all);
+    *prev_tp = tp;
 }
 
 /// `hist[bucket] += count of the cell's row` for every cell.
@@ -431,6 +471,32 @@ mod tests {
                 assert_lanes_equal_counts(&new, n, &mut rng);
             }
         }
+    }
+
+    /// The top positive group is not drawn and no negative is above it: the walk
+    /// closes a group with `tp + fp == 0`, which must add nothing (not 0 / 0).
+    #[test]
+    fn undrawn_top_group_adds_nothing() {
+        let s = Array2::from_shape_vec((4, 1), vec![0.9, 0.8, 0.7, 0.1]).unwrap();
+        let y = Array2::from_shape_vec((4, 1), vec![true, false, true, true]).unwrap();
+        let par = Parallelism::sequential();
+        let stat = BucketAp::new(&[s.view()], y.view(), None, ApAverage::Macro, &par).unwrap();
+        let old =
+            ApStatistic::new(s.view(), y.view(), None, ApAverage::Macro, false, &par).unwrap();
+        let counts = [0u32, 1, 2, 1];
+        let (mut a, mut b) = ([0.0], [0.0]);
+        old.eval(&[0.0, 1.0, 2.0, 1.0], &mut a);
+        stat.eval_counts(&counts, &mut Scratch::default(), &mut b);
+        // Drawn: negative 0.8 once, positive 0.7 twice, positive 0.1 once.
+        let want = (2.0 * (2.0 / 3.0) + 1.0 * (3.0 / 4.0)) / 3.0;
+        assert_eq!(b[0].to_bits(), a[0].to_bits());
+        assert!((b[0] - want).abs() < 1e-15, "{} vs {want}", b[0]);
+        let packed: Vec<[u8; LANES]> = counts.iter().map(|&c| [c as u8, 0, 1, c as u8]).collect();
+        let mut lanes = [0.0; LANES];
+        stat.eval_lanes(&packed, &mut Scratch::default(), &mut lanes);
+        assert_eq!(lanes[0].to_bits(), b[0].to_bits());
+        assert!(lanes[1].is_nan(), "no positive drawn: undefined");
+        assert_eq!(lanes[3].to_bits(), b[0].to_bits());
     }
 
     #[test]
