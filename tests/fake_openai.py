@@ -29,7 +29,8 @@ code, as OpenRouter answers when the provider fails after the status was sent),
 with the error in the choice, as OpenRouter and Mistral end an answer a server error
 stopped before its first word),
 ``unsupported`` (OpenAI's 400 ``unsupported_parameter`` for ``max_tokens`` sent to a
-reasoning model), ``vllm_400`` (a 400 in vLLM's error form, ``{"object": "error", "message": ...}``),
+reasoning model; a model in ``reasoning_models`` answers so to every request that sends
+``max_tokens``), ``vllm_400`` (a 400 in vLLM's error form, ``{"object": "error", "message": ...}``),
 ``bad_gzip`` (a 200 whose gzip body is corrupt; ``bad_gzip_401``, ``bad_gzip_429``: such
 an error answer, with ``Retry-After: 0``), ``close_after`` (the answer, then the
 connection is closed without ``Connection: close``), ``dribble`` (the answer sent a few
@@ -132,6 +133,9 @@ class FakeOpenAI:
         self.retry_after = "0"
         self.bomb_bytes = 64 * 1024 * 1024
         self.require_key: str | None = None
+        # models that answer max_tokens as OpenAI's reasoning models do (400
+        # unsupported_parameter) and take max_completion_tokens
+        self.reasoning_models: set[str] = set()
         self.log: list[Logged] = []
         self.headers_seen: list[dict[str, str]] = []
         self.bodies: list[Any] = []  # every decoded request body
@@ -350,6 +354,8 @@ class _Handler(BaseHTTPRequestHandler):
         if fake.latency:
             time.sleep(fake.latency)
         fault = fake.fault_for(keys)
+        if body.get("model") in fake.reasoning_models and "max_tokens" in body:
+            fault = "unsupported"
         fake.record(keys, path, fault or 200)
         if fault == "429":
             self._error(429, "rate limited", {"Retry-After": fake.retry_after})

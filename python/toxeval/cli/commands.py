@@ -30,6 +30,7 @@ def _predict_options(args: argparse.Namespace) -> dict[str, Any]:
         "template": args.template,
         "temperature": args.temperature,
         "max_tokens": args.max_tokens,
+        "max_completion_tokens": args.max_completion_tokens,
         "seed": args.seed,
         "concurrency": args.concurrency,
         "rpm": args.rpm,

@@ -217,6 +217,14 @@ def _llm_options(sp: argparse.ArgumentParser) -> None:
     g.add_argument("--temperature", type=float, default=None)
     g.add_argument("--max-tokens", type=int, default=None, metavar="N")
     g.add_argument(
+        "--max-completion-tokens",
+        type=int,
+        default=None,
+        metavar="N",
+        help="the token limit as OpenAI's reasoning models take it (o-series, GPT-5), "
+        "instead of --max-tokens",
+    )
+    g.add_argument(
         "--seed",
         type=int,
         default=None,

@@ -90,6 +90,7 @@ def build_request_spec(
     structured: bool = False,
     temperature: float | None = None,
     max_tokens: int | None = None,
+    max_completion_tokens: int | None = None,
     seed: int | None = None,
     samples: int = 1,
 ) -> RequestSpec:
@@ -103,6 +104,7 @@ def build_request_spec(
             "structured": structured,
             "temperature": temperature,
             "max_tokens": max_tokens,
+            "max_completion_tokens": max_completion_tokens,
             "samples": samples,
         }
         given = changed_from_defaults(build_request_spec, chat_only)
@@ -119,6 +121,7 @@ def build_request_spec(
         llama_guard=det.kind == "llama-guard",
         temperature=temperature,
         max_tokens=max_tokens,
+        max_completion_tokens=max_completion_tokens,
         # a moderation request has no seed: there it only draws the sample of rows
         seed=None if det.kind == "openai-moderation" else seed,
         samples=samples,
@@ -165,6 +168,7 @@ def predict(
     template: str | Path | None = None,
     temperature: float | None = None,
     max_tokens: int | None = None,
+    max_completion_tokens: int | None = None,
     seed: int | None = None,
     concurrency: int = 32,
     rpm: float | None = None,
@@ -218,6 +222,7 @@ def predict(
             "template": template,
             "temperature": temperature,
             "max_tokens": max_tokens,
+            "max_completion_tokens": max_completion_tokens,
             "concurrency": concurrency,
             "rpm": rpm,
             "tpm": tpm,
@@ -245,6 +250,7 @@ def predict(
         structured=structured,
         temperature=temperature,
         max_tokens=max_tokens,
+        max_completion_tokens=max_completion_tokens,
         seed=seed,
         samples=samples,
     )
@@ -264,6 +270,8 @@ def predict(
             "seed": seed,
             "samples": samples,
         }
+        if max_completion_tokens is not None:  # sidecars without it read as before
+            chat_options["max_completion_tokens"] = max_completion_tokens
         return write_batch_file(
             spec, keys, url, batch_file, detector=det, dataset=ds, options=chat_options
         )

@@ -44,6 +44,9 @@ def fails_alike(status: int, content: bytes) -> str | None:
     if status == 429 and "insufficient_quota" in codes:
         return "the account has no quota left: check its plan and billing"
     if status == 400 and codes & {"unsupported_parameter", "unsupported_value"}:
+        err = (_error_object(content) or {}).get("error")
+        if isinstance(err, dict) and err.get("param") == "max_tokens":
+            return "this model takes its token limit as --max-completion-tokens, not --max-tokens"
         return "the model does not take an option toxeval sends: leave that option out"
     return None
 

@@ -209,6 +209,7 @@ class RequestSpec:
     seed: int | None = None
     samples: int = 1
     batch_size: int = 32
+    max_completion_tokens: int | None = None
     _mapping: LabelMapping | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -233,6 +234,12 @@ class RequestSpec:
             )
         _check_number("temperature", self.temperature, integer=False, minimum=0)
         _check_number("max_tokens", self.max_tokens, integer=True, minimum=1)
+        _check_number("max_completion_tokens", self.max_completion_tokens, integer=True, minimum=1)
+        if self.max_tokens is not None and self.max_completion_tokens is not None:
+            raise ValueError(
+                "give max_tokens or max_completion_tokens, not both (OpenAI's reasoning "
+                "models take only max_completion_tokens; most other servers max_tokens)"
+            )
         _check_number("seed", self.seed, integer=True, minimum=-(2**63))
         _check_number("samples", self.samples, integer=True, minimum=1)
         _check_number("batch_size", self.batch_size, integer=True, minimum=1)
@@ -251,6 +258,7 @@ class RequestSpec:
             "llama_guard": self.llama_guard,
             "temperature": self.temperature is not None,
             "max_tokens": self.max_tokens is not None,
+            "max_completion_tokens": self.max_completion_tokens is not None,
             "seed": self.seed is not None,
         }
         given = [k for k, v in chat_only.items() if v]
@@ -356,6 +364,8 @@ class RequestSpec:
                 "top_logprobs": TOP_LOGPROBS if self.scoring == "logprobs" else None,
             }
         )
+        if self.max_completion_tokens is not None:  # absent when unset: earlier hashes hold
+            fp["max_completion_tokens"] = self.max_completion_tokens
         if self._mapping is not None:
             fp["mapping"] = _mapping_fingerprint(self._mapping)
         return fp
@@ -392,6 +402,8 @@ def _chat_body(spec: RequestSpec, item: Item) -> dict[str, Any]:
         body["temperature"] = temperature
     if spec.max_tokens is not None:
         body["max_tokens"] = spec.max_tokens
+    if spec.max_completion_tokens is not None:
+        body["max_completion_tokens"] = spec.max_completion_tokens
     if spec.seed is not None:
         body["seed"] = spec.seed
     if spec.structured:
