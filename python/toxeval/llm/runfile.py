@@ -96,7 +96,10 @@ def request_hasher(
 
 
 def is_run_file(path: str | Path) -> bool:
-    """True when the first line of ``path`` is a run-file header."""
+    """True when ``path`` is a regular file whose first line is a run-file header (a
+    named pipe is not opened here: that would wait for a writer, or eat its first line)."""
+    if not Path(path).is_file():
+        return False
     try:
         with open(path, "rb") as f:
             first = f.readline(1 << 20)
