@@ -219,3 +219,25 @@ def test_compare_html_into_a_named_pipe_writes_through_it(tmp_path: Path) -> Non
     assert stat.S_ISFIFO(pipe.lstat().st_mode)
     assert received and b"<h1>toxeval compare</h1>" in received[0]
     assert sorted(x.name for x in tmp_path.iterdir()) == ["a", "b", "page.fifo"]
+
+
+@pytest.mark.parametrize("kind", ["loop", "dangling"])
+def test_an_out_folder_that_is_a_link_to_nothing_is_refused_before_any_work(
+    tmp_path: Path, score_args: list[str], capsys: Any, kind: str
+) -> None:
+    # a symbolic link loop was an internal error (RuntimeError from Path.resolve); a link
+    # to a missing folder failed only after scoring, renaming the results onto the link
+    out = tmp_path / "out"
+    if kind == "loop":
+        (tmp_path / "other").symlink_to(out)
+        out.symlink_to(tmp_path / "other")
+    else:
+        out.symlink_to(tmp_path / "missing")
+    assert main([*score_args, "--out", str(out), "-q", "--bootstrap", "0"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""  # refused before the scores were computed
+    assert captured.err == (
+        f"toxeval: error: --out {out}: a symbolic link to nothing (its target is missing, "
+        "or the link is a loop)\n"
+    )
+    assert out.is_symlink() and not _leftovers(tmp_path)

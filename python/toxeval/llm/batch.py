@@ -181,6 +181,11 @@ def _check_target(out: Path, dataset: Dataset) -> None:
             raise ValueError(
                 f"--batch-file {out}: it would overwrite the {name} file {p}; choose another name"
             )
+    if out.is_symlink() and not out.exists():  # writing would replace the link
+        raise ValueError(
+            f"--batch-file {out}: a symbolic link to nothing (its target is missing, or the "
+            "link is a loop)"
+        )
     if out.is_dir():
         raise ValueError(f"--batch-file {out}: is a directory; give a file name")
     if side.exists() and not _is_sidecar(side):
