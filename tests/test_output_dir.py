@@ -241,3 +241,48 @@ def test_an_out_folder_that_is_a_link_to_nothing_is_refused_before_any_work(
         "or the link is a loop)\n"
     )
     assert out.is_symlink() and not _leftovers(tmp_path)
+
+
+def test_two_runs_writing_one_folder_at_once_leave_one_runs_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Two runs given the same --out (a sweep writing to one path by mistake) moved their
+    # files in one by one, interleaved: report.md of one run beside results.json of the
+    # other, and a manifest matching neither. Here run B finishes while run A is moving
+    # its files in; the folder must end up all A's or all B's.
+    import toxeval.output_dir as od
+
+    out = tmp_path / "out"
+    names = ["results.json", "report.md"]
+    replace = os.replace
+    b_done = threading.Event()
+    b_errors: list[BaseException] = []
+
+    def run_b() -> None:
+        try:
+            with od.staged_outputs(out, names) as stage:
+                for name in names:
+                    (stage / name).write_text("B\n")
+        except BaseException as e:  # reported by the assertion below
+            b_errors.append(e)
+        b_done.set()
+
+    def replace_then_let_b_run(src: Any, dst: Any) -> None:
+        replace(src, dst)
+        if Path(dst).name == "results.json" and not b_done.is_set():
+            b = threading.Thread(target=run_b)
+            b.start()
+            b.join(0.5)  # B runs to its end unless it waits for A
+
+    monkeypatch.setattr(od.os, "replace", replace_then_let_b_run)
+    out.mkdir()
+    with od.staged_outputs(out, names) as stage:
+        for name in names:
+            (stage / name).write_text("A\n")
+    assert b_done.wait(5) and b_errors == []
+    contents = {(out / name).read_text() for name in names}
+    assert len(contents) == 1, contents
+    manifest = json.loads((out / MANIFEST).read_text())["files"]
+    assert manifest == {
+        name: hashlib.sha256((out / name).read_bytes()).hexdigest() for name in names
+    }

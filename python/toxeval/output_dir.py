@@ -16,8 +16,9 @@ once whole.
 3. only when all were written, each is moved into place (``os.replace``, atomic per
    file; a new folder is renamed into place whole), files toxeval wrote on an earlier run
    and not this time are removed (only when unchanged since: their sha256 is in the
-   manifest), and the manifest is updated. On any error the temporary folder is removed
-   and the target is left as it was.
+   manifest), and the manifest is updated; this step holds a lock on the parent folder,
+   so two runs writing the same folder at once leave the files of one of them, whole.
+   On any error the temporary folder is removed and the target is left as it was.
 
 The manifest, ``.toxeval-outputs.json`` in the folder, maps each file toxeval wrote
 there to its sha256; it is how a later run tells toxeval's files from the user's.
@@ -25,6 +26,8 @@ there to its sha256; it is how a later run tells toxeval's files from the user's
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import secrets
@@ -153,7 +156,8 @@ def staged_outputs(
         written = sorted(p.name for p in stage.iterdir())
         if sorted(set(names)) != written:
             raise RuntimeError(f"expected to write {sorted(names)}, wrote {written}")
-        _commit(stage, out, names)
+        with _locked(parent):
+            _commit(stage, out, names)
     finally:
         shutil.rmtree(stage, ignore_errors=True)
 
@@ -198,6 +202,26 @@ def _special_file(path: Path) -> bool:
 def _stage_name(target: Path) -> Path:
     """A new name beside ``target`` (same folder, so the final move is a rename)."""
     return target.with_name(f".{target.name}.toxeval-{secrets.token_hex(6)}")
+
+
+@contextmanager
+def _locked(folder: Path) -> Iterator[None]:
+    """An exclusive ``flock`` on ``folder`` (the parent of the output folder) while the
+    outputs are moved in: two runs given the same ``--out`` at once then commit one after
+    the other, each whole, instead of file by file interleaved (one run's report beside
+    the other's results.json). Where a folder cannot be locked (some network file
+    systems), the move goes on unlocked."""
+    try:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        yield
+        return
+    try:
+        with contextlib.suppress(OSError):
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
 
 
 def _commit(stage: Path, out: Path, names: Sequence[str]) -> None:
