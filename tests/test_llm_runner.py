@@ -455,6 +455,23 @@ def test_python_detector_returning_labels_strings_or_arrays(tmp_path: Path) -> N
         sys.path.remove(str(tmp_path))
 
 
+def test_a_detector_with_no_usable_answer_is_named_not_a_temporary_run_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # evaluate without a run file reads the answers from a temporary file: the error
+    # named that file (gone by then), and left the unparseable answers uncounted
+    (tmp_path / "nan_detector.py").write_text(
+        "import numpy as np\ndef f(texts):\n    return np.full((len(texts), 15), np.nan)\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(ValueError) as e:
+        toxeval.evaluate(detector="python:nan_detector:f")
+    assert str(e.value) == (
+        "the answers of python:nan_detector:f: no dataset row has a usable prediction "
+        "(362 unparseable answers)"
+    )
+
+
 @pytest.mark.parametrize(
     ("spec", "message"),
     [
