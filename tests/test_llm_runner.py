@@ -473,6 +473,51 @@ def test_a_detector_with_no_usable_answer_is_named_not_a_temporary_run_file(
 
 
 @pytest.mark.parametrize(
+    ("name", "code", "attr", "said"),
+    [
+        # an import that fails otherwise than ImportError was an internal error (exit 1)
+        (
+            "gpu_det",
+            "raise RuntimeError('no GPU')\n",
+            "f",
+            "importing 'gpu_det' raised RuntimeError: no GPU",
+        ),
+        ("typo_det", "def f(:\n", "f", "importing 'typo_det' raised SyntaxError: invalid syntax"),
+        # a detector that calls sys.exit() ended the run with its status: 0 and no output
+        ("exit_det", "import sys\nsys.exit(0)\n", "f", "importing 'exit_det' raised SystemExit: 0"),
+        (
+            "exit_call_det",
+            "import sys\ndef f(texts):\n    sys.exit(0)\n",
+            "f",
+            "raised SystemExit: 0",
+        ),
+        # a class that cannot be built said only its own words
+        (
+            "ctor_det",
+            "class C:\n    def __init__(self):\n        raise ValueError('no weights file')\n",
+            "C",
+            "building C raised ValueError: no weights file",
+        ),
+    ],
+)
+def test_a_python_detector_that_fails_to_load_or_exits_is_a_clear_error(
+    tmp_path: Path,
+    cli: Callable[..., CliRun],
+    monkeypatch: pytest.MonkeyPatch,
+    name: str,
+    code: str,
+    attr: str,
+    said: str,
+) -> None:
+    (tmp_path / f"{name}.py").write_text(code)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    p = cli("evaluate", "--detector", f"python:{name}:{attr}", "-q", "--bootstrap", "0")
+    assert p.returncode == 2, p
+    assert p.stderr.startswith("toxeval: error: detector ") and f"python:{name}:{attr}" in p.stderr
+    assert said in p.stderr and len(p.stderr.splitlines()) == 1
+
+
+@pytest.mark.parametrize(
     ("spec", "message"),
     [
         ("gpt-4o", "unknown detector"),
