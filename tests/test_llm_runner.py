@@ -353,6 +353,24 @@ def test_ctrl_c_and_sigterm_stop_cleanly_with_a_resume_message(
     assert again.skipped == len(rows) and again.written == 200 - len(rows)
 
 
+def test_a_run_gives_back_the_callers_signal_handlers(
+    fake_openai: FakeOpenAI, dataset: Path, tmp_path: Path
+) -> None:
+    # the run's own Ctrl-C/SIGTERM handling reset both signals to Python's defaults when
+    # it ended: a program's own handlers were gone after one predict() call
+    def mine(signum: int, frame: Any) -> None:
+        pass
+
+    before = {sig: signal.signal(sig, mine) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        predict(dataset, "openai:fake", tmp_path / "run.jsonl", base_url=fake_openai.url, **FAST)
+        assert signal.getsignal(signal.SIGINT) is mine
+        assert signal.getsignal(signal.SIGTERM) is mine
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
+
+
 def test_moderation_scores_map_onto_the_taxonomy_with_unmapped_cells_unknown(
     fake_openai: FakeOpenAI, dataset: Path, tmp_path: Path
 ) -> None:

@@ -6,10 +6,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import signal
 import stat
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -286,3 +288,27 @@ def test_two_runs_writing_one_folder_at_once_leave_one_runs_files(
     assert manifest == {
         name: hashlib.sha256((out / name).read_bytes()).hexdigest() for name in names
     }
+
+
+def test_sigterm_while_the_outputs_are_written_leaves_no_staged_folder(
+    tmp_path: Path, score_args: list[str]
+) -> None:
+    # SIGTERM (timeout, docker stop, a batch scheduler) killed the process with Python's
+    # default action: the staged folder, with every file written so far, stayed beside
+    # --out, one more on each such run. It is a clean stop now, as Ctrl-C is.
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "toxeval", *score_args, "--out", str(out), "--plots", "-q"]
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        while not _leftovers(tmp_path):  # the staged folder exists: outputs are being written
+            assert p.poll() is None, p.communicate()
+            time.sleep(0.002)
+        p.send_signal(signal.SIGTERM)
+        _, err = p.communicate(timeout=60)
+    finally:
+        p.kill()
+    if p.returncode == 0:  # the run finished before the signal arrived: nothing to test
+        pytest.skip("the outputs were written before SIGTERM arrived")
+    assert p.returncode == 143, err
+    assert err == "toxeval: error: terminated\n"
+    assert _leftovers(tmp_path) == [] and not out.exists()
