@@ -691,6 +691,42 @@ def test_a_full_disk_is_a_clear_error_and_the_file_stays_resumable(
     assert Counter(r["id"] for r in _rows(run)) == Counter(f"r{i}" for i in range(60))
 
 
+@pytest.mark.parametrize("target", ["--out", "--batch-file"])
+def test_a_read_only_file_system_is_a_clear_error_naming_the_file(
+    dataset: Path,
+    tmp_path: Path,
+    cli: Callable[..., CliRun],
+    monkeypatch: pytest.MonkeyPatch,
+    target: str,
+) -> None:
+    # EROFS (a read-only mount; root passes permission checks, not this) was an internal
+    # error, exit 1, naming the batch file's staged name
+    import builtins
+    import errno
+
+    def read_only(real: Any) -> Any:
+        def opener(path: Any, *args: Any, **kwargs: Any) -> Any:
+            if str(path).startswith(str(tmp_path / "ro")):
+                raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(path))
+            return real(path, *args, **kwargs)
+
+        return opener
+
+    monkeypatch.setattr(os, "open", read_only(os.open))
+    monkeypatch.setattr(builtins, "open", read_only(builtins.open))
+    (tmp_path / "ro").mkdir()
+    out = tmp_path / "ro" / "r.jsonl"
+    p = cli(
+        "predict", "--dataset", str(dataset), "--detector", "openai:fake", target, str(out),
+        "--base-url", "http://127.0.0.1:9/v1", "-q",
+    )  # fmt: skip
+    assert p.returncode == 2, p.stderr
+    assert p.stderr.startswith(f"toxeval: error: {out}: cannot write") or p.stderr.startswith(
+        f"toxeval: error: --batch-file {out}: cannot write"
+    ), p.stderr
+    assert "Read-only file system" in p.stderr and ".toxeval-" not in p.stderr
+
+
 def test_an_unreachable_base_url_stops_after_the_first_request_with_exit_2(
     dataset: Path, tmp_path: Path, cli: Callable[..., CliRun]
 ) -> None:
