@@ -312,3 +312,31 @@ def test_sigterm_while_the_outputs_are_written_leaves_no_staged_folder(
     assert p.returncode == 143, err
     assert err == "toxeval: error: terminated\n"
     assert _leftovers(tmp_path) == [] and not out.exists()
+
+
+def test_ctrl_c_while_the_files_are_moved_in_waits_for_the_move_to_end(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Ctrl-C (or SIGTERM) between two of the renames left the new results.json beside
+    # the old report.md and scored rows: a folder of two runs that compare would read
+    import toxeval.output_dir as od
+
+    out = tmp_path / "out"
+    names = ["results.json", "report.md"]
+    with od.staged_outputs(out, names) as stage:
+        for name in names:
+            (stage / name).write_text("old\n")
+    replace = os.replace
+
+    def replace_then_interrupt(src: Any, dst: Any) -> None:
+        replace(src, dst)
+        if Path(dst).name == "results.json":
+            os.kill(os.getpid(), signal.SIGINT)
+
+    monkeypatch.setattr(od.os, "replace", replace_then_interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        with od.staged_outputs(out, names) as stage:
+            for name in names:
+                (stage / name).write_text("new\n")
+    assert {(out / name).read_text() for name in names} == {"new\n"}
+    assert _leftovers(tmp_path) == []

@@ -32,7 +32,9 @@ import json
 import os
 import secrets
 import shutil
+import signal
 import stat
+import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -206,22 +208,47 @@ def _stage_name(target: Path) -> Path:
 
 @contextmanager
 def _locked(folder: Path) -> Iterator[None]:
-    """An exclusive ``flock`` on ``folder`` (the parent of the output folder) while the
-    outputs are moved in: two runs given the same ``--out`` at once then commit one after
-    the other, each whole, instead of file by file interleaved (one run's report beside
-    the other's results.json). Where a folder cannot be locked (some network file
-    systems), the move goes on unlocked."""
+    """While the outputs are moved in: an exclusive ``flock`` on ``folder`` (the parent of
+    the output folder), so that two runs given the same ``--out`` at once commit one
+    after the other, each whole, instead of file by file interleaved (one run's report
+    beside the other's results.json); and Ctrl-C and SIGTERM held back until the moves
+    are done, so that an interrupt never leaves a folder of two runs. Where a folder
+    cannot be locked (some network file systems), the move goes on unlocked."""
     try:
         fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
     except OSError:
-        yield
-        return
+        fd = -1
     try:
-        with contextlib.suppress(OSError):
-            fcntl.flock(fd, fcntl.LOCK_EX)
+        if fd >= 0:
+            with contextlib.suppress(OSError):
+                fcntl.flock(fd, fcntl.LOCK_EX)  # the wait for another run stays interruptible
+        with _signals_held():
+            yield
+    finally:
+        if fd >= 0:
+            os.close(fd)  # releases the lock
+
+
+@contextmanager
+def _signals_held() -> Iterator[None]:
+    """Ctrl-C and SIGTERM received in the block are delivered when it ends, to the
+    handlers of before. Python runs its signal handlers in the main thread whichever
+    thread the signal reached (a rayon worker), so the handlers are swapped, not the
+    thread's signal mask; elsewhere than in the main thread the block runs as it is."""
+    pending: list[int] = []
+    previous: dict[int, Any] = {}
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            handler = signal.getsignal(sig)
+            if handler is not None:  # None: a handler set outside Python, left alone
+                previous[sig] = signal.signal(sig, lambda signum, frame: pending.append(signum))
+    try:
         yield
     finally:
-        os.close(fd)  # releases the lock
+        for held, handler in previous.items():
+            signal.signal(held, handler)
+        if pending:
+            signal.raise_signal(pending[0])
 
 
 def _commit(stage: Path, out: Path, names: Sequence[str]) -> None:
