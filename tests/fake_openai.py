@@ -28,9 +28,11 @@ code, as OpenRouter answers when the provider fails after the status was sent),
 ``choice_error`` (a 200 whose one choice has no content and ``finish_reason`` ``error``,
 with the error in the choice, as OpenRouter and Mistral end an answer a server error
 stopped before its first word),
-``unsupported`` (OpenAI's 400 ``unsupported_parameter`` for ``max_tokens`` sent to a
-reasoning model; a model in ``reasoning_models`` answers so to every request that sends
-``max_tokens``), ``vllm_400`` (a 400 in vLLM's error form, ``{"object": "error", "message": ...}``),
+``echo_500`` (a 500 whose message quotes the request line and headers, as a debug
+error page does), ``unsupported`` (OpenAI's 400 ``unsupported_parameter`` for
+``max_tokens`` sent to a reasoning model; a model in ``reasoning_models`` answers so to
+every request that sends ``max_tokens``), ``vllm_400`` (a 400 in vLLM's error form,
+``{"object": "error", "message": ...}``),
 ``bad_gzip`` (a 200 whose gzip body is corrupt; ``bad_gzip_401``, ``bad_gzip_429``: such
 an error answer, with ``Retry-After: 0``), ``close_after`` (the answer, then the
 connection is closed without ``Connection: close``), ``dribble`` (the answer sent a few
@@ -366,6 +368,9 @@ class _Handler(BaseHTTPRequestHandler):
             error = {"message": message, "type": "insufficient_quota", "param": None}
             payload = json.dumps({"error": {**error, "code": "insufficient_quota"}})
             self._send(429, payload.encode())
+        elif fault == "echo_500":  # a debug error page: the request line and headers quoted
+            said = " ".join([self.requestline, *(f"{k}: {v}" for k, v in self.headers.items())])
+            self._error(500, f"internal error handling {said}")
         elif fault == "vllm_400":
             message = "This model's maximum context length is 4096 tokens. However, you requested 5000 tokens."
             error = {"object": "error", "message": message, "type": "BadRequestError"}

@@ -21,7 +21,7 @@ import toxeval
 from fake_openai import FakeOpenAI, text_key, write_dataset
 from helpers import CliRun
 from toxeval.llm import batch as batch_module
-from toxeval.llm.batch import BATCH_FORMAT
+from toxeval.llm.batch import BATCH_FORMAT, sidecar_path
 
 URL = "http://127.0.0.1:9/v1"  # never contacted: --batch-file sends nothing
 
@@ -406,3 +406,25 @@ def test_a_batch_file_over_openais_limits_gets_a_note(
         assert "OpenAI's Batch API takes at most 5 requests and 200 MB per file" in p.stderr
     else:
         assert "note" not in p.stderr
+
+
+def test_a_batch_file_that_is_a_link_to_nothing_is_refused(
+    cli: Callable[..., CliRun], dataset: Path, tmp_path: Path
+) -> None:
+    # the link (a loop, or one to a file in a missing folder) was replaced by the batch
+    # input, and the run said it was written
+    loop, dangling = tmp_path / "loop.jsonl", tmp_path / "dangling.jsonl"
+    (tmp_path / "other.jsonl").symlink_to(loop)
+    loop.symlink_to(tmp_path / "other.jsonl")
+    dangling.symlink_to(tmp_path / "missing" / "batch.jsonl")
+    for link in (loop, dangling):
+        p = cli(
+            "predict", "--dataset", str(dataset), "--detector", "openai:fake",
+            "--batch-file", str(link), "--base-url", URL,
+        )  # fmt: skip
+        assert p.returncode == 2
+        assert p.stderr == (
+            f"toxeval: error: --batch-file {link}: a symbolic link to nothing (its target is "
+            "missing, or the link is a loop)\n"
+        )
+        assert link.is_symlink() and not sidecar_path(link).exists()

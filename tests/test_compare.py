@@ -7,6 +7,7 @@ import csv
 import io
 import json
 import math
+import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -466,3 +467,37 @@ def test_an_interval_defined_on_too_few_resamples_is_na_as_in_the_report(
     b = c.cells["demo"]["b"]
     assert b.diff["map"] == pytest.approx(b.value["map"] - cell.value["map"])
     assert "map" not in b.p_bootstrap and "map" not in b.diff_interval
+
+
+@pytest.mark.parametrize("kind", ["loop", "dangling"])
+def test_html_that_is_a_link_to_nothing_is_refused_before_any_work(
+    folders: dict[str, Path], tmp_path: Path, capsys: Any, kind: str
+) -> None:
+    # a symbolic link loop was an internal error (RuntimeError from Path.resolve); a link
+    # to a missing file was replaced by the page
+    page = tmp_path / "cmp.html"
+    if kind == "loop":
+        (tmp_path / "other.html").symlink_to(page)
+        page.symlink_to(tmp_path / "other.html")
+    else:
+        page.symlink_to(tmp_path / "missing" / "cmp.html")
+    assert main(["compare", str(folders["lex"]), "--bootstrap", "20", "--html", str(page)]) == 2
+    out = capsys.readouterr()
+    assert out.out == ""
+    assert out.err == (
+        f"toxeval: error: --html {page}: a symbolic link to nothing (its target is missing, "
+        "or the link is a loop)\n"
+    )
+    assert page.is_symlink()
+
+
+def test_a_results_json_that_is_a_named_pipe_is_refused_not_waited_on(
+    folders: dict[str, Path], tmp_path: Path
+) -> None:
+    # reading it waited forever for a writer
+    other = tmp_path / "other"
+    shutil.copytree(folders["lex"], other)
+    (other / "results.json").unlink()
+    os.mkfifo(other / "results.json")
+    with pytest.raises(CompareError, match=r"results\.json: not a regular file$"):
+        compare([str(other)], n_resamples=20)

@@ -8,6 +8,9 @@ from __future__ import annotations
 import csv
 import decimal
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -227,3 +230,18 @@ def test_decimal_parquet_scores_are_read_as_float64(tmp_path: Path, small_datase
         small_dataset.y_true, s, average="macro", mask=small_dataset.mask
     )
     assert res.figures["map"] == pytest.approx(float(want), abs=1e-12)
+
+
+def test_a_named_pipe_as_the_predictions_is_refused_not_waited_on(
+    tmp_path: Path, small_dataset_file: Path, alias_taxonomy_file: Path
+) -> None:
+    # a pipe nobody writes to: reading it to see whether it is a run file waits forever
+    pipe = tmp_path / "preds.jsonl"
+    os.mkfifo(pipe)
+    args = ["score", str(pipe), "--dataset", str(small_dataset_file)]
+    args += ["--taxonomy", str(alias_taxonomy_file), "--bootstrap", "0", "-q"]
+    done = subprocess.run(
+        [sys.executable, "-m", "toxeval", *args], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip() == f"toxeval: error: predictions file {pipe} is not a regular file"

@@ -353,6 +353,24 @@ def test_ctrl_c_and_sigterm_stop_cleanly_with_a_resume_message(
     assert again.skipped == len(rows) and again.written == 200 - len(rows)
 
 
+def test_a_run_gives_back_the_callers_signal_handlers(
+    fake_openai: FakeOpenAI, dataset: Path, tmp_path: Path
+) -> None:
+    # the run's own Ctrl-C/SIGTERM handling reset both signals to Python's defaults when
+    # it ended: a program's own handlers were gone after one predict() call
+    def mine(signum: int, frame: Any) -> None:
+        pass
+
+    before = {sig: signal.signal(sig, mine) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        predict(dataset, "openai:fake", tmp_path / "run.jsonl", base_url=fake_openai.url, **FAST)
+        assert signal.getsignal(signal.SIGINT) is mine
+        assert signal.getsignal(signal.SIGTERM) is mine
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
+
+
 def test_moderation_scores_map_onto_the_taxonomy_with_unmapped_cells_unknown(
     fake_openai: FakeOpenAI, dataset: Path, tmp_path: Path
 ) -> None:
@@ -453,6 +471,68 @@ def test_python_detector_returning_labels_strings_or_arrays(tmp_path: Path) -> N
         assert r3.counts["scored"] == 362
     finally:
         sys.path.remove(str(tmp_path))
+
+
+def test_a_detector_with_no_usable_answer_is_named_not_a_temporary_run_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # evaluate without a run file reads the answers from a temporary file: the error
+    # named that file (gone by then), and left the unparseable answers uncounted
+    (tmp_path / "nan_detector.py").write_text(
+        "import numpy as np\ndef f(texts):\n    return np.full((len(texts), 15), np.nan)\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(ValueError) as e:
+        toxeval.evaluate(detector="python:nan_detector:f")
+    assert str(e.value) == (
+        "the answers of python:nan_detector:f: no dataset row has a usable prediction "
+        "(362 unparseable answers)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "code", "attr", "said"),
+    [
+        # an import that fails otherwise than ImportError was an internal error (exit 1)
+        (
+            "gpu_det",
+            "raise RuntimeError('no GPU')\n",
+            "f",
+            "importing 'gpu_det' raised RuntimeError: no GPU",
+        ),
+        ("typo_det", "def f(:\n", "f", "importing 'typo_det' raised SyntaxError: invalid syntax"),
+        # a detector that calls sys.exit() ended the run with its status: 0 and no output
+        ("exit_det", "import sys\nsys.exit(0)\n", "f", "importing 'exit_det' raised SystemExit: 0"),
+        (
+            "exit_call_det",
+            "import sys\ndef f(texts):\n    sys.exit(0)\n",
+            "f",
+            "raised SystemExit: 0",
+        ),
+        # a class that cannot be built said only its own words
+        (
+            "ctor_det",
+            "class C:\n    def __init__(self):\n        raise ValueError('no weights file')\n",
+            "C",
+            "building C raised ValueError: no weights file",
+        ),
+    ],
+)
+def test_a_python_detector_that_fails_to_load_or_exits_is_a_clear_error(
+    tmp_path: Path,
+    cli: Callable[..., CliRun],
+    monkeypatch: pytest.MonkeyPatch,
+    name: str,
+    code: str,
+    attr: str,
+    said: str,
+) -> None:
+    (tmp_path / f"{name}.py").write_text(code)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    p = cli("evaluate", "--detector", f"python:{name}:{attr}", "-q", "--bootstrap", "0")
+    assert p.returncode == 2, p
+    assert p.stderr.startswith("toxeval: error: detector ") and f"python:{name}:{attr}" in p.stderr
+    assert said in p.stderr and len(p.stderr.splitlines()) == 1
 
 
 @pytest.mark.parametrize(
@@ -609,6 +689,42 @@ def test_a_full_disk_is_a_clear_error_and_the_file_stays_resumable(
     again = predict(dataset, "openai:fake", run, base_url=fake_openai.url, **FAST)
     assert again.skipped == len(kept) and again.written == 60 - len(kept)
     assert Counter(r["id"] for r in _rows(run)) == Counter(f"r{i}" for i in range(60))
+
+
+@pytest.mark.parametrize("target", ["--out", "--batch-file"])
+def test_a_read_only_file_system_is_a_clear_error_naming_the_file(
+    dataset: Path,
+    tmp_path: Path,
+    cli: Callable[..., CliRun],
+    monkeypatch: pytest.MonkeyPatch,
+    target: str,
+) -> None:
+    # EROFS (a read-only mount; root passes permission checks, not this) was an internal
+    # error, exit 1, naming the batch file's staged name
+    import builtins
+    import errno
+
+    def read_only(real: Any) -> Any:
+        def opener(path: Any, *args: Any, **kwargs: Any) -> Any:
+            if str(path).startswith(str(tmp_path / "ro")):
+                raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(path))
+            return real(path, *args, **kwargs)
+
+        return opener
+
+    monkeypatch.setattr(os, "open", read_only(os.open))
+    monkeypatch.setattr(builtins, "open", read_only(builtins.open))
+    (tmp_path / "ro").mkdir()
+    out = tmp_path / "ro" / "r.jsonl"
+    p = cli(
+        "predict", "--dataset", str(dataset), "--detector", "openai:fake", target, str(out),
+        "--base-url", "http://127.0.0.1:9/v1", "-q",
+    )  # fmt: skip
+    assert p.returncode == 2, p.stderr
+    assert p.stderr.startswith(f"toxeval: error: {out}: cannot write") or p.stderr.startswith(
+        f"toxeval: error: --batch-file {out}: cannot write"
+    ), p.stderr
+    assert "Read-only file system" in p.stderr and ".toxeval-" not in p.stderr
 
 
 def test_an_unreachable_base_url_stops_after_the_first_request_with_exit_2(

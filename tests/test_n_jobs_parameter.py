@@ -33,25 +33,51 @@ CALLS: dict[str, Any] = {
     "ndcg_score": lambda **kw: metrics.ndcg_score(Y, S, **kw),
     "multilabel_report": lambda **kw: metrics.multilabel_report(Y, S, **kw)["lrap"],
     "kendalltau": lambda **kw: tuple(stats.kendalltau(S[:, 0], S[:, 1], **kw)),
+    "bootstrap": lambda **kw: tuple(
+        stats.bootstrap("label_ranking_loss", Y, S, n_resamples=20, **kw).confidence_interval
+    ),
+    # a metric of the user's: n_jobs was not checked at all (True, 1.5, 0 accepted)
+    "bootstrap of a callable": lambda **kw: tuple(
+        stats.bootstrap(
+            lambda y, s: float(np.mean(s[y == 1])), Y, S, n_resamples=20, **kw
+        ).confidence_interval
+    ),
+    "compare": lambda **kw: (
+        stats.compare(
+            "average_precision_score", Y, S, S[::-1], n_resamples=20, n_permutations=20, **kw
+        ).pvalue_bootstrap
+    ),
 }
 
 
 @pytest.mark.parametrize("func", sorted(CALLS))
 @pytest.mark.parametrize("bad", [1.5, "2", 2.0, True, [2]])
 def test_n_jobs_that_is_not_an_int_is_a_parameter_error(func: str, bad: Any) -> None:
-    with pytest.raises(SkInvalidParameterError) as info:
+    with pytest.raises(metrics.InvalidParameterError) as info:
         CALLS[func](n_jobs=bad)
+    # bootstrap and compare name themselves, not the metric they resample (they have no
+    # scikit-learn counterpart whose error class to take)
+    named = func.split()[0]
     assert str(info.value) == (
-        f"The 'n_jobs' parameter of {func} must be an int or None. Got {bad!r} instead."
+        f"The 'n_jobs' parameter of {named} must be an int or None. Got {bad!r} instead."
     )
-    assert isinstance(info.value, (ValueError, TypeError))
-    assert isinstance(info.value, metrics.InvalidParameterError)
+    assert isinstance(info.value, ValueError) and isinstance(info.value, TypeError)
+    if named not in ("bootstrap", "compare"):
+        assert isinstance(info.value, SkInvalidParameterError)
 
 
 @pytest.mark.parametrize("func", sorted(CALLS))
 def test_n_jobs_ints_of_any_kind_give_the_same_result(func: str) -> None:
     want = CALLS[func](n_jobs=None)
     for n_jobs in (1, 2, -1, np.int64(2), np.int32(1)):
+        assert CALLS[func](n_jobs=n_jobs) == want
+
+
+@pytest.mark.parametrize("func", sorted(CALLS))
+def test_n_jobs_beyond_a_64_bit_int_is_capped_like_any_large_count(func: str) -> None:
+    # 2**63 and beyond raised OverflowError (the native int is 64 bits); 10**9 was capped
+    want = CALLS[func](n_jobs=None)
+    for n_jobs in (2**63, 10**30, -(10**30)):
         assert CALLS[func](n_jobs=n_jobs) == want
 
 

@@ -6,10 +6,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import signal
 import stat
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -219,3 +221,122 @@ def test_compare_html_into_a_named_pipe_writes_through_it(tmp_path: Path) -> Non
     assert stat.S_ISFIFO(pipe.lstat().st_mode)
     assert received and b"<h1>toxeval compare</h1>" in received[0]
     assert sorted(x.name for x in tmp_path.iterdir()) == ["a", "b", "page.fifo"]
+
+
+@pytest.mark.parametrize("kind", ["loop", "dangling"])
+def test_an_out_folder_that_is_a_link_to_nothing_is_refused_before_any_work(
+    tmp_path: Path, score_args: list[str], capsys: Any, kind: str
+) -> None:
+    # a symbolic link loop was an internal error (RuntimeError from Path.resolve); a link
+    # to a missing folder failed only after scoring, renaming the results onto the link
+    out = tmp_path / "out"
+    if kind == "loop":
+        (tmp_path / "other").symlink_to(out)
+        out.symlink_to(tmp_path / "other")
+    else:
+        out.symlink_to(tmp_path / "missing")
+    assert main([*score_args, "--out", str(out), "-q", "--bootstrap", "0"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""  # refused before the scores were computed
+    assert captured.err == (
+        f"toxeval: error: --out {out}: a symbolic link to nothing (its target is missing, "
+        "or the link is a loop)\n"
+    )
+    assert out.is_symlink() and not _leftovers(tmp_path)
+
+
+def test_two_runs_writing_one_folder_at_once_leave_one_runs_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Two runs given the same --out (a sweep writing to one path by mistake) moved their
+    # files in one by one, interleaved: report.md of one run beside results.json of the
+    # other, and a manifest matching neither. Here run B finishes while run A is moving
+    # its files in; the folder must end up all A's or all B's.
+    import toxeval.output_dir as od
+
+    out = tmp_path / "out"
+    names = ["results.json", "report.md"]
+    replace = os.replace
+    b_done = threading.Event()
+    b_errors: list[BaseException] = []
+
+    def run_b() -> None:
+        try:
+            with od.staged_outputs(out, names) as stage:
+                for name in names:
+                    (stage / name).write_text("B\n")
+        except BaseException as e:  # reported by the assertion below
+            b_errors.append(e)
+        b_done.set()
+
+    def replace_then_let_b_run(src: Any, dst: Any) -> None:
+        replace(src, dst)
+        if Path(dst).name == "results.json" and not b_done.is_set():
+            b = threading.Thread(target=run_b)
+            b.start()
+            b.join(0.5)  # B runs to its end unless it waits for A
+
+    monkeypatch.setattr(od.os, "replace", replace_then_let_b_run)
+    out.mkdir()
+    with od.staged_outputs(out, names) as stage:
+        for name in names:
+            (stage / name).write_text("A\n")
+    assert b_done.wait(5) and b_errors == []
+    contents = {(out / name).read_text() for name in names}
+    assert len(contents) == 1, contents
+    manifest = json.loads((out / MANIFEST).read_text())["files"]
+    assert manifest == {
+        name: hashlib.sha256((out / name).read_bytes()).hexdigest() for name in names
+    }
+
+
+def test_sigterm_while_the_outputs_are_written_leaves_no_staged_folder(
+    tmp_path: Path, score_args: list[str]
+) -> None:
+    # SIGTERM (timeout, docker stop, a batch scheduler) killed the process with Python's
+    # default action: the staged folder, with every file written so far, stayed beside
+    # --out, one more on each such run. It is a clean stop now, as Ctrl-C is.
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "toxeval", *score_args, "--out", str(out), "--plots", "-q"]
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        while not _leftovers(tmp_path):  # the staged folder exists: outputs are being written
+            assert p.poll() is None, p.communicate()
+            time.sleep(0.002)
+        p.send_signal(signal.SIGTERM)
+        _, err = p.communicate(timeout=60)
+    finally:
+        p.kill()
+    if p.returncode == 0:  # the run finished before the signal arrived: nothing to test
+        pytest.skip("the outputs were written before SIGTERM arrived")
+    assert p.returncode == 143, err
+    assert err == "toxeval: error: terminated\n"
+    assert _leftovers(tmp_path) == [] and not out.exists()
+
+
+def test_ctrl_c_while_the_files_are_moved_in_waits_for_the_move_to_end(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Ctrl-C (or SIGTERM) between two of the renames left the new results.json beside
+    # the old report.md and scored rows: a folder of two runs that compare would read
+    import toxeval.output_dir as od
+
+    out = tmp_path / "out"
+    names = ["results.json", "report.md"]
+    with od.staged_outputs(out, names) as stage:
+        for name in names:
+            (stage / name).write_text("old\n")
+    replace = os.replace
+
+    def replace_then_interrupt(src: Any, dst: Any) -> None:
+        replace(src, dst)
+        if Path(dst).name == "results.json":
+            os.kill(os.getpid(), signal.SIGINT)
+
+    monkeypatch.setattr(od.os, "replace", replace_then_interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        with od.staged_outputs(out, names) as stage:
+            for name in names:
+                (stage / name).write_text("new\n")
+    assert {(out / name).read_text() for name in names} == {"new\n"}
+    assert _leftovers(tmp_path) == []

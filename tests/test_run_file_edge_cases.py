@@ -81,3 +81,38 @@ def test_a_lexicon_run_scored_with_another_taxonomy_is_refused(tmp_path: Path) -
     ds2, tax = _dataset_for(tmp_path)
     with pytest.raises(RunFileError, match="asked about another taxonomy"):
         toxeval.score(path, ds2, taxonomy=tax, bootstrap=0)
+
+
+@pytest.mark.parametrize(
+    ("cell", "said"),
+    [
+        ('"abc"', "a string"),
+        ('"0.5"', "a string"),
+        ("[0.5]", "a list"),
+        ('{"p": 0.5}', "an object"),
+        ("true", "a bool"),
+        ("NaN", "NaN"),
+        ("Infinity", "inf"),
+        ("-1e999", "-inf"),
+    ],
+)
+def test_a_score_cell_that_is_not_a_finite_number_is_named(
+    run: tuple[Path, Path], capsys: pytest.CaptureFixture[str], cell: str, said: str
+) -> None:
+    # a list or an object was an internal error, a string "0.5" or true was read as a
+    # score, "abc" gave float()'s message and NaN or inf the metric's, naming no row
+    ds, path = run
+    lines = path.read_text(encoding="utf-8").splitlines()
+    n = next(i for i, line in enumerate(lines) if json.loads(line).get("id") == "r3")
+    row = json.loads(lines[n])
+    lines[n] = json.dumps({**row, "scores": {**row["scores"], "hate": "CELL"}})
+    path.write_text("\n".join(lines).replace('"CELL"', cell) + "\n", encoding="utf-8")
+    message = (
+        f"{path}: row id 'r3': score for 'hate' is {said}; a score is a finite number, "
+        "or null when unknown"
+    )
+    with pytest.raises(RunFileError) as e:
+        toxeval.score(path, ds, bootstrap=0)
+    assert str(e.value) == message
+    assert cli_main(["score", str(path), "--dataset", str(ds), "-q", "--bootstrap", "0"]) == 2
+    assert capsys.readouterr().err == f"toxeval: error: {message}\n"

@@ -5,6 +5,7 @@ file."""
 
 from __future__ import annotations
 
+import base64
 import json
 from pathlib import Path
 
@@ -234,3 +235,29 @@ def test_a_base_url_query_stays_the_query_of_every_request(
     query = f"api-version=2024-06-01&api_key={SECRET}"
     predict(ds, "openai:fake", tmp_path / "run.jsonl", base_url=f"{base}?{query}#frag")
     assert [e.path for e in fake_openai.log] == [f"/v1/chat/completions?{query}"] * 3
+
+
+@pytest.mark.parametrize("secret_in", ["query", "password and query"])
+def test_an_error_answer_that_quotes_the_request_does_not_carry_the_secret_anywhere(
+    fake_openai: FakeOpenAI,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    secret_in: str,
+) -> None:
+    # A server's error message quoting the request (the query key in its request line, the
+    # password as httpx's Basic credential) was written as the failed row's error and
+    # printed: only the API key was redacted from what a server says.
+    ds = tmp_path / "ds.jsonl"
+    write_dataset(ds, 2)
+    fake_openai.faults["item-00001"] = ["echo_500"]
+    base = fake_openai.url if secret_in == "query" else _with_password(fake_openai.url)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-" + SECRET)
+    run = tmp_path / "run.jsonl"
+    args = ["predict", "--dataset", str(ds), "--detector", "openai:fake", "--out", str(run)]
+    assert cli_main([*args, "--base-url", f"{base}?api_key={SECRET}", "--max-retries", "0"]) == 0
+    basic = base64.b64encode(f"alice:{SECRET}".encode()).decode()
+    echoed = [r["error"] for r in map(json.loads, run.read_text().splitlines()) if r.get("error")]
+    assert len(echoed) == 1 and "internal error handling POST /v1/chat/completions" in echoed[0]
+    for written in (run.read_text(), *capsys.readouterr()):
+        assert SECRET not in written and basic not in written

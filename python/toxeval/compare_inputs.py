@@ -73,6 +73,8 @@ def load_system(spec: str | Path) -> SystemResult:
     if not folder.is_dir():
         raise CompareError(f"{folder}: not a results folder (no such directory)")
     rj = folder / "results.json"
+    if rj.exists() and not rj.is_file():  # a named pipe would be waited on forever
+        raise CompareError(f"{rj}: not a regular file")
     try:
         results = json.loads(rj.read_text(encoding="utf-8"))
     except FileNotFoundError:

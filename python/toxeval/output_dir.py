@@ -16,8 +16,9 @@ once whole.
 3. only when all were written, each is moved into place (``os.replace``, atomic per
    file; a new folder is renamed into place whole), files toxeval wrote on an earlier run
    and not this time are removed (only when unchanged since: their sha256 is in the
-   manifest), and the manifest is updated. On any error the temporary folder is removed
-   and the target is left as it was.
+   manifest), and the manifest is updated; this step holds a lock on the parent folder,
+   so two runs writing the same folder at once leave the files of one of them, whole.
+   On any error the temporary folder is removed and the target is left as it was.
 
 The manifest, ``.toxeval-outputs.json`` in the folder, maps each file toxeval wrote
 there to its sha256; it is how a later run tells toxeval's files from the user's.
@@ -25,11 +26,15 @@ there to its sha256; it is how a later run tells toxeval's files from the user's
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import secrets
 import shutil
+import signal
 import stat
+import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -84,7 +89,7 @@ def _read_manifest(out: Path) -> dict[str, str]:
 def _same_file(a: Path, b: Path) -> bool:
     try:
         return a.resolve() == b.resolve() or (a.exists() and b.exists() and a.samefile(b))
-    except OSError:
+    except (OSError, RuntimeError):  # RuntimeError: a symbolic link loop (Python < 3.13)
         return False
 
 
@@ -153,7 +158,8 @@ def staged_outputs(
         written = sorted(p.name for p in stage.iterdir())
         if sorted(set(names)) != written:
             raise RuntimeError(f"expected to write {sorted(names)}, wrote {written}")
-        _commit(stage, out, names)
+        with _locked(parent):
+            _commit(stage, out, names)
     finally:
         shutil.rmtree(stage, ignore_errors=True)
 
@@ -198,6 +204,51 @@ def _special_file(path: Path) -> bool:
 def _stage_name(target: Path) -> Path:
     """A new name beside ``target`` (same folder, so the final move is a rename)."""
     return target.with_name(f".{target.name}.toxeval-{secrets.token_hex(6)}")
+
+
+@contextmanager
+def _locked(folder: Path) -> Iterator[None]:
+    """While the outputs are moved in: an exclusive ``flock`` on ``folder`` (the parent of
+    the output folder), so that two runs given the same ``--out`` at once commit one
+    after the other, each whole, instead of file by file interleaved (one run's report
+    beside the other's results.json); and Ctrl-C and SIGTERM held back until the moves
+    are done, so that an interrupt never leaves a folder of two runs. Where a folder
+    cannot be locked (some network file systems), the move goes on unlocked."""
+    try:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        fd = -1
+    try:
+        if fd >= 0:
+            with contextlib.suppress(OSError):
+                fcntl.flock(fd, fcntl.LOCK_EX)  # the wait for another run stays interruptible
+        with _signals_held():
+            yield
+    finally:
+        if fd >= 0:
+            os.close(fd)  # releases the lock
+
+
+@contextmanager
+def _signals_held() -> Iterator[None]:
+    """Ctrl-C and SIGTERM received in the block are delivered when it ends, to the
+    handlers of before. Python runs its signal handlers in the main thread whichever
+    thread the signal reached (a rayon worker), so the handlers are swapped, not the
+    thread's signal mask; elsewhere than in the main thread the block runs as it is."""
+    pending: list[int] = []
+    previous: dict[int, Any] = {}
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            handler = signal.getsignal(sig)
+            if handler is not None:  # None: a handler set outside Python, left alone
+                previous[sig] = signal.signal(sig, lambda signum, frame: pending.append(signum))
+    try:
+        yield
+    finally:
+        for held, handler in previous.items():
+            signal.signal(held, handler)
+        if pending:
+            signal.raise_signal(pending[0])
 
 
 def _commit(stage: Path, out: Path, names: Sequence[str]) -> None:

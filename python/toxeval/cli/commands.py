@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from toxeval.cli.outputs import check_args, finish_command, write_out_folder
+from toxeval.cli.outputs import LINK_TO_NOTHING, check_args, finish_command, write_out_folder
 from toxeval.cli.parser import UsageError, timeout_arg
 from toxeval.cli.progress import TIMINGS, progress_steps
 
@@ -314,6 +314,8 @@ def _check_compare_html(target: Path, folders: list[Path]) -> None:
     """Before any work: ``--html FILE`` of compare names a file in an existing folder,
     and not one inside a results folder being compared (its files are the inputs, and
     report.html there is that evaluation's own report)."""
+    if target.is_symlink() and not target.exists():
+        raise UsageError(f"--html {target}: {LINK_TO_NOTHING}")
     if target.is_dir():
         raise UsageError(f"--html {target}: is a directory; give a file name")
     if not target.parent.is_dir():

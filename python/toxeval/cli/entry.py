@@ -1,15 +1,17 @@
 """:func:`main`, the ``toxeval`` command's entry point: parses the arguments, runs the
 subcommand, and turns every error into an exit code and one line on stderr (2 for bad
-usage or input, 1 for an internal error, 130 for an interrupt).
+usage or input, 1 for an internal error, 130 for Ctrl-C, 143 for SIGTERM).
 """
 
 from __future__ import annotations
 
 import os
+import signal
 import sys
+import threading
 import traceback
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from toxeval.cli.commands import COMMANDS
 from toxeval.cli.parser import PROG, UsageError, build_parser
@@ -43,8 +45,30 @@ def _no_hugepage_madvise() -> None:
         setter(False)
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (``timeout``, ``docker stop``, a batch scheduler): the command stops as on
+    Ctrl-C, its ``finally`` blocks run (a half-written output folder is removed), and it
+    exits with 143."""
+
+    exit_code = 128 + signal.SIGTERM
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    raise Terminated("terminated")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``toxeval`` command; returns the exit code."""
+    in_main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _on_sigterm) if in_main else None
+    try:
+        return _main(argv)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     debug = os.environ.get("TOXEVAL_DEBUG", "") not in ("", "0")
     TIMINGS.reset()
     _no_hugepage_madvise()

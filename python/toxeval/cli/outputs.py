@@ -18,6 +18,10 @@ from toxeval.cli.progress import TIMINGS
 if TYPE_CHECKING:
     from toxeval.scoring import EvaluationResult
 
+# an output path that is a symbolic link whose target is not there: writing the outputs
+# would replace the link (or, for a loop, fail) after all the work
+LINK_TO_NOTHING = "a symbolic link to nothing (its target is missing, or the link is a loop)"
+
 
 def check_args(args: argparse.Namespace) -> None:
     """Checks of option combinations and of --out, before any work is done."""
@@ -74,6 +78,8 @@ def _check_out_dir(out: str) -> None:
     """--out must be a directory, or a path whose first existing ancestor is a writable
     directory: found out before reading and scoring, not after."""
     p = Path(out)
+    if p.is_symlink() and not p.exists():
+        raise UsageError(f"--out {out}: {LINK_TO_NOTHING}")
     if p.exists():
         if not p.is_dir():
             raise UsageError(f"--out {out}: exists and is not a directory")

@@ -313,7 +313,12 @@ def evaluate_spec(
         path = Path(run_file) if run_file is not None else Path(tmp) / "run.jsonl"
         summary = predict(dataset, detector, path, **options)
         cfg = {**(config or {}), "run_file": str(run_file) if run_file is not None else None}
-        result = score_run(path, dataset, threshold=threshold, config=cfg)
+        try:
+            result = score_run(path, dataset, threshold=threshold, config=cfg)
+        except ValueError as e:
+            if run_file is None:  # name the detector, not a temporary file that is gone
+                e.args = (str(e).replace(str(path), f"the answers of {detector}"),)
+            raise
     result.notes.append(
         f"run: {summary.written} rows asked now, {summary.skipped} already in the run file, "
         f"{summary.failed} failed, {summary.retries} retries"

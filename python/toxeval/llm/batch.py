@@ -139,10 +139,13 @@ def write_batch_file(
         "ids": [k[0] for k in keys],
     }
     # both files are written whole before either is renamed into place
-    with staged_file(out) as f:
-        n = _write_requests(f, spec, keys, base_url)
-        with staged_file(sidecar_path(out)) as g:
-            g.write(json.dumps(sidecar, indent=1) + "\n")
+    try:
+        with staged_file(out) as f:
+            n = _write_requests(f, spec, keys, base_url)
+            with staged_file(sidecar_path(out)) as g:
+                g.write(json.dumps(sidecar, indent=1) + "\n")
+    except OSError as e:  # a full disk, a read-only file system: neither file is left
+        raise ValueError(f"--batch-file {out}: cannot write it: {e.strerror}") from None
     return RunSummary(path=str(out), items=len(keys), requests=n)
 
 
@@ -181,6 +184,11 @@ def _check_target(out: Path, dataset: Dataset) -> None:
             raise ValueError(
                 f"--batch-file {out}: it would overwrite the {name} file {p}; choose another name"
             )
+    if out.is_symlink() and not out.exists():  # writing would replace the link
+        raise ValueError(
+            f"--batch-file {out}: a symbolic link to nothing (its target is missing, or the "
+            "link is a loop)"
+        )
     if out.is_dir():
         raise ValueError(f"--batch-file {out}: is a directory; give a file name")
     if side.exists() and not _is_sidecar(side):

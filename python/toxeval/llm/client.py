@@ -50,7 +50,7 @@ from toxeval.llm.connections import (
     open_connections,
 )
 from toxeval.llm.error_bodies import error_detail, fails_alike, in_band_detail, in_band_error
-from toxeval.llm.requests import endpoint, public_url
+from toxeval.llm.requests import endpoint, public_url, url_secrets
 
 __all__ = [
     "DEFAULT_REQUEST_DEADLINE",
@@ -196,15 +196,16 @@ def key_headers(base_url: str, api_key: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {api_key}"}
 
 
-def redact(text: str, secret: str | None) -> str:
-    """``text`` with ``secret`` (and any 8+ character piece of it a server echoes, such
-    as OpenAI's ``sk-abc...xyz`` hint) replaced by ``[redacted]``."""
-    if not secret:
-        return text
-    out = text.replace(secret, "[redacted]")
-    if len(secret) >= 16:
-        for piece in (secret[:8], secret[-8:]):
-            out = out.replace(piece, "[redacted]")
+def redact(text: str, *secrets: str | None) -> str:
+    """``text`` with each of ``secrets`` (and any 8+ character piece of one a server
+    echoes, such as OpenAI's ``sk-abc...xyz`` hint) replaced by ``[redacted]``; the
+    longest first, so that no part of a longer secret is left beside a shorter one."""
+    out = text
+    for secret in sorted({s for s in secrets if s}, key=len, reverse=True):
+        out = out.replace(secret, "[redacted]")
+        if len(secret) >= 16:
+            for piece in (secret[:8], secret[-8:]):
+                out = out.replace(piece, "[redacted]")
     return out
 
 
@@ -231,6 +232,8 @@ class Client:
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self._key = api_key or None
+        # what a server quoting the request would say of the base URL's own secrets
+        self._url_secrets = url_secrets(self.base_url)
         self.retry = retry or RetryPolicy()
         self.requests_limiter = RateLimiter(rpm) if rpm else None
         self.tokens_limiter = RateLimiter(tpm) if tpm else None
@@ -264,7 +267,7 @@ class Client:
         await self._connections.aclose()
 
     def _safe(self, text: str) -> str:
-        return redact(text, self._key)
+        return redact(text, self._key, *self._url_secrets)
 
     async def post(self, path: str, body: dict[str, Any], *, tokens: int = 0) -> Reply:
         """POST ``body`` as JSON to ``path`` under ``base_url`` (see

@@ -152,10 +152,10 @@ class LocalSystem:
     def __call__(self, texts: list[str]) -> LocalAnswers:
         try:
             out = self._fn(list(texts))
-        except Exception as e:  # the user's code: an input error of theirs, not ours
+        except (Exception, SystemExit) as e:  # the user's code: an error of theirs, not ours
             raise ValueError(
-                f"detector {self.spec.text!r} raised {type(e).__name__}: {e} (rows answered "
-                "before it are kept in the run file)"
+                f"detector {self.spec.text!r} raised {_said(e)} (rows answered before it are "
+                "kept in the run file)"
             ) from e
         n, k = len(texts), self.taxonomy.k
         where = f"detector {self.spec.text!r}"
@@ -229,6 +229,13 @@ def _toxeval_version() -> str:
     return str(__version__)
 
 
+def _said(e: BaseException) -> str:
+    """An exception of the user's code as one line: its class and message (a
+    ``SystemExit``'s status: the detector called ``sys.exit``, which must not end the
+    run as if it had finished)."""
+    return f"{type(e).__name__}: {e}"
+
+
 def _import_callable(target: str) -> tuple[ModuleType, Any, Callable[[list[str]], Any]]:
     """The module of ``target`` (``module:attr``), the object it names, and what is called."""
     module_name, _, attr = target.rpartition(":")
@@ -236,6 +243,10 @@ def _import_callable(target: str) -> tuple[ModuleType, Any, Callable[[list[str]]
         module = importlib.import_module(module_name)
     except ImportError as e:
         raise ValueError(f"detector python:{target}: cannot import {module_name!r}: {e}") from None
+    except (Exception, SystemExit) as e:  # the user's module failed (or exited) on import
+        raise ValueError(
+            f"detector python:{target}: importing {module_name!r} raised {_said(e)}"
+        ) from e
     obj: Any = module
     for part in attr.split("."):
         if not hasattr(obj, part):
@@ -250,6 +261,8 @@ def _import_callable(target: str) -> tuple[ModuleType, Any, Callable[[list[str]]
                 f"detector python:{target}: the class cannot be built without arguments ({e}); "
                 "point at an instance or a function instead"
             ) from None
+        except (Exception, SystemExit) as e:
+            raise ValueError(f"detector python:{target}: building {attr} raised {_said(e)}") from e
     method = getattr(obj, "predict_scores", None)
     if callable(method):
         return module, named, method

@@ -190,15 +190,19 @@ def _run_async(coro: Any, terminated: list[int]) -> None:
                 task.cancel()
 
         handled = threading.current_thread() is threading.main_thread()
+        # the caller's handlers, given back after the run (the loop resets to defaults)
+        previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
         if handled:
-            for sig in (signal.SIGINT, signal.SIGTERM):
+            for sig in previous:
                 loop.add_signal_handler(sig, on_signal, sig)
         try:
             await coro
         finally:
             if handled:
-                for sig in (signal.SIGINT, signal.SIGTERM):
+                for sig, handler in previous.items():
                     loop.remove_signal_handler(sig)
+                    if handler is not None:
+                        signal.signal(sig, handler)
 
     try:
         asyncio.run(guarded())

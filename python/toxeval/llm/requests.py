@@ -18,6 +18,7 @@ maps moderation ``category_scores`` onto the taxonomy (:mod:`toxeval.llm.moderat
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import math
@@ -58,6 +59,7 @@ __all__ = [
     "public_url",
     "read",
     "taxonomy_fingerprint",
+    "url_secrets",
 ]
 
 CHAT_PATH = "/chat/completions"
@@ -148,6 +150,28 @@ def public_url(url: str) -> str:
     # A fragment is never sent, but an OAuth redirect puts ``#access_token=...`` there.
     query, fragment = _redact_pairs(parts.query), _redact_pairs(parts.fragment)
     return urlunsplit((parts.scheme, netloc, parts.path, query, fragment))
+
+
+def url_secrets(url: str) -> tuple[str, ...]:
+    """The secrets ``url`` carries, as a server may quote them back: the password (or a
+    user part that is a token alone), as given and decoded, and the Basic credential
+    httpx sends for it; the values of secret query (and fragment) parameters, as given
+    and decoded. :func:`public_url` hides the same values. A value under four characters
+    is left out: replacing it wherever it occurs would garble every message (``sig=1``)."""
+    parts = urlsplit(url)
+    found: list[str] = []
+    if "@" in parts.netloc:
+        user = parts.netloc.rsplit("@", 1)[0]
+        name, sep, password = user.partition(":")
+        secret = password if sep else name
+        basic = f"{unquote(name)}:{unquote(password)}" if sep else f"{unquote(name)}:"
+        found += [secret, unquote(secret), base64.b64encode(basic.encode()).decode()]
+    for text in (parts.query, parts.fragment):
+        for piece in text.split("&"):
+            k, eq, v = piece.partition("=")
+            if eq and _is_secret_param(unquote(k)):
+                found += [v, unquote(v)]
+    return tuple(dict.fromkeys(x for x in found if len(x) >= 4))
 
 
 def endpoint(base_url: str, path: str) -> str:

@@ -96,7 +96,10 @@ def request_hasher(
 
 
 def is_run_file(path: str | Path) -> bool:
-    """True when the first line of ``path`` is a run-file header."""
+    """True when ``path`` is a regular file whose first line is a run-file header (a
+    named pipe is not opened here: that would wait for a writer, or eat its first line)."""
+    if not Path(path).is_file():
+        return False
     try:
         with open(path, "rb") as f:
             first = f.readline(1 << 20)
@@ -147,9 +150,12 @@ class RunWriter:
         self.repaired_bytes = 0
         if self.path.exists() and not self.path.is_file():
             raise RunFileError(f"{self.path}: exists and is not a file")
-        if not self.path.exists():
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+        try:
+            if not self.path.exists():
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+        except OSError as e:  # a read-only file system, a name too long, no such folder...
+            raise RunFileError(f"{self.path}: cannot write the run file: {e.strerror}") from None
         try:
             self._lock()
             size, end = _scan_end(self.path)

@@ -11,6 +11,7 @@ unknown cell for that row.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -50,6 +51,27 @@ class RunScores:
         self.unknown_cells = unknown_cells
         self.info = info
         self.notes = notes
+
+
+def _score_cell(path: str | Path, item_id: str, cid: str, v: Any) -> float:
+    """A run file's score cell as a float: a finite JSON number (toxeval writes nothing
+    else there; a hand-edited or foreign file may), else a :class:`RunFileError`."""
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        try:
+            f = float(v)
+        except OverflowError:  # an integer past the float range
+            f = math.inf if v > 0 else -math.inf
+        if math.isfinite(f):
+            return f
+        said = "NaN" if f != f else str(f)
+    else:
+        said = {bool: "a bool", str: "a string", list: "a list", dict: "an object"}.get(
+            type(v), f"a {type(v).__name__}"
+        )
+    raise RunFileError(
+        f"{path}: row id {item_id!r}: score for {cid!r} is {said}; a score is a finite "
+        "number, or null when unknown"
+    )
 
 
 def run_scores(path: str | Path, dataset: Dataset) -> RunScores:
@@ -101,7 +123,7 @@ def run_scores(path: str | Path, dataset: Dataset) -> RunScores:
             if v is None:
                 unknown[row, c] = True
             else:
-                scores[row, c] = float(v)
+                scores[row, c] = _score_cell(path, item_id, cid, v)
         scored[row] = True
         graded = graded or bool(rec.graded)
     known_ids = set(dataset.ids)

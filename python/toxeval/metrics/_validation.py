@@ -104,18 +104,22 @@ def param_error(name: str, func: str, constraint: str, value: Any) -> Exception:
     )
 
 
+MAX_N_JOBS = 2**62  # n_jobs reaches the native code as a 64-bit int
+
+
 def check_n_jobs(n_jobs: Any, func: str) -> int | None:
     """``n_jobs`` as an ``int`` or ``None``; anything else (a float, a string, a bool)
     raises ``InvalidParameterError`` naming the parameter and ``func``, as scikit-learn's
     parameter validation does. ``0`` passes here and is rejected by the thread-count
-    rule (``ValueError``: it has no meaning)."""
+    rule (``ValueError``: it has no meaning). A count beyond a 64-bit int means what a
+    large one means (all cores; ``-k``: one job) and is passed on as one."""
     if n_jobs is None:
         return None
     if isinstance(n_jobs, (bool, np.bool_)) or not isinstance(n_jobs, numbers.Integral):
         raise invalid_parameter(
             f"The 'n_jobs' parameter of {func} must be an int or None. Got {n_jobs!r} instead."
         )
-    return int(n_jobs)
+    return max(-MAX_N_JOBS, min(int(n_jobs), MAX_N_JOBS))
 
 
 # ---------------------------------------------------------------------- array-likes, masks, weights

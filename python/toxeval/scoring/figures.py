@@ -80,11 +80,13 @@ def score_predictions(
     n = len(dataset.ids)
     n_scored = int(rows.sum())
     if n_scored == 0:
-        unknown_note = (
-            f" ({preds.n_null} null predictions, {preds.n_failed} failed requests)"
-            if preds.n_null or preds.n_failed
-            else ""
-        )
+        counted = [
+            (preds.n_null, "null predictions"),
+            (preds.n_failed, "failed requests"),
+            (preds.n_parse_excluded, "unparseable answers"),
+        ]
+        said = [f"{n} {what}" for n, what in counted if n]
+        unknown_note = f" ({', '.join(said)})" if said else ""
         raise PredictionError(
             f"{preds.source}: no dataset row has a usable prediction{unknown_note}"
         )

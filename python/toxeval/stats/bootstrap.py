@@ -71,6 +71,25 @@ class BootstrapResult:
     path: str
 
 
+def check_n_jobs(n_jobs: Any, func: str) -> int | None:
+    """``n_jobs`` of ``func`` (``bootstrap``, ``compare``) as the metrics check theirs:
+    an int or None, else ``InvalidParameterError`` naming ``func``, not the metric it
+    resamples; ``0`` is refused by the thread-count rule; a count beyond a 64-bit int is
+    passed on as the largest one. Checked here also because a metric of the user's is
+    called without it."""
+    if n_jobs is None:
+        return None
+    if isinstance(n_jobs, (bool, np.bool_)) or not isinstance(n_jobs, numbers.Integral):
+        from toxeval.metrics import InvalidParameterError
+
+        raise InvalidParameterError(
+            f"The 'n_jobs' parameter of {func} must be an int or None. Got {n_jobs!r} instead."
+        )
+    jobs = max(-(2**62), min(int(n_jobs), 2**62))  # the native int is 64 bits
+    _core.resolve_threads(jobs)
+    return jobs
+
+
 def check_options(
     n_resamples: Any, confidence_level: Any, method: Any, seed: Any, *, name: str = "n_resamples"
 ) -> None:
@@ -193,6 +212,7 @@ def bootstrap(
     metric is undefined on the full data.
     """
     check_options(n_resamples, confidence_level, method, seed)
+    n_jobs = check_n_jobs(n_jobs, "bootstrap")
     name, func = resolve_metric(metric)
     y_true, y_score = as_arrays(y_true), as_arrays(y_score)
     sw = as_weights(sample_weight, num_rows(y_true))

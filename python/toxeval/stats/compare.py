@@ -31,6 +31,7 @@ from toxeval.stats.bootstrap import (
     ConfidenceInterval,
     as_arrays,
     as_weights,
+    check_n_jobs,
     check_options,
     summarise,
 )
@@ -138,6 +139,7 @@ def compare(
         raise ValueError(f"method must be 'both', 'bootstrap' or 'permutation', got {method!r}")
     check_options(n_resamples, confidence_level, interval_method, seed)
     check_options(n_permutations, confidence_level, interval_method, seed, name="n_permutations")
+    n_jobs = check_n_jobs(n_jobs, "compare")
     if not isinstance(per_label, bool):
         raise ValueError(f"per_label must be True or False, got {per_label!r}")
     kwargs = dict(metric_kwargs)
