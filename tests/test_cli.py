@@ -307,6 +307,12 @@ def _malformed_inputs(
             ["evaluate", "--min-annotators", "2"],
             "--min-annotators only applies with --rule at_least",
         ),
+        # names the file system refuses (ENAMETOOLONG), not a failure of toxeval
+        "out_name_too_long": (["evaluate", "--out", str(tmp_path / ("o" * 300))], "too long"),
+        "dataset_name_too_long": (
+            ["score", nope, "--dataset", str(tmp_path / ("d" * 300 + ".jsonl"))],
+            "too long",
+        ),
     }
 
 
@@ -334,6 +340,8 @@ CASES = [
     "out_is_a_file",
     "out_under_a_file",
     "min_annotators_without_at_least",
+    "out_name_too_long",
+    "dataset_name_too_long",
 ]
 
 

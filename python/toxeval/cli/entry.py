@@ -90,6 +90,14 @@ def _main(argv: Sequence[str] | None) -> int:
             traceback.print_exc()
         _error(str(e) or type(e).__name__)
         return 2
+    except OSError as e:
+        # the file system refused (a name too long, a full disk, a read-only mount, a
+        # link loop): what the user gave or where it runs, not a failure of toxeval
+        if debug:
+            traceback.print_exc()
+        said = e.strerror or str(e) or type(e).__name__
+        _error(f"{e.filename}: {said}" if e.filename is not None else said)
+        return 2
     except KeyboardInterrupt as e:
         _error(str(e) or "interrupted")
         code = getattr(e, "exit_code", 130)  # a run stopped by SIGTERM says 143
