@@ -340,3 +340,71 @@ def test_ctrl_c_while_the_files_are_moved_in_waits_for_the_move_to_end(
                 (stage / name).write_text("new\n")
     assert {(out / name).read_text() for name in names} == {"new\n"}
     assert _leftovers(tmp_path) == []
+
+
+_KILLED_WHILE_WRITING = """
+import os, signal, sys
+from toxeval.output_dir import staged_file, staged_outputs
+target = sys.argv[1]
+if sys.argv[2] == "folder":
+    with staged_outputs(target, ["results.json"]) as stage:
+        (stage / "results.json").write_text("half")
+        os.kill(os.getpid(), signal.SIGKILL)
+with staged_file(target) as f:
+    f.write("half")
+    f.flush()
+    os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+@pytest.mark.parametrize("kind", ["folder", "file"])
+def test_the_stage_of_a_killed_run_is_removed_by_the_next_run(tmp_path: Path, kind: str) -> None:
+    # kill -9 (the OOM killer, a preempted job) leaves the staged folder or file beside
+    # the target: no handler runs. Each such run left one more, hidden, with everything
+    # it had written; the next run writing the same target now removes them.
+    import toxeval.output_dir as od
+
+    target = tmp_path / ("out" if kind == "folder" else "batch.jsonl")
+    p = subprocess.run(
+        [sys.executable, "-c", _KILLED_WHILE_WRITING, str(target), kind],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert p.returncode == -signal.SIGKILL, p.stderr
+    (dead,) = _leftovers(tmp_path)
+    # a stage made by a live run and not yet locked looks the same for a moment: only a
+    # minute-old one is taken for a leftover
+    _write = (
+        (lambda: od.staged_outputs(target, ["results.json"]))
+        if kind == "folder"
+        else (lambda: od.staged_file(target))
+    )
+
+    def write_again() -> None:
+        with _write() as w:
+            if kind == "folder":
+                (w / "results.json").write_text("whole")
+            else:
+                w.write("whole")
+
+    write_again()
+    assert _leftovers(tmp_path) == [dead]
+    old = time.time() - 120
+    os.utime(tmp_path / dead, (old, old))
+    # a minute-old stage that a live run holds is left alone
+    held = od._hold(tmp_path / dead)
+    assert held >= 0
+    # the lock taken here is on another open file description, as another process's is
+    try:
+        write_again()
+        assert _leftovers(tmp_path) == [dead]
+    finally:
+        os.close(held)
+    # a name that only looks like a stage is the user's
+    (tmp_path / f".{target.name}.toxeval-notmine").write_text("x")
+    os.utime(tmp_path / f".{target.name}.toxeval-notmine", (old, old))
+    write_again()
+    assert _leftovers(tmp_path) == [f".{target.name}.toxeval-notmine"]
+    result = target / "results.json" if kind == "folder" else target
+    assert result.read_text() == "whole"

@@ -20,6 +20,11 @@ once whole.
    so two runs writing the same folder at once leave the files of one of them, whole.
    On any error the temporary folder is removed and the target is left as it was.
 
+A staged folder or file is ``flock``-ed by the run writing it. A run killed outright
+(``kill -9``, the OOM killer, a power loss) cannot remove its own, so the next run
+writing the same target removes the leftovers beside it that no live run holds (and that
+are a minute old, so that one just being made is never taken for one).
+
 The manifest, ``.toxeval-outputs.json`` in the folder, maps each file toxeval wrote
 there to its sha256; it is how a later run tells toxeval's files from the user's.
 """
@@ -151,8 +156,10 @@ def staged_outputs(
     parent.mkdir(parents=True, exist_ok=True)
     # os.mkdir, not tempfile.mkdtemp: a new folder renamed into place gets the user's
     # usual permissions (umask), not mkdtemp's owner-only 0700
+    _sweep_leftovers(parent / out.name)
     stage = _stage_name(parent / out.name)
     stage.mkdir()
+    held = _hold(stage)
     try:
         yield stage
         written = sorted(p.name for p in stage.iterdir())
@@ -162,6 +169,8 @@ def staged_outputs(
             _commit(stage, out, names)
     finally:
         shutil.rmtree(stage, ignore_errors=True)
+        if held >= 0:
+            os.close(held)
 
 
 @contextmanager
@@ -176,11 +185,14 @@ def staged_file(path: str | Path, *, binary: bool = False) -> Iterator[IO[Any]]:
         with _open(target, "w", binary) as f:
             yield f
         return
+    _sweep_leftovers(target)
     stage = _stage_name(target)
     try:
         with _open(stage, "x", binary) as f:
+            with contextlib.suppress(OSError):
+                fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
             yield f
-        os.replace(stage, target)
+            os.replace(stage, target)
     finally:
         stage.unlink(missing_ok=True)
 
@@ -203,7 +215,67 @@ def _special_file(path: Path) -> bool:
 
 def _stage_name(target: Path) -> Path:
     """A new name beside ``target`` (same folder, so the final move is a rename)."""
-    return target.with_name(f".{target.name}.toxeval-{secrets.token_hex(6)}")
+    return target.with_name(f".{target.name}{_STAGE_MARK}{secrets.token_hex(6)}")
+
+
+_STAGE_MARK = ".toxeval-"
+# A leftover this recent may be a stage another run has made and not yet locked.
+_LEFTOVER_AGE_S = 60.0
+
+
+def _hold(path: Path) -> int:
+    """An open descriptor of ``path`` with an exclusive ``flock`` on it, or -1 where the
+    file system takes no lock: while it is open, :func:`_sweep_leftovers` of another run
+    leaves ``path`` alone. The lock goes with the process, however it ends."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return -1
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return -1
+    return fd
+
+
+def _sweep_leftovers(target: Path) -> None:
+    """Remove the stages beside ``target`` (``.NAME.toxeval-XXXXXXXXXXXX``) of runs that
+    died before they could: no process holds their lock and they are a minute old.
+    Anything that cannot be read, locked or removed is left as it is."""
+    import time
+
+    prefix = f".{target.name}{_STAGE_MARK}"
+    try:
+        entries = list(os.scandir(target.parent))
+    except OSError:
+        return
+    now = time.time()
+    for entry in entries:
+        rest = entry.name[len(prefix) :]
+        if not entry.name.startswith(prefix) or len(rest) != 12 or not _is_hex(rest):
+            continue
+        try:
+            st = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if stat.S_ISLNK(st.st_mode) or now - st.st_mtime < _LEFTOVER_AGE_S:
+            continue
+        fd = _hold(Path(entry.path))
+        if fd < 0:  # a live run holds it (or it cannot be locked): not ours to remove
+            continue
+        try:
+            if stat.S_ISDIR(st.st_mode):
+                shutil.rmtree(entry.path, ignore_errors=True)
+            else:
+                with contextlib.suppress(OSError):
+                    os.unlink(entry.path)
+        finally:
+            os.close(fd)
+
+
+def _is_hex(text: str) -> bool:
+    return all(c in "0123456789abcdef" for c in text)
 
 
 @contextmanager
