@@ -23,6 +23,7 @@ wait changes), ``no_retry`` (a 503 with ``x-should-retry: false``), ``retry_400`
 with ``x-should-retry: true``: openai-python obeys the header either way),
 ``in_band_429`` / ``in_band_400`` (a 200 whose body is only an ``error`` with that
 code, as OpenRouter answers when the provider fails after the status was sent),
+``no_choices`` (a 200 whose ``choices`` list is empty),
 ``in_band_502_choices`` (such a 200 whose body also holds a choice with no content and
 ``finish_reason`` ``error``, the shape of OpenRouter's mid-generation error),
 ``choice_error`` (a 200 whose one choice has no content and ``finish_reason`` ``error``,
@@ -390,6 +391,8 @@ class _Handler(BaseHTTPRequestHandler):
                 "choices": [{**choice, "finish_reason": "error"}],
             }
             self._send(200, json.dumps(out).encode())
+        elif fault == "no_choices":
+            self._send(200, json.dumps({"id": "chatcmpl-0", "choices": []}).encode())
         elif fault == "choice_error":
             error = {"code": 502, "message": "Upstream error from Mistral: Service unavailable"}
             choice = {"index": 0, "message": {"role": "assistant", "content": ""}}

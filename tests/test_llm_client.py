@@ -342,6 +342,18 @@ def test_a_choice_a_server_error_ended_before_any_word_is_a_failed_attempt(
         _post(fake_openai, retry=RetryPolicy(max_retries=1, base_delay=0.001))
 
 
+def test_a_200_with_no_choice_is_a_failed_attempt(fake_openai: FakeOpenAI) -> None:
+    # "choices": [] is not something the model said: read as an answer it was an
+    # unparseable row ("no choices in response") charged to the model, never asked again
+    fake_openai.faults["item-00007"] = ["no_choices"]
+    reply, retries = _post(fake_openai)
+    assert retries == 1 and reply.body["choices"][0]["finish_reason"] == "stop"
+    fake_openai.faults["item-00007"] = ["no_choices"] * 2
+    with pytest.raises(RequestFailed, match="HTTP 200 with an error in its body: the answer hol"):
+        _post(fake_openai, retry=RetryPolicy(max_retries=1, base_delay=0.001))
+    assert fake_openai.requested("item-00007") == 4
+
+
 def test_a_parameter_the_model_does_not_take_stops_the_run(fake_openai: FakeOpenAI) -> None:
     # OpenAI refuses max_tokens (or a temperature, logprobs) for its reasoning models with
     # 400 unsupported_parameter / unsupported_value: every request of the run would fail

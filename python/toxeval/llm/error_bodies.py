@@ -121,8 +121,9 @@ def _one_line(text: str) -> str:
 
 def in_band_error(body: dict[str, Any] | None) -> int | None:
     """For a 200 body that holds an ``error`` (beside ``choices`` or not; a moderation
-    ``results`` list is read as it is), or whose every choice a server error ended before
-    any word: the error's HTTP-like ``code`` (100-599), else 0; None for any other body.
+    ``results`` list is read as it is), whose ``choices`` list is empty, or whose every
+    choice a server error ended before any word: the error's HTTP-like ``code``
+    (100-599), else 0; None for any other body.
     OpenRouter puts an error beside an empty choice that ``finish_reason`` ``error``
     ended, and the answer reader refuses any body with an error, so such a body is never
     an answer."""
@@ -141,12 +142,15 @@ def _body_error(body: dict[str, Any] | None) -> Any:
     """The error a 200 body carries instead of an answer (see :func:`in_band_error`):
     its ``error``, else the ``error`` of its first choice when every choice has
     ``finish_reason`` ``error`` and no content (``{}`` when that choice names none);
-    None when the body is an answer."""
+    None when the body is an answer. An empty ``choices`` list is such an error too: the
+    model said nothing, so it is a failed attempt, not an answer to charge to the model."""
     if body is None or isinstance(body.get("results"), list):
         return None
     if body.get("error"):
         return body["error"]
     choices = body.get("choices")
+    if isinstance(choices, list) and not choices:
+        return {"message": "the answer holds no choices"}
     if not isinstance(choices, list) or not choices:
         return None
     for c in choices:
