@@ -385,6 +385,32 @@ def test_failed_batch_requests_keep_the_servers_reason(
     assert sum(r.get("scores") is None for r in rows) == 2
 
 
+def test_an_error_inside_a_200_answer_is_a_failed_row_not_an_unparseable_one(
+    cli: Callable[..., CliRun], dataset: Path, tmp_path: Path
+) -> None:
+    # a provider's failure inside a 200 body (OpenRouter's form), and a 200 with no
+    # choice: nothing the model said, so the rows fail (unscored, asked again by a live
+    # run) as in a live run; read as answers they were unparseable, the model's failure
+    from toxeval.datasets import load_dataset
+    from toxeval.llm.batch import batch_run_file
+
+    batch = tmp_path / "batch.jsonl"
+    write_batch(cli, dataset, batch)
+    lines = batch_output(batch)
+    lines[3]["response"]["body"] = {"error": {"message": "Provider returned error", "code": 502}}
+    lines[4]["response"]["body"] = {"id": "chatcmpl-0", "choices": []}
+    run = tmp_path / "run.jsonl"
+    batch_run_file(write_lines(tmp_path / "out.jsonl", lines), batch, load_dataset(dataset), run)
+    rows = [json.loads(x) for x in run.read_text().splitlines()[1:]]
+    errors = [r["error"] for r in rows if r.get("error")]
+    assert errors == [
+        "batch request failed: HTTP 200 with an error: Provider returned error",
+        "batch request failed: HTTP 200 with an error: the answer holds no choices",
+    ]
+    result = toxeval.score(run, dataset)
+    assert result.counts["failed_request"] == 2 and result.counts["scored"] == 22
+
+
 @pytest.mark.parametrize("limit", [5, 6])
 def test_a_batch_file_over_openais_limits_gets_a_note(
     cli: Callable[..., CliRun],

@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from toxeval.llm.error_bodies import in_band_detail, in_band_error
 from toxeval.llm.progress import RunSummary
 from toxeval.llm.rows import (
     Key,
@@ -268,8 +269,13 @@ def _outputs(
         err = obj.get("error")
         body = resp.get("body") if isinstance(resp, dict) else None
         status = resp.get("status_code") if isinstance(resp, dict) else None
-        if status == 200 and isinstance(body, dict):
+        if status == 200 and isinstance(body, dict) and in_band_error(body) is None:
             out[cid] = (n, body, None)
+        elif status == 200 and isinstance(body, dict):
+            # an error in a 200 body (a provider's failure, no choice): not the model's
+            # answer, so a failed row as in a live run, not an unparseable one
+            said = in_band_detail(body, json.dumps(body).encode())
+            out[cid] = (n, None, f"batch request failed: HTTP 200 with an error: {said}")
         else:
             out[cid] = (n, None, f"batch request failed: {_failure(status, body, err)}")
     return out
