@@ -328,28 +328,26 @@ def test_a_200_with_an_error_beside_its_choices_is_a_failed_attempt(
     assert fake_openai.requested("item-00007") == 5
 
 
-def test_a_choice_a_server_error_ended_before_any_word_is_a_failed_attempt(
-    fake_openai: FakeOpenAI,
+@pytest.mark.parametrize(
+    ("fault", "said"),
+    [
+        # finish_reason "error" with no content (the error in the choice, no top-level
+        # one): the server failed, the model said nothing
+        ("choice_error", "error 502 in its body: Upstream error from Mistral"),
+        # "choices": [] is not something the model said either
+        ("no_choices", "HTTP 200 with an error in its body: the answer holds no choices"),
+    ],
+)
+def test_a_200_the_model_said_nothing_in_is_a_failed_attempt(
+    fake_openai: FakeOpenAI, fault: str, said: str
 ) -> None:
-    # finish_reason "error" with no content (the error in the choice, no top-level one):
-    # the server failed, the model said nothing; read as an answer it was an unparseable
-    # row charged to the model and never asked again
-    fake_openai.faults["item-00007"] = ["choice_error"]
+    # read as an answer, such a body was an unparseable row charged to the model and
+    # never asked again; it is retried
+    fake_openai.faults["item-00007"] = [fault]
     reply, retries = _post(fake_openai)
     assert retries == 1 and reply.body["choices"][0]["finish_reason"] == "stop"
-    fake_openai.faults["item-00007"] = ["choice_error"] * 2
-    with pytest.raises(RequestFailed, match="error 502 in its body: Upstream error from Mistral"):
-        _post(fake_openai, retry=RetryPolicy(max_retries=1, base_delay=0.001))
-
-
-def test_a_200_with_no_choice_is_a_failed_attempt(fake_openai: FakeOpenAI) -> None:
-    # "choices": [] is not something the model said: read as an answer it was an
-    # unparseable row ("no choices in response") charged to the model, never asked again
-    fake_openai.faults["item-00007"] = ["no_choices"]
-    reply, retries = _post(fake_openai)
-    assert retries == 1 and reply.body["choices"][0]["finish_reason"] == "stop"
-    fake_openai.faults["item-00007"] = ["no_choices"] * 2
-    with pytest.raises(RequestFailed, match="HTTP 200 with an error in its body: the answer hol"):
+    fake_openai.faults["item-00007"] = [fault] * 2
+    with pytest.raises(RequestFailed, match=said):
         _post(fake_openai, retry=RetryPolicy(max_retries=1, base_delay=0.001))
     assert fake_openai.requested("item-00007") == 4
 

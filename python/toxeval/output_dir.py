@@ -40,6 +40,7 @@ import shutil
 import signal
 import stat
 import threading
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -243,8 +244,6 @@ def _sweep_leftovers(target: Path) -> None:
     """Remove the stages beside ``target`` (``.NAME.toxeval-XXXXXXXXXXXX``) of runs that
     died before they could: no process holds their lock and they are a minute old.
     Anything that cannot be read, locked or removed is left as it is."""
-    import time
-
     prefix = f".{target.name}{_STAGE_MARK}"
     try:
         entries = list(os.scandir(target.parent))
