@@ -7,77 +7,17 @@ from __future__ import annotations
 
 import asyncio
 import gzip
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 import httpcore
 import pytest
+from raw_http import BODY, TooLarge, answering, chunked, exchange_once, ok_answer, sized
 from toxeval.llm.client import Client, RequestFailed, RetryPolicy
-from toxeval.llm.http11 import MAX_HEAD_BYTES, exchange, request_head
-from toxeval.llm.network import NativeBackend
-
-BODY = b'{"choices": [{"message": {"content": "{}"}}]}'
-REQUEST = request_head(b"/v1/x", [(b"Host", b"h")]) + b"Content-Length: 2\r\n\r\n{}"
-
-
-class TooLarge(Exception):
-    pass
-
-
-def _answering(*answers: bytes, close: bool = True) -> Callable[..., Awaitable[None]]:
-    """A connection handler that answers each request it reads with the next of
-    ``answers`` (sent as given), then closes the connection (or waits)."""
-
-    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            for answer in answers:
-                head = await reader.readuntil(b"\r\n\r\n")
-                length = int(head.lower().split(b"content-length: ")[1].split(b"\r\n")[0])
-                await reader.readexactly(length)
-                writer.write(answer)
-                await writer.drain()
-            if not close:
-                await asyncio.sleep(5)
-        except (asyncio.IncompleteReadError, ConnectionError):
-            pass
-        writer.close()
-
-    return handler
-
-
-def _exchange(handler: Callable[..., Awaitable[None]], n: int = 1, max_body: int = 1 << 20) -> Any:
-    """``n`` exchanges on one connection; the responses, or the exception raised."""
-
-    async def go() -> Any:
-        server = await asyncio.start_server(handler, "127.0.0.1", 0)
-        port = server.sockets[0].getsockname()[1]
-        stream = await NativeBackend().connect_tcp("127.0.0.1", port, timeout=5)
-        try:
-            return [await exchange(stream, REQUEST, 5.0, max_body, TooLarge) for _ in range(n)]
-        except Exception as e:
-            return e
-        finally:
-            await stream.aclose()
-            server.close()
-
-    return asyncio.run(asyncio.wait_for(go(), 20))
-
-
-def _ok(headers: bytes, body: bytes = BODY, status: bytes = b"200 OK") -> bytes:
-    return b"HTTP/1.1 " + status + b"\r\n" + headers + b"\r\n" + body
-
-
-def _sized(body: bytes = BODY, extra: bytes = b"") -> bytes:
-    return _ok(b"Content-Length: %d\r\n" % len(body) + extra, body)
-
-
-def _chunks(*parts: bytes, trailer: bytes = b"") -> bytes:
-    body = b"".join(b"%x;ext=1\r\n%s\r\n" % (len(p), p) for p in parts) + b"0\r\n" + trailer
-    return _ok(b"Transfer-Encoding: chunked\r\n", body + b"\r\n")
+from toxeval.llm.http11 import MAX_HEAD_BYTES, request_head
 
 
 def test_a_sized_answer_keeps_the_connection_for_the_next_request() -> None:
-    got = _exchange(_answering(_sized(), _sized(b"{}", b"X-Two: a\r\nx-two:  b \r\n")), n=2)
+    got = exchange_once(answering(sized(), sized(b"{}", b"X-Two: a\r\nx-two:  b \r\n")), n=2)
     assert [(r.status, r.body, r.keep_alive) for r in got] == [
         (200, BODY, True),
         (200, b"{}", True),
@@ -86,34 +26,34 @@ def test_a_sized_answer_keeps_the_connection_for_the_next_request() -> None:
 
 
 def test_chunked_bodies_are_joined_and_trailers_dropped() -> None:
-    (r,) = _exchange(_answering(_chunks(BODY[:10], BODY[10:], trailer=b"X-T: 1\r\n")))
+    (r,) = exchange_once(answering(chunked(BODY[:10], BODY[10:], trailer=b"X-T: 1\r\n")))
     assert r.body == BODY and r.keep_alive and "x-t" not in r.headers
-    (r,) = _exchange(_answering(_chunks()))  # no chunk at all: an empty body
+    (r,) = exchange_once(answering(chunked()))  # no chunk at all: an empty body
     assert r.body == b""
 
 
 def test_interim_1xx_answers_are_skipped() -> None:
     early = b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\n"
-    (r,) = _exchange(_answering(early + _sized()))
+    (r,) = exchange_once(answering(early + sized()))
     assert (r.status, r.body) == (200, BODY) and "link" not in r.headers
 
 
 def test_connection_close_and_http_1_0_answers_are_not_kept() -> None:
-    (r,) = _exchange(_answering(_sized(extra=b"Connection: Close\r\n")))
+    (r,) = exchange_once(answering(sized(extra=b"Connection: Close\r\n")))
     assert r.body == BODY and not r.keep_alive
-    (r,) = _exchange(_answering(b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\n{}"))
+    (r,) = exchange_once(answering(b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\n{}"))
     assert r.body == b"{}" and not r.keep_alive
 
 
 def test_an_answer_without_length_runs_until_the_server_closes() -> None:
-    (r,) = _exchange(_answering(_ok(b"", BODY)))
+    (r,) = exchange_once(answering(ok_answer(b"", BODY)))
     assert r.body == BODY and not r.keep_alive
 
 
 def test_no_body_for_204_and_bytes_after_an_answer_end_the_connection() -> None:
-    (r,) = _exchange(_answering(_ok(b"", b"", status=b"204 No Content"), close=False))
+    (r,) = exchange_once(answering(ok_answer(b"", b"", status=b"204 No Content"), close=False))
     assert (r.status, r.body, r.keep_alive) == (204, b"", True)
-    (r,) = _exchange(_answering(_sized() + b"HTTP/1.1 200 OK\r\n"))  # never asked for
+    (r,) = exchange_once(answering(sized() + b"HTTP/1.1 200 OK\r\n"))  # never asked for
     assert r.body == BODY and not r.keep_alive
 
 
@@ -122,31 +62,33 @@ def test_no_body_for_204_and_bytes_after_an_answer_end_the_connection() -> None:
     [
         (b"", "without sending a response"),
         (b"HTTP/1.1 200 OK\r\nContent-Le", "during the response head"),
-        (_sized()[:-5], "during the response body"),
-        (_chunks(BODY)[:-12], "closed the connection"),
-        (_ok(b"Transfer-Encoding: chunked\r\n", b"zz\r\n{}\r\n0\r\n\r\n"), "bad chunk size"),
-        (_ok(b"Transfer-Encoding: chunked\r\n", b"-1\r\n"), "bad chunk size"),
-        (_ok(b"Transfer-Encoding: chunked\r\n", b"2\r\n{}}\r\n0\r\n\r\n"), "longer than"),
-        (_sized(extra=b"Content-Length: 3\r\n"), "conflicting Content-Length"),
-        (_ok(b"Content-Length: +5\r\n", b"{}"), "malformed Content-Length"),
-        (_ok(b"X-A: 1\r\n  folded\r\nContent-Length: 2\r\n", b"{}"), "malformed header"),
-        (_ok(b"No colon here\r\nContent-Length: 2\r\n", b"{}"), "malformed header"),
+        (sized()[:-5], "during the response body"),
+        (chunked(BODY)[:-12], "closed the connection"),
+        (ok_answer(b"Transfer-Encoding: chunked\r\n", b"zz\r\n{}\r\n0\r\n\r\n"), "bad chunk size"),
+        (ok_answer(b"Transfer-Encoding: chunked\r\n", b"-1\r\n"), "bad chunk size"),
+        (ok_answer(b"Transfer-Encoding: chunked\r\n", b"2\r\n{}}\r\n0\r\n\r\n"), "longer than"),
+        (sized(extra=b"Content-Length: 3\r\n"), "conflicting Content-Length"),
+        (ok_answer(b"Content-Length: +5\r\n", b"{}"), "malformed Content-Length"),
+        (ok_answer(b"X-A: 1\r\n  folded\r\nContent-Length: 2\r\n", b"{}"), "malformed header"),
+        (ok_answer(b"No colon here\r\nContent-Length: 2\r\n", b"{}"), "malformed header"),
         (b"ICY 200 OK\r\n\r\n", "not an HTTP/1.1 status line"),
         (b"HTTP/1.1 101 Switching\r\n\r\n", "switched protocols"),
         (b"HTTP/1.1 200 OK\r\nX: " + b"a" * MAX_HEAD_BYTES, "response head over"),
     ],
 )
 def test_a_malformed_or_cut_answer_is_a_protocol_error(answer: bytes, message: str) -> None:
-    e = _exchange(_answering(answer))
+    e = exchange_once(answering(answer))
     assert isinstance(e, httpcore.RemoteProtocolError), e
     assert message in str(e)
 
 
 def test_a_body_over_the_cap_is_refused_before_it_is_read() -> None:
-    e = _exchange(_answering(_sized(b"x" * 100)), max_body=50)
+    e = exchange_once(answering(sized(b"x" * 100)), max_body=50)
     assert isinstance(e, TooLarge) and "Content-Length 100" in str(e)
-    assert isinstance(_exchange(_answering(_chunks(b"x" * 40, b"x" * 40)), max_body=50), TooLarge)
-    assert isinstance(_exchange(_answering(_ok(b"", b"x" * 100)), max_body=50), TooLarge)
+    assert isinstance(
+        exchange_once(answering(chunked(b"x" * 40, b"x" * 40)), max_body=50), TooLarge
+    )
+    assert isinstance(exchange_once(answering(ok_answer(b"", b"x" * 100)), max_body=50), TooLarge)
 
 
 def test_a_header_that_would_split_the_request_is_refused() -> None:
@@ -157,17 +99,17 @@ def test_a_header_that_would_split_the_request_is_refused() -> None:
 
 def test_the_client_reads_chunked_gzip_answers_and_replaces_a_closed_connection() -> None:
     packed = gzip.compress(BODY)
-    chunked = _ok(
+    gzipped = ok_answer(
         b"Content-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n",
         b"%x\r\n%s\r\n0\r\n\r\n" % (len(packed), packed),
     )
     # per connection, the answers it gives
-    served = [[chunked, _sized(extra=b"Connection: close\r\n")], [_sized()]]
+    served = [[gzipped, sized(extra=b"Connection: close\r\n")], [sized()]]
     connections = []
 
     async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         connections.append(writer)
-        await _answering(*served.pop(0), close=False)(reader, writer)
+        await answering(*served.pop(0), close=False)(reader, writer)
 
     async def go() -> list[Any]:
         server = await asyncio.start_server(handler, "127.0.0.1", 0)
@@ -184,10 +126,10 @@ def test_the_client_reads_chunked_gzip_answers_and_replaces_a_closed_connection(
 
 
 def test_the_client_retries_a_cut_answer_on_a_new_connection() -> None:
-    answers = [_sized()[:-5], _sized()]
+    answers = [sized()[:-5], sized()]
 
     async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await _answering(answers.pop(0), close=True)(reader, writer)
+        await answering(answers.pop(0), close=True)(reader, writer)
 
     async def go() -> Any:
         server = await asyncio.start_server(handler, "127.0.0.1", 0)

@@ -15,20 +15,22 @@ import httpcore
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_llm_http11 import BODY, TooLarge, _answering, _chunks, _exchange, _ok, _sized
+from raw_http import BODY, TooLarge, answering, chunked, exchange_once, ok_answer, sized
 from toxeval.llm.client import Client, RequestFailed, RetryPolicy
 from toxeval.llm.connections import decode_body
 from toxeval.llm.http11 import MAX_HEAD_BYTES, MAX_INTERIM, exchange
 
 
 def test_a_status_line_without_reason_is_read() -> None:
-    (r,) = _exchange(_answering(b"HTTP/1.1 200\r\nContent-Length: 2\r\n\r\n{}"))
+    (r,) = exchange_once(answering(b"HTTP/1.1 200\r\nContent-Length: 2\r\n\r\n{}"))
     assert (r.status, r.reason, r.body, r.keep_alive) == (200, b"", b"{}", True)
 
 
 def test_header_names_in_any_case_and_repeated_equal_lengths_are_read() -> None:
-    answer = _ok(b"CONTENT-LENGTH: 2\r\ncontent-length:2 \r\nTRANSFER-encoding: Chunked\r\n", b"")
-    (r,) = _exchange(_answering(answer + b"2\r\n{}\r\n0\r\n\r\n"))
+    answer = ok_answer(
+        b"CONTENT-LENGTH: 2\r\ncontent-length:2 \r\nTRANSFER-encoding: Chunked\r\n", b""
+    )
+    (r,) = exchange_once(answering(answer + b"2\r\n{}\r\n0\r\n\r\n"))
     # chunked wins over Content-Length (RFC 9112 6.3), and a server sending both is not
     # trusted with the connection
     assert (r.body, r.keep_alive) == (b"{}", False)
@@ -44,25 +46,25 @@ def test_a_transfer_coding_other_than_chunked_is_refused_not_passed_on(coding: b
     body = gzip.compress(BODY) if coding.startswith(b"gzip") else BODY
     if coding.endswith(b"chunked"):
         body = b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body)
-    e = _exchange(_answering(_ok(b"Transfer-Encoding: " + coding + b"\r\n", body)))
+    e = exchange_once(answering(ok_answer(b"Transfer-Encoding: " + coding + b"\r\n", body)))
     assert isinstance(e, httpcore.RemoteProtocolError), e
     assert "Transfer-Encoding" in str(e)
 
 
 def test_a_flood_of_interim_answers_is_cut_off() -> None:
     flood = b"HTTP/1.1 100 Continue\r\n\r\n" * (MAX_INTERIM + 1)
-    e = _exchange(_answering(flood + _sized(), close=False))
+    e = exchange_once(answering(flood + sized(), close=False))
     assert isinstance(e, httpcore.RemoteProtocolError), e
     assert "interim" in str(e)
     early = b"HTTP/1.1 102 Processing\r\n\r\n" * MAX_INTERIM
-    (r,) = _exchange(_answering(early + _sized()))
+    (r,) = exchange_once(answering(early + sized()))
     assert r.body == BODY
 
 
 def test_endless_trailers_are_cut_off() -> None:
     trailer = b"X-T: " + b"a" * 1000 + b"\r\n"
-    answer = _chunks(BODY, trailer=trailer * (MAX_HEAD_BYTES // len(trailer) + 2))
-    e = _exchange(_answering(answer, close=False))
+    answer = chunked(BODY, trailer=trailer * (MAX_HEAD_BYTES // len(trailer) + 2))
+    e = exchange_once(answering(answer, close=False))
     assert isinstance(e, httpcore.RemoteProtocolError), e
     assert "trailers" in str(e)
 
@@ -71,7 +73,7 @@ def test_a_head_with_bare_lf_line_ends_is_read() -> None:
     """RFC 9112 2.2: a recipient may take a lone LF as a line end (h11 does): such a
     head must not leave the reader waiting for a CRLF that never comes."""
     answer = b"HTTP/1.1 200 OK\nContent-Length: 2\nX-A: 1\r\n\n{}"
-    (r,) = _exchange(_answering(answer, close=False))
+    (r,) = exchange_once(answering(answer, close=False))
     assert (r.status, r.body, r.headers["x-a"]) == (200, b"{}", "1")
 
 
@@ -81,20 +83,20 @@ def test_a_head_with_bare_lf_line_ends_is_read() -> None:
         (b"HTTP/1.1 2OO OK\r\n\r\n", "status line"),
         (b"HTTP/1.1 20 OK\r\n\r\n", "status line"),
         (b"HTTP/2 200 OK\r\n\r\n", "status line"),
-        (_ok(b"Content-Length: 2\r\nContent-Length: 20\r\n", b"{}"), "conflicting"),
-        (_ok(b"Content-Length : 2\r\n", b"{}"), "malformed header"),
-        (_ok(b"Transfer-Encoding: chunked\r\n", b"1;" + b"x" * 2000), "longer than 1024"),
-        (_ok(b"Transfer-Encoding: chunked\r\n", b"ffffffffffffffffff\r\n"), "bad chunk size"),
+        (ok_answer(b"Content-Length: 2\r\nContent-Length: 20\r\n", b"{}"), "conflicting"),
+        (ok_answer(b"Content-Length : 2\r\n", b"{}"), "malformed header"),
+        (ok_answer(b"Transfer-Encoding: chunked\r\n", b"1;" + b"x" * 2000), "longer than 1024"),
+        (ok_answer(b"Transfer-Encoding: chunked\r\n", b"ffffffffffffffffff\r\n"), "bad chunk size"),
     ],
 )
 def test_more_malformed_answers_are_protocol_errors(answer: bytes, message: str) -> None:
-    e = _exchange(_answering(answer))
+    e = exchange_once(answering(answer))
     assert isinstance(e, httpcore.RemoteProtocolError), e
     assert message in str(e)
 
 
 def test_a_huge_chunk_size_is_refused_before_it_is_read() -> None:
-    e = _exchange(_answering(_ok(b"Transfer-Encoding: chunked\r\n", b"fffffffff\r\n")))
+    e = exchange_once(answering(ok_answer(b"Transfer-Encoding: chunked\r\n", b"fffffffff\r\n")))
     assert type(e).__name__ == "TooLarge"
 
 
@@ -113,7 +115,7 @@ def _serve(*answers: list[bytes], requests: int, retries: int = 0, **kw: Any) ->
 
     async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         made.append(writer)
-        await _answering(*(pending.pop(0) if pending else []), close=False)(reader, writer)
+        await answering(*(pending.pop(0) if pending else []), close=False)(reader, writer)
 
     async def go() -> Any:
         server = await asyncio.start_server(handler, "127.0.0.1", 0)
@@ -136,7 +138,7 @@ def _serve(*answers: list[bytes], requests: int, retries: int = 0, **kw: Any) ->
 
 def test_a_second_answer_to_one_request_is_never_given_to_the_next() -> None:
     one, two = b'{"n": 1}', b'{"n": 2}'
-    replies, made = _serve([_sized(one) + _sized(two)], [_sized(two)], requests=2)
+    replies, made = _serve([sized(one) + sized(two)], [sized(two)], requests=2)
     assert replies == [{"n": 1}, {"n": 2}] and made == 2
 
 
@@ -147,10 +149,10 @@ def test_a_late_second_answer_is_noticed_before_the_connection_is_reused() -> No
     async def late(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         head = await reader.readuntil(b"\r\n\r\n")
         await reader.readexactly(int(head.lower().split(b"content-length: ")[1].split(b"\r")[0]))
-        writer.write(_sized(one))
+        writer.write(sized(one))
         await writer.drain()
         await asyncio.sleep(0.05)
-        writer.write(_sized(stray))  # unasked, after the answer
+        writer.write(sized(stray))  # unasked, after the answer
         await writer.drain()
         await asyncio.sleep(5)
 
@@ -161,7 +163,7 @@ def test_a_late_second_answer_is_noticed_before_the_connection_is_reused() -> No
         if len(conns) == 1:
             await late(reader, writer)
         else:
-            await _answering(_sized(two), close=False)(reader, writer)
+            await answering(sized(two), close=False)(reader, writer)
 
     async def go() -> Any:
         server = await asyncio.start_server(handler, "127.0.0.1", 0)
@@ -198,7 +200,7 @@ def test_a_trickled_endless_body_is_cut_by_the_deadline_and_retried_fresh() -> N
         if len(conns) == 1:
             await trickle(reader, writer)
         else:
-            await _answering(_sized(), close=False)(reader, writer)
+            await answering(sized(), close=False)(reader, writer)
 
     async def go() -> Any:
         server = await asyncio.start_server(handler, "127.0.0.1", 0)
@@ -223,7 +225,7 @@ _HEAD = b"HTTP/1.1 200 OK\r\nX-A: 1\r\nContent-Length: %d\r\n\r\n" % len(BODY)
     [
         _HEAD + BODY,
         _HEAD.replace(b"\r\n", b"\n") + BODY,
-        _chunks(BODY[:7], BODY[7:], trailer=b"X-T: 1\r\n").replace(
+        chunked(BODY[:7], BODY[7:], trailer=b"X-T: 1\r\n").replace(
             b"Transfer", b"X-A: 1\r\nTransfer"
         ),
     ],
@@ -240,7 +242,7 @@ def test_an_answer_trickled_byte_by_byte_is_read_whole(answer: bytes) -> None:
             await asyncio.sleep(0.001)
         await asyncio.sleep(5)
 
-    (r,) = _exchange(handler)
+    (r,) = exchange_once(handler)
     assert (r.status, r.headers["x-a"], r.body, r.keep_alive) == (200, "1", BODY, True)
 
 

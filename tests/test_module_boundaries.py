@@ -78,3 +78,27 @@ def test_the_check_sees_a_crossing(tmp_path: Path) -> None:
 def test_modules_stay_small() -> None:
     sizes = {str(p.relative_to(PACKAGE)): len(p.read_text().splitlines()) for p in _modules()}
     assert sizes and {name: n for name, n in sizes.items() if n > 500} == {}
+
+
+def _test_module_imports(path: Path) -> list[str]:
+    """The imports of another test module (``test_*``) in the test file ``path``."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        names = (
+            [node.module or ""]
+            if isinstance(node, ast.ImportFrom)
+            else [a.name for a in node.names]
+            if isinstance(node, ast.Import)
+            else []
+        )
+        found += [f"{path.name}:{node.lineno} imports {m}" for m in names if m.startswith("test_")]
+    return found
+
+
+def test_no_test_module_imports_another(tmp_path: Path) -> None:
+    # Shared test code lives in helpers.py, conftest.py, fake_openai.py or raw_http.py.
+    bad = tmp_path / "test_x.py"
+    bad.write_text("import test_y\nfrom test_z import a\nfrom helpers import b\n")
+    assert _test_module_imports(bad) == ["test_x.py:1 imports test_y", "test_x.py:2 imports test_z"]
+    here = Path(__file__).parent
+    assert [c for p in sorted(here.glob("test_*.py")) for c in _test_module_imports(p)] == []
