@@ -296,7 +296,7 @@ def resolve_torchmetrics(case: Case) -> Resolved:
 
 
 def torchmetrics_exponent(case: Case) -> float:
-    """Growth exponent used to extrapolate a skipped torchmetrics run (its Kendall is O(n^2))."""
+    """Growth exponent that extrapolates a skipped torchmetrics run (its Kendall is O(n^2))."""
     return 2.0 if case.key == "kendalltau" else 1.0
 
 

@@ -362,7 +362,7 @@ class RequestSpec:
     def fingerprint(self) -> dict[str, Any]:
         """JSON-ready identity of the answers: changing anything that can change an answer
         (model, template bytes, taxonomy, scoring, level, decoding parameters, the answer
-        format wording, the mapping used to read answers) changes it. ``batch_size`` is
+        format wording, the mapping that reads answers) changes it. ``batch_size`` is
         left out: how moderation inputs are grouped does not change their scores."""
         fp: dict[str, Any] = {
             "requests_format": FORMAT_VERSION,
