@@ -431,6 +431,34 @@ def test_scored_rows_that_disagree_with_results_json_are_refused(
         compare([str(empty)], n_resamples=20)
 
 
+def test_scored_rows_of_another_run_of_the_same_size_are_refused(
+    folders: dict[str, Path], tmp_path: Path
+) -> None:
+    # same dataset, same 362 rows: only the figures tell the runs apart. Without the
+    # check, the lexicon's folder was compared with the noisy system's scores in it.
+    from toxeval.scored_rows import FILE_NAME
+
+    swapped = tmp_path / "swapped"
+    shutil.copytree(folders["lex"], swapped)
+    shutil.copyfile(folders["noisy"] / FILE_NAME, swapped / FILE_NAME)
+    with pytest.raises(
+        CompareError, match=r"swapped: results\.json reports mAP 0\.\d+, but the rows"
+    ):
+        compare([str(swapped), str(folders["noisy"])], n_resamples=20)
+    # results.json edited by hand where it does not touch the figures (a system label),
+    # or written without figures, is still read
+    for name, edit in (("relabelled", "label"), ("no_figures", "figures")):
+        folder = tmp_path / name
+        shutil.copytree(folders["lex"], folder)
+        results = json.loads((folder / "results.json").read_text(encoding="utf-8"))
+        if edit == "label":
+            results["system"]["label"] = "my lexicon"
+        else:
+            del results["figures"]
+        (folder / "results.json").write_text(json.dumps(results), encoding="utf-8")
+        assert compare([str(folder)], n_resamples=20).datasets
+
+
 def test_an_interval_defined_on_too_few_resamples_is_na_as_in_the_report(
     tmp_path: Path,
 ) -> None:

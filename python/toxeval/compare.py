@@ -34,7 +34,14 @@ from typing import Any
 
 import numpy as np
 
-from toxeval.compare_inputs import CompareError, SystemResult, aligned, load_system, split_spec
+from toxeval.compare_inputs import (
+    CompareError,
+    SystemResult,
+    aligned,
+    check_reported,
+    load_system,
+    split_spec,
+)
 from toxeval.compare_markup import HTML, LATEX, MARKDOWN, RICH, Markup, csv_cell
 from toxeval.report import level_text
 from toxeval.scoring.intervals import MAX_RESAMPLES, check_resamples, figure_intervals, map_columns
@@ -342,6 +349,7 @@ def compare(
                 n_jobs=n_jobs,
             )
             value = {"map": fi.map_estimate, "label_ranking_loss": fi.label_ranking_loss_estimate}
+            check_reported(sr, value)
             # an interval defined on too few resamples is n/a, as in the system's report
             interval = {"map": fi.map, "label_ranking_loss": fi.label_ranking_loss}
             row[sr.name] = Cell(value=value, interval=interval)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +24,14 @@ import numpy as np
 
 from toxeval.scored_rows import FILE_NAME, ScoredRows, read_scored_rows
 
-__all__ = ["CompareError", "SystemResult", "aligned", "load_system", "split_spec"]
+__all__ = [
+    "CompareError",
+    "SystemResult",
+    "aligned",
+    "check_reported",
+    "load_system",
+    "split_spec",
+]
 
 
 class CompareError(ValueError):
@@ -39,6 +47,9 @@ class SystemResult:
     dataset: str
     dataset_sha256: str
     rows: ScoredRows
+    # mAP and label ranking loss as results.json reports them (None: NaN, not a number,
+    # or not there), checked against what the rows give (:func:`check_reported`)
+    reported: Mapping[str, float | None] = dataclasses.field(default_factory=dict)
 
 
 def _system_name(system: Mapping[str, Any], folder: Path) -> str:
@@ -104,7 +115,44 @@ def load_system(spec: str | Path) -> SystemResult:
         dataset=str(dataset.get("name") or sha[:12]),
         dataset_sha256=str(sha),
         rows=rows,
+        reported=_reported_figures(results),
     )
+
+
+def _reported_figures(results: Mapping[str, Any]) -> dict[str, float | None]:
+    """``map`` and ``label_ranking_loss`` of results.json's ``figures`` that are there
+    (a number, or ``null`` for NaN), as floats (NaN for ``null``)."""
+    figures = results.get("figures")
+    out: dict[str, float | None] = {}
+    if not isinstance(figures, dict):
+        return out
+    for key in ("map", "label_ranking_loss"):
+        v = figures.get(key, False)
+        if v is None:
+            out[key] = float("nan")
+        elif isinstance(v, (int, float)) and not isinstance(v, bool):
+            out[key] = float(v)
+    return out
+
+
+def check_reported(system: SystemResult, computed: Mapping[str, float]) -> None:
+    """The figures the rows of ``scored_rows.parquet`` give equal those ``results.json``
+    reports (to 1e-9 relative; the two are computed by different kernels). A file
+    swapped in from another run of the same dataset and size, or one half of a folder
+    left by an interrupted write, is refused rather than resampled as this system's."""
+    labels = {"map": "mAP", "label_ranking_loss": "label ranking loss"}
+    for key, want in system.reported.items():
+        got = computed.get(key)
+        if want is None or got is None:
+            continue
+        if math.isnan(want) and math.isnan(got):
+            continue
+        if math.isnan(want) or math.isnan(got) or abs(got - want) > 1e-9 * max(1.0, abs(want)):
+            raise CompareError(
+                f"{system.path}: results.json reports {labels[key]} {want:.6g}, but the rows "
+                f"of its {FILE_NAME} give {got:.6g}: the two files are not from the same "
+                "evaluation (write the folder again with toxeval evaluate/score --out)"
+            )
 
 
 def _check_agreement(folder: Path, results: Mapping[str, Any], rows: ScoredRows) -> None:
