@@ -414,9 +414,11 @@ def test_llama_guard_with_explicit_mapping(files: dict[str, Path]) -> None:
     assert p("Unsafe\nS3, s5\n", mapping=m).labels == {TOX15.ids[2], TOX15.ids[4]}
     # a path works as well as a LabelMapping
     assert p("unsafe\nS2", mapping=str(files["map15"])).labels == {TOX15.ids[1]}
-    # an unknown code: partial
+    # a code the mapping does not know may cover any category: the row is unparseable,
+    # not scored 0 in the categories S1 leaves out
     r = p("unsafe\nS1,S99", mapping=m)
-    assert r.status == "partial" and r.unknown == ("S99",)
+    assert r.status == "unparseable" and r.reason is not None
+    assert "'S99' is not in mapping" in r.reason and m.name in r.reason
     # a code that maps to no category of the taxonomy: a valid all-zero answer, explained
     r = p("unsafe\nS16", mapping=m)
     assert r.status == "empty" and r.reason is not None and "S16" in r.reason

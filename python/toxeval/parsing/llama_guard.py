@@ -83,7 +83,13 @@ class LlamaGuardReader(ListReader):
         for code in codes:
             mapped = mapping.map(code)
             if mapped is None:
-                acc.add_unknown(code)
+                # Unlike a name that matches no category, a code says nothing of what it
+                # covers: it may be one of the taxonomy's categories, so the row's other
+                # zeros could be silent negatives. Left to the unparseable-row policy.
+                acc.errors.append(
+                    f"code {code!r} is not in mapping {mapping.name!r}: the categories it "
+                    "covers are unknown"
+                )
                 continue
             cols = tuple(self.col[i] for i in mapped if i in self.col)
             missing = [i for i in mapped if i not in self.col]
