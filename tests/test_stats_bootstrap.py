@@ -404,3 +404,35 @@ def test_labels_other_than_zero_and_one_leave_the_native_ap_path(
     y = multilabel_problem[0].astype(dtype)
     y[37, 2] = bad
     assert _ap_path(y) == "materialised"
+
+
+@pytest.mark.parametrize(
+    ("metric", "reference", "int_mask"),
+    [
+        (tm.roc_auc_score, skm.roc_auc_score, False),
+        (tm.average_precision_score, skm.average_precision_score, True),
+    ],
+    ids=["roc_auc", "ap-int-mask"],
+)
+def test_materialised_per_label_resamples_leave_out_only_the_undefined_label(
+    make_problem: Any, metric: Any, reference: Any, int_mask: bool
+) -> None:
+    # A resample that misses label 2's single positive is undefined for label 2 only:
+    # the other labels' values on it are kept, as on the native path, or their
+    # intervals would be conditioned on a draw of another label's positive. (A 0/1
+    # integer mask, all known, sends AP to the materialised path.)
+    y, a, _ = make_problem(30, 3, seed=9, min_pos=6)
+    y[:, 2] = 0
+    y[17, 2] = 1
+    mask = np.ones(y.shape, dtype=np.int64) if int_mask else None
+    res = bootstrap(metric, y, a, mask=mask, n_resamples=40, seed=8, average=None)
+    assert res.path == "materialised"
+    idx = bootstrap_indices(30, 40, seed=8)
+    missing = [b for b in range(40) if 17 not in idx[b]]
+    assert missing
+    np.testing.assert_array_equal(res.n_undefined, [0, 0, len(missing)])
+    for b in range(40):
+        for j in (0, 1):
+            want = reference(y[idx[b], j], a[idx[b], j])
+            assert res.bootstrap_distribution[j, b] == pytest.approx(want, rel=1e-12)
+        assert np.isnan(res.bootstrap_distribution[2, b]) == (b in missing)

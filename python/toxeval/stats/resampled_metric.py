@@ -49,6 +49,8 @@ _ROW_METRICS = {
     "coverage_error": "coverage",
     "one_error": "one_error",
 }
+#: Metrics whose ``average=None`` values are the metric on each label's column alone.
+_LABEL_WISE = (_metrics.average_precision_score, _metrics.roc_auc_score)
 _SCORE_DTYPES = (np.dtype(np.float64), np.dtype(np.float32), np.dtype(np.int64))
 
 
@@ -358,9 +360,42 @@ class ResampledMetric:
         return _take_rows(self.y_true, idx), _take_rows(y_score, idx), kw
 
     def value_on(self, idx: NDArray[np.intp], y_score: Any) -> NDArray[np.float64] | None:
-        """The metric on the materialised rows ``idx`` (None when undefined)."""
+        """The metric on the materialised rows ``idx`` (None when undefined; per label,
+        NaN for the labels undefined there, see :meth:`_per_column`)."""
         yt, ys, kw = self._take(idx, y_score)
-        return evaluate_defined(self.func, yt, ys, **kw)
+        value = evaluate_defined(self.func, yt, ys, **kw)
+        if value is None and self._label_wise():
+            return self._per_column(yt, ys, kw)
+        return value
+
+    def _label_wise(self) -> bool:
+        """Whether each label's value is the metric on that label's column alone: AP and
+        ROC AUC of ``toxeval.metrics`` with ``average=None`` on a label matrix. (A
+        callable of the user's gives no such promise: a resample on which it is
+        undefined is left out for every label.)"""
+        return (
+            self.func in _LABEL_WISE
+            and "average" in self.kwargs
+            and self.kwargs["average"] is None
+            and len(getattr(self.y_true, "shape", ())) == 2
+        )
+
+    def _per_column(self, yt: Any, ys: Any, kw: dict[str, Any]) -> NDArray[np.float64]:
+        """Per-label values on a resample where some label is undefined: each label's
+        column scored alone, NaN where that label is undefined, so the others keep
+        their value on the resample (as on the native AP path)."""
+        yt = yt.toarray() if hasattr(yt, "toarray") else np.asarray(yt)
+        ys = np.asarray(ys)
+        mask = kw.pop("mask", None)
+        kw.pop("average")
+        out = np.full(yt.shape[1], np.nan)
+        for j in range(yt.shape[1]):
+            if mask is not None:
+                kw["mask"] = np.asarray(mask)[:, j]
+            value = evaluate_defined(self.func, yt[:, j], ys[:, j], **kw)
+            if value is not None:
+                out[j] = value[0]
+        return out
 
     def _materialised(
         self,
