@@ -436,3 +436,51 @@ def test_materialised_per_label_resamples_leave_out_only_the_undefined_label(
             want = reference(y[idx[b], j], a[idx[b], j])
             assert res.bootstrap_distribution[j, b] == pytest.approx(want, rel=1e-12)
         assert np.isnan(res.bootstrap_distribution[2, b]) == (b in missing)
+
+
+def test_weighted_average_without_weighted_positives_is_undefined_not_zero() -> None:
+    # scikit-learn's average="weighted" returns 0, without a warning, when the label
+    # weights (the positives' sample weights) sum to about 0: no weighted positive was
+    # drawn. That is an undefined resample, left out on every path, never an AP of 0.
+    y = np.array([[1, 0], [0, 1], [0, 0], [0, 0], [1, 1], [0, 0]])
+    s = np.random.default_rng(1).random((6, 2))
+    w = np.array([1.0, 1.0, 1.0, 1.0, 0.0, 1.0])
+    idx = bootstrap_indices(6, 30, seed=0)
+    no_positive = (y[idx] * w[idx][..., None]).sum(axis=(1, 2)) == 0
+    assert no_positive.any()
+    kw: dict[str, Any] = {"sample_weight": w, "average": "weighted", "n_resamples": 30}
+    fast = bootstrap(tm.average_precision_score, y, s, **kw)
+    # a 0/1 integer mask (all known) sends the same metric to the materialised path
+    slow = bootstrap(tm.average_precision_score, y, s, mask=np.ones(y.shape, int), **kw)
+    assert (fast.path, slow.path) == ("native-ap", "materialised")
+    np.testing.assert_allclose(fast.bootstrap_distribution, slow.bootstrap_distribution, rtol=1e-12)
+    assert fast.n_undefined == slow.n_undefined >= int(no_positive.sum())
+    roc = bootstrap(tm.roc_auc_score, y, s, **kw)
+    assert roc.n_undefined >= int(no_positive.sum())
+
+
+@pytest.mark.parametrize("metric", [tm.average_precision_score, tm.roc_auc_score])
+def test_weighted_average_with_label_weights_about_zero_is_undefined(
+    make_problem: Any, metric: Any
+) -> None:
+    # Weights so small that the label weights sum to under 1e-8: the drop-in returns
+    # 0 there, so the estimate is no AP at all, and no resample may be scored either.
+    y, a, _ = make_problem(30, 3, seed=2, min_pos=6)
+    w = np.full(30, 1e-12)
+    with pytest.raises(ValueError, match="undefined on the full data"):
+        bootstrap(metric, y, a, sample_weight=w, average="weighted", n_resamples=10)
+
+
+def test_weighted_average_resamples_with_label_weights_about_zero_are_left_out() -> None:
+    # Positives of weight 1e-10 beside one of weight 1: a resample that misses the
+    # heavy positive has label weights of about 0 (the drop-in's 0), so it is undefined.
+    y = np.array([[1, 0], [0, 1], [1, 1], [0, 0], [0, 0], [1, 0], [0, 1], [0, 0]])
+    s = np.random.default_rng(4).random((8, 2))
+    w = np.array([1.0, 1e-10, 1e-10, 1.0, 1.0, 1e-10, 1e-10, 1.0])
+    res = bootstrap(
+        tm.average_precision_score, y, s, sample_weight=w, average="weighted", n_resamples=40
+    )
+    idx = bootstrap_indices(8, 40, seed=0)
+    about_zero = np.isclose((y[idx] * w[idx][..., None]).sum(axis=(1, 2)), 0)
+    assert about_zero.any()
+    assert res.n_undefined == int(about_zero.sum())

@@ -194,7 +194,7 @@ def _lrl_interval(
         # count of resamples that draw no row with a known label.
         from toxeval import metrics
 
-        known = m.any(axis=1)
+        known: NDArray[np.bool_] = np.asarray(m.any(axis=1), dtype=bool)
         drawn = known[stats.bootstrap_indices(y.shape[0], n_resamples, seed=seed)]
         estimate = metrics.label_ranking_loss(y, s, mask=m, n_jobs=n_jobs)
         return None, float(estimate), int((~drawn.any(axis=1)).sum())
