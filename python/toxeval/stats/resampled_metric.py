@@ -416,6 +416,11 @@ class ResampledMetric:
         systems, shape ``(n_permutations, 2, n_out)``; NaN where undefined."""
         native = self.native([score_a, score_b])
         if native is not None and self.path == "native-ap":
+            # A permutation's system mixes rows of both: the kernel merges the two
+            # systems' sort keys, which only compare within one dtype, so both are
+            # given in their common dtype (the mixed array's, as np.where makes it).
+            common = np.result_type(native[0], native[1])
+            native = [s if s.dtype == common else s.astype(common) for s in native]
             flat = _core.bootstrap_ap_permutations(
                 native[0],
                 native[1],
