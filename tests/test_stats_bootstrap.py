@@ -11,7 +11,7 @@ import pytest
 import scipy.stats
 from sklearn import metrics as skm
 from toxeval import metrics as tm
-from toxeval.stats import bootstrap, bootstrap_indices, compare
+from toxeval.stats import TooFewResamplesError, bootstrap, bootstrap_indices, compare
 from toxeval.stats.resampled_metric import ResampledMetric
 
 # (toxeval metric, keyword arguments, reference on materialised rows)
@@ -484,3 +484,30 @@ def test_weighted_average_resamples_with_label_weights_about_zero_are_left_out()
     about_zero = np.isclose((y[idx] * w[idx][..., None]).sum(axis=(1, 2)), 0)
     assert about_zero.any()
     assert res.n_undefined == int(about_zero.sum())
+
+
+def test_too_few_resamples_of_a_single_value_names_no_label() -> None:
+    # label ranking loss is one value, not a label's: the message must not send the
+    # reader to "label 0"; with average=None it names the label.
+    y = np.array([[1, 0], [0, 1]])
+    s = np.array([[0.9, 0.2], [0.3, 0.6]])
+    m = np.array([[True, True], [False, False]])
+    seed = next(
+        sd for sd in range(200) if (bootstrap_indices(2, 2, seed=sd) == 0).any(axis=1).sum() == 1
+    )
+    with pytest.raises(TooFewResamplesError, match="defined on only 1 of 2") as info:
+        bootstrap("label_ranking_loss", y, s, mask=m, n_resamples=2, seed=seed)
+    assert "label" not in str(info.value).replace("label_ranking_loss", "")
+    y = np.array([[1, 1], [0, 0], [1, 0]])
+    seed = next(
+        sd for sd in range(200) if (bootstrap_indices(3, 2, seed=sd) == 0).any(axis=1).sum() == 1
+    )
+    with pytest.raises(TooFewResamplesError, match=r"\(label \d\)"):
+        bootstrap(
+            "average_precision_score",
+            y,
+            np.random.default_rng(0).random((3, 2)),
+            average=None,
+            n_resamples=2,
+            seed=seed,
+        )
