@@ -289,6 +289,8 @@ def test_bca_with_equal_leave_one_out_values_is_a_clear_error(metric: str) -> No
         ({"seed": -1}, "seed must be an integer in"),
         ({"strata": [0, 1]}, "strata must be 1-D with one entry per row"),
         ({"sample_weight": -np.ones(60)}, "sample_weight must be non-negative"),
+        ({"sample_weight": np.ones((6, 10))}, r"sample_weight must be 1-D .* shape \(6, 10\)"),
+        ({"sample_weight": np.ones((1, 60))}, r"sample_weight must be 1-D .* shape \(1, 60\)"),
     ],
 )
 def test_bad_options_raise_clear_errors(

@@ -127,9 +127,16 @@ def as_weights(sample_weight: Any, n_rows: int) -> NDArray[np.float64] | None:
     if sample_weight is None:
         return None
     try:
-        w = np.asarray(sample_weight, dtype=np.float64).reshape(-1)
+        w = np.asarray(sample_weight, dtype=np.float64)
     except (TypeError, ValueError) as e:
         raise ValueError(f"sample_weight must be real numbers: {e}") from None
+    # One weight per row: a column (n_rows, 1) is one, as scikit-learn reads it; any
+    # other 2-D shape holding n_rows numbers is not, and the metric would refuse it.
+    if w.ndim > 1 and w.shape != (n_rows, 1):
+        raise ValueError(
+            f"sample_weight must be 1-D with one entry per row ({n_rows}), got shape {w.shape}"
+        )
+    w = w.reshape(-1)
     if w.shape[0] != n_rows:
         raise ValueError(f"sample_weight has {w.shape[0]} entries for {n_rows} rows")
     return w
