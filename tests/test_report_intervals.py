@@ -377,3 +377,21 @@ def test_terminal_table_fits_80_columns_with_whole_names_and_intervals(demo: Any
         hits = [line for line in lines if line.split()[:1] == [r["id"]]]
         assert len(hits) == 1, r["id"]
         assert hits[0].split()[1:3] == [f"{r['ap']:.4f}", ci]
+
+
+def test_label_ranking_loss_defined_on_too_few_resamples_gets_none_and_its_count() -> None:
+    """Two rows, one with no known label: a resample drawing only that row leaves label
+    ranking loss undefined; with one defined resample of two the figure gets no
+    interval and its count, like a category's AP, instead of an error."""
+    y = np.array([[1, 0], [0, 1]], dtype=np.int8)
+    s = np.array([[0.9, 0.2], [0.3, 0.6]])
+    m = np.array([[True, True], [False, False]])
+    seed = next(
+        sd
+        for sd in range(200)
+        if (stats.bootstrap_indices(2, 2, seed=sd) == 0).any(axis=1).sum() == 1
+    )
+    got = figure_intervals(y, s, m, n_resamples=2, seed=seed)
+    assert got.label_ranking_loss is None
+    assert got.n_undefined["label_ranking_loss"] == 1
+    assert got.label_ranking_loss_estimate == 0.0

@@ -11,7 +11,7 @@ import pytest
 import scipy.stats
 from sklearn import metrics as skm
 from toxeval import metrics as tm
-from toxeval.stats import bootstrap, bootstrap_indices, compare
+from toxeval.stats import TooFewResamplesError, bootstrap, bootstrap_indices, compare
 from toxeval.stats.resampled_metric import ResampledMetric
 
 # (toxeval metric, keyword arguments, reference on materialised rows)
@@ -289,6 +289,8 @@ def test_bca_with_equal_leave_one_out_values_is_a_clear_error(metric: str) -> No
         ({"seed": -1}, "seed must be an integer in"),
         ({"strata": [0, 1]}, "strata must be 1-D with one entry per row"),
         ({"sample_weight": -np.ones(60)}, "sample_weight must be non-negative"),
+        ({"sample_weight": np.ones((6, 10))}, r"sample_weight must be 1-D .* shape \(6, 10\)"),
+        ({"sample_weight": np.ones((1, 60))}, r"sample_weight must be 1-D .* shape \(1, 60\)"),
     ],
 )
 def test_bad_options_raise_clear_errors(
@@ -404,3 +406,110 @@ def test_labels_other_than_zero_and_one_leave_the_native_ap_path(
     y = multilabel_problem[0].astype(dtype)
     y[37, 2] = bad
     assert _ap_path(y) == "materialised"
+
+
+@pytest.mark.parametrize(
+    ("metric", "reference", "int_mask"),
+    [
+        (tm.roc_auc_score, skm.roc_auc_score, False),
+        (tm.average_precision_score, skm.average_precision_score, True),
+    ],
+    ids=["roc_auc", "ap-int-mask"],
+)
+def test_materialised_per_label_resamples_leave_out_only_the_undefined_label(
+    make_problem: Any, metric: Any, reference: Any, int_mask: bool
+) -> None:
+    # A resample that misses label 2's single positive is undefined for label 2 only:
+    # the other labels' values on it are kept, as on the native path, or their
+    # intervals would be conditioned on a draw of another label's positive. (A 0/1
+    # integer mask, all known, sends AP to the materialised path.)
+    y, a, _ = make_problem(30, 3, seed=9, min_pos=6)
+    y[:, 2] = 0
+    y[17, 2] = 1
+    mask = np.ones(y.shape, dtype=np.int64) if int_mask else None
+    res = bootstrap(metric, y, a, mask=mask, n_resamples=40, seed=8, average=None)
+    assert res.path == "materialised"
+    idx = bootstrap_indices(30, 40, seed=8)
+    missing = [b for b in range(40) if 17 not in idx[b]]
+    assert missing
+    np.testing.assert_array_equal(res.n_undefined, [0, 0, len(missing)])
+    for b in range(40):
+        for j in (0, 1):
+            want = reference(y[idx[b], j], a[idx[b], j])
+            assert res.bootstrap_distribution[j, b] == pytest.approx(want, rel=1e-12)
+        assert np.isnan(res.bootstrap_distribution[2, b]) == (b in missing)
+
+
+def test_weighted_average_without_weighted_positives_is_undefined_not_zero() -> None:
+    # scikit-learn's average="weighted" returns 0, without a warning, when the label
+    # weights (the positives' sample weights) sum to about 0: no weighted positive was
+    # drawn. That is an undefined resample, left out on every path, never an AP of 0.
+    y = np.array([[1, 0], [0, 1], [0, 0], [0, 0], [1, 1], [0, 0]])
+    s = np.random.default_rng(1).random((6, 2))
+    w = np.array([1.0, 1.0, 1.0, 1.0, 0.0, 1.0])
+    idx = bootstrap_indices(6, 30, seed=0)
+    no_positive = (y[idx] * w[idx][..., None]).sum(axis=(1, 2)) == 0
+    assert no_positive.any()
+    kw: dict[str, Any] = {"sample_weight": w, "average": "weighted", "n_resamples": 30}
+    fast = bootstrap(tm.average_precision_score, y, s, **kw)
+    # a 0/1 integer mask (all known) sends the same metric to the materialised path
+    slow = bootstrap(tm.average_precision_score, y, s, mask=np.ones(y.shape, int), **kw)
+    assert (fast.path, slow.path) == ("native-ap", "materialised")
+    np.testing.assert_allclose(fast.bootstrap_distribution, slow.bootstrap_distribution, rtol=1e-12)
+    assert fast.n_undefined == slow.n_undefined >= int(no_positive.sum())
+    roc = bootstrap(tm.roc_auc_score, y, s, **kw)
+    assert roc.n_undefined >= int(no_positive.sum())
+
+
+@pytest.mark.parametrize("metric", [tm.average_precision_score, tm.roc_auc_score])
+def test_weighted_average_with_label_weights_about_zero_is_undefined(
+    make_problem: Any, metric: Any
+) -> None:
+    # Weights so small that the label weights sum to under 1e-8: the drop-in returns
+    # 0 there, so the estimate is no AP at all, and no resample may be scored either.
+    y, a, _ = make_problem(30, 3, seed=2, min_pos=6)
+    w = np.full(30, 1e-12)
+    with pytest.raises(ValueError, match="undefined on the full data"):
+        bootstrap(metric, y, a, sample_weight=w, average="weighted", n_resamples=10)
+
+
+def test_weighted_average_resamples_with_label_weights_about_zero_are_left_out() -> None:
+    # Positives of weight 1e-10 beside one of weight 1: a resample that misses the
+    # heavy positive has label weights of about 0 (the drop-in's 0), so it is undefined.
+    y = np.array([[1, 0], [0, 1], [1, 1], [0, 0], [0, 0], [1, 0], [0, 1], [0, 0]])
+    s = np.random.default_rng(4).random((8, 2))
+    w = np.array([1.0, 1e-10, 1e-10, 1.0, 1.0, 1e-10, 1e-10, 1.0])
+    res = bootstrap(
+        tm.average_precision_score, y, s, sample_weight=w, average="weighted", n_resamples=40
+    )
+    idx = bootstrap_indices(8, 40, seed=0)
+    about_zero = np.isclose((y[idx] * w[idx][..., None]).sum(axis=(1, 2)), 0)
+    assert about_zero.any()
+    assert res.n_undefined == int(about_zero.sum())
+
+
+def test_too_few_resamples_of_a_single_value_names_no_label() -> None:
+    # label ranking loss is one value, not a label's: the message must not send the
+    # reader to "label 0"; with average=None it names the label.
+    y = np.array([[1, 0], [0, 1]])
+    s = np.array([[0.9, 0.2], [0.3, 0.6]])
+    m = np.array([[True, True], [False, False]])
+    seed = next(
+        sd for sd in range(200) if (bootstrap_indices(2, 2, seed=sd) == 0).any(axis=1).sum() == 1
+    )
+    with pytest.raises(TooFewResamplesError, match="defined on only 1 of 2") as info:
+        bootstrap("label_ranking_loss", y, s, mask=m, n_resamples=2, seed=seed)
+    assert "label" not in str(info.value).replace("label_ranking_loss", "")
+    y = np.array([[1, 1], [0, 0], [1, 0]])
+    seed = next(
+        sd for sd in range(200) if (bootstrap_indices(3, 2, seed=sd) == 0).any(axis=1).sum() == 1
+    )
+    with pytest.raises(TooFewResamplesError, match=r"\(label \d\)"):
+        bootstrap(
+            "average_precision_score",
+            y,
+            np.random.default_rng(0).random((3, 2)),
+            average=None,
+            n_resamples=2,
+            seed=seed,
+        )

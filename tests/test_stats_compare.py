@@ -197,3 +197,28 @@ def test_paired_bootstrap_equals_two_single_bootstraps(
         np.testing.assert_array_equal(
             res.bootstrap_distribution, ra.bootstrap_distribution - rb.bootstrap_distribution
         )
+
+
+@pytest.mark.parametrize("average", ["macro", "micro", None])
+@pytest.mark.parametrize(
+    "dtype_b", [np.float32, np.int64], ids=["float64-vs-float32", "float64-vs-int64"]
+)
+def test_permutations_of_systems_with_different_score_dtypes(
+    multilabel_problem: Any, average: Any, dtype_b: Any
+) -> None:
+    # A permutation mixes rows of both systems: the mixed scores are compared as one
+    # array (np.where's common dtype), never as two dtypes' incomparable sort keys.
+    y, a, b = multilabel_problem
+    b = (b * 100).astype(dtype_b)
+
+    def wrapped(yt: Any, ys: Any, **kw: Any) -> Any:  # forces the materialised path
+        return tm.average_precision_score(yt, ys, **kw)
+
+    kw: dict[str, Any] = {"method": "permutation", "n_permutations": 20, "seed": 3}
+    fast = compare(tm.average_precision_score, y, a, b, average=average, **kw)
+    slow = compare(wrapped, y, a, b, average=average, **kw)
+    assert fast.path == "native-ap"
+    np.testing.assert_allclose(
+        fast.permutation_distribution, slow.permutation_distribution, rtol=1e-12, atol=1e-15
+    )
+    assert fast.pvalue_permutation == slow.pvalue_permutation

@@ -177,17 +177,27 @@ def _lrl_interval(
 
     if not m.any():
         return None, float("nan"), None
-    res = stats.bootstrap(
-        "label_ranking_loss",
-        y,
-        s,
-        mask=m,
-        n_resamples=n_resamples,
-        method=METHOD,
-        confidence_level=confidence_level,
-        seed=seed,
-        n_jobs=n_jobs,
-    )
+    try:
+        res = stats.bootstrap(
+            "label_ranking_loss",
+            y,
+            s,
+            mask=m,
+            n_resamples=n_resamples,
+            method=METHOD,
+            confidence_level=confidence_level,
+            seed=seed,
+            n_jobs=n_jobs,
+        )
+    except stats.TooFewResamplesError:
+        # Defined on fewer than two resamples: no interval, but the figure and the
+        # count of resamples that draw no row with a known label.
+        from toxeval import metrics
+
+        known: NDArray[np.bool_] = np.asarray(m.any(axis=1), dtype=bool)
+        drawn = known[stats.bootstrap_indices(y.shape[0], n_resamples, seed=seed)]
+        estimate = metrics.label_ranking_loss(y, s, mask=m, n_jobs=n_jobs)
+        return None, float(estimate), int((~drawn.any(axis=1)).sum())
     ci = res.confidence_interval
     return (float(ci.low), float(ci.high)), float(res.estimate), int(res.n_undefined)
 

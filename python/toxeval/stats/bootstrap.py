@@ -127,9 +127,16 @@ def as_weights(sample_weight: Any, n_rows: int) -> NDArray[np.float64] | None:
     if sample_weight is None:
         return None
     try:
-        w = np.asarray(sample_weight, dtype=np.float64).reshape(-1)
+        w = np.asarray(sample_weight, dtype=np.float64)
     except (TypeError, ValueError) as e:
         raise ValueError(f"sample_weight must be real numbers: {e}") from None
+    # One weight per row: a column (n_rows, 1) is one, as scikit-learn reads it; any
+    # other 2-D shape holding n_rows numbers is not, and the metric would refuse it.
+    if w.ndim > 1 and w.shape != (n_rows, 1):
+        raise ValueError(
+            f"sample_weight must be 1-D with one entry per row ({n_rows}), got shape {w.shape}"
+        )
+    w = w.reshape(-1)
     if w.shape[0] != n_rows:
         raise ValueError(f"sample_weight has {w.shape[0]} entries for {n_rows} rows")
     return w
@@ -143,9 +150,11 @@ def summarise(
     method: Method,
     jackknife: Callable[[], NDArray[np.float64]],
     what: str,
+    per_label: bool,
 ) -> tuple[list[tuple[float, float]], list[float], list[int]]:
     """Interval, standard error and undefined count per column of ``values``
-    (``n_resamples x n_out``, NaN = undefined)."""
+    (``n_resamples x n_out``, NaN = undefined); ``per_label``: the columns are labels
+    (``average=None``), named in the errors."""
     loo = jackknife() if method == "bca" else None
     cis, ses, undefined = [], [], []
     for j in range(values.shape[1]):
@@ -153,19 +162,25 @@ def summarise(
         ok = col[np.isfinite(col)]
         undefined.append(int(col.shape[0] - ok.shape[0]))
         if ok.shape[0] < 2:
-            raise TooFewResamplesError(
-                f"{what} is defined on only {ok.shape[0]} of {col.shape[0]} resamples "
-                f"(label {j}): too few for an interval; a label needs more known "
+            why = (
+                f" (label {j}): too few for an interval; a label needs more known "
                 "positives, or use strata= so every resample draws some"
+                if per_label
+                else ": too few for an interval; it needs more of the rows it is defined "
+                "on, or use strata= so every resample draws some"
+            )
+            raise TooFewResamplesError(
+                f"{what} is defined on only {ok.shape[0]} of {col.shape[0]} resamples{why}"
             )
         jk = None
         if loo is not None:
             jk = loo[:, j]
             if not np.all(np.isfinite(jk)):
+                where = f"label {j}: " if per_label else ""
                 raise ValueError(
                     f"BCa needs every leave-one-out value, but {what} is undefined with "
-                    f"some row left out (label {j}: a label with a single known "
-                    "positive); use method='percentile' or 'basic'"
+                    f"some row left out ({where}a label with a single known positive, "
+                    "or a single row it is defined on); use method='percentile' or 'basic'"
                 )
         cis.append(
             interval(
@@ -227,6 +242,7 @@ def bootstrap(
         method=method,
         jackknife=lambda: rm.jackknife(y_score),
         what=name,
+        per_label=not scalar,
     )
     if scalar:
         return BootstrapResult(

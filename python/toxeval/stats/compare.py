@@ -180,6 +180,7 @@ def compare(
             method=interval_method,
             jackknife=lambda: rm.jackknife(score_a) - rm.jackknife(score_b),
             what=f"the difference of {name}",
+            per_label=per_label,
         )
         pb = [bootstrap_pvalue(d[np.isfinite(d[:, j]), j]) for j in range(width)]
         ci = ConfidenceInterval(

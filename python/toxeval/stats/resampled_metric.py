@@ -29,6 +29,13 @@ from numpy.typing import NDArray
 
 from toxeval import _core
 from toxeval import metrics as _metrics
+from toxeval.stats.undefined import (
+    LABEL_WISE,
+    evaluate_defined,
+    no_label_weight,
+    per_column,
+    tiny_label_weight,
+)
 
 MetricFunc = Callable[..., Any]
 
@@ -71,20 +78,6 @@ def resolve_metric(metric: str | MetricFunc) -> tuple[str, MetricFunc]:
     if callable(metric):
         return getattr(metric, "__name__", "metric"), metric
     raise TypeError(f"metric must be a metric name or a callable, got {type(metric).__name__}")
-
-
-def evaluate_defined(func: MetricFunc, *args: Any, **kwargs: Any) -> NDArray[np.float64] | None:
-    """``func(*args, **kwargs)`` as a float64 array, or None when the metric is
-    undefined there (it warns, raises ``ValueError`` or returns NaN)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        try:
-            value = np.atleast_1d(np.asarray(func(*args, **kwargs), dtype=np.float64))
-        except (Warning, ValueError, ZeroDivisionError):
-            return None
-    if not np.all(np.isfinite(value)):
-        return None
-    return value
 
 
 def strata_codes(strata: Any, n_rows: int) -> tuple[NDArray[np.uint32] | None, int]:
@@ -173,8 +166,18 @@ class ResampledMetric:
             warnings.simplefilter("always")
             value = self.call(y_score)
         out = np.atleast_1d(np.asarray(value, dtype=np.float64))
-        if caught or not np.all(np.isfinite(out)):
-            why = str(caught[0].message) if caught else "it is NaN"
+        silent = no_label_weight(
+            self.func, self.kwargs.get("average"), self.y_true, self.sample_weight, self.mask
+        )
+        if caught or silent or not np.all(np.isfinite(out)):
+            why = (
+                str(caught[0].message)
+                if caught
+                else "the label weights of average='weighted' sum to about 0, where "
+                "scikit-learn returns 0"
+                if silent
+                else "it is NaN"
+            )
             raise UndefinedError(
                 f"{self.name} is undefined on the full data ({why}); a confidence "
                 "interval needs a defined estimate (leave out labels without a known "
@@ -233,6 +236,8 @@ class ResampledMetric:
             self._ap_average = "macro"
         elif y.ndim == 2 and pos_label == 1 and _zeros_and_ones(y):
             if average not in ("macro", "weighted", "micro", None):
+                return
+            if average == "weighted" and tiny_label_weight(self.sample_weight, y == 1, mask):
                 return
             # A bool y_true is the positives already: no copy.
             self._y_pos = y if y.dtype == np.bool_ else y == 1
@@ -358,9 +363,18 @@ class ResampledMetric:
         return _take_rows(self.y_true, idx), _take_rows(y_score, idx), kw
 
     def value_on(self, idx: NDArray[np.intp], y_score: Any) -> NDArray[np.float64] | None:
-        """The metric on the materialised rows ``idx`` (None when undefined)."""
+        """The metric on the materialised rows ``idx``: None when undefined; with
+        ``average=None`` of AP or ROC AUC, NaN for the labels undefined there only
+        (``undefined.per_column``; a callable of the user's gives no such promise, so
+        a resample on which it is undefined is left out for every label)."""
         yt, ys, kw = self._take(idx, y_score)
-        return evaluate_defined(self.func, yt, ys, **kw)
+        average = self.kwargs.get("average", "macro")
+        if no_label_weight(self.func, average, yt, kw.get("sample_weight"), kw.get("mask")):
+            return None
+        value = evaluate_defined(self.func, yt, ys, **kw)
+        if value is None and self.func in LABEL_WISE and average is None and len(yt.shape) == 2:
+            return per_column(self.func, yt, ys, kw)
+        return value
 
     def _materialised(
         self,
@@ -402,6 +416,11 @@ class ResampledMetric:
         systems, shape ``(n_permutations, 2, n_out)``; NaN where undefined."""
         native = self.native([score_a, score_b])
         if native is not None and self.path == "native-ap":
+            # A permutation's system mixes rows of both: the kernel merges the two
+            # systems' sort keys, which only compare within one dtype, so both are
+            # given in their common dtype (the mixed array's, as np.where makes it).
+            common = np.result_type(native[0], native[1])
+            native = [s if s.dtype == common else s.astype(common) for s in native]
             flat = _core.bootstrap_ap_permutations(
                 native[0],
                 native[1],
