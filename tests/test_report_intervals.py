@@ -395,3 +395,18 @@ def test_label_ranking_loss_defined_on_too_few_resamples_gets_none_and_its_count
     assert got.label_ranking_loss is None
     assert got.n_undefined["label_ranking_loss"] == 1
     assert got.label_ranking_loss_estimate == 0.0
+
+
+def test_one_scored_row_gets_no_interval_and_says_why() -> None:
+    """Every resample of one row is that row: scipy.stats.bootstrap refuses a sample of
+    one observation, and the report gives the figures without an interval (not a
+    zero-width one) with one note saying why."""
+    y = np.array([[1, 0, 1]], dtype=np.int8)
+    s = np.array([[0.9, 0.2, 0.6]])
+    r = toxeval.score(s, make_dataset(y), bootstrap=20)
+    iv = r.figures["intervals"]
+    assert iv["map"] is None and iv["label_ranking_loss"] is None
+    assert all(row["ap_ci"] is None for row in r.per_category)
+    assert r.figures["map"] == 1.0 and r.figures["label_ranking_loss"] == 0.0
+    bootstrap_notes = [n for n in r.notes if n.startswith("bootstrap: ")]
+    assert bootstrap_notes == ["bootstrap: no intervals: resampling needs two or more scored rows"]

@@ -513,3 +513,13 @@ def test_too_few_resamples_of_a_single_value_names_no_label() -> None:
             n_resamples=2,
             seed=seed,
         )
+
+
+def test_one_row_is_refused_as_scipy_refuses_one_observation() -> None:
+    y, s = np.array([[1, 0, 1]]), np.array([[0.9, 0.2, 0.6]])
+    with pytest.raises(ValueError, match="two or more observations"):
+        scipy.stats.bootstrap((np.array([0.5]),), np.mean)
+    with pytest.raises(ValueError, match="resampling needs two or more rows, got 1"):
+        bootstrap("label_ranking_loss", y, s, n_resamples=10)
+    with pytest.raises(ValueError, match="resampling needs two or more rows, got 1"):
+        compare("label_ranking_loss", y, s, s[:, ::-1], n_resamples=10)

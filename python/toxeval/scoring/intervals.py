@@ -177,6 +177,10 @@ def _lrl_interval(
 
     if not m.any():
         return None, float("nan"), None
+    if y.shape[0] < 2:  # no resampling of one row (see figure_intervals)
+        from toxeval import metrics
+
+        return None, float(metrics.label_ranking_loss(y, s, mask=m, n_jobs=n_jobs)), None
     try:
         res = stats.bootstrap(
             "label_ranking_loss",
@@ -235,6 +239,11 @@ def figure_intervals(
         map_estimate = float(np.mean(estimate))
         map_ci = _percentile(np.mean(dist[:, every], axis=0), confidence_level)
         map_undefined = int(n_resamples - every.sum())
+        if y.shape[0] < 2:
+            # every resample of one row is that row: no interval (scipy.stats.bootstrap
+            # refuses one observation), only the estimate
+            ap, ap_undefined = [None] * k, [None] * k
+            map_ci, map_undefined = None, None
     lrl_ci, lrl_estimate, lrl_undefined = _lrl_interval(
         y,
         s,
@@ -336,6 +345,8 @@ def add_intervals(
 def _notes(result: EvaluationResult, fi: FigureIntervals) -> list[str]:
     """What the reader needs to read the intervals: resamples left out, figures
     without an interval."""
+    if result.rows is not None and result.rows.y_true.shape[0] < 2:
+        return [f"{NOTE_PREFIX}no intervals: resampling needs two or more scored rows"]
     notes = []
     left_out = [
         f"{r['id']} {u}"

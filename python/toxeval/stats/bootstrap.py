@@ -233,6 +233,7 @@ def bootstrap(
     sw = as_weights(sample_weight, num_rows(y_true))
     rm = ResampledMetric(name, func, y_true, sw, mask, dict(metric_kwargs), n_jobs)
     estimate, scalar = rm.estimate(y_score)
+    rm.check_rows()
     codes = strata_codes(strata, rm.n_rows)
     dist = rm.distribution([y_score], seed=seed, n_resamples=n_resamples, strata=codes)[:, 0, :]
     cis, ses, undefined = summarise(

@@ -157,6 +157,7 @@ def compare(
     sw = as_weights(sample_weight, num_rows(y_true))
     rm = ResampledMetric(name, func, y_true, sw, mask, kwargs, n_jobs)
     (est_a, scalar_a), (est_b, scalar_b) = rm.estimate(score_a), rm.estimate(score_b)
+    rm.check_rows()
     if per_label:
         _check_per_label(name, scalar_a or scalar_b, est_a, est_b)
     if est_a.shape != est_b.shape:

@@ -146,6 +146,16 @@ class ResampledMetric:
         self.n_rows = num_rows(self.y_true)
         self._choose_path()
 
+    def check_rows(self) -> None:
+        """``ValueError`` for fewer than two rows (after the metric's own checks, which
+        refuse none): every resample of one row is that row, so an interval would be
+        the estimate; scipy.stats.bootstrap refuses one observation as well."""
+        if self.n_rows < 2:
+            raise ValueError(
+                f"resampling needs two or more rows, got {self.n_rows} (each sample must "
+                "contain two or more observations, as in scipy.stats.bootstrap)"
+            )
+
     # -- the point estimate -------------------------------------------------------
     def call(self, y_score: Any) -> Any:
         """The metric on all rows, exactly as the drop-in computes it."""
