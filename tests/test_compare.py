@@ -529,3 +529,17 @@ def test_a_results_json_that_is_a_named_pipe_is_refused_not_waited_on(
     os.mkfifo(other / "results.json")
     with pytest.raises(CompareError, match=r"results\.json: not a regular file$"):
         compare([str(other)], n_resamples=20)
+
+
+def test_one_row_systems_are_compared_without_intervals_or_tests(tmp_path: Path) -> None:
+    # one row cannot be resampled (stats.compare refuses it): the figures and their
+    # difference are shown, the intervals and the paired tests are n/a
+    from helpers import make_dataset
+
+    ds = make_dataset(np.array([[1, 0, 1]]))
+    for name, s in (("a", [[0.9, 0.2, 0.6]]), ("b", [[0.1, 0.2, 0.6]])):
+        write_outputs(toxeval.score(np.array(s), ds, bootstrap=20), tmp_path / name)
+    c = compare([f"A={tmp_path / 'a'}", f"B={tmp_path / 'b'}"], baseline="A", n_resamples=20)
+    (b,) = [r for r in c.to_records() if r["system"] == "B"]
+    assert b["label_ranking_loss"] == 0.5 and b["label_ranking_loss_diff_vs_baseline"] == 0.5
+    assert b["map_low"] is None and b["label_ranking_loss_p_bootstrap"] is None

@@ -371,6 +371,9 @@ def compare(
                         continue
                     name, cols, kwargs = _metric_call(metric, y, m)
                     c = row[sr.name]
+                    if y.shape[0] < 2:  # one row: nothing to resample, no test (n/a)
+                        c.diff[metric] = c.value[metric] - row[base.name].value[metric]
+                        continue
                     try:
                         cmp = stats.compare(
                             name,
