@@ -222,3 +222,16 @@ def test_permutations_of_systems_with_different_score_dtypes(
         fast.permutation_distribution, slow.permutation_distribution, rtol=1e-12, atol=1e-15
     )
     assert fast.pvalue_permutation == slow.pvalue_permutation
+
+
+def test_the_native_permutation_kernel_refuses_two_dtypes() -> None:
+    # its sort keys encode the dtype, so two dtypes could not be merged: a clear error
+    # for any caller that does not convert first
+    from toxeval import _core
+
+    y = np.array([[True, False], [False, True], [True, True]])
+    a = np.array([[0.9, 0.1], [0.2, 0.8], [0.7, 0.6]])
+    with pytest.raises(TypeError, match="different dtypes \\(float64 and float32\\)"):
+        _core.bootstrap_ap_permutations(
+            a, a.astype(np.float32), y, None, None, average="macro", seed=0, n_permutations=4
+        )

@@ -259,6 +259,14 @@ fn bootstrap_ap_permutations<'py>(
     n_permutations: usize,
     n_jobs: Option<i64>,
 ) -> PyResult<Bound<'py, PyArray2<f64>>> {
+    // The permutations merge the two systems' sort keys, and a key encodes its dtype:
+    // mixed systems are compared in one dtype, which the caller chooses.
+    let (da, db) = (score_a.getattr("dtype")?, score_b.getattr("dtype")?);
+    if !da.eq(&db)? {
+        return Err(PyTypeError::new_err(format!(
+            "score_a and score_b have different dtypes ({da} and {db}): convert both to one"
+        )));
+    }
     let par = parallelism(n_jobs)?;
     let average = ApAverage::parse(average)?;
     let w = weights(y_pos.as_array().nrows(), sample_weight.as_ref())?;
