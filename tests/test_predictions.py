@@ -182,6 +182,44 @@ def test_npz_with_ids_is_joined(tmp_path: Path, ds: Any) -> None:
     np.testing.assert_array_equal(read_predictions(tmp_path / "p.npz", ds).scores, S)
 
 
+@pytest.mark.parametrize(
+    ("members", "message"),
+    [
+        # the ids under another name: matching by row order would pair shuffled scores
+        # with the wrong rows
+        ({"IDs": [1, 3, 0, 2]}, r"p\.npz: NPZ arrays 'IDs' are not read"),
+        ({"sample_ids": [1, 3, 0, 2]}, r"p\.npz: NPZ arrays 'sample_ids' are not read"),
+        # two id arrays that disagree: which one joins is not the reader's guess
+        ({"ids": [0, 1, 2, 3], "id": [1, 3, 0, 2]}, r"p\.npz: NPZ holds both 'id' and 'ids'"),
+        # a second score array: which one is scored is not the reader's guess either
+        ({"probs": [0, 1, 2, 3]}, r"p\.npz: NPZ arrays 'probs' are not read"),
+    ],
+)
+def test_npz_arrays_that_would_not_be_read_are_an_error(
+    tmp_path: Path, ds: Any, members: dict[str, list[int]], message: str
+) -> None:
+    order = [1, 3, 0, 2]
+    arrays = {k: np.array([IDS[i] for i in v]) for k, v in members.items()}
+    np.savez(tmp_path / "p.npz", scores=S[order], **arrays)
+    with pytest.raises(PredictionError, match=message):
+        read_predictions(tmp_path / "p.npz", ds)
+
+
+def test_npz_label_array_beside_the_scores_is_a_companion(tmp_path: Path, ds: Any) -> None:
+    # thresholded labels saved next to the scores are not read (the scores are), as a
+    # 'labels' column beside 'scores' in a table
+    order = [1, 3, 0, 2]
+    np.savez(
+        tmp_path / "p.npz",
+        scores=S[order],
+        labels=S[order] >= 0.5,
+        ids=np.array([IDS[i] for i in order]),
+    )
+    pr = read_predictions(tmp_path / "p.npz", ds)
+    np.testing.assert_array_equal(pr.scores, S)
+    assert pr.kind == "scores"
+
+
 def test_format_flag_overrides_extension(tmp_path: Path, ds: Any) -> None:
     p = write_jsonl(tmp_path / "preds.txt", _struct_rows())
     with pytest.raises(PredictionError, match=r"pass format= \(--format\)"):

@@ -442,7 +442,23 @@ def read_numpy_arrays(path: Path, fmt: str) -> tuple[np.ndarray, np.ndarray | No
                         f"(and optionally the ids 'ids')"
                     )
                 key = non_id[0]
+            if "ids" in names and "id" in names:
+                raise PredictionError(
+                    f"{path}: NPZ holds both 'id' and 'ids'; keep the one array of ids to join by"
+                )
             ids_key = "ids" if "ids" in names else ("id" if "id" in names else None)
+            # every other array must be a companion prediction array (labels beside the
+            # scores): ids saved under another name would otherwise be passed over and
+            # the rows matched by row order
+            companions = LABEL_COLUMNS if key in SCORE_COLUMNS else ()
+            unread = [n for n in names if n not in (key, ids_key, *companions)]
+            if unread:
+                raise PredictionError(
+                    f"{path}: NPZ arrays {', '.join(map(repr, unread))} are not read; an NPZ "
+                    f"holds the scores ({key!r}) and optionally their ids as 'ids' (rename "
+                    "the id array to 'ids', or remove the other arrays: without 'ids' rows "
+                    "are matched by row order)"
+                )
             for member in (key, ids_key):
                 if member is None:
                     continue
