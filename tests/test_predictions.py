@@ -795,6 +795,16 @@ def test_parse_policy_error_names_keyword_and_flag(tmp_path: Path, ds: Any) -> N
     assert "parse_policy='zeros' or 'exclude'" in msg and "--parse-policy" in msg
 
 
+@pytest.mark.parametrize("flag", [True, np.True_])
+def test_in_memory_ids_refuse_a_bool_among_integers(flag: Any) -> None:
+    # numpy turns [True, 2, 3, 4] into the integers [1, 2, 3, 4]: True would join row '1'
+    ds = make_dataset(Y, taxonomy=TAX, ids=["1", "2", "3", "4"])
+    with pytest.raises(PredictionError, match=r"array: 'ids'\[0\] is True \(bool"):
+        predictions_from_array(S, ds, ids=[flag, 2, 3, 4])
+    pr = predictions_from_array(S[::-1], ds, ids=[4, 3, 2, 1])  # integers join as text
+    np.testing.assert_array_equal(pr.scores, S)
+
+
 def test_mismatch_error_names_keyword_and_flag(tmp_path: Path, ds: Any) -> None:
     with pytest.raises(PredictionError) as e:
         predictions_from_array(S[:2], ds, ids=IDS[:2])

@@ -167,6 +167,13 @@ def predictions_from_array(
     ``on_mismatch="error"``, ``ValueError`` for an unknown ``on_mismatch``."""
     check_choice("on_mismatch", on_mismatch, MISMATCH_POLICIES, "--on-mismatch")
     arr = np.asarray(scores)
+    if isinstance(ids, (list, tuple)):
+        # numpy reads [True, 2, 3] as the integers [1, 2, 3]: refuse a bool before that
+        for i, v in enumerate(ids):
+            if isinstance(v, (bool, np.bool_)):
+                raise PredictionError(
+                    f"{source}: 'ids'[{i}] is {bool(v)!r} (bool); ids must be strings or integers"
+                )
     id_arr = None if ids is None else np.asarray(ids)
     return array_predictions(
         arr,
