@@ -63,6 +63,12 @@ def _frame_table(frame: Any, source: str) -> pa.Table:
                     "'id' column: give the ids as an 'id' column (or an index named 'id'), or "
                     "reset_index(drop=True) to score in dataset row order"
                 )
+            dup = frame.columns[frame.columns.duplicated()]
+            if len(dup):
+                raise PredictionError(
+                    f"{source}: column {dup[0]!r} appears more than once; every column name "
+                    "must be unique"
+                )
             bad = [c for c in frame.columns if not isinstance(c, str)]
             if bad:
                 raise PredictionError(
