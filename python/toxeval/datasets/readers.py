@@ -18,7 +18,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from toxeval.datasets.labels import LabelReader, RawRows
+from toxeval.datasets.labels import LabelReader, RawRows, text_cell
 from toxeval.datasets.records import records_to_rows
 from toxeval.datasets.schema import RESERVED_FIELDS, DatasetError
 from toxeval.datasets.tables import NotColumnar, check_column_names, table_to_rows
@@ -170,14 +170,7 @@ def _csv_records(table: pa.Table) -> Iterator[tuple[int, Any]]:
 
 
 def _csv_cell(v: Any) -> Any:
-    s = str(v).strip().lower() if v is not None else ""
-    if s in ("", "-1", "null", "nan", "na", "none"):
-        return None
-    if s in ("1", "1.0", "true", "yes"):
-        return 1
-    if s in ("0", "0.0", "false", "no"):
-        return 0
-    return v
+    return None if v is None else text_cell(str(v))
 
 
 def _read_parquet(data: bytes, labels: LabelReader, source: str) -> RawRows:
