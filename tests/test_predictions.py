@@ -205,6 +205,22 @@ def test_npz_arrays_that_would_not_be_read_are_an_error(
         read_predictions(tmp_path / "p.npz", ds)
 
 
+def test_jsonl_integer_id_beyond_64_bits_names_the_line(tmp_path: Path) -> None:
+    # a dataset reads such ids exactly (as text); the prediction dump must say how to
+    # write them, not pass on pyarrow's int64 conversion error
+    big = [2**64 + i for i in range(4)]
+    ds = make_dataset(Y, taxonomy=TAX, ids=[str(i) for i in big])
+    rows = [{"id": i, "scores": list(S[k])} for k, i in enumerate(big)]
+    p = write_jsonl(tmp_path / "p.jsonl", rows)
+    with pytest.raises(
+        PredictionError, match=r"p\.jsonl: line 1: field 'id' is an integer .*string"
+    ):
+        read_predictions(p, ds)
+    rows = [{"id": str(i), "scores": list(S[k])} for k, i in enumerate(big)]
+    pr = read_predictions(write_jsonl(tmp_path / "q.jsonl", rows[::-1]), ds)
+    np.testing.assert_array_equal(pr.scores, S)
+
+
 def test_npz_label_array_beside_the_scores_is_a_companion(tmp_path: Path, ds: Any) -> None:
     # thresholded labels saved next to the scores are not read (the scores are), as a
     # 'labels' column beside 'scores' in a table

@@ -175,6 +175,12 @@ def _scan_jsonl_unchecked(path: Path, pyarrow_msg: str) -> PredictionError:
                         f"{path}: line {lineno}: field {key!r} is {_a(kind)} "
                         f"({json.dumps(obj[key])[:40]}); an id is a string or an integer"
                     )
+                if key in ID_COLUMNS and kind == "int" and not -(2**63) <= obj[key] < 2**63:
+                    return PredictionError(
+                        f"{path}: line {lineno}: field {key!r} is an integer beyond 64 bits "
+                        f"({str(obj[key])[:40]}); write such ids as JSON strings "
+                        f'("{str(obj[key])[:40]}"), which match the dataset\'s ids as text'
+                    )
                 nested_score = key != _root(key) and _root(key) in SCORE_COLUMNS
                 if nested_score and kind not in ("int", "float"):
                     return PredictionError(
