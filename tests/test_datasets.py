@@ -901,3 +901,20 @@ def test_parquet_text_label_cells_of_any_string_type(
     ds = load_dataset(tmp_path / "d.parquet", taxonomy=tax3)
     np.testing.assert_array_equal(ds.y_true, CELL_Y)
     np.testing.assert_array_equal(ds.mask, CELL_M)
+
+
+def test_parquet_labels_map_reads_as_an_object(tmp_path: Path, tax3: Path) -> None:
+    # a map<string, int> column is the Parquet spelling of the object form
+    labels = pa.array(
+        [[("a", 1), ("b", None)], [("a", 0), ("c", 1)], []],
+        pa.map_(pa.string(), pa.int64()),
+    )
+    table = pa.table({"id": ["r1", "r2", "r3"], "text": ["x", "y", "z"], "labels": labels})
+    pq.write_table(table, tmp_path / "d.parquet")
+    ds = load_dataset(tmp_path / "d.parquet", taxonomy=tax3)
+    np.testing.assert_array_equal(ds.y_true, [[1, 0, 0], [0, 0, 1], [0, 0, 0]])
+    np.testing.assert_array_equal(ds.mask, [[1, 0, 0], [1, 0, 1], [0, 0, 0]])
+    twice = pa.array([[("a", 1), ("a", 0)]], pa.map_(pa.string(), pa.int64()))
+    pq.write_table(pa.table({"id": ["r1"], "text": ["x"], "labels": twice}), tmp_path / "e.parquet")
+    with pytest.raises(DatasetError, match=r"e\.parquet: row 1: key 'a' is given twice"):
+        load_dataset(tmp_path / "e.parquet", taxonomy=tax3)

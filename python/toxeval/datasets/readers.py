@@ -198,7 +198,21 @@ def _read_parquet(data: bytes, labels: LabelReader, source: str) -> RawRows:
         return table_to_rows(table, labels, source, "row", first_line=1)
     except NotColumnar:
         recs = table.to_pylist()
+        if "labels" in table.column_names and pa.types.is_map(table.schema.field("labels").type):
+            # Arrow gives a map as (key, value) pairs: it is the object form
+            for i, r in enumerate(recs):
+                if r["labels"] is not None:
+                    r["labels"] = _map_object(r["labels"], f"{source}: row {i + 1}")
         return records_to_rows(((i + 1, r) for i, r in enumerate(recs)), labels, source, "row")
+
+
+def _map_object(pairs: list[tuple[Any, Any]], where: str) -> dict[Any, Any]:
+    out: dict[Any, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise DatasetError(f"{where}: key {key!r} is given twice in the labels map")
+        out[key] = value
+    return out
 
 
 def dataset_suffix(path: Path) -> str:
