@@ -821,6 +821,13 @@ def test_in_memory_ids_refuse_a_bool_among_integers(flag: Any) -> None:
     np.testing.assert_array_equal(pr.scores, S)
 
 
+def test_a_dataset_built_with_integer_ids_is_a_clear_error() -> None:
+    # the readers turn integer ids into text; a Dataset built by hand must hold text too
+    ds = make_dataset(Y, taxonomy=TAX, ids=[1, 2, 3, 4])  # type: ignore[list-item]
+    with pytest.raises(TypeError, match=r"dataset ids must be str: ids\[0\] is 1 \(int\)"):
+        predictions_from_array(S[::-1], ds, ids=["4", "3", "2", "1"])
+
+
 def test_mismatch_error_names_keyword_and_flag(tmp_path: Path, ds: Any) -> None:
     with pytest.raises(PredictionError) as e:
         predictions_from_array(S[:2], ds, ids=IDS[:2])
