@@ -221,6 +221,14 @@ def test_jsonl_integer_id_beyond_64_bits_names_the_line(tmp_path: Path) -> None:
     np.testing.assert_array_equal(pr.scores, S)
 
 
+def test_jsonl_labels_list_of_numbers_names_the_line(tmp_path: Path, ds: Any) -> None:
+    # a 0/1 vector under 'labels' is not a list of category names
+    rows = [{"id": i, "labels": [1, 0, 1]} for i in IDS]
+    p = write_jsonl(tmp_path / "p.jsonl", rows)
+    with pytest.raises(PredictionError, match=r"p\.jsonl: line 1: field 'labels' holds an int"):
+        read_predictions(p, ds)
+
+
 def test_npz_label_array_beside_the_scores_is_a_companion(tmp_path: Path, ds: Any) -> None:
     # thresholded labels saved next to the scores are not read (the scores are), as a
     # 'labels' column beside 'scores' in a table

@@ -181,6 +181,12 @@ def _scan_jsonl_unchecked(path: Path, pyarrow_msg: str) -> PredictionError:
                         f"({str(obj[key])[:40]}); write such ids as JSON strings "
                         f'("{str(obj[key])[:40]}"), which match the dataset\'s ids as text'
                     )
+                if key.endswith("[]") and _root(key) in LABEL_COLUMNS and kind != "string":
+                    return PredictionError(
+                        f"{path}: line {lineno}: field {_root(key)!r} holds {_a(kind)}; a "
+                        'labels list names categories (["hate"]); give a 0/1 vector in '
+                        "taxonomy order as 'scores'"
+                    )
                 nested_score = key != _root(key) and _root(key) in SCORE_COLUMNS
                 if nested_score and kind not in ("int", "float"):
                     return PredictionError(
