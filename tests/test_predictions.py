@@ -229,6 +229,15 @@ def test_jsonl_labels_list_of_numbers_names_the_line(tmp_path: Path, ds: Any) ->
         read_predictions(p, ds)
 
 
+def test_a_category_spelt_two_ways_across_rows_says_so(tmp_path: Path, ds: Any) -> None:
+    # no row names c0 twice: row 2 spells it by name; the message must not claim one row did
+    rows = _struct_rows()
+    rows[1]["scores"] = {"Category 0": S[1, 0], "c1": S[1, 1], "c2": S[1, 2]}
+    p = write_jsonl(tmp_path / "p.jsonl", rows)
+    with pytest.raises(PredictionError, match=r"both name category 'c0' \(on one row, or on diff"):
+        read_predictions(p, ds)
+
+
 def test_npz_label_array_beside_the_scores_is_a_companion(tmp_path: Path, ds: Any) -> None:
     # thresholded labels saved next to the scores are not read (the scores are), as a
     # 'labels' column beside 'scores' in a table
