@@ -216,7 +216,7 @@ def test_empty_file(tmp_path: Path, tax3: Path) -> None:
         ('{"text": "x", "labels": []}', "missing 'id'"),
         ('{"id": "1", "labels": []}', "missing 'text'"),
         ('{"id": "1", "text": "x"}', "no labels"),
-        ('{"id": "1", "text": "x", "labels": {"a": 2}}', "must be 1, 0 or null"),
+        ('{"id": "1", "text": "x", "labels": {"a": 2}}', "must be 1, 0, -1 or null"),
         ('{"id": "1", "text": "x", "labels": ["a", 1]}', "mix"),
     ],
 )
@@ -842,3 +842,79 @@ def test_openai_moderation_rejects_options_that_do_not_apply(
         load_dataset(target, **where, **kwargs)
     d = load_dataset(target, **where)  # the defaults still read it
     assert d.taxonomy.name == "openai-moderation-8" and len(d) == 2
+
+
+# ------------------------------------- a label cell reads the same on either read path
+
+
+# Per-category cells in every spelling the column-wise readers accept: -1, null, '' and
+# 'NA' are unknown; 'yes' / 'no' and true / false are 1 / 0.
+CELL_ROWS: list[dict[str, Any]] = [
+    {"id": "r1", "text": "one", "a": 1, "b": "yes", "c": True},
+    {"id": "r2", "text": "two", "a": -1, "b": "NA", "c": None},
+    {"id": "r3", "text": "three", "a": 0, "b": "no", "c": False},
+    {"id": "r4", "text": "four", "a": None, "b": "", "c": True},
+]
+CELL_Y = np.array([[1, 1, 1], [0, 0, 0], [0, 0, 0], [0, 0, 1]], dtype=np.int8)
+CELL_M = np.array([[1, 1, 1], [0, 0, 0], [1, 1, 1], [0, 0, 1]], dtype=bool)
+
+
+@pytest.mark.parametrize("form", ["columns", "object"])
+def test_jsonl_label_cells_read_the_same_line_by_line(
+    tmp_path: Path, tax3: Path, form: str
+) -> None:
+    # a line in another label form sends the whole file down the line-by-line path,
+    # which must read every other line as the column-wise path does
+    rows = CELL_ROWS
+    if form == "object":  # labels objects: -1 and null unknown (strings are not accepted)
+        rows = [
+            {"id": r["id"], "text": r["text"], "labels": {"a": r["a"], "c": r["c"]}}
+            for r in CELL_ROWS
+        ]
+    cols = [0, 1, 2] if form == "columns" else [0, 2]
+    columnar = load_dataset(write_jsonl(tmp_path / "a.jsonl", rows), taxonomy=tax3)
+    other = {"id": "r5", "text": "five", "labels": ["b"]}
+    by_line = load_dataset(write_jsonl(tmp_path / "b.jsonl", [*rows, other]), taxonomy=tax3)
+    for ds in (columnar, by_line):
+        np.testing.assert_array_equal(ds.y_true[:4, cols], CELL_Y[:, cols])
+        np.testing.assert_array_equal(ds.mask[:4, cols], CELL_M[:, cols])
+    np.testing.assert_array_equal(by_line.y_true[4], [0, 1, 0])
+    assert by_line.mask[4].all()
+
+
+@pytest.mark.parametrize("text_type", [pa.string(), pa.large_string(), "dictionary"])
+def test_parquet_text_label_cells_of_any_string_type(
+    tmp_path: Path, tax3: Path, text_type: Any
+) -> None:
+    b = pa.array([r["b"] for r in CELL_ROWS], pa.string())
+    b = b.dictionary_encode() if text_type == "dictionary" else b.cast(text_type)
+    table = pa.table(
+        {
+            "id": [r["id"] for r in CELL_ROWS],
+            "text": [r["text"] for r in CELL_ROWS],
+            "a": [r["a"] for r in CELL_ROWS],
+            "b": b,
+            "c": [r["c"] for r in CELL_ROWS],
+        }
+    )
+    pq.write_table(table, tmp_path / "d.parquet")
+    ds = load_dataset(tmp_path / "d.parquet", taxonomy=tax3)
+    np.testing.assert_array_equal(ds.y_true, CELL_Y)
+    np.testing.assert_array_equal(ds.mask, CELL_M)
+
+
+def test_parquet_labels_map_reads_as_an_object(tmp_path: Path, tax3: Path) -> None:
+    # a map<string, int> column is the Parquet spelling of the object form
+    labels = pa.array(
+        [[("a", 1), ("b", None)], [("a", 0), ("c", 1)], []],
+        pa.map_(pa.string(), pa.int64()),
+    )
+    table = pa.table({"id": ["r1", "r2", "r3"], "text": ["x", "y", "z"], "labels": labels})
+    pq.write_table(table, tmp_path / "d.parquet")
+    ds = load_dataset(tmp_path / "d.parquet", taxonomy=tax3)
+    np.testing.assert_array_equal(ds.y_true, [[1, 0, 0], [0, 0, 1], [0, 0, 0]])
+    np.testing.assert_array_equal(ds.mask, [[1, 0, 0], [1, 0, 1], [0, 0, 0]])
+    twice = pa.array([[("a", 1), ("a", 0)]], pa.map_(pa.string(), pa.int64()))
+    pq.write_table(pa.table({"id": ["r1"], "text": ["x"], "labels": twice}), tmp_path / "e.parquet")
+    with pytest.raises(DatasetError, match=r"e\.parquet: row 1: key 'a' is given twice"):
+        load_dataset(tmp_path / "e.parquet", taxonomy=tax3)

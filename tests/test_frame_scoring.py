@@ -132,6 +132,18 @@ def test_ambiguous_tables_are_rejected(
         score(frame, small_dataset)
 
 
+def test_a_column_name_given_twice_is_rejected(small_dataset: Any) -> None:
+    # pandas allows two columns of one name; which one holds the category's scores is
+    # not a guess to make (pyarrow's own error named neither the table nor the rule)
+    cols = [*CATS, "alpha"]
+    frame = pd.DataFrame(np.c_[S, S[::-1, 0]], columns=cols)
+    with pytest.raises(PredictionError, match="DataFrame: column 'alpha' appears more than once"):
+        score(frame, small_dataset)
+    table = pa.Table.from_arrays([pa.array(c) for c in np.c_[S, S[::-1, 0]].T], names=cols)
+    with pytest.raises(PredictionError, match="column 'alpha' appears more than once"):
+        score(table, small_dataset)
+
+
 def test_wrong_row_count_without_ids(small_dataset: Any) -> None:
     with pytest.raises(PredictionError, match="5 rows of scores, but the dataset"):
         score(pd.DataFrame(S[:5], columns=CATS), small_dataset)

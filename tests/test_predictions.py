@@ -182,6 +182,77 @@ def test_npz_with_ids_is_joined(tmp_path: Path, ds: Any) -> None:
     np.testing.assert_array_equal(read_predictions(tmp_path / "p.npz", ds).scores, S)
 
 
+@pytest.mark.parametrize(
+    ("members", "message"),
+    [
+        # the ids under another name: matching by row order would pair shuffled scores
+        # with the wrong rows
+        ({"IDs": [1, 3, 0, 2]}, r"p\.npz: NPZ arrays 'IDs' are not read"),
+        ({"sample_ids": [1, 3, 0, 2]}, r"p\.npz: NPZ arrays 'sample_ids' are not read"),
+        # two id arrays that disagree: which one joins is not the reader's guess
+        ({"ids": [0, 1, 2, 3], "id": [1, 3, 0, 2]}, r"p\.npz: NPZ holds both 'id' and 'ids'"),
+        # a second score array: which one is scored is not the reader's guess either
+        ({"probs": [0, 1, 2, 3]}, r"p\.npz: NPZ arrays 'probs' are not read"),
+    ],
+)
+def test_npz_arrays_that_would_not_be_read_are_an_error(
+    tmp_path: Path, ds: Any, members: dict[str, list[int]], message: str
+) -> None:
+    order = [1, 3, 0, 2]
+    arrays = {k: np.array([IDS[i] for i in v]) for k, v in members.items()}
+    np.savez(tmp_path / "p.npz", scores=S[order], **arrays)
+    with pytest.raises(PredictionError, match=message):
+        read_predictions(tmp_path / "p.npz", ds)
+
+
+def test_jsonl_integer_id_beyond_64_bits_names_the_line(tmp_path: Path) -> None:
+    # a dataset reads such ids exactly (as text); the prediction dump must say how to
+    # write them, not pass on pyarrow's int64 conversion error
+    big = [2**64 + i for i in range(4)]
+    ds = make_dataset(Y, taxonomy=TAX, ids=[str(i) for i in big])
+    rows = [{"id": i, "scores": list(S[k])} for k, i in enumerate(big)]
+    p = write_jsonl(tmp_path / "p.jsonl", rows)
+    with pytest.raises(
+        PredictionError, match=r"p\.jsonl: line 1: field 'id' is an integer .*string"
+    ):
+        read_predictions(p, ds)
+    rows = [{"id": str(i), "scores": list(S[k])} for k, i in enumerate(big)]
+    pr = read_predictions(write_jsonl(tmp_path / "q.jsonl", rows[::-1]), ds)
+    np.testing.assert_array_equal(pr.scores, S)
+
+
+def test_jsonl_labels_list_of_numbers_names_the_line(tmp_path: Path, ds: Any) -> None:
+    # a 0/1 vector under 'labels' is not a list of category names
+    rows = [{"id": i, "labels": [1, 0, 1]} for i in IDS]
+    p = write_jsonl(tmp_path / "p.jsonl", rows)
+    with pytest.raises(PredictionError, match=r"p\.jsonl: line 1: field 'labels' holds an int"):
+        read_predictions(p, ds)
+
+
+def test_a_category_spelt_two_ways_across_rows_says_so(tmp_path: Path, ds: Any) -> None:
+    # no row names c0 twice: row 2 spells it by name; the message must not claim one row did
+    rows = _struct_rows()
+    rows[1]["scores"] = {"Category 0": S[1, 0], "c1": S[1, 1], "c2": S[1, 2]}
+    p = write_jsonl(tmp_path / "p.jsonl", rows)
+    with pytest.raises(PredictionError, match=r"both name category 'c0' \(on one row, or on diff"):
+        read_predictions(p, ds)
+
+
+def test_npz_label_array_beside_the_scores_is_a_companion(tmp_path: Path, ds: Any) -> None:
+    # thresholded labels saved next to the scores are not read (the scores are), as a
+    # 'labels' column beside 'scores' in a table
+    order = [1, 3, 0, 2]
+    np.savez(
+        tmp_path / "p.npz",
+        scores=S[order],
+        labels=S[order] >= 0.5,
+        ids=np.array([IDS[i] for i in order]),
+    )
+    pr = read_predictions(tmp_path / "p.npz", ds)
+    np.testing.assert_array_equal(pr.scores, S)
+    assert pr.kind == "scores"
+
+
 def test_format_flag_overrides_extension(tmp_path: Path, ds: Any) -> None:
     p = write_jsonl(tmp_path / "preds.txt", _struct_rows())
     with pytest.raises(PredictionError, match=r"pass format= \(--format\)"):
@@ -755,6 +826,23 @@ def test_parse_policy_error_names_keyword_and_flag(tmp_path: Path, ds: Any) -> N
         read_predictions(p, ds, parse_policy="error")
     msg = str(e.value)
     assert "parse_policy='zeros' or 'exclude'" in msg and "--parse-policy" in msg
+
+
+@pytest.mark.parametrize("flag", [True, np.True_])
+def test_in_memory_ids_refuse_a_bool_among_integers(flag: Any) -> None:
+    # numpy turns [True, 2, 3, 4] into the integers [1, 2, 3, 4]: True would join row '1'
+    ds = make_dataset(Y, taxonomy=TAX, ids=["1", "2", "3", "4"])
+    with pytest.raises(PredictionError, match=r"array: 'ids'\[0\] is True \(bool"):
+        predictions_from_array(S, ds, ids=[flag, 2, 3, 4])
+    pr = predictions_from_array(S[::-1], ds, ids=[4, 3, 2, 1])  # integers join as text
+    np.testing.assert_array_equal(pr.scores, S)
+
+
+def test_a_dataset_built_with_integer_ids_is_a_clear_error() -> None:
+    # the readers turn integer ids into text; a Dataset built by hand must hold text too
+    ds = make_dataset(Y, taxonomy=TAX, ids=[1, 2, 3, 4])  # type: ignore[list-item]
+    with pytest.raises(TypeError, match=r"dataset ids must be str: ids\[0\] is 1 \(int\)"):
+        predictions_from_array(S[::-1], ds, ids=["4", "3", "2", "1"])
 
 
 def test_mismatch_error_names_keyword_and_flag(tmp_path: Path, ds: Any) -> None:

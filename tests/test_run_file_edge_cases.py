@@ -116,3 +116,21 @@ def test_a_score_cell_that_is_not_a_finite_number_is_named(
     assert str(e.value) == message
     assert cli_main(["score", str(path), "--dataset", str(ds), "-q", "--bootstrap", "0"]) == 2
     assert capsys.readouterr().err == f"toxeval: error: {message}\n"
+
+
+def test_run_file_ids_not_in_the_dataset_are_counted_in_results(tmp_path: Path) -> None:
+    # a run over 12 rows scored against a dataset holding 8 of them and 2 others: the 4
+    # answers without a dataset row are counted where every dump's unknown ids are
+    ds = tmp_path / "ds.jsonl"
+    write_dataset(ds, 12)
+    path = tmp_path / "lex.jsonl"
+    predict(ds, "lexicon", path)
+    lines = ds.read_text(encoding="utf-8").splitlines()[:8]
+    lines += [json.dumps({"id": f"new{i}", "text": f"new {i}", "labels": []}) for i in range(2)]
+    subset = tmp_path / "subset.jsonl"
+    subset.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    result = toxeval.score(path, subset, bootstrap=0)
+    assert result.counts["scored"] == 8
+    assert result.counts["missing_prediction"] == 2
+    assert result.counts["unknown_ids_dropped"] == 4
+    assert sum("4 unknown-id" in n for n in result.notes) == 1, result.notes

@@ -123,6 +123,24 @@ def test_categories_without_known_positive_are_excluded_and_listed() -> None:
     assert res.figures["map"] == pytest.approx(want, rel=1e-12)
 
 
+def test_categories_without_known_negative_are_named_in_a_note() -> None:
+    # a set labelled 1 / -1 with -1 meant as "negative" reads -1 as unknown: every known
+    # label is positive, AP is 1 whatever the scores, and the report has to say so
+    y = np.array([[1, 0, 0], [0, 1, 0], [1, 1, 0], [0, 0, 1]])
+    mask = np.ones_like(y, dtype=bool)
+    mask[:, 0] = y[:, 0] == 1  # c0: positives known, the rest unknown
+    s = np.array([[0.1, 0.1, 0.2], [0.2, 0.8, 0.1], [0.05, 0.6, 0.3], [0.9, 0.1, 0.9]])
+    ds = make_dataset(y, mask)
+    res = score_predictions(predictions_from_array(s, ds), ds)
+    assert res.per_category[0]["in_map"] and res.per_category[0]["ap"] == 1.0
+    note = [n for n in res.notes if "no known negative" in n]
+    assert len(note) == 1 and "c0" in note[0] and "c1" not in note[0], res.notes
+    want = np.mean(
+        [skm.average_precision_score(y[mask[:, k], k], s[mask[:, k], k]) for k in range(3)]
+    )
+    assert res.figures["map"] == pytest.approx(want, rel=1e-12)
+
+
 def test_binary_scores_are_flagged() -> None:
     y = np.array([[1, 0], [0, 1], [1, 1], [0, 0]])
     ds = make_dataset(y)

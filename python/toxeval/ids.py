@@ -233,7 +233,18 @@ def dataset_id_array(dataset_ids: Sequence[str]) -> pa.Array:
     cached = getattr(dataset_ids, "arrow", None)
     if isinstance(cached, pa.Array) and pa.types.is_string(cached.type):
         return cached
-    return pa.array(dataset_ids, type=pa.string())
+    try:
+        return pa.array(dataset_ids, type=pa.string())
+    except (pa.ArrowTypeError, pa.ArrowInvalid):
+        # a Dataset built by hand: the readers give text ids (integers turned into text)
+        bad = next(((i, v) for i, v in enumerate(dataset_ids) if not isinstance(v, str)), None)
+        if bad is None:
+            raise
+        i, v = bad
+        raise TypeError(
+            f"dataset ids must be str: ids[{i}] is {v!r} ({type(v).__name__}); the dataset "
+            "readers read integer ids as text, build a Dataset the same way"
+        ) from None
 
 
 def permutation_by_hash(

@@ -137,7 +137,12 @@ class LabelReader:
                 y[t] = 1
         return y, self.coverage.copy()
 
-    def from_object(self, obj: dict[str, Any], where: str) -> tuple[np.ndarray, np.ndarray]:
+    def from_object(
+        self, obj: dict[str, Any], where: str, *, text_cells: bool = False
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """A labels object, or (``text_cells``) a row's per-category fields, whose cells
+        may also be the words of :data:`TEXT_ONE` / :data:`TEXT_ZERO` / :data:`TEXT_UNKNOWN`
+        as in a column-wise read."""
         pos = np.zeros(self.k, dtype=bool)
         neg_votes = np.zeros(self.k, dtype=np.int64)
         unk_votes = np.zeros(self.k, dtype=np.int64)
@@ -146,7 +151,7 @@ class LabelReader:
         given: dict[int, tuple[str, int | None]] = {}
         for code, v in obj.items():
             ts = self.code_targets(code, where)
-            val = _cell(v, f"{where}: labels[{code!r}]")
+            val = _cell(v, f"{where}: labels[{code!r}]", text=text_cells)
             if self.mapping is None:
                 for t in ts:
                     first = given.setdefault(t, (code, val))
@@ -180,7 +185,7 @@ class LabelReader:
         y = np.zeros(self.k, dtype=np.int8)
         m = np.zeros(self.k, dtype=bool)
         for j, v in enumerate(vec):
-            val = _cell(v, f"{where}: labels[{j}]", allow_minus_one=True)
+            val = _cell(v, f"{where}: labels[{j}]")
             if val is not None:
                 y[j] = val
                 m[j] = True
@@ -220,8 +225,30 @@ class LabelReader:
         return counts, len(value)
 
 
-def _cell(v: Any, where: str, *, allow_minus_one: bool = False) -> int | None:
-    """One label cell: 1/0 (or true/false) is known, null (or NaN, or -1 in a vector) unknown."""
+# Label cells written as text (CSV cells, string columns of per-category labels), compared
+# after stripping and lower-casing; anything else is an error.
+TEXT_ONE = ("1", "1.0", "true", "yes")
+TEXT_ZERO = ("0", "0.0", "false", "no")
+TEXT_UNKNOWN = ("", "-1", "null", "nan", "na", "none")
+
+
+def text_cell(v: str) -> int | str | None:
+    """1, 0 or None (unknown) for a word of the text vocabulary, else ``v`` unchanged."""
+    s = v.strip().lower()
+    if s in TEXT_ONE:
+        return 1
+    if s in TEXT_ZERO:
+        return 0
+    if s in TEXT_UNKNOWN:
+        return None
+    return v
+
+
+def _cell(v: Any, where: str, *, text: bool = False) -> int | None:
+    """One label cell: 1/0 (or true/false) is known, null, NaN or -1 unknown (as the
+    column-wise readers read them); with ``text``, the words of :func:`text_cell` too."""
+    if text and isinstance(v, str):
+        v = text_cell(v)
     if v is None or (isinstance(v, float) and np.isnan(v)):
         return None
     if isinstance(v, bool):
@@ -231,10 +258,9 @@ def _cell(v: Any, where: str, *, allow_minus_one: bool = False) -> int | None:
             return 1
         if v == 0:
             return 0
-        if v == -1 and allow_minus_one:
+        if v == -1:
             return None
-    allowed = "1, 0, -1 or null" if allow_minus_one else "1, 0 or null"
-    raise DatasetError(f"{where}: label value must be {allowed}, got {v!r}")
+    raise DatasetError(f"{where}: label value must be 1, 0, -1 or null, got {v!r}")
 
 
 def _cell_text(value: int | None) -> str:

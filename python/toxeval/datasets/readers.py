@@ -18,7 +18,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from toxeval.datasets.labels import LabelReader, RawRows
+from toxeval.datasets.labels import LabelReader, RawRows, text_cell
 from toxeval.datasets.records import records_to_rows
 from toxeval.datasets.schema import RESERVED_FIELDS, DatasetError
 from toxeval.datasets.tables import NotColumnar, check_column_names, table_to_rows
@@ -170,14 +170,7 @@ def _csv_records(table: pa.Table) -> Iterator[tuple[int, Any]]:
 
 
 def _csv_cell(v: Any) -> Any:
-    s = str(v).strip().lower() if v is not None else ""
-    if s in ("", "-1", "null", "nan", "na", "none"):
-        return None
-    if s in ("1", "1.0", "true", "yes"):
-        return 1
-    if s in ("0", "0.0", "false", "no"):
-        return 0
-    return v
+    return None if v is None else text_cell(str(v))
 
 
 def _read_parquet(data: bytes, labels: LabelReader, source: str) -> RawRows:
@@ -205,7 +198,21 @@ def _read_parquet(data: bytes, labels: LabelReader, source: str) -> RawRows:
         return table_to_rows(table, labels, source, "row", first_line=1)
     except NotColumnar:
         recs = table.to_pylist()
+        if "labels" in table.column_names and pa.types.is_map(table.schema.field("labels").type):
+            # Arrow gives a map as (key, value) pairs: it is the object form
+            for i, r in enumerate(recs):
+                if r["labels"] is not None:
+                    r["labels"] = _map_object(r["labels"], f"{source}: row {i + 1}")
         return records_to_rows(((i + 1, r) for i, r in enumerate(recs)), labels, source, "row")
+
+
+def _map_object(pairs: list[tuple[Any, Any]], where: str) -> dict[Any, Any]:
+    out: dict[Any, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise DatasetError(f"{where}: key {key!r} is given twice in the labels map")
+        out[key] = value
+    return out
 
 
 def dataset_suffix(path: Path) -> str:

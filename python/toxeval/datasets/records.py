@@ -84,7 +84,7 @@ def records_to_rows(
         if lab is not None:
             y, m = labels.parse(lab, where)
         elif ann is None and cat_cols:
-            y, m = labels.from_object(cat_cols, where)
+            y, m = labels.from_object(cat_cols, where, text_cells=True)
         elif ann is None:
             raise DatasetError(
                 f"{where}: no labels (give 'labels', 'annotations' or one field per category)"

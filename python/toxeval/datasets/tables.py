@@ -12,7 +12,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from toxeval.datasets.labels import LabelReader, RawRows, claims_again
+from toxeval.datasets.labels import (
+    TEXT_ONE,
+    TEXT_UNKNOWN,
+    TEXT_ZERO,
+    LabelReader,
+    RawRows,
+    claims_again,
+)
 from toxeval.datasets.records import check_unique_ids
 from toxeval.datasets.schema import RESERVED_FIELDS, SCHEMA_SUMMARY, DatasetError
 from toxeval.ids import StringColumn
@@ -170,8 +177,8 @@ def _table_labels(
             raise NotColumnar  # two columns name one category: the row path checks them
         found = True
         col = table.column(name).combine_chunks()
-        if pa.types.is_string(col.type):
-            col = _text_cells(col, name)
+        if _is_text(col.type):
+            col = _text_cells(pc.cast(col, pa.string()), name)
         one, known = _tri_state(col)
         for tt in ts:
             pos[:, tt] |= one
@@ -207,9 +214,9 @@ class _CellError(Exception):
 def _text_cells(col: pa.Array, name: str) -> pa.Array:
     """CSV cells '1'/'0'/''/'-1'/'true'/'false' -> float64 with nulls for unknown."""
     s = pc.utf8_lower(pc.utf8_trim_whitespace(col))
-    one = pc.is_in(s, pa.array(["1", "1.0", "true", "yes"]))
-    zero = pc.is_in(s, pa.array(["0", "0.0", "false", "no"]))
-    unk = pc.or_(pc.is_null(s), pc.is_in(s, pa.array(["", "-1", "null", "nan", "na", "none"])))
+    one = pc.is_in(s, pa.array(TEXT_ONE))
+    zero = pc.is_in(s, pa.array(TEXT_ZERO))
+    unk = pc.or_(pc.is_null(s), pc.is_in(s, pa.array(TEXT_UNKNOWN)))
     bad = pc.invert(pc.or_(pc.or_(one.fill_null(False), zero.fill_null(False)), unk))
     if pc.any(bad).as_py():
         i = int(np.flatnonzero(np.asarray(bad.to_numpy(zero_copy_only=False)))[0])

@@ -127,7 +127,7 @@ def run_scores(path: str | Path, dataset: Dataset) -> RunScores:
         scored[row] = True
         graded = graded or bool(rec.graded)
     known_ids = set(dataset.ids)
-    n_unknown_ids = sum(1 for i in state.latest if i not in known_ids)
+    unknown_ids = [i for i in state.latest if i not in known_ids]
     notes: list[str] = []
     if failed:
         notes.append(
@@ -149,8 +149,6 @@ def run_scores(path: str | Path, dataset: Dataset) -> RunScores:
             f"{int(unknown.sum())} cells have no score from the system (categories: "
             f"{', '.join(cols)}): masked as unknown labels"
         )
-    if n_unknown_ids:
-        notes.append(f"{n_unknown_ids} ids of the run file are not in the dataset: ignored")
     if "labels" in methods:
         notes.append(LABELS_NOTE)
     if state.corrupt_lines or state.torn_tail:
@@ -170,6 +168,9 @@ def run_scores(path: str | Path, dataset: Dataset) -> RunScores:
         on_mismatch="drop",
         n_missing=len(missing),
         missing_ids=tuple(missing[:5]),
+        # answers for ids the dataset does not have: counted (and noted) as a dump's are
+        n_unknown=len(unknown_ids),
+        unknown_ids=tuple(unknown_ids[:5]),
         n_failed=len(failed),
         failed=tuple(failed[:5]),
         parse_policy="exclude",

@@ -123,7 +123,8 @@ def _named_scores(
             unknown.append(name)
         elif cat in by_cat:
             raise PredictionError(
-                f"{path}: {what} {by_cat[cat]!r} and {name!r} both name category {cat!r}"
+                f"{path}: {what} {by_cat[cat]!r} and {name!r} both name category {cat!r} "
+                "(on one row, or on different rows of the file); name each category one way"
             )
         else:
             by_cat[cat] = name

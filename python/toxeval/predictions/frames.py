@@ -63,6 +63,12 @@ def _frame_table(frame: Any, source: str) -> pa.Table:
                     "'id' column: give the ids as an 'id' column (or an index named 'id'), or "
                     "reset_index(drop=True) to score in dataset row order"
                 )
+            dup = frame.columns[frame.columns.duplicated()]
+            if len(dup):
+                raise PredictionError(
+                    f"{source}: column {dup[0]!r} appears more than once; every column name "
+                    "must be unique"
+                )
             bad = [c for c in frame.columns if not isinstance(c, str)]
             if bad:
                 raise PredictionError(
@@ -167,6 +173,13 @@ def predictions_from_array(
     ``on_mismatch="error"``, ``ValueError`` for an unknown ``on_mismatch``."""
     check_choice("on_mismatch", on_mismatch, MISMATCH_POLICIES, "--on-mismatch")
     arr = np.asarray(scores)
+    if isinstance(ids, (list, tuple)):
+        # numpy reads [True, 2, 3] as the integers [1, 2, 3]: refuse a bool before that
+        for i, v in enumerate(ids):
+            if isinstance(v, (bool, np.bool_)):
+                raise PredictionError(
+                    f"{source}: 'ids'[{i}] is {bool(v)!r} (bool); ids must be strings or integers"
+                )
     id_arr = None if ids is None else np.asarray(ids)
     return array_predictions(
         arr,

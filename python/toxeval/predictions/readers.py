@@ -175,6 +175,18 @@ def _scan_jsonl_unchecked(path: Path, pyarrow_msg: str) -> PredictionError:
                         f"{path}: line {lineno}: field {key!r} is {_a(kind)} "
                         f"({json.dumps(obj[key])[:40]}); an id is a string or an integer"
                     )
+                if key in ID_COLUMNS and kind == "int" and not -(2**63) <= obj[key] < 2**63:
+                    return PredictionError(
+                        f"{path}: line {lineno}: field {key!r} is an integer beyond 64 bits "
+                        f"({str(obj[key])[:40]}); write such ids as JSON strings "
+                        f'("{str(obj[key])[:40]}"), which match the dataset\'s ids as text'
+                    )
+                if key.endswith("[]") and _root(key) in LABEL_COLUMNS and kind != "string":
+                    return PredictionError(
+                        f"{path}: line {lineno}: field {_root(key)!r} holds {_a(kind)}; a "
+                        'labels list names categories (["hate"]); give a 0/1 vector in '
+                        "taxonomy order as 'scores'"
+                    )
                 nested_score = key != _root(key) and _root(key) in SCORE_COLUMNS
                 if nested_score and kind not in ("int", "float"):
                     return PredictionError(
@@ -442,7 +454,23 @@ def read_numpy_arrays(path: Path, fmt: str) -> tuple[np.ndarray, np.ndarray | No
                         f"(and optionally the ids 'ids')"
                     )
                 key = non_id[0]
+            if "ids" in names and "id" in names:
+                raise PredictionError(
+                    f"{path}: NPZ holds both 'id' and 'ids'; keep the one array of ids to join by"
+                )
             ids_key = "ids" if "ids" in names else ("id" if "id" in names else None)
+            # every other array must be a companion prediction array (labels beside the
+            # scores): ids saved under another name would otherwise be passed over and
+            # the rows matched by row order
+            companions = LABEL_COLUMNS if key in SCORE_COLUMNS else ()
+            unread = [n for n in names if n not in (key, ids_key, *companions)]
+            if unread:
+                raise PredictionError(
+                    f"{path}: NPZ arrays {', '.join(map(repr, unread))} are not read; an NPZ "
+                    f"holds the scores ({key!r}) and optionally their ids as 'ids' (rename "
+                    "the id array to 'ids', or remove the other arrays: without 'ids' rows "
+                    "are matched by row order)"
+                )
             for member in (key, ids_key):
                 if member is None:
                     continue

@@ -125,6 +125,17 @@ def score_predictions(
             f"mAP and macro F1 average over {int(included.sum())} of {tax.k} categories; "
             f"excluded (no known positive among the scored rows): {', '.join(excluded)}"
         )
+    no_negative = [
+        c
+        for c, p, q, inc in zip(tax.ids, known_pos, known_neg, included, strict=True)
+        if inc and q == 0
+    ]
+    if no_negative:
+        notes.append(
+            "AP is 1 whatever the scores where every known label is positive (no known "
+            f"negative among the scored rows): {', '.join(no_negative)}; null and -1 label "
+            "cells are unknown, not negative (write negatives as 0)"
+        )
     one_class = [
         c for c, p, q in zip(tax.ids, known_pos, known_neg, strict=True) if p == 0 or q == 0
     ]
