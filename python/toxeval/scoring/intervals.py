@@ -177,10 +177,6 @@ def _lrl_interval(
 
     if not m.any():
         return None, float("nan"), None
-    if y.shape[0] < 2:  # no resampling of one row (see figure_intervals)
-        from toxeval import metrics
-
-        return None, float(metrics.label_ranking_loss(y, s, mask=m, n_jobs=n_jobs)), None
     try:
         res = stats.bootstrap(
             "label_ranking_loss",
@@ -227,6 +223,30 @@ def figure_intervals(
     ap_undefined: list[int | None] = [None] * k
     map_ci: Interval = None
     map_estimate, map_undefined = float("nan"), None
+    if y.shape[0] < 2:
+        # every resample of one row is that row: the estimates without intervals
+        # (scipy.stats.bootstrap refuses one observation)
+        from toxeval import metrics
+
+        if cols.size:
+            map_estimate = float(
+                metrics.average_precision_score(
+                    y[:, cols], s[:, cols], mask=m[:, cols], average="macro"
+                )
+            )
+        lrl = metrics.label_ranking_loss(y, s, mask=m) if m.any() else float("nan")
+        return FigureIntervals(
+            n_resamples=n_resamples,
+            confidence_level=float(confidence_level),
+            seed=int(seed),
+            map=None,
+            map_estimate=map_estimate,
+            label_ranking_loss=None,
+            label_ranking_loss_estimate=float(lrl),
+            n_undefined={"map": None, "label_ranking_loss": None},
+            ap=ap,
+            ap_undefined=ap_undefined,
+        )
     if cols.size:
         estimate, dist = _ap_distribution(
             y[:, cols], s[:, cols], m[:, cols], n_resamples=n_resamples, seed=seed, n_jobs=n_jobs
@@ -239,11 +259,6 @@ def figure_intervals(
         map_estimate = float(np.mean(estimate))
         map_ci = _percentile(np.mean(dist[:, every], axis=0), confidence_level)
         map_undefined = int(n_resamples - every.sum())
-        if y.shape[0] < 2:
-            # every resample of one row is that row: no interval (scipy.stats.bootstrap
-            # refuses one observation), only the estimate
-            ap, ap_undefined = [None] * k, [None] * k
-            map_ci, map_undefined = None, None
     lrl_ci, lrl_estimate, lrl_undefined = _lrl_interval(
         y,
         s,
