@@ -187,6 +187,18 @@ def test_datasets_command(capsys: pytest.CaptureFixture[str], tmp_path: Path) ->
     assert "Q-A-MLL" in out and "not found" in out
 
 
+def test_datasets_with_a_data_dir_that_does_not_exist_is_an_error(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    assert main(["datasets", "--data-dir", str(tmp_path / "nonexistent")]) == 2
+    err = capsys.readouterr().err
+    assert f"--data-dir {tmp_path / 'nonexistent'}: no such folder" in err
+    assert len(err.strip().splitlines()) == 1
+    (tmp_path / "f.txt").write_text("x")
+    assert main(["datasets", "--data-dir", str(tmp_path / "f.txt")]) == 2
+    assert "is not a folder" in capsys.readouterr().err
+
+
 # --------------------------------------------------------------------------- exit codes
 
 

@@ -273,8 +273,9 @@ class Comparison:
 
     def render(self, console: Any = None) -> None:
         """Print the matrix as a rich table."""
-        from rich.console import Console
         from rich.table import Table
+
+        from toxeval.console_output import output_console
 
         header, body = self._grid(RICH)
         table = Table(title="toxeval compare", caption=RICH.text(self._legend()))
@@ -282,7 +283,7 @@ class Comparison:
             table.add_column(h, justify="left" if i == 0 else "right")
         for r in body:
             table.add_row(*r)
-        (console or Console()).print(table)
+        (console or output_console()).print(table)
 
 
 # --------------------------------------------------------------------------- figures

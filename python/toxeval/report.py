@@ -238,14 +238,15 @@ def _summary_rows(
 def render(result: EvaluationResult, console: Console | None = None) -> None:
     """Print the summary panel, the per-category table and the notes."""
     from rich import box
-    from rich.console import Console
     from rich.markup import escape
     from rich.panel import Panel
     from rich.table import Table
 
+    from toxeval.console_output import output_console
+
     # every string printed may hold user text (file names, category ids, notes): escaped,
     # so that "ds[bold]1.jsonl" prints as written, not as markup
-    con = console or Console()
+    con = console or output_console()
     summary = Table.grid(padding=(0, 2))
     summary.add_column(style="bold")
     summary.add_column()

@@ -238,12 +238,13 @@ def _same_bytes(a: Path, b: Path) -> bool:
 
 
 def _cmd_datasets(args: argparse.Namespace) -> int:
-    from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
 
+    from toxeval.console_output import output_console
     from toxeval.datasets import list_datasets
 
+    _check_data_dir(args.data_dir)
     table = Table(title="known datasets")
     for col in ("name", "level", "found", "where looked", "description"):
         table.add_column(col)
@@ -260,15 +261,27 @@ def _cmd_datasets(args: argparse.Namespace) -> int:
                 ),
             )
         )
-    Console().print(table)
+    output_console().print(table)
     return 0
 
 
+def _check_data_dir(data_dir: str | None) -> None:
+    """``--data-dir DIR`` names an existing folder: a typo would otherwise list every
+    dataset as not found, as if the folder were empty."""
+    if data_dir is None:
+        return
+    path = Path(data_dir)
+    if not path.exists():
+        raise UsageError(f"--data-dir {data_dir}: no such folder")
+    if not path.is_dir():
+        raise UsageError(f"--data-dir {data_dir}: is not a folder")
+
+
 def _cmd_taxonomy(args: argparse.Namespace) -> int:
-    from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
 
+    from toxeval.console_output import output_console
     from toxeval.taxonomy import list_taxonomies, load_taxonomy
 
     tax = load_taxonomy(args.name)
@@ -281,7 +294,7 @@ def _cmd_taxonomy(args: argparse.Namespace) -> int:
         table.add_column(col)
     for c in tax.categories:
         table.add_row(*map(escape, (c.id, c.name, c.description, ", ".join(c.aliases))))
-    Console().print(table)
+    output_console().print(table)
     return 0
 
 

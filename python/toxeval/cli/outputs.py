@@ -149,10 +149,9 @@ def finish_command(result: EvaluationResult, args: argparse.Namespace, written: 
 
         print(quiet_line(result))
     else:
-        from rich.console import Console
-
+        from toxeval.console_output import output_console
         from toxeval.report import render
 
-        render(result, Console())
+        render(result, output_console())
         if written:
             print(f"wrote {', '.join(p.name for p in written)} to {args.out}")

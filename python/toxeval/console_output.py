@@ -1,0 +1,33 @@
+"""The rich console every toxeval command prints its tables and reports on.
+
+On a terminal, rich fits output to the terminal's width. Piped or redirected (not a
+TTY), rich would assume 80 columns and cut long cells (paths, dataset names, system
+names) with an ellipsis; a pipe has no width to fit, so there the console is wide
+enough that nothing is cut, and each table takes the width its cells need. ``COLUMNS``,
+when set, still decides the width, as rich reads it.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+__all__ = ["PIPE_WIDTH", "output_console"]
+
+PIPE_WIDTH = 100_000
+"""Columns of a console that does not write to a terminal: wider than any cell."""
+
+
+def output_console(*, stderr: bool = False) -> Console:
+    """A rich ``Console`` on stdout (stderr with ``stderr=True``): the terminal's width on
+    a TTY or with ``COLUMNS`` set, else :data:`PIPE_WIDTH` columns, so that no cell is
+    truncated when the output goes to a pipe or a file."""
+    from rich.console import Console
+
+    con = Console(stderr=stderr)
+    if con.is_terminal or os.environ.get("COLUMNS"):
+        return con
+    return Console(stderr=stderr, width=PIPE_WIDTH)
