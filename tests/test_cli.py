@@ -804,3 +804,21 @@ def test_python_dash_m_toxeval_is_the_command() -> None:
     want = _run("--version")
     assert got.returncode == want.returncode == 0, got.stderr
     assert got.stdout == want.stdout and got.stdout.strip()
+
+
+def test_a_sample_larger_than_the_dataset_runs_every_row_and_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "out"
+    assert main(["evaluate", "--sample", "1000", "--bootstrap", "0", "--out", str(out)]) == 0
+    note = "--sample 1000 asks for more rows than the dataset has (362): all 362 rows are run"
+    assert note in " ".join(capsys.readouterr().out.split())
+    assert note in (out / "report.md").read_text(encoding="utf-8")
+    assert any(note in n for n in json.loads((out / "results.json").read_text())["notes"])
+    run = tmp_path / "run.jsonl"
+    lexicon = ["--dataset", "demo", "--detector", "lexicon"]
+    assert main(["predict", *lexicon, "--sample", "1000", "--out", str(run)]) == 0
+    assert f"toxeval: note: {note}" in capsys.readouterr().err
+    # a sample smaller than the dataset is what was asked: no note
+    assert main(["predict", *lexicon, "--sample", "10", "--out", str(tmp_path / "r10.jsonl")]) == 0
+    assert "note" not in capsys.readouterr().err

@@ -73,6 +73,8 @@ def _cmd_predict(args: argparse.Namespace) -> int:
             print(f"toxeval: note: {note}", file=sys.stderr)
     else:
         print(summary.line())
+    for note in summary.notes:
+        print(f"toxeval: note: {note}", file=sys.stderr)
     return 0
 
 

@@ -209,6 +209,7 @@ def predict(
     ds = _dataset(dataset, taxonomy, data_dir, rule, min_annotators)
     keys = dataset_keys(ds)
     rows = select_rows(len(keys), limit=limit, sample=sample, seed=seed)
+    notes = [] if sample is None else _sample_notes(sample, len(keys))
     keys = [keys[i] for i in rows]
     if not det.remote:
         if dry_run or batch_file is not None:
@@ -239,7 +240,7 @@ def predict(
                 f"{_flags(given)} apply to model servers; {detector!r} runs in this process: "
                 "drop them"
             )
-        return run_local(LocalSystem(det, ds.taxonomy), keys, run_file, quiet=quiet)
+        return _noted(run_local(LocalSystem(det, ds.taxonomy), keys, run_file, quiet=quiet), notes)
     url = checked_base_url(base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL)
     spec = build_request_spec(
         det,
@@ -257,7 +258,7 @@ def predict(
     if dry_run:
         from toxeval.llm.batch import dry_run_summary
 
-        return dry_run_summary(spec, keys, url, str(run_file))
+        return _noted(dry_run_summary(spec, keys, url, str(run_file)), notes)
     if batch_file is not None:
         from toxeval.llm.batch import write_batch_file
 
@@ -272,9 +273,10 @@ def predict(
         }
         if max_completion_tokens is not None:  # sidecars without it read as before
             chat_options["max_completion_tokens"] = max_completion_tokens
-        return write_batch_file(
+        written = write_batch_file(
             spec, keys, url, batch_file, detector=det, dataset=ds, options=chat_options
         )
+        return _noted(written, notes)
     options = RunOptions(
         base_url=url,
         api_key=os.environ.get(api_key_env) or None,
@@ -288,7 +290,23 @@ def predict(
         retry=RetryPolicy(max_retries=max_retries, base_delay=retry_base_delay),
         quiet=quiet,
     )
-    return run_remote(spec, keys, run_file, options, detector=det)
+    return _noted(run_remote(spec, keys, run_file, options, detector=det), notes)
+
+
+def _sample_notes(sample: int, n: int) -> list[str]:
+    """What to tell the user about ``sample=`` (``--sample``) on ``n`` rows: a sample of at
+    more than the dataset's size is the whole dataset, which they may not expect."""
+    if sample <= n:
+        return []
+    return [
+        f"--sample {sample} asks for more rows than the dataset has ({n}): "
+        f"all {n} rows are run (a sample is drawn without replacement)"
+    ]
+
+
+def _noted(summary: RunSummary, notes: list[str]) -> RunSummary:
+    summary.notes.extend(notes)
+    return summary
 
 
 def evaluate_spec(
@@ -319,6 +337,7 @@ def evaluate_spec(
             if run_file is None:  # name the detector, not a temporary file that is gone
                 e.args = (str(e).replace(str(path), f"the answers of {detector}"),)
             raise
+    result.notes.extend(summary.notes)
     result.notes.append(
         f"run: {summary.written} rows asked now, {summary.skipped} already in the run file, "
         f"{summary.failed} failed, {summary.retries} retries"

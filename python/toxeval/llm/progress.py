@@ -34,6 +34,8 @@ class RunSummary:
     repaired_bytes: int = 0
     elapsed_s: float = 0.0
     dry_run: bool = False
+    # what the user should know about the rows run (a --sample larger than the dataset)
+    notes: list[str] = field(default_factory=list)
 
     def line(self) -> str:
         if self.dry_run:
