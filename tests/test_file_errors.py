@@ -245,3 +245,43 @@ def test_a_named_pipe_as_the_predictions_is_refused_not_waited_on(
     )
     assert done.returncode == 2, done.stderr
     assert done.stderr.strip() == f"toxeval: error: predictions file {pipe} is not a regular file"
+
+
+@pytest.mark.parametrize(
+    ("encoding", "name", "iconv"),
+    [
+        ("utf-16", "UTF-16 LE (with a byte-order mark)", "UTF-16"),
+        ("utf-16-le", "UTF-16 LE", "UTF-16LE"),
+        ("utf-16-be", "UTF-16 BE", "UTF-16BE"),
+        ("utf-32", "UTF-32 LE (with a byte-order mark)", "UTF-32"),
+    ],
+)
+def test_utf16_and_utf32_files_are_named_with_the_fix(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], encoding: str, name: str, iconv: str
+) -> None:
+    """A spreadsheet's 'Unicode text' export is UTF-16: read as UTF-8 it is one garbled
+    column, which pyarrow reported as 'Expected 16 columns, got 1'."""
+    ds = load_dataset()
+    header = "id," + ",".join(ds.taxonomy.ids)
+    preds = tmp_path / "preds.csv"
+    lines = [header] + [f"{i}," + ",".join("0.5" for _ in ds.taxonomy.ids) for i in ds.ids]
+    preds.write_text("\n".join(lines) + "\n", encoding=encoding)
+    dataset = tmp_path / "ds.csv"
+    rows = ["id,text," + ",".join(ds.taxonomy.ids), "r1,hello," + ",".join("0" * ds.taxonomy.k)]
+    dataset.write_text("\n".join(rows) + "\n", encoding=encoding)
+    jsonl = tmp_path / "ds.jsonl"
+    jsonl.write_text('{"id": "r1", "text": "x", "labels": []}\n', encoding=encoding)
+    for args, path in (
+        (["score", str(preds), "--dataset", "demo"], preds),
+        (["evaluate", "--dataset", str(dataset)], dataset),
+        (["evaluate", "--dataset", str(jsonl)], jsonl),
+    ):
+        assert main([*args, "-q"]) == 2
+        err = capsys.readouterr().err
+        assert err.strip().splitlines() == [
+            f"toxeval: error: {path}: the file is {name} text; toxeval reads UTF-8: convert it "
+            f"(iconv -f {iconv} -t UTF-8 FILE > NEW_FILE"
+            + ("; from a spreadsheet, save as 'CSV UTF-8')" if path.suffix == ".csv" else ")")
+        ]
+    with pytest.raises(PredictionError, match=f"is {name[:9]}"):
+        read_predictions(preds, ds)

@@ -26,6 +26,7 @@ __all__ = [
     "COMPRESSIONS",
     "BackgroundSha256",
     "builtin_record",
+    "check_utf8_encoding",
     "compression_suffix",
     "decode_utf8",
     "file_record",
@@ -39,6 +40,48 @@ __all__ = [
 ]
 
 BOM = b"\xef\xbb\xbf"
+
+# byte-order marks of the Unicode encodings that are not UTF-8, UTF-32 first (its LE mark
+# starts with UTF-16 LE's), each with the name iconv gives the encoding
+_WIDE_BOMS = (
+    (b"\xff\xfe\x00\x00", "UTF-32 LE", "UTF-32"),
+    (b"\x00\x00\xfe\xff", "UTF-32 BE", "UTF-32"),
+    (b"\xff\xfe", "UTF-16 LE", "UTF-16"),
+    (b"\xfe\xff", "UTF-16 BE", "UTF-16"),
+)
+
+
+def _wide_encoding(head: bytes) -> tuple[str, str] | None:
+    """(name, iconv name) of UTF-16 or UTF-32 text from its first bytes: a byte-order
+    mark, or ASCII text with a NUL byte beside every character (UTF-16 without a mark:
+    UTF-8 text never holds a NUL)."""
+    for bom, name, iconv in _WIDE_BOMS:
+        if head.startswith(bom):
+            return f"{name} (with a byte-order mark)", iconv
+    pairs = head[: len(head) // 2 * 2]
+    if len(pairs) >= 4:
+        even, odd = pairs[0::2], pairs[1::2]
+        if not any(odd) and all(even):
+            return "UTF-16 LE", "UTF-16LE"
+        if not any(even) and all(odd):
+            return "UTF-16 BE", "UTF-16BE"
+    return None
+
+
+def check_utf8_encoding(head: bytes, source: str, error: type[Exception]) -> None:
+    """Raise ``error`` naming ``source``, the encoding and how to convert the file when
+    ``head`` (the first bytes of a text file, decompressed) is UTF-16 or UTF-32 text:
+    read as UTF-8 such a file is one garbled column, which the CSV and JSON readers
+    would report as a wrong column count or a syntax error."""
+    found = _wide_encoding(head[:64])
+    if found is None:
+        return
+    name, iconv = found
+    sheet = "; from a spreadsheet, save as 'CSV UTF-8'" if ".csv" in source.lower() else ""
+    raise error(
+        f"{source}: the file is {name} text; toxeval reads UTF-8: convert it "
+        f"(iconv -f {iconv} -t UTF-8 FILE > NEW_FILE{sheet})"
+    )
 
 
 def require_file(

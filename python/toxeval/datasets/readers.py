@@ -23,6 +23,7 @@ from toxeval.datasets.records import records_to_rows
 from toxeval.datasets.schema import RESERVED_FIELDS, DatasetError
 from toxeval.datasets.tables import NotColumnar, check_column_names, table_to_rows
 from toxeval.files import (
+    check_utf8_encoding,
     ARROW_JSON_OPENERS,
     BackgroundSha256,
     decode_utf8,
@@ -97,6 +98,7 @@ def _read_jsonl(path: Path, data: bytes, labels: LabelReader, source: str) -> Ra
     body = gunzip(path, data, DatasetError)
     if _blank(body):
         raise DatasetError(f"{source}: the file is empty")
+    check_utf8_encoding(body[:64], source, DatasetError)
     blank_free = b"\n\n" not in body and not body.startswith((b"\n", b"\r\n"))
     if blank_free and not json_openers_exceed(_blocks(body), ARROW_JSON_OPENERS):
         try:
@@ -119,6 +121,7 @@ def _read_csv(path: Path, data: bytes, labels: LabelReader, source: str) -> RawR
     body = gunzip(path, data, DatasetError)
     if _blank(body):
         raise DatasetError(f"{source}: the file is empty")
+    check_utf8_encoding(body[:64], source, DatasetError)
     try:
         table = pacsv.read_csv(
             io.BytesIO(body),

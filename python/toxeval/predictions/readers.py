@@ -26,6 +26,7 @@ import pyarrow as pa
 from toxeval.files import (
     ARROW_JSON_OPENERS,
     COMPRESSIONS,
+    check_utf8_encoding,
     compression_suffix,
     json_openers_exceed,
     open_binary,
@@ -315,9 +316,20 @@ def _source(path: Path) -> Iterator[str | pa.NativeFile]:
         yield stream
 
 
+def _check_encoding(path: Path) -> None:
+    """A clear error for a UTF-16 or UTF-32 text file (files.check_utf8_encoding)."""
+    try:
+        with open_binary(path) as f:
+            head = f.read(64)
+    except (OSError, EOFError, zlib.error) as e:
+        raise _unreadable(path, e) from None
+    check_utf8_encoding(head, str(path), PredictionError)
+
+
 def read_jsonl_table(path: Path) -> pa.Table:
     import pyarrow.json as pj
 
+    _check_encoding(path)
     first = _schema_sample(path)
     _check_nesting(path)
     opts = pj.ParseOptions(explicit_schema=_json_schema(first), unexpected_field_behavior="infer")
@@ -349,6 +361,7 @@ def read_csv_table(path: Path) -> pa.Table:
 
     if path.stat().st_size == 0:
         raise PredictionError(f"{path}: empty file (no predictions)")
+    _check_encoding(path)
     delimiter = "\t" if plain_name(path).endswith(".tsv") else ","
     try:
         with _source(path) as src:
