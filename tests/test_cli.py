@@ -822,3 +822,16 @@ def test_a_sample_larger_than_the_dataset_runs_every_row_and_says_so(
     # a sample smaller than the dataset is what was asked: no note
     assert main(["predict", *lexicon, "--sample", "10", "--out", str(tmp_path / "r10.jsonl")]) == 0
     assert "note" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["evaluate", "score"])
+def test_out_help_names_every_file_written_including_what_compare_reads(
+    command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert (
+        "--out DIR write results.json, report.md, per_category.csv and scored_rows.parquet "
+        "(the scored rows: what 'toxeval compare' reads) into DIR"
+    ) in text

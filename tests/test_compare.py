@@ -543,3 +543,51 @@ def test_one_row_systems_are_compared_without_intervals_or_tests(tmp_path: Path)
     (b,) = [r for r in c.to_records() if r["system"] == "B"]
     assert b["label_ranking_loss"] == 0.5 and b["label_ranking_loss_diff_vs_baseline"] == 0.5
     assert b["map_low"] is None and b["label_ranking_loss_p_bootstrap"] is None
+
+
+def test_readme_workflow_and_an_llm_run_with_failed_rows(
+    fake_openai: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    """The README's compare example, command for command (the API at the fake server
+    through OPENAI_BASE_URL), with three rows the server refuses: the run's results
+    miss them, compare refuses the two systems with a message that names --common-rows,
+    and with --common-rows compares them on the other 359 rows, saying so."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("COLUMNS", raising=False)
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.url)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    # the server's keys of the first three rows' requests, from a run of those alone
+    assert main("predict --dataset demo --detector openai:gpt-4o-mini --limit 3 -q "
+                "--out first3.jsonl".split()) == 0  # fmt: skip
+    for key in fake_openai.answered():
+        fake_openai.faults[key] = ["400"]
+    readme = [
+        "predict --dataset demo --detector openai:gpt-4o-mini --out runs/gpt.jsonl -q",
+        "score runs/gpt.jsonl --dataset demo --out results/gpt --html -q",
+        "evaluate --out results/lex -q",
+    ]
+    for line in readme:
+        assert main(line.split()) == 0, line
+    cmp = "compare lex=results/lex gpt=results/gpt --baseline lex --format latex".split()
+    capsys.readouterr()
+    assert main(cmp) == 2
+    err = capsys.readouterr().err
+    assert "3 ids ('demo-0001', 'demo-0002', 'demo-0003') only in the first" in err
+    assert "with --common-rows" in err and "--on-mismatch" not in err
+    assert main([*cmp, "--common-rows", "--bootstrap", "50"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert r"\begin{tabular}" in out
+    assert "demo: compared on the 359 rows every system scored (rows left out: lex 3)" in out
+    assert main([*cmp[:3], "--common-rows", "--bootstrap", "50", "--format", "csv"]) == 0
+    recs = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert [(r["system"], r["rows"], r["rows_left_out"]) for r in recs] == [
+        ("lex", "359", "3"),
+        ("gpt", "359", "0"),
+    ]
+    # on the common rows, each system's figures are those of its rows there
+    lex = read_scored_rows(tmp_path / "results" / "lex" / FILE_NAME)
+    keep = np.array([i not in {"demo-0001", "demo-0002", "demo-0003"} for i in lex.ids])
+    want = figure_intervals(
+        lex.y_true[keep], lex.scores[keep], lex.mask[keep], n_resamples=50, seed=0
+    ).map_estimate
+    assert float(recs[0]["map"]) == pytest.approx(want, rel=1e-12)

@@ -39,6 +39,7 @@ from toxeval.compare_inputs import (
     SystemResult,
     aligned,
     check_reported,
+    keep_common_rows,
     load_system,
     split_spec,
 )
@@ -66,6 +67,8 @@ class Cell:
     """One system on one dataset: figures, intervals and the paired test vs the baseline."""
 
     value: dict[str, float]
+    #: the rows the figures are computed on
+    n_rows: int
     #: ``None``: the figure is defined on too few resamples for an interval (n/a)
     interval: dict[str, tuple[float, float] | None]
     best: dict[str, bool] = field(default_factory=dict)
@@ -91,6 +94,9 @@ class Comparison:
     alpha: float = 0.05
     #: datasets the baseline was not scored on: no paired tests there (said in the legend)
     without_baseline: list[str] = field(default_factory=list)
+    #: ``common_rows=True``: per dataset, the rows compared and the rows each system that
+    #: scored more left out (said in the legend); empty where no system left any out
+    common: dict[str, tuple[int, dict[str, int]]] = field(default_factory=dict)
 
     # ----------------------------------------------------------------- formats
     def _fmt(self, cell: Cell, metric: str, markup: Markup) -> str:
@@ -125,6 +131,8 @@ class Comparison:
                     rec[f"{m}_p_bootstrap"] = cell.p_bootstrap.get(m)
                     rec[f"{m}_p_permutation"] = cell.p_permutation.get(m)
                     rec[f"{m}_p_holm"] = cell.p_holm.get(m)
+                rec["rows"] = cell.n_rows
+                rec["rows_left_out"] = self.common.get(d, (0, {}))[1].get(s, 0)
                 out.append(rec)
         return out
 
@@ -186,6 +194,12 @@ class Comparison:
                 f" (*): differs from {esc(self.baseline)}"
                 " (paired bootstrap, Holm-corrected "
                 f"p < {self.alpha:g} across the systems of a dataset)."
+            )
+        for d, (n, left_out) in self.common.items():
+            each = ", ".join(f"{esc(name)} {k}" for name, k in left_out.items())
+            text += (
+                f" {esc(d)}: compared on the {n} rows every system scored (rows left out: "
+                f"{each}); there these figures differ from the systems' own reports."
             )
         if self.baseline and self.without_baseline:
             where, them = ", ".join(map(esc, self.without_baseline)), len(self.without_baseline)
@@ -297,9 +311,13 @@ def compare(
     confidence_level: float = 0.95,
     seed: int = 0,
     n_jobs: int | None = None,
+    common_rows: bool = False,
 ) -> Comparison:
     """Compare results folders (``DIR`` or ``NAME=DIR``, or one of them alone); see the
-    module docstring."""
+    module docstring. ``common_rows=True`` (``--common-rows``) compares the systems of a
+    dataset on the items all of them scored, instead of refusing systems that scored
+    different items (a run file with failed rows); the legend says how many rows each
+    system left out, and there the figures differ from each folder's results.json."""
     from toxeval import stats
 
     try:
@@ -319,6 +337,7 @@ def compare(
         by_dataset.setdefault(s.dataset_sha256, []).append(s)
     datasets: list[str] = []
     without_baseline: list[str] = []
+    common: dict[str, tuple[int, dict[str, int]]] = {}
     cells: dict[str, dict[str, Cell]] = {}
     for group in by_dataset.values():
         dname = group[0].dataset
@@ -330,6 +349,10 @@ def compare(
             raise CompareError(
                 f"{', '.join(sorted(dup))} appears twice on {dname}: name the folders NAME=DIR"
             )
+        if common_rows:
+            group, left_out = keep_common_rows(group)
+            if left_out:
+                common[dname] = (len(group[0].rows.ids), left_out)
         # each system's own interval is drawn over its rows in its own folder's order,
         # as its results.json was; only the paired tests need the rows matched by id
         own = {sr.name: sr.rows for sr in group}
@@ -353,7 +376,7 @@ def compare(
             check_reported(sr, value)
             # an interval defined on too few resamples is n/a, as in the system's report
             interval = {"map": fi.map, "label_ranking_loss": fi.label_ranking_loss}
-            row[sr.name] = Cell(value=value, interval=interval)
+            row[sr.name] = Cell(value=value, n_rows=len(rows.ids), interval=interval)
         for metric in METRICS:
             vals = {k: c.value[metric] for k, c in row.items() if not math.isnan(c.value[metric])}
             if vals:
@@ -414,6 +437,7 @@ def compare(
         confidence_level=confidence_level,
         seed=seed,
         without_baseline=without_baseline,
+        common=common,
     )
 
 

@@ -29,6 +29,7 @@ __all__ = [
     "SystemResult",
     "aligned",
     "check_reported",
+    "keep_common_rows",
     "load_system",
     "split_spec",
 ]
@@ -173,6 +174,37 @@ def _check_agreement(folder: Path, results: Mapping[str, Any], rows: ScoredRows)
         )
 
 
+def keep_common_rows(group: Sequence[SystemResult]) -> tuple[list[SystemResult], dict[str, int]]:
+    """The systems of one dataset, each cut to the items every one of them scored (in its
+    own order), and how many rows each left out (only those that left some out). A
+    system cut this way no longer has the figures its results.json reports, so those are
+    not checked against it (``reported`` is emptied)."""
+    shared = set(group[0].rows.ids).intersection(*(set(g.rows.ids) for g in group[1:]))
+    out: list[SystemResult] = []
+    left_out: dict[str, int] = {}
+    for sr in group:
+        r = sr.rows
+        if len(r.ids) == len(shared):
+            out.append(sr)
+            continue
+        keep = np.fromiter((i in shared for i in r.ids), dtype=bool, count=len(r.ids))
+        rows = dataclasses.replace(
+            r,
+            ids=tuple(i for i in r.ids if i in shared),
+            y_true=r.y_true[keep],
+            mask=r.mask[keep],
+            scores=r.scores[keep],
+        )
+        left_out[sr.name] = len(r.ids) - len(shared)
+        out.append(dataclasses.replace(sr, rows=rows, reported={}))
+    if not shared:
+        raise CompareError(
+            f"the systems on {group[0].dataset} have no scored item in common: nothing to "
+            "compare"
+        )
+    return out, left_out
+
+
 def aligned(group: Sequence[SystemResult]) -> list[SystemResult]:
     """The systems of one dataset, each with its rows in the first system's order
     (matched by id; ids are unique in a ``scored_rows.parquet``). Refused: an id that
@@ -187,8 +219,10 @@ def aligned(group: Sequence[SystemResult]) -> list[SystemResult]:
                     f"{first.name} ({first.path}) and {other.name} ({other.path}) were scored "
                     f"on different items of {first.dataset}: "
                     f"{_only(a.ids, b.ids)} only in the first, {_only(b.ids, a.ids)} only in "
-                    "the second. Paired comparison needs the same scored items, in any order "
-                    "(rescore with the same dataset and --on-mismatch policy)."
+                    "the second. Paired comparison needs the same scored items (in any "
+                    "order): compare on the items both scored with --common-rows (the output "
+                    "says how many rows each system leaves out), or score the missing items "
+                    "(a run file's failed rows: run the same predict command again)."
                 )
             where = {item: k for k, item in enumerate(b.ids)}
             order = np.fromiter((where[item] for item in a.ids), dtype=np.intp, count=len(a.ids))

@@ -308,7 +308,11 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     if args.html:
         _check_compare_html(Path(args.html), [split_spec(r)[1] for r in args.results])
     result = compare(
-        args.results, baseline=args.baseline, n_resamples=args.bootstrap, seed=args.seed
+        args.results,
+        baseline=args.baseline,
+        n_resamples=args.bootstrap,
+        seed=args.seed,
+        common_rows=args.common_rows,
     )
     if args.format == "table":
         result.render()

@@ -8,6 +8,8 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, NoReturn
 
+from toxeval.report import REPORT_FILES
+
 if TYPE_CHECKING:
     pass
 
@@ -74,7 +76,10 @@ def build_parser() -> argparse.ArgumentParser:
             "recipe (default 0.5)",
         )
         sp.add_argument(
-            "--out", metavar="DIR", help="write results.json, report.md, per_category.csv"
+            "--out",
+            metavar="DIR",
+            help=f"write {', '.join(REPORT_FILES[:-1])} and {REPORT_FILES[-1]} (the scored "
+            "rows: what 'toxeval compare' reads) into DIR",
         )
         sp.add_argument(
             "--plots",
@@ -190,6 +195,13 @@ def build_parser() -> argparse.ArgumentParser:
     cp.add_argument("--bootstrap", type=int, default=1000, metavar="N", help="resamples (1000)")
     cp.add_argument("--seed", type=int, default=0, help="resampling seed (0)")
     cp.add_argument("--html", metavar="FILE", help="also write the comparison as one HTML page")
+    cp.add_argument(
+        "--common-rows",
+        action="store_true",
+        help="compare the systems of a dataset on the items all of them scored (e.g. a run "
+        "file with failed rows), instead of refusing systems that scored different items; "
+        "the output says how many rows each system left out",
+    )
     return p
 
 
