@@ -30,7 +30,8 @@ code, as OpenRouter answers when the provider fails after the status was sent),
 with the error in the choice, as OpenRouter and Mistral end an answer a server error
 stopped before its first word),
 ``echo_500`` (a 500 whose message quotes the request line and headers, as a debug
-error page does), ``unsupported`` (OpenAI's 400 ``unsupported_parameter`` for
+error page does), ``echo_200`` (the answer, with a ``debug`` field quoting the request
+line and headers, as a debugging proxy adds), ``unsupported`` (OpenAI's 400 ``unsupported_parameter`` for
 ``max_tokens`` sent to a reasoning model; a model in ``reasoning_models`` answers so to
 every request that sends ``max_tokens``), ``vllm_400`` (a 400 in vLLM's error form,
 ``{"object": "error", "message": ...}``),
@@ -497,6 +498,11 @@ class _Handler(BaseHTTPRequestHandler):
                 self.wfile.flush()
         elif fault == "retry_days":
             self._error(500, "come back later", {"Retry-After": str(10 * 86400)})
+        elif fault == "echo_200":  # a debugging proxy: the answer, with the request quoted
+            out = fake.chat_body(body.get("model", ""), keys, body)
+            said = " ".join([self.requestline, *(f"{k}: {v}" for k, v in self.headers.items())])
+            out["debug"] = {"request": said, "headers": dict(self.headers.items())}
+            self._send(200, json.dumps(out).encode())
         elif fault == "refusal":
             out = fake.chat_body(body.get("model", ""), keys, body)
             out["choices"][0]["message"]["content"] = "I'm sorry, but I can't help with that."

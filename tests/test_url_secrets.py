@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import toxeval
-from fake_openai import FakeOpenAI, write_dataset
+from fake_openai import FakeOpenAI, scripted_scores, write_dataset
 from toxeval.cli import main as cli_main
 from toxeval.llm import predict
 from toxeval.llm.requests import public_url
@@ -261,3 +261,28 @@ def test_an_error_answer_that_quotes_the_request_does_not_carry_the_secret_anywh
     assert len(echoed) == 1 and "internal error handling POST /v1/chat/completions" in echoed[0]
     for written in (run.read_text(), *capsys.readouterr()):
         assert SECRET not in written and basic not in written
+
+
+def test_a_200_answer_that_echoes_the_key_is_written_redacted(
+    fake_openai: FakeOpenAI, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A 200 whose body quotes the request headers (a debugging proxy) was written to the
+    run file's ``raw`` verbatim, Authorization header and all; error answers were
+    already redacted. The answer itself is still read and scored."""
+    ds = tmp_path / "ds.jsonl"
+    write_dataset(ds, 3)
+    fake_openai.faults["item-00001"] = ["echo_200"]
+    key = "sk-" + SECRET
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    run = tmp_path / "run.jsonl"
+    args = ["predict", "--dataset", str(ds), "--detector", "openai:fake", "--out", str(run)]
+    assert cli_main([*args, "--base-url", fake_openai.url, "-q"]) == 0
+    text = run.read_text(encoding="utf-8")
+    assert key not in text and SECRET not in text and SECRET[:8] not in text
+    rows = {r["id"]: r for r in map(json.loads, text.splitlines()) if "id" in r}
+    (raw,) = rows["r1"]["raw"]
+    assert "Authorization: Bearer [redacted]" in raw["debug"]["request"]
+    assert raw["debug"]["headers"]["Authorization"] == "Bearer [redacted]"
+    assert rows["r1"]["error"] is None and rows["r1"]["parse_status"] == "ok"
+    assert rows["r1"]["scores"] == scripted_scores("item-00001", toxeval.load_dataset(ds).taxonomy.ids)
+    assert all(r["scores"] is not None for r in rows.values())

@@ -63,6 +63,7 @@ __all__ = [
     "RequestRejected",
     "RetryPolicy",
     "key_headers",
+    "redact_json",
     "retry_after_seconds",
 ]
 
@@ -209,6 +210,21 @@ def redact(text: str, *secrets: str | None) -> str:
     return out
 
 
+def redact_json(value: Any, *secrets: str | None) -> Any:
+    """``value`` (a decoded JSON answer) with :func:`redact` applied to every string in it,
+    keys included; the same object when there is no secret to look for."""
+    live = [s for s in secrets if s]
+    if not live:
+        return value
+    if isinstance(value, str):
+        return redact(value, *live)
+    if isinstance(value, list):
+        return [redact_json(v, *live) for v in value]
+    if isinstance(value, dict):
+        return {redact(str(k), *live): redact_json(v, *live) for k, v in value.items()}
+    return value
+
+
 class Client:
     """An async client for ``base_url`` (e.g. ``https://api.openai.com/v1``).
 
@@ -268,6 +284,12 @@ class Client:
 
     def _safe(self, text: str) -> str:
         return redact(text, self._key, *self._url_secrets)
+
+    def redact_body(self, body: Any) -> Any:
+        """A 200 answer's decoded body as a run file may keep it: the API key and the base
+        URL's secrets replaced wherever the server echoed them (a debugging proxy that
+        quotes the request headers), as in error messages."""
+        return redact_json(body, self._key, *self._url_secrets)
 
     async def post(self, path: str, body: dict[str, Any], *, tokens: int = 0) -> Reply:
         """POST ``body`` as JSON to ``path`` under ``base_url`` (see

@@ -72,7 +72,9 @@ class RemoteRun:
                 # the size estimate only matters to a tokens-per-minute limit
                 tokens = estimate_prompt_tokens(call) if self.client.tokens_limiter else 0
                 reply = await self.client.post(call.path, call.body, tokens=tokens)
-                bodies.append(reply.body)
+                # what the run file keeps (raw, and the output read from it) never holds
+                # the key, even from a server that echoes the request
+                bodies.append(self.client.redact_body(reply.body))
                 attempts += reply.attempts
                 status = reply.status_code
         except AuthenticationFailed:
