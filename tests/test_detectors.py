@@ -132,3 +132,47 @@ def test_lexicon_file_is_complete_and_its_demo_figures_pinned() -> None:
             re.compile(pattern)
     result = toxeval.evaluate()
     assert round(result.map, 4) == 0.8744
+
+
+NAN_DETECTOR = """import numpy as np
+from toxeval.taxonomy import load_taxonomy
+
+class Det:
+    name = "nan_at_row_3"
+    taxonomy = load_taxonomy("toxeval-15")
+
+    def predict_scores(self, texts):
+        out = np.full((len(texts), 15), 0.3)
+        out[2, 4] = np.nan
+        return out
+
+score = Det().predict_scores
+"""
+
+
+def test_a_nan_score_of_a_python_detector_is_the_same_error_on_every_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A NaN computed by a detector's code is a bug there: refused (naming the row and
+    category) by the CLI's python: spec, toxeval.evaluate with that spec and with the
+    detector object, instead of an unparseable row on one path and an error on another."""
+    import toxeval
+    from toxeval.cli import main
+    from toxeval.predictions import PredictionError
+
+    (tmp_path / "nan_detector_mod.py").write_text(NAN_DETECTOR, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import nan_detector_mod
+
+    spec = "python:nan_detector_mod:score"
+    assert main(["evaluate", "--detector", spec, "-q", "--bootstrap", "0"]) == 2
+    err = capsys.readouterr().err
+    assert err.strip().splitlines() == [
+        f"toxeval: error: detector {spec!r} returned a score of nan for row 'demo-0003', "
+        "category 'sexual'; scores must be finite "
+        "numbers: fix the detector (rows answered before it are kept in the run file)"
+    ]
+    with pytest.raises(PredictionError, match="row 'demo-0003', category 'sexual'"):
+        toxeval.evaluate(detector=spec, bootstrap=0)
+    with pytest.raises(PredictionError, match="score for 'sexual' is NaN; scores must be finite"):
+        toxeval.evaluate(detector=nan_detector_mod.Det(), bootstrap=0)

@@ -94,6 +94,28 @@ class LocalAnswers:
     graded: list[bool]
 
 
+def _check_finite(
+    arr: np.ndarray, where: str, taxonomy: Taxonomy, ids: Sequence[str] | None
+) -> None:
+    """A PredictionError for a NaN or infinite score: a detector's array is computed by
+    code, so such a score is a bug there (a 0/0, a failed model call), not an answer to
+    count as unparseable; ``toxeval.evaluate`` with a detector object refuses it too."""
+    bad = ~np.isfinite(arr)
+    if not bad.any():
+        return
+    from toxeval.predictions import PredictionError
+
+    j, c = (int(v) for v in np.argwhere(bad)[0])
+    row = f"row {ids[j]!r}" if ids is not None else f"text {j + 1}"
+    more = int(bad.any(axis=1).sum()) - 1
+    raise PredictionError(
+        f"{where} returned a score of {float(arr[j, c])} for {row}, category "
+        f"{taxonomy.ids[c]!r}" + (f" (and for {more} other rows of the batch)" if more else "")
+        + "; scores must be finite numbers: fix the detector (rows answered before it are "
+        "kept in the run file)"
+    )
+
+
 class LocalSystem:
     """A system run in this process over batches of texts.
 
@@ -149,7 +171,7 @@ class LocalSystem:
             fp["sources"] = self.sources
         return fp
 
-    def __call__(self, texts: list[str]) -> LocalAnswers:
+    def __call__(self, texts: list[str], ids: Sequence[str] | None = None) -> LocalAnswers:
         try:
             out = self._fn(list(texts))
         except (Exception, SystemExit) as e:  # the user's code: an error of theirs, not ours
@@ -166,11 +188,8 @@ class LocalSystem:
                     f"{where} returned scores of shape {arr.shape} for {n} texts; expected "
                     f"({n}, {k}) (taxonomy {self.taxonomy.name!r})"
                 )
-            ok = np.asarray(np.isfinite(arr).all(axis=1), dtype=bool).tolist()
-            statuses = ["ok" if g else "unparseable" for g in ok]
-            reasons: list[str | None] = [None if g else "non-finite score" for g in ok]
-            arr[~np.asarray(ok, dtype=bool)] = np.nan
-            return LocalAnswers(arr, statuses, reasons, [None] * n, "scores", [True] * n)
+            _check_finite(arr, where, self.taxonomy, ids)
+            return LocalAnswers(arr, ["ok"] * n, [None] * n, [None] * n, "scores", [True] * n)
         if not isinstance(out, Sequence) or isinstance(out, str) or len(out) != n:
             got = len(out) if isinstance(out, Sequence) else type(out).__name__
             raise ValueError(

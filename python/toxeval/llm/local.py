@@ -57,7 +57,7 @@ def run_local(
             chunk = todo[start : start + LOCAL_BATCH]
             texts = [keys[i][2] if keys[i][2] is not None else keys[i][1] for i in chunk]
             t1 = time.monotonic()
-            got = system(texts)  # type: ignore[arg-type]
+            got = system(texts, ids=[keys[i][0] for i in chunk])  # type: ignore[arg-type]
             per = (time.monotonic() - t1) / max(len(chunk), 1)
             for j, i in enumerate(chunk):
                 row_scores = got.scores[j]
