@@ -4,7 +4,9 @@ masked, deterministic results.json, exit codes 0 / 1 / 2 with one-line reasons."
 
 from __future__ import annotations
 
+import csv
 import gzip
+import io
 import json
 import os
 import subprocess
@@ -14,6 +16,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+import toxeval
 from helpers import jsonl_text, write_jsonl
 from toxeval.cli import main
 
@@ -61,7 +64,7 @@ def test_evaluate_writes_deterministic_outputs(tmp_path: Path) -> None:
     for name in ("results.json", "report.md", "per_category.csv"):
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
     doc = json.loads((tmp_path / "a" / "results.json").read_text())
-    assert doc["schema_version"] == "1"
+    assert doc["schema_version"] == "2"
     assert doc["system"]["kind"] == "detector"
     assert len(doc["dataset"]["sha256"]) == 64
     assert len(doc["per_category"]) == doc["config"]["taxonomy"]["k"]
@@ -835,3 +838,54 @@ def test_out_help_names_every_file_written_including_what_compare_reads(
         "--out DIR write results.json, report.md, per_category.csv and scored_rows.parquet "
         "(the scored rows: what 'toxeval compare' reads) into DIR"
     ) in text
+
+
+def test_moderation_categories_without_scores_are_not_called_unknown_labels(
+    fake_openai: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    """openai-moderation on the demo set scores 8 of toxeval-15's categories; the other 7
+    have known positives (16 to 28) that the system gives no score for. Those were shown
+    as 'n/a (no known positive)' with every cell in 'unknown', the column of the dataset's
+    unknown labels."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    out = tmp_path / "out"
+    args = ["evaluate", "--dataset", "demo", "--detector", "openai-moderation"]
+    assert main([*args, "--base-url", fake_openai.url, "--out", str(out), "--html"]) == 0
+    shown = capsys.readouterr().out
+    doc = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    ds = toxeval.load_dataset()
+    by_id = {c["id"]: c for c in doc["per_category"]}
+    unscored = ["drugs", "fraud", "cybercrime", "privacy", "extremism", "misinformation",
+                "profanity"]  # fmt: skip
+    assert sorted(doc["excluded_categories"]) == sorted(unscored)
+    for cid in unscored:
+        k = ds.taxonomy.ids.index(cid)
+        known = ds.mask[:, k]
+        c = by_id[cid]
+        assert c["ap_undefined_reason"] == "no score from the system", cid
+        assert c["unknown"] == int((~known).sum())  # the dataset's own unknown labels
+        assert c["no_score"] == int(known.sum())  # every known label, unscored
+        assert c["support"] == c["negatives"] == 0
+        assert 16 <= int((ds.y_true[known, k] == 1).sum()) <= 28
+    hate = by_id["hate"]
+    assert hate["no_score"] == 0 and hate["ap_undefined_reason"] is None
+    assert hate["unknown"] == int((~ds.mask[:, ds.taxonomy.ids.index("hate")]).sum())
+    assert doc["counts"]["no_score_cells"] == sum(c["no_score"] for c in doc["per_category"])
+    assert doc["counts"]["unknown_cells"] == sum(c["unknown"] for c in doc["per_category"])
+    notes = " ".join(doc["notes"])
+    assert "the system gives no score for their known positives: drugs (" in notes
+    assert "no known positive among the scored rows" not in notes
+    assert "one class only: drugs" not in notes
+    # every output tells the two apart
+    header = next(line for line in shown.splitlines() if line.startswith("category"))
+    assert header.split()[-4:] == ["negatives", "unknown", "no", "score"]
+    md = (out / "report.md").read_text(encoding="utf-8")
+    assert "| unknown | no score | in mAP |" in md
+    assert "Excluded from mAP and macro F1: no score from the system: drugs" in md
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert page.count("n/a (no score from the system)") == len(unscored)  # the AP bars
+    assert "n/a (no known positive)" not in page
+    rows = list(csv.DictReader(io.StringIO((out / "per_category.csv").read_text())))
+    assert {r["id"]: r["ap_undefined_reason"] for r in rows}["drugs"] == "no score from the system"

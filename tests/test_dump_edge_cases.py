@@ -130,11 +130,13 @@ def test_llama_guard_verdicts_leave_unreached_categories_unknown(
     result = toxeval.score(dump, ds, mapping=mapping, bootstrap=0)
     by_id = {c["id"]: c for c in result.per_category}
     unreached = ("harassment", "extremism", "profanity")
-    for cid in unreached:
-        assert by_id[cid]["unknown"] == n - 1, cid
+    for cid in unreached:  # the dataset knows these labels: the system gives no score
+        assert by_id[cid]["no_score"] == n - 1, cid
+        assert by_id[cid]["unknown"] == 0, cid
     assert by_id["harassment"]["support"] == 1
-    assert by_id["violence"]["unknown"] == 0
-    assert result.counts["unknown_cells"] == (n - 1) * len(unreached)
+    assert by_id["violence"]["unknown"] == by_id["violence"]["no_score"] == 0
+    assert result.counts["no_score_cells"] == (n - 1) * len(unreached)
+    assert result.counts["unknown_cells"] == 0
     assert result.rows is not None and not result.rows.mask[1:, TAX.index("profanity")].any()
     assert any("Llama Guard verdicts" in note for note in result.notes)
 

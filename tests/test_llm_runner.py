@@ -383,8 +383,8 @@ def test_moderation_scores_map_onto_the_taxonomy_with_unmapped_cells_unknown(
     nulls = {c for r in rows for c, v in r["scores"].items() if v is None}
     result = toxeval.score(run, dataset)
     if nulls:
-        assert any("masked as unknown" in n for n in result.notes)
-        assert result.counts["unknown_cells"] >= 60 * len(nulls)
+        assert any("counted per category as 'no score'" in n for n in result.notes)
+        assert result.counts["no_score_cells"] >= 60 * len(nulls)
 
 
 def test_batch_file_round_trip_gives_the_live_report(
@@ -478,14 +478,16 @@ def test_a_detector_with_no_usable_answer_is_named_not_a_temporary_run_file(
 ) -> None:
     # evaluate without a run file reads the answers from a temporary file: the error
     # named that file (gone by then), and left the unparseable answers uncounted
-    (tmp_path / "nan_detector.py").write_text(
-        "import numpy as np\ndef f(texts):\n    return np.full((len(texts), 15), np.nan)\n"
+    # (a detector answering text that says nothing readable; a NaN score is an error of
+    # its own, tests/test_detectors.py)
+    (tmp_path / "mute_detector.py").write_text(
+        "def f(texts):\n    return ['???'] * len(texts)\n"
     )
     monkeypatch.syspath_prepend(str(tmp_path))
     with pytest.raises(ValueError) as e:
-        toxeval.evaluate(detector="python:nan_detector:f")
+        toxeval.evaluate(detector="python:mute_detector:f")
     assert str(e.value) == (
-        "the answers of python:nan_detector:f: no dataset row has a usable prediction "
+        "the answers of python:mute_detector:f: no dataset row has a usable prediction "
         "(362 unparseable answers)"
     )
 

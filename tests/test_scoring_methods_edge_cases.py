@@ -70,7 +70,7 @@ def test_a_json_object_of_booleans_leaves_unnamed_categories_unknown(
     assert r5["parse_status"] == "partial"
     assert [c for c, v in r5["scores"].items() if v is not None] == [TAX.ids[5], TAX.ids[6]]
     result = toxeval.score(run, ds)
-    assert result.counts["unknown_cells"] == N * (TAX.k - 2)
+    assert result.counts["no_score_cells"] == N * (TAX.k - 2)
     assert result.counts["scored"] == N
 
 
@@ -91,7 +91,7 @@ def test_a_label_list_cut_by_max_tokens_leaves_unflagged_categories_unknown(
     assert [c for c, v in rows["r1"]["scores"].items() if v is not None] == [TAX.ids[1]]
     assert None not in rows["r2"]["scores"].values()
     result = toxeval.score(run, ds)
-    assert result.counts["unknown_cells"] == (N // 2) * (TAX.k - 1)
+    assert result.counts["no_score_cells"] == (N // 2) * (TAX.k - 1)
 
 
 def test_samples_cut_by_max_tokens_are_left_out_of_the_fraction(

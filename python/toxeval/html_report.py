@@ -143,9 +143,10 @@ def svg_ap_bars(per_category: Sequence[Mapping[str, Any]], map_value: float | No
         ap = _num(c.get("ap"))
         included = bool(c.get("in_map", ap is not None))
         if ap is None:
+            why = _e(c.get("ap_undefined_reason") or "no known positive")
             parts.append(
                 f'<text x="{x0 + 4}" y="{y + 13}" font-size="11" fill="#8a93a3">'
-                "n/a (no known positive)</text>"
+                f"n/a ({why})</text>"
             )
             continue
         fill = "#3b6fd8" if included else "#b9c0cc"
@@ -178,8 +179,10 @@ def svg_pr_curves(
     mask: NDArray[np.bool_],
     names: Sequence[str],
     aps: Sequence[Any],
+    reasons: Sequence[str | None] | None = None,
 ) -> str:
-    """Small multiples: one step-wise precision-recall curve per category, known rows only."""
+    """Small multiples: one step-wise precision-recall curve per category, known rows only;
+    a category without a curve says why (``reasons[j]``, default "no known positive")."""
     from toxeval.metrics import precision_recall_curve
     from toxeval.plots import thin_curve_indices
 
@@ -206,9 +209,12 @@ def svg_pr_curves(
         known = mask[:, j]
         yt = np.asarray(y_true[known, j]) == 1
         if not yt.any():
+            why = (reasons[j] if reasons is not None and j < len(reasons) else None) or (
+                "no known positive"
+            )
             parts.append(
                 f'<text x="{x0 + pw / 2:.1f}" y="{y0 + ph / 2:.1f}" font-size="10" '
-                'fill="#8a93a3" text-anchor="middle">no known positive</text>'
+                f'fill="#8a93a3" text-anchor="middle">{_e(why)}</text>'
             )
             continue
         precision, recall, _ = precision_recall_curve(yt, y_score[known, j])
@@ -301,7 +307,9 @@ def _cell(value: Any, digits: int = 4) -> str:
 def _category_table(per_category: Sequence[Mapping[str, Any]], level: str) -> str:
     head = (
         f"<tr><th class=l>id</th><th class=l>name</th><th>AP</th><th>AP {level} CI</th>"
-        "<th>ROC AUC</th><th>F1</th><th>support</th><th>negatives</th><th>unknown</th>"
+        "<th>ROC AUC</th><th>F1</th><th>support</th><th>negatives</th>"
+        '<th title="the dataset\'s unknown labels">unknown</th>'
+        '<th title="known labels the system gives no score for">no score</th>'
         "<th class=l>in mAP</th></tr>"
     )
     rows = []
@@ -313,13 +321,15 @@ def _category_table(per_category: Sequence[Mapping[str, Any]], level: str) -> st
             else '<td class="na" data-v="">n/a</td>'
         )
         in_map = bool(c.get("in_map"))
+        why = c.get("ap_undefined_reason")
+        in_map_text = "yes" if in_map else f"no ({_e(why)})" if why else "no"
         rows.append(
             f'<tr><td class=l data-v="{_e(c.get("id"))}">{_e(c.get("id"))}</td>'
             f'<td class=l data-v="{_e(c.get("name"))}">{_e(c.get("name"))}</td>'
             f"{_cell(c.get('ap'))}{ci_cell}{_cell(c.get('roc_auc'))}{_cell(c.get('f1'))}"
             f"{_cell(c.get('support'), 0)}{_cell(c.get('negatives'), 0)}"
-            f"{_cell(c.get('unknown'), 0)}"
-            f'<td class=l data-v="{int(in_map)}">{"yes" if in_map else "no"}</td></tr>'
+            f"{_cell(c.get('unknown'), 0)}{_cell(c.get('no_score', 0), 0)}"
+            f'<td class=l data-v="{int(in_map)}">{in_map_text}</td></tr>'
         )
     return (
         f'<table class="sortable" id="per-category"><thead>{head}</thead>'
@@ -390,7 +400,14 @@ def render_html(
     )
     if arrays is not None:
         y, s, m = arrays
-        curves = svg_pr_curves(y, s, m, names, [c.get("ap") for c in per_category])
+        curves = svg_pr_curves(
+            y,
+            s,
+            m,
+            names,
+            [c.get("ap") for c in per_category],
+            [c.get("ap_undefined_reason") for c in per_category],
+        )
         threshold = float(figures.get("threshold", result.get("config", {}).get("threshold", 0.5)))
         heat = _svg_heatmap(cooccurrence(y, s, m, threshold), names)
         heat_note = (
@@ -411,8 +428,10 @@ toxeval {_e(result.get("toxeval_version", "?"))}</p>
 <h2>Headline figures</h2><div class="cards">{cards}</div><p class="note">{ci_note}</p>
 <h2>Per category</h2>{_category_table(per_category, pct)}
 <h2>Average precision per category</h2>{svg_ap_bars(per_category, _num(figures.get("map")))}
-<p class="note">Grey bars: categories left out of mAP (no known positive). Whiskers: the
-per-category bootstrap interval.</p>
+<p class="note">Grey bars: categories left out of mAP (no known positive, or no score from
+the system: the reason is written beside each). Whiskers: the per-category bootstrap
+interval. In the table, unknown counts the dataset's unknown labels and no score the known
+labels the system gives no score for; both are left out of every figure.</p>
 <h2>Precision-recall curves</h2>{curves}
 <p class="note">Known rows only; dashed line: the positive rate (no skill).</p>
 <h2>Label co-occurrence (true vs predicted)</h2>{heat}{heat_note}

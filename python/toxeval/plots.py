@@ -289,8 +289,9 @@ def ap_by_category_figure(result: EvaluationResult, *, title: str | None = None)
             ax.text(ap + 0.01, y0, f"{ap:.3f}  ({r['support']} pos)", va="center", fontsize=7)
         else:
             excluded.append(str(r["id"]))
+            why = r.get("ap_undefined_reason") or "no known positive"
             ax.barh(y0, 1.0, color="0.9", edgecolor="0.6", hatch="//", height=0.7)
-            ax.text(0.02, y0, "excluded from mAP: no known positive", va="center", fontsize=7)
+            ax.text(0.02, y0, f"excluded from mAP: {why}", va="center", fontsize=7)
     handles: list[Any] = [Patch(color="C0", label="AP (in mAP)")]
     map_ = result.map
     if math.isfinite(map_):
@@ -309,8 +310,9 @@ def ap_by_category_figure(result: EvaluationResult, *, title: str | None = None)
     xlabel = "average precision (known labels only)"
     if excluded:
         note = (
-            f"{len(excluded)} categories have no known positive among the scored rows: their AP "
-            f"is undefined and mAP leaves them out ({', '.join(excluded)})"
+            f"{len(excluded)} categories have no known positive the system scored (none in the "
+            "scored rows, or the system gives no score for them): their AP is undefined and "
+            f"mAP leaves them out ({', '.join(excluded)})"
         )
         xlabel += "\n" + textwrap.fill(note, 120)
     ax.set_xlabel(xlabel, fontsize=8)

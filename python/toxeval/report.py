@@ -50,7 +50,9 @@ CSV_COLUMNS = (
     "support",
     "negatives",
     "unknown",
+    "no_score",
     "in_map",
+    "ap_undefined_reason",
 )
 REPORT_FILES = ("results.json", "report.md", "per_category.csv", "scored_rows.parquet")
 HTML_FILE = "report.html"
@@ -265,6 +267,9 @@ def render(result: EvaluationResult, console: Console | None = None) -> None:
         collapse_padding=True,
     )
     names = [r["id"] if r["in_map"] else f"{r['id']} (excluded)" for r in result.per_category]
+    # the known labels a system gives no score for (a moderation API's unmapped
+    # categories), apart from the dataset's unknown labels; a column only when there are
+    with_no_score = any(r.get("no_score") for r in result.per_category)
     for col, just in (
         ("category", "left"),
         ("AP", "right"),
@@ -274,6 +279,7 @@ def render(result: EvaluationResult, console: Console | None = None) -> None:
         ("support", "right"),
         ("negatives", "right"),
         ("unknown", "right"),
+        *([("no score", "right")] if with_no_score else []),
     ):
         width = max(map(len, names), default=0) if col == "category" else None
         table.add_column(col, justify=just, min_width=width, no_wrap=col == "category")  # type: ignore[arg-type]
@@ -287,8 +293,15 @@ def render(result: EvaluationResult, console: Console | None = None) -> None:
             str(r["support"]),
             str(r["negatives"]),
             str(r["unknown"]),
+            *([str(r.get("no_score", 0))] if with_no_score else []),
         )
     con.print(table)
+    if with_no_score:
+        con.print(
+            "[dim]unknown: the dataset's unknown labels; no score: known labels the system "
+            "gives no score for[/dim]",
+            highlight=False,
+        )
     notes = [*result.notes, "card recipe: " + result.card_recipe["caveats"]]
     for note in notes:
         con.print(f"[dim]note:[/dim] {escape(note)}", highlight=False)
@@ -308,22 +321,33 @@ def report_markdown(result: EvaluationResult) -> str:
     lines += [
         "| category | AP |"
         + (" AP interval |" if with_ci else "")
-        + " ROC AUC | F1 | support | negatives | unknown | in mAP |",
+        + " ROC AUC | F1 | support | negatives | unknown | no score | in mAP |",
         "| --- | ---: |"
         + (" ---: |" if with_ci else "")
-        + " ---: | ---: | ---: | ---: | ---: | --- |",
+        + " ---: | ---: | ---: | ---: | ---: | ---: | --- |",
     ]
     for r in result.per_category:
         ci = f" {_ci(r.get('ap_ci'), 3) or 'n/a'} |" if with_ci else ""
         lines.append(
             f"| {md(r['id'])} | {_fmt(r['ap'])} |{ci} {_fmt(r['roc_auc'])} | {_fmt(r['f1'])} | "
-            f"{r['support']} | {r['negatives']} | {r['unknown']} | {_fmt(r['in_map'])} |"
+            f"{r['support']} | {r['negatives']} | {r['unknown']} | {r.get('no_score', 0)} | "
+            f"{_fmt(r['in_map'])} |"
         )
+    lines += [
+        "",
+        "unknown: the dataset's unknown labels; no score: known labels the system gives no "
+        "score for. Both are left out of every figure.",
+    ]
     if result.excluded_categories:
+        by_reason: dict[str, list[str]] = {}
+        for r in result.per_category:
+            if not r["in_map"]:
+                why = r.get("ap_undefined_reason") or "no known positive"
+                by_reason.setdefault(why, []).append(md(r["id"]))
         lines += [
             "",
-            "Excluded from mAP and macro F1 (no known positive): "
-            + ", ".join(map(md, result.excluded_categories)),
+            "Excluded from mAP and macro F1: "
+            + "; ".join(f"{why}: {', '.join(ids)}" for why, ids in by_reason.items()),
         ]
     lines += ["", "## Card's reference recipe (compatibility mode)", ""]
     card = result.card_recipe

@@ -147,7 +147,8 @@ def run_scores(path: str | Path, dataset: Dataset) -> RunScores:
         cols = [tax.ids[c] for c in np.flatnonzero(unknown.any(axis=0))]
         notes.append(
             f"{int(unknown.sum())} cells have no score from the system (categories: "
-            f"{', '.join(cols)}): masked as unknown labels"
+            f"{', '.join(cols)}): left out of every figure, and counted per category as "
+            "'no score', apart from the dataset's unknown labels"
         )
     if "labels" in methods:
         notes.append(LABELS_NOTE)
@@ -241,11 +242,13 @@ def score_run(
         progress("reading the run file")
     rs = run_scores(path, dataset)
     ds = dataset
-    if rs.unknown_cells.any():
-        ds = dataclasses.replace(
-            dataset, mask=np.asarray(dataset.mask, dtype=bool) & ~rs.unknown_cells
-        )
-    preds = dataclasses.replace(rs.predictions, notes=(*rs.predictions.notes, *rs.notes))
+    # cells the system gives no score for are left out of every figure, and counted
+    # apart from the dataset's unknown labels (per category: "no_score")
+    preds = dataclasses.replace(
+        rs.predictions,
+        notes=(*rs.predictions.notes, *rs.notes),
+        unknown_cells=rs.unknown_cells if rs.unknown_cells.any() else None,
+    )
     methods = rs.info["scoring_method"]
     cfg = {"scoring_method": methods, "run_fingerprint": rs.info["fingerprint"], **(config or {})}
     return score_predictions(

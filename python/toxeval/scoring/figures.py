@@ -69,8 +69,10 @@ def score_predictions(
     rows = np.asarray(preds.scored, dtype=bool)
     y_all = np.asarray(dataset.y_true)
     m_all = np.asarray(dataset.mask, dtype=bool)
+    no_score_all = None  # known labels the system gives no score for (a moderation API's)
     if preds.unknown_cells is not None:  # cells the predictions cannot speak to
-        m_all = m_all & ~np.asarray(preds.unknown_cells, dtype=bool)
+        no_score_all = m_all & np.asarray(preds.unknown_cells, dtype=bool)
+        m_all = m_all & ~no_score_all
     if rows.all():  # every row scored: no copies (the metrics take C or Fortran order)
         y, s, m = y_all, np.asarray(preds.scores), m_all
     else:
@@ -106,6 +108,14 @@ def score_predictions(
         progress("summarising")
     known_pos, known_neg, unknown = report["support"], report["n_negative"], report["n_unknown"]
     included = known_pos > 0
+    # the report's unknown cells are the dataset's unknown labels plus the known labels
+    # the system gives no score for; the two are told apart in every output
+    no_score, no_score_pos = _no_score_counts(no_score_all, rows, y_all, tax.k)
+    unknown_label = np.asarray(unknown) - no_score
+    why_na = [
+        None if inc else "no score from the system" if p else "no known positive"
+        for inc, p in zip(included, no_score_pos, strict=True)
+    ]
     ap = np.asarray(report["ap"], dtype=np.float64)
     ap[~included] = np.nan
     auc = np.asarray(report["roc_auc"], dtype=np.float64)
@@ -121,9 +131,23 @@ def score_predictions(
     }
     excluded = [c for c, inc in zip(tax.ids, included, strict=True) if not inc]
     if excluded:
+        no_pos = [c for c, w in zip(tax.ids, why_na, strict=True) if w == "no known positive"]
+        unscored = [
+            f"{c} ({int(n)} known positives)"
+            for c, w, n in zip(tax.ids, why_na, no_score_pos, strict=True)
+            if w == "no score from the system"
+        ]
+        why = [
+            *([f"no known positive among the scored rows: {', '.join(no_pos)}"] if no_pos else []),
+            *(
+                [f"the system gives no score for their known positives: {', '.join(unscored)}"]
+                if unscored
+                else []
+            ),
+        ]
         notes.append(
             f"mAP and macro F1 average over {int(included.sum())} of {tax.k} categories; "
-            f"excluded (no known positive among the scored rows): {', '.join(excluded)}"
+            f"excluded ({'; '.join(why)})"
         )
     no_negative = [
         c
@@ -136,8 +160,11 @@ def score_predictions(
             f"negative among the scored rows): {', '.join(no_negative)}; null and -1 label "
             "cells are unknown, not negative (write negatives as 0)"
         )
+    # a category with no scored known label is undefined for want of scores, said above
     one_class = [
-        c for c, p, q in zip(tax.ids, known_pos, known_neg, strict=True) if p == 0 or q == 0
+        c
+        for c, p, q, ns in zip(tax.ids, known_pos, known_neg, no_score, strict=True)
+        if (p == 0 or q == 0) and not (p + q == 0 and ns > 0)
     ]
     if one_class:
         notes.append(
@@ -169,8 +196,10 @@ def score_predictions(
             "f1": float(f1[k]) if known_pos[k] + known_neg[k] else float("nan"),
             "support": int(known_pos[k]),
             "negatives": int(known_neg[k]),
-            "unknown": int(unknown[k]),
+            "unknown": int(unknown_label[k]),
+            "no_score": int(no_score[k]),
             "in_map": bool(included[k]),
+            "ap_undefined_reason": why_na[k],
         }
         for k, c in enumerate(tax.ids)
     ]
@@ -193,7 +222,8 @@ def score_predictions(
         "unknown_ids_dropped": preds.n_unknown,
         "rows_without_known_labels": n_no_known,
         "known_cells": int(np.sum(known_pos) + np.sum(known_neg)),
-        "unknown_cells": n_unknown_cells,
+        "unknown_cells": int(np.sum(unknown_label)),
+        "no_score_cells": int(np.sum(no_score)),
     }
     if preds.n_missing:
         notes.append(
@@ -259,6 +289,18 @@ def score_predictions(
     )
     result.rows = ScoredRowArrays(y_true=y, scores=s, mask=m, dataset_ids=dataset.ids, scored=rows)
     return result
+
+
+def _no_score_counts(
+    no_score: np.ndarray | None, rows: np.ndarray, y: np.ndarray, k: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per category, over the scored rows: the known labels the system gives no score
+    for, and how many of them are positive."""
+    if no_score is None:
+        return np.zeros(k, dtype=np.int64), np.zeros(k, dtype=np.int64)
+    cells = no_score[rows]
+    positives = cells & (np.asarray(y)[rows] == 1)
+    return cells.sum(axis=0).astype(np.int64), positives.sum(axis=0).astype(np.int64)
 
 
 def _input_records(dataset: Dataset, preds: Predictions) -> dict[str, Any]:

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     pass
 
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 
 
 Progress = Callable[[str], None]
