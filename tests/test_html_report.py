@@ -120,3 +120,113 @@ def test_cli_html_and_scored_rows_are_written_beside_the_results(
     capsys.readouterr()
     assert main(["evaluate", "--html", "--quiet"]) == 2
     assert "--html writes report.html into the --out directory" in capsys.readouterr().err
+
+
+def _curves_svg(page: str) -> str:
+    return page.split("<title>Precision-recall curves per category</title>", 1)[1].split(
+        "</svg>", 1
+    )[0]
+
+
+def test_step_points_are_matplotlibs_steps_post() -> None:
+    """The rule PrecisionRecallDisplay and the PNG figure draw with: drawstyle steps-post
+    on recall/precision (matplotlib's own conversion is the oracle)."""
+    from matplotlib.cbook import pts_to_poststep
+    from toxeval.html_report import step_points
+
+    rng = np.random.default_rng(3)
+    for n in (1, 2, 7, 50):
+        x, y = rng.random(n), rng.random(n)
+        want = pts_to_poststep(x, y)
+        got = step_points(x, y)
+        assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+
+
+def test_pr_curves_are_steps_on_labelled_axes(demo: Any) -> None:
+    """Each curve is the steps-post drawing of its precision-recall curve (every segment
+    horizontal then vertical, one vertex per step), on axes with ticks 0, 0.5, 1 and the
+    labels recall and precision; straight lines between points were drawn before."""
+    from toxeval.metrics import precision_recall_curve
+
+    data, (y, s, m) = demo
+    svg = _curves_svg(render_html(data, (y, s, m)))
+    polylines = re.findall(r'<polyline points="([^"]*)"', svg)
+    assert len(polylines) == 15
+    for j, pts in enumerate(polylines):
+        xy = np.array([[float(v) for v in p.split(",")] for p in pts.split()])
+        known = m[:, j]
+        precision, recall, _ = precision_recall_curve(y[known, j] == 1, s[known, j])
+        assert len(recall) <= 400  # not thinned: one drawn step per point of the curve
+        assert len(xy) == 2 * len(recall) - 1
+        dx, dy = np.diff(xy[:, 0]), np.diff(xy[:, 1])
+        assert np.all(dy[0::2] == 0), j  # across to the next recall at this precision
+        assert np.all(dx[1::2] == 0), j  # then up or down to the next precision
+    k = len(data["per_category"])
+    assert svg.count(">recall</text>") == k and svg.count(">precision</text>") == k
+    for tick in ("0", "0.5", "1"):
+        assert svg.count(f'text-anchor="middle">{tick}</text>') == k  # x ticks
+        assert svg.count(f'text-anchor="end">{tick}</text>') == k  # y ticks
+
+
+LONG_IDS = (
+    "hate_speech_targeting_protected_characteristics_of_groups",
+    "violence",
+    "self_harm_and_suicide_ideation_or_instructions",
+    "harassment_bullying_and_targeted_intimidation_of_individuals",
+)
+
+# Written into the page after it loads: every SVG text that reaches outside its figure,
+# and whether the per-category table is wider than the page, as a JSON attribute of body.
+_MEASURE = """<script>
+var out=[];
+document.querySelectorAll('svg').forEach(function(svg){
+  var box=svg.getBoundingClientRect();
+  svg.querySelectorAll('text').forEach(function(t){
+    var r=t.getBoundingClientRect();
+    if(r.left<box.left-0.5||r.right>box.right+0.5||r.top<box.top-0.5||r.bottom>box.bottom+0.5)
+      out.push(t.textContent);
+  });
+});
+var wide=document.querySelector('#per-category').parentNode;
+document.body.setAttribute('data-check',JSON.stringify({clipped:out,
+  table_overflow:wide.scrollWidth-wide.clientWidth}));
+</script></body>"""
+
+
+def test_chromium_shows_long_category_names_whole_inside_every_figure(
+    run_browser: Any, tmp_path: Path
+) -> None:
+    """A user taxonomy with long names (--taxonomy FILE): the table wraps them instead of
+    running past the page, and no label of the AP bars, the curves or the heatmap reaches
+    outside its figure (they were cut at the left edge)."""
+    import html as html_lib
+    import json
+
+    from helpers import write_jsonl
+
+    toml = 'name = "long-4"\nversion = "1"\n' + "".join(
+        f'[[category]]\nid = "{c}"\nname = "{c.replace("_", " ").title()} And More Words"\n'
+        for c in LONG_IDS
+    )
+    (tmp_path / "long.toml").write_text(toml, encoding="utf-8")
+    rng = np.random.default_rng(0)
+    rows = [
+        {"id": f"r{i}", "text": f"t{i}", "labels": [c for c in LONG_IDS if rng.random() < 0.3]}
+        for i in range(120)
+    ]
+    write_jsonl(tmp_path / "ds.jsonl", rows)
+    ds = toxeval.load_dataset(tmp_path / "ds.jsonl", taxonomy=tmp_path / "long.toml")
+    scores = np.clip(ds.y_true * 0.4 + rng.random(ds.y_true.shape) * 0.7, 0, 1)
+    result = toxeval.score(scores, ds, bootstrap=50)
+    assert result.rows is not None
+    arrays = (result.rows.y_true, result.rows.scores, result.rows.mask)
+    page = tmp_path / "report.html"
+    page.write_text(
+        render_html(result.to_dict(), arrays).replace("</body>", _MEASURE), encoding="utf-8"
+    )
+    proc = run_browser(page, "--window-size=1200,1600", "--dump-dom")
+    assert [line for line in proc.stderr.splitlines() if "CONSOLE" in line] == []
+    found = re.search(r'data-check="([^"]*)"', proc.stdout)
+    assert found, proc.stdout[-500:]
+    check = json.loads(html_lib.unescape(found.group(1)))
+    assert check == {"clipped": [], "table_overflow": 0}

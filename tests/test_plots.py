@@ -521,3 +521,48 @@ def test_long_titles_are_wrapped_to_the_figure_width(tmp_path: Path) -> None:
     assert all(len(line) <= width_chars for line in shown.split("\n"))
     assert shown.count("\n") >= 2
     _check_png(plot_pr_curves(y, s, None, ["a", "b"], tmp_path / "k2.png", title=title))
+
+
+def test_long_category_ids_are_wrapped_not_run_into_each_other(tmp_path: Path) -> None:
+    """A user taxonomy's long ids: panel titles ran into the next panel and past the
+    figure's edge; they are wrapped at their words and stay apart, whole."""
+    from toxeval.plots import ap_by_category_figure, pr_curves_figure
+
+    ids = [
+        "hate_speech_targeting_protected_characteristics_of_groups",
+        "violence",
+        "harassment_bullying_and_targeted_intimidation_of_individuals",
+    ]
+    rng = np.random.default_rng(1)
+    y = (rng.random((60, 3)) < 0.3).astype(int)
+    y[0] = 1
+    s = np.clip(y * 0.4 + rng.random(y.shape) * 0.7, 0, 1)
+    fig = pr_curves_figure(y, s, None, ids)
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
+    boxes = [ax.title.get_window_extent(renderer) for ax in fig.axes]
+    width = fig.bbox.width
+    for i, a in enumerate(boxes):
+        assert a.x0 >= 0 and a.x1 <= width, ids[i]
+        for b in boxes[i + 1 :]:
+            assert not a.overlaps(b)
+    for cid, ax in zip(ids, fig.axes, strict=True):
+        first = ax.get_title().rsplit("\n", 1)[0]  # the id and AP, above the counts line
+        assert first.replace("\n", "").split("  ")[0] == cid
+    toml = 'name = "long-3"\nversion = "1"\n' + "".join(
+        f'[[category]]\nid = "{c}"\nname = "{c}"\n' for c in ids
+    )
+    (tmp_path / "long.toml").write_text(toml, encoding="utf-8")
+    rows = [
+        {"id": f"r{i}", "text": "t", "labels": [c for c, v in zip(ids, row, strict=True) if v]}
+        for i, row in enumerate(y)
+    ]
+    write_jsonl(tmp_path / "ds.jsonl", rows)
+    ds = toxeval.load_dataset(tmp_path / "ds.jsonl", taxonomy=tmp_path / "long.toml")
+    result = toxeval.score(s, ds, bootstrap=0)
+    bars = ap_by_category_figure(result)
+    bars.canvas.draw()
+    r = bars.canvas.get_renderer()  # type: ignore[attr-defined]
+    labels = bars.axes[0].get_yticklabels()
+    assert [t.get_text().replace("\n", "") for t in labels] == ids
+    assert all(t.get_window_extent(r).x0 >= 0 for t in labels)

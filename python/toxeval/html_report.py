@@ -24,13 +24,23 @@ from __future__ import annotations
 import html
 import json
 import math
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["cooccurrence", "page", "render_html", "svg_ap_bars", "svg_pr_curves"]
+from toxeval.figure_labels import wrap_label
+
+__all__ = [
+    "cooccurrence",
+    "page",
+    "render_html",
+    "step_points",
+    "svg_ap_bars",
+    "svg_pr_curves",
+]
 
 _MAX_POINTS = 400  # points drawn per precision-recall curve (AP is not computed from them)
 
@@ -45,6 +55,8 @@ h1{font-size:1.5rem;margin-bottom:.2rem}h2{font-size:1.15rem;margin-top:2rem;bor
 table{border-collapse:collapse;font-size:.9rem}th,td{padding:.25rem .6rem;text-align:right}
 th{cursor:pointer;background:#f1f3f7;position:sticky;top:0;user-select:none}
 th:first-child,td:first-child,th.l,td.l{text-align:left}
+td.l{max-width:16rem;overflow-wrap:break-word}.wide{overflow-x:auto;max-width:100%}
+svg{max-width:none}
 tr:nth-child(even) td{background:#fafbfc}td.na{color:#8a93a3}
 th[aria-sort=ascending]::after{content:' \\25B2'}th[aria-sort=descending]::after{content:' \\25BC'}
 pre{background:#f6f8fa;padding:.8rem;overflow:auto;font-size:.8rem}
@@ -82,6 +94,25 @@ def _short(text: str, n: int) -> str:
     return text if len(text) <= n else text[: n - 1] + "\u2026"
 
 
+# SVG text is not measured before it is drawn: a character is taken as this many em wide
+# (an upper bound for the page's sans-serif at these sizes), and figures leave room for
+# their longest label from it
+_EM_PER_CHAR = 0.62
+
+
+def _text_px(n_chars: int, font_px: float) -> float:
+    """Width in pixels taken by ``n_chars`` characters of text at ``font_px``."""
+    return n_chars * font_px * _EM_PER_CHAR
+
+
+def _tspans(lines: Sequence[str], x: float, line_px: float) -> str:
+    """SVG ``<tspan>`` lines at ``x``, the first on the text's baseline."""
+    return "".join(
+        f'<tspan x="{x:.1f}" dy="{0 if i == 0 else line_px}">{_e(t)}</tspan>'
+        for i, t in enumerate(lines)
+    )
+
+
 def _e(x: object) -> str:
     return html.escape(str(x), quote=True)
 
@@ -113,13 +144,24 @@ def _interval(ci: Any) -> tuple[float, float] | None:
 
 
 def svg_ap_bars(per_category: Sequence[Mapping[str, Any]], map_value: float | None) -> str:
-    """Horizontal AP bars with interval whiskers (``ap_ci``) and the mAP as a line."""
+    """Horizontal AP bars with interval whiskers (``ap_ci``) and the mAP as a line.
+
+    Category names are wrapped to two lines of at most 32 characters (the full name in
+    the bar's tooltip) and the left margin is sized to the longest line, so no name is
+    cut at the figure's edge."""
     n = len(per_category)
-    row_h, left, width = 22, 170, 420
+    fullnames = [str(c.get("name") or c.get("id")) for c in per_category]
+    wrapped = [wrap_label(name, 32) for name in fullnames]
+    two_lines = any(len(lines) > 1 for lines in wrapped)
+    row_h = 32 if two_lines else 22
+    longest = max((len(t) for lines in wrapped for t in lines), default=1)
+    left = int(max(60.0, _text_px(longest, 12)) + 14)
+    width = 420
     height = 30 + n * row_h + 24
+    total = left + width + 30
     parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" role="img" width="{left + width + 30}" '
-        f'height="{height}" viewBox="0 0 {left + width + 30} {height}">',
+        f'<svg xmlns="http://www.w3.org/2000/svg" role="img" width="{total}" '
+        f'height="{height}" viewBox="0 0 {total} {height}">',
         "<title>Average precision per category</title>",
     ]
     x0 = left
@@ -134,32 +176,34 @@ def svg_ap_bars(per_category: Sequence[Mapping[str, Any]], map_value: float | No
         )
     for i, c in enumerate(per_category):
         y = 22 + i * row_h
-        full = str(c.get("name") or c.get("id"))
-        label = _e(full)
+        label = _e(fullnames[i])
+        lines = wrapped[i]
+        first = y + row_h / 2 + 4 - (len(lines) - 1) * 7
         parts.append(
-            f'<text x="{left - 8}" y="{y + 13}" font-size="12" text-anchor="end">'
-            f"<title>{label}</title>{_e(_short(full, 24))}</text>"
+            f'<text x="{left - 8}" y="{first:.1f}" font-size="12" text-anchor="end">'
+            f"<title>{label}</title>{_tspans(lines, left - 8, 14)}</text>"
         )
         ap = _num(c.get("ap"))
         included = bool(c.get("in_map", ap is not None))
+        bar_y = y + (row_h - 14) / 2
         if ap is None:
             why = _e(c.get("ap_undefined_reason") or "no known positive")
             parts.append(
-                f'<text x="{x0 + 4}" y="{y + 13}" font-size="11" fill="#8a93a3">'
+                f'<text x="{x0 + 4}" y="{bar_y + 11:.1f}" font-size="11" fill="#8a93a3">'
                 f"n/a ({why})</text>"
             )
             continue
         fill = "#3b6fd8" if included else "#b9c0cc"
         parts.append(
-            f'<rect x="{x0}" y="{y + 3}" width="{width * ap:.1f}" height="{row_h - 8}" '
+            f'<rect x="{x0}" y="{bar_y:.1f}" width="{width * ap:.1f}" height="14" '
             f'fill="{fill}"><title>{label}: AP {ap:.4f}</title></rect>'
         )
         ci = _interval(c.get("ap_ci"))
         if ci is not None:
             a, b = (x0 + width * min(max(v, 0.0), 1.0) for v in ci)
-            ym = y + row_h / 2 - 1
+            ym = bar_y + 7
             parts.append(
-                f'<path d="M{a:.1f} {ym - 4}v8M{a:.1f} {ym}H{b:.1f}M{b:.1f} {ym - 4}v8" '
+                f'<path d="M{a:.1f} {ym - 4:.1f}v8M{a:.1f} {ym:.1f}H{b:.1f}M{b:.1f} {ym - 4:.1f}v8" '
                 f'stroke="#1d2330" stroke-width="1.3" fill="none"/>'
             )
     if map_value is not None:
@@ -173,6 +217,21 @@ def svg_ap_bars(per_category: Sequence[Mapping[str, Any]], map_value: float | No
     return "".join(parts)
 
 
+def step_points(x: NDArray[Any], y: NDArray[Any]) -> tuple[NDArray[Any], NDArray[Any]]:
+    """The vertices of a curve drawn as steps after each point, matplotlib's
+    ``drawstyle="steps-post"``: from ``(x[i], y[i])`` across to ``x[i + 1]``, then to
+    ``y[i + 1]``. ``PrecisionRecallDisplay`` draws recall/precision so, and so do the
+    PNG figures (:mod:`toxeval.plots`)."""
+    n = int(x.shape[0])
+    if n == 0:
+        return x, y
+    sx = np.empty(2 * n - 1, dtype=np.float64)
+    sy = np.empty(2 * n - 1, dtype=np.float64)
+    sx[0::2], sy[0::2] = x, y
+    sx[1::2], sy[1::2] = x[1:], y[:-1]
+    return sx, sy
+
+
 def svg_pr_curves(
     y_true: NDArray[Any],
     y_score: NDArray[Any],
@@ -181,30 +240,61 @@ def svg_pr_curves(
     aps: Sequence[Any],
     reasons: Sequence[str | None] | None = None,
 ) -> str:
-    """Small multiples: one step-wise precision-recall curve per category, known rows only;
-    a category without a curve says why (``reasons[j]``, default "no known positive")."""
+    """Small multiples: one precision-recall curve per category over its known rows, drawn
+    as steps (:func:`step_points`, as ``PrecisionRecallDisplay`` and the PNG figure draw
+    it), on axes with ticks at 0, 0.5 and 1 and labelled recall and precision. Each panel's
+    title is the category (wrapped to two lines, full in its tooltip) and its AP; a
+    category without a curve says why (``reasons[j]``, default "no known positive")."""
     from toxeval.metrics import precision_recall_curve
     from toxeval.plots import thin_curve_indices
 
-    cols, w, h, pad = 5, 170, 150, 28
+    cols, w = 5, 210
     k = len(names)
+    titles = [wrap_label(str(name), 30) for name in names]
+    title_lines = max((len(t) for t in titles), default=1) + 1  # the name, then the AP
+    top = 8 + 13 * title_lines
+    left, right, bottom = 50, 12, 40
+    pw, ph = w - left - right, 120
+    h = top + ph + bottom
     rows = max(1, math.ceil(k / cols))
-    W, H = cols * w, rows * h
+    W, H = min(cols, max(k, 1)) * w, rows * h
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" role="img" width="{W}" height="{H}" '
         f'viewBox="0 0 {W} {H}"><title>Precision-recall curves per category</title>'
     ]
     for j in range(k):
         ox, oy = (j % cols) * w, (j // cols) * h
-        pw, ph = w - pad - 8, h - pad - 22
-        x0, y0 = ox + pad, oy + 18
+        x0, y0 = ox + left, oy + top
         ap = _num(aps[j]) if j < len(aps) else None
-        name = _short(names[j], 18)
-        title = f"{name} (AP {ap:.3f})" if ap is not None else f"{name} (n/a)"
+        cx = x0 + pw / 2
+        head = [*titles[j], f"AP {ap:.3f}" if ap is not None else "AP n/a"]
         parts.append(
-            f'<text x="{ox + w / 2:.1f}" y="{oy + 12}" font-size="11" text-anchor="middle">'
-            f"{_e(title)}</text>"
+            f'<text x="{cx:.1f}" y="{oy + 14}" font-size="11" text-anchor="middle">'
+            f"<title>{_e(names[j])}</title>{_tspans(head, cx, 13)}</text>"
             f'<rect x="{x0}" y="{y0}" width="{pw}" height="{ph}" fill="none" stroke="#c5cad4"/>'
+        )
+        for t in (0.0, 0.5, 1.0):  # ticks, tick labels and light grid lines
+            tx, ty = x0 + pw * t, y0 + ph * (1 - t)
+            label = f"{t:g}"
+            parts.append(
+                f'<line x1="{tx:.1f}" x2="{tx:.1f}" y1="{y0 + ph}" y2="{y0 + ph + 4}" '
+                'stroke="#5b6475"/>'
+                f'<line x1="{x0 - 4}" x2="{x0}" y1="{ty:.1f}" y2="{ty:.1f}" stroke="#5b6475"/>'
+                f'<text x="{tx:.1f}" y="{y0 + ph + 15}" font-size="9" '
+                f'text-anchor="middle">{label}</text>'
+                f'<text x="{x0 - 6}" y="{ty + 3:.1f}" font-size="9" '
+                f'text-anchor="end">{label}</text>'
+            )
+            if 0 < t < 1:
+                parts.append(
+                    f'<line x1="{tx:.1f}" x2="{tx:.1f}" y1="{y0}" y2="{y0 + ph}" stroke="#eef0f4"/>'
+                    f'<line x1="{x0}" x2="{x0 + pw}" y1="{ty:.1f}" y2="{ty:.1f}" stroke="#eef0f4"/>'
+                )
+        parts.append(
+            f'<text x="{cx:.1f}" y="{y0 + ph + 30}" font-size="10" text-anchor="middle" '
+            'fill="#5b6475">recall</text>'
+            f'<text transform="translate({ox + 14},{y0 + ph / 2:.1f}) rotate(-90)" '
+            'font-size="10" text-anchor="middle" fill="#5b6475">precision</text>'
         )
         known = mask[:, j]
         yt = np.asarray(y_true[known, j]) == 1
@@ -213,15 +303,16 @@ def svg_pr_curves(
                 "no known positive"
             )
             parts.append(
-                f'<text x="{x0 + pw / 2:.1f}" y="{y0 + ph / 2:.1f}" font-size="10" '
+                f'<text x="{cx:.1f}" y="{y0 + ph / 2:.1f}" font-size="10" '
                 f'fill="#8a93a3" text-anchor="middle">{_e(why)}</text>'
             )
             continue
         precision, recall, _ = precision_recall_curve(yt, y_score[known, j])
         keep = thin_curve_indices(recall, precision, _MAX_POINTS)
+        sx, sy = step_points(recall[keep], precision[keep])
         pts = " ".join(
             f"{x0 + pw * float(r):.1f},{y0 + ph * (1 - float(p)):.1f}"
-            for r, p in zip(recall[keep], precision[keep], strict=True)
+            for r, p in zip(sx, sy, strict=True)
         )
         base = float(yt.mean())
         parts.append(
@@ -245,20 +336,30 @@ def cooccurrence(
 
 
 def _svg_heatmap(counts: NDArray[np.int64], names: Sequence[str]) -> str:
+    """The co-occurrence matrix as a heatmap. Labels longer than 40 characters are cut
+    (the full name is in each cell's tooltip); the margins are sized to the longest label,
+    row labels at the left and column labels slanted above, so none is cut at the edge."""
     k = counts.shape[0]
-    cell, left, top = 26, 120, 110
-    W, H = left + k * cell + 10, top + k * cell + 10
+    cell, font = 26, 11
+    shown = [_short(str(name), 40) for name in names]
+    longest = _text_px(max((len(t) for t in shown), default=1), font)
+    slant = math.radians(60)
+    left = int(longest + 16)
+    top = int(longest * math.sin(slant) + 16)
+    spill = int(longest * math.cos(slant))  # the last column label reaches right of the grid
+    W, H = left + k * cell + max(10, spill), top + k * cell + 10
     vmax = max(int(counts.max()), 1)
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" role="img" width="{W}" height="{H}" '
         f'viewBox="0 0 {W} {H}"><title>True vs predicted label co-occurrence</title>'
     ]
-    for i, name in enumerate(names):
+    for i, name in enumerate(shown):
+        full = _e(names[i])
         parts.append(
-            f'<text x="{left - 6}" y="{top + i * cell + 17}" font-size="11" '
-            f'text-anchor="end">{_e(_short(name, 18))}</text>'
+            f'<text x="{left - 6}" y="{top + i * cell + 17}" font-size="{font}" '
+            f'text-anchor="end"><title>true {full}</title>{_e(name)}</text>'
             f'<text transform="translate({left + i * cell + 17},{top - 6}) rotate(-60)" '
-            f'font-size="11">{_e(_short(name, 16))}</text>'
+            f'font-size="{font}"><title>predicted {full}</title>{_e(name)}</text>'
         )
     for i in range(k):
         for j in range(k):
@@ -304,6 +405,13 @@ def _cell(value: Any, digits: int = 4) -> str:
     return f'<td data-v="{v!r}">{text}</td>'
 
 
+def _breakable(text: object) -> str:
+    """``text`` escaped, with a line-break opportunity after each ``_``, ``-`` and ``/``:
+    a long id (``self_harm_and_suicide_instructions``) wraps at its words in a table
+    cell instead of widening the table past the page."""
+    return re.sub(r"([_\-/])", r"\1<wbr>", _e(text))
+
+
 def _category_table(per_category: Sequence[Mapping[str, Any]], level: str) -> str:
     head = (
         f"<tr><th class=l>id</th><th class=l>name</th><th>AP</th><th>AP {level} CI</th>"
@@ -324,16 +432,16 @@ def _category_table(per_category: Sequence[Mapping[str, Any]], level: str) -> st
         why = c.get("ap_undefined_reason")
         in_map_text = "yes" if in_map else f"no ({_e(why)})" if why else "no"
         rows.append(
-            f'<tr><td class=l data-v="{_e(c.get("id"))}">{_e(c.get("id"))}</td>'
-            f'<td class=l data-v="{_e(c.get("name"))}">{_e(c.get("name"))}</td>'
+            f'<tr><td class=l data-v="{_e(c.get("id"))}">{_breakable(c.get("id"))}</td>'
+            f'<td class=l data-v="{_e(c.get("name"))}">{_breakable(c.get("name"))}</td>'
             f"{_cell(c.get('ap'))}{ci_cell}{_cell(c.get('roc_auc'))}{_cell(c.get('f1'))}"
             f"{_cell(c.get('support'), 0)}{_cell(c.get('negatives'), 0)}"
             f"{_cell(c.get('unknown'), 0)}{_cell(c.get('no_score', 0), 0)}"
             f'<td class=l data-v="{int(in_map)}">{in_map_text}</td></tr>'
         )
     return (
-        f'<table class="sortable" id="per-category"><thead>{head}</thead>'
-        f"<tbody>{''.join(rows)}</tbody></table>"
+        f'<div class="wide"><table class="sortable" id="per-category"><thead>{head}</thead>'
+        f"<tbody>{''.join(rows)}</tbody></table></div>"
     )
 
 

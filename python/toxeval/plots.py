@@ -54,6 +54,7 @@ MAX_CURVE_POINTS = 2000
 
 _DPI = 120
 _NCOLS = 5
+_PANEL_TITLE_CHARS = 38  # characters of 9-point text across a 3-inch panel
 _INSTALL_HINT = 'pip install "toxeval[plot]"'
 
 
@@ -168,6 +169,14 @@ def _wrap(text: str, width_in: float, fontsize: float) -> str:
     return "\n".join(textwrap.fill(line, chars) for line in text.split("\n"))
 
 
+def _panel_title(text: str) -> str:
+    """A panel's first title line, wrapped at the words of a long category id so that it
+    stays within its 3-inch panel instead of running into the next one."""
+    from toxeval.figure_labels import wrap_label
+
+    return "\n".join(wrap_label(text, _PANEL_TITLE_CHARS, max_lines=3))
+
+
 def _pr_panel(
     ax: Axes, cid: str, y: NDArray[Any], s: NDArray[Any], max_points: int
 ) -> tuple[int, int]:
@@ -180,7 +189,7 @@ def _pr_panel(
     ax.set_ylim(0.0, 1.05)
     ax.tick_params(labelsize=7)
     if n_pos == 0:
-        ax.set_title(f"{cid}  AP=n/a", fontsize=9)
+        ax.set_title(_panel_title(f"{cid}  AP=n/a"), fontsize=9)
         why = "no known positive" + (f"\n({n_known} known rows)" if n_known else "\n(no known row)")
         ax.text(0.5, 0.5, why, ha="center", va="center", fontsize=8, color="0.4")
         return 0, 0
@@ -191,7 +200,7 @@ def _pr_panel(
     ax.axhline(n_pos / n_known, color="0.5", linestyle="--", linewidth=0.9)
     # The counts go in the title's second line, outside the plotted area: a label inside
     # the axes would cover the low-recall end of the curve at toxicity-like positive rates.
-    ax.set_title(f"{cid}  AP={ap:.3f}\n{n_pos} pos / {n_known} known", fontsize=9)
+    ax.set_title(_panel_title(f"{cid}  AP={ap:.3f}") + f"\n{n_pos} pos / {n_known} known", fontsize=9)
     return int(recall.shape[0]), int(idx.shape[0])
 
 
@@ -272,10 +281,15 @@ def _default_ap_title(result: EvaluationResult) -> str:
 
 def ap_by_category_figure(result: EvaluationResult, *, title: str | None = None) -> Figure:
     """The figure :func:`plot_ap_by_category` writes (one ``Axes``), not saved."""
+    from toxeval.figure_labels import wrap_label
+
     rows = result.per_category
     if not rows:
         raise ValueError("the result has no per-category rows")
-    fig = _new_figure(8.0, 0.32 * len(rows) + 1.6)
+    # long ids wrapped at their words (up to three lines): the bars keep their width
+    labels = ["\n".join(wrap_label(str(r["id"]), 32, max_lines=3)) for r in rows]
+    lines = max(label.count("\n") + 1 for label in labels)
+    fig = _new_figure(8.0, (0.32 if lines == 1 else 0.12 + 0.14 * lines) * len(rows) + 1.6)
     from matplotlib.patches import Patch
 
     ax = fig.add_subplot()
@@ -303,7 +317,7 @@ def ap_by_category_figure(result: EvaluationResult, *, title: str | None = None)
         handles.append(
             Patch(facecolor="0.9", edgecolor="0.6", hatch="//", label="excluded from mAP")
         )
-    ax.set_yticks(ypos, [str(r["id"]) for r in rows], fontsize=8)
+    ax.set_yticks(ypos, labels, fontsize=8)
     ax.invert_yaxis()  # taxonomy order, top to bottom
     ax.set_xlim(0.0, 1.25)
     ax.set_xticks(np.linspace(0.0, 1.0, 6))
