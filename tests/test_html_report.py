@@ -155,7 +155,7 @@ def test_pr_curves_are_steps_on_labelled_axes(demo: Any) -> None:
     for j, pts in enumerate(polylines):
         xy = np.array([[float(v) for v in p.split(",")] for p in pts.split()])
         known = m[:, j]
-        precision, recall, _ = precision_recall_curve(y[known, j] == 1, s[known, j])
+        _, recall, _ = precision_recall_curve(y[known, j] == 1, s[known, j])
         assert len(recall) <= 400  # not thinned: one drawn step per point of the curve
         assert len(xy) == 2 * len(recall) - 1
         dx, dy = np.diff(xy[:, 0]), np.diff(xy[:, 1])

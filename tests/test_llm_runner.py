@@ -480,9 +480,7 @@ def test_a_detector_with_no_usable_answer_is_named_not_a_temporary_run_file(
     # named that file (gone by then), and left the unparseable answers uncounted
     # (a detector answering text that says nothing readable; a NaN score is an error of
     # its own, tests/test_detectors.py)
-    (tmp_path / "mute_detector.py").write_text(
-        "def f(texts):\n    return ['???'] * len(texts)\n"
-    )
+    (tmp_path / "mute_detector.py").write_text("def f(texts):\n    return ['???'] * len(texts)\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     with pytest.raises(ValueError) as e:
         toxeval.evaluate(detector="python:mute_detector:f")

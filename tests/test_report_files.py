@@ -53,7 +53,9 @@ def test_report_markdown_shows_user_text_as_written() -> None:
     summary = [line for line in md.splitlines() if line.startswith("| ")]
     # every summary row has exactly its two cells: no unescaped | inside a value
     for line in summary[
-        : summary.index("| category | AP | ROC AUC | F1 | support | negatives | unknown | no score | in mAP |")
+        : summary.index(
+            "| category | AP | ROC AUC | F1 | support | negatives | unknown | no score | in mAP |"
+        )
     ]:
         cells = [c for c in re.split(r"(?<!\\)\|", line)[1:-1]]
         assert len(cells) == 2, line

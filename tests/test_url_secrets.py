@@ -284,5 +284,7 @@ def test_a_200_answer_that_echoes_the_key_is_written_redacted(
     assert "Authorization: Bearer [redacted]" in raw["debug"]["request"]
     assert raw["debug"]["headers"]["Authorization"] == "Bearer [redacted]"
     assert rows["r1"]["error"] is None and rows["r1"]["parse_status"] == "ok"
-    assert rows["r1"]["scores"] == scripted_scores("item-00001", toxeval.load_dataset(ds).taxonomy.ids)
+    assert rows["r1"]["scores"] == scripted_scores(
+        "item-00001", toxeval.load_dataset(ds).taxonomy.ids
+    )
     assert all(r["scores"] is not None for r in rows.values())

@@ -199,8 +199,7 @@ def keep_common_rows(group: Sequence[SystemResult]) -> tuple[list[SystemResult],
         out.append(dataclasses.replace(sr, rows=rows, reported={}))
     if not shared:
         raise CompareError(
-            f"the systems on {group[0].dataset} have no scored item in common: nothing to "
-            "compare"
+            f"the systems on {group[0].dataset} have no scored item in common: nothing to compare"
         )
     return out, left_out
 

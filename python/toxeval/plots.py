@@ -200,7 +200,9 @@ def _pr_panel(
     ax.axhline(n_pos / n_known, color="0.5", linestyle="--", linewidth=0.9)
     # The counts go in the title's second line, outside the plotted area: a label inside
     # the axes would cover the low-recall end of the curve at toxicity-like positive rates.
-    ax.set_title(_panel_title(f"{cid}  AP={ap:.3f}") + f"\n{n_pos} pos / {n_known} known", fontsize=9)
+    ax.set_title(
+        _panel_title(f"{cid}  AP={ap:.3f}") + f"\n{n_pos} pos / {n_known} known", fontsize=9
+    )
     return int(recall.shape[0]), int(idx.shape[0])
 
 

@@ -23,9 +23,9 @@ from toxeval.datasets.records import records_to_rows
 from toxeval.datasets.schema import RESERVED_FIELDS, DatasetError
 from toxeval.datasets.tables import NotColumnar, check_column_names, table_to_rows
 from toxeval.files import (
-    check_utf8_encoding,
     ARROW_JSON_OPENERS,
     BackgroundSha256,
+    check_utf8_encoding,
     decode_utf8,
     gunzip,
     json_openers_exceed,

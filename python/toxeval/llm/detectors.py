@@ -110,7 +110,8 @@ def _check_finite(
     more = int(bad.any(axis=1).sum()) - 1
     raise PredictionError(
         f"{where} returned a score of {float(arr[j, c])} for {row}, category "
-        f"{taxonomy.ids[c]!r}" + (f" (and for {more} other rows of the batch)" if more else "")
+        f"{taxonomy.ids[c]!r}"
+        + (f" (and for {more} other rows of the batch)" if more else "")
         + "; scores must be finite numbers: fix the detector (rows answered before it are "
         "kept in the run file)"
     )
