@@ -877,6 +877,7 @@ def test_moderation_categories_without_scores_are_not_called_unknown_labels(
     notes = " ".join(doc["notes"])
     assert "the system gives no score for their known positives: drugs (" in notes
     assert "no known positive among the scored rows" not in notes
+    assert f"{doc['counts']['no_score_cells']} known labels have no score from the system" in notes
     assert "one class only: drugs" not in notes
     # every output tells the two apart
     header = next(line for line in shown.splitlines() if line.startswith("category"))

@@ -143,12 +143,15 @@ def run_scores(path: str | Path, dataset: Dataset) -> RunScores:
         )
     if unreadable:
         notes.append(f"{unreadable} answers could not be read (see parse statuses): unscored")
-    if unknown.any():
-        cols = [tax.ids[c] for c in np.flatnonzero(unknown.any(axis=0))]
+    # the known labels without a score: what counts.no_score_cells counts (a cell whose
+    # label the dataset does not know either is one of its unknown labels)
+    unscored_known = unknown & np.asarray(dataset.mask, dtype=bool)
+    if unscored_known.any():
+        cols = [tax.ids[c] for c in np.flatnonzero(unscored_known.any(axis=0))]
         notes.append(
-            f"{int(unknown.sum())} cells have no score from the system (categories: "
-            f"{', '.join(cols)}): left out of every figure, and counted per category as "
-            "'no score', apart from the dataset's unknown labels"
+            f"{int(unscored_known.sum())} known labels have no score from the system "
+            f"(categories: {', '.join(cols)}): left out of every figure, and counted per "
+            "category as 'no score', apart from the dataset's unknown labels"
         )
     if "labels" in methods:
         notes.append(LABELS_NOTE)
