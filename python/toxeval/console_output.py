@@ -4,7 +4,7 @@ On a terminal, rich fits output to the terminal's width. Piped or redirected (no
 TTY), rich would assume 80 columns and cut long cells (paths, dataset names, system
 names) with an ellipsis; a pipe has no width to fit, so there the console is wide
 enough that nothing is cut, and each table takes the width its cells need. ``COLUMNS``,
-when set, still decides the width, as rich reads it.
+when set, still decides the width, as rich reads it; a notebook keeps rich's own width.
 """
 
 from __future__ import annotations
@@ -23,11 +23,11 @@ PIPE_WIDTH = 100_000
 
 def output_console(*, stderr: bool = False) -> Console:
     """A rich ``Console`` on stdout (stderr with ``stderr=True``): the terminal's width on
-    a TTY or with ``COLUMNS`` set, else :data:`PIPE_WIDTH` columns, so that no cell is
+    a TTY, in a notebook or with ``COLUMNS`` set, else :data:`PIPE_WIDTH` columns, so that no cell is
     truncated when the output goes to a pipe or a file."""
     from rich.console import Console
 
     con = Console(stderr=stderr)
-    if con.is_terminal or os.environ.get("COLUMNS"):
+    if con.is_terminal or con.is_jupyter or os.environ.get("COLUMNS"):
         return con
     return Console(stderr=stderr, width=PIPE_WIDTH)
