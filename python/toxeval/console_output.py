@@ -22,9 +22,9 @@ PIPE_WIDTH = 100_000
 
 
 def output_console(*, stderr: bool = False) -> Console:
-    """A rich ``Console`` on stdout (stderr with ``stderr=True``): the terminal's width on
-    a TTY, in a notebook or with ``COLUMNS`` set, else :data:`PIPE_WIDTH` columns, so that no cell is
-    truncated when the output goes to a pipe or a file."""
+    """A rich ``Console`` on stdout (stderr with ``stderr=True``): rich's own width on a
+    TTY, in a notebook or with ``COLUMNS`` set, else :data:`PIPE_WIDTH` columns, so that
+    no cell is truncated when the output goes to a pipe or a file."""
     from rich.console import Console
 
     con = Console(stderr=stderr)
