@@ -32,6 +32,7 @@ class RunSummary:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     repaired_bytes: int = 0
+    truncated: int = 0  # texts cut to a local classifier's token limit
     elapsed_s: float = 0.0
     dry_run: bool = False
 
@@ -42,10 +43,11 @@ class RunSummary:
                 f"{self.prompt_tokens} prompt tokens; nothing was sent"
             )
         parsed = sum(v for k, v in self.parse_counts.items() if k in ("ok", "partial"))
+        cut = f", {self.truncated} truncated to the model's token limit" if self.truncated else ""
         return (
             f"{self.written} rows written to {self.path} ({self.skipped} already done), "
             f"{self.failed} failed, {parsed} parsed, {self.retries} retries, "
-            f"{self.prompt_tokens + self.completion_tokens} tokens, {self.elapsed_s:.1f} s"
+            f"{self.prompt_tokens + self.completion_tokens} tokens{cut}, {self.elapsed_s:.1f} s"
         )
 
 

@@ -100,6 +100,7 @@ def run_scores(path: str | Path, dataset: Dataset) -> RunScores:
     missing: list[str] = []
     unreadable = stale = 0
     graded = False
+    truncated = 0
     errors: Counter[str] = Counter()
     for row, (item_id, text, response) in enumerate(dataset_keys(dataset)):
         rec = state.current(item_id, request_hash(base, fp, text, response))
@@ -126,6 +127,7 @@ def run_scores(path: str | Path, dataset: Dataset) -> RunScores:
                 scores[row, c] = _score_cell(path, item_id, cid, v)
         scored[row] = True
         graded = graded or bool(rec.graded)
+        truncated += rec.truncated
     known_ids = set(dataset.ids)
     unknown_ids = [i for i in state.latest if i not in known_ids]
     notes: list[str] = []
@@ -148,6 +150,11 @@ def run_scores(path: str | Path, dataset: Dataset) -> RunScores:
         notes.append(
             f"{int(unknown.sum())} cells have no score from the system (categories: "
             f"{', '.join(cols)}): masked as unknown labels"
+        )
+    if truncated:
+        notes.append(
+            f"{truncated} scored rows were longer than the model's token limit and were cut "
+            "to it: their scores read the start of the text only"
         )
     if "labels" in methods:
         notes.append(LABELS_NOTE)
@@ -193,6 +200,7 @@ def run_scores(path: str | Path, dataset: Dataset) -> RunScores:
             "unreadable": unreadable,
             "not_answered": len(missing),
             "stale_only": stale,
+            "truncated": truncated,
         },
         "errors": dict(errors),
         "parse_status_counts": dict(status_counts),
