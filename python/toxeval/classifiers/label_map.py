@@ -3,9 +3,9 @@
 The mapping is a :class:`~toxeval.taxonomy.LabelMapping` (shipped: ``detoxify-original``,
 ``detoxify-unbiased``, ``detoxify-multilingual`` and their ``-openai-moderation-8``
 versions; or a TOML file of the same form) whose codes are the model's labels. Without
-one, the shipped mapping for the dataset's taxonomy whose codes cover every label of the
-model is used (the one with fewest extra codes), or, when every label is a category id,
-name or alias of the taxonomy, the taxonomy itself.
+one: when every label is a category id, name or alias of the taxonomy (a model trained on
+it), the taxonomy itself; else the shipped mapping for the dataset's taxonomy whose codes
+cover every label of the model (the one with fewest extra codes).
 
 Rules: every model label must be in the mapping (a label mapped to ``[]`` is read and not
 used), so a model whose heads are not what the mapping was written for is refused, not
@@ -102,6 +102,9 @@ def column_map(labels: tuple[str, ...], tax: Taxonomy, mapping: str | Path | Non
     docstring); a ValueError names what does not fit."""
     if mapping is not None:
         return _from_mapping(load_mapping(mapping), labels, tax)
+    ident = _identity(labels, tax)
+    if ident is not None:
+        return ident
     candidates = []
     for name in list_mappings():
         m = load_mapping(name)
@@ -109,9 +112,6 @@ def column_map(labels: tuple[str, ...], tax: Taxonomy, mapping: str | Path | Non
             candidates.append((len(m.table) - len(labels), name, m))
     if candidates:
         return _from_mapping(min(candidates)[2], labels, tax)
-    ident = _identity(labels, tax)
-    if ident is not None:
-        return ident
     raise ValueError(
         f"no shipped mapping for taxonomy {tax.name!r} covers the model's labels "
         f"({', '.join(labels)}), and they are not the taxonomy's categories; write a mapping "

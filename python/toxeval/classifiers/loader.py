@@ -31,6 +31,7 @@ class Classifier(Protocol):
 
     labels: tuple[str, ...]
     max_length: int
+    batch_size: int
 
     def fingerprint(self) -> dict[str, Any]: ...
 
@@ -46,6 +47,7 @@ class LocalClassifier:
         self.columns = columns
         self.runtime = runtime
         self.known = np.array([bool(src) for src in columns.sources], dtype=bool)
+        self.batch_size = model.batch_size
 
     def fingerprint(self) -> dict[str, Any]:
         """The model's files and settings, the mapping and the runtime (module docstring)."""

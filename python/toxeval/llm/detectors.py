@@ -160,6 +160,17 @@ class LocalSystem:
             raise ValueError(f"{spec.text!r} is not a local detector")
 
     @property
+    def chunk_rows(self) -> int:
+        """Rows handed to the system per call (one progress step, one run-file flush): a
+        local classifier gets 16 batches, so the texts it sorts by length fill batches of
+        close lengths."""
+        from toxeval.llm.local import LOCAL_BATCH
+
+        if self.model is None:
+            return LOCAL_BATCH
+        return max(LOCAL_BATCH, 16 * self.model.batch_size)
+
+    @property
     def versioned(self) -> bool:
         """Whether a change of the detector changes :meth:`fingerprint` (always for
         ``lexicon``; for ``python:``, when its sources were read or it declares a

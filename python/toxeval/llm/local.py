@@ -55,8 +55,9 @@ def run_local(
         Progress(len(keys), summary.skipped, quiet, summary) as bar,
     ):
         summary.repaired_bytes = writer.repaired_bytes
-        for start in range(0, len(todo), LOCAL_BATCH):
-            chunk = todo[start : start + LOCAL_BATCH]
+        step = system.chunk_rows
+        for start in range(0, len(todo), step):
+            chunk = todo[start : start + step]
             texts = [keys[i][2] if keys[i][2] is not None else keys[i][1] for i in chunk]
             t1 = time.monotonic()
             got = system(texts)  # type: ignore[arg-type]
