@@ -46,7 +46,7 @@ VOCAB = 30522
 MAX_POS = 512
 
 
-def bert_graph(layers: int, hidden: int, rng: np.random.Generator) -> Any:
+def bert_graph(layers: int, hidden: int, vocab: int, rng: np.random.Generator) -> Any:
     """A BERT-shaped classifier graph (see the module docstring)."""
     from onnx import TensorProto, helper, numpy_helper
 
@@ -80,7 +80,7 @@ def bert_graph(layers: int, hidden: int, rng: np.random.Generator) -> Any:
     shape = node("Shape", ["input_ids"], "ids_shape")
     t = node("Gather", [shape, const("i1", 1)], "t", axis=0)
     pos = node("Range", ["zero", t, "one"], "pos")
-    we = node("Gather", [w("word_emb", VOCAB, hidden), "input_ids"], "we", axis=0)
+    we = node("Gather", [w("word_emb", vocab, hidden), "input_ids"], "we", axis=0)
     pe = node("Gather", [w("pos_emb", MAX_POS, hidden), pos], "pe", axis=0)
     x = layer_norm(node("Add", [we, pe], "emb"), "emb_ln")
     # attention bias: 0 where the mask is 1, -10000 where it is 0; shape (b, 1, 1, t)
@@ -140,15 +140,15 @@ def bert_graph(layers: int, hidden: int, rng: np.random.Generator) -> Any:
     return model
 
 
-def build(folder: Path, layers: int, hidden: int, seed: int) -> list[str]:
+def build(folder: Path, layers: int, hidden: int, seed: int, vocab_size: int = VOCAB) -> list[str]:
     """Write the model directory; return the vocabulary's words."""
     import onnx
     from tokenizers import Tokenizer, models, pre_tokenizers, processors
 
     rng = np.random.default_rng(seed)
     folder.mkdir(parents=True, exist_ok=True)
-    onnx.save(bert_graph(layers, hidden, rng), folder / "model.onnx")
-    words = [f"w{i}" for i in range(VOCAB - 4)]
+    onnx.save(bert_graph(layers, hidden, vocab_size, rng), folder / "model.onnx")
+    words = [f"w{i}" for i in range(vocab_size - 4)]
     vocab = {"[PAD]": 0, "[UNK]": 1, "[CLS]": 2, "[SEP]": 3}
     vocab.update({wd: i + 4 for i, wd in enumerate(words)})
     tok = Tokenizer(models.WordLevel(vocab=vocab, unk_token="[UNK]"))
@@ -203,6 +203,7 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--batch-size", type=int, default=32)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--vocab", type=int, default=VOCAB, help="vocabulary size (30522)")
     ap.add_argument("--out", type=Path, help="also write bench_onnx.json here")
     args = ap.parse_args()
     sys.path.insert(0, str(ROOT / "python"))
@@ -215,7 +216,7 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp) / "bert"
-        words = build(folder, args.layers, args.hidden, args.seed)
+        words = build(folder, args.layers, args.hidden, args.seed, args.vocab)
         texts = texts_of(words, args.rows, args.seed)
         size_mb = (folder / "model.onnx").stat().st_size / 1e6
         opts = ModelOptions(batch_size=args.batch_size, threads=args.threads)
