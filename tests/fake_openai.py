@@ -139,6 +139,9 @@ class FakeOpenAI:
         # models that answer max_tokens as OpenAI's reasoning models do (400
         # unsupported_parameter) and take max_completion_tokens
         self.reasoning_models: set[str] = set()
+        # item key -> the choice (message, logprobs, finish_reason) a chat request naming
+        # it is answered with, instead of the scripted scores (guard answers, logprobs)
+        self.answers: dict[str, dict[str, Any]] = {}
         self.log: list[Logged] = []
         self.headers_seen: list[dict[str, str]] = []
         self.bodies: list[Any] = []  # every decoded request body
@@ -211,6 +214,16 @@ class FakeOpenAI:
             self.log.append(Logged(keys, path, time.monotonic(), status))
 
     def chat_body(self, model: str, keys: tuple[str, ...], body: dict[str, Any]) -> dict[str, Any]:
+        if keys and keys[0] in self.answers:
+            choice = {"index": 0, "finish_reason": "stop", **self.answers[keys[0]]}
+            if not body.get("logprobs"):
+                choice["logprobs"] = None  # logprobs only when asked for, as servers do
+            return {
+                "id": "chatcmpl-fake",
+                "object": "chat.completion",
+                "model": model,
+                "choices": [choice],
+            }
         ids = self.taxonomy.ids
         scores = scripted_scores(keys[0], ids) if keys else {}
         n = int(body.get("n") or 1)

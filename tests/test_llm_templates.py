@@ -446,7 +446,7 @@ def test_template_of_the_wrong_level_or_kind_is_refused(toxeval15: Taxonomy) -> 
         ({"samples": 3}, ValueError, "samples=3 needs scoring='sample'"),
         ({"scoring": "sample", "samples": 0}, ValueError, "samples must be >= 1"),
         ({"structured": True, "scoring": "labels"}, ValueError, "structured=True"),
-        ({"llama_guard": True, "scoring": "logprobs"}, ValueError, "not supported with llama"),
+        ({"llama_guard": True, "scoring": "sample"}, ValueError, "not supported with llama"),
         ({"model": ""}, ValueError, "model must be a non-empty string"),
         ({"taxonomy": "toxeval-15"}, TypeError, "taxonomy must be a Taxonomy"),
     ],

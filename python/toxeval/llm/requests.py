@@ -303,10 +303,12 @@ class RequestSpec:
                 "structured=True (a JSON schema) needs scoring='json' without Llama Guard"
             )
         if self.llama_guard:
-            if self.scoring not in ("json", "labels"):
+            if self.scoring not in ("json", "labels", "logprobs"):
                 raise ValueError(
-                    f"Llama Guard answers are label lists (safe / unsafe + codes); "
-                    f"scoring={self.scoring!r} is not supported with llama_guard=True"
+                    f"Llama Guard answers are label lists (safe / unsafe + codes), read as "
+                    f"0/1 or, with scoring='logprobs', graded from the tokens' "
+                    f"log-probabilities; scoring={self.scoring!r} is not supported with "
+                    "llama_guard=True"
                 )
             mapping = load_mapping(LLAMA_GUARD_MAPPING)
             lacking = sorted(mapping.targets - set(self.taxonomy.ids))
@@ -392,6 +394,8 @@ class RequestSpec:
             fp["max_completion_tokens"] = self.max_completion_tokens
         if self._mapping is not None:
             fp["mapping"] = _mapping_fingerprint(self._mapping)
+        if self.llama_guard and self.scoring == "logprobs":  # absent otherwise: hashes hold
+            fp["guard_scoring"] = "logprobs"
         return fp
 
 
@@ -471,6 +475,14 @@ def read(spec: RequestSpec, unit: Unit, responses: Sequence[dict[str, Any]]) -> 
         return [unparseable(problem, method)]
     if spec.scoring == "sample":
         return [score_samples(replies, spec.taxonomy, spec.samples)]
+    if spec.llama_guard and spec.scoring == "logprobs" and spec.mapping is not None:
+        from toxeval.llm.guard_logprobs import first_choice_logprobs, score_llama_guard_logprobs
+
+        return [
+            score_llama_guard_logprobs(
+                replies[0], first_choice_logprobs(responses[0]), spec.taxonomy, spec.mapping
+            )
+        ]
     if spec.scoring == "logprobs":
         return [score_logprobs(replies[0], spec.taxonomy)]
     return [score_labels(replies[0], spec.taxonomy, method, spec.mapping)]

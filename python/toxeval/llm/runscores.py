@@ -101,6 +101,7 @@ def run_scores(path: str | Path, dataset: Dataset) -> RunScores:
     unreadable = stale = 0
     graded = False
     truncated = 0
+    binary = 0  # scored rows whose scores are 0/1 (a label answer, no logprobs)
     errors: Counter[str] = Counter()
     for row, (item_id, text, response) in enumerate(dataset_keys(dataset)):
         rec = state.current(item_id, request_hash(base, fp, text, response))
@@ -128,6 +129,7 @@ def run_scores(path: str | Path, dataset: Dataset) -> RunScores:
         scored[row] = True
         graded = graded or bool(rec.graded)
         truncated += rec.truncated
+        binary += rec.graded is False
     known_ids = set(dataset.ids)
     unknown_ids = [i for i in state.latest if i not in known_ids]
     notes: list[str] = []
@@ -150,6 +152,11 @@ def run_scores(path: str | Path, dataset: Dataset) -> RunScores:
         notes.append(
             f"{int(unknown.sum())} cells have no score from the system (categories: "
             f"{', '.join(cols)}): masked as unknown labels"
+        )
+    if binary and graded:
+        notes.append(
+            f"{binary} scored rows have 0/1 scores (answers without logprobs, or label "
+            "answers) among graded ones"
         )
     if truncated:
         notes.append(
@@ -201,6 +208,7 @@ def run_scores(path: str | Path, dataset: Dataset) -> RunScores:
             "not_answered": len(missing),
             "stale_only": stale,
             "truncated": truncated,
+            "binary": binary,
         },
         "errors": dict(errors),
         "parse_status_counts": dict(status_counts),
