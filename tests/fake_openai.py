@@ -140,8 +140,9 @@ class FakeOpenAI:
         # unsupported_parameter) and take max_completion_tokens
         self.reasoning_models: set[str] = set()
         # item key -> the choice (message, logprobs, finish_reason) a chat request naming
-        # it is answered with, instead of the scripted scores (guard answers, logprobs)
-        self.answers: dict[str, dict[str, Any]] = {}
+        # it is answered with, instead of the scripted scores (guard answers, logprobs), or
+        # a function of the request body that returns it
+        self.answers: dict[str, Any] = {}
         self.log: list[Logged] = []
         self.headers_seen: list[dict[str, str]] = []
         self.bodies: list[Any] = []  # every decoded request body
@@ -215,7 +216,12 @@ class FakeOpenAI:
 
     def chat_body(self, model: str, keys: tuple[str, ...], body: dict[str, Any]) -> dict[str, Any]:
         if keys and keys[0] in self.answers:
-            choice = {"index": 0, "finish_reason": "stop", **self.answers[keys[0]]}
+            scripted = self.answers[keys[0]]
+            choice = {
+                "index": 0,
+                "finish_reason": "stop",
+                **(scripted(body) if callable(scripted) else scripted),
+            }
             if not body.get("logprobs"):
                 choice["logprobs"] = None  # logprobs only when asked for, as servers do
             return {

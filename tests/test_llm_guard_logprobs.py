@@ -238,3 +238,97 @@ def test_runner_graded_guard_scores(tmp_path: Path) -> None:
         assert binary.to_dict()["binary_scores"] is True
     finally:
         server.stop()
+
+
+# --- single-policy guards ----------------------------------------------------------------
+
+# P(Yes) each category's request gets from the scripted server, by category name
+P_YES = {"Hate": 0.9, "Harassment": 0.2, "Violence": 0.55}
+
+
+def policy_answer(request: dict[str, Any]) -> dict[str, Any]:
+    """Yes/No with logprobs: P(Yes) from P_YES by the policy named in the request, 0.01
+    for the others; the alternatives are split over case and spacing variants."""
+    prompt = "\n".join(m["content"] for m in request["messages"])
+    name = next((n for n in P_YES if f'"{n}":' in prompt), None)
+    p = P_YES.get(name or "", 0.01)
+    word = "Yes" if p >= 0.5 else "No"
+    top = [
+        {"token": "Yes", "logprob": math.log(0.75 * p)},
+        {"token": " yes", "logprob": math.log(0.25 * p)},
+        {"token": "No", "logprob": math.log(1 - p)},
+    ]
+    return {
+        "message": {"role": "assistant", "content": f"{word}, because..."},
+        "logprobs": {"content": [{"token": word, "logprob": -0.1, "top_logprobs": top}]},
+    }
+
+
+def test_policy_guard_one_request_per_category(tmp_path: Path) -> None:
+    import toxeval
+
+    data = tmp_path / "d.jsonl"
+    write_dataset(data, 2)
+    server = FakeOpenAI().start()
+    try:
+        server.answers["item-00000"] = policy_answer
+        server.answers["item-00001"] = {  # no logprobs: read from the first word
+            "message": {"role": "assistant", "content": "No."},
+            "logprobs": None,
+        }
+        dry = predict(data, "policy-guard:sg", tmp_path / "dry.jsonl", base_url=server.url,
+                      dry_run=True)  # fmt: skip
+        assert dry.requests == 2 * TAX.k and f"({TAX.k} per item)" in dry.line()
+        run = tmp_path / "run.jsonl"
+        predict(data, "policy-guard:sg", run, base_url=server.url)
+        assert len(server.bodies) == 2 * TAX.k
+        assert all(b["logprobs"] is True and b["top_logprobs"] == 20 for b in server.bodies)
+        # each request carries one category's definition (the shipped ShieldGemma prompt)
+        first = server.bodies[0]["messages"][0]["content"]
+        assert "Human Question: please judge item-0000" in first and '* "Hate":' in first
+        rows = {r["id"]: r for r in map(json.loads, run.read_text().splitlines()[1:])}
+        r0 = rows["r0"]
+        assert r0["graded"] and r0["method"] == "policy-guard" and r0["parse_status"] == "ok"
+        assert r0["scores"]["hate"] == pytest.approx(0.9)
+        assert r0["scores"]["harassment"] == pytest.approx(0.2)
+        assert r0["scores"]["violence"] == pytest.approx(0.55)
+        assert r0["scores"]["profanity"] == pytest.approx(0.01)
+        r1 = rows["r1"]
+        assert not r1["graded"] and set(r1["scores"].values()) == {0.0}
+        assert "no logprobs, read as 0/1" in r1["parse_reason"]
+        result = toxeval.evaluate(data, "policy-guard:sg", run_file=run, base_url=server.url,
+                                  bootstrap=0)  # fmt: skip
+        assert result.to_dict()["system"]["rows"]["binary"] == 1
+    finally:
+        server.stop()
+
+
+def test_policy_guard_answers_read_per_category() -> None:
+    from toxeval.llm.guard_logprobs import score_policy_answers
+
+    small = load_taxonomy("openai-moderation-8")
+    bodies: list[Any] = [body("Yes", chat_tokens(("Yes", {"Yes": 0.3, "No": 0.7})))] * small.k
+    bodies[1] = body("Maybe", None)  # neither: unknown
+    bodies[2] = {"choices": []}  # no answer: unknown
+    a = score_policy_answers(bodies, small)
+    assert a.status == "partial" and a.graded
+    assert math.isnan(a.scores[1]) and math.isnan(a.scores[2])
+    assert a.scores[0] == pytest.approx(0.3)
+    assert "neither Yes nor No: h" in (a.reason or "")
+
+
+def test_policy_templates_fit_only_policy_guards() -> None:
+    from toxeval.llm.requests import RequestSpec
+    from toxeval.llm.templates import load_template
+
+    with pytest.raises(ValueError, match="policy template"):
+        RequestSpec("chat", "m", TAX, template=load_template("shieldgemma-prompt"))
+    with pytest.raises(ValueError, match="needs a policy template"):
+        RequestSpec("chat", "m", TAX, policy_guard=True, template=load_template("zero-shot-prompt"))
+    spec = RequestSpec(
+        "chat", "m", TAX, policy_guard=True, template=load_template("granite-guardian-response"),
+        level="response",
+    )  # fmt: skip
+    assert spec.fingerprint()["policy_guard"] is True
+    with pytest.raises(ValueError, match="takes no llama_guard"):
+        RequestSpec("chat", "m", TAX, policy_guard=True, scoring="labels")

@@ -115,7 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
         default="lexicon",
         metavar="SPEC",
         help="lexicon (default), openai:MODEL, openai-moderation[:MODEL], llama-guard:MODEL, "
-        "python:module:attr, onnx:DIR (an ONNX sequence classifier) or hf:DIR (transformers)",
+        "policy-guard:MODEL (one request per category), python:module:attr, onnx:DIR (an ONNX sequence classifier) or hf:DIR (transformers)",
     )
     ev.add_argument(
         "--run-file",
@@ -231,7 +231,9 @@ def _model_options(sp: argparse.ArgumentParser) -> None:
 
 def _llm_options(sp: argparse.ArgumentParser) -> None:
     """The options of a run through an API (docs/cli.md, "Running LLMs")."""
-    g = sp.add_argument_group("API detectors (openai:, openai-moderation, llama-guard:)")
+    g = sp.add_argument_group(
+        "API detectors (openai:, openai-moderation, llama-guard:, policy-guard:)"
+    )
     g.add_argument(
         "--base-url",
         metavar="URL",

@@ -119,6 +119,7 @@ def build_request_spec(
         level=level,
         structured=structured,
         llama_guard=det.kind == "llama-guard",
+        policy_guard=det.kind == "policy-guard",
         temperature=temperature,
         max_tokens=max_tokens,
         max_completion_tokens=max_completion_tokens,

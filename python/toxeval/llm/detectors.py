@@ -5,6 +5,7 @@
 ``openai:MODEL``           a chat model behind an OpenAI-compatible ``/chat/completions``
 ``openai-moderation[:M]``  OpenAI's ``/moderations`` (default ``omni-moderation-latest``)
 ``llama-guard:MODEL``      a Llama Guard model served behind ``/chat/completions``
+``policy-guard:MODEL``     a single-policy guard (ShieldGemma, Granite Guardian), K requests
 ``python:module:attr``     a Python callable, class or instance (see :class:`LocalSystem`)
 ``onnx:PATH``              an ONNX sequence classifier (:mod:`toxeval.classifiers`)
 ``hf:PATH``                a transformers sequence classifier (:mod:`toxeval.classifiers`)
@@ -36,11 +37,13 @@ if TYPE_CHECKING:
 
 __all__ = ["DetectorSpec", "LocalAnswers", "LocalSystem", "parse_detector"]
 
-Kind = Literal["lexicon", "openai", "openai-moderation", "llama-guard", "python", "onnx", "hf"]
+Kind = Literal[
+    "lexicon", "openai", "openai-moderation", "llama-guard", "policy-guard", "python", "onnx", "hf"
+]
 DEFAULT_MODERATION_MODEL = "omni-moderation-latest"
 SPEC_FORMS = (
-    "lexicon, openai:MODEL, openai-moderation[:MODEL], llama-guard:MODEL, python:module:attr, "
-    "onnx:PATH, hf:PATH"
+    "lexicon, openai:MODEL, openai-moderation[:MODEL], llama-guard:MODEL, policy-guard:MODEL, "
+    "python:module:attr, onnx:PATH, hf:PATH"
 )
 
 
@@ -56,7 +59,7 @@ class DetectorSpec:
 
     @property
     def remote(self) -> bool:
-        return self.kind in ("openai", "openai-moderation", "llama-guard")
+        return self.kind in ("openai", "openai-moderation", "llama-guard", "policy-guard")
 
     @property
     def classifier(self) -> bool:
@@ -78,7 +81,7 @@ def parse_detector(spec: str) -> DetectorSpec:
         if sep and not rest:
             raise ValueError(f"detector {spec!r}: give a model after ':' or leave it out")
         return DetectorSpec("openai-moderation", s, model=rest or DEFAULT_MODERATION_MODEL)
-    if head in ("openai", "llama-guard"):
+    if head in ("openai", "llama-guard", "policy-guard"):
         if not rest:
             raise ValueError(f"detector {spec!r}: name the model, e.g. {head}:MODEL")
         return DetectorSpec(head, s, model=rest)  # type: ignore[arg-type]

@@ -1,5 +1,7 @@
-"""Graded per-category scores from a Llama Guard answer's token log-probabilities
-(``llama-guard:MODEL --scoring logprobs``).
+"""Graded per-category scores of guard models from their answers' token log-probabilities:
+Llama Guard (``llama-guard:MODEL --scoring logprobs``) and single-policy guards
+(``policy-guard:MODEL``, ShieldGemma and Granite Guardian styles; see
+:func:`score_policy_answers`).
 
 Llama Guard answers ``safe``, or ``unsafe`` and a line of hazard codes (``S1,S10``). With
 the server's logprobs (chat ``logprobs.content[].top_logprobs``, or the completions form
@@ -39,10 +41,16 @@ from typing import Any
 
 import numpy as np
 
-from toxeval.llm.answers import Answer, ChatReply, score_labels
+from toxeval.llm.answers import Answer, ChatReply, chat_replies, score_labels, unparseable
 from toxeval.taxonomy import LabelMapping, Taxonomy
 
-__all__ = ["Position", "first_choice_logprobs", "logprob_positions", "score_llama_guard_logprobs"]
+__all__ = [
+    "Position",
+    "first_choice_logprobs",
+    "logprob_positions",
+    "score_llama_guard_logprobs",
+    "score_policy_answers",
+]
 
 METHOD = "llama-guard"
 NO_LOGPROBS = "no logprobs in the response: read as 0/1"
@@ -279,3 +287,71 @@ def score_llama_guard_logprobs(
         True,
         METHOD,
     )
+
+
+POLICY_METHOD = "policy-guard"
+_WORD_STRIP = " \t\r\n.,:;!\"'`*_"
+
+
+def _yes_no(token: str) -> str | None:
+    w = token.strip(_WORD_STRIP).lower()
+    return w if w in ("yes", "no") else None
+
+
+def _p_yes(pos: Position) -> float | None:
+    """P(Yes) over the Yes/No variants (any case, spacing or punctuation) among
+    ``pos``'s alternatives; None when neither is there."""
+    sums: dict[str, list[float]] = {"yes": [], "no": []}
+    for tok, lp in pos.alternatives.items():
+        word = _yes_no(tok)
+        if word is not None:
+            sums[word].append(lp)
+    if not sums["yes"] and not sums["no"]:
+        return None
+    top = max(sums["yes"] + sums["no"])
+    y = sum(math.exp(lp - top) for lp in sums["yes"])
+    n = sum(math.exp(lp - top) for lp in sums["no"])
+    return y / (y + n)
+
+
+def score_policy_answers(responses: Sequence[Any], taxonomy: Taxonomy) -> Answer:
+    """One item's scores from a single-policy guard's K answers (``responses[k]`` asked
+    about category ``k``): P(Yes) at the first answer token, over the Yes and No variants
+    among its top log-probabilities. An answer without logprobs is read from its first
+    word, Yes 1 / No 0 (the row is then not graded, and its reason says which categories);
+    an answer that is neither, or a failed choice, leaves its category unknown (NaN)."""
+    k = taxonomy.k
+    scores = np.full(k, np.nan)
+    problems: dict[str, list[str]] = {}
+    binary: list[str] = []
+    said: list[str] = []
+    for cid, body in zip(taxonomy.ids, responses, strict=True):
+        replies, problem = chat_replies(body)
+        reply = replies[0] if replies else None
+        if reply is not None and reply.text is None:
+            problem = reply.problem or "empty answer"
+        if problem is not None or reply is None or reply.text is None:
+            problems.setdefault(problem or "empty answer", []).append(cid)
+            continue
+        said.append(f"{cid}: {' '.join(reply.text.split())[:60]}")
+        positions = logprob_positions(first_choice_logprobs(body))
+        first = next((p for p in positions or () if p.text.strip()), None)
+        p = _p_yes(first) if first is not None and first.alternatives else None
+        if p is not None:
+            scores[taxonomy.index(cid)] = p
+            continue
+        word = _yes_no(reply.text.split()[0]) if reply.text.split() else None
+        if word is None:
+            problems.setdefault("answer starts with neither Yes nor No", []).append(cid)
+            continue
+        scores[taxonomy.index(cid)] = 1.0 if word == "yes" else 0.0
+        binary.append(cid)
+    reasons = [f"{why}: {', '.join(ids)}" for why, ids in problems.items()]
+    if binary:
+        reasons.append(f"no logprobs, read as 0/1: {', '.join(binary)}")
+    reason = "; ".join(reasons) or None
+    text = "\n".join(said) or None
+    if np.isnan(scores).all():
+        return unparseable(reason or "no answer", POLICY_METHOD, text)
+    status = "partial" if problems else "ok"
+    return Answer(scores, status, reason, text, None, not binary, POLICY_METHOD)

@@ -38,8 +38,11 @@ class RunSummary:
 
     def line(self) -> str:
         if self.dry_run:
+            per = ""
+            if self.items and self.requests > self.items:  # a single-policy guard: K each
+                per = f" ({self.requests / self.items:g} per item)"
             return (
-                f"dry run: {self.items} items, {self.requests} requests, about "
+                f"dry run: {self.items} items, {self.requests} requests{per}, about "
                 f"{self.prompt_tokens} prompt tokens; nothing was sent"
             )
         parsed = sum(v for k, v in self.parse_counts.items() if k in ("ok", "partial"))

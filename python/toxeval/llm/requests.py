@@ -38,7 +38,13 @@ from toxeval.llm.answers import (
     unparseable,
 )
 from toxeval.llm.moderation import moderation_body, moderation_columns, read_moderation
-from toxeval.llm.prompts import FORMAT_VERSION, ScoringMethod, json_schema_format, render_messages
+from toxeval.llm.prompts import (
+    FORMAT_VERSION,
+    ScoringMethod,
+    json_schema_format,
+    render_messages,
+    render_policy_messages,
+)
 from toxeval.llm.templates import Template, TemplateError, list_templates, load_template
 from toxeval.taxonomy import LabelMapping, Taxonomy, load_mapping
 
@@ -234,6 +240,7 @@ class RequestSpec:
     samples: int = 1
     batch_size: int = 32
     max_completion_tokens: int | None = None
+    policy_guard: bool = False
     _mapping: LabelMapping | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -298,6 +305,9 @@ class RequestSpec:
         return self._mapping
 
     def _check_chat(self) -> None:
+        if self.policy_guard:
+            self._check_policy_guard()
+            return
         if self.structured and (self.scoring != "json" or self.llama_guard):
             raise ValueError(
                 "structured=True (a JSON schema) needs scoring='json' without Llama Guard"
@@ -325,6 +335,11 @@ class RequestSpec:
                 f"template {tpl.name!r} is for level {tpl.level!r}, but the spec's level is "
                 f"{self.level!r}"
             )
+        if tpl.kind == "policy":
+            raise ValueError(
+                f"template {tpl.name!r} is a policy template (one category per request): "
+                "use it with a single-policy guard, policy-guard:MODEL"
+            )
         if (tpl.kind == "llama-guard") != self.llama_guard:
             raise ValueError(
                 f"template {tpl.name!r} is a {tpl.kind} template; "
@@ -339,11 +354,38 @@ class RequestSpec:
             tpl, self.taxonomy, self.method_scoring, "", "" if self.level == "response" else None
         )
 
+    def _check_policy_guard(self) -> None:
+        if self.llama_guard or self.structured or self.scoring not in ("json", "logprobs"):
+            raise ValueError(
+                "a single-policy guard is asked Yes/No once per category and read from "
+                "logprobs: it takes no llama_guard, structured or scoring other than "
+                "logprobs (the default json is read as logprobs)"
+            )
+        if self.samples != 1:
+            raise ValueError("samples does not apply to a single-policy guard")
+        tpl = self.chat_template
+        if tpl.kind != "policy":
+            raise ValueError(
+                f"template {tpl.name!r} is a {tpl.kind} template; a single-policy guard needs "
+                "a policy template (shieldgemma-prompt, granite-guardian-prompt, ...)"
+            )
+        if tpl.level != self.level:
+            raise ValueError(
+                f"template {tpl.name!r} is for level {tpl.level!r}, but the spec's level is "
+                f"{self.level!r}"
+            )
+        # render once so that a template that cannot fit this taxonomy fails here
+        render_policy_messages(
+            tpl, self.taxonomy, self.taxonomy.ids[0], "", "" if self.level == "response" else None
+        )
+
     @cached_property
     def chat_template(self) -> Template:
         """The template used: the given one, or the shipped default for level and scoring."""
         if self.template is not None:
             return self.template
+        if self.policy_guard:
+            return load_template(f"shieldgemma-{self.level}")
         if self.llama_guard:
             return load_template(f"llama-guard-3-{self.level}")
         if self.scoring == "labels":
@@ -352,7 +394,10 @@ class RequestSpec:
 
     @property
     def method_scoring(self) -> ScoringMethod:
-        """The scoring actually used: Llama Guard answers are always read as labels."""
+        """The scoring actually used: Llama Guard answers are always read as labels (graded
+        from logprobs with scoring='logprobs'); single-policy guards through logprobs."""
+        if self.policy_guard:
+            return "logprobs"
         return "labels" if self.llama_guard else self.scoring
 
     @property
@@ -396,6 +441,9 @@ class RequestSpec:
             fp["mapping"] = _mapping_fingerprint(self._mapping)
         if self.llama_guard and self.scoring == "logprobs":  # absent otherwise: hashes hold
             fp["guard_scoring"] = "logprobs"
+        if self.policy_guard:
+            fp["policy_guard"] = True
+            fp["top_logprobs"] = TOP_LOGPROBS
         return fp
 
 
@@ -444,10 +492,35 @@ def _chat_body(spec: RequestSpec, item: Item) -> dict[str, Any]:
     return body
 
 
+def _policy_body(spec: RequestSpec, item: Item, category_id: str) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "model": spec.model,
+        "messages": render_policy_messages(
+            spec.chat_template, spec.taxonomy, category_id, item.text, item.response
+        ),
+        "logprobs": True,
+        "top_logprobs": TOP_LOGPROBS,
+    }
+    for name in ("temperature", "max_tokens", "max_completion_tokens", "seed"):
+        value = getattr(spec, name)
+        if value is not None:
+            body[name] = value
+    return body
+
+
 def plan(spec: RequestSpec, items: Sequence[Item]) -> list[Unit]:
-    """The units of calls that answer ``items``: one per chat item, one per moderation batch
-    of up to ``spec.batch_size`` inputs (the response text at level ``response``)."""
+    """The units of calls that answer ``items``: one per chat item (K calls, one per
+    category, for a single-policy guard), one per moderation batch of up to
+    ``spec.batch_size`` inputs (the response text at level ``response``)."""
     _check_items(spec, items)
+    if spec.policy_guard:
+        return [
+            Unit(
+                (it.id,),
+                tuple(Call(CHAT_PATH, _policy_body(spec, it, c)) for c in spec.taxonomy.ids),
+            )
+            for it in items
+        ]
     if spec.api == "moderation":
         units = []
         for lo in range(0, len(items), spec.batch_size):
@@ -469,6 +542,10 @@ def read(spec: RequestSpec, unit: Unit, responses: Sequence[dict[str, Any]]) -> 
         )
     if spec.api == "moderation":
         return read_moderation(responses[0], len(unit.item_ids), spec.taxonomy)
+    if spec.policy_guard:
+        from toxeval.llm.guard_logprobs import score_policy_answers
+
+        return [score_policy_answers(responses, spec.taxonomy)]
     method = "llama-guard" if spec.llama_guard else spec.scoring
     replies, problem = chat_replies(responses[0])
     if problem is not None:

@@ -165,6 +165,16 @@ def run_scores(path: str | Path, dataset: Dataset) -> RunScores:
         )
     if "labels" in methods:
         notes.append(LABELS_NOTE)
+    if "policy-guard" in methods:
+        notes.append(
+            f"single-policy guard: one request per category, {k} requests per row; each "
+            "score is P(Yes) from the first answer token's logprobs"
+        )
+    if "llama-guard" in methods and graded:
+        notes.append(
+            "Llama Guard scores graded from logprobs: P(unsafe) x each hazard code's share "
+            "at the code positions (docs/llm.md)"
+        )
     if state.corrupt_lines or state.torn_tail:
         notes.append(
             f"the run file has {state.corrupt_lines} unreadable lines"
