@@ -66,7 +66,8 @@ class HfClassifier:
                 f"{len(self.labels)} labels"
             )
         self.device = self._device(options.device)
-        self.model = model.to(self.device).eval()
+        # float32 whatever dtype the weights were saved in (newer transformers load "auto")
+        self.model = model.float().to(self.device).eval()
         self.tokenizer = tok.backend_tokenizer
         prepare_tokenizer(self.tokenizer, self.max_length)
         self.pad_id = tok.pad_token_id if tok.pad_token_id is not None else self.config.pad_id
