@@ -31,6 +31,10 @@ SHIPPED = {
     "llama-guard-3-response",
     "llama-guard-3-chat-prompt",
     "llama-guard-3-chat-response",
+    "shieldgemma-prompt",
+    "shieldgemma-response",
+    "granite-guardian-prompt",
+    "granite-guardian-response",
 }
 JUDGE_SCORINGS = ("json", "logprobs", "sample", "labels")
 
@@ -79,6 +83,16 @@ def test_every_shipped_template_renders_for_every_taxonomy_and_scoring(
     tax = user_taxonomy if taxonomy_name == "user" else load_taxonomy(taxonomy_name)
     tpl = load_template(name)
     guard = tpl.kind == "llama-guard"
+    if tpl.kind == "policy":  # one request per category, each with that category's policy
+        spec = RequestSpec("chat", "m", tax, template=tpl, level=tpl.level, policy_guard=True)
+        (unit,) = plan(spec, [_item(tpl.level)])
+        assert len(unit.calls) == tax.k
+        for c, call in zip(tax.categories, unit.calls, strict=True):
+            everything = "\n".join(m["content"] for m in call.body["messages"])
+            assert "you people are the worst" in everything and "$" not in everything
+            assert f'"{c.name}"' in everything
+            assert ("I will hurt you." in everything) == (tpl.level == "response")
+        return
     if guard and taxonomy_name != "toxeval-15":
         # Llama Guard codes map onto toxeval-15 ids: other taxonomies are refused clearly
         with pytest.raises(ValueError, match="Llama Guard answers are read through mapping"):
