@@ -367,3 +367,23 @@ def test_missing_extra_names_it(
     monkeypatch.setitem(sys.modules, "onnxruntime", None)  # import fails as if absent
     err = _fails(cli, "--detector", f"onnx:{model.path}")
     assert 'pip install "toxeval[onnx]"' in err
+
+
+def test_length_batches_respect_rows_and_padded_tokens() -> None:
+    from toxeval.classifiers.batching import Encoded, length_batches
+
+    rng = np.random.default_rng(0)
+    lengths = rng.integers(0, 300, size=500)
+    enc = Encoded(
+        ids=[[7] * int(n) for n in lengths],
+        type_ids=[[0] * int(n) for n in lengths],
+        lengths=lengths,
+        truncated=np.zeros(500, dtype=bool),
+    )
+    seen = []
+    for b in length_batches(enc, 32, 0, batch_tokens=512):
+        assert len(b.rows) <= 32
+        assert len(b.rows) == 1 or b.input_ids.size <= 512
+        assert (b.attention_mask.sum(axis=1) == lengths[b.rows]).all()
+        seen += b.rows.tolist()
+    assert sorted(seen) == list(range(500))

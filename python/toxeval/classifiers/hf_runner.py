@@ -22,7 +22,7 @@ from toxeval.classifiers.batching import encode, length_batches, prepare_tokeniz
 from toxeval.classifiers.extras import require
 from toxeval.classifiers.heads import probabilities
 from toxeval.classifiers.model_dir import ModelDirError, read_model_config
-from toxeval.classifiers.options import ModelOptions
+from toxeval.classifiers.options import DEFAULT_CPU_BATCH_TOKENS, ModelOptions
 from toxeval.files import file_sha256
 
 __all__ = ["HfClassifier"]
@@ -68,6 +68,8 @@ class HfClassifier:
         self.device = self._device(options.device)
         # float32 whatever dtype the weights were saved in (newer transformers load "auto")
         self.model = model.float().to(self.device).eval()
+        on_cpu = self.device.type == "cpu"
+        self.batch_tokens = options.batch_tokens or (DEFAULT_CPU_BATCH_TOKENS if on_cpu else None)
         self.tokenizer = tok.backend_tokenizer
         prepare_tokenizer(self.tokenizer, self.max_length)
         self.pad_id = tok.pad_token_id if tok.pad_token_id is not None else self.config.pad_id
@@ -100,7 +102,9 @@ class HfClassifier:
         enc = encode(self.tokenizer, texts)
         out = np.empty((len(texts), len(self.labels)), dtype=np.float64)
         with torch.inference_mode():
-            for batch in length_batches(enc, self.batch_size, self.pad_id):
+            for batch in length_batches(
+                enc, self.batch_size, self.pad_id, batch_tokens=self.batch_tokens
+            ):
                 feed = {
                     "input_ids": torch.from_numpy(batch.input_ids).to(self.device),
                     "attention_mask": torch.from_numpy(batch.attention_mask).to(self.device),

@@ -27,7 +27,7 @@ from toxeval.classifiers.model_dir import (
     model_file,
     read_model_config,
 )
-from toxeval.classifiers.options import ModelOptions
+from toxeval.classifiers.options import DEFAULT_CPU_BATCH_TOKENS, ModelOptions
 from toxeval.files import file_sha256
 
 __all__ = ["ONNX_INPUTS", "OnnxClassifier", "load_tokenizer"]
@@ -77,6 +77,7 @@ class OnnxClassifier:
         self._inputs = self._check_inputs(graph)
         self._output = self._check_output(graph)
         self.batch_size = options.batch_size
+        self.batch_tokens = options.batch_tokens or DEFAULT_CPU_BATCH_TOKENS
         self.max_length = self.config.max_length
         seq = self.session.get_inputs()[0].shape
         fixed = seq[1] if len(seq) == 2 and isinstance(seq[1], int) else None
@@ -141,7 +142,10 @@ class OnnxClassifier:
         """((n, L) float64 logits, (n,) bool truncated) of ``texts``."""
         enc = encode(self.tokenizer, texts)
         out = np.empty((len(texts), len(self.labels)), dtype=np.float64)
-        for batch in length_batches(enc, self.batch_size, self.config.pad_id, self._fixed_width):
+        batches = length_batches(
+            enc, self.batch_size, self.config.pad_id, self._fixed_width, self.batch_tokens
+        )
+        for batch in batches:
             feed = {
                 "input_ids": batch.input_ids,
                 "attention_mask": batch.attention_mask,

@@ -8,9 +8,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-__all__ = ["DEFAULT_BATCH_SIZE", "Device", "ModelOptions"]
+__all__ = ["DEFAULT_BATCH_SIZE", "DEFAULT_CPU_BATCH_TOKENS", "Device", "ModelOptions"]
 
 DEFAULT_BATCH_SIZE = 32
+#: padded tokens per batch on a CPU (benches/bench_onnx.py: 4 x 256 BERT, 2 cores)
+DEFAULT_CPU_BATCH_TOKENS = 512
 Device = Literal["auto", "cpu", "cuda"]
 
 
@@ -20,19 +22,23 @@ class ModelOptions:
     labels are the model's, or the taxonomy's own ids when the model's labels are
     those). ``batch_size``: texts per forward pass. ``max_length``: tokens kept per text
     (None: the model directory's limit). ``threads``: ONNX Runtime intra-op threads
-    (None: its default, one per physical core). ``device``: where ``hf:`` runs."""
+    (None: its default, one per physical core). ``device``: where ``hf:`` runs.
+    ``batch_tokens``: padded tokens per batch at most (None: 512 on a CPU, no limit on a
+    GPU)."""
 
     mapping: str | Path | None = None
     batch_size: int = DEFAULT_BATCH_SIZE
     max_length: int | None = None
     threads: int | None = None
     device: Device = "auto"
+    batch_tokens: int | None = None
 
     def __post_init__(self) -> None:
         for name, value, flag, optional in (
             ("batch_size", self.batch_size, "--batch-size", False),
             ("max_length", self.max_length, "--max-length", True),
             ("threads", self.threads, "--threads", True),
+            ("batch_tokens", self.batch_tokens, "--batch-tokens", True),
         ):
             if optional and value is None:
                 continue

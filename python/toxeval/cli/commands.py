@@ -43,6 +43,7 @@ def _predict_options(args: argparse.Namespace) -> dict[str, Any]:
         "quiet": args.quiet,
         "mapping": args.mapping,
         "batch_size": args.batch_size,
+        "batch_tokens": args.batch_tokens,
         "max_length": args.max_length,
         "threads": args.threads,
         "device": args.device,

@@ -208,6 +208,13 @@ def _model_options(sp: argparse.ArgumentParser) -> None:
         "--batch-size", type=int, default=32, metavar="N", help="texts per forward pass (32)"
     )
     g.add_argument(
+        "--batch-tokens",
+        type=int,
+        default=None,
+        metavar="N",
+        help="padded tokens per batch at most (default: 512 on a CPU, no limit on a GPU)",
+    )
+    g.add_argument(
         "--max-length",
         type=int,
         default=None,

@@ -185,6 +185,7 @@ def predict(
     quiet: bool = True,
     mapping: str | Path | None = None,
     batch_size: int = 32,
+    batch_tokens: int | None = None,
     max_length: int | None = None,
     threads: int | None = None,
     device: Literal["auto", "cpu", "cuda"] = "auto",
@@ -196,7 +197,8 @@ def predict(
     and returns the number of requests and estimated prompt tokens; ``batch_file``
     writes OpenAI Batch API requests instead of sending them (:mod:`toxeval.llm.batch`).
     The API key is read from the environment variable ``api_key_env`` only (a server
-    that needs no key works without it). ``mapping``, ``batch_size``, ``max_length``,
+    that needs no key works without it). ``mapping``, ``batch_size``, ``batch_tokens``,
+    ``max_length``,
     ``threads`` and ``device`` are the options of a local classifier (``onnx:PATH``,
     ``hf:PATH``; :class:`toxeval.classifiers.ModelOptions`). See docs/python-api.md for
     every option.
@@ -208,6 +210,7 @@ def predict(
     model_values = {
         "mapping": mapping,
         "batch_size": batch_size,
+        "batch_tokens": batch_tokens,
         "max_length": max_length,
         "threads": threads,
         "device": device,
