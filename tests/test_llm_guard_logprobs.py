@@ -329,6 +329,6 @@ def test_policy_templates_fit_only_policy_guards() -> None:
         "chat", "m", TAX, policy_guard=True, template=load_template("granite-guardian-response"),
         level="response",
     )  # fmt: skip
-    assert spec.fingerprint()["policy_guard"] is True
+    assert spec.fingerprint()["guard_scoring"] == "policy"
     with pytest.raises(ValueError, match="takes no llama_guard"):
         RequestSpec("chat", "m", TAX, policy_guard=True, scoring="labels")

@@ -48,6 +48,7 @@ __all__ = [
     "Position",
     "first_choice_logprobs",
     "logprob_positions",
+    "read_guard",
     "score_llama_guard_logprobs",
     "score_policy_answers",
 ]
@@ -355,3 +356,18 @@ def score_policy_answers(responses: Sequence[Any], taxonomy: Taxonomy) -> Answer
         return unparseable(reason or "no answer", POLICY_METHOD, text)
     status = "partial" if problems else "ok"
     return Answer(scores, status, reason, text, None, not binary, POLICY_METHOD)
+
+
+def read_guard(
+    taxonomy: Taxonomy, mapping: LabelMapping | None, responses: Sequence[Any]
+) -> Answer:
+    """One item's answer from a guard's response bodies: a single-policy guard's K bodies
+    when ``mapping`` is None, else one Llama Guard body read through ``mapping``."""
+    if mapping is None:
+        return score_policy_answers(responses, taxonomy)
+    replies, problem = chat_replies(responses[0])
+    if problem is not None:
+        return unparseable(problem, METHOD)
+    return score_llama_guard_logprobs(
+        replies[0], first_choice_logprobs(responses[0]), taxonomy, mapping
+    )

@@ -38,13 +38,8 @@ from toxeval.llm.answers import (
     unparseable,
 )
 from toxeval.llm.moderation import moderation_body, moderation_columns, read_moderation
-from toxeval.llm.prompts import (
-    FORMAT_VERSION,
-    ScoringMethod,
-    json_schema_format,
-    render_messages,
-    render_policy_messages,
-)
+from toxeval.llm.prompt_size import estimate_prompt_tokens
+from toxeval.llm.prompts import FORMAT_VERSION, ScoringMethod, json_schema_format, render_messages
 from toxeval.llm.templates import Template, TemplateError, list_templates, load_template
 from toxeval.taxonomy import LabelMapping, Taxonomy, load_mapping
 
@@ -74,8 +69,6 @@ DEFAULT_MODERATION_MODEL = "omni-moderation-latest"
 LLAMA_GUARD_MAPPING = "llama-guard-3"
 TOP_LOGPROBS = 20  # alternatives requested per answer token for scoring="logprobs"
 SAMPLE_TEMPERATURE = 1.0  # scoring="sample" when temperature is unset
-CHARS_PER_TOKEN = 4  # estimate_prompt_tokens heuristic
-TOKENS_PER_MESSAGE = 4  # role and separators of one chat message
 _SCORINGS: tuple[str, ...] = ("json", "logprobs", "sample", "labels")
 _APIS = ("chat", "moderation")
 _LEVELS = ("prompt", "response")
@@ -305,9 +298,10 @@ class RequestSpec:
         return self._mapping
 
     def _check_chat(self) -> None:
-        if self.policy_guard:
-            self._check_policy_guard()
-            return
+        if self.policy_guard or self.chat_template.kind == "policy":
+            from toxeval.llm.policy_requests import check_policy_spec
+
+            return check_policy_spec(self)
         if self.structured and (self.scoring != "json" or self.llama_guard):
             raise ValueError(
                 "structured=True (a JSON schema) needs scoring='json' without Llama Guard"
@@ -315,10 +309,8 @@ class RequestSpec:
         if self.llama_guard:
             if self.scoring not in ("json", "labels", "logprobs"):
                 raise ValueError(
-                    f"Llama Guard answers are label lists (safe / unsafe + codes), read as "
-                    f"0/1 or, with scoring='logprobs', graded from the tokens' "
-                    f"log-probabilities; scoring={self.scoring!r} is not supported with "
-                    "llama_guard=True"
+                    f"Llama Guard answers are label lists (safe / unsafe + codes), graded with "
+                    f"logprobs; scoring={self.scoring!r} is not supported with llama_guard=True"
                 )
             mapping = load_mapping(LLAMA_GUARD_MAPPING)
             lacking = sorted(mapping.targets - set(self.taxonomy.ids))
@@ -335,11 +327,6 @@ class RequestSpec:
                 f"template {tpl.name!r} is for level {tpl.level!r}, but the spec's level is "
                 f"{self.level!r}"
             )
-        if tpl.kind == "policy":
-            raise ValueError(
-                f"template {tpl.name!r} is a policy template (one category per request): "
-                "use it with a single-policy guard, policy-guard:MODEL"
-            )
         if (tpl.kind == "llama-guard") != self.llama_guard:
             raise ValueError(
                 f"template {tpl.name!r} is a {tpl.kind} template; "
@@ -352,31 +339,6 @@ class RequestSpec:
         # render once so that a template that cannot fit this taxonomy fails here
         render_messages(
             tpl, self.taxonomy, self.method_scoring, "", "" if self.level == "response" else None
-        )
-
-    def _check_policy_guard(self) -> None:
-        if self.llama_guard or self.structured or self.scoring not in ("json", "logprobs"):
-            raise ValueError(
-                "a single-policy guard is asked Yes/No once per category and read from "
-                "logprobs: it takes no llama_guard, structured or scoring other than "
-                "logprobs (the default json is read as logprobs)"
-            )
-        if self.samples != 1:
-            raise ValueError("samples does not apply to a single-policy guard")
-        tpl = self.chat_template
-        if tpl.kind != "policy":
-            raise ValueError(
-                f"template {tpl.name!r} is a {tpl.kind} template; a single-policy guard needs "
-                "a policy template (shieldgemma-prompt, granite-guardian-prompt, ...)"
-            )
-        if tpl.level != self.level:
-            raise ValueError(
-                f"template {tpl.name!r} is for level {tpl.level!r}, but the spec's level is "
-                f"{self.level!r}"
-            )
-        # render once so that a template that cannot fit this taxonomy fails here
-        render_policy_messages(
-            tpl, self.taxonomy, self.taxonomy.ids[0], "", "" if self.level == "response" else None
         )
 
     @cached_property
@@ -394,11 +356,8 @@ class RequestSpec:
 
     @property
     def method_scoring(self) -> ScoringMethod:
-        """The scoring actually used: Llama Guard answers are always read as labels (graded
-        from logprobs with scoring='logprobs'); single-policy guards through logprobs."""
-        if self.policy_guard:
-            return "logprobs"
-        return "labels" if self.llama_guard else self.scoring
+        """The scoring actually used: Llama Guard answers are always read as labels."""
+        return "logprobs" if self.policy_guard else "labels" if self.llama_guard else self.scoring
 
     @property
     def effective_temperature(self) -> float | None:
@@ -439,11 +398,8 @@ class RequestSpec:
             fp["max_completion_tokens"] = self.max_completion_tokens
         if self._mapping is not None:
             fp["mapping"] = _mapping_fingerprint(self._mapping)
-        if self.llama_guard and self.scoring == "logprobs":  # absent otherwise: hashes hold
-            fp["guard_scoring"] = "logprobs"
-        if self.policy_guard:
-            fp["policy_guard"] = True
-            fp["top_logprobs"] = TOP_LOGPROBS
+        if self.policy_guard or (self.llama_guard and self.scoring == "logprobs"):
+            fp["guard_scoring"] = "policy" if self.policy_guard else "logprobs"  # else absent
         return fp
 
 
@@ -492,35 +448,15 @@ def _chat_body(spec: RequestSpec, item: Item) -> dict[str, Any]:
     return body
 
 
-def _policy_body(spec: RequestSpec, item: Item, category_id: str) -> dict[str, Any]:
-    body: dict[str, Any] = {
-        "model": spec.model,
-        "messages": render_policy_messages(
-            spec.chat_template, spec.taxonomy, category_id, item.text, item.response
-        ),
-        "logprobs": True,
-        "top_logprobs": TOP_LOGPROBS,
-    }
-    for name in ("temperature", "max_tokens", "max_completion_tokens", "seed"):
-        value = getattr(spec, name)
-        if value is not None:
-            body[name] = value
-    return body
-
-
 def plan(spec: RequestSpec, items: Sequence[Item]) -> list[Unit]:
-    """The units of calls that answer ``items``: one per chat item (K calls, one per
-    category, for a single-policy guard), one per moderation batch of up to
-    ``spec.batch_size`` inputs (the response text at level ``response``)."""
+    """The units of calls that answer ``items``: one per chat item (K calls for a
+    single-policy guard), one per moderation batch of up to ``spec.batch_size`` inputs
+    (the response text at level ``response``)."""
     _check_items(spec, items)
     if spec.policy_guard:
-        return [
-            Unit(
-                (it.id,),
-                tuple(Call(CHAT_PATH, _policy_body(spec, it, c)) for c in spec.taxonomy.ids),
-            )
-            for it in items
-        ]
+        from toxeval.llm.policy_requests import plan_policy
+
+        return plan_policy(spec, items)
     if spec.api == "moderation":
         units = []
         for lo in range(0, len(items), spec.batch_size):
@@ -542,45 +478,16 @@ def read(spec: RequestSpec, unit: Unit, responses: Sequence[dict[str, Any]]) -> 
         )
     if spec.api == "moderation":
         return read_moderation(responses[0], len(unit.item_ids), spec.taxonomy)
-    if spec.policy_guard:
-        from toxeval.llm.guard_logprobs import score_policy_answers
+    if spec.policy_guard or (spec.llama_guard and spec.scoring == "logprobs"):
+        from toxeval.llm.guard_logprobs import read_guard
 
-        return [score_policy_answers(responses, spec.taxonomy)]
+        return [read_guard(spec.taxonomy, None if spec.policy_guard else spec.mapping, responses)]
     method = "llama-guard" if spec.llama_guard else spec.scoring
     replies, problem = chat_replies(responses[0])
     if problem is not None:
         return [unparseable(problem, method)]
     if spec.scoring == "sample":
         return [score_samples(replies, spec.taxonomy, spec.samples)]
-    if spec.llama_guard and spec.scoring == "logprobs" and spec.mapping is not None:
-        from toxeval.llm.guard_logprobs import first_choice_logprobs, score_llama_guard_logprobs
-
-        return [
-            score_llama_guard_logprobs(
-                replies[0], first_choice_logprobs(responses[0]), spec.taxonomy, spec.mapping
-            )
-        ]
     if spec.scoring == "logprobs":
         return [score_logprobs(replies[0], spec.taxonomy)]
     return [score_labels(replies[0], spec.taxonomy, method, spec.mapping)]
-
-
-def estimate_prompt_tokens(call: Call) -> int:
-    """A rough prompt size for dry runs: characters / 4 (rounded up) over every message
-    content or moderation input, plus 4 per chat message. Real tokenizers differ (by
-    roughly +-30% on English text, more on other scripts and code)."""
-    body = call.body
-    chars = 0
-    overhead = 0
-    messages = body.get("messages")
-    if isinstance(messages, list):
-        for m in messages:
-            content = m.get("content") if isinstance(m, dict) else None
-            chars += len(content) if isinstance(content, str) else 0
-            overhead += TOKENS_PER_MESSAGE
-    inputs = body.get("input")
-    if isinstance(inputs, str):
-        chars += len(inputs)
-    elif isinstance(inputs, list):
-        chars += sum(len(x) for x in inputs if isinstance(x, str))
-    return -(-chars // CHARS_PER_TOKEN) + overhead
