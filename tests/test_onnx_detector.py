@@ -387,3 +387,15 @@ def test_length_batches_respect_rows_and_padded_tokens() -> None:
         assert (b.attention_mask.sum(axis=1) == lengths[b.rows]).all()
         seen += b.rows.tolist()
     assert sorted(seen) == list(range(500))
+
+
+def test_runtime_failure_is_one_clear_error(tmp_path: Path, cli: Callable[..., CliRun]) -> None:
+    from tiny_models import write_tokenizer
+
+    m = build_model(tmp_path / "m")
+    # a tokenizer whose ids run past the graph's embedding table
+    write_tokenizer(m.path / "tokenizer.json", {**m.vocab, "you": len(m.vocab) + 50})
+    got = cli("predict", "--dataset", "demo", "--detector", f"onnx:{m.path}", "--out",
+              str(tmp_path / "run.jsonl"), "-q")  # fmt: skip
+    assert got.returncode == 2 and "Traceback" not in got.stderr
+    assert "ONNX Runtime failed on a batch" in got.stderr

@@ -156,7 +156,13 @@ class OnnxClassifier:
                 for k, v in feed.items()
                 if k in self._inputs
             }
-            got = np.asarray(self.session.run([self._output], feed)[0])
+            try:
+                got = np.asarray(self.session.run([self._output], feed)[0])
+            except Exception as e:  # onnxruntime's own types (a token id past the embedding)
+                raise ModelDirError(
+                    f"{self.directory}: ONNX Runtime failed on a batch of "
+                    f"{len(batch.rows)} texts: {e}"
+                ) from None
             if got.shape != (len(batch.rows), len(self.labels)):
                 raise ModelDirError(
                     f"{self.directory}: the model returned logits of shape {got.shape} for "
