@@ -140,6 +140,10 @@ class FakeOpenAI:
         # models that answer max_tokens as OpenAI's reasoning models do (400
         # unsupported_parameter) and take max_completion_tokens
         self.reasoning_models: set[str] = set()
+        # item key -> the choice (message, logprobs, finish_reason) a chat request naming
+        # it is answered with, instead of the scripted scores (guard answers, logprobs), or
+        # a function of the request body that returns it
+        self.answers: dict[str, Any] = {}
         self.log: list[Logged] = []
         self.headers_seen: list[dict[str, str]] = []
         self.bodies: list[Any] = []  # every decoded request body
@@ -212,6 +216,21 @@ class FakeOpenAI:
             self.log.append(Logged(keys, path, time.monotonic(), status))
 
     def chat_body(self, model: str, keys: tuple[str, ...], body: dict[str, Any]) -> dict[str, Any]:
+        if keys and keys[0] in self.answers:
+            scripted = self.answers[keys[0]]
+            choice = {
+                "index": 0,
+                "finish_reason": "stop",
+                **(scripted(body) if callable(scripted) else scripted),
+            }
+            if not body.get("logprobs"):
+                choice["logprobs"] = None  # logprobs only when asked for, as servers do
+            return {
+                "id": "chatcmpl-fake",
+                "object": "chat.completion",
+                "model": model,
+                "choices": [choice],
+            }
         ids = self.taxonomy.ids
         scores = scripted_scores(keys[0], ids) if keys else {}
         n = int(body.get("n") or 1)

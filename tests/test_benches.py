@@ -554,3 +554,23 @@ def test_native_ab_refuses_a_missing_build(tmp_path: Path) -> None:
     out = _native_ab(toxeval._core.__file__, str(tmp_path / "nope.so"))
     assert out.returncode == 2
     assert "is not a file" in out.stderr
+
+
+# --------------------------------------------------------------------------- bench_onnx
+
+
+def test_bench_onnx_runs_end_to_end(tmp_path: Path) -> None:
+    pytest.importorskip("onnxruntime")
+    pytest.importorskip("onnx")
+    pytest.importorskip("tokenizers")
+    cmd = [
+        sys.executable,
+        str(BENCHES / "bench_onnx.py"),
+        *("--rows", "40", "--layers", "1", "--hidden", "64", "--repeats", "1", "--vocab", "500"),
+        *("--out", str(tmp_path)),
+    ]
+    subprocess.run(cmd, check=True, capture_output=True, timeout=600)
+    doc = json.loads((tmp_path / "bench_onnx.json").read_text())
+    assert doc["rows"] == 40
+    # the batched paths score what the one-row loop scores
+    assert doc["max_abs_diff_classifier"] < 1e-5 and doc["max_abs_diff_predict"] < 1e-5

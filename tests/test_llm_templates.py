@@ -31,6 +31,10 @@ SHIPPED = {
     "llama-guard-3-response",
     "llama-guard-3-chat-prompt",
     "llama-guard-3-chat-response",
+    "shieldgemma-prompt",
+    "shieldgemma-response",
+    "granite-guardian-prompt",
+    "granite-guardian-response",
 }
 JUDGE_SCORINGS = ("json", "logprobs", "sample", "labels")
 
@@ -79,6 +83,16 @@ def test_every_shipped_template_renders_for_every_taxonomy_and_scoring(
     tax = user_taxonomy if taxonomy_name == "user" else load_taxonomy(taxonomy_name)
     tpl = load_template(name)
     guard = tpl.kind == "llama-guard"
+    if tpl.kind == "policy":  # one request per category, each with that category's policy
+        spec = RequestSpec("chat", "m", tax, template=tpl, level=tpl.level, policy_guard=True)
+        (unit,) = plan(spec, [_item(tpl.level)])
+        assert len(unit.calls) == tax.k
+        for c, call in zip(tax.categories, unit.calls, strict=True):
+            everything = "\n".join(m["content"] for m in call.body["messages"])
+            assert "you people are the worst" in everything and "$" not in everything
+            assert f'"{c.name}"' in everything
+            assert ("I will hurt you." in everything) == (tpl.level == "response")
+        return
     if guard and taxonomy_name != "toxeval-15":
         # Llama Guard codes map onto toxeval-15 ids: other taxonomies are refused clearly
         with pytest.raises(ValueError, match="Llama Guard answers are read through mapping"):
@@ -446,7 +460,7 @@ def test_template_of_the_wrong_level_or_kind_is_refused(toxeval15: Taxonomy) -> 
         ({"samples": 3}, ValueError, "samples=3 needs scoring='sample'"),
         ({"scoring": "sample", "samples": 0}, ValueError, "samples must be >= 1"),
         ({"structured": True, "scoring": "labels"}, ValueError, "structured=True"),
-        ({"llama_guard": True, "scoring": "logprobs"}, ValueError, "not supported with llama"),
+        ({"llama_guard": True, "scoring": "sample"}, ValueError, "not supported with llama"),
         ({"model": ""}, ValueError, "model must be a non-empty string"),
         ({"taxonomy": "toxeval-15"}, TypeError, "taxonomy must be a Taxonomy"),
     ],

@@ -41,6 +41,12 @@ def _predict_options(args: argparse.Namespace) -> dict[str, Any]:
         "limit": args.limit,
         "sample": args.sample,
         "quiet": args.quiet,
+        "mapping": args.mapping,
+        "batch_size": args.batch_size,
+        "batch_tokens": args.batch_tokens,
+        "max_length": args.max_length,
+        "threads": args.threads,
+        "device": args.device,
     }
 
 
@@ -284,12 +290,15 @@ def _cmd_taxonomy(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from toxeval.console_output import output_console
-    from toxeval.taxonomy import list_taxonomies, load_taxonomy
+    from toxeval.taxonomy import list_mappings, list_taxonomies, load_taxonomy
 
     tax = load_taxonomy(args.name)
     table = Table(
         title=escape(f"{tax.name} {tax.version} (K={tax.k})"),
-        caption=escape(f"{tax.description}\nbuilt-in: {', '.join(list_taxonomies())}"),
+        caption=escape(
+            f"{tax.description}\nbuilt-in: {', '.join(list_taxonomies())}\n"
+            f"label mappings (--mapping): {', '.join(list_mappings())}"
+        ),
         show_lines=True,
     )
     for col in ("id", "name", "definition", "aliases"):

@@ -119,14 +119,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--detector",
         default="lexicon",
         metavar="SPEC",
-        help="lexicon (default), openai:MODEL, openai-moderation[:MODEL], llama-guard:MODEL "
-        "or python:module:attr",
+        help="lexicon (default), openai:MODEL, openai-moderation[:MODEL], llama-guard:MODEL, "
+        "policy-guard:MODEL (one request per category), python:module:attr, onnx:DIR (an ONNX sequence classifier) or hf:DIR (transformers)",
     )
     ev.add_argument(
         "--run-file",
         metavar="FILE",
         help="keep the answers in this run file (default: run.jsonl in --out; resumable)",
     )
+    _model_options(ev)
     _llm_options(ev)
 
     pr = sub.add_parser(
@@ -144,6 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="the run file answers are appended to (rerun to resume); not with --batch-file",
     )
     pr.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    _model_options(pr)
     _llm_options(pr)
 
     sc = sub.add_parser("score", help="score an existing prediction dump")
@@ -205,9 +207,52 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _model_options(sp: argparse.ArgumentParser) -> None:
+    """The options of a local classifier (docs/cli.md, "Local classifiers")."""
+    g = sp.add_argument_group("local classifiers (onnx:DIR, hf:DIR)")
+    g.add_argument(
+        "--mapping",
+        metavar="NAME|FILE",
+        help="the model's labels -> taxonomy ids (shipped: see 'toxeval taxonomy'; default: "
+        "the shipped mapping that covers the model's labels)",
+    )
+    g.add_argument(
+        "--batch-size", type=int, default=32, metavar="N", help="texts per forward pass (32)"
+    )
+    g.add_argument(
+        "--batch-tokens",
+        type=int,
+        default=None,
+        metavar="N",
+        help="padded tokens per batch at most (default: 512 on a CPU, no limit on a GPU)",
+    )
+    g.add_argument(
+        "--max-length",
+        type=int,
+        default=None,
+        metavar="N",
+        help="tokens kept per text (default: the model's limit); longer texts are cut and counted",
+    )
+    g.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        metavar="N",
+        help="ONNX Runtime intra-op threads (default: one per physical core)",
+    )
+    g.add_argument(
+        "--device",
+        choices=("auto", "cpu", "cuda"),
+        default="auto",
+        help="where hf: runs (auto: cuda when available)",
+    )
+
+
 def _llm_options(sp: argparse.ArgumentParser) -> None:
     """The options of a run through an API (docs/cli.md, "Running LLMs")."""
-    g = sp.add_argument_group("API detectors (openai:, openai-moderation, llama-guard:)")
+    g = sp.add_argument_group(
+        "API detectors (openai:, openai-moderation, llama-guard:, policy-guard:)"
+    )
     g.add_argument(
         "--base-url",
         metavar="URL",

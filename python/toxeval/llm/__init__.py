@@ -119,6 +119,7 @@ def build_request_spec(
         level=level,
         structured=structured,
         llama_guard=det.kind == "llama-guard",
+        policy_guard=det.kind == "policy-guard",
         temperature=temperature,
         max_tokens=max_tokens,
         max_completion_tokens=max_completion_tokens,
@@ -182,6 +183,12 @@ def predict(
     dry_run: bool = False,
     batch_file: str | Path | None = None,
     quiet: bool = True,
+    mapping: str | Path | None = None,
+    batch_size: int = 32,
+    batch_tokens: int | None = None,
+    max_length: int | None = None,
+    threads: int | None = None,
+    device: Literal["auto", "cpu", "cuda"] = "auto",
 ) -> RunSummary:
     """Run ``detector`` over ``dataset`` and append every answer to ``run_file``.
 
@@ -190,12 +197,30 @@ def predict(
     and returns the number of requests and estimated prompt tokens; ``batch_file``
     writes OpenAI Batch API requests instead of sending them (:mod:`toxeval.llm.batch`).
     The API key is read from the environment variable ``api_key_env`` only (a server
-    that needs no key works without it). See docs/python-api.md for every option.
+    that needs no key works without it). ``mapping``, ``batch_size``, ``batch_tokens``,
+    ``max_length``,
+    ``threads`` and ``device`` are the options of a local classifier (``onnx:PATH``,
+    ``hf:PATH``; :class:`toxeval.classifiers.ModelOptions`). See docs/python-api.md for
+    every option.
     """
     from toxeval.llm.client import RetryPolicy
     from toxeval.llm.engine import RunOptions, dataset_keys, run_local, run_remote
 
     det = parse_detector(detector)
+    model_values = {
+        "mapping": mapping,
+        "batch_size": batch_size,
+        "batch_tokens": batch_tokens,
+        "max_length": max_length,
+        "threads": threads,
+        "device": device,
+    }
+    if not det.classifier:
+        given = changed_from_defaults(predict, model_values)
+        if given:
+            raise ValueError(
+                f"{_flags(given)} apply to local classifiers (onnx:, hf:), not to {detector!r}"
+            )
     _positive("concurrency", concurrency, "--concurrency", integer=True)
     if max_retries < 0 or isinstance(max_retries, bool) or not isinstance(max_retries, int):
         raise ValueError(
@@ -240,7 +265,11 @@ def predict(
                 f"{_flags(given)} apply to model servers; {detector!r} runs in this process: "
                 "drop them"
             )
-        return _noted(run_local(LocalSystem(det, ds.taxonomy), keys, run_file, quiet=quiet), notes)
+        from toxeval.classifiers import ModelOptions
+
+        model_options = ModelOptions(**model_values) if det.classifier else None  # type: ignore[arg-type]
+        system = LocalSystem(det, ds.taxonomy, model_options)
+        return _noted(run_local(system, keys, run_file, quiet=quiet), notes)
     url = checked_base_url(base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL)
     spec = build_request_spec(
         det,

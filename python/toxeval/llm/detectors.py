@@ -5,10 +5,14 @@
 ``openai:MODEL``           a chat model behind an OpenAI-compatible ``/chat/completions``
 ``openai-moderation[:M]``  OpenAI's ``/moderations`` (default ``omni-moderation-latest``)
 ``llama-guard:MODEL``      a Llama Guard model served behind ``/chat/completions``
+``policy-guard:MODEL``     a single-policy guard (ShieldGemma, Granite Guardian), K requests
 ``python:module:attr``     a Python callable, class or instance (see :class:`LocalSystem`)
+``onnx:PATH``              an ONNX sequence classifier (:mod:`toxeval.classifiers`)
+``hf:PATH``                a transformers sequence classifier (:mod:`toxeval.classifiers`)
 =========================  ==========================================================
 
-``lexicon`` and ``python:`` run in this process (local); the others are sent to a server.
+``lexicon``, ``python:``, ``onnx:`` and ``hf:`` run in this process (local); the others are
+sent to a server.
 """
 
 from __future__ import annotations
@@ -20,26 +24,33 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from toxeval.classifiers.options import ModelOptions
 from toxeval.files import file_sha256
 from toxeval.taxonomy import Taxonomy
 
+if TYPE_CHECKING:
+    from toxeval.classifiers.loader import LocalClassifier
+
 __all__ = ["DetectorSpec", "LocalAnswers", "LocalSystem", "parse_detector"]
 
-Kind = Literal["lexicon", "openai", "openai-moderation", "llama-guard", "python"]
+Kind = Literal[
+    "lexicon", "openai", "openai-moderation", "llama-guard", "policy-guard", "python", "onnx", "hf"
+]
 DEFAULT_MODERATION_MODEL = "omni-moderation-latest"
 SPEC_FORMS = (
-    "lexicon, openai:MODEL, openai-moderation[:MODEL], llama-guard:MODEL, python:module:attr"
+    "lexicon, openai:MODEL, openai-moderation[:MODEL], llama-guard:MODEL, policy-guard:MODEL, "
+    "python:module:attr, onnx:PATH, hf:PATH"
 )
 
 
 @dataclass(frozen=True)
 class DetectorSpec:
     """A parsed detector spec. ``model`` is the model name (API kinds) and ``target`` the
-    ``module:attr`` of a ``python:`` spec."""
+    ``module:attr`` of a ``python:`` spec or the model path of ``onnx:`` / ``hf:``."""
 
     kind: Kind
     text: str
@@ -48,7 +59,12 @@ class DetectorSpec:
 
     @property
     def remote(self) -> bool:
-        return self.kind in ("openai", "openai-moderation", "llama-guard")
+        return self.kind in ("openai", "openai-moderation", "llama-guard", "policy-guard")
+
+    @property
+    def classifier(self) -> bool:
+        """A local sequence-classification model (``onnx:``, ``hf:``)."""
+        return self.kind in ("onnx", "hf")
 
 
 def parse_detector(spec: str) -> DetectorSpec:
@@ -65,7 +81,7 @@ def parse_detector(spec: str) -> DetectorSpec:
         if sep and not rest:
             raise ValueError(f"detector {spec!r}: give a model after ':' or leave it out")
         return DetectorSpec("openai-moderation", s, model=rest or DEFAULT_MODERATION_MODEL)
-    if head in ("openai", "llama-guard"):
+    if head in ("openai", "llama-guard", "policy-guard"):
         if not rest:
             raise ValueError(f"detector {spec!r}: name the model, e.g. {head}:MODEL")
         return DetectorSpec(head, s, model=rest)  # type: ignore[arg-type]
@@ -77,6 +93,10 @@ def parse_detector(spec: str) -> DetectorSpec:
                 "(e.g. python:mypackage.models:score_batch)"
             )
         return DetectorSpec("python", s, target=rest)
+    if head in ("onnx", "hf"):
+        if not rest:
+            raise ValueError(f"detector {spec!r}: give the model directory, e.g. {head}:./model")
+        return DetectorSpec(head, s, target=rest)  # type: ignore[arg-type]
     raise ValueError(f"unknown detector {spec!r}; accepted: {SPEC_FORMS}")
 
 
@@ -84,7 +104,10 @@ def parse_detector(spec: str) -> DetectorSpec:
 class LocalAnswers:
     """What a local system said about a batch: ``scores`` (n, K) with NaN rows for items
     without a usable answer, per-item parse ``statuses`` / ``reasons``, the raw
-    ``outputs`` (text answers only) and the ``method`` ("scores", "labels" or "text")."""
+    ``outputs`` (text answers only) and the ``method`` ("scores", "labels" or "text").
+    ``known``: the (K,) columns the system scores at all (None: every column; a NaN in
+    another column is an unknown cell, not an unusable answer); ``truncated``: per item,
+    whether its text was cut to the model's token limit (local classifiers only)."""
 
     scores: np.ndarray
     statuses: list[str]
@@ -92,6 +115,8 @@ class LocalAnswers:
     outputs: list[str | None]
     method: str
     graded: list[bool]
+    known: np.ndarray | None = None
+    truncated: list[bool] | None = None
 
 
 def _check_finite(
@@ -133,10 +158,13 @@ class LocalSystem:
     (:func:`declared_version`): editing the code, or bumping the version for what the
     files do not show (weights, other modules), makes a rerun score every row again."""
 
-    def __init__(self, spec: DetectorSpec, taxonomy: Taxonomy) -> None:
+    def __init__(
+        self, spec: DetectorSpec, taxonomy: Taxonomy, model_options: ModelOptions | None = None
+    ) -> None:
         self.spec = spec
         self.taxonomy = taxonomy
         self.version: str | None = None
+        self.model: LocalClassifier | None = None
         # python: only: {module: sha256 of its file} of the modules that define the
         # detector, None when one of them has no file (see source_sha256)
         self.sources: dict[str, str] | None = None
@@ -150,8 +178,23 @@ class LocalSystem:
             module, named, self._fn = _import_callable(str(spec.target))
             self.version = declared_version(str(spec.target), module, named)
             self.sources = source_sha256(module, named, self._fn)
+        elif spec.classifier:
+            from toxeval.classifiers.loader import load_classifier
+
+            self.model = load_classifier(spec, taxonomy, model_options or ModelOptions())
         else:
             raise ValueError(f"{spec.text!r} is not a local detector")
+
+    @property
+    def chunk_rows(self) -> int:
+        """Rows handed to the system per call (one progress step, one run-file flush): a
+        local classifier gets 16 batches, so the texts it sorts by length fill batches of
+        close lengths."""
+        from toxeval.llm.local import LOCAL_BATCH
+
+        if self.model is None:
+            return LOCAL_BATCH
+        return max(LOCAL_BATCH, 16 * self.model.batch_size)
 
     @property
     def versioned(self) -> bool:
@@ -170,9 +213,13 @@ class LocalSystem:
         }
         if self.spec.kind == "python":
             fp["sources"] = self.sources
+        if self.model is not None:
+            fp.update(self.model.fingerprint())
         return fp
 
     def __call__(self, texts: list[str], ids: Sequence[str] | None = None) -> LocalAnswers:
+        if self.model is not None:
+            return self.model(texts)
         try:
             out = self._fn(list(texts))
         except (Exception, SystemExit) as e:  # the user's code: an error of theirs, not ours

@@ -1,4 +1,5 @@
-"""Local systems (``lexicon``, ``python:module:attr``): called on batches of texts in this
+"""Local systems (``lexicon``, ``python:module:attr``, ``onnx:PATH``, ``hf:PATH``): called
+on batches of texts in this
 process, each answer appended to the run file as a remote one is (same rows, same resume
 rules), under the base URL ``local``. A ``python:`` detector whose code cannot be
 identified (no source file, no declared ``__version__``) is never resumed: reusing its
@@ -9,6 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -53,35 +55,40 @@ def run_local(
         Progress(len(keys), summary.skipped, quiet, summary) as bar,
     ):
         summary.repaired_bytes = writer.repaired_bytes
-        for start in range(0, len(todo), LOCAL_BATCH):
-            chunk = todo[start : start + LOCAL_BATCH]
+        step = system.chunk_rows
+        for start in range(0, len(todo), step):
+            chunk = todo[start : start + step]
             texts = [keys[i][2] if keys[i][2] is not None else keys[i][1] for i in chunk]
             t1 = time.monotonic()
             got = system(texts, ids=[keys[i][0] for i in chunk])  # type: ignore[arg-type]
             per = (time.monotonic() - t1) / max(len(chunk), 1)
+            known = slice(None) if got.known is None else got.known
             for j, i in enumerate(chunk):
                 row_scores = got.scores[j]
-                usable = bool(np.isfinite(row_scores).all())
+                # a NaN outside the columns the system scores is an unknown cell
+                usable = bool(np.isfinite(row_scores[known]).all())
                 status = got.statuses[j]
-                writer.write(
-                    {
-                        "id": keys[i][0],
-                        "request_hash": hashes[i],
-                        "scores": json_scores(row_scores, ids) if usable else None,
-                        "output": got.outputs[j],
-                        "reasoning": None,
-                        "raw": [],
-                        "parse_status": status,
-                        "parse_reason": got.reasons[j],
-                        "method": got.method,
-                        "graded": got.graded[j],
-                        "status_code": None,
-                        "attempts": 1,
-                        "latency_s": round(per, 6),
-                        "usage": None,
-                        "error": None,
-                    }
-                )
+                row: dict[str, Any] = {
+                    "id": keys[i][0],
+                    "request_hash": hashes[i],
+                    "scores": json_scores(row_scores, ids) if usable else None,
+                    "output": got.outputs[j],
+                    "reasoning": None,
+                    "raw": [],
+                    "parse_status": status,
+                    "parse_reason": got.reasons[j],
+                    "method": got.method,
+                    "graded": got.graded[j],
+                    "status_code": None,
+                    "attempts": 1,
+                    "latency_s": round(per, 6),
+                    "usage": None,
+                    "error": None,
+                }
+                if got.truncated is not None:
+                    row["truncated"] = got.truncated[j]
+                    summary.truncated += got.truncated[j]
+                writer.write(row)
                 summary.written += 1
                 summary.parse_counts[status] = summary.parse_counts.get(status, 0) + 1
                 summary.ok += usable

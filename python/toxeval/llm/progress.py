@@ -32,6 +32,7 @@ class RunSummary:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     repaired_bytes: int = 0
+    truncated: int = 0  # texts cut to a local classifier's token limit
     elapsed_s: float = 0.0
     dry_run: bool = False
     # what the user should know about the rows run (a --sample larger than the dataset)
@@ -39,15 +40,19 @@ class RunSummary:
 
     def line(self) -> str:
         if self.dry_run:
+            per = ""
+            if self.items and self.requests > self.items:  # a single-policy guard: K each
+                per = f" ({self.requests / self.items:g} per item)"
             return (
-                f"dry run: {self.items} items, {self.requests} requests, about "
+                f"dry run: {self.items} items, {self.requests} requests{per}, about "
                 f"{self.prompt_tokens} prompt tokens; nothing was sent"
             )
         parsed = sum(v for k, v in self.parse_counts.items() if k in ("ok", "partial"))
+        cut = f", {self.truncated} truncated to the model's token limit" if self.truncated else ""
         return (
             f"{self.written} rows written to {self.path} ({self.skipped} already done), "
             f"{self.failed} failed, {parsed} parsed, {self.retries} retries, "
-            f"{self.prompt_tokens + self.completion_tokens} tokens, {self.elapsed_s:.1f} s"
+            f"{self.prompt_tokens + self.completion_tokens} tokens{cut}, {self.elapsed_s:.1f} s"
         )
 
 

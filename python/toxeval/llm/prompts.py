@@ -27,7 +27,9 @@ __all__ = [
     "FORMAT_VERSION",
     "ScoringMethod",
     "json_schema_format",
+    "policy_text",
     "render_messages",
+    "render_policy_messages",
 ]
 
 ScoringMethod = Literal["json", "logprobs", "sample", "labels"]
@@ -113,6 +115,25 @@ def render_messages(
     """The chat messages for one item: ``template`` filled for ``taxonomy`` and ``scoring``."""
     values = dict(_fixed_values(template, taxonomy, scoring))
     values["text"] = text
+    if response is not None:
+        values["response"] = response
+    return template.render(values)
+
+
+def policy_text(taxonomy: Taxonomy, category_id: str) -> str:
+    """A category as a single-policy guard's policy: ``"Name": definition``."""
+    cat = taxonomy.categories[taxonomy.index(category_id)]
+    definition = _WS_RE.sub(" ", cat.description).strip()
+    return f'"{cat.name}": {definition}' if definition else f'"{cat.name}"'
+
+
+def render_policy_messages(
+    template: Template, taxonomy: Taxonomy, category_id: str, text: str, response: str | None
+) -> list[dict[str, str]]:
+    """The chat messages asking a single-policy guard (a ``policy`` template) whether
+    ``text`` (and ``response``) violates one category's policy."""
+    cat = taxonomy.categories[taxonomy.index(category_id)]
+    values = {"text": text, "policy": policy_text(taxonomy, category_id), "policy_name": cat.name}
     if response is not None:
         values["response"] = response
     return template.render(values)

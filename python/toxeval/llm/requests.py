@@ -38,6 +38,7 @@ from toxeval.llm.answers import (
     unparseable,
 )
 from toxeval.llm.moderation import moderation_body, moderation_columns, read_moderation
+from toxeval.llm.prompt_size import estimate_prompt_tokens
 from toxeval.llm.prompts import FORMAT_VERSION, ScoringMethod, json_schema_format, render_messages
 from toxeval.llm.templates import Template, TemplateError, list_templates, load_template
 from toxeval.taxonomy import LabelMapping, Taxonomy, load_mapping
@@ -68,8 +69,6 @@ DEFAULT_MODERATION_MODEL = "omni-moderation-latest"
 LLAMA_GUARD_MAPPING = "llama-guard-3"
 TOP_LOGPROBS = 20  # alternatives requested per answer token for scoring="logprobs"
 SAMPLE_TEMPERATURE = 1.0  # scoring="sample" when temperature is unset
-CHARS_PER_TOKEN = 4  # estimate_prompt_tokens heuristic
-TOKENS_PER_MESSAGE = 4  # role and separators of one chat message
 _SCORINGS: tuple[str, ...] = ("json", "logprobs", "sample", "labels")
 _APIS = ("chat", "moderation")
 _LEVELS = ("prompt", "response")
@@ -234,6 +233,7 @@ class RequestSpec:
     samples: int = 1
     batch_size: int = 32
     max_completion_tokens: int | None = None
+    policy_guard: bool = False
     _mapping: LabelMapping | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -298,15 +298,19 @@ class RequestSpec:
         return self._mapping
 
     def _check_chat(self) -> None:
+        if self.policy_guard or self.chat_template.kind == "policy":
+            from toxeval.llm.policy_requests import check_policy_spec
+
+            return check_policy_spec(self)
         if self.structured and (self.scoring != "json" or self.llama_guard):
             raise ValueError(
                 "structured=True (a JSON schema) needs scoring='json' without Llama Guard"
             )
         if self.llama_guard:
-            if self.scoring not in ("json", "labels"):
+            if self.scoring not in ("json", "labels", "logprobs"):
                 raise ValueError(
-                    f"Llama Guard answers are label lists (safe / unsafe + codes); "
-                    f"scoring={self.scoring!r} is not supported with llama_guard=True"
+                    f"Llama Guard answers are label lists (safe / unsafe + codes), graded with "
+                    f"logprobs; scoring={self.scoring!r} is not supported with llama_guard=True"
                 )
             mapping = load_mapping(LLAMA_GUARD_MAPPING)
             lacking = sorted(mapping.targets - set(self.taxonomy.ids))
@@ -342,6 +346,8 @@ class RequestSpec:
         """The template used: the given one, or the shipped default for level and scoring."""
         if self.template is not None:
             return self.template
+        if self.policy_guard:
+            return load_template(f"shieldgemma-{self.level}")
         if self.llama_guard:
             return load_template(f"llama-guard-3-{self.level}")
         if self.scoring == "labels":
@@ -351,7 +357,7 @@ class RequestSpec:
     @property
     def method_scoring(self) -> ScoringMethod:
         """The scoring actually used: Llama Guard answers are always read as labels."""
-        return "labels" if self.llama_guard else self.scoring
+        return "logprobs" if self.policy_guard else "labels" if self.llama_guard else self.scoring
 
     @property
     def effective_temperature(self) -> float | None:
@@ -392,6 +398,8 @@ class RequestSpec:
             fp["max_completion_tokens"] = self.max_completion_tokens
         if self._mapping is not None:
             fp["mapping"] = _mapping_fingerprint(self._mapping)
+        if self.policy_guard or (self.llama_guard and self.scoring == "logprobs"):
+            fp["guard_scoring"] = "policy" if self.policy_guard else "logprobs"  # else absent
         return fp
 
 
@@ -441,9 +449,14 @@ def _chat_body(spec: RequestSpec, item: Item) -> dict[str, Any]:
 
 
 def plan(spec: RequestSpec, items: Sequence[Item]) -> list[Unit]:
-    """The units of calls that answer ``items``: one per chat item, one per moderation batch
-    of up to ``spec.batch_size`` inputs (the response text at level ``response``)."""
+    """The units of calls that answer ``items``: one per chat item (K calls for a
+    single-policy guard), one per moderation batch of up to ``spec.batch_size`` inputs
+    (the response text at level ``response``)."""
     _check_items(spec, items)
+    if spec.policy_guard:
+        from toxeval.llm.policy_requests import plan_policy
+
+        return plan_policy(spec, items)
     if spec.api == "moderation":
         units = []
         for lo in range(0, len(items), spec.batch_size):
@@ -465,6 +478,10 @@ def read(spec: RequestSpec, unit: Unit, responses: Sequence[dict[str, Any]]) -> 
         )
     if spec.api == "moderation":
         return read_moderation(responses[0], len(unit.item_ids), spec.taxonomy)
+    if spec.policy_guard or (spec.llama_guard and spec.scoring == "logprobs"):
+        from toxeval.llm.guard_logprobs import read_guard
+
+        return [read_guard(spec.taxonomy, None if spec.policy_guard else spec.mapping, responses)]
     method = "llama-guard" if spec.llama_guard else spec.scoring
     replies, problem = chat_replies(responses[0])
     if problem is not None:
@@ -474,24 +491,3 @@ def read(spec: RequestSpec, unit: Unit, responses: Sequence[dict[str, Any]]) -> 
     if spec.scoring == "logprobs":
         return [score_logprobs(replies[0], spec.taxonomy)]
     return [score_labels(replies[0], spec.taxonomy, method, spec.mapping)]
-
-
-def estimate_prompt_tokens(call: Call) -> int:
-    """A rough prompt size for dry runs: characters / 4 (rounded up) over every message
-    content or moderation input, plus 4 per chat message. Real tokenizers differ (by
-    roughly +-30% on English text, more on other scripts and code)."""
-    body = call.body
-    chars = 0
-    overhead = 0
-    messages = body.get("messages")
-    if isinstance(messages, list):
-        for m in messages:
-            content = m.get("content") if isinstance(m, dict) else None
-            chars += len(content) if isinstance(content, str) else 0
-            overhead += TOKENS_PER_MESSAGE
-    inputs = body.get("input")
-    if isinstance(inputs, str):
-        chars += len(inputs)
-    elif isinstance(inputs, list):
-        chars += sum(len(x) for x in inputs if isinstance(x, str))
-    return -(-chars // CHARS_PER_TOKEN) + overhead

@@ -9,6 +9,9 @@ finished item::
      "reasoning", "raw": [response bodies], "parse_status", "parse_reason", "method",
      "status_code", "attempts", "latency_s", "usage", "error": null | "message"}
 
+(rows of a local classifier, ``onnx:`` / ``hf:``, also carry ``"truncated": bool``: the
+text was cut to the model's token limit.)
+
 ``request_hash`` is the sha256 of the canonical JSON of ``[base_url, fingerprint, item
 text, item response]``: a changed model, template, taxonomy or decoding parameter gives
 another hash, so the row is asked again and never mixed with the new ones.
@@ -266,6 +269,7 @@ class RunRecord:
     method: str | None
     error: str | None
     graded: bool | None
+    truncated: bool = False  # a local classifier cut the text to its token limit
 
     @property
     def ok(self) -> bool:
@@ -359,4 +363,5 @@ def _record(obj: dict[str, Any], light: bool) -> RunRecord | None:
         method=obj.get("method"),
         error=error,
         graded=graded if isinstance(graded, bool) else None,
+        truncated=obj.get("truncated") is True,
     )

@@ -100,6 +100,8 @@ def run_scores(path: str | Path, dataset: Dataset) -> RunScores:
     missing: list[str] = []
     unreadable = stale = 0
     graded = False
+    truncated = 0
+    binary = 0  # scored rows whose scores are 0/1 (a label answer, no logprobs)
     errors: Counter[str] = Counter()
     for row, (item_id, text, response) in enumerate(dataset_keys(dataset)):
         rec = state.current(item_id, request_hash(base, fp, text, response))
@@ -126,6 +128,8 @@ def run_scores(path: str | Path, dataset: Dataset) -> RunScores:
                 scores[row, c] = _score_cell(path, item_id, cid, v)
         scored[row] = True
         graded = graded or bool(rec.graded)
+        truncated += rec.truncated
+        binary += rec.graded is False
     known_ids = set(dataset.ids)
     unknown_ids = [i for i in state.latest if i not in known_ids]
     notes: list[str] = []
@@ -153,8 +157,28 @@ def run_scores(path: str | Path, dataset: Dataset) -> RunScores:
             f"(categories: {', '.join(cols)}): left out of every figure, and counted per "
             "category as 'no score', apart from the dataset's unknown labels"
         )
+    if binary and graded:
+        notes.append(
+            f"{binary} scored rows have 0/1 scores (answers without logprobs, or label "
+            "answers) among graded ones"
+        )
+    if truncated:
+        notes.append(
+            f"{truncated} scored rows were longer than the model's token limit and were cut "
+            "to it: their scores read the start of the text only"
+        )
     if "labels" in methods:
         notes.append(LABELS_NOTE)
+    if "policy-guard" in methods:
+        notes.append(
+            f"single-policy guard: one request per category, {k} requests per row; each "
+            "score is P(Yes) from the first answer token's logprobs"
+        )
+    if "llama-guard" in methods and graded:
+        notes.append(
+            "Llama Guard scores graded from logprobs: P(unsafe) x each hazard code's share "
+            "at the code positions (docs/llm.md)"
+        )
     if state.corrupt_lines or state.torn_tail:
         notes.append(
             f"the run file has {state.corrupt_lines} unreadable lines"
@@ -197,6 +221,8 @@ def run_scores(path: str | Path, dataset: Dataset) -> RunScores:
             "unreadable": unreadable,
             "not_answered": len(missing),
             "stale_only": stale,
+            "truncated": truncated,
+            "binary": binary,
         },
         "errors": dict(errors),
         "parse_status_counts": dict(status_counts),

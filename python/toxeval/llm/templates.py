@@ -17,6 +17,10 @@ Two kinds of template exist (``kind``, default ``judge``):
   when the file has that table. An optional ``assistant`` string becomes an assistant
   message after the user message, for servers whose chat template builds the Llama Guard
   prompt from a plain conversation.
+- ``policy``: a single-policy guard (ShieldGemma, Granite Guardian styles), asked once per
+  category: ``$text`` and ``$policy`` (the category's name and definition) are required,
+  ``$response`` as for judges, ``$policy_name`` (the category's name) is optional. The
+  answer's first word, Yes or No, is read with its log-probabilities.
 
 A template's ``sha256`` is the hash of its file bytes; it is part of a request
 fingerprint, so an edited template never reuses answers given to the old one.
@@ -49,17 +53,19 @@ __all__ = [
 ]
 
 Level = Literal["prompt", "response"]
-TemplateKind = Literal["judge", "llama-guard"]
+TemplateKind = Literal["judge", "llama-guard", "policy"]
 LEVELS: tuple[Level, ...] = ("prompt", "response")
-_KINDS: tuple[TemplateKind, ...] = ("judge", "llama-guard")
+_KINDS: tuple[TemplateKind, ...] = ("judge", "llama-guard", "policy")
 
 _ALLOWED: dict[TemplateKind, frozenset[str]] = {
     "judge": frozenset(("text", "response", "categories", "format", "examples", "category_ids")),
     "llama-guard": frozenset(("text", "response", "hazards")),
+    "policy": frozenset(("text", "response", "policy", "policy_name")),
 }
 _REQUIRED: dict[TemplateKind, frozenset[str]] = {
     "judge": frozenset(("text", "categories", "format")),
     "llama-guard": frozenset(("text",)),
+    "policy": frozenset(("text", "policy")),
 }
 _KEYS = frozenset(
     (
@@ -291,6 +297,8 @@ def _check_placeholders(tpl: Template) -> None:
     else:
         if tpl.examples:
             raise TemplateError(f"{tpl.source}: [[example]] is only for kind = 'judge'")
+        if tpl.hazards and tpl.kind == "policy":
+            raise TemplateError(f"{tpl.source}: [hazards] is only for kind = 'llama-guard'")
         if tpl.hazards:
             required.add("hazards")
         else:

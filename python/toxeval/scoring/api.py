@@ -321,7 +321,8 @@ def evaluate(
     embedded demo set, offline). Response-level datasets are scored on the responses.
 
     ``detector``: a detector spec (``lexicon``, ``openai:MODEL``,
-    ``openai-moderation[:MODEL]``, ``llama-guard:MODEL``, ``python:module:attr``: see
+    ``openai-moderation[:MODEL]``, ``llama-guard:MODEL``, ``policy-guard:MODEL``,
+    ``python:module:attr``, ``onnx:DIR``, ``hf:DIR``: see
     :func:`toxeval.llm.predict`) or any object with ``predict_scores(texts) -> (N, K)
     array`` and a ``taxonomy`` whose ids are the dataset's (the
     ``toxeval.detectors.Detector`` protocol). A spec other than ``lexicon``, or a

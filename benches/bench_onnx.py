@@ -1,0 +1,328 @@
+"""The ``onnx:`` detector's throughput against a plain one-row-at-a-time ONNX Runtime loop.
+
+    python benches/bench_onnx.py [--rows 1024] [--layers 4] [--hidden 256] [--threads 2]
+
+The bench builds a BERT-shaped sequence classifier with ``onnx.helper`` (word and
+position embeddings, ``--layers`` post-LayerNorm encoder layers of ``--hidden`` units and
+hidden/64 attention heads with a 4x GELU feed-forward block, a tanh pooler on the first
+token, a 6-label head; random weights, vocabulary 30,522) and a WordLevel tokenizer, and
+``--rows`` texts of 5 to 200 words (log-normal, median ~40: short comments and a few long
+ones; 512 tokens at most).
+
+Timed, on the same session settings (``--threads`` intra-op threads, one inter-op thread):
+
+Every path is timed whole: session creation (and, for predict, the model's sha256 and the
+run file) included.
+
+1. **reference**: for each text, ``tokenizer.encode`` and one ``session.run`` of batch 1
+   (no padding at all), what a plain ONNX Runtime loop does;
+2. **toxeval classifier**: a new ``OnnxClassifier`` (its session created, as the reference's
+   is not timed) and ``predict`` over all texts, batch 32 grouped by token length (the
+   detector's engine, without the run file);
+3. **toxeval predict**: ``toxeval.llm.predict`` with ``onnx:DIR``, batch 32, writing the
+   run file (everything a user's run does, the model's sha256 included).
+
+4. **rows only**: as 2 without the padded-token cap (32 rows per batch whatever their
+   length), to show what the cap buys.
+
+Each path runs ``--repeats`` times, alternating; the best wall time and the best CPU time
+(this process, all its threads: less sensitive to other load on the machine) are shown. The
+run-file path creates its session and hashes the model on every run (what a user's run
+pays). Scores of 2 and 3 are checked equal to the reference's (max abs difference printed).
+transformers and torch are not installed on the machine the published figures come from,
+so the transformers-pipeline comparison of the issue is not made here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import platform
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+
+LABELS = ("toxic", "severe_toxic", "obscene", "threat", "insult", "identity_hate")
+VOCAB = 30522
+MAX_POS = 512
+
+
+def bert_graph(layers: int, hidden: int, vocab: int, rng: np.random.Generator) -> Any:
+    """A BERT-shaped classifier graph (see the module docstring)."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    heads, inter = max(1, hidden // 64), 4 * hidden
+    nodes: list[Any] = []
+    inits: list[Any] = []
+
+    def w(name: str, *shape: int, scale: float = 0.02) -> str:
+        inits.append(numpy_helper.from_array(rng.normal(0, scale, shape).astype(np.float32), name))
+        return name
+
+    def const(name: str, value: Any, dtype: Any = np.int64) -> str:
+        inits.append(numpy_helper.from_array(np.array(value, dtype=dtype), name))
+        return name
+
+    def node(op: str, ins: list[str], out: str, **kw: Any) -> str:
+        nodes.append(helper.make_node(op, ins, [out], **kw))
+        return out
+
+    def dense(x: str, name: str, n_in: int, n_out: int) -> str:
+        y = node("MatMul", [x, w(f"{name}.w", n_in, n_out)], f"{name}.mm")
+        return node("Add", [y, w(f"{name}.b", n_out)], f"{name}.out")
+
+    def layer_norm(x: str, name: str) -> str:
+        inits.append(numpy_helper.from_array(np.ones(hidden, np.float32), f"{name}.g"))
+        inits.append(numpy_helper.from_array(np.zeros(hidden, np.float32), f"{name}.beta"))
+        return node("LayerNormalization", [x, f"{name}.g", f"{name}.beta"], f"{name}.ln", axis=-1)
+
+    const("zero", 0)
+    const("one", 1)
+    shape = node("Shape", ["input_ids"], "ids_shape")
+    t = node("Gather", [shape, const("i1", 1)], "t", axis=0)
+    pos = node("Range", ["zero", t, "one"], "pos")
+    we = node("Gather", [w("word_emb", vocab, hidden), "input_ids"], "we", axis=0)
+    pe = node("Gather", [w("pos_emb", MAX_POS, hidden), pos], "pe", axis=0)
+    x = layer_norm(node("Add", [we, pe], "emb"), "emb_ln")
+    # attention bias: 0 where the mask is 1, -10000 where it is 0; shape (b, 1, 1, t)
+    mf = node("Cast", ["attention_mask"], "mf", to=TensorProto.FLOAT)
+    inv = node("Sub", [const("onef", 1.0, np.float32), mf], "inv")
+    bias = node("Mul", [inv, const("neg", -10000.0, np.float32)], "bias2")
+    bias = node("Unsqueeze", [bias, const("ax12", [1, 2])], "bias")
+    scale = const("scale", 1.0 / np.sqrt(hidden // heads), np.float32)
+    split = const("split_shape", [0, 0, heads, hidden // heads])
+    merge = const("merge_shape", [0, 0, hidden])
+    for i in range(layers):
+        p = f"l{i}"
+
+        def split_heads(y: str, name: str, perm: list[int]) -> str:
+            r = node("Reshape", [y, split], f"{name}.r")
+            return node("Transpose", [r], f"{name}.t", perm=perm)
+
+        q = split_heads(dense(x, f"{p}.q", hidden, hidden), f"{p}.q", [0, 2, 1, 3])
+        k = split_heads(dense(x, f"{p}.k", hidden, hidden), f"{p}.k", [0, 2, 3, 1])
+        v = split_heads(dense(x, f"{p}.v", hidden, hidden), f"{p}.v", [0, 2, 1, 3])
+        s = node("Mul", [node("MatMul", [q, k], f"{p}.qk"), scale], f"{p}.s")
+        a = node("Softmax", [node("Add", [s, bias], f"{p}.sb")], f"{p}.a", axis=-1)
+        ctx = node(
+            "Transpose", [node("MatMul", [a, v], f"{p}.ctx")], f"{p}.ctxt", perm=[0, 2, 1, 3]
+        )
+        ctx = node("Reshape", [ctx, merge], f"{p}.ctxr")
+        x = layer_norm(
+            node("Add", [x, dense(ctx, f"{p}.o", hidden, hidden)], f"{p}.res1"), f"{p}.ln1"
+        )
+        h = dense(x, f"{p}.ff1", hidden, inter)
+        erf = node(
+            "Erf",
+            [node("Mul", [h, const(f"{p}.rs2", 1 / np.sqrt(2), np.float32)], f"{p}.hs")],
+            f"{p}.erf",
+        )
+        g = node("Add", [erf, "onef"], f"{p}.erf1")
+        g = node(
+            "Mul",
+            [node("Mul", [h, g], f"{p}.hg"), const(f"{p}.half", 0.5, np.float32)],
+            f"{p}.gelu",
+        )
+        x = layer_norm(
+            node("Add", [x, dense(g, f"{p}.ff2", inter, hidden)], f"{p}.res2"), f"{p}.ln2"
+        )
+    first = node("Gather", [x, const("i0", 0)], "cls", axis=1)
+    pooled = node("Tanh", [dense(first, "pool", hidden, hidden)], "pooled")
+    dense(pooled, "cls_head", hidden, len(LABELS))
+    nodes[-1].output[0] = "logits"
+    inputs = [
+        helper.make_tensor_value_info(n, TensorProto.INT64, ["batch", "tokens"])
+        for n in ("input_ids", "attention_mask")
+    ]
+    out = helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["batch", len(LABELS)])
+    graph = helper.make_graph(nodes, "bert_classifier", inputs, [out], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model
+
+
+def build(folder: Path, layers: int, hidden: int, seed: int, vocab_size: int = VOCAB) -> list[str]:
+    """Write the model directory; return the vocabulary's words."""
+    import onnx
+    from tokenizers import Tokenizer, models, pre_tokenizers, processors
+
+    rng = np.random.default_rng(seed)
+    folder.mkdir(parents=True, exist_ok=True)
+    onnx.save(bert_graph(layers, hidden, vocab_size, rng), folder / "model.onnx")
+    words = [f"w{i}" for i in range(vocab_size - 4)]
+    vocab = {"[PAD]": 0, "[UNK]": 1, "[CLS]": 2, "[SEP]": 3}
+    vocab.update({wd: i + 4 for i, wd in enumerate(words)})
+    tok = Tokenizer(models.WordLevel(vocab=vocab, unk_token="[UNK]"))
+    tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    tok.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]", special_tokens=[("[CLS]", 2), ("[SEP]", 3)]
+    )
+    tok.save(str(folder / "tokenizer.json"))
+    config = {
+        "model_type": "bert",
+        "problem_type": "multi_label_classification",
+        "id2label": {str(i): lab for i, lab in enumerate(LABELS)},
+        "max_position_embeddings": MAX_POS,
+        "pad_token_id": 0,
+    }
+    (folder / "config.json").write_text(json.dumps(config))
+    return words
+
+
+def texts_of(words: list[str], n: int, seed: int) -> list[str]:
+    rng = np.random.default_rng(seed + 1)
+    lengths = np.clip(rng.lognormal(np.log(40), 0.7, n).astype(int), 5, 200)
+    return [" ".join(rng.choice(words, size=int(k))) for k in lengths]
+
+
+def reference(folder: Path, texts: list[str], threads: int) -> tuple[np.ndarray, float]:
+    """One ``session.run`` per text: the plain ONNX Runtime loop; (probabilities, seconds
+    of the loop alone). The bench times the whole call, session creation included, as it
+    times the other paths."""
+    import onnxruntime as ort
+    from tokenizers import Tokenizer
+
+    tok = Tokenizer.from_file(str(folder / "tokenizer.json"))
+    tok.enable_truncation(MAX_POS)
+    so = ort.SessionOptions()
+    so.intra_op_num_threads, so.inter_op_num_threads = threads, 1
+    sess = ort.InferenceSession(str(folder / "model.onnx"), so, providers=["CPUExecutionProvider"])
+    out = np.empty((len(texts), len(LABELS)))
+    warm = np.array([tok.encode(texts[0]).ids], dtype=np.int64)
+    sess.run(["logits"], {"input_ids": warm, "attention_mask": np.ones_like(warm)})
+    t0 = time.perf_counter()
+    for i, text in enumerate(texts):
+        enc = tok.encode(text)
+        ids = np.array([enc.ids], dtype=np.int64)
+        mask = np.array([enc.attention_mask], dtype=np.int64)
+        out[i] = sess.run(["logits"], {"input_ids": ids, "attention_mask": mask})[0][0]
+    return 1 / (1 + np.exp(-out)), time.perf_counter() - t0
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--rows", type=int, default=512)
+    ap.add_argument("--repeats", type=int, default=3, help="best of R runs of each path")
+    ap.add_argument("--layers", type=int, default=4)
+    ap.add_argument("--hidden", type=int, default=256)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--batch-size", type=int, default=32)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--vocab", type=int, default=VOCAB, help="vocabulary size (30522)")
+    ap.add_argument("--out", type=Path, help="also write bench_onnx.json here")
+    args = ap.parse_args()
+    sys.path.insert(0, str(ROOT / "python"))
+    import onnxruntime
+    from toxeval.classifiers import ModelOptions
+    from toxeval.classifiers.onnx_runner import OnnxClassifier
+    from toxeval.datasets import Dataset
+    from toxeval.llm import predict
+    from toxeval.taxonomy import load_taxonomy
+
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp) / "bert"
+        words = build(folder, args.layers, args.hidden, args.seed, args.vocab)
+        texts = texts_of(words, args.rows, args.seed)
+        size_mb = (folder / "model.onnx").stat().st_size / 1e6
+        opts = ModelOptions(batch_size=args.batch_size, threads=args.threads)
+        tax = load_taxonomy("toxeval-15")
+        ds = Dataset(
+            name="bench",
+            level="prompt",
+            taxonomy=tax,
+            ids=[f"r{i}" for i in range(len(texts))],
+            texts=texts,
+            responses=None,
+            y_true=np.zeros((len(texts), tax.k), dtype=np.int8),
+            mask=np.ones((len(texts), tax.k), dtype=bool),
+            soft=None,
+            n_annotators=None,
+            source="bench",
+            sha256="0" * 64,
+        )
+        best: dict[str, tuple[float, float]] = {}  # path -> (wall s, CPU s), best of R
+
+        def timed(name: str, fn: Any) -> Any:
+            t0, c0 = time.perf_counter(), time.process_time()
+            out = fn()
+            wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+            old = best.get(name, (math.inf, math.inf))
+            best[name] = (min(old[0], wall), min(old[1], cpu))
+            return out
+
+        uncapped = ModelOptions(
+            batch_size=args.batch_size, threads=args.threads, batch_tokens=10**9
+        )
+        for r in range(args.repeats):  # the paths alternate, so load on the machine is shared
+            ref = timed("reference", lambda: reference(folder, texts, args.threads))[0]
+            probs, _ = timed(
+                "classifier", lambda: OnnxClassifier(folder, opts, "onnx:bench").predict(texts)
+            )
+            timed(
+                "rows_only", lambda: OnnxClassifier(folder, uncapped, "onnx:bench").predict(texts)
+            )
+            run = Path(tmp) / f"run{r}.jsonl"
+            timed(
+                "predict",
+                lambda run=run: predict(
+                    ds, f"onnx:{folder}", run, batch_size=args.batch_size, threads=args.threads
+                ),
+            )
+        rows = [json.loads(x) for x in run.read_text().splitlines()[1:]]
+        run_profanity = np.array([r["scores"]["profanity"] for r in rows])
+    diff_clf = float(np.abs(probs - ref).max())
+    diff_run = float(np.abs(run_profanity - ref[:, 2]).max())
+    n = len(texts)
+    tokens = sum(min(len(t.split()) + 2, MAX_POS) for t in texts)
+    result: dict[str, Any] = {
+        "machine": {
+            "cpus": os.cpu_count(),
+            "python": platform.python_version(),
+            "onnxruntime": onnxruntime.__version__,
+            "loadavg": os.getloadavg(),
+        },
+        "model": {"layers": args.layers, "hidden": args.hidden, "onnx_mb": round(size_mb, 1)},
+        "rows": n,
+        "mean_tokens": tokens / n,
+        "threads": args.threads,
+        "batch_size": args.batch_size,
+        "paths": {
+            k: {"wall_rows_per_s": n / w, "cpu_rows_per_s": n / c} for k, (w, c) in best.items()
+        },
+        "max_abs_diff_classifier": diff_clf,
+        "max_abs_diff_predict": diff_run,
+    }
+    labels = {
+        "reference": "one row per session.run (reference)",
+        "classifier": f"OnnxClassifier, batch {args.batch_size} by length, <= 512 padded tokens",
+        "rows_only": f"OnnxClassifier, batch {args.batch_size} by length, no token cap",
+        "predict": "toxeval.llm.predict onnx:DIR (session, sha256, run file)",
+    }
+    ref_w, ref_c = best["reference"]
+    print(
+        f"# onnx: detector, {args.layers} layers x {args.hidden} ({size_mb:.0f} MB), "
+        f"{n} texts, {tokens / n:.0f} tokens mean, {args.threads} threads, best of "
+        f"{args.repeats}"
+    )
+    print("| path | rows/s (wall) | vs reference | rows per CPU s | vs reference |")
+    print("|---|---:|---:|---:|---:|")
+    for k, label in labels.items():
+        w, c = best[k]
+        print(f"| {label} | {n / w:.1f} | {ref_w / w:.2f}x | {n / c:.1f} | {ref_c / c:.2f}x |")
+    print(f"max abs diff of the scores: classifier {diff_clf:.1e}, predict {diff_run:.1e}")
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    if args.out:
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / "bench_onnx.json").write_text(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()
