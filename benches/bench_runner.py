@@ -5,7 +5,7 @@
 The server (tests/fake_openai.py) runs in its own process on 127.0.0.1; the runner is
 ``toxeval.llm.predict`` with ``openai:fake`` (json scoring, the shipped zero-shot
 template), so each row costs what a real run costs on the client: building the request,
-the HTTP round trip (the direct path of docs/llm.md, "The network backend"), reading the
+the HTTP round trip (aiohttp, docs/llm.md, "The HTTP transport"), reading the
 answer, appending the row.
 
 Each throughput run follows a 64-row warm-up run (imports, the template), so the figures

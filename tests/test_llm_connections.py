@@ -489,4 +489,53 @@ def test_a_proxy_toxeval_cannot_use_is_a_one_line_error_not_a_direct_connection(
     shown = proxy.replace("://", "://u:***@")  # the password hidden
     assert "not supported" in err and "http:// proxies only" in err and shown in err
     assert "hunter2" not in err and "Traceback" not in err and len(err.splitlines()) == 1
-    assert fake_openai.log == []
+    assert fake_openai.log == [] and not (tmp_path / "run.jsonl").exists()
+
+
+def test_an_https_server_is_reached_through_a_connect_tunnel_with_the_proxy_credentials(
+    tmp_path: Path, no_proxy: pytest.MonkeyPatch
+) -> None:
+    pem = _certificate(tmp_path)
+    no_proxy.setenv("SSL_CERT_FILE", str(pem))
+    server = FakeOpenAI().start(tls=_server_context(pem))
+    opened: list[bytes] = []
+
+    async def tunnel(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = await reader.readuntil(b"\r\n\r\n")
+        opened.append(head)
+        host, port = head.split()[1].decode().rsplit(":", 1)
+        up_reader, up_writer = await asyncio.open_connection(host, int(port))
+        writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
+
+        async def pipe(r: asyncio.StreamReader, w: asyncio.StreamWriter) -> None:
+            try:
+                while data := await r.read(65536):
+                    w.write(data)
+                    await w.drain()
+            except ConnectionError:
+                pass
+            w.close()
+
+        await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer))
+
+    async def go() -> Any:
+        proxy = await asyncio.start_server(tunnel, "127.0.0.1", 0)
+        port = proxy.sockets[0].getsockname()[1]
+        no_proxy.setenv("HTTPS_PROXY", f"http://user:pw@127.0.0.1:{port}")
+        try:
+            async with Client(server.url, "sk-key-0123456789", concurrency=1) as c:
+                return [await c.post("/chat/completions", CHAT) for _ in range(2)]
+        finally:
+            proxy.close()
+
+    try:
+        replies = asyncio.run(asyncio.wait_for(go(), 30))
+    finally:
+        server.stop()
+    assert [r.attempts for r in replies] == [1, 1] and len(server.log) == 2
+    (head,) = opened  # one tunnel, kept alive for both requests
+    assert head.startswith(b"CONNECT 127.0.0.1:") and b"Proxy-Authorization: Basic" in head
+    assert b"sk-key" not in head  # the API key goes through the tunnel only
+    for seen in server.headers_seen:  # the proxy's credentials stop at the proxy
+        assert "Proxy-Authorization" not in seen
+        assert seen["Authorization"] == "Bearer sk-key-0123456789"

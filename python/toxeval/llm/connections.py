@@ -237,7 +237,8 @@ class Connections:
         )
         self._session = aiohttp.ClientSession(
             connector=connector,
-            headers=self._headers,
+            # no default headers: aiohttp adds a session's defaults to the CONNECT it
+            # sends a proxy, and would send the key there as Proxy-Authorization
             timeout=self._timeout,
             cookie_jar=aiohttp.DummyCookieJar(),  # never kept: the key authenticates
         )
@@ -253,6 +254,7 @@ class Connections:
                 async with session.post(
                     url,
                     data=payload,
+                    headers=self._headers,
                     allow_redirects=False,
                     proxy=self._proxy,
                     proxy_headers=self._proxy_headers,
