@@ -29,9 +29,12 @@ is toxeval's here:
   the standard library (``urllib.request.getproxies``: the ``*_PROXY`` variables, and
   the system settings on Windows and macOS; ``proxy_bypass`` for ``NO_PROXY`` and the
   system's exceptions), the functions aiohttp's ``trust_env`` calls on every request.
-  Only ``http://`` proxies are supported (aiohttp's); any other scheme is a clear error,
-  not a silent direct connection. A base URL with ``user:password@`` sends them as Basic
-  auth.
+  ``trust_env`` itself is off: it also reads ``~/.netrc`` on every request (in a
+  thread), whose Basic credentials would replace the API key. Only ``http://`` proxies
+  are supported; any other scheme is a clear error, not a silent direct connection.
+  The headers go with each request, none as the session's defaults: aiohttp copies
+  those onto the ``CONNECT`` it sends a proxy, the key's ``Authorization`` as
+  ``Proxy-Authorization``. A base URL with ``user:password@`` sends them as Basic auth.
 
 A failure is one of :data:`TIMEOUTS` (aiohttp's connect and read timeouts,
 :class:`DeadlineExceeded`), :data:`TRANSPORT_ERRORS` (aiohttp's client errors: refused,
@@ -155,8 +158,9 @@ def proxy_for(url: str) -> tuple[URL | None, str | None]:
     if proxy.scheme != "http":
         shown = public_url(str(proxy))
         raise ValueError(
-            f"the {target.scheme} proxy {shown} is not supported: toxeval sends through "
-            "http:// proxies only (SOCKS and https:// proxies: see 'Proxies' in docs/llm.md)"
+            f"the proxy {shown} (for {target.scheme}:// URLs) is not supported: toxeval "
+            "sends through http:// proxies only (SOCKS and https:// proxies: see "
+            "'Proxies' in docs/llm.md)"
         )
     auth = None
     if proxy.user is not None:
@@ -291,21 +295,22 @@ class _AnswersOnly(ResponseHandler):
 
     def set_response_params(self, **kw: Any) -> None:  # a request is about to be sent
         self._asked, self._final = True, None
-        super().set_response_params(**kw)
+        ResponseHandler.set_response_params(self, **kw)
 
     def feed_data(self, data: Any, size: int = 0) -> None:  # an answer's head was read
         message, payload = data
         if not 100 <= message.code < 200:  # interim 1xx answers come before the final one
             self._final = payload
-        super().feed_data(data, size)
+        ResponseHandler.feed_data(self, data, size)
 
     def data_received(self, data: bytes) -> None:
         if not self._asked and data:
             if self.transport is not None:
                 self.transport.close()
             return
-        super().data_received(data)
-        if self._final is not None and self._final.is_eof():
+        ResponseHandler.data_received(self, data)
+        final = self._final
+        if final is not None and final.is_eof():
             self._asked = False
 
 
