@@ -25,7 +25,7 @@ from toxeval.cli import main as cli_main
 from toxeval.cli.parser import build_parser
 from toxeval.llm import predict
 from toxeval.llm.client import DEFAULT_REQUEST_DEADLINE, Client, RequestFailed, RetryPolicy
-from toxeval.llm.connections import TIMEOUTS, DeadlineExceeded, open_connections
+from toxeval.llm.connections import TIMEOUTS, Connections, DeadlineExceeded
 
 BODY = {"model": "m", "messages": [{"role": "user", "content": "judge item-00007"}]}
 ONE_RETRY = RetryPolicy(max_retries=1, base_delay=0.001, max_delay=0.001)
@@ -156,7 +156,7 @@ def test_a_silent_tls_handshake_is_cut_at_the_deadline_not_the_connect_timeout()
 
         silent = await asyncio.start_server(hold, "127.0.0.1", 0)
         port = silent.sockets[0].getsockname()[1]
-        conns = open_connections(
+        conns = Connections(
             f"https://127.0.0.1:{port}/v1", {}, slots=1, connect_timeout=10.0,
             read_timeout=10.0, deadline=1.0,
         )  # fmt: skip
@@ -183,7 +183,7 @@ def test_a_silent_tls_handshake_is_cut_at_the_connect_timeout_inside_the_deadlin
 
         silent = await asyncio.start_server(hold, "127.0.0.1", 0)
         port = silent.sockets[0].getsockname()[1]
-        conns = open_connections(
+        conns = Connections(
             f"https://127.0.0.1:{port}/v1", {}, slots=1, connect_timeout=0.3,
             read_timeout=10.0, deadline=10.0,
         )  # fmt: skip

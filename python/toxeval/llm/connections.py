@@ -71,7 +71,6 @@ __all__ = [
     "Connections",
     "DeadlineExceeded",
     "basic_auth",
-    "open_connections",
     "proxy_for",
     "tls_context",
 ]
@@ -168,29 +167,9 @@ def proxy_for(url: str) -> tuple[URL | None, str | None]:
     return proxy.with_user(None), auth
 
 
-def open_connections(
-    base_url: str,
-    headers: dict[str, str],
-    *,
-    slots: int,
-    connect_timeout: float,
-    read_timeout: float,
-    deadline: float,
-) -> Connections:
-    """The connections for ``base_url`` (see the module). ``deadline``: seconds one
-    attempt may take in all."""
-    return Connections(
-        base_url,
-        headers,
-        slots=slots,
-        connect_timeout=connect_timeout,
-        read_timeout=read_timeout,
-        deadline=deadline,
-    )
-
-
 class Connections:
-    """``slots`` requests at a time through one aiohttp session (see the module)."""
+    """``slots`` requests at a time to ``base_url`` through one aiohttp session, each
+    attempt bounded by ``deadline`` seconds in all (see the module)."""
 
     def __init__(
         self,
