@@ -539,3 +539,30 @@ def test_an_https_server_is_reached_through_a_connect_tunnel_with_the_proxy_cred
     for seen in server.headers_seen:  # the proxy's credentials stop at the proxy
         assert "Proxy-Authorization" not in seen
         assert seen["Authorization"] == "Bearer sk-key-0123456789"
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [("SSL_CERT_FILE", "missing.pem"), ("SSL_CERT_FILE", "junk.pem"), ("SSL_CERT_DIR", "none")],
+)
+def test_a_ca_variable_that_gives_no_certificates_is_a_one_line_error_not_ignored(
+    name: str,
+    value: str,
+    fake_openai: FakeOpenAI,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    (tmp_path / "junk.pem").write_text("not a certificate\n")
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+    monkeypatch.setenv(name, str(tmp_path / value))
+    ds = tmp_path / "ds.jsonl"
+    write_dataset(ds, 2)
+    args = ["predict", "--dataset", str(ds), "--detector", "openai:fake"]
+    args += ["--base-url", fake_openai.url, "--out", str(tmp_path / "run.jsonl")]
+    assert cli_main(args) == 2
+    err = capsys.readouterr().err
+    assert f"{name}={tmp_path / value} gives no CA certificates" in err
+    assert "Traceback" not in err and len(err.splitlines()) == 1
+    assert fake_openai.log == []

@@ -123,17 +123,25 @@ class Answer:
 
 def tls_context() -> ssl.SSLContext:
     """The context that verifies every connection: ``SSL_CERT_FILE`` or ``SSL_CERT_DIR``
-    when set, else certifi's CA bundle (httpx's ``create_ssl_context`` rules); HTTP/1.1
-    offered by ALPN."""
+    when set (one that cannot be read is a ValueError), else certifi's CA bundle
+    (httpx's ``create_ssl_context`` rules); HTTP/1.1 offered by ALPN."""
     cafile, capath = os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR")
-    if cafile and os.path.isfile(cafile):
-        ctx = ssl.create_default_context(cafile=cafile)
-    elif capath and os.path.isdir(capath):
-        ctx = ssl.create_default_context(capath=capath)
-    else:
-        import certifi
+    try:
+        if cafile:
+            ctx = ssl.create_default_context(cafile=cafile)
+        elif capath:
+            if not os.path.isdir(capath):
+                raise FileNotFoundError("not a directory")
+            ctx = ssl.create_default_context(capath=capath)
+        else:
+            import certifi
 
-        ctx = ssl.create_default_context(cafile=certifi.where())
+            ctx = ssl.create_default_context(cafile=certifi.where())
+    except (OSError, ssl.SSLError) as e:  # a variable the user set is never ignored
+        name, value = ("SSL_CERT_FILE", cafile) if cafile else ("SSL_CERT_DIR", capath)
+        reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+        message = f"{name}={value} gives no CA certificates to verify TLS with: {reason}"
+        raise ValueError(message) from None
     ctx.set_alpn_protocols(["http/1.1"])
     return ctx
 
