@@ -566,3 +566,21 @@ def test_a_ca_variable_that_gives_no_certificates_is_a_one_line_error_not_ignore
     assert f"{name}={tmp_path / value} gives no CA certificates" in err
     assert "Traceback" not in err and len(err.splitlines()) == 1
     assert fake_openai.log == []
+
+
+def test_a_key_with_a_line_break_is_a_one_line_error_that_does_not_show_it(
+    fake_openai: FakeOpenAI, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # a key pasted with its line end (or a forged header after it) would split the
+    # request's head: refused before anything is sent
+    ds = tmp_path / "ds.jsonl"
+    write_dataset(ds, 2)
+    args = ["predict", "--dataset", str(ds), "--detector", "openai:fake", "--api-key-env"]
+    args += ["MY_KEY", "--base-url", fake_openai.url, "--out", str(tmp_path / "run.jsonl")]
+    with pytest.MonkeyPatch.context() as m:
+        m.setenv("MY_KEY", "sk-secret-0123\r\nX-Forged: 1")
+        assert cli_main(args) == 2
+    err = capsys.readouterr().err
+    assert "Authorization header cannot be sent" in err and "line break" in err
+    assert "secret" not in err and "Traceback" not in err and len(err.splitlines()) == 1
+    assert fake_openai.log == [] and fake_openai.headers_seen == []

@@ -204,6 +204,12 @@ class Connections:
                 self._proxy_headers = {"Proxy-Authorization": proxy_auth}  # on CONNECT
             else:
                 self._headers["Proxy-Authorization"] = proxy_auth  # the proxy reads it
+        for name, value in self._headers.items():
+            if any(c in value for c in "\r\n\0"):  # would split the request's head
+                raise ValueError(
+                    f"the {name} header cannot be sent: the API key or the credentials it "
+                    "carries hold a line break or NUL character"
+                )
         self._tls = tls_context()  # one CA bundle load for every connection (~0.1 s)
         self._slots = asyncio.Semaphore(max(1, slots))
         self._timeout = aiohttp.ClientTimeout(
