@@ -162,7 +162,7 @@ def test_an_answer_that_arrives_a_few_bytes_at_a_time_is_read_whole(
 def test_a_malformed_or_cut_answer_is_a_connection_error_then_retried_fresh(
     answer: bytes,
 ) -> None:
-    replies, made = serve([answer], [sized()], requests=2)
+    replies, made = serve(answering(answer), [sized()], requests=2)  # then closes
     failed, good = replies
     assert isinstance(failed, RequestFailed) and "connection error" in str(failed), failed
     assert failed.status_code is None and good == ANSWER and made == 2
