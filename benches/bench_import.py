@@ -7,7 +7,7 @@ Each sample is a fresh interpreter that times only the import statement
 The two imports alternate, so a burst of load on a shared machine hits both;
 the minimum of the samples is reported, and the ratio of the minima. The target
 is toxeval.metrics <= 0.2x sklearn.metrics. Each toxeval sample also reports
-whether pyarrow, rich or httpx were loaded (they must not be).
+whether pyarrow, rich or aiohttp were loaded (they must not be).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import json, sys, time
 t = time.perf_counter()
 import {module}
 dt = time.perf_counter() - t
-heavy = sorted(m for m in ("pyarrow", "rich", "httpx", "sklearn", "scipy") if m in sys.modules)
+heavy = sorted(m for m in ("pyarrow", "rich", "aiohttp", "sklearn", "scipy") if m in sys.modules)
 print(json.dumps({{"seconds": dt, "heavy": heavy}}))
 """
 
@@ -61,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     ratio = best["toxeval.metrics"] / best["sklearn.metrics"]
     print(f"ratio toxeval.metrics / sklearn.metrics (min): {ratio:.3f}x (target <= 0.2x)")
     print(
-        f"loaded by toxeval.metrics: {', '.join(sorted(loaded)) or 'none of pyarrow/rich/httpx/sklearn/scipy'}"
+        f"loaded by toxeval.metrics: {', '.join(sorted(loaded)) or 'none of pyarrow/rich/aiohttp/sklearn/scipy'}"
     )
     return 0
 

@@ -1,11 +1,12 @@
 """The LLM runner's own overhead, against the fake OpenAI server of the tests.
 
-    python benches/bench_runner.py [--rows 2000] [--latency-rows 1920] [--memory-rows 100000]
+    python benches/bench_runner.py [--rows 2000] [--latency-rows 1920] [--client-posts 3000]
+        [--memory-rows 100000]
 
 The server (tests/fake_openai.py) runs in its own process on 127.0.0.1; the runner is
 ``toxeval.llm.predict`` with ``openai:fake`` (json scoring, the shipped zero-shot
 template), so each row costs what a real run costs on the client: building the request,
-the HTTP round trip (the direct path of docs/llm.md, "The network backend"), reading the
+the HTTP round trip (aiohttp, docs/llm.md, "The HTTP transport"), reading the
 answer, appending the row.
 
 Each throughput run follows a 64-row warm-up run (imports, the template), so the figures
@@ -19,7 +20,10 @@ which load on the machine inflates far less than rows/s) and the server process'
    flight on average (rows/s x mean request time) and the runner's event-loop lag (how
    late a 5 ms sleep in the runner's loop wakes, on average): a request time well over
    100 ms with a small lag is time spent outside the runner (the server, the machine).
-3. **memory**: ``toxeval predict`` over ``--memory-rows`` rows in a subprocess, its RSS
+3. **the client alone**: ``--client-posts`` posts of a ~1.2 KB chat body through
+   :class:`toxeval.llm.client.Client` at the same concurrency, nothing else of the
+   runner: the transport's CPU ms per request (0 skips it).
+4. **memory**: ``toxeval predict`` over ``--memory-rows`` rows in a subprocess, its RSS
    sampled every 0.5 s; the table shows the RSS after 10 %, 50 % and 100 % of the rows
    (flat: the 100 % figure within 10 % of the 10 % one).
 
@@ -133,6 +137,32 @@ def throughput(
     return rows / dt, s.retries, 1000.0 * cpu / rows, 1000.0 * scpu / rows, sum(times) / rows, lag
 
 
+def client_alone(posts: int, concurrency: int) -> tuple[float, float]:
+    """(posts/s, CPU ms per post) of ``posts`` posts through one Client, after 200."""
+    from toxeval.llm.client import Client
+
+    system = "judge the text " * 80  # with the user turn, a ~1.2 KB JSON body
+    body = {"model": "m", "messages": [{"role": "system", "content": system}]}
+    body["messages"].append({"role": "user", "content": "judge item-00007"})
+
+    async def go(url: str, n: int) -> None:
+        async with Client(url, concurrency=concurrency) as c:
+            todo = iter(range(n))
+
+            async def worker() -> None:
+                for _ in todo:
+                    await c.post("/chat/completions", body)
+
+            await asyncio.gather(*(worker() for _ in range(concurrency)))
+
+    with server(0.0) as (url, _):
+        asyncio.run(go(url, 200))
+        t0, c0 = time.perf_counter(), time.process_time()
+        asyncio.run(go(url, posts))
+        dt, cpu = time.perf_counter() - t0, time.process_time() - c0
+    return posts / dt, 1000.0 * cpu / posts
+
+
 def rss_kb(pid: int) -> int:
     with open(f"/proc/{pid}/status") as f:
         for line in f:
@@ -177,6 +207,7 @@ def main() -> None:
     ap.add_argument("--latency-rows", type=int, default=1920)
     ap.add_argument("--memory-rows", type=int, default=100_000)
     ap.add_argument("--concurrency", type=int, default=64)
+    ap.add_argument("--client-posts", type=int, default=3000)
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
@@ -187,6 +218,7 @@ def main() -> None:
             tmp, args.latency_rows, 0.1, args.concurrency
         )
         ideal = args.concurrency / 0.1
+        alone = client_alone(args.client_posts, args.concurrency) if args.client_posts else None
         mem = memory(tmp, args.memory_rows) if args.memory_rows else []
     load = os.getloadavg()
     print(
@@ -209,6 +241,11 @@ def main() -> None:
         f"{1000 * slow_s:.0f} ms, {slow * slow_s:.0f} in flight; event-loop lag "
         f"{1000 * slow_lag:.1f} ms) | >= 80 % |"
     )
+    if alone:
+        print(
+            f"| the client alone, concurrency {args.concurrency}, {args.client_posts} posts | "
+            f"{alone[0]:.0f} posts/s; CPU ms/post {alone[1]:.3f} | |"
+        )
     if mem:
         n = args.memory_rows
         a, b, c = (at(mem, f, n) / 1024 for f in (0.1, 0.5, 1.0))

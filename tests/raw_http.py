@@ -1,7 +1,6 @@
-"""A raw HTTP/1.1 server on 127.0.0.1 for the tests of toxeval.llm.http11: handlers that
-send exact bytes, one call that runs exchanges against them through the runner's direct
-path, and builders of framed answers. Shared by the tests of the reader and of odd or
-hostile servers."""
+"""A raw HTTP/1.1 server on 127.0.0.1 for the tests of the runner's transport: connection
+handlers that send exact bytes, builders of framed answers, and one call that runs the
+runner's client against such a server. Shared by the tests of odd or hostile servers."""
 
 from __future__ import annotations
 
@@ -9,27 +8,29 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from toxeval.llm.http11 import exchange, request_head
-from toxeval.llm.network import NativeBackend
+from toxeval.llm.client import Client, RequestFailed, RetryPolicy
 
 BODY = b'{"choices": [{"message": {"content": "{}"}}]}'
-REQUEST = request_head(b"/v1/x", [(b"Host", b"h")]) + b"Content-Length: 2\r\n\r\n{}"
+ANSWER = {"choices": [{"message": {"content": "{}"}}]}  # BODY decoded
+Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
 
 
-class TooLarge(Exception):
-    pass
+async def read_request(reader: asyncio.StreamReader) -> bytes:
+    """The head of the next request on the connection (its body read and dropped)."""
+    head = await reader.readuntil(b"\r\n\r\n")
+    length = int(head.lower().split(b"content-length: ")[1].split(b"\r\n")[0])
+    await reader.readexactly(length)
+    return head
 
 
-def answering(*answers: bytes, close: bool = True) -> Callable[..., Awaitable[None]]:
+def answering(*answers: bytes, close: bool = True) -> Handler:
     """A connection handler that answers each request it reads with the next of
     ``answers`` (sent as given), then closes the connection (or waits)."""
 
     async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
             for answer in answers:
-                head = await reader.readuntil(b"\r\n\r\n")
-                length = int(head.lower().split(b"content-length: ")[1].split(b"\r\n")[0])
-                await reader.readexactly(length)
+                await read_request(reader)
                 writer.write(answer)
                 await writer.drain()
             if not close:
@@ -41,24 +42,39 @@ def answering(*answers: bytes, close: bool = True) -> Callable[..., Awaitable[No
     return handler
 
 
-def exchange_once(
-    handler: Callable[..., Awaitable[None]], n: int = 1, max_body: int = 1 << 20
-) -> Any:
-    """``n`` exchanges on one connection; the responses, or the exception raised."""
+def serve(
+    *connections: Handler | list[bytes], requests: int, retries: int = 0, **kw: Any
+) -> tuple[list[Any], int]:
+    """``requests`` posts in a row by one client (one slot) on a server whose n-th
+    connection is ``connections[n]`` (a handler, or the answers :func:`answering` gives,
+    keeping the connection open); the reply bodies (or the RequestFailed raised) and
+    the number of connections made. ``kw`` goes to the Client."""
+    pending = list(connections)
+    made: list[asyncio.StreamWriter] = []
 
-    async def go() -> Any:
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        made.append(writer)
+        given = pending.pop(0) if pending else []
+        run = answering(*given, close=False) if isinstance(given, list) else given
+        await run(reader, writer)
+
+    async def go() -> list[Any]:
         server = await asyncio.start_server(handler, "127.0.0.1", 0)
-        port = server.sockets[0].getsockname()[1]
-        stream = await NativeBackend().connect_tcp("127.0.0.1", port, timeout=5)
+        url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/v1"
+        out: list[Any] = []
         try:
-            return [await exchange(stream, REQUEST, 5.0, max_body, TooLarge) for _ in range(n)]
-        except Exception as e:
-            return e
+            policy = RetryPolicy(max_retries=retries, base_delay=0.001, max_delay=0.01)
+            async with Client(url, concurrency=1, retry=policy, **kw) as c:
+                for i in range(requests):
+                    try:
+                        out.append((await c.post("/x", {"i": i})).body)
+                    except RequestFailed as e:
+                        out.append(e)
+            return out
         finally:
-            await stream.aclose()
             server.close()
 
-    return asyncio.run(asyncio.wait_for(go(), 20))
+    return asyncio.run(asyncio.wait_for(go(), 30)), len(made)
 
 
 def ok_answer(headers: bytes, body: bytes = BODY, status: bytes = b"200 OK") -> bytes:

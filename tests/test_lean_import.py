@@ -1,7 +1,7 @@
 """``import toxeval.metrics`` (the scikit-learn drop-in) stays lean.
 
 The drop-in use must not pay for the evaluation side: importing ``toxeval``,
-``toxeval.metrics`` or ``toxeval.stats`` loads neither pyarrow nor rich nor httpx (nor
+``toxeval.metrics`` or ``toxeval.stats`` loads neither pyarrow nor rich nor aiohttp (nor
 scikit-learn/SciPy, which toxeval never needs at run time). Checked in a fresh
 interpreter, where nothing was imported before. Import time is measured in
 benches/bench_import.py, never asserted here.
@@ -15,7 +15,17 @@ import sys
 
 import pytest
 
-HEAVY = ("pyarrow", "rich", "httpx", "sklearn", "scipy", "matplotlib", "polars", "pandas")
+HEAVY = (
+    "pyarrow",
+    "rich",
+    "aiohttp",
+    "httpx",
+    "sklearn",
+    "scipy",
+    "matplotlib",
+    "polars",
+    "pandas",
+)
 
 
 @pytest.mark.parametrize("module", ["toxeval", "toxeval.metrics", "toxeval.stats"])

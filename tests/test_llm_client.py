@@ -9,9 +9,9 @@ import json
 import time
 from typing import Any
 
-import httpx
 import pytest
 from fake_openai import FakeOpenAI
+from multidict import CIMultiDict
 from toxeval.llm.client import (
     MAX_BODY_BYTES,
     AuthenticationFailed,
@@ -40,7 +40,7 @@ def _post(server: FakeOpenAI, body: dict[str, Any] = BODY, **kw: Any) -> Any:
 
 
 def test_retry_after_seconds_reads_ms_seconds_and_http_dates() -> None:
-    h = httpx.Headers
+    h = CIMultiDict  # the headers of an aiohttp answer: names in any case
     assert retry_after_seconds(h({"retry-after-ms": "1500"})) == 1.5
     assert retry_after_seconds(h({"retry-after-ms": "250", "retry-after": "9"})) == 0.25
     assert retry_after_seconds(h({"retry-after": "3"})) == 3.0

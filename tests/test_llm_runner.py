@@ -214,7 +214,7 @@ def test_the_key_is_sent_and_never_written(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     fake_openai.require_key = KEY
-    caplog.set_level(logging.DEBUG)  # httpx and httpcore log every request at DEBUG
+    caplog.set_level(logging.DEBUG)  # the runner logs every request at INFO
     out = tmp_path / "out"
     p = cli(
         "evaluate", "--dataset", str(dataset), "--detector", "openai:fake", "--out", str(out),

@@ -1,4 +1,4 @@
-"""A base URL may carry a secret: ``user:password@`` (served through httpx's basic
+"""A base URL may carry a secret: ``user:password@`` (sent as Basic
 auth) or a key in its query string (``?key=...``, as some gateways take it). Neither is
 written anywhere toxeval writes: Batch API sidecars, results.json, the reports, the run
 file."""
@@ -228,7 +228,7 @@ def test_a_base_url_query_stays_the_query_of_every_request(
 ) -> None:
     # The path goes before the query: ".../v1/chat/completions?api-version=...", not
     # ".../v1?api-version=.../chat/completions" (a real server reads that as path /v1).
-    # A password routes requests through httpx, the plain URL through the native reader.
+    # With a password or without, the query is sent as given.
     ds = tmp_path / "ds.jsonl"
     write_dataset(ds, 3)
     base = fake_openai.url if secret_in == "query" else _with_password(fake_openai.url)
@@ -246,7 +246,7 @@ def test_an_error_answer_that_quotes_the_request_does_not_carry_the_secret_anywh
     secret_in: str,
 ) -> None:
     # A server's error message quoting the request (the query key in its request line, the
-    # password as httpx's Basic credential) was written as the failed row's error and
+    # password as its Basic credential) was written as the failed row's error and
     # printed: only the API key was redacted from what a server says.
     ds = tmp_path / "ds.jsonl"
     write_dataset(ds, 2)

@@ -21,7 +21,7 @@ import numpy as np
 
 from toxeval.llm.detectors import DetectorSpec, LocalSystem, parse_detector
 
-if TYPE_CHECKING:  # the engine (httpx) is imported by predict, not by `import toxeval.llm`
+if TYPE_CHECKING:  # the engine (aiohttp) is imported by predict, not by `import toxeval.llm`
     from toxeval.datasets import Dataset, Rule
     from toxeval.llm.engine import RunSummary
     from toxeval.llm.requests import RequestSpec

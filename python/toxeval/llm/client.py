@@ -46,8 +46,8 @@ from toxeval.llm.connections import (
     TRANSPORT_ERRORS,
     BadEncoding,
     BodyTooLarge,
+    Connections,
     DeadlineExceeded,
-    open_connections,
 )
 from toxeval.llm.error_bodies import error_detail, fails_alike, in_band_detail, in_band_error
 from toxeval.llm.requests import endpoint, public_url, url_secrets
@@ -259,7 +259,7 @@ class Client:
         headers = {"Content-Type": "application/json", "User-Agent": "toxeval"}
         if self._key:
             headers.update(key_headers(self.base_url, self._key))
-        self._connections = open_connections(
+        self._connections = Connections(
             self.base_url,
             headers,
             slots=concurrency,

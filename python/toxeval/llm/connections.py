@@ -1,56 +1,64 @@
-"""The connections under the LLM runner's client: one kept-alive HTTP/1.1 connection per
-concurrent request, each request taking an idle one (the most recently used first, so
-connections stay warm).
+"""The connections under the LLM runner's client: aiohttp's client session, held to the
+runner's rules.
 
-Two ways to send, chosen once per client:
+One ``aiohttp.ClientSession`` per :class:`~toxeval.llm.client.Client`, made in the
+running event loop at the first request. ``slots`` requests are in flight at once (a
+semaphore taken before each attempt, so that waiting for a free slot is not part of the
+attempt); aiohttp's connector keeps the connections alive between requests (HTTP/1.1,
+idle ones closed after ``KEEPALIVE_S``) and replaces one the server closed. What aiohttp
+owns: the HTTP/1.1 exchange (status line, 1xx, chunked bodies, framing, keep-alive), TLS,
+``Content-Encoding`` decoding (gzip, deflate; more when its optional decoders are
+installed), its own cap on how much one piece of a compressed body may inflate to. What
+is toxeval's here:
 
-- **direct** (the default): each slot is one connection on the native asyncio backend
-  of :mod:`toxeval.llm.network`, and each request one exchange of
-  :mod:`toxeval.llm.http11` (the request head built once per path, the response read by
-  toxeval's own HTTP/1.1 reader). No connection pool (a slot is one connection,
-  replaced when the server closed it, the exchange failed or it sat idle past
-  ``KEEPALIVE_S``), no httpx client layer (auth flows, redirects, cookies, event hooks:
-  the runner uses none of them), no AnyIO cancel scope around each socket read.
-  ``Content-Encoding`` gzip and deflate are decoded here, capped as below.
-- **httpx**: when ``HTTP_PROXY``, ``HTTPS_PROXY`` or ``ALL_PROXY`` (any case) is set,
-  or the base URL carries ``user:password@``, each slot is an ``httpx.AsyncClient`` of
-  one connection, so the proxy variables, ``NO_PROXY`` and URL credentials are honoured
-  exactly as httpx honours them.
+- **timeouts**: ``connect_timeout`` bounds connecting and the TLS handshake
+  (``sock_connect``), ``read_timeout`` the wait for each piece of the answer
+  (``sock_read``), and the **deadline** one whole attempt (``total``: connecting, sending
+  and reading the whole answer), so that a server that sends a byte now and then is cut
+  off like a silent one. Past it the attempt fails with :class:`DeadlineExceeded`;
+- **the body cap**: at most ``MAX_BODY_BYTES`` of decoded body are read
+  (:class:`BodyTooLarge`), so a gzip bomb or an endless body cannot exhaust memory;
+- **a body that does not decode** is :class:`BadEncoding` for a 200; an error answer's
+  body is only its detail, so its status and headers (a 401 stops the run, a 429's
+  ``Retry-After``) still count with an empty body;
+- **never** a redirect followed, a cookie kept, or ``~/.netrc`` read;
+- **TLS** with one context for every connection: ``SSL_CERT_FILE`` / ``SSL_CERT_DIR``
+  when set (how a private CA is trusted), else certifi's CA bundle (as httpx, requests and
+  openai-python verify);
+- **proxies**: :func:`proxy_for` reads the system's proxy settings once per client with
+  the standard library (``urllib.request.getproxies``: the ``*_PROXY`` variables, and
+  the system settings on Windows and macOS; ``proxy_bypass`` for ``NO_PROXY`` and the
+  system's exceptions), the functions aiohttp's ``trust_env`` calls on every request.
+  ``trust_env`` itself is off: it also reads ``~/.netrc`` on every request (in a
+  thread), whose Basic credentials would replace the API key. Only ``http://`` proxies
+  are supported; any other scheme is a clear error, not a silent direct connection.
+  The headers go with each request, none as the session's defaults: aiohttp copies
+  those onto the ``CONNECT`` it sends a proxy, the key's ``Authorization`` as
+  ``Proxy-Authorization``. A base URL with ``user:password@`` sends them as Basic auth.
 
-Both honour ``SSL_CERT_FILE``/``SSL_CERT_DIR`` (httpx's ``create_ssl_context``), split
-connect/read timeouts (a write and the wait for a connection use the read timeout), and
-read at most ``MAX_BODY_BYTES`` of decoded body. Neither follows redirects nor keeps
-cookies.
-
-The read timeout bounds the wait for each piece of an answer, so a server that sends a
-byte now and then would never time out; a **deadline** bounds one whole attempt
-(connecting, sending, and reading the whole answer): past it the attempt fails with
-:class:`DeadlineExceeded`, a timeout like the others. On the direct path it is one
-``loop.call_at`` timer per attempt that aborts the connection (connecting is bounded by
-the smaller of the connect timeout and what is left of the deadline); on the httpx path
-an AnyIO ``fail_after`` around the attempt. The deadline starts once the request has a
-connection slot: waiting for a free one is not part of the attempt.
-
-A failure is one of :data:`TIMEOUTS` (httpcore's or httpx's timeout exceptions and
-:class:`DeadlineExceeded`), :data:`TRANSPORT_ERRORS` (refused, reset, closed, protocol
-errors), :class:`BodyTooLarge` or :class:`BadEncoding`.
+A failure is one of :data:`TIMEOUTS` (aiohttp's connect and read timeouts,
+:class:`DeadlineExceeded`), :data:`TRANSPORT_ERRORS` (aiohttp's client errors: refused,
+reset, closed, a cut or malformed answer), :class:`BodyTooLarge` or :class:`BadEncoding`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
+import functools
 import logging
 import os
 import ssl
-import zlib
 from collections.abc import Mapping
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+from urllib.request import getproxies, proxy_bypass
 
-import anyio
-import httpcore
-import httpx
+import aiohttp
+from aiohttp.client_proto import ResponseHandler
+from aiohttp.http_exceptions import ContentEncodingError, HttpProcessingError
+from yarl import URL
 
-from toxeval.llm.http11 import exchange, request_head
-from toxeval.llm.network import NativeBackend, NativeStream
 from toxeval.llm.requests import endpoint, public_url
 
 __all__ = [
@@ -60,9 +68,11 @@ __all__ = [
     "Answer",
     "BadEncoding",
     "BodyTooLarge",
+    "Connections",
     "DeadlineExceeded",
-    "open_connections",
-    "proxy_configured",
+    "basic_auth",
+    "proxy_for",
+    "tls_context",
 ]
 
 # The largest answer body read (after gzip/deflate decoding): a bigger one is a failure of
@@ -71,26 +81,20 @@ MAX_BODY_BYTES = 32 * 1024 * 1024
 KEEPALIVE_S = 5.0  # an idle connection older than this is replaced (httpx's default)
 
 
-class DeadlineExceeded(httpcore.TimeoutException):
+class DeadlineExceeded(asyncio.TimeoutError):
     """An attempt (connect, send, the whole answer) that passed its deadline."""
 
     def __init__(self, deadline: float) -> None:
         super().__init__(f"no complete answer within the request deadline of {deadline:g} s")
 
 
-TIMEOUTS = (httpcore.TimeoutException, httpx.TimeoutException)  # DeadlineExceeded too
-TRANSPORT_ERRORS = (
-    httpcore.NetworkError,
-    httpcore.ProtocolError,
-    httpcore.ProxyError,
-    httpcore.UnsupportedProtocol,
-    httpcore.ConnectionNotAvailable,
-    httpx.TransportError,
-)
-_PROXY_VARIABLES = ("http_proxy", "https_proxy", "all_proxy")
-# the line httpx logs for each request, on httpx's logger, so that logging set up for
-# httpx sees every request whichever way it was sent
-_log = logging.getLogger("httpx")
+# asyncio.TimeoutError is TimeoutError from Python 3.11 on; aiohttp's connect and read
+# timeouts (ServerTimeoutError) are both
+TIMEOUTS = (asyncio.TimeoutError, TimeoutError)
+# a malformed answer is a ClientError once aiohttp has read it, a HttpProcessingError
+# when its parser refuses a piece of the body
+TRANSPORT_ERRORS = (aiohttp.ClientError, HttpProcessingError)
+_log = logging.getLogger("toxeval.llm")  # one INFO line per answer, as httpx logs them
 
 
 class BodyTooLarge(Exception):
@@ -107,8 +111,7 @@ class BadEncoding(Exception):
 
 
 class Answer:
-    """An HTTP answer: status, headers (lower-case names, repeated ones joined by ", ")
-    and the decoded body."""
+    """An HTTP answer: status, headers (looked up in any case) and the decoded body."""
 
     __slots__ = ("body", "headers", "status_code")
 
@@ -118,258 +121,230 @@ class Answer:
         self.body = body
 
 
-def proxy_configured() -> bool:
-    """Whether a proxy variable httpx reads is set (then requests go through httpx)."""
-    return any(os.environ.get(v) or os.environ.get(v.upper()) for v in _PROXY_VARIABLES)
+def tls_context() -> ssl.SSLContext:
+    """The context that verifies every connection: ``SSL_CERT_FILE`` or ``SSL_CERT_DIR``
+    when set (one that cannot be read is a ValueError), else certifi's CA bundle
+    (httpx's ``create_ssl_context`` rules); HTTP/1.1 offered by ALPN."""
+    cafile, capath = os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR")
+    try:
+        if cafile:
+            ctx = ssl.create_default_context(cafile=cafile)
+        elif capath:
+            if not os.path.isdir(capath):
+                raise FileNotFoundError("not a directory")
+            ctx = ssl.create_default_context(capath=capath)
+        else:
+            import certifi
+
+            ctx = ssl.create_default_context(cafile=certifi.where())
+    except (OSError, ssl.SSLError) as e:  # a variable the user set is never ignored
+        name, value = ("SSL_CERT_FILE", cafile) if cafile else ("SSL_CERT_DIR", capath)
+        reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+        message = f"{name}={value} gives no CA certificates to verify TLS with: {reason}"
+        raise ValueError(message) from None
+    ctx.set_alpn_protocols(["http/1.1"])
+    return ctx
 
 
-def open_connections(
-    base_url: str,
-    headers: dict[str, str],
-    *,
-    slots: int,
-    connect_timeout: float,
-    read_timeout: float,
-    deadline: float,
-) -> DirectConnections | HttpxConnections:
-    """The connections for ``base_url``: httpx's when a proxy is configured or the URL
-    carries credentials (httpx sends them as Basic auth), else direct. ``deadline``:
-    seconds one attempt may take in all (see the module)."""
-    tls = httpx.create_ssl_context()  # one CA bundle load for every connection (~0.1 s)
-    direct = not proxy_configured() and not httpx.URL(base_url).userinfo
-    cls = DirectConnections if direct else HttpxConnections
-    return cls(base_url, headers, tls, slots, connect_timeout, read_timeout, deadline)
+def basic_auth(user: str, password: str) -> str:
+    """The value of a Basic ``Authorization`` header (RFC 7617, UTF-8)."""
+    return "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
 
 
-class _Slots:
-    """``slots`` connections handed out most recently used first."""
+def proxy_for(url: str) -> tuple[URL | None, str | None]:
+    """The proxy requests to ``url`` go through, as the system says (see the module):
+    ``(proxy URL without credentials, the Proxy-Authorization its credentials make)``,
+    or ``(None, None)`` for a direct connection. A proxy whose scheme is not ``http``
+    is a ValueError."""
+    target = URL(url)
+    proxies = getproxies()
+    chosen = proxies.get(target.scheme) or proxies.get("all")
+    if not chosen or target.host is None or proxy_bypass(target.host):
+        return None, None
+    proxy = URL(chosen if "://" in chosen else f"http://{chosen}")
+    if proxy.scheme != "http":
+        shown = public_url(str(proxy))
+        raise ValueError(
+            f"the proxy {shown} (for {target.scheme}:// URLs) is not supported: toxeval "
+            "sends through http:// proxies only (SOCKS and https:// proxies: see "
+            "'Proxies' in docs/llm.md)"
+        )
+    auth = None
+    if proxy.user is not None:
+        auth = basic_auth(proxy.user, proxy.password or "")
+    return proxy.with_user(None), auth
 
-    def __init__(self, slots: int) -> None:
-        self._idle: asyncio.LifoQueue[int] = asyncio.LifoQueue()
-        for i in reversed(range(max(1, slots))):
-            self._idle.put_nowait(i)
 
-
-class DirectConnections(_Slots):
-    """Slots of one kept-alive connection each on the native backend, spoken to by
-    :func:`toxeval.llm.http11.exchange` (see the module)."""
+class Connections:
+    """``slots`` requests at a time to ``base_url`` through one aiohttp session, each
+    attempt bounded by ``deadline`` seconds in all (see the module)."""
 
     def __init__(
         self,
         base_url: str,
         headers: dict[str, str],
-        tls: ssl.SSLContext,
+        *,
         slots: int,
         connect_timeout: float,
         read_timeout: float,
         deadline: float,
     ) -> None:
-        super().__init__(slots)
-        n = max(1, slots)
+        parsed = URL(base_url)
+        self._headers = dict(headers)
         self._base = base_url
-        self._tls = tls
-        tls.set_alpn_protocols(["http/1.1"])
-        self._backend = NativeBackend()
-        self._streams: list[httpcore.AsyncNetworkStream | None] = [None] * n
-        self._idle_since = [0.0] * n  # loop time the slot's connection was last used
-        self._connect_timeout = connect_timeout
-        self._read_timeout = read_timeout
+        if parsed.user is not None or parsed.password is not None:
+            # sent as Basic auth, in place of a bearer key (as httpx and curl send them)
+            self._headers["Authorization"] = basic_auth(parsed.user or "", parsed.password or "")
+            parts = urlsplit(base_url)  # the rest of the URL exactly as given
+            self._base = urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
+        self._proxy, proxy_auth = proxy_for(self._base)
+        self._proxy_headers = None
+        if proxy_auth is not None:  # to the proxy only, never through its tunnel
+            if self._base.startswith("https:"):
+                self._proxy_headers = {"Proxy-Authorization": proxy_auth}  # on CONNECT
+            else:
+                self._headers["Proxy-Authorization"] = proxy_auth  # the proxy reads it
+        for name, value in self._headers.items():
+            if any(c in value for c in "\r\n\0"):  # would split the request's head
+                raise ValueError(
+                    f"the {name} header cannot be sent: the API key or the credentials it "
+                    "carries hold a line break or NUL character"
+                )
+        self._tls = tls_context()  # one CA bundle load for every connection (~0.1 s)
+        self._slots = asyncio.Semaphore(max(1, slots))
+        self._timeout = aiohttp.ClientTimeout(
+            total=deadline, sock_connect=connect_timeout, sock_read=read_timeout
+        )
         self._deadline = deadline
-        self._targets: dict[str, tuple[str, int, bool, bytes]] = {}
-        self._headers = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()]
+        self._urls: dict[str, URL] = {}
+        self._session: aiohttp.ClientSession | None = None
 
-    def _target(self, path: str) -> tuple[str, int, bool, bytes]:
-        """(host, port, TLS?, request head without Content-Length) of ``path``."""
-        found = self._targets.get(path)
+    def _url(self, path: str) -> URL:
+        """The URL of ``path`` under the base URL, parsed once (its query as given)."""
+        found = self._urls.get(path)
         if found is None:
-            url = httpx.URL(endpoint(self._base, path))  # httpx's parsing and validation
-            fixed = [
-                (b"Host", url.netloc),  # "[::1]:8000" for an IPv6 address, as httpx sends
-                (b"Accept", b"*/*"),
-                (b"Accept-Encoding", b"gzip, deflate"),
-                (b"Connection", b"keep-alive"),
-            ]
-            head = request_head(url.raw_path, fixed + self._headers)
-            port = url.port or (443 if url.scheme == "https" else 80)
-            found = (url.raw_host.decode("ascii"), port, url.scheme == "https", head)
-            self._targets[path] = found
+            found = self._urls[path] = URL(endpoint(self._base, path), encoded=True)
         return found
 
-    async def _connection(
-        self, slot: int, host: str, port: int, tls: bool, now: float
-    ) -> httpcore.AsyncNetworkStream:
-        """The slot's connection, a new one when it has none the server still keeps
-        (it closed it, sent something unasked, or it sat idle over ``KEEPALIVE_S``).
-        Connecting and the TLS handshake each wait at most the connect timeout and
-        together no longer than the attempt's deadline (``now`` + deadline)."""
-        stream = self._streams[slot]
-        if stream is not None:
-            if now - self._idle_since[slot] < KEEPALIVE_S and not stream.get_extra_info(
-                "is_readable"
-            ):
-                return stream
-            self._streams[slot] = None
-            await stream.aclose()
-        loop = asyncio.get_running_loop()
-        end = now + self._deadline
-        timeout = min(self._connect_timeout, self._deadline)
-        stream = await self._backend.connect_tcp(host, port, timeout=timeout)
-        if tls:
-            timeout = min(self._connect_timeout, max(0.0, end - loop.time()))
-            stream = await stream.start_tls(self._tls, server_hostname=host, timeout=timeout)
-        self._streams[slot] = stream
-        return stream
+    def _open(self) -> aiohttp.ClientSession:
+        connector = _Connector(
+            limit=0,  # the slots are the limit: a request never waits inside aiohttp
+            ssl=self._tls,
+            keepalive_timeout=KEEPALIVE_S,
+        )
+        self._session = aiohttp.ClientSession(
+            connector=connector,
+            # no default headers: aiohttp adds a session's defaults to the CONNECT it
+            # sends a proxy, and would send the key there as Proxy-Authorization
+            timeout=self._timeout,
+            cookie_jar=aiohttp.DummyCookieJar(),  # never kept: the key authenticates
+        )
+        return self._session
 
     async def send(self, path: str, payload: bytes) -> Answer:
-        host, port, tls, head = self._target(path)
-        request = b"%sContent-Length: %d\r\n\r\n%s" % (head, len(payload), payload)
-        slot = await self._idle.get()
-        loop = asyncio.get_running_loop()
-        now = loop.time()
-        timer: asyncio.TimerHandle | None = None
-        reusable = False
-        try:
-            stream = await self._connection(slot, host, port, tls, now)
-            if isinstance(stream, NativeStream):
-                timer = loop.call_at(now + self._deadline, self._expire, stream)
-            response = await exchange(
-                stream, request, self._read_timeout, MAX_BODY_BYTES, BodyTooLarge
-            )
-            reusable = response.keep_alive
-            if _log.isEnabledFor(logging.INFO):
-                _log.info(
-                    'HTTP Request: POST %s "HTTP/1.1 %d %s"',
-                    public_url(endpoint(self._base, path)),  # a query key is not logged
-                    response.status,
-                    response.reason.decode("ascii", "replace"),
-                )
-            body = response.body
-            encoding = response.headers.get("content-encoding")
-            if encoding:
-                try:
-                    body = decode_body(body, encoding)
-                except BadEncoding as e:
-                    if response.status == 200:
-                        raise BadEncoding(str(e), response.status) from None
-                    # an error answer's body is only its detail: its status and
-                    # headers (a 401 stops the run, Retry-After) still count
-                    body = b""
-            return Answer(response.status, response.headers, body)
-        finally:
-            if timer is not None:
-                timer.cancel()
-            if reusable:
-                self._idle_since[slot] = loop.time()
-            else:
-                await self._drop(slot)
-            self._idle.put_nowait(slot)
-
-    def _expire(self, stream: NativeStream) -> None:
-        """The attempt on ``stream`` passed its deadline: abort the connection."""
-        stream.expire(DeadlineExceeded(self._deadline))
-
-    async def _drop(self, slot: int) -> None:
-        """Close the slot's connection (the exchange on it failed or the server ends it)."""
-        stream, self._streams[slot] = self._streams[slot], None
-        if stream is not None:
-            await stream.aclose()
-
-    async def aclose(self) -> None:
-        for slot in range(len(self._streams)):
-            await self._drop(slot)
-
-
-def decode_body(body: bytes, encoding: str) -> bytes:
-    """``body`` decoded as its ``Content-Encoding`` says (gzip, deflate, identity;
-    several are undone last first; an unknown one is left as is, as httpx does), at most
-    ``MAX_BODY_BYTES``. An empty body stays empty: an error answer without a body but
-    with the header (some proxies send these) is still that error."""
-    if not body:
-        return body
-    for name in reversed([e.strip().lower() for e in encoding.split(",")]):
-        if name in ("gzip", "x-gzip"):
-            body = _inflate(body, zlib.MAX_WBITS | 16)
-        elif name == "deflate":
+        """POST ``payload`` to ``path``: one attempt, its answer or one of the failures
+        the module lists."""
+        url = self._url(path)
+        async with self._slots:
+            session = self._session or self._open()
             try:
-                body = _inflate(body, zlib.MAX_WBITS)  # zlib-wrapped, as the RFC says
-            except BadEncoding:
-                body = _inflate(body, -zlib.MAX_WBITS)  # raw deflate, as some servers send
-    return body
-
-
-def _inflate(data: bytes, wbits: int) -> bytes:
-    d = zlib.decompressobj(wbits)
-    try:
-        out = d.decompress(data, MAX_BODY_BYTES + 1)
-    except zlib.error as e:
-        raise BadEncoding(str(e)) from None
-    if len(out) > MAX_BODY_BYTES:
-        raise BodyTooLarge(f"more than {MAX_BODY_BYTES} bytes decoded")
-    if not d.eof:
-        raise BadEncoding("the compressed body is incomplete")
-    return out
-
-
-class HttpxConnections(_Slots):
-    """Slots of ``httpx.AsyncClient`` of one connection each: the proxy variables are
-    httpx's to read (see the module)."""
-
-    def __init__(
-        self,
-        base_url: str,
-        headers: dict[str, str],
-        tls: ssl.SSLContext,
-        slots: int,
-        connect_timeout: float,
-        read_timeout: float,
-        deadline: float,
-    ) -> None:
-        super().__init__(slots)
-        self._base = base_url
-        self._deadline = deadline
-        self._clients = [
-            httpx.AsyncClient(
-                verify=tls,
-                headers=headers,
-                timeout=httpx.Timeout(read_timeout, connect=connect_timeout),
-                limits=httpx.Limits(max_connections=1, max_keepalive_connections=1),
-            )
-            for _ in range(max(1, slots))
-        ]
-
-    async def send(self, path: str, payload: bytes) -> Answer:
-        slot = await self._idle.get()
-        try:
-            with anyio.fail_after(self._deadline):
-                return await self._send(self._clients[slot], path, payload)
-        except TimeoutError:  # fail_after's own (httpx's timeouts are not TimeoutError)
-            raise DeadlineExceeded(self._deadline) from None
-        finally:
-            self._idle.put_nowait(slot)
-
-    async def _send(self, client: httpx.AsyncClient, path: str, payload: bytes) -> Answer:
-        client.cookies.clear()  # never kept: the key authenticates every request
-        request = client.build_request("POST", endpoint(self._base, path), content=payload)
-        response = await client.send(request, stream=True)
-        try:
-            declared = response.headers.get("content-length", "")
-            if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
-                raise BodyTooLarge(f"Content-Length {declared}")
-            chunks: list[bytes] = []
-            size = 0
-            async for chunk in response.aiter_bytes():
-                size += len(chunk)
-                if size > MAX_BODY_BYTES:
-                    raise BodyTooLarge(f"more than {MAX_BODY_BYTES} bytes decoded")
-                chunks.append(chunk)
-        except httpx.DecodingError as e:
-            if response.status_code == 200:
-                raise BadEncoding(str(e), response.status_code) from None
-            chunks = []  # an error answer: its status and headers still count
-        finally:
-            await response.aclose()
-        return Answer(response.status_code, response.headers, b"".join(chunks))
+                async with session.post(
+                    url,
+                    data=payload,
+                    headers=self._headers,
+                    allow_redirects=False,
+                    proxy=self._proxy,
+                    proxy_headers=self._proxy_headers,
+                ) as response:
+                    body = await _body(response)
+                    if _log.isEnabledFor(logging.INFO):
+                        _log.info(
+                            'HTTP Request: POST %s "HTTP/%d.%d %d %s"',
+                            public_url(str(url)),  # a query key is not logged
+                            *(response.version or (1, 1)),
+                            response.status,
+                            response.reason or "",
+                        )
+                    return Answer(response.status, response.headers, body)
+            except aiohttp.ServerTimeoutError:
+                raise  # the connect or the read timeout
+            except asyncio.TimeoutError:  # the total: this attempt's deadline
+                raise DeadlineExceeded(self._deadline) from None
 
     async def aclose(self) -> None:
-        for client in self._clients:
-            await client.aclose()
+        if self._session is not None:
+            await self._session.close()
+
+
+class _AnswersOnly(ResponseHandler):
+    """aiohttp's protocol for one connection, which also refuses an answer nobody asked
+    for: bytes that arrive on a kept-alive connection after its answer was read whole,
+    before the next request (a confused server or proxy answering one request twice).
+    aiohttp would keep them and hand them to the next request on that connection as its
+    answer; here they close the connection, which the pool then replaces."""
+
+    _asked = False  # a request was sent and its final answer is not yet complete
+    _final: Any = None  # the body stream of that final answer, once its head came
+
+    def set_response_params(self, **kw: Any) -> None:  # a request is about to be sent
+        self._asked, self._final = True, None
+        ResponseHandler.set_response_params(self, **kw)
+
+    def feed_data(self, data: Any, size: int = 0) -> None:  # an answer's head was read
+        message, payload = data
+        if not 100 <= message.code < 200:  # interim 1xx answers come before the final one
+            self._final = payload
+        ResponseHandler.feed_data(self, data, size)
+
+    def data_received(self, data: bytes) -> None:
+        if not self._asked and data:
+            if self.transport is not None:
+                self.transport.close()
+            return
+        ResponseHandler.data_received(self, data)
+        final = self._final
+        if final is not None and final.is_eof():
+            self._asked = False
+
+
+class _Connector(aiohttp.TCPConnector):
+    """aiohttp's connector, its connections spoken to by :class:`_AnswersOnly`."""
+
+    def __init__(self, **kw: Any) -> None:
+        super().__init__(**kw)
+        self._factory = functools.partial(_AnswersOnly, loop=self._loop)  # type: ignore[assignment]
+
+
+async def _body(response: aiohttp.ClientResponse) -> bytes:
+    """The decoded body of ``response``, at most ``MAX_BODY_BYTES`` (see the module)."""
+    declared = response.content_length
+    if declared is not None and declared > MAX_BODY_BYTES:
+        raise BodyTooLarge(f"Content-Length {declared}")
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        while chunk := await response.content.readany():
+            size += len(chunk)
+            if size > MAX_BODY_BYTES:
+                raise BodyTooLarge(f"more than {MAX_BODY_BYTES} bytes decoded")
+            chunks.append(chunk)
+    except (aiohttp.ClientPayloadError, ContentEncodingError) as e:
+        undecodable = _encoding_error(e)
+        if undecodable is None:
+            raise  # cut short: a transport error, retried
+        if response.status == 200:
+            raise BadEncoding(undecodable, response.status) from None
+        return b""  # an error answer: its status and headers still count
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+def _encoding_error(e: BaseException) -> str | None:
+    """What aiohttp said of a body its ``Content-Encoding`` does not decode (raised as
+    is, or as the cause of a ``ClientPayloadError``); None for any other payload error."""
+    seen: BaseException | None = e
+    while seen is not None:
+        if isinstance(seen, ContentEncodingError):
+            return str(seen.message)
+        seen = seen.__cause__
+    text = " ".join(str(e).split())
+    return text if "Can not decode content-encoding" in text else None

@@ -154,7 +154,7 @@ def public_url(url: str) -> str:
 def url_secrets(url: str) -> tuple[str, ...]:
     """The secrets ``url`` carries, as a server may quote them back: the password (or a
     user part that is a token alone), as given and decoded, and the Basic credential
-    httpx sends for it; the values of secret query (and fragment) parameters, as given
+    the runner sends for it; the values of secret query (and fragment) parameters, as given
     and decoded. :func:`public_url` hides the same values. A value under four characters
     is left out: replacing it wherever it occurs would garble every message (``sig=1``)."""
     parts = urlsplit(url)
