@@ -267,7 +267,9 @@ def score_labels(
 ) -> Answer:
     """One answer read with toxeval's parser (methods ``json``, ``labels``, ``llama-guard``).
 
-    ``json``: categories the JSON object leaves out (or gives null) are NaN, whether its
+    A category the answer says nothing about is NaN (unknown), as the parser reads it:
+    ``Hate: none, Violence: yes`` gives hate 0, violence 1 and NaN elsewhere, whatever
+    the method. ``json``: categories the JSON object leaves out (or gives null) are NaN, whether its
     values are scores, booleans or yes/no words. With a ``mapping`` (Llama Guard),
     categories no code maps to are NaN. Other methods have no per-category unknown: a
     null there makes the answer unparseable, as in :func:`~toxeval.parsing.parse_output`.
@@ -292,7 +294,12 @@ def score_labels(
         unknown_ids = [i for i in taxonomy.ids if i not in found[0]]
     if mapping is not None:
         unknown_ids = [i for i in taxonomy.ids if i not in mapping.targets]
-    status, reason = r.status, r.reason
+    # what the answer says nothing about the parser has left unknown (NaN) already
+    silent = {i for i in taxonomy.ids if np.isnan(scores[taxonomy.index(i)])}
+    unknown_ids = [i for i in taxonomy.ids if i in silent or i in unknown_ids]
+    status, reason = r.status, _without_silent_note(r.reason)
+    if status == "partial" and not r.unknown and reason is None and not unknown_ids:
+        status = "ok"
     cut_by = _truncation_note(reply)
     if cut_by is not None and found is None and r.status != "empty":
         torn = _torn_last_word(reply.text, taxonomy, mapping, null, scores)
@@ -311,6 +318,15 @@ def score_labels(
         what = "no Llama Guard code maps to" if mapping is not None else "no score for"
         reason = _join_reasons(reason, f"{what}: {', '.join(unknown_ids)}")
     return Answer(scores, status, reason, reply.text, reply.reasoning, bool(r.graded), method)
+
+
+def _without_silent_note(reason: str | None) -> str | None:
+    """The parser's reason without its "no value for ..." part (said again, per
+    category, by the caller)."""
+    if reason is None:
+        return None
+    kept = [p for p in reason.split("; ") if not p.startswith("no value for ")]
+    return "; ".join(kept) or None
 
 
 def _torn_last_word(
@@ -461,12 +477,14 @@ def score_logprobs(reply: ChatReply, taxonomy: Taxonomy) -> Answer:
 
 
 def score_samples(replies: Sequence[ChatReply], taxonomy: Taxonomy, requested: int) -> Answer:
-    """Score = the fraction of parsable samples that flag each category (docs/llm.md)."""
+    """Score = the fraction of parsable samples that flag each category, among the
+    samples that give it a value (docs/llm.md); NaN where no sample does."""
     method = "sample"
     text = json.dumps([r.text for r in replies], ensure_ascii=False)
     thoughts = [r.reasoning for r in replies]
     reasoning = json.dumps(thoughts, ensure_ascii=False) if any(thoughts) else None
     flags = np.zeros(taxonomy.k)
+    said = np.zeros(taxonomy.k)  # samples that gave each category a value
     parsed = 0
     first_bad: str | None = None
     for r in replies:
@@ -478,6 +496,7 @@ def score_samples(replies: Sequence[ChatReply], taxonomy: Taxonomy, requested: i
             first_bad = first_bad or res.reason
             continue
         parsed += 1
+        said += res.known  # a sample silent about a category does not count against it
         for cid in res.labels:
             flags[taxonomy.index(cid)] += 1.0
     bad = len(replies) - parsed
@@ -486,8 +505,13 @@ def score_samples(replies: Sequence[ChatReply], taxonomy: Taxonomy, requested: i
         notes.append(f"the server returned {len(replies)} of {requested} requested samples")
     if bad:
         notes.append(f"{bad} of {len(replies)} samples unparseable (first: {first_bad})")
+    silent = [cid for cid, n in zip(taxonomy.ids, said, strict=True) if n == 0]
+    if parsed and silent:
+        notes.append(f"no sample gives a value for: {', '.join(silent)}")
     reason = _join_reasons(*notes)
     if parsed == 0:
         return unparseable(reason or "no samples", method, text, reasoning)
     status = "partial" if reason else "ok"
-    return Answer(flags / parsed, status, reason, text, reasoning, parsed > 1, method)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        scores = np.where(said > 0, flags / np.maximum(said, 1.0), np.nan)
+    return Answer(scores, status, reason, text, reasoning, parsed > 1, method)

@@ -61,8 +61,10 @@ def run_local(
             per = (time.monotonic() - t1) / max(len(chunk), 1)
             for j, i in enumerate(chunk):
                 row_scores = got.scores[j]
-                usable = bool(np.isfinite(row_scores).all())
                 status = got.statuses[j]
+                # a partial answer's unknown categories are NaN: written as null (unknown
+                # cells), the categories it gave a value for are kept
+                usable = status != "unparseable" and bool(np.isfinite(row_scores).any())
                 writer.write(
                     {
                         "id": keys[i][0],
