@@ -4,10 +4,9 @@ A response body is untrusted server JSON: nothing here raises on its shape. A bo
 no usable answer gives an :class:`Answer` with status ``unparseable``, ``scores`` None and
 a reason (no choices, a refusal, a tool call, a truncated answer, ...). Reasoning models'
 ``<think>...</think>`` blocks and ``reasoning_content`` / ``reasoning`` fields are kept in
-``Answer.reasoning``; only the final answer is scored.
-
-Scores are (K,) float64 in taxonomy order. A category the answer gives no value for is
-NaN (unknown, never a negative) and the Answer is ``partial`` with a reason naming it.
+``Answer.reasoning``; only the final answer is scored. Scores are (K,) float64 in taxonomy
+order; a category the answer gives no value for is NaN (unknown, never a negative) and the
+Answer is ``partial`` with a reason naming it.
 """
 
 from __future__ import annotations
@@ -267,9 +266,8 @@ def score_labels(
 ) -> Answer:
     """One answer read with toxeval's parser (methods ``json``, ``labels``, ``llama-guard``).
 
-    A category the answer says nothing about is NaN (unknown), as the parser reads it:
-    ``Hate: none, Violence: yes`` gives hate 0, violence 1 and NaN elsewhere, whatever
-    the method. ``json``: categories the JSON object leaves out (or gives null) are NaN, whether its
+    What the answer says nothing about is NaN, as the parser leaves it, for every method.
+    ``json``: categories the JSON object leaves out (or gives null) are NaN, whether its
     values are scores, booleans or yes/no words. With a ``mapping`` (Llama Guard),
     categories no code maps to are NaN. Other methods have no per-category unknown: a
     null there makes the answer unparseable, as in :func:`~toxeval.parsing.parse_output`.
@@ -294,12 +292,10 @@ def score_labels(
         unknown_ids = [i for i in taxonomy.ids if i not in found[0]]
     if mapping is not None:
         unknown_ids = [i for i in taxonomy.ids if i not in mapping.targets]
-    # what the answer says nothing about the parser has left unknown (NaN) already
-    silent = {i for i in taxonomy.ids if np.isnan(scores[taxonomy.index(i)])}
-    unknown_ids = [i for i in taxonomy.ids if i in silent or i in unknown_ids]
-    status, reason = r.status, _without_silent_note(r.reason)
-    if status == "partial" and not r.unknown and reason is None and not unknown_ids:
-        status = "ok"
+    nan = np.isnan(scores)  # what the answer says nothing about (its reason: said below)
+    unknown_ids = [i for j, i in enumerate(taxonomy.ids) if nan[j] or i in unknown_ids]
+    kept = [p for p in (r.reason or "").split("; ") if p and not p.startswith("no value for ")]
+    status, reason = r.status, "; ".join(kept) or None
     cut_by = _truncation_note(reply)
     if cut_by is not None and found is None and r.status != "empty":
         torn = _torn_last_word(reply.text, taxonomy, mapping, null, scores)
@@ -318,15 +314,6 @@ def score_labels(
         what = "no Llama Guard code maps to" if mapping is not None else "no score for"
         reason = _join_reasons(reason, f"{what}: {', '.join(unknown_ids)}")
     return Answer(scores, status, reason, reply.text, reply.reasoning, bool(r.graded), method)
-
-
-def _without_silent_note(reason: str | None) -> str | None:
-    """The parser's reason without its "no value for ..." part (said again, per
-    category, by the caller)."""
-    if reason is None:
-        return None
-    kept = [p for p in reason.split("; ") if not p.startswith("no value for ")]
-    return "; ".join(kept) or None
 
 
 def _torn_last_word(
@@ -477,14 +464,12 @@ def score_logprobs(reply: ChatReply, taxonomy: Taxonomy) -> Answer:
 
 
 def score_samples(replies: Sequence[ChatReply], taxonomy: Taxonomy, requested: int) -> Answer:
-    """Score = the fraction of parsable samples that flag each category, among the
-    samples that give it a value (docs/llm.md); NaN where no sample does."""
+    """Score = the fraction of the samples giving a category a value that flag it (docs/llm.md)."""
     method = "sample"
     text = json.dumps([r.text for r in replies], ensure_ascii=False)
     thoughts = [r.reasoning for r in replies]
     reasoning = json.dumps(thoughts, ensure_ascii=False) if any(thoughts) else None
-    flags = np.zeros(taxonomy.k)
-    said = np.zeros(taxonomy.k)  # samples that gave each category a value
+    flags, said = np.zeros(taxonomy.k), np.zeros(taxonomy.k)  # flagged, given a value
     parsed = 0
     first_bad: str | None = None
     for r in replies:
@@ -505,13 +490,11 @@ def score_samples(replies: Sequence[ChatReply], taxonomy: Taxonomy, requested: i
         notes.append(f"the server returned {len(replies)} of {requested} requested samples")
     if bad:
         notes.append(f"{bad} of {len(replies)} samples unparseable (first: {first_bad})")
-    silent = [cid for cid, n in zip(taxonomy.ids, said, strict=True) if n == 0]
-    if parsed and silent:
-        notes.append(f"no sample gives a value for: {', '.join(silent)}")
+    if parsed and not said.all():
+        notes.append(f"no sample gives a value for: {', '.join(np.array(taxonomy.ids)[said == 0])}")
     reason = _join_reasons(*notes)
     if parsed == 0:
         return unparseable(reason or "no samples", method, text, reasoning)
     status = "partial" if reason else "ok"
-    with np.errstate(invalid="ignore", divide="ignore"):
-        scores = np.where(said > 0, flags / np.maximum(said, 1.0), np.nan)
+    scores = np.divide(flags, said, out=np.full(taxonomy.k, np.nan), where=said > 0)
     return Answer(scores, status, reason, text, reasoning, parsed > 1, method)

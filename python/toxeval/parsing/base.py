@@ -56,6 +56,18 @@ _NONE_PHRASES = frozenset(
         "no harmful categories",
         "no unsafe content",
         "safe content",
+        # other languages' "none"
+        "ninguna",
+        "ninguno",
+        "nada",
+        "ninguna categoria",
+        "aucune",
+        "aucun",
+        "aucune categorie",
+        "rien",
+        "keine",
+        "keine kategorie",
+        "nichts",
     )
 )
 # "None of the categories apply", "None of these apply", "No category applies", "None of

@@ -116,6 +116,9 @@ class JsonReader(LlamaGuardReader):
                     return acc
                 pos = i + 1
                 continue
+            if not whole and isinstance(value, list) and not value:
+                pos = end  # "- [ ] hate": a check box in prose, not an empty answer
+                continue
             acc = self._interpret_top(value, depth)
             if whole and (end >= len(s) or not s[end:].strip()):
                 return acc  # the output IS this JSON: its verdict stands

@@ -29,13 +29,15 @@ _NAME_VALUE_RE = re.compile(
 # A piece that may be "name <sep> value".
 HAS_SEPARATOR_RE = re.compile(r"[:=(]|\s[-\u2013\u2014]\s")
 _QUOTE_CHARS = " \t\"'“”‘’`*"
+# A task-list check box before an item: "[x]" checked, "[ ]" not.
+_CHECKBOX_RE = re.compile(r"\[([ xX✓✔])\]\s*")
 # An item that qualifies the one before it ("..., but borderline", "..., although unclear").
 _QUALIFIER_RE = re.compile(r"(?:but|however|although|though|except|unless)\b", re.IGNORECASE)
 # "hate is present", "hate and violence are not detected": names, a verb, a value.
 _COPULA_RE = re.compile(r"\A(.{1,120}?)\s+(?:is|are|was|were|has been|have been)\s+(.{1,80})\Z")
 # Markdown tables: a row starts with "|"; a separator row is made of dashes and colons.
 _TABLE_ROW_RE = re.compile(r"^[ \t]*\|", re.MULTILINE)
-_TABLE_RULE_RE = re.compile(r":?-{2,}:?")
+_TABLE_RULE_RE = re.compile(r":?-+:?")
 # Header words of the table column that holds the value ("| Category | Present |").
 _VALUE_HEADER_WORDS = frozenset(
     normalize_label(w)
@@ -163,6 +165,12 @@ class ListReader(NegationReader):
         if not p:
             return
         p = BULLET_RE.sub("", p, count=1)
+        box = _CHECKBOX_RE.match(p)
+        if box is not None:  # a task list: "- [x] violence", "- [ ] hate"
+            p = f"{p[box.end() :].strip()}: {'no' if box.group(1) == ' ' else 'yes'}"
+        if p.rstrip().endswith("?") and ":" not in p and "=" not in p:
+            acc.errors.append(f"a question, not an answer: {_shown(p)}")  # "hate?"
+            return
         if _QUALIFIER_RE.match(p):
             # "Hate: no, but borderline": the item before it is qualified, not plain
             acc.errors.append(f"qualified answer: {_shown(p)}")

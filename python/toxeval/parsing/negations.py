@@ -53,6 +53,7 @@ _CUES = (
     r"negative",
     r"false",
     r"n/a",
+    r"zero",
     r"none",
     r"no",
     r"not",
@@ -134,8 +135,26 @@ _MORE_RE = re.compile(r"[,;:|\n]")
 _NAMES_END_RE = re.compile(r"(?:[\s:=(|\u2013\u2014-]|\b(?:is|are|was|were)\b)+\Z")
 
 _ITEM_END_RE = re.compile(r"[,;]")
+_NAME_END_RE = re.compile(r"[,;:=(]")
+# An item line under a lead: a bullet or a short line with no ":" of its own.
+_ITEM_LINE_RE = re.compile(r"[ \t]*(?:[-*•+]|\d{1,2}[.)])?[ \t]*[^\s:][^:\n]{0,60}\Z")
+_BULLET_RE = re.compile(r"\A(?:[-*•+]|\d{1,2}[.)])\s*")
 # A clause longer than this is prose, not a list: it is read as it is, unscanned.
 _MAX_CLAUSE = 400
+
+# "All other categories: no", "No other categories apply", "Everything else: none",
+# "The rest: N/A": the categories the answer does not name are negatives.
+_REST_NEG_RE = re.compile(
+    r"\A[\s*_>-]*(?:(?:all|any|the)\s+)?(?:(?:other|remaining)\s+(?:toxicity\s+|harm\s+)?"
+    r"(?:categories|category|labels|ones|issues|classes)|others|the\s+rest|rest|everything\s+else"
+    r"|anything\s+else)\s*(?:[:=]|\s[-\u2013\u2014]|\s+(?:are|is))\s*(?P<value>.{1,40})\Z"
+    r"|\A[\s*_>-]*(?:no|none\s+of\s+the)\s+other\s+(?:toxicity\s+|harm\s+)?(?:categories"
+    r"|category|labels|issues|ones|concerns|violations)(?:\s+(?:apply|applies|are\s+present"
+    r"|is\s+present|were\s+found|was\s+found|detected|found|identified|present))?[\s.!]*\Z",
+    re.IGNORECASE,
+)
+# The marker of a "the rest are negative" clause among the negated columns.
+REST = -1
 
 Negation = tuple[tuple[int, ...], list[str], list[str]]
 
@@ -148,6 +167,8 @@ class NegationReader(ParserBase):
         no clause of ``body`` holds a negated list (then it is read as it is)."""
         if CUE_RE.search(body) is None:
             return None
+        if ":\n" in body:
+            body = _join_items(body)
         negated: list[int] = []
         kept: list[str] = []
         errors: list[str] = []
@@ -183,6 +204,12 @@ class NegationReader(ParserBase):
         """One clause: (negated columns, text before the cue to read as usual), an error,
         or None when it holds no negated list."""
         text = part.replace("**", "").replace("__", "").strip()
+        rest = _REST_NEG_RE.match(text)
+        if rest is not None:
+            value = rest.group("value")
+            if value is None or read_value(value)[:2] == (0.0, False):
+                return (REST,), ""  # "All other categories: no"
+            return f"a value for the other categories that is not a no: {_shown(text)}"
         if self.resolve(text.strip(STRIP_CHARS)) is not None:
             return None  # a name or a "none" phrase: "None of the above", "No categories"
         head = _ITEM_END_RE.split(text, maxsplit=1)[0].strip(STRIP_CHARS)
@@ -193,6 +220,11 @@ class NegationReader(ParserBase):
             pre, after = text[: m.start()], text[m.end() :]
             if m.group() in MARKS and (pre.strip(STRIP_CHARS) or n_marks > 1):
                 continue  # "hate ❌", "✅ fraud ❌ hate": marks are values of items
+            if pre.count("(") > pre.count(")"):
+                continue  # "Hate: no (the slur is quoted, not used)": a gloss
+            item = _NAME_END_RE.split(text[m.start() :], maxsplit=1)[0]
+            if self.resolve_name(item.strip(STRIP_CHARS)):
+                continue  # the cue word starts a name: "false information" (misinformation)
             names = _NAMES_END_RE.sub("", pre).strip(STRIP_CHARS)
             value_sep = _PUNCT_SEP_RE.search(pre) is not None
             if names:
@@ -259,6 +291,26 @@ class NegationReader(ParserBase):
                 return None
             cols.extend(hit)
         return tuple(cols) if cols else None
+
+
+def _join_items(body: str) -> str:
+    """A cue lead on a line of its own and the items under it as one clause:
+    "Not present:\n- hate\n- violence" is "Not present: hate, violence"."""
+    lines = body.split("\n")
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        i += 1
+        if not line.rstrip().endswith(":") or CUE_RE.search(line) is None:
+            out.append(line)
+            continue
+        items: list[str] = []
+        while i < len(lines) and _ITEM_LINE_RE.match(lines[i]):
+            items.append(_BULLET_RE.sub("", lines[i].strip()))
+            i += 1
+        out.append(f"{line.rstrip()} {', '.join(items)}" if items else line)
+    return "\n".join(out)
 
 
 def _shown(text: str) -> str:

@@ -17,7 +17,7 @@ from .json_answers import JsonReader
 from .lists import BULLET_RE, HAS_SEPARATOR_RE
 from .llama_guard import CODE_RE, LG_RE
 from .negations import CUE_RE as NEG_CUE_RE
-from .negations import Negation
+from .negations import REST, Negation
 from .result import NullPolicy
 
 # Lead-in words: "Categories: hate", "Final answer: ..." (matched on the normalised lead).
@@ -91,6 +91,7 @@ _VERDICT_LEAD_RE = re.compile(
     r"\A(?:verdict|answer|final answer|result|assessment|classification|rating|label)\s*[:=-]\s*",
     re.IGNORECASE,
 )
+_OTHERS_RE = re.compile(r"\b(?:other|others|remaining|rest|else)\b", re.IGNORECASE)
 _SENTENCE_END_RE = re.compile(r"[.!\n]")
 # A line that starts commentary after the answer ("Explanation: ..."): the answer ends there.
 _COMMENTARY_RE = re.compile(
@@ -237,13 +238,13 @@ class Parser(JsonReader):
         notes = list(acc.notes)
         if ucols:
             notes.append(f"no value for {len(ucols)} of {k} categories: " + _ids(self, ucols))
-        reason = "; ".join(notes) or None
+        why = "; ".join(notes) or None
         if unknown:
-            reason = f"unrecognised: {_quote_list(unknown)}" + (f"; {reason}" if reason else "")
+            why = f"unrecognised: {_quote_list(unknown)}" + (f"; {why}" if why else "")
         if unknown or ucols:
-            return ("partial", labels, cols, vals, unknown, reason, acc.graded, ucols)
+            return ("partial", labels, cols, vals, unknown, why, acc.graded, ucols)
         status = "ok" if cols else "empty"
-        return (status, labels, cols, vals, (), reason, acc.graded, ())
+        return (status, labels, cols, vals, (), why, acc.graded, ())
 
     def body(self, s: str, depth: int) -> Acc:
         """Interpret one block of text (the whole output, or a code fence's content)."""
@@ -351,6 +352,10 @@ class Parser(JsonReader):
         cols, kept, errors = neg
         rest = "\n".join(k.strip() for k in kept if k.strip())
         acc = self._text(rest, depth + 1) if rest else Acc()
+        if REST in cols:  # "All other categories: no": what it does not name is negative
+            cols = tuple(c for c in cols if c != REST)
+            acc.complete = True
+            acc.resolved = True
         if rest and not acc.resolved and not acc.unknown and not acc.errors:
             acc.add_unknown(rest)  # words the answer holds that say nothing readable
         both = sorted({c for c in cols if acc.scores.get(c, 0.0) > 0.0})
@@ -383,8 +388,8 @@ class Parser(JsonReader):
 
     def _whole(self, body: str) -> Acc | None:
         """The whole block is one name or a "none" phrase."""
-        if len(body) > 200 or ":" in body or "=" in body:
-            return None  # "hate: no", "hate:" are a name and its value
+        if len(body) > 200 or ":" in body or "=" in body or body.endswith("?"):
+            return None  # "hate: no", "hate:" are a name and its value; "hate?" asks
         hit = self.resolve(body)
         if hit is None:
             return None
@@ -398,8 +403,9 @@ class Parser(JsonReader):
         words = norm_name(lead).split()
         if not words or len(words) > 8 or not any(w in _LEAD_WORDS for w in words):
             return False
-        if NEG_CUE_RE.search(lead):
-            return False  # "Categories not present: hate" negates its list
+        if NEG_CUE_RE.search(lead) or _OTHERS_RE.search(lead):
+            return False  # "Categories not present: hate" negates its list; "All other
+            # categories: no" speaks for the rest
         # "Privacy violations: no", "1. Self-harm: yes", "Privacy violations - risk: high"
         # name a category, not a lead-in
         head = HAS_SEPARATOR_RE.split(BULLET_RE.sub("", lead.strip(), count=1), maxsplit=1)[0]

@@ -50,7 +50,7 @@ class ParseResult:
     def known(self) -> np.ndarray:
         """(K,) bool: the categories the answer gives a value for (False where
         ``scores`` is NaN). Score only these; the others are unknown, never 0."""
-        return ~np.isnan(self.scores)
+        return np.asarray(~np.isnan(self.scores), dtype=bool)
 
 
 @dataclass(frozen=True, eq=False)
@@ -89,7 +89,7 @@ class ParsedBatch:
     def known(self) -> np.ndarray:
         """(N, K) bool: the cells an answer gives a value for; ``scores`` is NaN
         elsewhere (a category the answer says nothing about is unknown, never 0)."""
-        return ~np.isnan(self.scores)
+        return np.asarray(~np.isnan(self.scores), dtype=bool)
 
     @property
     def is_binary(self) -> bool:

@@ -105,6 +105,10 @@ _POSITIVE_WORDS = (
     "confirmed",
     "yes present",
     "yes detected",
+    "si",
+    "sí",
+    "oui",
+    "ja",
     *PRESENCE_WORDS,
 )
 
