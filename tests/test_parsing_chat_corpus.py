@@ -218,3 +218,25 @@ def test_property_a_negation_cue_never_turns_a_category_positive(data: st.DataOb
             assert without_cue.scores[TAX.index(c)] == 1.0, plain
             assert v == 0.0, (text, r)
     assert not (r.labels - set(listed)), (text, r)
+
+
+def test_scoring_masks_what_an_answer_does_not_name() -> None:
+    """Through toxeval.score: a category an answer gives no value for is an unknown
+    label on that row (masked), never a 0 the metrics would count as a negative."""
+    import toxeval
+    from toxeval.predictions import predictions_from_texts
+
+    from helpers import make_dataset
+
+    y = np.zeros((4, TAX.k), dtype=np.int8)
+    y[:, TAX.index("violence")] = [1, 1, 0, 0]
+    y[:, TAX.index("fraud")] = [0, 0, 1, 1]
+    ds = make_dataset(y, taxonomy=TAX)
+    outputs = ["Hate: none, Violence: yes", "hate, violence", "Not present: hate", '{"fraud": 0.9}']
+    preds = predictions_from_texts(outputs, ds)
+    assert preds.unknown_cells is not None
+    assert preds.unknown_cells.sum(axis=1).tolist() == [13, 0, 14, 14]
+    assert np.isfinite(preds.scores).all()  # the masked cells are never read
+    assert any("say nothing about some categories" in n for n in preds.notes)
+    result = toxeval.score(outputs, ds)
+    assert result.counts["unknown_cells"] == 13 + 14 + 14
