@@ -179,6 +179,9 @@ class NegationReader(ParserBase):
             if len(clause) > _MAX_CLAUSE or CUE_RE.search(clause) is None:
                 kept.append(clause)  # no cue, or prose too long to be a list
                 continue
+            if self._a_pair(clause):
+                kept.append(clause)  # "Hate: no": the cue is the value of one category
+                continue
             if "  " in clause or "\t" in clause:
                 clause = " ".join(clause.split())  # keeps the regexes below linear
             parts = [p for p in _CONTRAST_RE.split(clause) if p and p.strip()]
@@ -199,6 +202,14 @@ class NegationReader(ParserBase):
         if not found:
             return None
         return tuple(negated), kept, errors
+
+    def _a_pair(self, clause: str) -> bool:
+        """A quick test for the commonest clause with a cue: one "name: value" pair whose
+        value holds the cue ("Hate: no", "- violence: not present")."""
+        head, sep, value = clause.partition(":")
+        if not sep or "," in value or ";" in value or CUE_RE.search(head) is not None:
+            return False
+        return bool(self.resolve(head.strip(STRIP_CHARS)))
 
     def _clause(self, part: str) -> tuple[tuple[int, ...], str] | str | None:
         """One clause: (negated columns, text before the cue to read as usual), an error,

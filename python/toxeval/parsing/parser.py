@@ -123,9 +123,17 @@ def _quote_list(names: Iterable[str]) -> str:
     return ", ".join(repr(n) for n in names)
 
 
-def _ids(parser: Parser, cols: tuple[int, ...]) -> str:
-    shown = ", ".join(parser.ids[c] for c in cols[:8])
-    return shown + (f" and {len(cols) - 8} more" if len(cols) > 8 else "")
+def _silent_note(parser: Parser, cols: tuple[int, ...]) -> str:
+    """ "no value for 13 of 15 categories: ...", cached per set of columns."""
+    hit = parser.silent_notes.get(cols)
+    if hit is None:
+        shown = ", ".join(parser.ids[c] for c in cols[:8])
+        shown += f" and {len(cols) - 8} more" if len(cols) > 8 else ""
+        hit = f"no value for {len(cols)} of {parser.taxonomy.k} categories: {shown}"
+        if len(parser.silent_notes) >= MAX_CACHE:
+            parser.silent_notes.clear()
+        parser.silent_notes[cols] = hit
+    return hit
 
 
 class Parser(JsonReader):
@@ -140,6 +148,7 @@ class Parser(JsonReader):
     ) -> None:
         super().__init__(taxonomy, mapping, threshold, null)
         self._rows: dict[str, Row] = {}
+        self.silent_notes: dict[tuple[int, ...], str] = {}
 
     # ---- outputs
 
@@ -237,7 +246,7 @@ class Parser(JsonReader):
             ucols = tuple(c for c in range(k) if c not in known)
         notes = list(acc.notes)
         if ucols:
-            notes.append(f"no value for {len(ucols)} of {k} categories: " + _ids(self, ucols))
+            notes.append(_silent_note(self, ucols))
         why = "; ".join(notes) or None
         if unknown:
             why = f"unrecognised: {_quote_list(unknown)}" + (f"; {why}" if why else "")
