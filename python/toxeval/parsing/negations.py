@@ -259,6 +259,9 @@ class NegationReader(ParserBase):
                 continue  # "No.", "No, ...": an interjection or a whole-answer "no"
             if self.resolve(text[m.start() :].strip(STRIP_CHARS)) == ():
                 continue  # "Categories: not toxic", "Answer: no categories": a "none"
+            scope = after.strip(STRIP_CHARS)
+            if self.resolve(f"no {scope}") == () or self.resolve(scope) == ():
+                return (REST,), ""  # "There are no violations", "contains no toxic content"
             cols = self._negated_list(after)
             if cols is None:
                 return (
