@@ -224,9 +224,8 @@ def test_scoring_masks_what_an_answer_does_not_name() -> None:
     """Through toxeval.score: a category an answer gives no value for is an unknown
     label on that row (masked), never a 0 the metrics would count as a negative."""
     import toxeval
-    from toxeval.predictions import predictions_from_texts
-
     from helpers import make_dataset
+    from toxeval.predictions import predictions_from_texts
 
     y = np.zeros((4, TAX.k), dtype=np.int8)
     y[:, TAX.index("violence")] = [1, 1, 0, 0]

@@ -176,12 +176,9 @@ class NegationReader(ParserBase):
         for clause in _LINE_RE.split(body):
             if not clause.strip():
                 continue
-            if len(clause) > _MAX_CLAUSE or CUE_RE.search(clause) is None:
-                kept.append(clause)  # no cue, or prose too long to be a list
-                continue
-            if self._a_pair(clause):
-                kept.append(clause)  # "Hate: no": the cue is the value of one category
-                continue
+            if len(clause) > _MAX_CLAUSE or self._a_pair(clause) or not CUE_RE.search(clause):
+                kept.append(clause)  # prose too long to be a list, "Hate: no" (a cue as the
+                continue  # value of one category), or no cue
             if "  " in clause or "\t" in clause:
                 clause = " ".join(clause.split())  # keeps the regexes below linear
             parts = [p for p in _CONTRAST_RE.split(clause) if p and p.strip()]
@@ -207,9 +204,9 @@ class NegationReader(ParserBase):
         """A quick test for the commonest clause with a cue: one "name: value" pair whose
         value holds the cue ("Hate: no", "- violence: not present")."""
         head, sep, value = clause.partition(":")
-        if not sep or "," in value or ";" in value or CUE_RE.search(head) is not None:
+        if not sep or "," in value or ";" in value:
             return False
-        return bool(self.resolve(head.strip(STRIP_CHARS)))
+        return bool(self.resolve(head.strip(STRIP_CHARS)))  # a name: never a cue
 
     def _clause(self, part: str) -> tuple[tuple[int, ...], str] | str | None:
         """One clause: (negated columns, text before the cue to read as usual), an error,
