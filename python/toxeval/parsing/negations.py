@@ -235,6 +235,8 @@ class NegationReader(ParserBase):
                 continue  # the cue word starts a name: "false information" (misinformation)
             names = _NAMES_END_RE.sub("", pre).strip(STRIP_CHARS)
             value_sep = _PUNCT_SEP_RE.search(pre) is not None
+            if pre.rstrip()[-1:] in (",", ";"):
+                names = ""  # "harassment; no hate": the cue starts an item of its own
             if names:
                 cols = self._name_list(names)
                 if cols is not None:  # "hate, violence: not present", "hate absent"
