@@ -113,7 +113,8 @@ class ParsedBatch:
         not a "no". ``zeros``: every row is kept, unparseable rows score all-zero (an
         explicit choice; say so wherever the figures are reported). ``error``:
         raises :class:`UnparseableOutputError` if any row is unparseable. ``partial`` rows
-        are always kept with the categories that resolved.
+        are always kept with the categories that are known; their unknown categories stay
+        NaN in ``scores`` (see :attr:`known`): mask them, never read them as 0.
         """
         if policy not in POLICIES:
             raise ValueError(
