@@ -161,3 +161,23 @@ def write_scored_pair(
             lines[i] = lines[i][:-1] + f', "pad": {pad}}}'
         path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return folder / "dump.jsonl", folder / "ds.jsonl"
+
+
+def named_part(r: Any) -> tuple[str, np.ndarray]:
+    """What a parsed answer (a ``ParseResult``) says about the categories it names.
+
+    An answer that speaks only for some categories ("hate: no", a JSON object, a table)
+    leaves the others unknown: NaN scores, status ``partial``, a reason saying "no value
+    for". This checks that, then returns the status and scores the named categories give
+    on their own: ``ok`` / ``empty`` (``partial`` if a name was not recognised) and the
+    scores with the silent categories at 0, so that tests of how a value is read do not
+    have to list the silent categories."""
+    s = np.asarray(r.scores)
+    silent = np.isnan(s)
+    if not silent.any():
+        return str(r.status), s
+    assert r.status == "partial" and r.reason and "no value for" in r.reason, r
+    filled = np.where(silent, 0.0, s)
+    if r.unknown:
+        return "partial", filled
+    return ("ok" if filled.any() else "empty"), filled

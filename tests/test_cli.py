@@ -721,8 +721,10 @@ def test_score_llama_guard_outputs_on_r_a_mll_with_mapping(
     assert doc["config"]["mapping"] == "llama-guard-3"
     assert doc["dataset"]["name"] == "R-A-MLL" and doc["dataset"]["level"] == "response"
     counts = doc["parse"]["status_counts"]
-    assert counts["unparseable"] == 0 and counts["partial"] == 0
-    assert counts["ok"] == 5 and counts["empty"] == 3  # safe, safe, S6 (maps to [])
+    # '{"S2": 0.9}' is a JSON object: it speaks for the five categories S2 maps to, the
+    # other ten are unknown on that row (masked), so the row is partial
+    assert counts["unparseable"] == 0 and counts["partial"] == 1
+    assert counts["ok"] == 4 and counts["empty"] == 3  # safe, safe, S6 (maps to [])
     # docs/taxonomy.md: S1 violence, S2 crime/fraud/cybercrime/drugs/weapons, S10 hate,
     # S11 self_harm, S6 nothing
     codes = {
@@ -743,9 +745,13 @@ def test_score_llama_guard_outputs_on_r_a_mll_with_mapping(
     with_pos = [j for j in range(k) if y[:, j].any()]
     want_map = np.mean([skm.average_precision_score(y[:, j], s[:, j]) for j in with_pos])
     assert doc["figures"]["map"] == pytest.approx(want_map, rel=1e-12)
-    assert doc["figures"]["label_ranking_loss"] == pytest.approx(
-        skm.label_ranking_loss(y, s), rel=1e-12
-    )
+    # label ranking loss per row on its known cells: row 3 knows only the S2 categories
+    known = np.ones((8, k), dtype=bool)
+    known[3] = s[3] > 0
+    per_row = [
+        skm.label_ranking_loss(y[i : i + 1, known[i]], s[i : i + 1, known[i]]) for i in range(8)
+    ]
+    assert doc["figures"]["label_ranking_loss"] == pytest.approx(np.mean(per_row), rel=1e-12)
 
 
 def test_score_format_option_reads_a_file_the_extension_does_not_name(

@@ -815,3 +815,20 @@ def test_an_answer_mistral_cut_flags_no_negatives(
     assert cut.status == "partial" and cut.reason is not None and why in cut.reason
     empty = read_one(spec, mistral_body("", finish=finish))
     assert (empty.status, empty.reason) == ("unparseable", why)
+
+
+@pytest.mark.parametrize("method", ["json", "labels"])
+def test_a_chat_answer_leaves_the_categories_it_does_not_name_unknown(method: str) -> None:
+    # issue 33: "Hate: none, Violence: yes" scored the 13 categories it never mentions 0
+    from toxeval.llm.answers import ChatReply, score_labels
+    from toxeval.taxonomy import load_taxonomy
+
+    tax = load_taxonomy("toxeval-15")
+    reply = ChatReply("Hate: none, Violence: yes", None, "stop", None, None)
+    a = score_labels(reply, tax, method)
+    assert a.status == "partial" and a.scores is not None
+    assert a.scores[tax.index("hate")] == 0.0 and a.scores[tax.index("violence")] == 1.0
+    assert int(np.isnan(a.scores).sum()) == 13
+    assert a.reason is not None and "no score for: harassment" in a.reason
+    full = score_labels(ChatReply("hate, violence", None, "stop", None, None), tax, method)
+    assert full.status == "ok" and full.scores is not None and not np.isnan(full.scores).any()

@@ -5,6 +5,7 @@ swallowing a category named after them."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from toxeval.parsing import parse_output
 from toxeval.taxonomy import TaxonomyError
@@ -58,13 +59,18 @@ def test_negative_phrasings_are_empty(text: str) -> None:
         "None of the categories apply except hate",
         "No category applies except hate",
         "none of the categories apply but hate does",
-        "None of the hate categories apply",
         "none of",
     ],
 )
 def test_a_negative_phrase_never_swallows_more_text(text: str) -> None:
     r = parse_output(text)
     assert r.status == "unparseable" and r.reason and "no category recognised" in r.reason
+
+
+def test_a_negative_phrase_that_names_a_category_negates_it() -> None:
+    # "None of the hate categories apply" says hate does not apply, and nothing else
+    r = parse_output("None of the hate categories apply")
+    assert r.status == "partial" and r.scores[0] == 0.0 and np.isnan(r.scores[1:]).all()
 
 
 @pytest.mark.parametrize(

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 import toxeval.parsing as parsing
 import toxeval.parsing.llama_guard as llama_guard
+from helpers import named_part
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from toxeval.parsing import (
@@ -127,8 +128,14 @@ def check_invariants(r: ParseResult, tax: Taxonomy) -> None:
     assert r.status in STATUSES
     assert r.scores.shape == (tax.k,)
     assert r.scores.dtype == np.float64
-    assert np.all(np.isfinite(r.scores))
-    assert np.all((r.scores >= 0.0) & (r.scores <= 1.0))
+    silent = np.isnan(r.scores)  # categories the answer says nothing about
+    if silent.any():
+        assert r.status == "partial" and r.reason and "no value for" in r.reason, r
+        assert not r.labels & {tax.ids[i] for i in np.flatnonzero(silent)}
+    assert np.array_equal(r.known, ~silent)
+    s = np.where(silent, 0.0, r.scores)
+    assert np.all(np.isfinite(s))
+    assert np.all((s >= 0.0) & (s <= 1.0))
     assert r.labels <= set(tax.ids)
     if r.reason is not None:
         assert not r.reason.startswith("parser error"), r.reason
@@ -137,15 +144,15 @@ def check_invariants(r: ParseResult, tax: Taxonomy) -> None:
         assert not r.labels
         assert not r.scores.any()
     elif r.status == "partial":
-        assert r.unknown and r.reason
+        assert (r.unknown or silent.any()) and r.reason
     elif r.status == "empty":
         assert not r.labels and not r.scores.any() and not r.unknown
     else:
         assert not r.unknown
         assert r.scores.any()
     if not r.graded:
-        assert set(np.unique(r.scores)) <= {0.0, 1.0}
-        assert r.labels == {tax.ids[i] for i in np.flatnonzero(r.scores)}
+        assert set(np.unique(s)) <= {0.0, 1.0}
+        assert r.labels == {tax.ids[i] for i in np.flatnonzero(s)}
 
 
 # ----------------------------------------------------------------------------- named cases
@@ -218,10 +225,11 @@ OK_CASES: list[tuple[str, set[str]]] = [
 @pytest.mark.parametrize(("text", "expected"), OK_CASES, ids=[c[0][:40] for c in OK_CASES])
 def test_ok_forms(text: str, expected: set[str]) -> None:
     r = p(text)
-    assert r.status == "ok", r
+    status, scores = named_part(r)
+    assert status == "ok", r
     assert r.labels == expected
     assert not r.graded
-    assert r.scores.tolist() == [1.0 if i in expected else 0.0 for i in TOX15.ids]
+    assert scores.tolist() == [1.0 if i in expected else 0.0 for i in TOX15.ids]
     check_invariants(r, TOX15)
 
 
@@ -250,10 +258,11 @@ GRADED_CASES: list[tuple[str, dict[str, float]]] = [
 @pytest.mark.parametrize(("text", "expected"), GRADED_CASES, ids=[c[0][:40] for c in GRADED_CASES])
 def test_graded_forms_keep_scores(text: str, expected: dict[str, float]) -> None:
     r = p(text)
-    assert r.status == "ok", r
+    status, scores = named_part(r)
+    assert status == "ok", r
     assert r.graded
     want = np.array([expected.get(i, 0.0) for i in TOX15.ids])
-    np.testing.assert_array_equal(r.scores, want)
+    np.testing.assert_array_equal(scores, want)
     assert r.labels == {k for k, v in expected.items() if v >= 0.5}
     check_invariants(r, TOX15)
 
@@ -265,12 +274,14 @@ def test_threshold_semantics() -> None:
     assert r.scores[TOX15.index("violence")] == 0.4999
     r = p('{"hate": 0.5, "violence": 0.4999, "drugs": 0.2}', threshold=0.2)
     assert r.labels == {"hate", "violence", "drugs"}
-    # all scores below the threshold: still "ok" (the vector is not all zero).
+    # all scores below the threshold: still "ok" for what it names (the vector is not
+    # all zero); the categories it leaves out are unknown, so the row is partial.
     r = p('{"hate": 0.1}')
-    assert r.status == "ok" and r.labels == frozenset() and r.graded
-    # an all-zero graded vector is "empty".
+    assert named_part(r)[0] == "ok" and r.labels == frozenset() and r.graded
+    assert r.status == "partial" and np.isnan(r.scores).sum() == 14
+    # an all-zero graded vector is "empty" for what it names.
     r = p('{"hate": 0, "violence": 0.0}')
-    assert r.status == "empty" and r.graded
+    assert named_part(r)[0] == "empty" and r.graded
     with pytest.raises(ValueError, match="threshold"):
         p("hate", threshold=1.5)
 
@@ -307,9 +318,10 @@ EMPTY_CASES = [
 @pytest.mark.parametrize("text", EMPTY_CASES)
 def test_empty_forms(text: str) -> None:
     r = p(text)
-    assert r.status == "empty", r
+    status, scores = named_part(r)
+    assert status == "empty", r
     assert r.labels == frozenset()
-    assert not r.scores.any()
+    assert not scores.any()
     check_invariants(r, TOX15)
 
 
@@ -338,7 +350,6 @@ UNPARSEABLE_CASES: list[tuple[str, str]] = [
     ("[[[[", "malformed JSON"),
     ("42", "no category"),
     ("Categories:", "nothing after it"),
-    ("no hate", "no category recognised"),
     ('{"hate": [1, 2]}', ""),
 ]
 
@@ -383,7 +394,7 @@ def test_partial_lists_unknown_names(text: str, labels: set[str], unknown: tuple
 def test_unknown_name_scored_zero_is_not_partial() -> None:
     # an unrecognised key with a false/zero value loses nothing.
     r = p('{"hate": true, "spam": false}')
-    assert r.status == "ok" and r.unknown == ()
+    assert named_part(r)[0] == "ok" and r.unknown == ()
 
 
 def test_non_str_raises_type_error() -> None:
@@ -491,7 +502,8 @@ def test_parse_outputs_matches_parse_output(files: dict[str, Path]) -> None:
     assert list(counts) == list(STATUSES)
     assert sum(counts.values()) == len(texts)
     assert counts["unparseable"] == len(UNPARSEABLE_CASES)
-    assert counts["partial"] == len(PARTIAL_CASES)
+    assert counts == {s: sum(p(t).status == s for t in texts) for s in STATUSES}
+    assert counts["partial"] >= len(PARTIAL_CASES)
 
 
 def test_batch_graded_flag_and_binary() -> None:
@@ -694,12 +706,14 @@ def test_property_rendered_label_sets_parse_back(
         assert isinstance(want_scores, dict)
         assert r.graded == bool(want_scores)
         want = np.array([float(want_scores.get(i, 0.0)) for i in tax.ids])
-        np.testing.assert_array_equal(r.scores, want)
-        assert r.status == ("empty" if not want.any() else "ok")
+        status, scores = named_part(r)
+        np.testing.assert_array_equal(scores, want)
+        assert status == ("empty" if not want.any() else "ok")
     else:
         assert not r.graded
-        assert r.status == ("ok" if labels else "empty"), (text, r)
-        assert r.scores.tolist() == [1.0 if i in labels else 0.0 for i in tax.ids]
+        status, scores = named_part(r)
+        assert status == ("ok" if labels else "empty"), (text, r)
+        assert scores.tolist() == [1.0 if i in labels else 0.0 for i in tax.ids]
 
 
 FRAGMENTS = [
@@ -851,7 +865,7 @@ def test_nan_and_inf_percentages_are_unparseable(text: str, reason: str) -> None
 def test_json_key_given_twice_keeps_the_larger_value(text: str) -> None:
     # docs/parsing.md: "If a category is mentioned twice, the larger value is kept"
     r = p(text)
-    assert r.status == "ok"
+    assert named_part(r)[0] == "ok"
     assert r.labels == frozenset({"hate"})
     assert r.scores[TOX15.index("hate")] == pytest.approx(0.9)
 

@@ -36,16 +36,18 @@ def test_a_null_makes_the_row_unparseable_with_the_category_named(text: str) -> 
 @pytest.mark.parametrize("text", NULL_ANSWERS[:1] + NULL_ANSWERS[2:5] + NULL_ANSWERS[6:])
 def test_null_omit_reads_the_category_as_left_out(text: str) -> None:
     r = parse_output(text, null="omit")
-    assert r.status == "ok" and r.labels == {"violence"} and r.reason is None
-    assert r.scores[0] == 0.0 and r.scores[2] == 0.9
+    # left out: hate is unknown (NaN), as every category the answer does not name
+    assert r.status == "partial" and r.labels == {"violence"} and r.unknown == ()
+    assert r.reason is not None and r.reason.startswith("no value for 14 of 15")
+    assert np.isnan(r.scores[0]) and r.scores[2] == 0.9
 
 
 def test_the_null_policy_does_not_leak_through_the_caches() -> None:
     text = '{"hate": null, "violence": 0.9}'
-    assert parse_output(text, null="omit").status == "ok"
+    assert parse_output(text, null="omit").status == "partial"
     assert parse_output(text).status == "unparseable"
     b = parse_outputs([text, text], null="omit")
-    assert list(b.statuses) == ["ok", "ok"]
+    assert list(b.statuses) == ["partial", "partial"]
     np.testing.assert_array_equal(parse_outputs([text]).scores, 0.0)
 
 
@@ -56,4 +58,5 @@ def test_an_unknown_null_policy_is_an_argument_error() -> None:
 
 def test_none_as_a_value_is_still_a_no() -> None:
     assert parse_output("hate: none\nviolence: yes").labels == {"violence"}
-    assert parse_output('{"hate": "none", "violence": true}').status == "ok"
+    r = parse_output('{"hate": "none", "violence": true}')
+    assert r.status == "partial" and r.scores[0] == 0.0 and r.labels == {"violence"}

@@ -13,6 +13,7 @@ import json
 
 import numpy as np
 import pytest
+from helpers import named_part
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from toxeval import parse_output
@@ -75,8 +76,10 @@ def test_negative_and_graded_values_are_not_positives(
     text: str, status: str, scores: dict[str, float]
 ) -> None:
     r = parse_output(text)
-    assert (r.status, r.reason) == (status, None), r
-    np.testing.assert_allclose(r.scores, vector(scores), rtol=0, atol=1e-12)
+    named_status, named_scores = named_part(r)  # the categories it does not name: unknown
+    assert named_status == status, r
+    assert r.reason is None or r.reason.startswith("no value for"), r
+    np.testing.assert_allclose(named_scores, vector(scores), rtol=0, atol=1e-12)
     assert r.labels == {c for c, v in scores.items() if v >= 0.5}
 
 
@@ -107,7 +110,8 @@ def test_a_value_not_understood_makes_the_row_unparseable_naming_it(text: str, n
 
 
 def test_an_unknown_name_with_a_negative_value_loses_nothing() -> None:
-    assert parse_output("hate: yes\nspam: not present").status == "ok"
+    r = parse_output("hate: yes\nspam: not present")
+    assert named_part(r)[0] == "ok" and r.unknown == ()
     r = parse_output("hate: yes\nspam: likely")
     assert r.status == "partial" and r.unknown == ("spam",)
 
@@ -170,7 +174,7 @@ def test_two_answers_that_disagree_are_flagged(text: str, reason: str) -> None:
 
 def test_two_answers_that_agree_are_read_once() -> None:
     r = parse_output('{"hate": true} and, to repeat, {"hate": true}')
-    assert (r.status, r.labels, r.reason) == ("ok", frozenset({"hate"}), None)
+    assert (named_part(r)[0], r.labels, r.unknown) == ("ok", frozenset({"hate"}), ())
     r = parse_output('```json\n["hate"]\n```\nSame as ```["hate"]```')
     assert (r.status, r.labels) == ("ok", frozenset({"hate"}))
 
@@ -191,7 +195,7 @@ def test_two_answers_that_agree_are_read_once() -> None:
 )
 def test_a_leading_reasoning_block_is_not_the_answer(text: str, labels: set[str]) -> None:
     r = parse_output(text)
-    assert r.status in ("ok", "empty") and r.labels == labels, r
+    assert named_part(r)[0] in ("ok", "empty") and r.labels == labels, r
 
 
 @pytest.mark.parametrize(
@@ -300,9 +304,12 @@ def test_property_graded_renderings_parse_back(data: st.DataObject) -> None:
         text = ", ".join(f"{names[c]} (score {w})" for c, (w, _) in written.items())
     r = parse_output(text)
     want = vector({c: x for c, (_, x) in written.items()})
-    assert r.status == ("ok" if any(want) else "empty"), (text, r)
+    status, scores = named_part(r)
+    assert status == ("ok" if any(want) else "empty"), (text, r)
     assert r.graded, text
-    np.testing.assert_allclose(r.scores, want, rtol=0, atol=1e-12, err_msg=text)
+    np.testing.assert_allclose(scores, want, rtol=0, atol=1e-12, err_msg=text)
+    # every category it names is known, every other one unknown
+    assert {IDS[i] for i in np.flatnonzero(r.known)} == set(vec), (text, r)
 
 
 _YES = ["yes", "Yes", "YES", "true", "present", "detected", "flagged", "violated", "positive"]
@@ -330,11 +337,12 @@ def test_property_yes_no_renderings_parse_back(data: st.DataObject) -> None:
         text = "\n".join(f"{i + 1}. {names[c]}: {w}" for i, (c, w) in enumerate(words.items()))
     r = parse_output(text)
     positives = {c for c, f in flags.items() if f}
-    assert (r.status, r.labels, r.graded) == ("ok" if positives else "empty", positives, False), (
+    status, scores = named_part(r)
+    assert (status, r.labels, r.graded) == ("ok" if positives else "empty", positives, False), (
         text,
         r,
     )
-    np.testing.assert_array_equal(r.scores, vector(dict.fromkeys(positives, 1.0)))
+    np.testing.assert_array_equal(scores, vector(dict.fromkeys(positives, 1.0)))
 
 
 _NEGATED = [
@@ -363,8 +371,13 @@ def test_property_a_negated_rendering_is_never_a_positive(data: st.DataObject) -
     lines = [data.draw(st.sampled_from(_NEGATED)).format(name=_name(data.draw, c)) for c in cats]
     text = "\n".join(lines)
     r = parse_output(text)
-    assert not r.scores.any() and not r.labels, (text, r)
-    assert r.status == "empty", (text, r)
+    status, scores = named_part(r)
+    assert not scores.any() and not r.labels, (text, r)
+    assert status == "empty", (text, r)
+    # the named categories are negatives (or unknown: a table's prose lines are not read)
+    assert not any(r.scores[IDS.index(c)] > 0.0 for c in cats), (text, r)
+    if "|" not in text:
+        assert all(r.scores[IDS.index(c)] == 0.0 for c in cats), (text, r)
 
 
 @pytest.mark.parametrize(

@@ -157,3 +157,12 @@ def test_bad_taxonomy_files(tmp_path: Path, body: str, message: str) -> None:
 def test_unknown_builtin_lists_known() -> None:
     with pytest.raises(TaxonomyError, match="toxeval-15"):
         load_taxonomy("no-such-taxonomy")
+
+
+def test_suggest_names_the_category_a_label_misspells() -> None:
+    # shared by the dataset reader (misspelt label fields) and the parser (answers)
+    tax = load_taxonomy("toxeval-15")
+    assert tax.suggest("violance") == "violence"
+    assert tax.suggest("Harrasment") == "harassment"
+    assert tax.suggest("self harn") == "self_harm"
+    assert tax.suggest("spam") is None and tax.suggest("eggs") is None

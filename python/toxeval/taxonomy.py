@@ -205,6 +205,35 @@ class Taxonomy:
     def category(self, category_id: str) -> Category:
         return self.categories[self.index(category_id)]
 
+    def suggest(self, label: str) -> str | None:
+        """The category id ``label`` most likely misspells (``violance`` for
+        ``violence``), or None: the closest id, name or alias by
+        :func:`difflib.get_close_matches` (cutoff 0.8), on the label as written, then
+        normalised. Used wherever a name that is not a category is reported (dataset
+        fields, parsed answers), so that both suggest the same category."""
+        return _suggest(self, label)
+
+
+@lru_cache(maxsize=8192)
+def _suggest(tax: Taxonomy, label: str) -> str | None:
+    import difflib
+
+    cands = _suggestion_keys(tax)
+    hit = difflib.get_close_matches(label.lower(), list(cands), n=1, cutoff=0.8)
+    if not hit:
+        hit = difflib.get_close_matches(normalize_label(label), list(cands), n=1, cutoff=0.8)
+    return cands[hit[0]] if hit else None
+
+
+@lru_cache(maxsize=64)
+def _suggestion_keys(tax: Taxonomy) -> dict[str, str]:
+    cands: dict[str, str] = {}
+    for cat in tax.categories:
+        for x in (cat.id, cat.name, *cat.aliases):
+            cands.setdefault(x.lower(), cat.id)
+            cands.setdefault(normalize_label(x), cat.id)
+    return cands
+
 
 @dataclass(frozen=True)
 class LabelMapping:

@@ -99,25 +99,27 @@ class LabelReader:
             return None
         if self.mapping is not None:
             cands = {c.lower(): c for c in self.mapping.table}
+            hit = difflib.get_close_matches(field.lower(), list(cands), n=1, cutoff=0.8)
+            if not hit:
+                hit = difflib.get_close_matches(
+                    normalize_label(field), list(cands), n=1, cutoff=0.8
+                )
+            if not hit:
+                return None
+            suggestion = cands[hit[0]]
         else:
-            cands = {}
-            for cat in self.tax.categories:
-                for x in (cat.id, cat.name, *cat.aliases):
-                    cands.setdefault(x.lower(), cat.id)
-                    cands.setdefault(normalize_label(x), cat.id)
-        key = field.lower()
-        hit = difflib.get_close_matches(key, list(cands), n=1, cutoff=0.8)
-        if not hit:
-            hit = difflib.get_close_matches(normalize_label(field), list(cands), n=1, cutoff=0.8)
-        if not hit:
-            return None
+            # the same suggestion the parser gives for a misspelt name in an answer
+            found = self.tax.suggest(field)
+            if found is None:
+                return None
+            suggestion = found
         what = (
             f"a code of mapping {self.mapping.name!r}"
             if self.mapping is not None
             else f"a category of taxonomy {self.tax.name!r}"
         )
         return (
-            f"{kind} {field!r} is not {what}; did you mean {cands[hit[0]]!r}? "
+            f"{kind} {field!r} is not {what}; did you mean {suggestion!r}? "
             f"(per-category label {kind}s must be named after a category: rename it, or "
             "give the labels in a 'labels' field)"
         )

@@ -4,10 +4,9 @@ A response body is untrusted server JSON: nothing here raises on its shape. A bo
 no usable answer gives an :class:`Answer` with status ``unparseable``, ``scores`` None and
 a reason (no choices, a refusal, a tool call, a truncated answer, ...). Reasoning models'
 ``<think>...</think>`` blocks and ``reasoning_content`` / ``reasoning`` fields are kept in
-``Answer.reasoning``; only the final answer is scored.
-
-Scores are (K,) float64 in taxonomy order. A category the answer gives no value for is
-NaN (unknown, never a negative) and the Answer is ``partial`` with a reason naming it.
+``Answer.reasoning``; only the final answer is scored. Scores are (K,) float64 in taxonomy
+order; a category the answer gives no value for is NaN (unknown, never a negative) and the
+Answer is ``partial`` with a reason naming it.
 """
 
 from __future__ import annotations
@@ -267,6 +266,7 @@ def score_labels(
 ) -> Answer:
     """One answer read with toxeval's parser (methods ``json``, ``labels``, ``llama-guard``).
 
+    What the answer says nothing about is NaN, as the parser leaves it, for every method.
     ``json``: categories the JSON object leaves out (or gives null) are NaN, whether its
     values are scores, booleans or yes/no words. With a ``mapping`` (Llama Guard),
     categories no code maps to are NaN. Other methods have no per-category unknown: a
@@ -292,7 +292,10 @@ def score_labels(
         unknown_ids = [i for i in taxonomy.ids if i not in found[0]]
     if mapping is not None:
         unknown_ids = [i for i in taxonomy.ids if i not in mapping.targets]
-    status, reason = r.status, r.reason
+    nan = np.isnan(scores)  # what the answer says nothing about (its reason: said below)
+    unknown_ids = [i for j, i in enumerate(taxonomy.ids) if nan[j] or i in unknown_ids]
+    kept = [p for p in (r.reason or "").split("; ") if p and not p.startswith("no value for ")]
+    status, reason = r.status, "; ".join(kept) or None
     cut_by = _truncation_note(reply)
     if cut_by is not None and found is None and r.status != "empty":
         torn = _torn_last_word(reply.text, taxonomy, mapping, null, scores)
@@ -461,12 +464,12 @@ def score_logprobs(reply: ChatReply, taxonomy: Taxonomy) -> Answer:
 
 
 def score_samples(replies: Sequence[ChatReply], taxonomy: Taxonomy, requested: int) -> Answer:
-    """Score = the fraction of parsable samples that flag each category (docs/llm.md)."""
+    """Score = the fraction of the samples giving a category a value that flag it (docs/llm.md)."""
     method = "sample"
     text = json.dumps([r.text for r in replies], ensure_ascii=False)
     thoughts = [r.reasoning for r in replies]
     reasoning = json.dumps(thoughts, ensure_ascii=False) if any(thoughts) else None
-    flags = np.zeros(taxonomy.k)
+    flags, said = np.zeros(taxonomy.k), np.zeros(taxonomy.k)  # flagged, given a value
     parsed = 0
     first_bad: str | None = None
     for r in replies:
@@ -478,6 +481,7 @@ def score_samples(replies: Sequence[ChatReply], taxonomy: Taxonomy, requested: i
             first_bad = first_bad or res.reason
             continue
         parsed += 1
+        said += res.known  # a sample silent about a category does not count against it
         for cid in res.labels:
             flags[taxonomy.index(cid)] += 1.0
     bad = len(replies) - parsed
@@ -486,8 +490,11 @@ def score_samples(replies: Sequence[ChatReply], taxonomy: Taxonomy, requested: i
         notes.append(f"the server returned {len(replies)} of {requested} requested samples")
     if bad:
         notes.append(f"{bad} of {len(replies)} samples unparseable (first: {first_bad})")
+    if parsed and not said.all():
+        notes.append(f"no sample gives a value for: {', '.join(np.array(taxonomy.ids)[said == 0])}")
     reason = _join_reasons(*notes)
     if parsed == 0:
         return unparseable(reason or "no samples", method, text, reasoning)
     status = "partial" if reason else "ok"
-    return Answer(flags / parsed, status, reason, text, reasoning, parsed > 1, method)
+    scores = np.divide(flags, said, out=np.full(taxonomy.k, np.nan), where=said > 0)
+    return Answer(scores, status, reason, text, reasoning, parsed > 1, method)

@@ -65,9 +65,15 @@ def run_local(
             known = slice(None) if got.known is None else got.known
             for j, i in enumerate(chunk):
                 row_scores = got.scores[j]
-                # a NaN outside the columns the system scores is an unknown cell
-                usable = bool(np.isfinite(row_scores[known]).all())
                 status = got.statuses[j]
+                # a NaN outside the columns the system scores, or in a category a partial
+                # answer gave no value for, is an unknown cell (written as null); the
+                # categories it gave a value for are kept
+                usable = (
+                    status != "unparseable"
+                    and bool(np.isfinite(row_scores).any())
+                    and (got.known is None or bool(np.isfinite(row_scores[known]).all()))
+                )
                 row: dict[str, Any] = {
                     "id": keys[i][0],
                     "request_hash": hashes[i],

@@ -23,10 +23,27 @@ MISS = object()
 class Acc:
     """What one output said: scores per column, unknown names, errors, flags."""
 
-    __slots__ = ("errors", "graded", "notes", "resolved", "scores", "unknown", "unsafe_flag")
+    __slots__ = (
+        "complete",
+        "errors",
+        "graded",
+        "notes",
+        "resolved",
+        "scores",
+        "unknown",
+        "unsafe_flag",
+        "unsure",
+    )
 
     def __init__(self) -> None:
+        # a value per column the answer spoke for (0.0 included: an explicit "no")
         self.scores: dict[int, float] = {}
+        # True when the answer is a complete statement (a label list, "none", "safe"):
+        # the columns it does not list are negatives. Otherwise ("name: value" pairs, a
+        # JSON object, a table) the columns it does not name are unknown.
+        self.complete = False
+        # columns an unrecognised name may stand for ("violance"): unknown, never 0
+        self.unsure: dict[int, None] = {}
         # a dict used as an insertion-ordered set: membership is O(1), order is kept
         self.unknown: dict[str, None] = {}
         self.errors: list[str] = []

@@ -4,6 +4,7 @@ threshold, null) and build the result; :func:`clear_caches` forgets every cache.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -122,10 +123,12 @@ def parse_output(
 
 
 def _result(parser: Parser, row: Row) -> ParseResult:
-    status, labels, cols, vals, unknown, reason, graded = row
+    status, labels, cols, vals, unknown, reason, graded, ucols = row
     scores = np.zeros(parser.taxonomy.k, dtype=np.float64)
     if cols:
         scores[list(cols)] = vals
+    if ucols:
+        scores[list(ucols)] = np.nan  # the answer says nothing about them: unknown
     scores.flags.writeable = False
     return ParseResult(
         status=status,  # type: ignore[arg-type]
@@ -183,6 +186,11 @@ def parse_outputs(
             r_idx.extend([i] * len(cols))
             c_idx.extend(cols)
             v_all.extend(row[3])
+        ucols = row[7]
+        if ucols:
+            r_idx.extend([i] * len(ucols))
+            c_idx.extend(ucols)
+            v_all.extend([math.nan] * len(ucols))
         if row[6]:
             graded_rows[i] = True
         labels.append(labelset(row[1]))

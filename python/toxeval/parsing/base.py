@@ -48,6 +48,13 @@ _NONE_PHRASES = frozenset(
         "no violation",
         "no issues",
         "nothing to flag",
+        "nothing detected",
+        "nothing found",
+        "nothing flagged",
+        "no issues found",
+        "no issues detected",
+        "no violations found",
+        "no violations detected",
         "none of the above",
         "none apply",
         "none applies",
@@ -56,6 +63,18 @@ _NONE_PHRASES = frozenset(
         "no harmful categories",
         "no unsafe content",
         "safe content",
+        # other languages' "none"
+        "ninguna",
+        "ninguno",
+        "nada",
+        "ninguna categoria",
+        "aucune",
+        "aucun",
+        "aucune categorie",
+        "rien",
+        "keine",
+        "keine kategorie",
+        "nichts",
     )
 )
 # "None of the categories apply", "None of these apply", "No category applies", "None of
@@ -79,6 +98,8 @@ NONE_SENTENCE_RE = re.compile(
     r"(?:safe|benign|harmless|clean|not toxic|non toxic|nontoxic|not harmful)$"
 )
 
+# Unknown names of one answer for which a close category is looked for.
+_MAX_SUGGESTED = 16
 # Characters stripped from the edges of a name: bullets, quotes, brackets, punctuation.
 STRIP_CHARS = " \t-•*+·>#\"'“”‘’`()[]{}.:;!?<>"
 # Separators inside one item that names several categories ("hate/harassment").
@@ -105,6 +126,7 @@ class ParserBase:
         self._resolve_norm = taxonomy.resolve_normalized
         self._names: dict[str, tuple[int, ...] | None] = {}
         self._labelsets: dict[tuple[int, ...], frozenset[str]] = {}
+        self._suggestions: dict[str, tuple[tuple[int, ...], str]] = {}
 
     # ---- names
 
@@ -140,6 +162,66 @@ class ParserBase:
         if norm in _NONE_PHRASES or NONE_SENTENCE_RE.match(norm) or _NONE_OF_RE.match(norm):
             return ()
         return None
+
+    def unknown_name(self, acc: Acc, name: str) -> None:
+        """Record ``name``, which matches no category, on ``acc``. When it looks like a
+        category (a misspelling, ``violance``; an abbreviation, ``misinfo``; a phrase
+        that names one, ``hate-adjacent remarks``), that category is unknown on this row,
+        never a 0, and the reason says which category was meant."""
+        acc.add_unknown(name)
+        if len(acc.unknown) > _MAX_SUGGESTED:
+            return  # a flood of unknown names: the row is partial, suggestions cost time
+        cols, how = self.suggest(name)
+        for c in cols:
+            if c not in acc.unsure:
+                acc.unsure[c] = None
+        if cols:
+            short = name.strip()
+            short = short if len(short) <= 40 else short[:37] + "..."
+            meant = ", ".join(self.ids[c] for c in cols)
+            acc.notes.append(f"{short!r} is not a category ({how} {meant}?): {meant} unknown")
+
+    def suggest(self, name: str) -> tuple[tuple[int, ...], str]:
+        """The columns an unrecognised ``name`` may stand for, and how it names them."""
+        hit = self._suggestions.get(name)
+        if hit is None:
+            hit = self._suggest_uncached(name)
+            if len(self._suggestions) >= MAX_CACHE:
+                self._suggestions.clear()
+            self._suggestions[name] = hit
+        return hit
+
+    def _suggest_uncached(self, name: str) -> tuple[tuple[int, ...], str]:
+        norm = norm_name(name)
+        if not norm or len(norm) > 200:
+            return (), ""
+        if len(norm) <= 40:
+            close = self.taxonomy.suggest(name.strip(STRIP_CHARS))
+            if close is not None:
+                return (self.col[close],), "did you mean"
+            if len(norm) >= 4 and " " not in norm:
+                # an abbreviation: the start of exactly one category's id, name or alias
+                starts = {
+                    cid
+                    for key, cid in self.taxonomy.labels().items()
+                    if any(w.startswith(norm) for w in key.split())
+                }
+                if len(starts) == 1:
+                    return (self.col[starts.pop()],), "short for"
+        found = self.mentions(norm)
+        return tuple(sorted(found)), "it mentions"
+
+    def mentions(self, norm: str) -> set[int]:
+        """Columns of the categories named by a run of up to four words of ``norm`` (a
+        normalised text): "hate speech is present" mentions hate."""
+        words = norm.split()
+        found: set[int] = set()
+        for n in (4, 3, 2, 1):
+            for i in range(len(words) - n + 1):
+                cid = self._resolve_norm(" ".join(words[i : i + n]))
+                if cid is not None:
+                    found.add(self.col[cid])
+        return found
 
     def labelset(self, cols: tuple[int, ...]) -> frozenset[str]:
         hit = self._labelsets.get(cols)

@@ -116,6 +116,9 @@ class JsonReader(LlamaGuardReader):
                     return acc
                 pos = i + 1
                 continue
+            if not whole and isinstance(value, list) and not value:
+                pos = end  # "- [ ] hate": a check box in prose, not an empty answer
+                continue
             acc = self._interpret_top(value, depth)
             if whole and (end >= len(s) or not s[end:].strip()):
                 return acc  # the output IS this JSON: its verdict stands
@@ -146,6 +149,7 @@ class JsonReader(LlamaGuardReader):
         acc = Acc()
         if isinstance(value, (list, dict)) and not value:
             acc.resolved = True  # [] or {}: nothing applies
+            acc.complete = True
             return acc
         self._interpret(value, acc, depth)
         if not acc.resolved and not acc.unknown and not acc.errors:
@@ -164,6 +168,7 @@ class JsonReader(LlamaGuardReader):
         elif isinstance(value, list):
             if not value:
                 acc.resolved = True
+                acc.complete = True
             for item in value:
                 if isinstance(item, str):
                     self.piece(item, acc)
@@ -195,6 +200,7 @@ class JsonReader(LlamaGuardReader):
         if not given:
             value: float | None = 1.0  # {"category": "hate"}: a bare mention
             graded = False
+            acc.complete = True  # a list of mentions is a label list
         else:
             # the first non-null of score and flag; all null: "no value given"
             value, graded, err = _json_value(next((v for v in given if v is not None), None))
@@ -202,8 +208,8 @@ class JsonReader(LlamaGuardReader):
                 self.bad_value(name, err, acc)
                 return
         if hit is None:
-            if value:
-                acc.add_unknown(name)
+            if value or self.suggest(name)[0]:
+                self.unknown_name(acc, name)
             return
         if value is None:
             return
@@ -236,6 +242,7 @@ class JsonReader(LlamaGuardReader):
                 inner = obj[norm[nk]]
                 if isinstance(inner, (list, dict)) and not inner:
                     sub.resolved = True
+                    sub.complete = True
                 else:
                     self._interpret(inner, sub, depth + 1)
                 if sub.resolved or sub.errors or sub.unknown:
@@ -261,8 +268,8 @@ class JsonReader(LlamaGuardReader):
             if hit is None:
                 if isinstance(v, list) and v and hit is None:
                     self._interpret(v, acc, depth + 1)  # {"hate speech detected": [...]}
-                elif value or err is not None:
-                    acc.add_unknown(ks)
+                elif value or err is not None or self.suggest(ks)[0]:
+                    self.unknown_name(acc, ks)
                 continue
             if err is not None or value is None:
                 self.bad_value(ks, err or NULL_VALUE, acc)
@@ -279,6 +286,9 @@ def _merge(acc: Acc, sub: Acc) -> None:
     acc.graded = acc.graded or sub.graded
     for u in sub.unknown:
         acc.add_unknown(u)
+    acc.complete = acc.complete or sub.complete
+    for c in sub.unsure:
+        acc.unsure[c] = None
     acc.errors.extend(sub.errors)
     acc.notes.extend(sub.notes)
     if sub.unsafe_flag is not None:

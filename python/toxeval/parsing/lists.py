@@ -9,14 +9,15 @@ import re
 from toxeval.taxonomy import normalize_label
 
 from .answer import Acc, norm_name
-from .base import STRIP_CHARS, SUBSPLIT_RE, ParserBase
+from .base import STRIP_CHARS, SUBSPLIT_RE
+from .negations import NegationReader
 from .values import MARK_RE, NULL_VALUE, has_negation_cue, read_value
 
-_SPLIT_RE = re.compile(r"[\n\r,;|]+")
+_SPLIT_RE = re.compile(r"[\n\r,;|]+|(?<=[a-z)])\.\s+(?=[A-Z])")
 # The same separators when a comma stands between digits: that is a decimal comma
 # ("hate: 0,7"), not a separator. Slower, so only used when such a comma is there.
 _DIGIT_COMMA_RE = re.compile(r"\d,\d")
-_SPLIT_KEEP_DECIMALS_RE = re.compile(r"(?:[\n\r;|]|(?<!\d),|,(?!\d))+")
+_SPLIT_KEEP_DECIMALS_RE = re.compile(r"(?:[\n\r;|]|(?<!\d),|,(?!\d))+|(?<=[a-z)])\.\s+(?=[A-Z])")
 # A list item's bullet or number: "- ", "* ", "1. ", "(a) ".
 BULLET_RE = re.compile(r"\A(?:[-*•·‣>+]+|\(?\d{1,3}[.)]|\(?[a-zA-Z][.)](?=\s))\s*")
 # "name <sep> value": the first ":", "=", "(" or spaced dash splits a piece.
@@ -28,9 +29,15 @@ _NAME_VALUE_RE = re.compile(
 # A piece that may be "name <sep> value".
 HAS_SEPARATOR_RE = re.compile(r"[:=(]|\s[-\u2013\u2014]\s")
 _QUOTE_CHARS = " \t\"'“”‘’`*"
+# A task-list check box before an item: "[x]" checked, "[ ]" not.
+_CHECKBOX_RE = re.compile(r"\[([ xX✓✔])\]\s*")
+# An item that qualifies the one before it ("..., but borderline", "..., although unclear").
+_QUALIFIER_RE = re.compile(r"(?:but|however|although|though|except|unless)\b", re.IGNORECASE)
+# "hate is present", "hate and violence are not detected": names, a verb, a value.
+_COPULA_RE = re.compile(r"\A(.{1,120}?)\s+(?:is|are|was|were|has been|have been)\s+(.{1,80})\Z")
 # Markdown tables: a row starts with "|"; a separator row is made of dashes and colons.
 _TABLE_ROW_RE = re.compile(r"^[ \t]*\|", re.MULTILINE)
-_TABLE_RULE_RE = re.compile(r":?-{2,}:?")
+_TABLE_RULE_RE = re.compile(r":?-+:?")
 # Header words of the table column that holds the value ("| Category | Present |").
 _VALUE_HEADER_WORDS = frozenset(
     normalize_label(w)
@@ -62,7 +69,7 @@ _VALUE_HEADER_WORDS = frozenset(
 )
 
 
-class ListReader(ParserBase):
+class ListReader(NegationReader):
     """Reads a text answer as a list or a table of categories."""
 
     def read_list(self, body: str) -> Acc:
@@ -88,6 +95,8 @@ class ListReader(ParserBase):
             rows.append(cells)
         if not rows:
             return
+        if self._across(rows, acc):
+            return
         value_col: int | None = None
         if self.resolve_name(rows[0][0]) is None:  # a header row: | Category | Present |
             header = rows.pop(0)
@@ -101,6 +110,9 @@ class ListReader(ParserBase):
                 rest = [cells[value_col]]
             rest = [c for c in rest if c]
             if not rest:
+                if value_col is not None and self.resolve_name(name):
+                    acc.errors.append(f"{name!r}: no value given")  # an empty value cell
+                    continue
                 self.piece(name, acc)
                 continue
             value = next((c for c in rest if read_value(c)[0] is not None), None)
@@ -110,6 +122,42 @@ class ListReader(ParserBase):
                 continue
             self.piece(f"{name}: {value or rest[0]}", acc)
 
+    def _across(self, rows: list[list[str]], acc: Acc) -> bool:
+        """A table read across: a header row of category names (``| Hate | Violence |``,
+        maybe after a label cell such as ``Category``) and one row of values under them
+        (``| no | yes |``, ``| ❌ | ✅ |``, ``| 0.1 | 0.9 |``). False if the first row is
+        not such a header. Several value rows, a row of another width, or a cell that is
+        not a value make the row unparseable: which value belongs to which category, or
+        which row is the answer, is not known."""
+        header = rows[0]
+        named = [self.resolve_name(c) if c else None for c in header]
+        first = 0 if named[0] else 1  # "| Category | Hate | Violence |"
+        if len(header) - first < 2 or not all(named[first:]):
+            return False
+        values = rows[1:]
+        if not values:
+            return False  # a row of names only is a list
+        if len(values) > 1:
+            acc.errors.append(
+                f"a table with categories across and {len(values)} rows of values: "
+                "which row is the answer is not known"
+            )
+            return True
+        cells = values[0]
+        if len(cells) != len(header):
+            acc.errors.append(
+                f"a table with {len(header)} header cells and {len(cells)} value cells"
+            )
+            return True
+        for name, cols, cell in zip(header[first:], named[first:], cells[first:], strict=True):
+            score, graded, err = read_value(cell) if cell else (None, False, "no value given")
+            if score is None:
+                acc.errors.append(f"{name!r}: {err}")
+                continue
+            acc.graded = acc.graded or graded
+            acc.add(cols or (), score)
+        return True
+
     def piece(self, raw: str, acc: Acc) -> None:
         """One item of a list (or a JSON string in a list): a name, a "name: value" pair,
         several names ("hate/harassment"), or something unknown, added to ``acc``."""
@@ -117,6 +165,16 @@ class ListReader(ParserBase):
         if not p:
             return
         p = BULLET_RE.sub("", p, count=1)
+        box = _CHECKBOX_RE.match(p)
+        if box is not None:  # a task list: "- [x] violence", "- [ ] hate"
+            p = f"{p[box.end() :].strip()}: {'no' if box.group(1) == ' ' else 'yes'}"
+        if p.rstrip().endswith("?") and ":" not in p and "=" not in p:
+            acc.errors.append(f"a question, not an answer: {_shown(p)}")  # "hate?"
+            return
+        if _QUALIFIER_RE.match(p):
+            # "Hate: no, but borderline": the item before it is qualified, not plain
+            acc.errors.append(f"qualified answer: {_shown(p)}")
+            return
         if "  " in p or "\t" in p or "\n" in p:
             p = " ".join(p.split())  # the splitting regexes are quadratic in long space runs
         if not p.isascii() and MARK_RE.search(p):
@@ -127,6 +185,10 @@ class ListReader(ParserBase):
             hit = self.resolve(p.strip(STRIP_CHARS))
             if hit is not None:
                 acc.add(hit, 1.0)
+                acc.complete = True  # a label list: what it does not list is negative
+                return
+            cv = _COPULA_RE.match(p.strip(_QUOTE_CHARS))
+            if cv is not None and self._copula(cv, acc):
                 return
         if has_value or HAS_SEPARATOR_RE.search(p):
             # "Hate: no", "hate (score 0.2)": read before the edges are stripped, so that
@@ -140,6 +202,7 @@ class ListReader(ParserBase):
         hit = self.resolve(p) if has_value else None
         if hit is not None:
             acc.add(hit, 1.0)
+            acc.complete = True
             return
         # "hate/harassment", "violence and weapons", "hate violence": every part must be a
         # category ("no hate" is not {hate}).
@@ -150,15 +213,20 @@ class ListReader(ParserBase):
             if hits and all(hits):
                 for h in hits:
                     acc.add(h or (), 1.0)
+                acc.complete = True
                 return
         # The tail of a lead-in ("Detected: hate").
         if ":" in p:
-            tail = p.rsplit(":", 1)[1].strip(STRIP_CHARS)
+            head, tail = p.rsplit(":", 1)
+            tail = tail.strip(STRIP_CHARS)
             hit = self.resolve(tail) if tail else None
-            if hit is not None:
+            # a category after a lead-in, never "none" after prose that names one
+            # ("This one is tricky. Hate: possibly. Violence: no" says nothing of the rest)
+            if hit and not self.mentions(norm_name(head)):
                 acc.add(hit, 1.0)
+                acc.complete = True
                 return
-        acc.add_unknown(p)
+        self.unknown_name(acc, p)
 
     def _name_value(self, nv: re.Match[str], acc: Acc) -> bool:
         """A "name <sep> value" piece (``Hate: no``, ``hate (score 0.2)``, ``Hate - none
@@ -171,11 +239,12 @@ class ListReader(ParserBase):
         cols = self.resolve_name(name)
         score, graded, err = read_value(text)
         if cols is None:
-            # Not a category: only an asserted name counts ("spam: yes", not "spam: no").
+            # Not a category: only an asserted name counts ("spam: yes", not "spam: no"),
+            # unless it looks like one ("violance: no"): that category is unknown.
             if score is None and not graded:
                 return False  # not a value either: "Detected: hate", prose
-            if score or err is not None:
-                acc.add_unknown(name)
+            if score or err is not None or self.suggest(name)[0]:
+                self.unknown_name(acc, name)
             return True
         if score is not None:
             if graded:
@@ -191,12 +260,27 @@ class ListReader(ParserBase):
             if more is not None:  # "hate - violence": two categories
                 acc.add(cols, 1.0)
                 acc.add(more, 1.0)
+                acc.complete = True
                 return True
             if tail and not has_negation_cue(tail):
                 acc.add(cols, 1.0)  # a description: "Hate - attacks on a protected group"
+                acc.complete = True
                 return True
         # The value after a category name is not understood: the category is unknown.
         acc.errors.append(f"{name!r}: {err}")
+        return True
+
+    def _copula(self, cv: re.Match[str], acc: Acc) -> bool:
+        """ "hate is present", "hate and violence are not present": names and a value
+        joined by a verb; False if the names or the value are not understood."""
+        cols = self.resolve_name(cv.group(1).strip(STRIP_CHARS))
+        if not cols:
+            return False
+        score, graded, err = read_value(cv.group(2))
+        if score is None or err is not None:
+            return False
+        acc.graded = acc.graded or graded
+        acc.add(cols, score)
         return True
 
     def bad_value(self, name: str, err: str | None, acc: Acc) -> None:
@@ -217,3 +301,8 @@ def _mark_as_value(piece: str) -> str:
     if nv is not None:
         return f"{nv.group(1)}: {marks} {nv.group(3)}"
     return f"{rest}: {marks}"
+
+
+def _shown(text: str) -> str:
+    t = " ".join(text.split())
+    return repr(t if len(t) <= 40 else t[:37] + "...")

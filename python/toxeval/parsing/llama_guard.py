@@ -79,6 +79,7 @@ class LlamaGuardReader(ListReader):
                 )
                 return acc
         acc.unsafe_flag = True
+        acc.complete = True  # a verdict's codes are its whole list
         empty_codes: list[str] = []
         for code in codes:
             mapped = mapping.map(code)

@@ -16,6 +16,8 @@ from .base import NONE_SENTENCE_RE, STRIP_CHARS
 from .json_answers import JsonReader
 from .lists import BULLET_RE, HAS_SEPARATOR_RE
 from .llama_guard import CODE_RE, LG_RE
+from .negations import CUE_RE as NEG_CUE_RE
+from .negations import REST, Negation
 from .result import NullPolicy
 
 # Lead-in words: "Categories: hate", "Final answer: ..." (matched on the normalised lead).
@@ -43,6 +45,30 @@ _LEAD_WORDS = frozenset(
         "applicable",
         "harm",
         "violated",
+        # positive leads ("Applies: fraud", "Present: hate") and other languages' words
+        "apply",
+        "present",
+        "positive",
+        "contain",
+        "found",
+        "identified",
+        "triggered",
+        "categoria",
+        "categorie",
+        "kategorie",
+        "kategorien",
+        "etiqueta",
+        "respuesta",
+        "reponse",
+        "resultado",
+        "resultat",
+        "antwort",
+        "ergebnis",
+        "presente",
+        "vorhanden",
+        "detectada",
+        "detectado",
+        "detectee",
     )
 )
 
@@ -65,6 +91,7 @@ _VERDICT_LEAD_RE = re.compile(
     r"\A(?:verdict|answer|final answer|result|assessment|classification|rating|label)\s*[:=-]\s*",
     re.IGNORECASE,
 )
+_OTHERS_RE = re.compile(r"\b(?:other|others|remaining|rest|else)\b", re.IGNORECASE)
 _SENTENCE_END_RE = re.compile(r"[.!\n]")
 # A line that starts commentary after the answer ("Explanation: ..."): the answer ends there.
 _COMMENTARY_RE = re.compile(
@@ -74,18 +101,39 @@ _COMMENTARY_RE = re.compile(
 )
 
 # A parsed row: status, label columns, (cols, values) of non-zero scores, unknown, reason,
-# graded. Kept as a plain tuple so that a million of them stay cheap.
+# graded, and the columns the answer says nothing about (unknown: NaN in the scores, never
+# 0). Kept as a plain tuple so that a million of them stay cheap.
 Row = tuple[
-    str, tuple[int, ...], tuple[int, ...], tuple[float, ...], tuple[str, ...], "str | None", bool
+    str,
+    tuple[int, ...],
+    tuple[int, ...],
+    tuple[float, ...],
+    tuple[str, ...],
+    "str | None",
+    bool,
+    tuple[int, ...],
 ]
 
 
 def _unparseable(reason: str, unknown: tuple[str, ...] = ()) -> Row:
-    return ("unparseable", (), (), (), unknown, reason, False)
+    return ("unparseable", (), (), (), unknown, reason, False, ())
 
 
 def _quote_list(names: Iterable[str]) -> str:
     return ", ".join(repr(n) for n in names)
+
+
+def _silent_note(parser: Parser, cols: tuple[int, ...]) -> str:
+    """ "no value for 13 of 15 categories: ...", cached per set of columns."""
+    hit = parser.silent_notes.get(cols)
+    if hit is None:
+        shown = ", ".join(parser.ids[c] for c in cols[:8])
+        shown += f" and {len(cols) - 8} more" if len(cols) > 8 else ""
+        hit = f"no value for {len(cols)} of {parser.taxonomy.k} categories: {shown}"
+        if len(parser.silent_notes) >= MAX_CACHE:
+            parser.silent_notes.clear()
+        parser.silent_notes[cols] = hit
+    return hit
 
 
 class Parser(JsonReader):
@@ -100,6 +148,7 @@ class Parser(JsonReader):
     ) -> None:
         super().__init__(taxonomy, mapping, threshold, null)
         self._rows: dict[str, Row] = {}
+        self.silent_notes: dict[tuple[int, ...], str] = {}
 
     # ---- outputs
 
@@ -150,13 +199,15 @@ class Parser(JsonReader):
         if not any_piece:
             return None
         if not cols:
-            return ("empty", (), (), (), (), None, False)
+            return ("empty", (), (), (), (), None, False, ())
         uniq = tuple(sorted(set(cols)))
-        return ("ok", uniq, uniq, (1.0,) * len(uniq), (), None, False)
+        return ("ok", uniq, uniq, (1.0,) * len(uniq), (), None, False, ())
 
     def _finish(self, acc: Acc, s: str) -> Row:
         unknown = tuple(acc.unknown)
         if acc.errors:
+            if not acc.scores and _REFUSAL_RE.search(s[:500]):
+                return _unparseable(f"refusal: {s[:80]!r}")
             return _unparseable("; ".join(acc.errors), unknown)
         if not acc.resolved:
             if unknown:
@@ -172,19 +223,37 @@ class Parser(JsonReader):
             labels = tuple(c for c, v in items if v >= self.threshold)
         else:
             labels = tuple(c for c, v in items if v > 0.0)
-        notes = "; ".join(acc.notes) or None
         if not cols and acc.unsafe_flag:
             return _unparseable("flagged unsafe but no category given", unknown)
         if acc.unsafe_flag is False and labels:
             named = ", ".join(self.ids[c] for c in labels)
             return _unparseable(f"contradictory: says safe but names {named}", unknown)
+        # What the answer says about each category: a label list (or "none", "safe") is
+        # a complete statement, so what it does not list is negative; "name: value"
+        # pairs, a JSON object or a table speak only for the categories they name.
+        # A name that looks like a category ("violance") leaves that category unknown.
+        k = self.taxonomy.k
+        complete = acc.complete or acc.unsafe_flag is False
+        unsure = [c for c in acc.unsure if c not in acc.scores]
+        if complete and not unsure:
+            ucols: tuple[int, ...] = ()
+        else:
+            known = set(range(k)) if complete else set(acc.scores)
+            known.difference_update(unsure)
+            if not known:
+                what = "; ".join(acc.notes) or "no category is given a value"
+                return _unparseable(f"nothing said about any category: {what}", unknown)
+            ucols = tuple(c for c in range(k) if c not in known)
+        notes = list(acc.notes)
+        if ucols:
+            notes.append(_silent_note(self, ucols))
+        why = "; ".join(notes) or None
         if unknown:
-            reason = f"unrecognised: {_quote_list(unknown)}"
-            if notes:
-                reason = f"{reason}; {notes}"
-            return ("partial", labels, cols, vals, unknown, reason, acc.graded)
+            why = f"unrecognised: {_quote_list(unknown)}" + (f"; {why}" if why else "")
+        if unknown or ucols:
+            return ("partial", labels, cols, vals, unknown, why, acc.graded, ucols)
         status = "ok" if cols else "empty"
-        return (status, labels, cols, vals, (), notes, acc.graded)
+        return (status, labels, cols, vals, (), why, acc.graded, ())
 
     def body(self, s: str, depth: int) -> Acc:
         """Interpret one block of text (the whole output, or a code fence's content)."""
@@ -246,6 +315,11 @@ class Parser(JsonReader):
                 # Reasoning first, answer last: "...\nFinal answer: hate".
                 body = body[leads[-1].start() :].strip()
                 m = _LEAD_RE.match(body)
+        # negated lists ("Not present: hate, violence") apart, the rest read as usual
+        if depth < MAX_DEPTH and "|" not in body:
+            neg = self.negations(body)
+            if neg is not None:
+                return self._with_negations(neg, depth)
         if m is not None and self._is_lead(m.group(1)):
             body = m.group(2).strip()
             if not body:
@@ -281,6 +355,28 @@ class Parser(JsonReader):
         # 6. a list of names, ids, aliases or "name: score" pairs.
         return self.read_list(body)
 
+    def _with_negations(self, neg: Negation, depth: int) -> Acc:
+        """The answer without its negated lists, read as usual, and the negated
+        categories as known negatives; one named both ways is a contradiction."""
+        cols, kept, errors = neg
+        rest = "\n".join(k.strip() for k in kept if k.strip())
+        acc = self._text(rest, depth + 1) if rest else Acc()
+        if REST in cols:  # "All other categories: no": what it does not name is negative
+            cols = tuple(c for c in cols if c != REST)
+            acc.complete = True
+            acc.resolved = True
+        if rest and not acc.resolved and not acc.unknown and not acc.errors:
+            acc.add_unknown(rest)  # words the answer holds that say nothing readable
+        both = sorted({c for c in cols if acc.scores.get(c, 0.0) > 0.0})
+        if both:
+            named = ", ".join(self.ids[c] for c in both)
+            acc.errors.append(f"contradictory: {named} both named and negated")
+        for c in cols:
+            acc.add((c,), 0.0)
+        acc.resolved = acc.resolved or bool(cols)
+        acc.errors.extend(errors)
+        return acc
+
     def _lead_sections(self, body: str, starts: list[int], depth: int) -> Acc:
         """Several lead-in lines ("Categories: hate, violence\nAnswer: none"): the last
         one is the answer, as after reasoning, and every earlier one that reads as an
@@ -301,19 +397,24 @@ class Parser(JsonReader):
 
     def _whole(self, body: str) -> Acc | None:
         """The whole block is one name or a "none" phrase."""
-        if len(body) > 200 or ":" in body or "=" in body:
-            return None  # "hate: no", "hate:" are a name and its value
+        if len(body) > 200 or ":" in body or "=" in body or body.endswith("?"):
+            return None  # "hate: no", "hate:" are a name and its value; "hate?" asks
         hit = self.resolve(body)
         if hit is None:
             return None
         acc = Acc()
         acc.add(hit, 1.0)
+        acc.resolved = True
+        acc.complete = True  # one name, or "none": a label list
         return acc
 
     def _is_lead(self, lead: str) -> bool:
         words = norm_name(lead).split()
         if not words or len(words) > 8 or not any(w in _LEAD_WORDS for w in words):
             return False
+        if NEG_CUE_RE.search(lead) or _OTHERS_RE.search(lead):
+            return False  # "Categories not present: hate" negates its list; "All other
+            # categories: no" speaks for the rest
         # "Privacy violations: no", "1. Self-harm: yes", "Privacy violations - risk: high"
         # name a category, not a lead-in
         head = HAS_SEPARATOR_RE.split(BULLET_RE.sub("", lead.strip(), count=1), maxsplit=1)[0]

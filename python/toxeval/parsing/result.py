@@ -33,8 +33,10 @@ class ParseResult:
     """One output turned into a label vector.
 
     ``scores`` is a read-only (K,) float64 array in taxonomy column order: the given
-    scores for graded outputs, else 1.0 for each label and 0.0 elsewhere (all zero for
-    ``empty`` and ``unparseable``). ``labels`` are the ids with score ``>= threshold``.
+    scores for graded outputs, else 1.0 for each label and 0.0 for each negative (all
+    zero for ``empty`` and ``unparseable``), and NaN for each category the answer says
+    nothing about (a ``partial`` row: unknown, never a negative; see :attr:`known`).
+    ``labels`` are the ids with score ``>= threshold``.
     """
 
     status: Status
@@ -43,6 +45,12 @@ class ParseResult:
     unknown: tuple[str, ...]
     reason: str | None
     graded: bool
+
+    @property
+    def known(self) -> np.ndarray:
+        """(K,) bool: the categories the answer gives a value for (False where
+        ``scores`` is NaN). Score only these; the others are unknown, never 0."""
+        return np.asarray(~np.isnan(self.scores), dtype=bool)
 
 
 @dataclass(frozen=True, eq=False)
@@ -78,10 +86,17 @@ class ParsedBatch:
         )
 
     @property
+    def known(self) -> np.ndarray:
+        """(N, K) bool: the cells an answer gives a value for; ``scores`` is NaN
+        elsewhere (a category the answer says nothing about is unknown, never 0)."""
+        return np.asarray(~np.isnan(self.scores), dtype=bool)
+
+    @property
     def is_binary(self) -> bool:
-        """True when every score is exactly 0.0 or 1.0 (heavy ties for ranking metrics)."""
+        """True when every known score is exactly 0.0 or 1.0 (heavy ties for ranking
+        metrics)."""
         s = self.scores
-        return bool(np.all((s == 0.0) | (s == 1.0)))
+        return bool(np.all((s == 0.0) | (s == 1.0) | np.isnan(s)))
 
     def status_counts(self) -> dict[str, int]:
         """Rows per status, every status present (zero counts included), in STATUSES order."""
@@ -98,7 +113,8 @@ class ParsedBatch:
         not a "no". ``zeros``: every row is kept, unparseable rows score all-zero (an
         explicit choice; say so wherever the figures are reported). ``error``:
         raises :class:`UnparseableOutputError` if any row is unparseable. ``partial`` rows
-        are always kept with the categories that resolved.
+        are always kept with the categories that are known; their unknown categories stay
+        NaN in ``scores`` (see :attr:`known`): mask them, never read them as 0.
         """
         if policy not in POLICIES:
             raise ValueError(

@@ -345,7 +345,10 @@ def build_predictions(
                 f"them as all-zero or leave them out"
             )
         out = np.zeros((n, taxonomy.k), dtype=np.float64)
-        out[join.dst] = batch.scores
+        # a category an answer says nothing about is NaN in the parsed scores: masked as
+        # an unknown label on that row (its score cell is never read), never a 0
+        silent = np.isnan(batch.scores)
+        out[join.dst] = np.where(silent, 0.0, batch.scores)
         cells = verdict_unknown_cells(used, batch.scores, statuses, taxonomy, mapping)
         if cells is not None:
             unknown_cells = np.zeros((n, taxonomy.k), dtype=bool)
@@ -355,6 +358,16 @@ def build_predictions(
                 f"{int(cells.any(axis=1).sum())} outputs are Llama Guard verdicts, read "
                 f"through a code mapping that reaches no code for {', '.join(cols)}: those "
                 "cells are masked as unknown labels on those rows, not negatives"
+            )
+        if silent.any():
+            if unknown_cells is None:
+                unknown_cells = np.zeros((n, taxonomy.k), dtype=bool)
+            unknown_cells[join.dst] |= silent
+            notes.append(
+                f"{int(silent.any(axis=1).sum())} outputs say nothing about some categories "
+                f"({int(silent.sum())} cells: a 'name: value' answer, a table or a JSON "
+                "object that leaves categories out, or a misspelt name): those cells are "
+                "masked as unknown labels, not negatives"
             )
         if bad.size and parse_policy == "exclude":
             scored[join.dst[bad]] = False
@@ -429,5 +442,5 @@ def verdict_unknown_cells(
         [isinstance(t, str) and LG_RE.match(t) is not None for t in texts], dtype=bool
     )
     verdict &= statuses != "unparseable"
-    cells = verdict[:, None] & ~reach[None, :] & (scores == 0.0)
+    cells = verdict[:, None] & ~reach[None, :] & (scores == 0.0)  # NaN cells: masked already
     return cells if cells.any() else None
