@@ -11,6 +11,7 @@ AP and ROC AUC. The raw buffer is flushed after every chunk in some examples
 
 from __future__ import annotations
 
+import itertools
 import pickle
 import warnings
 from pathlib import Path
@@ -19,11 +20,10 @@ from unittest import mock
 
 import numpy as np
 import pytest
+import toxeval.streaming.accumulator as accumulator_module
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sklearn.metrics import average_precision_score, roc_auc_score
-
-import toxeval.streaming.accumulator as accumulator_module
 from toxeval.metrics import multilabel_report
 from toxeval.streaming import LabelRuns, MultilabelAccumulator, RunsReducer, score_keys
 
@@ -105,7 +105,7 @@ def problems(draw: Any) -> dict[str, Any]:
 def parts_of(p: dict[str, Any]) -> list[dict[str, Any]]:
     bounds = [0, *p["cuts"], p["y"].shape[0]]
     out = []
-    for a, b in zip(bounds[:-1], bounds[1:], strict=True):
+    for a, b in itertools.pairwise(bounds):
         out.append(
             {
                 "y": p["y"][a:b],
@@ -334,7 +334,7 @@ def test_runs_fed_range_by_range_equal_sklearn(p: dict[str, Any]) -> None:
     splitters = np.unique(keys)[:: max(1, len(np.unique(keys)) // p["n_ranges"])][1:]
     bounds = [np.uint64(0), *splitters, None]
     red = RunsReducer()
-    for lo, hi in reversed(list(zip(bounds[:-1], bounds[1:], strict=True))):
+    for lo, hi in reversed(list(itertools.pairwise(bounds))):
         rows = (keys >= lo) & (keys < hi) if hi is not None else keys >= lo
         red.feed(
             LabelRuns.from_scores(
