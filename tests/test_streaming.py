@@ -6,7 +6,7 @@ merged in any order, gives ``multilabel_report`` of the whole (counts exactly, f
 to 1e-12 relative), with the same warnings and errors; pickled and saved states are
 equal to the originals; runs fed range by range to ``RunsReducer`` give scikit-learn's
 AP and ROC AUC. The raw buffer is flushed after every chunk in some examples
-(``FLUSH_MIN_CELLS`` patched down) so that the sorted-merge path is exercised too.
+(``FLUSH_MIN_BYTES`` patched down) so that the sorted-merge path is exercised too.
 """
 
 from __future__ import annotations
@@ -134,7 +134,7 @@ def test_any_split_merged_in_any_order_equals_multilabel_report(
 ) -> None:
     want, want_warnings = in_memory(p)
     k = p["y"].shape[1]
-    with mock.patch.object(accumulator_module, "FLUSH_MIN_CELLS", 1 if flush_often else 1 << 20):
+    with mock.patch.object(accumulator_module, "FLUSH_MIN_BYTES", 1 if flush_often else 16 << 20):
         states = [accumulate(part, k) for part in parts_of(p)]
         rnd.shuffle(states)
         # A random binary tree of merges.
@@ -157,7 +157,7 @@ def test_updates_then_pickle_and_save_equal_multilabel_report(
 ) -> None:
     want, want_warnings = in_memory(p)
     k = p["y"].shape[1]
-    with mock.patch.object(accumulator_module, "FLUSH_MIN_CELLS", 1 if flush_often else 1 << 20):
+    with mock.patch.object(accumulator_module, "FLUSH_MIN_BYTES", 1 if flush_often else 16 << 20):
         acc = MultilabelAccumulator()
         for part in parts_of(p):
             acc.update(part["y"], part["s"], mask=part["mask"], sample_weight=part["w"])
