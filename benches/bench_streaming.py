@@ -41,7 +41,14 @@ from toxeval.streaming import MultilabelAccumulator
 
 TARGET = 2.0
 TORCHMETRICS_BYTES_PER_CELL = 4 + 8  # float32 preds + int64 target, every cell kept
-INT_KEYS = ("n_samples", "n_labels", "n_rows_without_known_label", "support", "n_negative", "n_unknown")
+INT_KEYS = (
+    "n_samples",
+    "n_labels",
+    "n_rows_without_known_label",
+    "support",
+    "n_negative",
+    "n_unknown",
+)
 
 
 def timed(fun: Callable[[], Any], repeats: int) -> tuple[float, float, Any]:
@@ -83,7 +90,9 @@ def torchmetrics_bytes(y: np.ndarray, s: np.ndarray, updates: int) -> int | None
     return int(sum(t.element_size() * t.nelement() for t in held))
 
 
-def run_variant(name: str, y: np.ndarray, s: np.ndarray, args: argparse.Namespace) -> dict[str, Any]:
+def run_variant(
+    name: str, y: np.ndarray, s: np.ndarray, args: argparse.Namespace
+) -> dict[str, Any]:
     rows = args.rows
 
     def stream() -> tuple[MultilabelAccumulator, int]:

@@ -384,3 +384,24 @@ def test_score_keys_order_and_ties() -> None:
     assert k32.max() < 2**32 and k32[0] < k32[1]
     big = score_keys(np.array([2**64 - 1, 3], np.uint64))
     assert big[0] > big[1]
+
+
+DOC = Path(__file__).resolve().parents[1] / "docs" / "streaming.md"
+
+
+def _doc_blocks() -> list[str]:
+    if not DOC.is_file():  # tests run against an installed package, away from the repo
+        return []
+    parts = DOC.read_text(encoding="utf-8").split("```python\n")[1:]
+    blocks = [p.split("```", 1)[0] for p in parts]
+    return [b for b in blocks if not b.startswith("# requires:")]
+
+
+@pytest.mark.parametrize("block", _doc_blocks() or [pytest.param("", marks=pytest.mark.skip)])
+def test_docs_streaming_examples_run_and_print_what_they_show(
+    block: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    exec(compile(block, str(DOC), "exec"), {"__name__": "docs_streaming"})
+    shown = [line.split("# -> ", 1)[1] for line in block.splitlines() if line.startswith("# -> ")]
+    assert capsys.readouterr().out.splitlines() == shown
+    assert len(_doc_blocks()) == 3
