@@ -55,7 +55,7 @@ pub fn build_runs<S: Score, L: LabelGrid>(
         ));
     }
     if weight.is_none() {
-        return Ok(build_unweighted(s, y, mask, par)?);
+        return build_unweighted(s, y, mask, par);
     }
     // One pass over the rows in storage order scatters every known cell with
     // non-zero weight into its label's buffers (reading a C-order matrix column by
@@ -157,8 +157,8 @@ fn build_unweighted<S: Score, L: LabelGrid>(
             }
         }
     }
-    let slots: Vec<Mutex<(Vec<S::NarrowKey>, Vec<S::NarrowKey>)>> =
-        pos.into_iter().zip(neg).map(Mutex::new).collect();
+    type Keys<S> = Vec<<S as Score>::NarrowKey>;
+    let slots: Vec<Mutex<(Keys<S>, Keys<S>)>> = pos.into_iter().zip(neg).map(Mutex::new).collect();
     par.map(k, n.saturating_mul(k), |j| {
         // Each label is taken once, so the lock is never contended.
         let mut slot = slots[j].lock().unwrap_or_else(|e| e.into_inner());
@@ -178,7 +178,9 @@ fn build_unweighted<S: Score, L: LabelGrid>(
 
 /// Runs of two ascending key arrays (positives, negatives), highest key first.
 fn walk_counts<K: RadixKey>(p: &[K], q: &[K]) -> Runs {
-    let mut runs = Runs::with_capacity(0);
+    // At most one run per cell: one allocation, no growth copies (memory not written
+    // is not touched); trimmed when ties left most of it unused.
+    let mut runs = Runs::with_capacity(p.len() + q.len());
     let (mut a, mut b) = (p.len(), q.len());
     while a > 0 || b > 0 {
         let key = match (a > 0, b > 0) {
@@ -195,5 +197,6 @@ fn walk_counts<K: RadixKey>(p: &[K], q: &[K]) -> Runs {
         }
         runs.push(key.wide(), (a0 - a) as f64, (b0 - b) as f64);
     }
+    runs.trim();
     runs
 }

@@ -271,7 +271,10 @@ pub fn micro_ap_auc(
                 let mut keys = Vec::new();
                 let mut w = Vec::new();
                 for r in parts {
-                    let (a, z) = (start_of(r, hi), lo.map_or(r.len(), |l| start_of(r, Some(l))));
+                    let (a, z) = (
+                        start_of(r, hi),
+                        lo.map_or(r.len(), |l| start_of(r, Some(l))),
+                    );
                     for t in a..z {
                         keys.push(r.keys[t]);
                         w.push((r.pos[t], r.neg[t]));
@@ -280,9 +283,10 @@ pub fn micro_ap_auc(
                 sort_block(keys, w)
             })
             .unwrap_or_default();
-        for (keys, w) in sorted {
-            for (k, &(pos, neg)) in keys.iter().zip(&w) {
-                red.push(*k, pos, neg);
+        for (order, keys, w) in sorted {
+            for &i in &order {
+                let (pos, neg) = w[i as usize];
+                red.push(keys[i as usize], pos, neg);
             }
         }
         b0 = b1;
@@ -290,9 +294,10 @@ pub fn micro_ap_auc(
     red.finish(n_pos, n_neg)
 }
 
-/// One block's gathered entries `(keys, weights)` in descending key order, equal
-/// keys in gather order (a stable sort).
-fn sort_block(keys: Vec<u64>, w: Vec<(f64, f64)>) -> (Vec<u64>, Vec<(f64, f64)>) {
+/// One block's gathered entries `(keys, weights)` with the order that reads them in
+/// descending key order, equal keys in gather order (a stable sort).
+#[allow(clippy::type_complexity)]
+fn sort_block(keys: Vec<u64>, w: Vec<(f64, f64)>) -> (Vec<u32>, Vec<u64>, Vec<(f64, f64)>) {
     let n = keys.len();
     let order: Vec<u32> = if keys.iter().all(|&k| k < 1 << 32) && u32::try_from(n).is_ok() {
         // 4-byte keys (float32 scores): the negated key and the gather index in one
@@ -311,9 +316,7 @@ fn sort_block(keys: Vec<u64>, w: Vec<(f64, f64)>) -> (Vec<u64>, Vec<(f64, f64)>)
         sort_by_key_stable(&mut negated, &mut pay);
         pay
     };
-    let ks = order.iter().map(|&i| keys[i as usize]).collect();
-    let ws = order.iter().map(|&i| w[i as usize]).collect();
-    (ks, ws)
+    (order, keys, w)
 }
 
 /// Entries per block of [`micro_ap_auc`] (about; ties across parts can make a block

@@ -184,11 +184,18 @@ fn micro_blocks_equal_the_materialised_merge() {
     // with keys shared across parts.
     let mut rng = StdRng::seed_from_u64(12);
     let mut parts = Vec::new();
-    for (lo, hi, n) in [(0u64, 400_000, 90_000), (100_000, 150_000, 40_000), (0, 1_000, 900)] {
+    for (lo, hi, n) in [
+        (0u64, 400_000, 90_000),
+        (100_000, 150_000, 40_000),
+        (0, 1_000, 900),
+    ] {
         let mut keys: Vec<u64> = (0..n).map(|_| rng.random_range(lo..hi)).collect();
         keys.sort_unstable_by(|a, b| b.cmp(a));
         keys.dedup();
-        let pos = keys.iter().map(|_| f64::from(rng.random_range(0..3u8))).collect();
+        let pos = keys
+            .iter()
+            .map(|_| f64::from(rng.random_range(0..3u8)))
+            .collect();
         let neg = keys.iter().map(|_| rng.random_range(0.0..2.0)).collect();
         parts.push(Runs { keys, pos, neg });
     }

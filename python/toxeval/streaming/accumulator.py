@@ -9,10 +9,11 @@ own and merging growing runs 1,000 times would be quadratic, so chunks are kept 
 (checked, copied, labels packed eight per byte) until the raw buffer takes as many
 bytes as the runs do (at least 16 MiB), and then sorted in one native call and merged
 into the runs: a log-structured merge, each cell sorted once and merged a few times
-at most. For continuous scores (about one run per cell, 24 bytes, against about 4-9
-bytes a raw cell) the buffer is the smaller form and is mostly sorted once, at
-``compute()``; for LLM confidences or quantised scores the runs are tiny and the
-buffer is folded into them every 16 MiB. ``compute()``, ``merge()`` of states and pickling flush the
+at most. When a sort gives runs larger than the raw cells it read (continuous scores:
+about one run per cell, 24 bytes, against about 4-9 bytes a raw cell) the buffer is
+the smaller form, and the rest is sorted once, at ``compute()``; for LLM confidences
+or quantised scores the runs are tiny and the buffer is folded into them every
+16 MiB. ``compute()``, ``merge()`` of states and pickling flush the
 buffer first; results never depend on when that happens.
 
 Why a Python class over plain NumPy arrays rather than a PyO3 class: the state is
@@ -153,6 +154,7 @@ class MultilabelAccumulator:
         self._parts: list[list[LabelRuns]] = []
         self._raw: list[_Raw] = []
         self._raw_bytes = 0
+        self._runs_grow = False
 
     @property
     def n_samples(self) -> int:
@@ -233,11 +235,19 @@ class MultilabelAccumulator:
         self._maybe_flush()
 
     def _maybe_flush(self) -> None:
-        runs_bytes = sum(r.nbytes for p in self._parts for r in p)
-        if self._raw_bytes >= max(FLUSH_MIN_BYTES, runs_bytes) or any(
-            len(p) > MAX_PARTS for p in self._parts
-        ):
+        if any(len(p) > MAX_PARTS for p in self._parts):
             self._flush()
+            return
+        if self._runs_grow:
+            # The last sort gave runs larger than the raw cells it read (continuous
+            # scores): the raw buffer is the smaller form; sort once, at compute().
+            return
+        runs_bytes = sum(r.nbytes for p in self._parts for r in p)
+        if self._raw_bytes >= max(FLUSH_MIN_BYTES, runs_bytes):
+            raw_bytes = self._raw_bytes
+            self._flush()
+            new_bytes = sum(r.nbytes for p in self._parts for r in p) - runs_bytes
+            self._runs_grow = new_bytes > raw_bytes
 
     def _flush(self) -> None:
         """Sort the raw buffer into runs and merge each label's parts into one."""
