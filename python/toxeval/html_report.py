@@ -30,6 +30,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from toxeval.report_text import format_value as _fmt
+
 __all__ = ["cooccurrence", "page", "render_html", "svg_ap_bars", "svg_pr_curves"]
 
 _MAX_POINTS = 400  # points drawn per precision-recall curve (AP is not computed from them)
@@ -95,11 +97,6 @@ def _num(x: Any) -> float | None:
     except (TypeError, ValueError):
         return None
     return v if math.isfinite(v) else None
-
-
-def _fmt(x: Any, digits: int = 4) -> str:
-    v = _num(x)
-    return "n/a" if v is None else f"{v:.{digits}f}"
 
 
 def _interval(ci: Any) -> tuple[float, float] | None:
@@ -180,8 +177,8 @@ def svg_pr_curves(
     aps: Sequence[Any],
 ) -> str:
     """Small multiples: one step-wise precision-recall curve per category, known rows only."""
+    from toxeval.curve_thinning import thin_curve_indices
     from toxeval.metrics import precision_recall_curve
-    from toxeval.plots import thin_curve_indices
 
     cols, w, h, pad = 5, 170, 150, 28
     k = len(names)
@@ -350,7 +347,7 @@ def render_html(
     ``arrays`` = ``(y_true, scores, mask)`` of the scored rows adds the precision-recall
     curves and the co-occurrence heatmap; without them those sections say they need them.
     """
-    from toxeval.report import level_text
+    from toxeval.report_text import level_text
 
     figures = result.get("figures", {})
     per_category = list(result.get("per_category", []))
