@@ -15,13 +15,62 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import settings
 from numpy.typing import NDArray
 from toxeval.taxonomy import Taxonomy, load_taxonomy
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from fake_openai import FakeOpenAI
-from helpers import CliRun, shared_data_dir, write_jsonl
+from helpers import HYPOTHESIS_BASE_EXAMPLES, CliRun, shared_data_dir, write_jsonl
+
+# Hypothesis profiles, chosen by $TOXEVAL_HYPOTHESIS_PROFILE (default ``dev``):
+# ``dev`` runs every property test with the budget written in it (helpers.examples);
+# ``ci`` runs a quarter of it, derandomized (a failure reproduces on the next run) and
+# without deadlines (a loaded 2-core runner is no measure of speed). CI (.ci/run) uses
+# ``ci``; run ``dev`` locally, or raise a single test's budget while working on it.
+settings.register_profile("dev", max_examples=HYPOTHESIS_BASE_EXAMPLES)
+settings.register_profile(
+    "ci",
+    max_examples=HYPOTHESIS_BASE_EXAMPLES // 4,
+    derandomize=True,
+    deadline=None,
+    print_blob=True,
+)
+settings.load_profile(os.environ.get("TOXEVAL_HYPOTHESIS_PROFILE", "dev"))
+
+
+# The smoke subset (``-m smoke``): what CI runs against the installed wheel on the
+# Pythons other than the main one (.ci/run, tools/test_wheels.py). The full suite runs
+# once, on the main Python; these check what can differ between interpreters of the
+# abi3 range: the native module loads and types as stubbed, the version and entry
+# point, the shipped data files, the drop-ins on arrays, the readers, the parser, the
+# fuzzer of the native calls, and the CLI's default run. Whole modules by name, single
+# tests by node id.
+SMOKE_MODULES = {
+    "test_version.py",
+    "test_lean_import.py",
+    "test_core_stub.py",
+    "test_taxonomy.py",
+    "test_metric_inputs.py",
+    "test_datasets.py",
+    "test_predictions.py",
+    "test_parse_output.py",
+    "test_no_panic.py",
+}
+SMOKE_TESTS = {
+    "test_cli.py::test_no_arg_evaluate_subprocess",
+    "test_cli.py::test_evaluate_writes_deterministic_outputs",
+}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark the smoke subset (SMOKE_MODULES, SMOKE_TESTS)."""
+    for item in items:
+        module = item.path.name
+        test = f"{module}::{item.name.split('[', 1)[0]}"
+        if module in SMOKE_MODULES or test in SMOKE_TESTS:
+            item.add_marker(pytest.mark.smoke)
 
 
 @pytest.fixture

@@ -18,10 +18,25 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+from hypothesis import settings
 from toxeval.datasets import Dataset
 from toxeval.taxonomy import Category, Taxonomy, load_taxonomy
 
 REPO = Path(__file__).resolve().parents[1]
+
+# Hypothesis's default example budget, against which the profiles of conftest.py scale
+# every test's own budget (see ``examples``).
+HYPOTHESIS_BASE_EXAMPLES = 100
+
+
+def examples(n: int) -> int:
+    """A test's Hypothesis budget of ``n`` examples (as written for the ``dev`` profile),
+    scaled by the active profile: ``dev`` runs ``n``, ``ci`` a quarter of it (at least
+    one). A test that sets ``max_examples`` itself overrides the profile, so budgets are
+    written as ``max_examples=examples(200)`` to keep following it."""
+    scaled = n * settings().max_examples / HYPOTHESIS_BASE_EXAMPLES
+    return max(1, round(scaled))
+
 
 # The label-ranking family of drop-in metrics: 2-D y_true and y_score, one value over
 # the rows.

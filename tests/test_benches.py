@@ -146,6 +146,7 @@ def _run(tmp_path: Path, *args: str) -> dict[str, Any]:
     return doc
 
 
+@pytest.mark.slow
 def test_harness_end_to_end_with_sklearn_as_candidate(tmp_path: Path) -> None:
     doc = _run(
         tmp_path,
@@ -185,6 +186,7 @@ def test_harness_end_to_end_with_sklearn_as_candidate(tmp_path: Path) -> None:
     assert results == {"n/a"}  # 1M not run
 
 
+@pytest.mark.slow
 def test_wrong_answer_is_reported_and_never_timed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -201,6 +203,7 @@ def test_wrong_answer_is_reported_and_never_timed(
     assert small == {"coverage": "MISMATCH", "lrl": "not available"}
 
 
+@pytest.mark.slow
 def test_documented_tie_deviation_is_labelled_not_a_mismatch(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from helpers import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sklearn import metrics as sk
@@ -124,7 +125,9 @@ def multilabel(draw: Any) -> dict[str, Any]:
     return {"y": y, "s": s, "w": w}
 
 
-SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(
+    max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 @pytest.mark.parametrize("average", AVERAGES)
@@ -177,7 +180,7 @@ def test_curves_match_sklearn(data: dict[str, Any], name: str, drop: bool) -> No
 # ----------------------------------------------------------------------------- masks
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(data=multilabel(), name=st.sampled_from(FUNCS), seed=st.integers(0, 1000))
 def test_mask_per_label_equals_sklearn_on_known_rows(
     data: dict[str, Any], name: str, seed: int
@@ -227,7 +230,7 @@ def test_all_true_mask_equals_no_mask(data: dict[str, Any], name: str, average: 
         np.testing.assert_array_equal(a[1], b[1])
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(data=multilabel(), name=st.sampled_from(FUNCS), seed=st.integers(0, 1000))
 def test_mask_micro_and_samples(data: dict[str, Any], name: str, seed: int) -> None:
     y, s = data["y"], data["s"]

@@ -11,6 +11,7 @@ import warnings
 
 import numpy as np
 import pytest
+from helpers import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from toxeval.card_recipe import card_average_precision, card_ranking_loss, compute_metrics
@@ -121,7 +122,7 @@ def _runs_pairwise(y: np.ndarray) -> bool:
     return bool(np.all((npos <= 1) | (nneg <= 1)))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     st.integers(1, 30).flatmap(
         lambda n: st.integers(2, 15).flatmap(

@@ -115,6 +115,7 @@ def _rss_kib() -> int:
     raise AssertionError("no VmRSS line")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs Linux /proc")
 def test_memory_stays_flat_over_ten_thousand_parallel_calls() -> None:
     """No leak per call (pool lookup, per-call buffers): RSS after 10,000 calls that use

@@ -6,7 +6,8 @@ one-line error, never a traceback.
 Two kinds of input: *valid* ones built with known content (a score matrix, null rows,
 labels in every form), whose results are checked value for value, and *chaotic* ones
 (random JSON values, random arrays, truncated and corrupted bytes), whose results are
-checked for consistency. Budgets are fixed (``max_examples``) so that the module runs
+checked for consistency. Budgets are fixed (``max_examples``, scaled by the Hypothesis
+profile, or ``$TOXEVAL_FUZZ_EXAMPLES``) so that the module runs
 in well under a minute on a loaded two-core machine.
 """
 
@@ -30,6 +31,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from helpers import examples
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -49,7 +51,7 @@ SPELLINGS = {
 IDS = ("r1", "r2", "r3", "r4", "r5", "r6")
 
 FUZZ = settings(
-    max_examples=int(os.environ.get("TOXEVAL_FUZZ_EXAMPLES", "60")),
+    max_examples=int(os.environ.get("TOXEVAL_FUZZ_EXAMPLES", examples(60))),
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
     derandomize="TOXEVAL_FUZZ_EXAMPLES" not in os.environ,

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import pytest
 import toxeval.stats as tstats
+from helpers import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
@@ -83,7 +84,7 @@ def paired(draw: Any) -> tuple[np.ndarray, np.ndarray]:
     return np.asarray(x, dtype=float), np.asarray(y, dtype=float)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     data=paired(),
     variant=st.sampled_from(["b", "c"]),
@@ -98,7 +99,7 @@ def test_matches_scipy(
     _assert_same((x, y), variant=variant, alternative=alternative, method=method)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     data=paired(),
     nan_policy=st.sampled_from(["propagate", "omit", "raise"]),
@@ -128,7 +129,7 @@ def test_nan_policies_match_scipy(
     _assert_same((x, y), nan_policy=nan_policy, variant=variant)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     rows=st.integers(1, 4),
     n=st.integers(0, 12),

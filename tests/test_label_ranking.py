@@ -18,10 +18,11 @@ import pytest
 import scipy.sparse as sp
 import sklearn.metrics as skm
 import toxeval.metrics as tm
+from helpers import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-SETTINGS = settings(max_examples=200, deadline=None)
+SETTINGS = settings(max_examples=examples(200), deadline=None)
 BINARY_FUNCS = [
     "label_ranking_loss",
     "label_ranking_average_precision_score",

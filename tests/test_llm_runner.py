@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 import toxeval
 from fake_openai import FakeOpenAI, logprob_yes, scripted_scores, write_dataset
-from helpers import CliRun
+from helpers import CliRun, examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from toxeval.datasets import load_dataset
@@ -792,7 +792,7 @@ def test_a_run_keeps_its_connections_alive_instead_of_opening_one_per_request(
     assert 1 <= len(fake_openai.connections) <= 4
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.text(), st.one_of(st.none(), st.text()), st.text(), st.floats(allow_nan=False))
 def test_the_hash_of_an_item_from_the_shared_start_is_request_hash(
     text: str, response: str | None, model: str, temperature: float

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pytest
 import toxeval.metrics as tm
+from helpers import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -85,7 +86,7 @@ def _outcome(fn: Any, *args: Any, **kwargs: Any) -> str:
 
 
 @settings(
-    max_examples=300,
+    max_examples=examples(300),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 import toxeval.parsing as parsing
 import toxeval.parsing.llama_guard as llama_guard
-from helpers import named_part
+from helpers import examples, named_part
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from toxeval.parsing import (
@@ -690,7 +690,9 @@ def rendered(
 
 
 @settings(
-    max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(400),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(data=st.data())
 def test_property_rendered_label_sets_parse_back(
@@ -761,7 +763,7 @@ FRAGMENTS = [
 ]
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(
     st.one_of(st.text(max_size=200), st.lists(st.sampled_from(FRAGMENTS), max_size=40).map("".join))
 )
@@ -772,7 +774,9 @@ def test_fuzz_never_raises(text: str) -> None:
 
 
 @settings(
-    max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(200),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(data=st.data())
 def test_fuzz_never_raises_with_mapping_and_k2(files: dict[str, Path], data: st.DataObject) -> None:
@@ -814,7 +818,7 @@ def test_adversarial_inputs_are_bounded(text: str) -> None:
     check_invariants(r, TOX15)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     st.one_of(
         st.text(max_size=40),

@@ -13,7 +13,7 @@ import json
 
 import numpy as np
 import pytest
-from helpers import named_part
+from helpers import examples, named_part
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from toxeval import parse_output
@@ -282,7 +282,7 @@ def _name(draw: st.DrawFn, cid: str) -> str:
     return str(draw(st.sampled_from([cat.id, cat.name, cat.name.upper(), cat.name.lower()])))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(data=st.data())
 def test_property_graded_renderings_parse_back(data: st.DataObject) -> None:
     vec = data.draw(score_vectors())
@@ -316,7 +316,7 @@ _YES = ["yes", "Yes", "YES", "true", "present", "detected", "flagged", "violated
 _NO = ["no", "No", "false", "none", "absent", "negative", "not present", "Not detected", "N/A"]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(data=st.data())
 def test_property_yes_no_renderings_parse_back(data: st.DataObject) -> None:
     cats = data.draw(st.lists(st.sampled_from(IDS), unique=True, min_size=1, max_size=8))
@@ -364,7 +364,7 @@ _NEGATED = [
 ]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(data=st.data())
 def test_property_a_negated_rendering_is_never_a_positive(data: st.DataObject) -> None:
     cats = data.draw(st.lists(st.sampled_from(IDS), unique=True, min_size=1, max_size=5))

@@ -417,6 +417,7 @@ print("ok")
 # --------------------------------------------------------------------------- CLI
 
 
+@pytest.mark.slow
 def test_cli_evaluate_plots_writes_both_files_and_lists_them(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

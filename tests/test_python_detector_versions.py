@@ -54,6 +54,7 @@ def _predict(tmp_path: Path, run: Path, spec: str) -> subprocess.CompletedProces
     )  # fmt: skip
 
 
+@pytest.mark.slow
 def test_predict_redoes_the_rows_after_the_function_changed(tmp_path: Path) -> None:
     mod, run = tmp_path / "my_det_predict.py", tmp_path / "run.jsonl"
     mod.write_text(_detector(0.25), encoding="utf-8")
@@ -75,6 +76,7 @@ def test_predict_redoes_the_rows_after_the_function_changed(tmp_path: Path) -> N
     assert {r["id"] for r in rows[LIMIT:]} == {r["id"] for r in first}
 
 
+@pytest.mark.slow
 def test_evaluate_scores_the_changed_detector_not_the_old_rows(tmp_path: Path) -> None:
     mod, run = tmp_path / "my_det_eval.py", tmp_path / "run.jsonl"
 
@@ -96,6 +98,7 @@ def test_evaluate_scores_the_changed_detector_not_the_old_rows(tmp_path: Path) -
     assert len(_item_rows(run)) == 2 * LIMIT
 
 
+@pytest.mark.slow
 def test_a_detector_without_a_source_file_is_not_resumed_without_a_version(
     tmp_path: Path,
 ) -> None:

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 import sklearn.metrics as skm
 import toxeval.metrics as tm
-from helpers import RANKING
+from helpers import RANKING, examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from toxeval import _core
@@ -179,7 +179,7 @@ def report_cases(draw: Any) -> dict[str, Any]:
     return {"rel": rel, "score": score, "mask": mask, "w": w}
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(report_cases(), st.sampled_from([1, 2]))
 def test_report_sums_equal_separate_functions(c: dict[str, Any], n_jobs: int) -> None:
     rel, score, mask, w = c["rel"], c["score"], c["mask"], c["w"]

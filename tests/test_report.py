@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import pytest
 import toxeval.metrics as tm
+from helpers import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from toxeval.metrics import multilabel_report
@@ -73,7 +74,7 @@ def _one_error_relevant_reference(
     return errors / rows if rows else float("nan")
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(p=problems())
 def test_report_equals_separate_functions(p: dict[str, Any]) -> None:
     y, s, mask, w = p["y"], p["s"], p["mask"], p["w"]

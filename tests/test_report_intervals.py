@@ -114,6 +114,7 @@ def test_default_report_equals_stats_bootstrap_on_the_scored_rows(demo: Any) -> 
         assert row["ap_ci"][0] <= row["ap"] <= row["ap_ci"][1]
 
 
+@pytest.mark.slow
 def test_intervals_equal_numpy_sklearn_bootstrap_with_masked_cells() -> None:
     y, s, m = _masked_problem()
     got = figure_intervals(y, s, m, n_resamples=60, seed=11)

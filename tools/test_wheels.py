@@ -3,8 +3,11 @@
 Run from the repository root:
 
     python tools/test_wheels.py                       # build, check, CPython 3.10-3.13, sdist
-    python tools/test_wheels.py --pythons 3.10,3.13   # what CI runs
+    python tools/test_wheels.py --pythons 3.10,3.13   # build, check, two Pythons, sdist
     python tools/test_wheels.py --wheel dist/toxeval-0.1.0-cp310-abi3-*.whl --no-sdist
+    # what CI runs (.ci/run): the wheel it built, the smoke subset on 3.10 and 3.13
+    python tools/test_wheels.py --wheel W.whl --sdist S.tar.gz --no-sdist --require-checks \
+        --pythons 3.10,3.13 -- tests -m smoke
 
 Steps:
 

@@ -192,8 +192,8 @@ def svg_pr_curves(
     it), on axes with ticks at 0, 0.5 and 1 and labelled recall and precision. Each panel's
     title is the category (wrapped to two lines, full in its tooltip) and its AP; a
     category without a curve says why (``reasons[j]``, default "no known positive")."""
+    from toxeval.curve_thinning import thin_curve_indices
     from toxeval.metrics import precision_recall_curve
-    from toxeval.plots import thin_curve_indices
 
     cols, w = 5, 210
     k = len(names)

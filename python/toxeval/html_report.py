@@ -39,6 +39,7 @@ from toxeval.html_figures import (
 from toxeval.html_figures import esc as _e
 from toxeval.html_figures import finite as _num
 from toxeval.html_figures import interval_pair as _interval
+from toxeval.report_text import format_value as _fmt
 
 __all__ = [
     "cooccurrence",
@@ -93,11 +94,6 @@ document.querySelectorAll('table.sortable').forEach(function(t){
   });
 });
 """
-
-
-def _fmt(x: Any, digits: int = 4) -> str:
-    v = _num(x)
-    return "n/a" if v is None else f"{v:.{digits}f}"
 
 
 # --------------------------------------------------------------------------- page
@@ -187,7 +183,7 @@ def render_html(
     ``arrays`` = ``(y_true, scores, mask)`` of the scored rows adds the precision-recall
     curves and the co-occurrence heatmap; without them those sections say they need them.
     """
-    from toxeval.report import level_text
+    from toxeval.report_text import level_text
 
     figures = result.get("figures", {})
     per_category = list(result.get("per_category", []))

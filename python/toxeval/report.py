@@ -17,6 +17,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from toxeval.report_text import format_value as _fmt
+from toxeval.report_text import level_text, system_line
+
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -76,18 +79,6 @@ def results_json(result: EvaluationResult) -> str:
     return json.dumps(_clean(result.to_dict()), sort_keys=True, indent=2, allow_nan=False) + "\n"
 
 
-def _fmt(x: Any, digits: int = 4) -> str:
-    if x is None:
-        return "n/a"
-    if isinstance(x, bool):
-        return "yes" if x else "no"
-    if isinstance(x, int):
-        return str(x)
-    if isinstance(x, float):
-        return "n/a" if not math.isfinite(x) else f"{x:.{digits}f}"
-    return str(x)
-
-
 def _ci(ci: Any, digits: int = 4) -> str:
     """``[low, high]``, or ``""`` for no interval."""
     if not ci:
@@ -110,12 +101,6 @@ def figure_with_interval(result: EvaluationResult, name: str) -> str:
     text = _fmt(result.figures[name])
     ci = _ci(intervals.get(name))
     return f"{text} {ci}" if ci else text
-
-
-def level_text(level: float) -> str:
-    """A confidence level as a percentage with the digits it has: ``95%``, ``97.5%``,
-    ``99.9%`` (never rounded to ``98%`` or ``100%``)."""
-    return f"{float(level) * 100:g}%"
 
 
 def interval_line(result: EvaluationResult) -> str | None:
@@ -150,23 +135,6 @@ def quiet_intervals(result: EvaluationResult) -> str:
         f"  {level_text(iv['confidence_level'])} CI: mAP {_ci(iv.get('map')) or 'n/a'}, "
         f"LRL {_ci(iv.get('label_ranking_loss')) or 'n/a'}"
     )
-
-
-def system_line(result: EvaluationResult) -> str:
-    """What was evaluated, in one line (a detector, an LLM run file, or a prediction
-    dump with its format): the report's "system" row and the figures' titles."""
-    sysd = result.system
-    if sysd.get("kind") == "detector":
-        return f"detector {sysd.get('detector')} {sysd.get('detector_version', '')}".strip()
-    if sysd.get("kind") == "run":  # a run file of toxeval predict
-        methods = ", ".join(sysd.get("scoring_method") or ["unknown"])
-        if sysd.get("batch_input"):  # a Batch API output, read through its input's sidecar
-            return (
-                f"{sysd.get('detector')} ({methods} scoring), Batch API output "
-                f"{sysd.get('source')} (requests {sysd.get('batch_input')})"
-            )
-        return f"{sysd.get('detector')} ({methods} scoring), run file {sysd.get('source')}"
-    return f"predictions {sysd.get('source')} ({sysd.get('format')}, {sysd.get('kind')})"
 
 
 def _summary_rows(

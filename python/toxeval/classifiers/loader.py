@@ -18,10 +18,11 @@ import numpy as np
 
 from toxeval.classifiers.label_map import ColumnMap, column_map
 from toxeval.classifiers.options import ModelOptions
+from toxeval.llm.local_answers import LocalAnswers
 from toxeval.taxonomy import Taxonomy
 
 if TYPE_CHECKING:
-    from toxeval.llm.detectors import DetectorSpec, LocalAnswers
+    from toxeval.llm.detectors import DetectorSpec
 
 __all__ = ["LocalClassifier", "load_classifier"]
 
@@ -58,8 +59,6 @@ class LocalClassifier:
         }
 
     def __call__(self, texts: list[str]) -> LocalAnswers:
-        from toxeval.llm.detectors import LocalAnswers
-
         probs, truncated = self.model.predict(texts)
         scores = self.columns.apply(probs)
         ok = np.isfinite(scores[:, self.known]).all(axis=1)

@@ -90,7 +90,8 @@ def _min_annotators(args: argparse.Namespace) -> int:
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
     TIMINGS.mark("importing")
-    from toxeval.llm import changed_from_defaults, predict
+    from toxeval.llm import predict
+    from toxeval.llm.request_spec import changed_from_defaults
     from toxeval.scoring import evaluate
 
     check_args(args)
@@ -175,9 +176,9 @@ def _score_batch(args: argparse.Namespace) -> int:
 
     from toxeval.datasets import load_dataset
     from toxeval.llm.batch import batch_run_file
-    from toxeval.llm.runscores import score_run
     from toxeval.output_dir import staged_file
     from toxeval.scoring.intervals import add_intervals
+    from toxeval.scoring.runs import score_run
 
     given = {
         "--format": args.format != "auto",

@@ -3,7 +3,9 @@
 :func:`predict` runs a detector spec (:mod:`toxeval.llm.detectors`) over a dataset and
 appends every answer to a run file (:mod:`toxeval.llm.runfile`), resuming where an earlier
 run of the same settings stopped. ``toxeval.evaluate(detector=...)`` and
-``toxeval score RUNFILE`` turn a run file into the report (:mod:`toxeval.llm.runscores`).
+``toxeval score RUNFILE`` turn a run file into the report (:mod:`toxeval.scoring.runs`,
+reading it as predictions with :mod:`toxeval.predictions.run_file`): scoring calls the
+runner, the runner never scores.
 What is sent and how answers are read lives in :mod:`toxeval.llm.requests`; how it is sent
 (retries, rate limits, concurrency) in :mod:`toxeval.llm.client` and
 :mod:`toxeval.llm.engine`.
@@ -11,33 +13,33 @@ What is sent and how answers are read lives in :mod:`toxeval.llm.requests`; how 
 
 from __future__ import annotations
 
-import inspect
 import os
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from toxeval.llm.detectors import DetectorSpec, LocalSystem, parse_detector
+from toxeval.llm.detectors import LocalSystem, parse_detector
+from toxeval.llm.request_spec import (
+    Scoring,
+    build_request_spec,
+    changed_from_defaults,
+    flags_text,
+)
 
 if TYPE_CHECKING:  # the engine (aiohttp) is imported by predict, not by `import toxeval.llm`
     from toxeval.datasets import Dataset, Rule
     from toxeval.llm.engine import RunSummary
-    from toxeval.llm.requests import RequestSpec
-    from toxeval.scoring import EvaluationResult
     from toxeval.taxonomy import Taxonomy
 
 __all__ = [
     "DEFAULT_BASE_URL",
     "build_request_spec",
-    "evaluate_spec",
     "predict",
     "select_rows",
 ]
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
-Scoring = Literal["json", "logprobs", "sample", "labels"]
 
 
 def checked_base_url(url: str) -> str:
@@ -78,55 +80,6 @@ def select_rows(
         rng = np.random.default_rng(0 if seed is None else seed)
         return np.sort(rng.choice(n, size=min(sample, n), replace=False))
     return np.arange(n)
-
-
-def build_request_spec(
-    det: DetectorSpec,
-    taxonomy: Taxonomy,
-    level: Literal["prompt", "response"],
-    *,
-    scoring: Scoring = "json",
-    template: str | Path | None = None,
-    structured: bool = False,
-    temperature: float | None = None,
-    max_tokens: int | None = None,
-    max_completion_tokens: int | None = None,
-    seed: int | None = None,
-    samples: int = 1,
-) -> RequestSpec:
-    """The :class:`~toxeval.llm.requests.RequestSpec` of a remote detector spec."""
-    from toxeval.llm.requests import RequestSpec, load_template
-
-    if det.kind == "openai-moderation":
-        chat_only = {
-            "scoring": scoring,
-            "template": template,
-            "structured": structured,
-            "temperature": temperature,
-            "max_tokens": max_tokens,
-            "max_completion_tokens": max_completion_tokens,
-            "samples": samples,
-        }
-        given = changed_from_defaults(build_request_spec, chat_only)
-        if given:
-            raise ValueError(f"{_flags(given)} do not apply to {det.text!r} (a moderation API)")
-    return RequestSpec(
-        api="moderation" if det.kind == "openai-moderation" else "chat",
-        model=str(det.model),
-        taxonomy=taxonomy,
-        scoring=scoring,
-        template=None if template is None else load_template(template),
-        level=level,
-        structured=structured,
-        llama_guard=det.kind == "llama-guard",
-        policy_guard=det.kind == "policy-guard",
-        temperature=temperature,
-        max_tokens=max_tokens,
-        max_completion_tokens=max_completion_tokens,
-        # a moderation request has no seed: there it only draws the sample of rows
-        seed=None if det.kind == "openai-moderation" else seed,
-        samples=samples,
-    )
 
 
 def _timeouts(timeout: float | tuple[float, float]) -> tuple[float, float]:
@@ -219,7 +172,7 @@ def predict(
         given = changed_from_defaults(predict, model_values)
         if given:
             raise ValueError(
-                f"{_flags(given)} apply to local classifiers (onnx:, hf:), not to {detector!r}"
+                f"{flags_text(given)} apply to local classifiers (onnx:, hf:), not to {detector!r}"
             )
     _positive("concurrency", concurrency, "--concurrency", integer=True)
     if max_retries < 0 or isinstance(max_retries, bool) or not isinstance(max_retries, int):
@@ -262,7 +215,7 @@ def predict(
         given = changed_from_defaults(predict, values)
         if given:
             raise ValueError(
-                f"{_flags(given)} apply to model servers; {detector!r} runs in this process: "
+                f"{flags_text(given)} apply to model servers; {detector!r} runs in this process: "
                 "drop them"
             )
         from toxeval.classifiers import ModelOptions
@@ -336,57 +289,3 @@ def _sample_notes(sample: int, n: int) -> list[str]:
 def _noted(summary: RunSummary, notes: list[str]) -> RunSummary:
     summary.notes.extend(notes)
     return summary
-
-
-def evaluate_spec(
-    dataset: Dataset,
-    detector: str,
-    run_file: str | Path | None,
-    *,
-    threshold: float = 0.5,
-    config: dict[str, Any] | None = None,
-    **options: Any,
-) -> EvaluationResult:
-    """:func:`predict` ``detector`` over ``dataset`` into ``run_file`` (a temporary file,
-    removed afterwards, when None), then the report of the run file."""
-    import tempfile
-
-    from toxeval.llm.runscores import score_run
-
-    for name in ("dry_run", "batch_file"):
-        if options.get(name):
-            raise ValueError(f"{name}= applies to toxeval.llm.predict, not to evaluate")
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(run_file) if run_file is not None else Path(tmp) / "run.jsonl"
-        summary = predict(dataset, detector, path, **options)
-        cfg = {**(config or {}), "run_file": str(run_file) if run_file is not None else None}
-        try:
-            result = score_run(path, dataset, threshold=threshold, config=cfg)
-        except ValueError as e:
-            if run_file is None:  # name the detector, not a temporary file that is gone
-                e.args = (str(e).replace(str(path), f"the answers of {detector}"),)
-            raise
-    result.notes.extend(summary.notes)
-    result.notes.append(
-        f"run: {summary.written} rows asked now, {summary.skipped} already in the run file, "
-        f"{summary.failed} failed, {summary.retries} retries"
-    )
-    return result
-
-
-def changed_from_defaults(func: Callable[..., Any], values: dict[str, Any]) -> list[str]:
-    """The names among ``values`` whose value differs from ``func``'s default for that
-    keyword (a timeout given as one number compares as its (connect, read) pair)."""
-    params = inspect.signature(func).parameters
-    given = []
-    for name, value in values.items():
-        if name == "timeout" and not isinstance(value, tuple):
-            value = (value, value)
-        if value != params[name].default:
-            given.append(name)
-    return given
-
-
-def _flags(names: list[str]) -> str:
-    """Keyword names as the command line's flags: ``max_tokens`` -> ``--max-tokens``."""
-    return ", ".join(f"--{name.replace('_', '-')}" for name in names)

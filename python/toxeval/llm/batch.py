@@ -310,8 +310,8 @@ def batch_run_file(
     batch_output: str | Path, batch_input: str | Path, dataset: Dataset, run_file: str | Path
 ) -> None:
     """Write the answers of a Batch API output as the run file ``run_file``."""
-    from toxeval.llm import build_request_spec
     from toxeval.llm.detectors import parse_detector
+    from toxeval.llm.request_spec import build_request_spec
     from toxeval.llm.rows import dataset_keys
 
     side = read_sidecar(batch_input)

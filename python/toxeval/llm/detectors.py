@@ -30,6 +30,7 @@ import numpy as np
 
 from toxeval.classifiers.options import ModelOptions
 from toxeval.files import file_sha256
+from toxeval.llm.local_answers import LOCAL_BATCH, LocalAnswers
 from toxeval.taxonomy import Taxonomy
 
 if TYPE_CHECKING:
@@ -98,25 +99,6 @@ def parse_detector(spec: str) -> DetectorSpec:
             raise ValueError(f"detector {spec!r}: give the model directory, e.g. {head}:./model")
         return DetectorSpec(head, s, target=rest)  # type: ignore[arg-type]
     raise ValueError(f"unknown detector {spec!r}; accepted: {SPEC_FORMS}")
-
-
-@dataclass(frozen=True)
-class LocalAnswers:
-    """What a local system said about a batch: ``scores`` (n, K) with NaN rows for items
-    without a usable answer, per-item parse ``statuses`` / ``reasons``, the raw
-    ``outputs`` (text answers only) and the ``method`` ("scores", "labels" or "text").
-    ``known``: the (K,) columns the system scores at all (None: every column; a NaN in
-    another column is an unknown cell, not an unusable answer); ``truncated``: per item,
-    whether its text was cut to the model's token limit (local classifiers only)."""
-
-    scores: np.ndarray
-    statuses: list[str]
-    reasons: list[str | None]
-    outputs: list[str | None]
-    method: str
-    graded: list[bool]
-    known: np.ndarray | None = None
-    truncated: list[bool] | None = None
 
 
 def _check_finite(
@@ -190,8 +172,6 @@ class LocalSystem:
         """Rows handed to the system per call (one progress step, one run-file flush): a
         local classifier gets 16 batches, so the texts it sorts by length fill batches of
         close lengths."""
-        from toxeval.llm.local import LOCAL_BATCH
-
         if self.model is None:
             return LOCAL_BATCH
         return max(LOCAL_BATCH, 16 * self.model.batch_size)

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from toxeval.llm.detectors import LocalSystem
+from toxeval.llm.local_answers import LOCAL_BATCH
 from toxeval.llm.progress import Progress, RunSummary
 from toxeval.llm.rows import Key, answered, header_line
 from toxeval.llm.runfile import RunWriter, json_scores, read_run, request_hash
@@ -22,7 +23,6 @@ from toxeval.llm.runfile import RunWriter, json_scores, read_run, request_hash
 __all__ = ["LOCAL_BASE_URL", "LOCAL_BATCH", "run_local"]
 
 LOCAL_BASE_URL = "local"
-LOCAL_BATCH = 256
 
 
 def run_local(

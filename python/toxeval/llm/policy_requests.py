@@ -10,9 +10,11 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from toxeval.llm.prompts import render_policy_messages
+from toxeval.llm.request_units import CHAT_PATH, TOP_LOGPROBS, Call, Unit
 
 if TYPE_CHECKING:
-    from toxeval.llm.requests import Item, RequestSpec, Unit
+    from toxeval.llm.request_units import Item
+    from toxeval.llm.requests import RequestSpec
 
 __all__ = ["check_policy_spec", "plan_policy"]
 
@@ -49,8 +51,6 @@ def check_policy_spec(spec: RequestSpec) -> None:
 
 
 def _body(spec: RequestSpec, item: Item, category_id: str) -> dict[str, Any]:
-    from toxeval.llm.requests import TOP_LOGPROBS
-
     body: dict[str, Any] = {
         "model": spec.model,
         "messages": render_policy_messages(
@@ -68,8 +68,6 @@ def _body(spec: RequestSpec, item: Item, category_id: str) -> dict[str, Any]:
 
 def plan_policy(spec: RequestSpec, items: Sequence[Item]) -> list[Unit]:
     """One unit per item, of K calls: call ``k`` asks about category ``k``."""
-    from toxeval.llm.requests import CHAT_PATH, Call, Unit
-
     return [
         Unit((it.id,), tuple(Call(CHAT_PATH, _body(spec, it, c)) for c in spec.taxonomy.ids))
         for it in items

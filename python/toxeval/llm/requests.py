@@ -40,6 +40,7 @@ from toxeval.llm.answers import (
 from toxeval.llm.moderation import moderation_body, moderation_columns, read_moderation
 from toxeval.llm.prompt_size import estimate_prompt_tokens
 from toxeval.llm.prompts import FORMAT_VERSION, ScoringMethod, json_schema_format, render_messages
+from toxeval.llm.request_units import CHAT_PATH, TOP_LOGPROBS, Call, Item, Unit
 from toxeval.llm.templates import Template, TemplateError, list_templates, load_template
 from toxeval.taxonomy import LabelMapping, Taxonomy, load_mapping
 
@@ -63,40 +64,13 @@ __all__ = [
     "url_secrets",
 ]
 
-CHAT_PATH = "/chat/completions"
 MODERATION_PATH = "/moderations"
 DEFAULT_MODERATION_MODEL = "omni-moderation-latest"
 LLAMA_GUARD_MAPPING = "llama-guard-3"
-TOP_LOGPROBS = 20  # alternatives requested per answer token for scoring="logprobs"
 SAMPLE_TEMPERATURE = 1.0  # scoring="sample" when temperature is unset
 _SCORINGS: tuple[str, ...] = ("json", "logprobs", "sample", "labels")
 _APIS = ("chat", "moderation")
 _LEVELS = ("prompt", "response")
-
-
-@dataclass(frozen=True)
-class Item:
-    """One dataset row to send."""
-
-    id: str
-    text: str
-    response: str | None = None
-
-
-@dataclass(frozen=True)
-class Call:
-    """One HTTP request: ``path`` (appended to the base URL) and the JSON ``body``."""
-
-    path: str
-    body: dict[str, Any]
-
-
-@dataclass(frozen=True)
-class Unit:
-    """Calls whose answers are read together: one chat item, or a moderation batch."""
-
-    item_ids: tuple[str, ...]
-    calls: tuple[Call, ...]
 
 
 def _sha256_json(obj: Any) -> str:

@@ -201,7 +201,7 @@ def _score(
         from toxeval.llm.runfile import is_run_file
 
         if is_run_file(predictions):  # toxeval predict's run file: read via its header
-            from toxeval.llm.runscores import score_run
+            from toxeval.scoring.runs import score_run
 
             _reject_unused(parsing | {"format": (format, "auto")}, "a run file")
             return score_run(predictions, ds, threshold=threshold, progress=progress)
@@ -367,7 +367,7 @@ def _evaluate(
     if isinstance(detector, str) and (
         run_file is not None or predict_options or detector.strip().lower() != "lexicon"
     ):
-        from toxeval.llm import evaluate_spec
+        from toxeval.scoring.runs import evaluate_spec
 
         config = {
             "detector": detector,

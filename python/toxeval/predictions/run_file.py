@@ -1,4 +1,6 @@
-"""Scores from a run file: the current answer of every dataset row, and the report.
+"""A run file of ``toxeval predict`` read as predictions: the current answer of every
+dataset row. One more prediction format, read here beside the dumps; the report of a run
+file is :func:`toxeval.scoring.runs.score_run`.
 
 The last header of the run file gives the fingerprint and base URL; every dataset row's
 request hash is computed again from them and the row's text (and response), and the last
@@ -23,10 +25,9 @@ from toxeval.llm.runfile import RunFileError, read_run, request_hash
 if TYPE_CHECKING:
     from toxeval.datasets import Dataset
     from toxeval.predictions import Predictions
-    from toxeval.scoring import EvaluationResult, Progress
     from toxeval.taxonomy import Taxonomy
 
-__all__ = ["RunScores", "run_scores", "score_run"]
+__all__ = ["LABELS_NOTE", "RunScores", "run_scores"]
 
 LABELS_NOTE = (
     "scoring method 'labels': the system answers with label sets, so every score is 0 or 1 "
@@ -252,34 +253,3 @@ def _check_taxonomy(path: str | Path, fingerprint: dict[str, Any], tax: Taxonomy
             f"score it with the taxonomy of the run (--taxonomy), or run predict again "
             "with this one"
         )
-
-
-def score_run(
-    path: str | Path,
-    dataset: Dataset,
-    *,
-    threshold: float = 0.5,
-    config: dict[str, Any] | None = None,
-    progress: Progress | None = None,
-) -> EvaluationResult:
-    """The full report of the run file ``path`` on ``dataset``."""
-    import dataclasses
-
-    from toxeval.scoring import score_predictions
-
-    if progress:
-        progress("reading the run file")
-    rs = run_scores(path, dataset)
-    ds = dataset
-    # cells the system gives no score for are left out of every figure, and counted
-    # apart from the dataset's unknown labels (per category: "no_score")
-    preds = dataclasses.replace(
-        rs.predictions,
-        notes=(*rs.predictions.notes, *rs.notes),
-        unknown_cells=rs.unknown_cells if rs.unknown_cells.any() else None,
-    )
-    methods = rs.info["scoring_method"]
-    cfg = {"scoring_method": methods, "run_fingerprint": rs.info["fingerprint"], **(config or {})}
-    return score_predictions(
-        preds, ds, threshold=threshold, system=rs.info, config=cfg, progress=progress
-    )

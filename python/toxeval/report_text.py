@@ -1,0 +1,60 @@
+"""Text the report's renderings share: one value formatter, a confidence level as text,
+the one-line name of the evaluated system.
+
+The terminal and Markdown report (:mod:`toxeval.report`), the HTML page
+(:mod:`toxeval.html_report`), the figures (:mod:`toxeval.plots`) and the comparison
+tables (:mod:`toxeval.compare`) all write these, so they live in this leaf module, which
+imports nothing from toxeval: the renderings use it without importing one another.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from toxeval.scoring import EvaluationResult
+
+__all__ = ["format_value", "level_text", "system_line"]
+
+
+def format_value(x: Any, digits: int = 4) -> str:
+    """A figure as report text: a real number at ``digits`` decimals, an integer as it
+    is, ``yes``/``no`` for a flag (a known value is never ``n/a``), ``n/a`` for a value
+    that is unknown or undefined (None, NaN, infinity), any other value as ``str``."""
+    if x is None:
+        return "n/a"
+    if isinstance(x, (bool, np.bool_)):
+        return "yes" if x else "no"
+    if isinstance(x, numbers.Integral):
+        return str(int(x))
+    if isinstance(x, numbers.Real):
+        v = float(x)
+        return f"{v:.{digits}f}" if math.isfinite(v) else "n/a"
+    return str(x)
+
+
+def level_text(level: float) -> str:
+    """A confidence level as a percentage with the digits it has: ``95%``, ``97.5%``,
+    ``99.9%`` (never rounded to ``98%`` or ``100%``)."""
+    return f"{float(level) * 100:g}%"
+
+
+def system_line(result: EvaluationResult) -> str:
+    """What was evaluated, in one line (a detector, an LLM run file, or a prediction
+    dump with its format): the report's "system" row and the figures' titles."""
+    sysd = result.system
+    if sysd.get("kind") == "detector":
+        return f"detector {sysd.get('detector')} {sysd.get('detector_version', '')}".strip()
+    if sysd.get("kind") == "run":  # a run file of toxeval predict
+        methods = ", ".join(sysd.get("scoring_method") or ["unknown"])
+        if sysd.get("batch_input"):  # a Batch API output, read through its input's sidecar
+            return (
+                f"{sysd.get('detector')} ({methods} scoring), Batch API output "
+                f"{sysd.get('source')} (requests {sysd.get('batch_input')})"
+            )
+        return f"{sysd.get('detector')} ({methods} scoring), run file {sysd.get('source')}"
+    return f"predictions {sysd.get('source')} ({sysd.get('format')}, {sysd.get('kind')})"
