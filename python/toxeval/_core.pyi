@@ -4,6 +4,7 @@ Private API: call the functions in ``toxeval.metrics`` instead. Arrays must alre
 be validated there (dtypes, shapes, finiteness).
 """
 
+import os
 from typing import Any, Literal, Protocol, TypeAlias, TypeVar
 
 import numpy as np
@@ -254,3 +255,4 @@ def bootstrap_row_mean_permutations(
     n_jobs: int | None = None,
 ) -> NDArray[np.float64]: ...
 def bootstrap_swap_flags(n_rows: int, seed: int, permutation: int) -> NDArray[np.bool_]: ...
+def read_jsonl_dump(path: str | os.PathLike[str], n_jobs: int | None = None) -> dict[str, Any]: ...

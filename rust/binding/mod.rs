@@ -15,6 +15,7 @@ use crate::parallel::{Parallelism, PARALLEL_MIN_ELEMENTS};
 mod args;
 mod binary;
 mod bootstrap;
+mod dumps;
 mod kendall;
 mod ranking;
 
@@ -51,6 +52,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     bootstrap::register(m)?;
     ranking::register(m)?;
     kendall::register(m)?;
+    dumps::register(m)?;
     Ok(())
 }
 
