@@ -11,6 +11,7 @@ pub mod binary;
 pub mod bootstrap;
 pub mod check;
 pub mod cpu;
+pub mod dumps;
 pub mod error;
 pub mod indicator;
 pub mod kendall;

@@ -119,3 +119,31 @@ def test_rows_that_cannot_be_scored_as_they_stand_are_refused(
     path = _edited(tmp_path, edit)
     with pytest.raises(ValueError, match=rf"rows\.parquet: .*{message}"):
         read_scored_rows(path)
+
+
+def test_float32_scores_stay_float32_and_columns_are_plain(tmp_path: Path) -> None:
+    import pyarrow.parquet as pq
+
+    rng = np.random.default_rng(1)
+    y = rng.integers(0, 2, size=(30, 2)).astype(np.int8)
+    m = np.ones((30, 2), dtype=bool)
+    s32 = rng.random((30, 2)).astype(np.float32)
+    ids = [f"r{i}" for i in range(30)]
+    path = write_scored_rows(
+        tmp_path / "r.parquet", ids, ["a", "b"], y, m, s32, dataset_sha256=None
+    )
+    schema = pq.read_schema(path)
+    assert str(schema.field("score:a").type) == "float"
+    meta = pq.ParquetFile(path).metadata.row_group(0)
+    for i in range(meta.num_columns):
+        col = meta.column(i)
+        assert col.statistics is None, col.path_in_schema
+        assert "RLE_DICTIONARY" not in col.encodings and "PLAIN_DICTIONARY" not in col.encodings
+    back = read_scored_rows(path)
+    assert back.scores.dtype == np.float64
+    assert np.array_equal(back.scores, s32.astype(np.float64))  # widened exactly
+    # float16 (or any other dtype) is written as float64, never narrowed
+    path16 = write_scored_rows(
+        tmp_path / "h.parquet", ids, ["a", "b"], y, m, s32.astype(np.float16), dataset_sha256=None
+    )
+    assert str(pq.read_schema(path16).field("score:a").type) == "double"

@@ -4,6 +4,7 @@ Private API: call the functions in ``toxeval.metrics`` instead. Arrays must alre
 be validated there (dtypes, shapes, finiteness).
 """
 
+import os
 from collections.abc import Sequence
 from typing import Any, Literal, Protocol, TypeAlias, TypeVar
 
@@ -287,3 +288,5 @@ def runs_reducer_finish(
     state: _ReducerState, n_pos: int, n_neg: int
 ) -> tuple[float, float, int, int]: ...
 def score_keys(y_score: NDArray[Any]) -> NDArray[np.uint64]: ...
+
+def read_jsonl_dump(path: str | os.PathLike[str], n_jobs: int | None = None) -> dict[str, Any]: ...

@@ -6,7 +6,18 @@ labels (null where unknown) and the system's scores. Layout (one Parquet file):
 
 * ``id``: string, the dataset row id;
 * ``true:<category id>``: int8, 1 / 0, null where the label is unknown;
-* ``score:<category id>``: float64, the system's score.
+* ``score:<category id>``: the system's score: float32 when the scores handed to
+  :func:`write_scored_rows` are float32, float64 otherwise (never widened, never narrowed).
+
+How the file is written, and why: it is the one output whose size grows with the rows
+(1M rows x 15 categories is ~120 MB of scores), and writing it was the largest output
+step. Columns are written plain, without Parquet's dictionary encoding and without
+column statistics: ids are unique and scores nearly so, so a dictionary is built, found
+useless and dropped for every page, which doubled the writer's CPU time, and nothing
+reads the statistics (``toxeval compare`` reads whole columns). Pages stay
+Snappy-compressed (about the same size and CPU as LZ4 here; no compression costs half
+again the bytes). There is no status column: rows that were not scored are not in the
+file, and each column appears once (``id``, then labels, then scores).
 
 File metadata ``toxeval.scored_rows`` holds JSON with the format version, the taxonomy's
 category ids (column order) and the sha256 of the dataset the rows came from. Rows that
@@ -38,7 +49,8 @@ _VERSION = 1
 @dataclass(frozen=True)
 class ScoredRows:
     """The scored rows of one evaluation: ``y_true`` int8 (N, K) with unknown cells 0,
-    ``mask`` True where the label is known, ``scores`` float64 (N, K)."""
+    ``mask`` True where the label is known, ``scores`` float64 (N, K) (a float32 file's
+    scores widened exactly)."""
 
     ids: tuple[str, ...]
     category_ids: tuple[str, ...]
@@ -70,13 +82,15 @@ def write_scored_rows(
         )
     y = np.asarray(y_true, dtype=np.int8)
     m = np.asarray(mask, dtype=bool)
-    s = np.asarray(scores, dtype=np.float64)
+    s = np.asarray(scores)
+    s = s if s.dtype == np.float32 else s.astype(np.float64, copy=False)
+    score_type = pa.float32() if s.dtype == np.float32 else pa.float64()
     id_col = ids if isinstance(ids, pa.Array) else pa.array(list(map(str, ids)), type=pa.string())
     columns: dict[str, pa.Array] = {"id": id_col.cast(pa.string())}
     for j, cid in enumerate(category_ids):
         columns[f"true:{cid}"] = pa.array(y[:, j], type=pa.int8(), mask=~m[:, j])
     for j, cid in enumerate(category_ids):
-        columns[f"score:{cid}"] = pa.array(s[:, j], type=pa.float64())
+        columns[f"score:{cid}"] = pa.array(s[:, j], type=score_type)
     meta = {
         "version": _VERSION,
         "category_ids": list(category_ids),
@@ -84,7 +98,8 @@ def write_scored_rows(
     }
     table = pa.table(columns).replace_schema_metadata({_META_KEY: json.dumps(meta).encode()})
     out = Path(path)
-    pq.write_table(table, out)
+    # plain pages, no statistics: see the module docstring
+    pq.write_table(table, out, use_dictionary=False, write_statistics=False)
     return out
 
 

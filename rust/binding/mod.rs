@@ -15,6 +15,7 @@ use crate::parallel::{Parallelism, PARALLEL_MIN_ELEMENTS};
 mod args;
 mod binary;
 mod bootstrap;
+mod dumps;
 mod kendall;
 mod ranking;
 mod runs;
@@ -53,6 +54,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     ranking::register(m)?;
     kendall::register(m)?;
     runs::register(m)?;
+    dumps::register(m)?;
     Ok(())
 }
 

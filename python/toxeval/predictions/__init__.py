@@ -9,8 +9,9 @@ order, or by an ``ids`` array in an NPZ). JSONL and CSV may be compressed (``.gz
 ``.bz2``, ``.zst``, ``.lz4``: pyarrow's codecs); a compressed Parquet, NPY or NPZ file is
 rejected.
 
-Everything on the score path is columnar: pyarrow reads the file (with an explicit schema
-for JSONL, built from the first line), ids are joined in Arrow / numpy and scores move as
+Everything on the score path is columnar: JSONL score dumps of the common forms are read
+by a native parallel reader (:mod:`~toxeval.predictions.native_jsonl`), every other file
+by pyarrow (with an explicit schema for JSONL, built from the first line), ids are joined in Arrow / numpy and scores move as
 numpy arrays, so a million rows load without a Python object per row. Raw text is the
 exception: each output is parsed as a string. The join takes the cheapest exact path:
 ids already in dataset order (one array comparison); the same ids shuffled (both sides
@@ -25,8 +26,11 @@ given twice (*duplicate*) and ids not in the dataset (*unknown*) are counted; wi
 left out of scoring; the counts and the first few ids go into the report either way.
 
 The parts, each a module of this package: :mod:`~toxeval.predictions.schema` (the
-:class:`Predictions` result, errors, formats and policies), :mod:`~toxeval.predictions.readers`
-(files), :mod:`~toxeval.predictions.forms` (scores, labels, raw text),
+:class:`Predictions` result, errors, formats and policies),
+:mod:`~toxeval.predictions.readers` (files; ``read_jsonl_table`` picks the JSONL reader),
+:mod:`~toxeval.predictions.native_jsonl` (the native JSONL reader),
+:mod:`~toxeval.predictions.arrays` (NPY / NPZ), :mod:`~toxeval.predictions.forms` (scores,
+labels, raw text),
 :mod:`~toxeval.predictions.align` (dataset row order, mismatch policy, unscored rows),
 :mod:`~toxeval.predictions.load` (:func:`read_predictions`) and
 :mod:`~toxeval.predictions.frames` (DataFrames, arrays, raw outputs in memory).

@@ -21,13 +21,13 @@ from toxeval.files import (
 )
 from toxeval.ids import join_ids
 from toxeval.predictions.align import build_predictions, check_one_form, unknown_rows
+from toxeval.predictions.arrays import read_numpy_arrays
 from toxeval.predictions.forms import extract_scores
 from toxeval.predictions.readers import (
     TEXT_FORMATS,
     detect_format,
     read_csv_table,
     read_jsonl_table,
-    read_numpy_arrays,
     read_parquet_table,
 )
 from toxeval.predictions.schema import (

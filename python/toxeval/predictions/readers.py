@@ -1,9 +1,12 @@
-"""Prediction files into pyarrow tables or numpy arrays: JSONL (``.jsonl``, ``.ndjson``),
-CSV / TSV, Parquet, NPY and NPZ. JSONL and CSV may be compressed (``.gz``, ``.bz2``,
-``.zst``, ``.lz4``: pyarrow's codecs); a compressed Parquet, NPY or NPZ file is rejected.
+"""Prediction files into pyarrow tables: JSONL (``.jsonl``, ``.ndjson``), CSV / TSV and
+Parquet (NPY and NPZ: :mod:`~toxeval.predictions.arrays`). JSONL and CSV may be
+compressed (``.gz``, ``.bz2``, ``.zst``, ``.lz4``: pyarrow's codecs); a compressed
+Parquet, NPY or NPZ file is rejected.
 
-JSONL is read by pyarrow with an explicit schema built from the first lines, so every
-row is typed the same way; when pyarrow refuses a file, it is scanned line by line to
+JSONL of the common score forms is read by the native reader
+(:mod:`~toxeval.predictions.native_jsonl`; :func:`read_jsonl_table` decides); the rest
+by pyarrow with an explicit schema built from the first lines, so every row is typed
+the same way; when pyarrow refuses a file, it is scanned line by line to
 name the line and the problem. Decompression and decoding errors become a
 :class:`PredictionError` naming the file.
 """
@@ -13,7 +16,6 @@ from __future__ import annotations
 import io
 import json
 import re
-import zipfile
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -33,6 +35,7 @@ from toxeval.files import (
     open_stream,
     plain_name,
 )
+from toxeval.predictions.native_jsonl import native_jsonl_available, read_native_jsonl
 from toxeval.predictions.schema import (
     FORMATS,
     ID_COLUMNS,
@@ -327,6 +330,25 @@ def _check_encoding(path: Path) -> None:
 
 
 def read_jsonl_table(path: Path) -> pa.Table:
+    """The one place that decides which reader serves a JSONL dump: the native reader
+    (:mod:`~toxeval.predictions.native_jsonl`) for an uncompressed file it covers,
+    pyarrow (:func:`read_pyarrow_jsonl_table`) for everything else: a compressed file,
+    a file the native reader declines, or ``TOXEVAL_JSONL_READER=pyarrow``. Both give
+    the same table; every error message comes from the pyarrow path."""
+    if compression_suffix(path) is None and native_jsonl_available():
+        try:
+            table = read_native_jsonl(path)
+        except OSError as e:
+            raise _unreadable(path, e) from None
+        if table is not None:
+            return table
+    return read_pyarrow_jsonl_table(path)
+
+
+def read_pyarrow_jsonl_table(path: Path) -> pa.Table:
+    """Any JSONL dump through ``pyarrow.json`` with an explicit schema from the first
+    lines; a file pyarrow refuses is scanned line by line to name the line and the
+    problem."""
     import pyarrow.json as pj
 
     _check_encoding(path)
@@ -412,86 +434,3 @@ def read_parquet_table(path: Path) -> pa.Table:
     except (pa.ArrowInvalid, OSError) as e:
         raise PredictionError(f"{path}: cannot read as Parquet: {e}") from None
     return check_column_names(table, path)
-
-
-def _check_npy_size(f: Any, available: int, path: Path, what: str) -> None:
-    """Compare the size an NPY header declares with the bytes there are, before numpy
-    allocates the array: a corrupt or lying header (a shape of 1e11 rows over 48 bytes)
-    is an error naming the file, not a MemoryError."""
-    from numpy.lib import format as npformat
-
-    start = f.tell()
-    version = npformat.read_magic(f)
-    if version == (1, 0):
-        shape, _, dtype = npformat.read_array_header_1_0(f)
-    elif version == (2, 0):
-        shape, _, dtype = npformat.read_array_header_2_0(f)
-    else:
-        return  # left to numpy (its message names the version)
-    header = f.tell() - start
-    f.seek(start)
-    if dtype.hasobject:
-        return  # numpy refuses pickled objects itself
-    count = 1
-    for d in shape:
-        count *= int(d)
-    if count < 0:
-        raise PredictionError(f"{path}: {what}: the header declares a negative shape {shape}")
-    need = count * dtype.itemsize
-    if need > available - header:
-        raise PredictionError(
-            f"{path}: {what}: the header declares shape {shape} of {dtype} ({need} bytes), "
-            f"but the file holds {max(available - header, 0)} bytes of data; it is "
-            "truncated or corrupt"
-        )
-
-
-def read_numpy_arrays(path: Path, fmt: str) -> tuple[np.ndarray, np.ndarray | None]:
-    """Scores (and, from an NPZ, optional ids) from an .npy / .npz file."""
-    size = path.stat().st_size
-    if size == 0:
-        raise PredictionError(f"{path}: empty file (no predictions)")
-    try:
-        if fmt == "npy":
-            with open(path, "rb") as f:
-                _check_npy_size(f, size, path, "NPY")
-                return np.load(f, allow_pickle=False), None
-        with np.load(path, allow_pickle=False) as z:
-            names = list(z.files)
-            key = next((n for n in SCORE_COLUMNS + LABEL_COLUMNS if n in names), None)
-            if key is None:
-                non_id = [n for n in names if n not in ("ids", "id")]
-                if len(non_id) != 1:
-                    raise PredictionError(
-                        f"{path}: NPZ holds {names}; name the score array 'scores' "
-                        f"(and optionally the ids 'ids')"
-                    )
-                key = non_id[0]
-            if "ids" in names and "id" in names:
-                raise PredictionError(
-                    f"{path}: NPZ holds both 'id' and 'ids'; keep the one array of ids to join by"
-                )
-            ids_key = "ids" if "ids" in names else ("id" if "id" in names else None)
-            # every other array must be a companion prediction array (labels beside the
-            # scores): ids saved under another name would otherwise be passed over and
-            # the rows matched by row order
-            companions = LABEL_COLUMNS if key in SCORE_COLUMNS else ()
-            unread = [n for n in names if n not in (key, ids_key, *companions)]
-            if unread:
-                raise PredictionError(
-                    f"{path}: NPZ arrays {', '.join(map(repr, unread))} are not read; an NPZ "
-                    f"holds the scores ({key!r}) and optionally their ids as 'ids' (rename "
-                    "the id array to 'ids', or remove the other arrays: without 'ids' rows "
-                    "are matched by row order)"
-                )
-            for member in (key, ids_key):
-                if member is None:
-                    continue
-                info = z.zip.getinfo(member + ".npy")
-                with z.zip.open(info) as f:
-                    _check_npy_size(f, info.file_size, path, f"array {member!r}")
-            return z[key], (z[ids_key] if ids_key else None)
-    except PredictionError:
-        raise
-    except (ValueError, OSError, EOFError, zipfile.BadZipFile, zlib.error) as e:
-        raise PredictionError(f"{path}: cannot read as {fmt.upper()}: {e}") from None
