@@ -103,7 +103,7 @@ def _tri_state(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     return vals == 1.0, vals != -1.0
 
 
-def _table_labels(
+def table_labels(
     table: pa.Table, labels: LabelReader, *, csv_text: bool = False
 ) -> tuple[np.ndarray, np.ndarray]:
     """Label matrix and mask from the ``labels`` column or per-category columns."""
@@ -309,7 +309,7 @@ def table_to_rows(
     ann = _table_annotations(table, labels)
     try:
         if "labels" in names or ann is None:
-            y, mask = _table_labels(table, labels, csv_text=csv_text)
+            y, mask = table_labels(table, labels, csv_text=csv_text)
             has_labels = np.ones(n, dtype=bool)
         else:
             y, mask = np.zeros((n, labels.k), np.int8), np.zeros((n, labels.k), bool)
