@@ -196,6 +196,13 @@ def score_out_of_core(
     step = progress
     if step:
         step("listing shards")
+    for what, given in (("predictions", predictions), ("dataset", dataset)):
+        if given is not None and not Path(given).exists():
+            err = PredictionError if what == "predictions" else DatasetError
+            raise err(
+                f"{given}: no such file or directory; out-of-core scoring reads the {what} "
+                "from a Parquet file or a directory of Parquet shards"
+            )
     pred_shards = discover_shards(predictions)
     ds_shards = None if combined else discover_shards(dataset)  # type: ignore[arg-type]
     with tempfile.TemporaryDirectory(prefix="toxeval-ooc-", dir=spill_dir) as tmp:

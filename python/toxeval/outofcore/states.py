@@ -186,7 +186,7 @@ class RangeStates:
         self.rows = RowSums(k, threshold)
         dtype = np.dtype(np.float32 if float32 else np.float64)
         # a range, read back with its sort's copy and the runs, within state_bytes
-        self.max_values = max(1024, state_bytes // (4 * dtype.itemsize + 24))
+        self.max_values = max(64, state_bytes // (4 * dtype.itemsize + 24))
         n_ranges = max(1, -(-n_cells_bound // self.max_values))
         self.n_ranges = n_ranges
         spl = [
