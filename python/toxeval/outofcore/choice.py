@@ -53,5 +53,7 @@ def out_of_core_reason(predictions: Any, dataset: Any, memory_limit: Any) -> str
         return None  # the in-memory reader gives its own error
     limit = default_memory_limit()
     if size > limit:
-        return f"the predictions hold {size} bytes uncompressed, over the {limit}-byte default limit"
+        return (
+            f"the predictions hold {size} bytes uncompressed, over the {limit}-byte default limit"
+        )
     return None

@@ -10,19 +10,13 @@ boundary. Positives and negatives go to separate files, so a range file is a pla
 array of scores (float32 when every score column is float32, else float64).
 
 The reduction walks each label's ranges from the highest scores down. A range is read
-whole (one range is sized to fit half the memory limit; one that does not, because the
-sample missed where the scores are, is split again by its own splitters), its
-positives and negatives sorted and counted per distinct score, giving the runs
-(distinct score, positives, negatives) in descending order. The runs extend the curve
-from the true- and false-positive counts of the ranges above it, so the sums are
-those of the one-pass curve over all N scores:
-
-- AP (scikit-learn's step sum): ``sum over runs of (tp_i - tp_{i-1}) / P * tp_i / (tp_i + fp_i)``;
-- ROC AUC (trapezoids through every distinct threshold, as ``roc_curve`` then ``auc``):
-  ``sum of (fp_i - fp_{i-1}) / N * (tp_i + tp_{i-1}) / (2 P)``.
-
-Dropping collinear points (``drop_intermediate``) does not change the area, so the
-figures equal the in-memory ones to rounding (tested to 1e-12 relative).
+whole (one range is sized to fit its share of the memory limit; one that does not,
+because the sample missed where the scores are, is split again by its own splitters),
+turned into runs (distinct score, positives, negatives) by
+:meth:`toxeval.streaming.LabelRuns.from_scores` and fed to a
+:class:`toxeval.streaming.RunsReducer`, which carries the true- and false-positive
+counts of the ranges above: the figures are scikit-learn's over all N scores, with no
+process holding them.
 """
 
 from __future__ import annotations
@@ -32,70 +26,9 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["LabelRuns", "RangeSpill", "reduce_runs", "runs_of"]
+from toxeval.streaming import LabelRuns, RunsReducer, score_keys
 
-
-@dataclass
-class LabelRuns:
-    """The running sums of one label's curve, extended range by range (highest scores
-    first): counts above the current range, and the AP and AUC sums so far."""
-
-    positives: int
-    negatives: int
-    tp: int = 0
-    fp: int = 0
-    ap_sum: float = 0.0
-    auc_sum: float = 0.0
-    n_runs: int = 0
-
-    def extend(self, pos_counts: np.ndarray, neg_counts: np.ndarray) -> None:
-        """Add runs (positives and negatives per distinct score, descending scores)."""
-        if pos_counts.size == 0:
-            return
-        tp = self.tp + np.cumsum(pos_counts, dtype=np.int64)
-        fp = self.fp + np.cumsum(neg_counts, dtype=np.int64)
-        tp_prev = np.concatenate(([self.tp], tp[:-1]))
-        if self.positives:
-            step = pos_counts > 0
-            prec = tp[step] / (tp[step] + fp[step])
-            self.ap_sum += float(np.sum(pos_counts[step] * prec)) / self.positives
-        if self.positives and self.negatives:
-            self.auc_sum += float(np.sum(neg_counts * (tp + tp_prev))) / (
-                2.0 * self.positives * self.negatives
-            )
-        self.tp, self.fp = int(tp[-1]), int(fp[-1])
-        self.n_runs += int(pos_counts.size)
-
-    def ap(self) -> float:
-        """AP (NaN without a known positive)."""
-        return self.ap_sum if self.positives else float("nan")
-
-    def roc_auc(self) -> float:
-        """ROC AUC (NaN unless both classes are known)."""
-        return self.auc_sum if self.positives and self.negatives else float("nan")
-
-
-def runs_of(pos: np.ndarray, neg: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(distinct scores descending, positives, negatives per score) of the scores of
-    positive cells ``pos`` and negative cells ``neg`` (sorted in place)."""
-    pos.sort()
-    neg.sort()
-    up, cp = _distinct(pos)
-    un, cn = _distinct(neg)
-    scores = np.union1d(up, un)  # ascending; -0.0 and 0.0 are one value
-    p = np.zeros(scores.size, dtype=np.int64)
-    q = np.zeros(scores.size, dtype=np.int64)
-    p[np.searchsorted(scores, up)] = cp
-    q[np.searchsorted(scores, un)] = cn
-    return scores[::-1], p[::-1], q[::-1]
-
-
-def _distinct(sorted_values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    if sorted_values.size == 0:
-        return sorted_values, np.zeros(0, dtype=np.int64)
-    starts = np.flatnonzero(np.concatenate(([True], sorted_values[1:] != sorted_values[:-1])))
-    counts = np.diff(np.append(starts, sorted_values.size))
-    return sorted_values[starts], counts
+__all__ = ["RangeSpill", "reduce_runs", "splitters_from_sample"]
 
 
 def splitters_from_sample(sample: np.ndarray, n_ranges: int) -> np.ndarray:
@@ -178,16 +111,43 @@ class RangeSpill:
         return np.fromfile(path, dtype=self.dtype)
 
 
-def reduce_runs(spill: RangeSpill, label: int, runs: LabelRuns, max_values: int) -> tuple[int, int]:
-    """Extend ``runs`` with every range of ``label`` from the highest scores down;
-    ranges over ``max_values`` scores are split again on disk first. Returns (ranges
-    reduced, ranges split again). Range files are removed once reduced."""
+def _one_run(spill: RangeSpill, pos_path: Path, neg_path: Path) -> LabelRuns:
+    """The one run of a range whose scores are all equal, from its files' sizes."""
+    n = [
+        p.stat().st_size // spill.dtype.itemsize if p.exists() else 0 for p in (pos_path, neg_path)
+    ]
+    src = pos_path if n[0] else neg_path
+    value = np.fromfile(src, dtype=spill.dtype, count=1)
+    return LabelRuns(
+        score_keys(value),
+        np.array([float(n[0])]),
+        np.array([float(n[1])]),
+        n_pos=n[0],
+        n_neg=n[1],
+        score_kind=str(spill.dtype),
+    )
+
+
+def _range_runs(spill: RangeSpill, pos_path: Path, neg_path: Path) -> LabelRuns:
+    """The runs of one range read whole."""
+    pos, neg = spill.read(pos_path), spill.read(neg_path)
+    y = np.zeros(pos.size + neg.size, dtype=np.bool_)
+    y[: pos.size] = True
+    return LabelRuns.from_scores(y, np.concatenate([pos, neg]))
+
+
+def reduce_runs(
+    spill: RangeSpill, label: int, reducer: RunsReducer, max_values: int
+) -> tuple[int, int, int]:
+    """Feed ``reducer`` every range of ``label`` from the highest scores down; ranges
+    over ``max_values`` scores are split again on disk first. Returns (ranges reduced,
+    ranges split again, distinct scores). Range files are removed once reduced."""
     spill.flush()
     pending: list[tuple[Path, Path]] = [
         (spill.path(label, r, True), spill.path(label, r, False))
         for r in range(spill.n_ranges(label))
     ]
-    reduced = resplit = 0
+    reduced = resplit = distinct = 0
     depth = 0
     while pending:
         pos_path, neg_path = pending.pop()  # the highest remaining range
@@ -197,27 +157,25 @@ def reduce_runs(spill: RangeSpill, label: int, runs: LabelRuns, max_values: int)
             parts = _split_range(spill, pos_path, neg_path, max_values, depth)
             depth += 1
             if parts is None:  # one distinct score: one run, counted from the sizes
-                counts = [
-                    np.array([p.stat().st_size // spill.dtype.itemsize if p.exists() else 0])
-                    for p in (pos_path, neg_path)
-                ]
-                runs.extend(counts[0], counts[1])
+                reducer.feed(_one_run(spill, pos_path, neg_path))
                 for p in (pos_path, neg_path):
                     if p.exists():
                         p.unlink()
                 reduced += 1
+                distinct += 1
                 continue
             pending.extend(parts)
             resplit += 1
             continue
-        pos, neg = spill.read(pos_path), spill.read(neg_path)
+        if pos_path.exists() or neg_path.exists():
+            runs = _range_runs(spill, pos_path, neg_path)
+            reducer.feed(runs)
+            distinct += len(runs)
         for p in (pos_path, neg_path):
             if p.exists():
                 p.unlink()
-        _, p_counts, n_counts = runs_of(pos, neg)
-        runs.extend(p_counts, n_counts)
         reduced += 1
-    return reduced, resplit
+    return reduced, resplit, distinct
 
 
 def _split_range(

@@ -721,8 +721,8 @@ def _result(
     card = {
         "label": "benchmark card's reference recipe (compatibility mode; not standard AP)",
         "threshold": run.threshold,
-        "rows_used": 0,
-        "rows_skipped_partial_labels": c.n_scored,
+        "rows_used": None,
+        "rows_skipped_partial_labels": None,
         "map": None,
         "label_ranking_loss": None,
         "per_category_ap": {},
