@@ -145,7 +145,8 @@ def run_one(folder: Path, n: int, limit: str, out: Path) -> dict[str, Any]:
 
 
 def _fmt_n(n: int) -> str:
-    return f"10^{int(round(np.log10(n)))}" if n >= 10 and 10 ** round(np.log10(n)) == n else str(n)
+    e = round(float(np.log10(n)))
+    return f"10^{e}" if n >= 10 and 10**e == n else str(n)
 
 
 def markdown(rows: list[dict[str, Any]], limit: str) -> str:

@@ -278,7 +278,7 @@ def test_memory_limits(text: Any, bytes_: int) -> None:
 
 @pytest.mark.parametrize("text", ["2XB", "-1GB", "1KB", "", True])
 def test_bad_memory_limits(text: Any) -> None:
-    with pytest.raises(ValueError, match="memory limit|memory_limit"):
+    with pytest.raises(ValueError, match=r"memory limit|memory_limit"):
         parse_memory_limit(text)
 
 

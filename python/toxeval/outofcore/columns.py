@@ -200,17 +200,18 @@ def read_scores(
 
 
 def _matrix(scores: np.ndarray | ScoreColumns, k: int) -> np.ndarray:
-    """(n, K) float64 scores, C order, from either form :func:`extract_scores` gives."""
+    """(n, K) float64 scores in Fortran order (each label's column contiguous, as the
+    range files take them; the metric states read either order)."""
     if isinstance(scores, np.ndarray):
-        return np.ascontiguousarray(scores, dtype=np.float64)
+        return np.asfortranarray(scores, dtype=np.float64)
     n = scores.n_rows
-    out = np.empty((n, k), dtype=np.float64)
+    out_t = np.empty((k, n), dtype=np.float64)
     for c in range(k):
         at = 0
         for chunk in scores[c]:
-            out[at : at + len(chunk), c] = chunk
+            out_t[c, at : at + len(chunk)] = chunk
             at += len(chunk)
-    return out
+    return np.asarray(out_t.T)
 
 
 def dataset_metadata_columns(names: Sequence[str], plan: ColumnPlan) -> list[str]:

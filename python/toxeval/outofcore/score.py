@@ -523,9 +523,11 @@ def _score_joined(
 
 
 def _partition_of(ids: pa.Array, n_parts: int) -> np.ndarray | None:
+    """The id-hash partition of each row (None: one partition)."""
     if n_parts == 1:
         return None
-    return (id_hashes(ids) % np.uint64(n_parts)).astype(np.int64)
+    part: np.ndarray = (id_hashes(ids) % np.uint64(n_parts)).astype(np.int64)
+    return part
 
 
 def _sorted_by_row(t: pa.Table) -> pa.Table:

@@ -44,15 +44,19 @@ class StatesOutgrown(Exception):
 
 
 def choose_path(n_rows_bound: int, k: int, sample: np.ndarray | None, state_bytes: int) -> str:
-    """``tree merge`` when even one run per cell fits ``state_bytes`` (N x K x 48
-    bytes), or when the sample (the first batch's scores, (n, K)) shows few distinct
-    scores per label (at most 1/64 of its rows, or 256); else ``range partitions``."""
-    if n_rows_bound * k * _RUN_BYTES <= state_bytes:
-        return TREE
+    """``tree merge`` when the sample (the first batch's scores, (n, K)) shows few
+    distinct scores per label (at most 256, or 1/64 of its rows: LLM confidences,
+    label lists, quantised scores), or when the input is small (N x K at most 2^22
+    cells, and one run per cell fits ``state_bytes``); else ``range partitions``
+    (continuous scores: merging runs of about one entry per row costs more than
+    sorting ranges read from disk)."""
     if sample is not None and sample.shape[0]:
         distinct = max(int(np.unique(sample[:, c]).size) for c in range(sample.shape[1]))
         if distinct <= max(256, sample.shape[0] // 64):
             return TREE
+    cells = n_rows_bound * k
+    if cells <= 1 << 22 and cells * _RUN_BYTES <= state_bytes:
+        return TREE
     return RANGES
 
 

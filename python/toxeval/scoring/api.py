@@ -30,13 +30,15 @@ from toxeval.predictions import (
 from toxeval.scoring.figures import score_predictions
 from toxeval.scoring.intervals import DEFAULT_RESAMPLES, add_intervals, check_options
 from toxeval.scoring.result import EvaluationResult, Progress, toxeval_version
-
-RowProgress = Callable[[int, int], None]
 from toxeval.taxonomy import LabelMapping, Taxonomy, load_taxonomy
 
 if TYPE_CHECKING:
     from toxeval.datasets import Dataset, Rule
     from toxeval.detectors import Detector
+
+
+#: Called with (rows done, rows in the step) as out-of-core scoring streams.
+RowProgress = Callable[[int, int], None]
 
 
 def _mapping_record(mapping: str | Path | LabelMapping | None) -> dict[str, Any] | None:

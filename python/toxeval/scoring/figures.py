@@ -1,14 +1,17 @@
 """:func:`score_predictions`: every figure of a report, from a dataset and predictions
 already aligned to it (:func:`toxeval.metrics.multilabel_report` in one native pass, then
 the notes, counts, per-category table, agreement and card figures).
+:func:`report_figures` turns a ``multilabel_report`` dict into the report's figures,
+per-category rows and their notes; out-of-core scoring (:mod:`toxeval.outofcore`) uses
+it on the dict its merged states give.
 """
 
 from __future__ import annotations
 
 import math
 import warnings
-from pathlib import Path
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
