@@ -365,3 +365,80 @@ def test_cli_schema_mismatch_exits_2(
     assert r.returncode == 2
     assert "part-001.parquet: column 'labels' is not in part-000.parquet" in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_per_category_labels_joined_to_a_scores_object(
+    tmp_path: Path, data: dict[str, Any]
+) -> None:
+    """Labels as one 1/0/null column per category; predictions as a ``scores`` object
+    with integer ids on the dataset side (read as their text, as in memory)."""
+    n = 700
+    ids = np.arange(n)
+    labels = {
+        c: pa.array(
+            [
+                int(v) if k else None
+                for v, k in zip(data["y"][:, j], data["known"][:, j], strict=True)
+            ],
+            pa.int8(),
+        )
+        for j, c in enumerate(TAX.ids)
+    }
+    ds_table = pa.table({"id": ids, "text": [f"t{i}" for i in ids], **labels})
+    pq.write_table(ds_table, tmp_path / "ds.parquet", row_group_size=128)
+    scores = pa.StructArray.from_arrays(
+        [pa.array(data["s"][:, j]) for j in range(K)], names=list(TAX.ids)
+    )
+    perm = np.random.default_rng(5).permutation(n)
+    pred = pa.table({"id": pa.array([str(i) for i in ids]), "scores": scores}).take(pa.array(perm))
+    pq.write_table(pred, tmp_path / "pred.parquet", row_group_size=100)
+    want = score(tmp_path / "pred.parquet", tmp_path / "ds.parquet", bootstrap=0)
+    got = score(tmp_path / "pred.parquet", tmp_path / "ds.parquet", memory_limit="24KiB")
+    _same(got, want)
+    assert got.config["out_of_core"]["reason"] == "a memory limit was given"
+
+
+def test_a_parquet_file_over_the_default_limit_goes_out_of_core(
+    tmp_path: Path, data: dict[str, Any], monkeypatch: pytest.MonkeyPatch, in_memory: Any
+) -> None:
+    from toxeval.outofcore import memory
+
+    ds = _write_dataset(tmp_path / "dataset.parquet", data)
+    pred = _write_predictions(tmp_path / "predictions.parquet", data)
+    monkeypatch.setattr(memory, "default_memory_limit", lambda: 20_000)
+    got = score(pred, ds, bootstrap=0)
+    assert "default limit" in got.config["out_of_core"]["reason"]
+    _same(got, in_memory)
+
+
+def test_options_that_do_not_apply_out_of_core_are_refused(
+    tmp_path: Path, data: dict[str, Any]
+) -> None:
+    folder = _shards(tmp_path / "one", data, [np.arange(700)], labels=True)
+    with pytest.raises(ValueError, match=r"rule='union' does not apply to out-of-core scoring"):
+        score(folder, rule="union")
+    with pytest.raises(ValueError, match="spill_dir applies to out-of-core scoring only"):
+        score(_write_predictions(tmp_path / "p.parquet", data), spill_dir=tmp_path)
+
+
+def test_raw_text_and_annotations_are_refused_with_the_reason(tmp_path: Path) -> None:
+    pq.write_table(pa.table({"id": ["a", "b"], "output": ["hate", "none"]}), tmp_path / "p.parquet")
+    pq.write_table(
+        pa.table({"id": ["a", "b"], "annotations": [[["hate"]], [[]]]}), tmp_path / "d.parquet"
+    )
+    with pytest.raises(ValueError, match="per-annotator 'annotations'"):
+        score_out_of_core(tmp_path / "p.parquet", tmp_path / "d.parquet")
+    pq.write_table(pa.table({"id": ["a", "b"], "labels": [["hate"], []]}), tmp_path / "d.parquet")
+    with pytest.raises(ValueError, match="raw text are parsed in memory"):
+        score_out_of_core(tmp_path / "p.parquet", tmp_path / "d.parquet")
+
+
+def test_spill_files_are_removed(tmp_path: Path, data: dict[str, Any]) -> None:
+    spill = tmp_path / "spill"
+    spill.mkdir()
+    ds = _shards(tmp_path / "ds", data, np.array_split(np.arange(700), 2), labels=True)
+    pred = _shards(tmp_path / "pred", data, np.array_split(np.arange(700), 3), labels=False)
+    got = score_out_of_core(pred, ds, memory_limit="16KiB", spill_dir=spill, states_path=RANGES)
+    assert got.config["out_of_core"]["join_spill_bytes"] > 0
+    assert got.config["out_of_core"]["spill_bytes"] > 0
+    assert list(spill.iterdir()) == []
