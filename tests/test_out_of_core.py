@@ -442,3 +442,18 @@ def test_spill_files_are_removed(tmp_path: Path, data: dict[str, Any]) -> None:
     assert got.config["out_of_core"]["join_spill_bytes"] > 0
     assert got.config["out_of_core"]["spill_bytes"] > 0
     assert list(spill.iterdir()) == []
+
+
+def test_an_id_hashes_the_same_in_any_batch() -> None:
+    """The join sends an id to one partition whichever batch it is read in: the hash
+    is a function of the string alone (the padded and the polynomial form alike)."""
+    from toxeval.outofcore.spill import id_hashes
+
+    ids = pa.array([f"row-{i}" for i in range(3000)] + ["é", "x" * 100, "", "a", "a "])
+    whole = id_hashes(ids)
+    for lo, hi in [(0, 10), (5, 3000), (2990, 3005), (3000, 3002)]:
+        np.testing.assert_array_equal(id_hashes(ids.slice(lo, hi - lo)), whole[lo:hi])
+    for i in range(2995, 3005):
+        assert id_hashes(ids.slice(i, 1))[0] == whole[i]
+    assert whole[3003] != whole[3004]  # "a" and "a " differ
+    assert len(np.unique(whole)) == len(whole)

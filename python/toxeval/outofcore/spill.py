@@ -14,6 +14,7 @@ from types import TracebackType
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 __all__ = ["SpillPartitions", "id_hashes"]
 
@@ -33,33 +34,74 @@ def _mix(h: np.ndarray) -> np.ndarray:
 
 
 def id_hashes(ids: pa.Array) -> np.ndarray:
-    """A 64-bit hash of each string of ``ids`` (a string array without nulls), the same
-    for equal strings wherever they come from: a polynomial over the bytes, then mixed.
-    It only decides partitions; ids are always compared on their bytes."""
+    """A 64-bit hash of each string of ``ids`` (a string array without nulls), a function
+    of the string alone (the same in any batch). It only decides partitions; ids are
+    always compared on their bytes. ASCII ids up to 64 bytes are padded by Arrow and
+    folded eight bytes at a time; others go through a polynomial over their bytes."""
     n = len(ids)
     if n == 0:
         return np.zeros(0, dtype=np.uint64)
+    nbytes = np.asarray(pc.binary_length(ids).to_numpy(zero_copy_only=False), dtype=np.int64)
+    short_ascii = nbytes <= 64
+    if int(nbytes.sum()) != int(pc.sum(pc.utf8_length(ids)).as_py() or 0):
+        chars = np.asarray(pc.utf8_length(ids).to_numpy(zero_copy_only=False), dtype=np.int64)
+        short_ascii &= chars == nbytes
+    with np.errstate(over="ignore"):
+        if short_ascii.all():
+            return _mix(_padded_words_hash(ids, nbytes))
+        out = np.empty(n, dtype=np.uint64)
+        for sel, fn in ((short_ascii, _padded_words_hash), (~short_ascii, _polynomial_hash)):
+            rows = np.flatnonzero(sel)
+            if rows.size:
+                part = ids.take(pa.array(rows))
+                out[rows] = _mix(fn(part, nbytes[rows]))
+        return out
+
+
+def _padded_words_hash(ids: pa.Array, nbytes: np.ndarray) -> np.ndarray:
+    """ASCII ids padded with spaces to one width, folded eight bytes at a time; a word
+    past a string's length is not folded (so the width chosen does not matter) and the
+    length is in the seed ("a" and "a " differ)."""
+    n = len(ids)
+    width = max(8, (int(nbytes.max()) + 7) // 8 * 8)
+    padded = pc.utf8_rpad(ids, width=width, padding=" ")
+    at = int(
+        np.frombuffer(padded.buffers()[1], dtype=np.int32, count=1, offset=padded.offset * 4)[0]
+    )
+    body = np.frombuffer(padded.buffers()[2], dtype=np.uint8)[at : at + n * width]
+    words = np.ascontiguousarray(body).view(np.uint64).reshape(n, width // 8)
+    h = nbytes.astype(np.uint64) * _M1
+    for j in range(width // 8):
+        folded = (h ^ words[:, j]) * _M2
+        folded ^= folded >> np.uint64(29)
+        if int(nbytes.min()) > 8 * j:
+            h = folded
+        else:
+            h = np.where(nbytes > 8 * j, folded, h)
+    return h
+
+
+def _polynomial_hash(ids: pa.Array, nbytes: np.ndarray) -> np.ndarray:
+    """Any ids: the sum of (byte + 1) x M^position over each string's bytes."""
+    n = len(ids)
+    h = nbytes.astype(np.uint64) * _M1
     offsets = np.frombuffer(ids.buffers()[1], dtype=np.int32, count=n + 1, offset=ids.offset * 4)
-    lengths = np.diff(offsets).astype(np.int64)
     start, stop = int(offsets[0]), int(offsets[-1])
     data = ids.buffers()[2]
-    h = lengths.astype(np.uint64) * _M1
-    if stop > start and data is not None:
-        body = np.frombuffer(data, dtype=np.uint8)[start:stop].astype(np.uint64)
-        body += np.uint64(1)
-        starts = offsets[:-1].astype(np.int64) - start
-        pos = np.arange(stop - start, dtype=np.int64) - np.repeat(starts, lengths)
-        powers = np.empty(int(lengths.max()), dtype=np.uint64)
-        powers[0] = 1
-        with np.errstate(over="ignore"):
-            for i in range(1, powers.size):
-                powers[i] = powers[i - 1] * _M3
-            body *= powers[pos]
-        nonempty = lengths > 0
-        sums = np.add.reduceat(body, starts[nonempty])
-        h[nonempty] ^= sums
-    with np.errstate(over="ignore"):
-        return _mix(h)
+    if stop == start or data is None:
+        return h
+    body = np.frombuffer(data, dtype=np.uint8)[start:stop].astype(np.uint64)
+    body += np.uint64(1)
+    starts = offsets[:-1].astype(np.int64) - start
+    pos = np.arange(stop - start, dtype=np.int64) - np.repeat(starts, nbytes)
+    powers = np.empty(int(nbytes.max()), dtype=np.uint64)
+    powers[0] = 1
+    for i in range(1, powers.size):
+        powers[i] = powers[i - 1] * _M3
+    body *= powers[pos]
+    nonempty = nbytes > 0
+    h[nonempty] ^= np.add.reduceat(body, starts[nonempty])
+    return h
 
 
 class SpillPartitions:
