@@ -121,14 +121,16 @@ def progress_rows(
         console=console,
         transient=True,
     ) as prog:
-        task = prog.add_task("starting", total=None)
+        tasks = [prog.add_task("starting", total=None)]
 
         def step(name: str) -> None:
+            # a new task per step: its bar starts empty, with no total until told
             TIMINGS.mark(name)
-            prog.update(task, description=name, total=None, completed=0)
+            prog.remove_task(tasks[-1])
+            tasks.append(prog.add_task(name, total=None))
 
         def advance(done: int, total: int) -> None:
-            prog.update(task, total=total, completed=done)
+            prog.update(tasks[-1], total=total, completed=done)
 
         yield step, advance
 

@@ -285,7 +285,7 @@ def _score_one_table(
     if states is None:
         states = run.states(attempts[-1], 0, None, f32)
     run.step(f"reducing ({attempts[-1]})")
-    report, info = states.finish()
+    report, info = states.finish(run.rows_progress)
     info["attempts"] = attempts
     info["join"] = "none: one table holds labels and scores (ids checked distinct)"
     ignored = dataset_metadata_columns(shards.schema.names, plan)
@@ -508,7 +508,7 @@ def _score_joined(
     for name in ("kind", "n_out_of_range", "binary"):
         setattr(joined, name, getattr(counts, name))
     run.step(f"reducing ({attempts[-1]})")
-    report, info = states.finish()
+    report, info = states.finish(run.rows_progress)
     info["attempts"] = attempts
     info["join"] = f"hash partitions by id ({n_parts})"
     info["join_partitions"] = n_parts

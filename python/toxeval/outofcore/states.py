@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 import os
 import warnings
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -79,7 +80,9 @@ class TreeStates:
         if size > self.state_bytes:
             raise StatesOutgrown(size)
 
-    def finish(self) -> tuple[dict[str, Any], dict[str, Any]]:
+    def finish(
+        self, progress: Callable[[int, int], None] | None = None
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
         """The report dict and what the path did (for ``results.json``)."""
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the report's notes say what is undefined
@@ -136,10 +139,17 @@ class RangeStates:
         reduced, resplit, distinct = reduce_runs(self.spill, c, reducer, self.max_values)
         return reducer.result(), reduced, resplit, distinct
 
-    def finish(self) -> tuple[dict[str, Any], dict[str, Any]]:
+    def finish(
+        self, progress: Callable[[int, int], None] | None = None
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The report dict and what the path did; ``progress(labels done, K)``."""
         self.spill.flush()
+        out = []
         with ThreadPoolExecutor(max_workers=self.workers) as pool:
-            out = list(pool.map(self._reduce, range(self.k)))
+            for i, o in enumerate(pool.map(self._reduce, range(self.k))):
+                out.append(o)
+                if progress:
+                    progress(i + 1, self.k)
         figures = [o[0] for o in out]
         binary = BinaryFigures(
             np.array([f.ap for f in figures], dtype=np.float64),
