@@ -18,9 +18,12 @@ schemas, nothing about labels, scores or metrics.
 from __future__ import annotations
 
 import os
+import queue
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -90,11 +93,22 @@ class ShardSet:
         batch_rows: int,
         *,
         on_shard: Callable[[Shard], None] | None = None,
+        prefetch: bool = True,
     ) -> Iterator[pa.RecordBatch]:
         """Record batches of ``columns``, at most ``batch_rows`` rows each, shard after
         shard in order (empty shards give none). ``on_shard(shard)`` is called before
         each shard is opened. Each shard is checked against what discovery saw before it
-        is opened and after its last batch."""
+        is opened and after its last batch. With ``prefetch`` the next batch is read on
+        a thread while the caller works on this one (one batch more in memory)."""
+        it = self._batches(columns, batch_rows, on_shard)
+        return _prefetched(it) if prefetch else it
+
+    def _batches(
+        self,
+        columns: Sequence[str],
+        batch_rows: int,
+        on_shard: Callable[[Shard], None] | None,
+    ) -> Iterator[pa.RecordBatch]:
         for shard in self.shards:
             if on_shard is not None:
                 on_shard(shard)
@@ -115,6 +129,53 @@ class ShardSet:
                 shard.check_unchanged("while it was read")
                 raise ShardError(f"{shard.path}: cannot read the shard: {e}") from None
             shard.check_unchanged("while it was read")
+
+
+_DONE = object()
+
+
+def _prefetched(it: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """``it`` run on a thread one item ahead (pyarrow reads with the GIL released, so
+    reading overlaps the caller's work); its exceptions are raised here, in order.
+    Closing the generator stops the thread after the item it is reading."""
+    q: queue.Queue[Any] = queue.Queue(maxsize=1)
+    stop = threading.Event()
+
+    def work() -> None:
+        try:
+            for item in it:
+                while not stop.is_set():
+                    try:
+                        q.put(item, timeout=0.1)
+                        break
+                    except queue.Full:
+                        continue
+                if stop.is_set():
+                    return
+            q.put(_DONE)
+        except BaseException as e:  # handed to the consumer, raised there
+            q.put(e)
+
+    t = threading.Thread(target=work, name="toxeval-shard-reader", daemon=True)
+    t.start()
+    try:
+        while True:
+            item = q.get()
+            if item is _DONE:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        stop.set()
+        while t.is_alive():
+            try:
+                q.get_nowait()
+            except queue.Empty:
+                t.join(timeout=0.1)
+        close = getattr(it, "close", None)
+        if close is not None:
+            close()
 
 
 def is_parquet_input(path: str | Path) -> bool:

@@ -179,6 +179,11 @@ def read_scores(
 ) -> tuple[str, ScoreRows]:
     """The predictions of a batch holding ``id`` and prediction columns: their kind
     (``scores`` or ``labels``) and :class:`ScoreRows`."""
+    fast = _float_columns(batch, taxonomy)
+    if fast is not None:
+        n_out = validate_scores(fast, ids, taxonomy, source)
+        none = np.zeros(batch.num_rows, dtype=bool)
+        return "scores", ScoreRows(fast, none, none, n_out, _all_binary(fast))
     unknown = unknown_rows(batch, taxonomy)
     check_one_form(batch, taxonomy, unknown, source)
     known = batch
@@ -195,8 +200,39 @@ def read_scores(
     known_ids = ids.filter(pa.array(~rows)) if rows.any() else ids
     n_out = validate_scores(scores, known_ids, taxonomy, source)
     matrix = _matrix(scores, k)
-    binary = bool(((matrix == 0.0) | (matrix == 1.0)).all())
-    return kind, ScoreRows(matrix, unknown.null, unknown.failed, n_out, binary)
+    return kind, ScoreRows(matrix, unknown.null, unknown.failed, n_out, _all_binary(matrix))
+
+
+def _float_columns(batch: pa.Table, taxonomy: Taxonomy) -> np.ndarray | None:
+    """The common form read directly: one float column per category id, no nulls, no
+    ``error`` column; each column converted once into a Fortran-order float64 matrix
+    (what :func:`extract_scores` gives for it, without its intermediate copies). None
+    for any other form."""
+    names = [n for n in batch.column_names if n != "id"]
+    if sorted(names) != sorted(taxonomy.ids):
+        return None
+    cols = [batch.column(c) for c in taxonomy.ids]
+    if any(c.null_count or not pa.types.is_floating(c.type) for c in cols):
+        return None
+    if any(pa.types.is_float16(c.type) for c in cols):
+        return None
+    out_t = np.empty((len(cols), batch.num_rows), dtype=np.float64)
+    for j, col in enumerate(cols):
+        at = 0
+        for chunk in col.chunks:
+            values = chunk.to_numpy(zero_copy_only=False)
+            out_t[j, at : at + len(values)] = values
+            at += len(values)
+    return np.asarray(out_t.T)
+
+
+def _all_binary(matrix: np.ndarray) -> bool:
+    """Whether every score is 0 or 1, column by column (stops at the first that is not)."""
+    for j in range(matrix.shape[1]):
+        col = matrix[:, j]
+        if not bool(((col == 0.0) | (col == 1.0)).all()):
+            return False
+    return True
 
 
 def _matrix(scores: np.ndarray | ScoreColumns, k: int) -> np.ndarray:

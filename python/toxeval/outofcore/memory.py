@@ -1,10 +1,9 @@
 """The memory limit of out-of-core scoring: parsing ``--memory-limit`` (``2GB``,
 ``512MiB``, ``1.5G``, a number of bytes), its default, and how it is shared out.
 
-The limit bounds what the out-of-core path holds: the record batch being read, the
-metric states, the write buffers of the spill files and the one partition reduced at a
-time. The interpreter, NumPy and pyarrow themselves (about 150 MB of resident memory)
-come on top.
+The limit bounds the process: a baseline for the interpreter and the libraries is held
+back, and the rest is shared between the record batches in flight, the metric states,
+the write buffers of the spill files and the ranges or partitions reduced at a time.
 """
 
 from __future__ import annotations
@@ -76,27 +75,39 @@ def default_memory_limit() -> int:
     return max(MIN_LIMIT, min(DEFAULT_MEMORY_LIMIT, avail // 2))
 
 
+#: What the interpreter, NumPy, pyarrow and toxeval's modules take before any data (a
+#: measured ~250 MB resident, rounded up): held back from the limit's shares.
+BASELINE_BYTES = 320 * 10**6
+
+
 @dataclass(frozen=True)
 class MemoryBudget:
-    """How the limit is shared: a quarter for the batch being read (and its converted
-    arrays), a quarter for the write buffers of the spill files, half for the metric
-    states or the partition being reduced."""
+    """How the limit is shared. The baseline (:data:`BASELINE_BYTES`, at most a quarter
+    of the limit) is held back; of the rest, a quarter for the record batches in flight
+    (the one read ahead and the one converted, with its copies), an eighth for the write
+    buffers of the spill files, half for the metric states or the ranges and partitions
+    being reduced."""
 
     limit: int
 
     @property
+    def working(self) -> int:
+        return self.limit - min(self.limit // 4, BASELINE_BYTES)
+
+    @property
     def batch_bytes(self) -> int:
-        return self.limit // 4
+        return self.working // 4
 
     @property
     def spill_buffer_bytes(self) -> int:
-        return self.limit // 4
+        return self.working // 8
 
     @property
     def state_bytes(self) -> int:
-        return self.limit // 2
+        return self.working // 2
 
     def batch_rows(self, bytes_per_row: int) -> int:
-        """Rows per record batch: a batch, with the copies made of it on the way to the
-        states (about three), within :attr:`batch_bytes`; at most 2^20 rows."""
-        return int(max(1, min(1 << 20, self.batch_bytes // max(1, 3 * bytes_per_row))))
+        """Rows per record batch: two batches (the one read ahead), each with about two
+        converted copies on the way to the states, within :attr:`batch_bytes`; at most
+        2^20 rows."""
+        return int(max(1, min(1 << 20, self.batch_bytes // max(1, 6 * bytes_per_row))))

@@ -356,12 +356,11 @@ class _DistinctIds:
             t = self.parts.read(i)
             self.parts.drop(i)
             h = t.column("h").to_numpy()
-            rows = t.column("row").to_numpy()
-            order = np.argsort(h, kind="stable")
-            h, rows = h[order], rows[order]
-            same = np.flatnonzero(h[1:] == h[:-1])
-            if same.size:
-                suspects.append(np.unique(np.concatenate([rows[same], rows[same + 1]])))
+            ordered = np.sort(h)
+            repeated = ordered[1:][ordered[1:] == ordered[:-1]]
+            if repeated.size:  # rare: the rows whose hash repeats, confirmed on the ids
+                rows = t.column("row").to_numpy()
+                suspects.append(np.sort(rows[np.isin(h, repeated)]))
         if not suspects:
             return
         wanted = np.unique(np.concatenate(suspects))

@@ -113,9 +113,10 @@ class RangeStates:
         self.acc = MultilabelAccumulator(k, threshold=threshold, keep_runs=False)
         dtype = np.dtype(np.float32 if float32 else np.float64)
         self.workers = max(1, min(2, os.cpu_count() or 1, k))
-        # a range read back (scores, their labels, the copy into one array) and its
-        # runs (24 bytes per distinct score) with the sort's buffer, per worker
-        per_value = 3 * dtype.itemsize + 1 + 24 + 16
+        # a range read back (scores, their labels, the copy into one array), its
+        # order keys and the sort's buffer, and its runs (24 bytes per distinct
+        # score), per worker
+        per_value = 3 * dtype.itemsize + 1 + 32 + 24 + 16
         self.max_values = max(64, state_bytes // self.workers // per_value)
         n_ranges = max(1, -(-n_cells_bound // self.max_values))
         self.n_ranges = n_ranges
@@ -130,9 +131,14 @@ class RangeStates:
         if y.shape[0] == 0:
             return
         self.acc.update(y, s, mask=m)
+        yf = np.asfortranarray(y)
+        mf = np.asfortranarray(m)
         for c in range(self.k):
-            known = m[:, c]
-            self.spill.add(c, s[known, c], y[known, c])
+            known = mf[:, c]
+            if known.all():
+                self.spill.add(c, s[:, c], yf[:, c])
+            else:
+                self.spill.add(c, s[known, c], yf[known, c])
 
     def _reduce(self, c: int) -> tuple[Any, int, int, int]:
         reducer = RunsReducer()
