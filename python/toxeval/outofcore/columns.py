@@ -220,7 +220,11 @@ def _float_columns(batch: pa.Table, taxonomy: Taxonomy) -> np.ndarray | None:
     for j, col in enumerate(cols):
         at = 0
         for chunk in col.chunks:
-            values = chunk.to_numpy(zero_copy_only=False)
+            # the values buffer itself (no nulls): pyarrow's to_numpy would import pandas
+            dt = np.dtype(np.float32 if pa.types.is_float32(chunk.type) else np.float64)
+            values = np.frombuffer(
+                chunk.buffers()[1], dtype=dt, count=len(chunk), offset=chunk.offset * dt.itemsize
+            )
             out_t[j, at : at + len(values)] = values
             at += len(values)
     return np.asarray(out_t.T)
