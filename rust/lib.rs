@@ -18,6 +18,7 @@ pub mod labels;
 pub mod numeric;
 pub mod parallel;
 pub mod ranking;
+pub mod runs;
 pub mod score;
 pub mod sort;
 pub mod threshold;

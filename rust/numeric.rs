@@ -110,6 +110,16 @@ impl CompSum {
     pub fn value(&self) -> f64 {
         self.s + self.c
     }
+
+    /// The running sum and its compensation (to carry the state elsewhere).
+    pub fn parts(&self) -> (f64, f64) {
+        (self.s, self.c)
+    }
+
+    /// An accumulator resumed from [`CompSum::parts`].
+    pub fn from_parts(s: f64, c: f64) -> Self {
+        CompSum { s, c }
+    }
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@ Private API: call the functions in ``toxeval.metrics`` instead. Arrays must alre
 be validated there (dtypes, shapes, finiteness).
 """
 
+from collections.abc import Sequence
 from typing import Any, Literal, Protocol, TypeAlias, TypeVar
 
 import numpy as np
@@ -254,3 +255,35 @@ def bootstrap_row_mean_permutations(
     n_jobs: int | None = None,
 ) -> NDArray[np.float64]: ...
 def bootstrap_swap_flags(n_rows: int, seed: int, permutation: int) -> NDArray[np.bool_]: ...
+
+# Mergeable AP/ROC AUC states (rust/runs/, rust/binding/runs.rs).
+_Runs = tuple[NDArray[np.uint64], NDArray[np.float64], NDArray[np.float64]]
+_RunsIn = tuple[NDArray[np.uint64], NDArray[np.float64], NDArray[np.float64]]
+_ReducerState = tuple[list[float], int | None, bool, bool, int]
+
+def runs_build(
+    y_score: NDArray[Any],
+    y_true: _Labels,
+    sample_weight: NDArray[np.float64] | None = None,
+    mask: NDArray[np.bool_] | None = None,
+    n_jobs: int | None = None,
+) -> tuple[list[_Runs], list[int], list[int]]: ...
+def runs_merge(parts: Sequence[_RunsIn]) -> _Runs: ...
+def runs_ap_auc(
+    parts: Sequence[_RunsIn],
+    n_pos: Sequence[int],
+    n_neg: Sequence[int],
+    n_jobs: int | None = None,
+) -> tuple[
+    NDArray[np.float64],
+    NDArray[np.float64],
+    NDArray[np.uint8],
+    NDArray[np.uint8],
+    tuple[float, float, int, int],
+]: ...
+def runs_reducer_new() -> _ReducerState: ...
+def runs_reducer_feed(state: _ReducerState, runs: _RunsIn) -> _ReducerState: ...
+def runs_reducer_finish(
+    state: _ReducerState, n_pos: int, n_neg: int
+) -> tuple[float, float, int, int]: ...
+def score_keys(y_score: NDArray[Any]) -> NDArray[np.uint64]: ...

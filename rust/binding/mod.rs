@@ -17,6 +17,7 @@ mod binary;
 mod bootstrap;
 mod kendall;
 mod ranking;
+mod runs;
 
 impl From<MetricError> for PyErr {
     fn from(e: MetricError) -> PyErr {
@@ -51,6 +52,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     bootstrap::register(m)?;
     ranking::register(m)?;
     kendall::register(m)?;
+    runs::register(m)?;
     Ok(())
 }
 

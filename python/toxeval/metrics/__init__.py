@@ -31,10 +31,20 @@ from toxeval.metrics._label_ranking import (
     one_error,
 )
 from toxeval.metrics._report import MultilabelReport, multilabel_report
+
+# multilabel_report as a mergeable state, for toxeval.streaming; not drop-ins.
+from toxeval.metrics._report_state import BinaryFigures as BinaryFigures
+from toxeval.metrics._report_state import ReportChunk as ReportChunk
+from toxeval.metrics._report_state import ReportTotals as ReportTotals
+from toxeval.metrics._report_state import check_report_chunk as check_report_chunk
+from toxeval.metrics._report_state import finish_report as finish_report
+from toxeval.metrics._report_state import warn_binary_flags as warn_binary_flags
 from toxeval.metrics._validation import InvalidParameterError, UndefinedMetricWarning
 
 # The one mask check, for toxeval's other layers (plots); not part of the drop-in API.
 from toxeval.metrics._validation import check_mask as check_mask
+from toxeval.metrics._validation import check_n_jobs as check_n_jobs
+from toxeval.metrics._validation import to_array as to_array
 
 __all__ = [
     "InvalidParameterError",

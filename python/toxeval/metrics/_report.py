@@ -11,13 +11,13 @@ every label three times. This function validates once and shares the work:
   coverage error, one-error and NDCG (``_core.ranking_report_sums``);
 * the thresholded figures (micro/macro F1, Hamming loss) come from per-label
   confusion counts of one native pass (``_core.threshold_counts``); with
-  ``sample_weight`` they are weighted counts (``_weighted_counts``), as scikit-learn's
+  ``sample_weight`` they are weighted counts (``weighted_counts``), as scikit-learn's
   ``multilabel_confusion_matrix`` makes them.
 
 No N x K temporary is made for int64/int32/bool ``y_true``: one native pass checks
 int labels and packs the positives eight per byte (what the AP/AUC kernels and the
 counts read), the per-row pass reads ``y_true`` in place, and the threshold becomes
-a score value (``_threshold_cut``) instead of a boolean matrix. Peak extra memory
+a score value (``threshold_cut``) instead of a boolean matrix. Peak extra memory
 at 1M x 15 is below half of ``y_score``'s bytes, float32 included.
 
 Every figure equals the corresponding public function called with the same
@@ -90,7 +90,7 @@ _IN_PLACE = (np.dtype(np.bool_), np.dtype(np.int64), np.dtype(np.int32))
 _IN_PLACE_FLOAT = (np.dtype(np.float64), np.dtype(np.float32))
 
 
-def _labels01(
+def labels01(
     y_true: Any, n_jobs: int | None
 ) -> tuple[NDArray[Any], NDArray[np.bool_] | NDArray[np.uint8]]:
     """Validate ``y_true`` as 0/1 (or bool) indicators: ``(y_rank, y_pos)``.
@@ -134,7 +134,7 @@ def _labels01(
     return pos, pos
 
 
-def _scores(s: NDArray[Any], n_jobs: int | None = None) -> tuple[NDArray[Any], bool]:
+def kernel_scores(s: NDArray[Any], n_jobs: int | None = None) -> tuple[NDArray[Any], bool]:
     """The scores the kernels read, and whether they are uint64 scores beyond int64
     shifted by ``uint64_as_int64`` (same order and ties, other values): float64/
     float32/int64 as they are, other integers as int64, other floats as float64."""
@@ -149,7 +149,7 @@ def _scores(s: NDArray[Any], n_jobs: int | None = None) -> tuple[NDArray[Any], b
     return s, False
 
 
-def _threshold_cut(s: NDArray[Any], threshold: Any) -> NDArray[Any]:
+def threshold_cut(s: NDArray[Any], threshold: Any) -> NDArray[Any]:
     """The smallest value ``v`` of ``s.dtype`` with ``v >= threshold`` as NumPy
     decides it for ``s >= threshold`` (its promotion rules: a Python float meets
     float32 scores in float32 but int64 scores in float64, a NumPy float64 scalar
@@ -201,7 +201,7 @@ def _threshold_cut(s: NDArray[Any], threshold: Any) -> NDArray[Any]:
     raise ValueError(f"cannot place threshold {threshold!r} among {dt} scores")
 
 
-def _weighted_counts(
+def weighted_counts(
     cells: NDArray[np.bool_], w: NDArray[np.float64], k: int
 ) -> NDArray[np.float64]:
     """Per label, the sum of the weights of the rows where ``cells`` is True, added in
@@ -212,7 +212,7 @@ def _weighted_counts(
     return counts.astype(np.float64)  # bincount of no entries is int64
 
 
-def _weighted_threshold_figures(
+def weighted_threshold_figures(
     positive: NDArray[np.bool_],
     predicted: NDArray[np.bool_],
     m: NDArray[np.bool_] | None,
@@ -228,9 +228,9 @@ def _weighted_threshold_figures(
     if m is not None:
         positive = positive & m
         predicted = predicted & m
-    tp_sum = _weighted_counts(positive & predicted, w, k)
-    fp = _weighted_counts(predicted, w, k) - tp_sum
-    fn = _weighted_counts(positive, w, k) - tp_sum
+    tp_sum = weighted_counts(positive & predicted, w, k)
+    fp = weighted_counts(predicted, w, k) - tp_sum
+    fn = weighted_counts(positive, w, k) - tp_sum
     pred_sum = tp_sum + fp
     true_sum = tp_sum + fn
 
@@ -251,15 +251,15 @@ def _weighted_threshold_figures(
     return f1, float(micro[0]), hamming
 
 
-def _predicted(s: NDArray[Any], cut: NDArray[Any]) -> NDArray[np.bool_]:
-    """``score >= threshold`` as a boolean matrix, from the cut ``_threshold_cut`` placed."""
+def predicted_cells(s: NDArray[Any], cut: NDArray[Any]) -> NDArray[np.bool_]:
+    """``score >= threshold`` as a boolean matrix, from the cut ``threshold_cut`` placed."""
     if cut.size == 0:
         return np.zeros(s.shape, dtype=np.bool_)
     pred: NDArray[np.bool_] = s >= cut[0]
     return pred
 
 
-def _positives(y_pos: NDArray[Any], k: int) -> NDArray[np.bool_]:
+def positives(y_pos: NDArray[Any], k: int) -> NDArray[np.bool_]:
     """The positives as a bool matrix (``y_pos`` may be packed eight labels per byte)."""
     if y_pos.dtype == np.bool_:
         return y_pos
@@ -293,7 +293,7 @@ def multilabel_report(
     sample_weight : array-like of shape (n_samples,), optional
         Row weights, used as by each drop-in function; the thresholded figures are
         weighted counts as in ``f1_score``/``hamming_loss`` with ``sample_weight``
-        (with a mask: the weights of the known cells, see ``_weighted_threshold_figures``).
+        (with a mask: the weights of the known cells, see ``weighted_threshold_figures``).
     threshold : float, default 0.5
         A label is predicted when ``y_score >= threshold``.
     n_jobs : int, optional
@@ -327,9 +327,9 @@ def multilabel_report(
     positives); each is emitted once.
     """
     n_jobs = check_n_jobs(n_jobs, "multilabel_report")
-    y_rank, y_pos = _labels01(y_true, n_jobs)
+    y_rank, y_pos = labels01(y_true, n_jobs)
     raw = to_array(y_score)
-    s, shifted = _scores(raw, n_jobs)
+    s, shifted = kernel_scores(raw, n_jobs)
     if s.shape != y_rank.shape:
         raise ValueError(f"y_true and y_score have different shape: {y_rank.shape} vs {s.shape}")
     check_consistent_length(y_rank, s, sample_weight)
@@ -366,9 +366,9 @@ def multilabel_report(
     # One native pass over scores, labels and mask (no N x K temporaries).
     if shifted:
         # Placed among the uint64 scores as given, then shifted as they are.
-        cut = shift_uint64(_threshold_cut(raw, threshold))
+        cut = shift_uint64(threshold_cut(raw, threshold))
     else:
-        cut = _threshold_cut(s, threshold)
+        cut = threshold_cut(s, threshold)
     n_known, support, predicted, tp_count = _core.threshold_counts(s, y_pos, cut, m, n_jobs)
     if w is None:
         tp = tp_count.astype(np.float64)
@@ -381,8 +381,8 @@ def multilabel_report(
         cells = int(n_known.sum())
         hamming = float(fp.sum() + fn.sum()) / cells if cells else float("nan")
     else:
-        f1, f1_micro, hamming = _weighted_threshold_figures(
-            _positives(y_pos, k), _predicted(s, cut), m, w
+        f1, f1_micro, hamming = weighted_threshold_figures(
+            positives(y_pos, k), predicted_cells(s, cut), m, w
         )
 
     with warnings.catch_warnings():
