@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from toxeval.outofcore import parse_memory_limit, score_out_of_core
-from toxeval.outofcore import score as ooc_score
+from toxeval.outofcore import run as ooc_run
 from toxeval.outofcore.ranges import RangeSpill, reduce_runs
 from toxeval.scoring import score
 from toxeval.shards import ShardError, discover_shards
@@ -246,7 +246,7 @@ def test_a_shard_that_changes_while_read_is_an_error(
             else:
                 pq.write_table(pq.read_table(victim).slice(0, 10), victim)
 
-    monkeypatch.setattr(ooc_score, "_shard_hook", hook)
+    monkeypatch.setattr(ooc_run, "shard_hook", hook)
     word = "disappeared" if change == "delete" else "changed"
     with pytest.raises(ShardError, match=rf"part-002.parquet: the shard {word}"):
         score_out_of_core(folder, memory_limit="64KiB", states_path=RANGES)

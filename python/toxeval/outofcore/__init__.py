@@ -5,8 +5,10 @@ The parts, each a module of this package: :mod:`~toxeval.outofcore.memory` (the
 limit and how it is shared), :mod:`~toxeval.outofcore.columns` (a record batch into
 ids, labels and scores, through the in-memory readers), :mod:`~toxeval.outofcore.spill`
 (partition files and the id hash), :mod:`~toxeval.outofcore.ranges` (exact AP and ROC
-AUC from range partitions), :mod:`~toxeval.outofcore.states` (the two metric paths)
-and :mod:`~toxeval.outofcore.score` (:func:`score_out_of_core`). The shards
+AUC from range partitions), :mod:`~toxeval.outofcore.states` (the two metric paths),
+:mod:`~toxeval.outofcore.run` (what the passes share), :mod:`~toxeval.outofcore.one_table`
+(one table holding labels and scores), :mod:`~toxeval.outofcore.join` (the grace hash
+join) and :mod:`~toxeval.outofcore.score` (:func:`score_out_of_core`, the result). The shards
 themselves are read by :mod:`toxeval.shards`.
 """
 

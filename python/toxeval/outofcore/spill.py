@@ -70,7 +70,7 @@ def _padded_words_hash(ids: pa.Array, nbytes: np.ndarray) -> np.ndarray:
     )
     body = np.frombuffer(padded.buffers()[2], dtype=np.uint8)[at : at + n * width]
     words = np.ascontiguousarray(body).view(np.uint64).reshape(n, width // 8)
-    h = nbytes.astype(np.uint64) * _M1
+    h: np.ndarray = nbytes.astype(np.uint64) * _M1
     for j in range(width // 8):
         folded = (h ^ words[:, j]) * _M2
         folded ^= folded >> np.uint64(29)
@@ -84,7 +84,7 @@ def _padded_words_hash(ids: pa.Array, nbytes: np.ndarray) -> np.ndarray:
 def _polynomial_hash(ids: pa.Array, nbytes: np.ndarray) -> np.ndarray:
     """Any ids: the sum of (byte + 1) x M^position over each string's bytes."""
     n = len(ids)
-    h = nbytes.astype(np.uint64) * _M1
+    h: np.ndarray = nbytes.astype(np.uint64) * _M1
     offsets = np.frombuffer(ids.buffers()[1], dtype=np.int32, count=n + 1, offset=ids.offset * 4)
     start, stop = int(offsets[0]), int(offsets[-1])
     data = ids.buffers()[2]
