@@ -457,3 +457,21 @@ def test_an_id_hashes_the_same_in_any_batch() -> None:
         assert id_hashes(ids.slice(i, 1))[0] == whole[i]
     assert whole[3003] != whole[3004]  # "a" and "a " differ
     assert len(np.unique(whole)) == len(whole)
+
+
+def test_intervals_are_off_out_of_core_and_say_so(
+    tmp_path: Path, data: dict[str, Any], cli: Callable[..., Any]
+) -> None:
+    folder = _shards(tmp_path / "one", data, [np.arange(700)], labels=True)
+    got = score(folder, bootstrap=200)
+    assert got.figures["intervals"] is None
+    assert all(r["ap_ci"] is None for r in got.per_category)
+    assert any(
+        n.startswith("bootstrap: no intervals out of core (700 scored rows)") for n in got.notes
+    )
+    out = tmp_path / "out"
+    r = cli("score", str(folder), "--dataset", str(folder), "--out", str(out), "-q")
+    assert r.returncode == 0, r.stderr
+    r = cli("compare", str(out), str(out))
+    assert r.returncode == 2
+    assert "scored out of core, so it keeps no scored_rows.parquet" in r.stderr
