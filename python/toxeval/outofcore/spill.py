@@ -134,7 +134,7 @@ class SpillPartitions:
         if part is None or self.n == 1:
             self._append(0, batch)
             return
-        order = np.argsort(part, kind="stable")
+        order = np.argsort(_small(part), kind="stable")
         counts = np.bincount(part, minlength=self.n)
         sorted_batch = batch.take(pa.array(order))
         at = 0
@@ -191,3 +191,11 @@ class SpillPartitions:
         self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.close()
+
+
+def _small(codes: np.ndarray) -> np.ndarray:
+    """Partition or range numbers as uint16 when they fit: NumPy's stable sort of
+    16-bit integers is a radix sort (linear), of wider ones a merge sort."""
+    if codes.size and int(codes.max()) < 1 << 16:
+        return codes.astype(np.uint16)
+    return codes
