@@ -13,8 +13,10 @@ Parquet shards, scored by ``toxeval score DIR --dataset DIR --memory-limit 2GB``
    ``ParquetFile.iter_batches`` and sums every column (the labels' values, the scores,
    the ids' byte lengths). Run before and after the scoring; the faster counts.
 3. **Scoring**: ``python -m toxeval score DIR --dataset DIR --memory-limit LIMIT
-   --bootstrap 0 -q --out OUT`` in a fresh process; wall time and that child's peak RSS
-   (``os.wait4``), and from ``results.json`` which AP/ROC AUC path ran.
+   --bootstrap 0 -q --out OUT`` in a fresh process; wall and CPU time and that child's
+   peak RSS (``os.wait4``), the CLI's wall and CPU time per step (``TOXEVAL_TIMINGS=1``:
+   streaming the shards into the states, checking ids, reducing the ranges), and from
+   ``results.json`` which AP/ROC AUC path ran.
 4. The load average (1 minute) is read before each timing and printed beside it: the
    machine's 2 cores may be shared, which inflates both times.
 
@@ -115,12 +117,23 @@ def _timed(cmd: list[str], env: dict[str, str] | None = None) -> dict[str, Any]:
         "cpu_s": round(usage.ru_utime + usage.ru_stime, 3),
         "load_1min_before": round(load, 2),
         "stdout": out.strip()[-500:],
+        "steps_wall": _steps(err, "toxeval: timings: "),
+        "steps_cpu": _steps(err, "toxeval: cpu timings: "),
     }
+
+
+def _steps(stderr: str, prefix: str) -> dict[str, float]:
+    """The CLI's per-step times (``TOXEVAL_TIMINGS=1``), when it printed them."""
+    for line in stderr.splitlines():
+        if line.startswith(prefix):
+            steps: dict[str, float] = json.loads(line[len(prefix) :])
+            return steps
+    return {}
 
 
 def run_one(folder: Path, n: int, limit: str, out: Path) -> dict[str, Any]:
     py = sys.executable
-    env = dict(os.environ)
+    env = dict(os.environ, TOXEVAL_TIMINGS="1")
     floor1 = _timed([py, "-c", FLOOR, str(folder)], env)
     res_dir = Path(tempfile.mkdtemp(prefix=f"ooc-{n}-", dir=out))
     cmd = [py, "-m", "toxeval", "score", str(folder), "--dataset", str(folder)]
@@ -152,8 +165,9 @@ def _fmt_n(n: int) -> str:
 def markdown(rows: list[dict[str, Any]], limit: str) -> str:
     lines = [
         f"| N rows (x 15) | data on disk | scoring wall (load) | I/O floor wall (load) | "
-        f"ratio (target <= {TIME_TARGET:g}x) | peak RSS (target <= 2 GB) | AP/AUC path | mAP |",
-        "|---:|---:|---:|---:|---:|---:|---|---:|",
+        f"ratio (target <= {TIME_TARGET:g}x) | CPU s: scoring / floor | peak RSS (target <= 2 GB) "
+        "| AP/AUC path | mAP |",
+        "|---:|---:|---:|---:|---:|---:|---:|---|---:|",
     ]
     for r in rows:
         s, f = r["scoring"], r["floor"]
@@ -165,13 +179,19 @@ def markdown(rows: list[dict[str, Any]], limit: str) -> str:
         lines.append(
             f"| {_fmt_n(r['n'])} | {r['disk_bytes'] / 1e9:.2f} GB | {s['wall_s']:.1f} s "
             f"({s['load_1min_before']:.1f}) | {f['wall_s']:.1f} s ({f['load_1min_before']:.1f}) | "
-            f"{r['ratio']:.2f}x {ok_t} | {s['peak_rss_bytes'] / 1e9:.2f} GB {ok_m} | {path} | "
+            f"{r['ratio']:.2f}x {ok_t} | {s['cpu_s']:.1f} / {f['cpu_s']:.1f} | "
+            f"{s['peak_rss_bytes'] / 1e9:.2f} GB {ok_m} | {path} | "
             f"{r['map']:.4f} |"
         )
     lines.append("")
     lines.append(
         f"`--memory-limit {limit}`; load = 1-minute load average before the run (2 cores)."
     )
+    lines += ["", "| N | CLI steps: wall s (CPU s) |", "|---:|---|"]
+    for r in rows:
+        wall, cpu = r["scoring"]["steps_wall"], r["scoring"]["steps_cpu"]
+        parts = [f"{k} {v:.1f} ({cpu.get(k, 0.0):.1f})" for k, v in wall.items() if v >= 0.05]
+        lines.append(f"| {_fmt_n(r['n'])} | {'; '.join(parts)} |")
     return "\n".join(lines) + "\n"
 
 
