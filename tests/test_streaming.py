@@ -1,0 +1,386 @@
+"""toxeval.streaming: mergeable states equal the in-memory figures.
+
+Property tests (hypothesis, small inputs): any split of any input (ties, masks,
+weights, degenerate and all-unknown labels, empty parts), updated chunk by chunk and
+merged in any order, gives ``multilabel_report`` of the whole (counts exactly, floats
+to 1e-12 relative), with the same warnings and errors; pickled and saved states are
+equal to the originals; runs fed range by range to ``RunsReducer`` give scikit-learn's
+AP and ROC AUC. The raw buffer is flushed after every chunk in some examples
+(``FLUSH_MIN_CELLS`` patched down) so that the sorted-merge path is exercised too.
+"""
+
+from __future__ import annotations
+
+import itertools
+import pickle
+import warnings
+from pathlib import Path
+from typing import Any
+from unittest import mock
+
+import numpy as np
+import pytest
+import toxeval.streaming.accumulator as accumulator_module
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sklearn.metrics import average_precision_score, roc_auc_score
+from toxeval.metrics import multilabel_report
+from toxeval.streaming import LabelRuns, MultilabelAccumulator, RunsReducer, score_keys
+
+SETTINGS = settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+
+INT_KEYS = (
+    "n_samples",
+    "n_labels",
+    "n_rows_without_known_label",
+    "support",
+    "n_negative",
+    "n_unknown",
+)
+
+
+def assert_reports_equal(got: dict[str, Any], want: dict[str, Any]) -> None:
+    assert set(got) == set(want)
+    for key, w in want.items():
+        g = got[key]
+        if key in INT_KEYS:
+            assert np.array_equal(np.asarray(g), np.asarray(w)), key
+        else:
+            np.testing.assert_allclose(
+                np.asarray(g, dtype=float),
+                np.asarray(w, dtype=float),
+                rtol=1e-12,
+                atol=1e-15,
+                equal_nan=True,
+                err_msg=key,
+            )
+
+
+def outcome(fn: Any) -> tuple[Any, list[tuple[type, str]]]:
+    """``fn()``'s result (or the exception's type and message) and its warnings
+    (scikit-learn's; NumPy's RuntimeWarnings of the in-memory arithmetic on empty
+    input, e.g. "Mean of empty slice", are not part of the contract)."""
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        try:
+            result: Any = fn()
+        except (ValueError, ZeroDivisionError) as e:
+            result = (type(e), str(e))
+    seen = {(w.category, str(w.message)) for w in rec if w.category is not RuntimeWarning}
+    return result, sorted(seen, key=str)
+
+
+@st.composite
+def problems(draw: Any) -> dict[str, Any]:
+    n = draw(st.integers(0, 24))
+    k = draw(st.integers(2, 4))
+    levels = draw(st.sampled_from([2, 3, 7, 1000]))
+    dtype = draw(st.sampled_from([np.float64, np.float32, np.int64]))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    s = (rng.integers(0, levels, (n, k)) - levels // 2).astype(dtype)
+    if dtype != np.int64:
+        s = (s / levels).astype(dtype)
+        s[rng.random((n, k)) < 0.1] = -0.0  # ties 0.0
+    y = (rng.random((n, k)) < draw(st.sampled_from([0.0, 0.3, 1.0, 0.5]))).astype(np.int64)
+    if n and draw(st.booleans()):
+        y[:, 0] = 0  # a label without positives
+    mask = None
+    if draw(st.booleans()):
+        mask = rng.random((n, k)) < 0.75
+        if draw(st.booleans()):
+            mask[:, -1] = False  # an all-unknown label
+        if n and draw(st.booleans()):
+            mask[0] = False  # a row without a known label
+    w = None
+    if draw(st.booleans()):
+        w = rng.choice([0.0, 0.5, 1.0, 2.0, 0.3], size=n)
+    cuts = sorted(draw(st.lists(st.integers(0, n), max_size=4)))
+    return {"y": y, "s": s, "mask": mask, "w": w, "cuts": cuts, "threshold": 0.5}
+
+
+def parts_of(p: dict[str, Any]) -> list[dict[str, Any]]:
+    bounds = [0, *p["cuts"], p["y"].shape[0]]
+    out = []
+    for a, b in itertools.pairwise(bounds):
+        out.append(
+            {
+                "y": p["y"][a:b],
+                "s": p["s"][a:b],
+                "mask": None if p["mask"] is None else p["mask"][a:b],
+                "w": None if p["w"] is None else p["w"][a:b],
+            }
+        )
+    return out
+
+
+def accumulate(part: dict[str, Any], k: int) -> MultilabelAccumulator:
+    acc = MultilabelAccumulator(k)
+    acc.update(part["y"], part["s"], mask=part["mask"], sample_weight=part["w"])
+    return acc
+
+
+def in_memory(p: dict[str, Any]) -> Any:
+    return outcome(lambda: multilabel_report(p["y"], p["s"], mask=p["mask"], sample_weight=p["w"]))
+
+
+@SETTINGS
+@given(problems(), st.randoms(use_true_random=False), st.booleans())
+def test_any_split_merged_in_any_order_equals_multilabel_report(
+    p: dict[str, Any], rnd: Any, flush_often: bool
+) -> None:
+    want, want_warnings = in_memory(p)
+    k = p["y"].shape[1]
+    with mock.patch.object(accumulator_module, "FLUSH_MIN_CELLS", 1 if flush_often else 1 << 20):
+        states = [accumulate(part, k) for part in parts_of(p)]
+        rnd.shuffle(states)
+        # A random binary tree of merges.
+        while len(states) > 1:
+            i = rnd.randrange(len(states) - 1)
+            a, b = states[i], states.pop(i + 1)
+            states[i] = a.merge(b) if rnd.random() < 0.5 else b.merge(a)
+        got, got_warnings = outcome(states[0].compute)
+    assert got_warnings == want_warnings
+    if isinstance(want, tuple):
+        assert got == want
+    else:
+        assert_reports_equal(got, want)
+
+
+@SETTINGS
+@given(problems(), st.booleans())
+def test_updates_then_pickle_and_save_equal_multilabel_report(
+    p: dict[str, Any], flush_often: bool
+) -> None:
+    want, want_warnings = in_memory(p)
+    k = p["y"].shape[1]
+    with mock.patch.object(accumulator_module, "FLUSH_MIN_CELLS", 1 if flush_often else 1 << 20):
+        acc = MultilabelAccumulator()
+        for part in parts_of(p):
+            acc.update(part["y"], part["s"], mask=part["mask"], sample_weight=part["w"])
+        assert acc.n_samples == p["y"].shape[0]
+        assert acc.n_labels == k
+        copy = pickle.loads(pickle.dumps(acc))
+    arrays, again = acc.to_arrays(), copy.to_arrays()
+    assert set(arrays) == set(again)
+    for name in arrays:
+        assert np.array_equal(arrays[name], again[name]), name
+    for state in (acc, copy):
+        got, got_warnings = outcome(state.compute)
+        assert got_warnings == want_warnings
+        if isinstance(want, tuple):
+            assert got == want
+        else:
+            assert_reports_equal(got, want)
+
+
+def test_save_load_round_trip_and_refuses_to_overwrite(tmp_path: Path) -> None:
+    rng = np.random.default_rng(1)
+    y = rng.random((500, 5)) < 0.3
+    s = rng.random((500, 5)).astype(np.float32)
+    acc = MultilabelAccumulator(threshold=np.float32(0.4))
+    acc.update(y, s, sample_weight=rng.random(500))
+    acc.update(y, s, mask=rng.random((500, 5)) < 0.5)
+    path = tmp_path / "state.npz"
+    acc.save(path)
+    loaded = MultilabelAccumulator.load(path)
+    assert loaded.threshold == acc.threshold and type(loaded.threshold) is np.float32
+    assert_reports_equal(loaded.compute(), acc.compute())
+    with pytest.raises(FileExistsError):
+        acc.save(path)
+    acc.save(path, overwrite=True)
+    # float32 keys are stored in 4 bytes, unit weights in 1.
+    with np.load(path) as z:
+        assert z["runs.keys"].dtype == np.uint32
+    (tmp_path / "bad.npz").write_bytes(b"not an npz")
+    with pytest.raises(ValueError):
+        MultilabelAccumulator.load(tmp_path / "bad.npz")
+    np.savez(tmp_path / "other.npz", meta=np.array('{"format": "x"}'))
+    with pytest.raises(ValueError, match="not a saved MultilabelAccumulator state"):
+        MultilabelAccumulator.load(tmp_path / "other.npz")
+
+
+def test_merge_leaves_other_unchanged_and_handles_itself() -> None:
+    rng = np.random.default_rng(2)
+    y, s = rng.random((40, 3)) < 0.5, rng.random((40, 3))
+    a, b = MultilabelAccumulator(), MultilabelAccumulator()
+    a.update(y[:20], s[:20])
+    b.update(y[20:], s[20:])
+    before = b.to_arrays()
+    assert a.merge(b) is a
+    after = b.to_arrays()
+    assert all(np.array_equal(before[k], after[k]) for k in before)
+    assert_reports_equal(a.compute(), multilabel_report(y, s))
+    twice = MultilabelAccumulator()
+    twice.update(y, s)
+    twice.merge(twice)
+    assert_reports_equal(twice.compute(), multilabel_report(np.vstack([y, y]), np.vstack([s, s])))
+
+
+def test_updates_must_agree_and_inputs_are_copied() -> None:
+    acc = MultilabelAccumulator()
+    y = np.array([[1, 0, 1], [0, 1, 0]])
+    s = np.array([[0.9, 0.1, 0.4], [0.2, 0.8, 0.3]])
+    acc.update(y, s)
+    want = multilabel_report(np.vstack([y, y]), np.vstack([s, s]))
+    acc2 = MultilabelAccumulator()
+    acc2.update(y, s)
+    s[:] = 0.0  # reused buffer: the state kept its own copy
+    acc2.update(y, np.array([[0.9, 0.1, 0.4], [0.2, 0.8, 0.3]]))
+    assert_reports_equal(acc2.compute(), want)
+    with pytest.raises(ValueError, match="this accumulator has 3"):
+        acc.update(np.ones((2, 4)), np.ones((2, 4)))
+    with pytest.raises(ValueError, match="earlier updates were float64"):
+        acc.update(y, s.astype(np.float32))
+    with pytest.raises(ValueError, match="different shape"):
+        acc.update(y, s[:, :2])
+    with pytest.raises(ValueError, match="Input contains NaN"):
+        acc.update(y, np.full((2, 3), np.nan))
+    with pytest.raises(ValueError, match="thresholds"):
+        acc.merge(MultilabelAccumulator(threshold=0.3))
+    other = MultilabelAccumulator()
+    other.update(np.ones((1, 4)), np.ones((1, 4)))
+    with pytest.raises(ValueError, match="labels"):
+        acc.merge(other)
+    with pytest.raises(ValueError, match="at least one update"):
+        MultilabelAccumulator().compute()
+    acc.reset()
+    assert acc.n_samples == 0 and acc.n_labels is None
+    acc.update(np.ones((2, 4)), np.ones((2, 4)))  # a new shape after reset
+    assert acc.n_labels == 4
+
+
+class DLPackOnly:
+    """A tensor-like object with ``__dlpack__`` and no ``__array__`` (a CPU tensor of
+    a framework NumPy only reads through DLPack)."""
+
+    def __init__(self, a: np.ndarray) -> None:
+        self._a = a
+
+    def __dlpack__(self, **kw: Any) -> Any:
+        return self._a.__dlpack__(**kw)
+
+    def __dlpack_device__(self) -> Any:
+        return self._a.__dlpack_device__()
+
+
+def test_dlpack_and_array_interface_inputs() -> None:
+    rng = np.random.default_rng(3)
+    y = (rng.random((30, 4)) < 0.4).astype(np.int64)
+    s = rng.random((30, 4)).astype(np.float32)
+    w = rng.random(30)
+    acc = MultilabelAccumulator()
+    acc.update(DLPackOnly(y), DLPackOnly(s), sample_weight=DLPackOnly(w))
+    assert not hasattr(DLPackOnly(y), "__array__")
+    assert_reports_equal(acc.compute(), multilabel_report(y, s, sample_weight=w))
+
+
+def test_keep_runs_false_takes_figures_from_elsewhere() -> None:
+    rng = np.random.default_rng(4)
+    y, s = rng.random((50, 3)) < 0.4, rng.random((50, 3))
+    full = MultilabelAccumulator()
+    full.update(y, s)
+    small = MultilabelAccumulator(keep_runs=False)
+    small.update(y, s)
+    assert small.nbytes < 1000
+    with pytest.raises(ValueError, match="keep_runs=False"):
+        small.compute()
+    runs = full.label_runs()
+    figures = [r.figures() for r in runs]
+    micro = LabelRuns.merge_all(runs).figures()
+    from toxeval.streaming import BinaryFigures
+
+    binary = BinaryFigures(
+        ap=np.array([f.ap for f in figures]),
+        roc_auc=np.array([f.roc_auc for f in figures]),
+        ap_flags=np.array([f.ap_flags for f in figures], dtype=np.uint8),
+        roc_auc_flags=np.array([f.roc_auc_flags for f in figures], dtype=np.uint8),
+        ap_micro=micro.ap,
+        roc_auc_micro=micro.roc_auc,
+        ap_micro_flags=micro.ap_flags,
+        roc_auc_micro_flags=micro.roc_auc_flags,
+    )
+    assert_reports_equal(small.compute(binary=binary), multilabel_report(y, s))
+
+
+@st.composite
+def binary_problems(draw: Any) -> dict[str, Any]:
+    n = draw(st.integers(1, 40))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    levels = draw(st.sampled_from([2, 4, 50, 10**6]))
+    dtype = draw(st.sampled_from([np.float64, np.float32]))
+    s = (rng.integers(0, levels, n) / levels).astype(dtype)
+    y = rng.random(n) < 0.4
+    y[rng.integers(0, n)] = True
+    y[rng.integers(0, n)] = False
+    w = rng.choice([0.0, 0.25, 1.0, 3.0], size=n) if draw(st.booleans()) else None
+    mask = rng.random(n) < 0.8 if draw(st.booleans()) else None
+    n_ranges = draw(st.integers(1, 5))
+    return {"s": s, "y": y, "w": w, "mask": mask, "n_ranges": n_ranges}
+
+
+@SETTINGS
+@given(binary_problems())
+def test_runs_fed_range_by_range_equal_sklearn(p: dict[str, Any]) -> None:
+    s, y, w, mask = p["s"], p["y"], p["w"], p["mask"]
+    keep = np.ones(s.shape, bool) if mask is None else mask
+    ys, ss = y[keep], s[keep]
+    ws = None if w is None else w[keep]
+    # Range boundaries on the order keys (from the kept scores, like a sample).
+    keys = score_keys(s)
+    splitters = np.unique(keys)[:: max(1, len(np.unique(keys)) // p["n_ranges"])][1:]
+    bounds = [np.uint64(0), *splitters, None]
+    red = RunsReducer()
+    for lo, hi in reversed(list(itertools.pairwise(bounds))):
+        rows = (keys >= lo) & (keys < hi) if hi is not None else keys >= lo
+        red.feed(
+            LabelRuns.from_scores(
+                y[rows],
+                s[rows],
+                mask=None if mask is None else mask[rows],
+                sample_weight=None if w is None else w[rows],
+            )
+        )
+    got = red.result()
+    whole = LabelRuns.from_scores(y, s, mask=mask, sample_weight=w)
+    assert whole.figures() == pytest.approx(got, rel=1e-12, nan_ok=True)
+    assert pickle.loads(pickle.dumps(whole)) == whole
+    if ys.size == 0:
+        assert np.isnan(got.ap) and np.isnan(got.roc_auc)
+        return
+    nonzero = np.ones(ys.shape, bool) if ws is None else ws != 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if nonzero.any():
+            ap = average_precision_score(ys, ss, sample_weight=ws)
+            assert got.ap == pytest.approx(ap, rel=1e-12, abs=1e-15)
+        if (ys & nonzero).any() and (~ys & nonzero).any():
+            auc = roc_auc_score(ys, ss, sample_weight=ws)
+            assert got.roc_auc == pytest.approx(auc, rel=1e-12, abs=1e-15)
+
+
+def test_reducer_refuses_runs_out_of_order_and_mixed_dtypes() -> None:
+    hi = LabelRuns.from_scores([1, 0], [0.9, 0.8])
+    lo = LabelRuns.from_scores([1, 0], [0.2, 0.1])
+    red = RunsReducer().feed(lo)
+    with pytest.raises(ValueError, match="descending score order"):
+        red.feed(hi)
+    with pytest.raises(ValueError, match="float32"):
+        RunsReducer().feed(hi).feed(LabelRuns.from_scores([1], np.array([0.1], np.float32)))
+    with pytest.raises(ValueError, match="different score dtypes"):
+        hi.merge(LabelRuns.from_scores([1], np.array([0.1], np.float32)))
+    with pytest.raises(ValueError, match="strictly descending"):
+        LabelRuns([1, 2], [1.0, 0.0], [0.0, 1.0], n_pos=1, n_neg=1, score_kind="float64")
+    assert LabelRuns.empty().figures().ap != LabelRuns.empty().figures().ap  # NaN
+
+
+def test_score_keys_order_and_ties() -> None:
+    k = score_keys(np.array([-1.0, -0.0, 0.0, 0.5, np.finfo(np.float64).max]))
+    assert k[1] == k[2] and np.all(np.diff(k.astype(np.float64)[[0, 1, 3, 4]]) > 0)
+    k32 = score_keys(np.array([0.1, 0.2], np.float32))
+    assert k32.max() < 2**32 and k32[0] < k32[1]
+    big = score_keys(np.array([2**64 - 1, 3], np.uint64))
+    assert big[0] > big[1]
