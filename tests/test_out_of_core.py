@@ -475,3 +475,17 @@ def test_intervals_are_off_out_of_core_and_say_so(
     r = cli("compare", str(out), str(out))
     assert r.returncode == 2
     assert "scored out of core, so it keeps no scored_rows.parquet" in r.stderr
+
+
+def test_the_path_is_chosen_from_the_sample_and_the_size() -> None:
+    from toxeval.outofcore.states import choose_path
+
+    rng = np.random.default_rng(0)
+    continuous = rng.random((10_000, K))
+    quantised = np.round(continuous, 2)
+    big = 10**8
+    assert choose_path(big, K, quantised, 1 << 30) == TREE  # LLM-like: 101 values
+    assert choose_path(big, K, continuous, 1 << 30) == RANGES
+    assert choose_path(1000, K, continuous, 1 << 30) == TREE  # small input
+    assert choose_path(1000, K, continuous, 1000) == RANGES  # ...not within the state
+    assert choose_path(big, K, None, 1 << 30) == RANGES
