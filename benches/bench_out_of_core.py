@@ -17,7 +17,10 @@ Parquet shards, scored by ``toxeval score DIR --dataset DIR --memory-limit 2GB``
    peak RSS (``os.wait4``), the CLI's wall and CPU time per step (``TOXEVAL_TIMINGS=1``:
    streaming the shards into the states, checking ids, reducing the ranges), and from
    ``results.json`` which AP/ROC AUC path ran.
-4. The load average (1 minute) is read before each timing and printed beside it: the
+4. For scale, up to 10^7 rows: ``toxeval.metrics.multilabel_report`` alone (in memory,
+   float64) on the same data, in a fresh process (only that call is timed): what the
+   figures cost to compute with no file, join or spill at all.
+5. The load average (1 minute) is read before each timing and printed beside it: the
    machine's 2 cores may be shared, which inflates both times.
 
 Writes ``bench_out_of_core.json``, ``.md`` (the table of docs/performance.md) and
@@ -44,6 +47,7 @@ K = 15
 SEED = 0
 ROW_GROUP = 262_144
 RSS_TARGET = 2 * 10**9
+METRICS_MAX_ROWS = 10**7
 TIME_TARGET = 3.0
 
 FLOOR = r"""
@@ -61,6 +65,21 @@ for p in sorted(Path(sys.argv[1]).glob("*.parquet")):
                 else:
                     total += pc.sum(col).as_py() or 0
 print(total)
+"""
+
+
+METRICS = r"""
+import sys, time, json, numpy as np, pyarrow as pa, pyarrow.parquet as pq, pyarrow.compute as pc
+from pathlib import Path
+from toxeval.metrics import multilabel_report
+t = pa.concat_tables(pq.read_table(p) for p in sorted(Path(sys.argv[1]).glob("*.parquet")))
+cats = [c for c in t.column_names if c not in ("id", "labels")]
+y = np.asarray(pc.list_flatten(t.column("labels").combine_chunks())).reshape(t.num_rows, -1)
+s = np.column_stack([t.column(c).to_numpy().astype(np.float64) for c in cats])
+del t
+w0, c0 = time.perf_counter(), time.process_time()
+multilabel_report(y.astype(bool), s)
+print(json.dumps({"wall_s": time.perf_counter() - w0, "cpu_s": time.process_time() - c0}))
 """
 
 
@@ -140,6 +159,13 @@ def run_one(folder: Path, n: int, limit: str, out: Path) -> dict[str, Any]:
     cmd += ["--memory-limit", limit, "--bootstrap", "0", "-q", "--out", str(res_dir / "r")]
     scored = _timed(cmd, env)
     floor2 = _timed([py, "-c", FLOOR, str(folder)], env)
+    metrics = None
+    if n <= METRICS_MAX_ROWS:  # the in-memory metrics alone, for scale
+        m = _timed([py, "-c", METRICS, str(folder)], env)
+        metrics = {
+            **json.loads(m["stdout"].splitlines()[-1]),
+            "load_1min_before": m["load_1min_before"],
+        }
     results = json.loads((res_dir / "r" / "results.json").read_text())
     shutil.rmtree(res_dir, ignore_errors=True)
     floor = min(floor1, floor2, key=lambda r: r["wall_s"])
@@ -151,6 +177,7 @@ def run_one(folder: Path, n: int, limit: str, out: Path) -> dict[str, Any]:
         "floor": floor,
         "floor_runs": [floor1, floor2],
         "ratio": round(scored["wall_s"] / floor["wall_s"], 2),
+        "in_memory_metrics": metrics,
         "map": results["figures"]["map"],
         "path": info["path"],
         "ooc": {k: v for k, v in info.items() if k not in ("reason",)},
@@ -187,11 +214,17 @@ def markdown(rows: list[dict[str, Any]], limit: str) -> str:
     lines.append(
         f"`--memory-limit {limit}`; load = 1-minute load average before the run (2 cores)."
     )
-    lines += ["", "| N | CLI steps: wall s (CPU s) |", "|---:|---|"]
+    lines += [
+        "",
+        "| N | CLI steps: wall s (CPU s) | in-memory multilabel_report alone: wall s (CPU s) |",
+        "|---:|---|---|",
+    ]
     for r in rows:
         wall, cpu = r["scoring"]["steps_wall"], r["scoring"]["steps_cpu"]
         parts = [f"{k} {v:.1f} ({cpu.get(k, 0.0):.1f})" for k, v in wall.items() if v >= 0.05]
-        lines.append(f"| {_fmt_n(r['n'])} | {'; '.join(parts)} |")
+        m = r.get("in_memory_metrics")
+        ref = f"{m['wall_s']:.1f} ({m['cpu_s']:.1f})" if m else "not run"
+        lines.append(f"| {_fmt_n(r['n'])} | {'; '.join(parts)} | {ref} |")
     return "\n".join(lines) + "\n"
 
 
