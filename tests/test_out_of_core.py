@@ -417,6 +417,8 @@ def test_options_that_do_not_apply_out_of_core_are_refused(
     folder = _shards(tmp_path / "one", data, [np.arange(700)], labels=True)
     with pytest.raises(ValueError, match=r"rule='union' does not apply to out-of-core scoring"):
         score(folder, rule="union")
+    with pytest.raises(ValueError, match="on_mismatch='drop' does not apply to one table"):
+        score(folder, on_mismatch="drop")
     with pytest.raises(ValueError, match="spill_dir applies to out-of-core scoring only"):
         score(_write_predictions(tmp_path / "p.parquet", data), spill_dir=tmp_path)
 

@@ -76,6 +76,11 @@ def score_out_of_core(
     tax = load_taxonomy(taxonomy if taxonomy is not None else "toxeval-15")
     started = time.perf_counter()
     combined = dataset is None or Path(dataset).resolve() == Path(predictions).resolve()
+    if combined and on_mismatch != "error":
+        raise ValueError(
+            f"on_mismatch={on_mismatch!r} does not apply to one table holding labels and "
+            "scores: nothing is joined, and an id given twice is an error"
+        )
     step = progress
     if step:
         step("listing shards")
