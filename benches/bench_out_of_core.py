@@ -154,7 +154,7 @@ def _steps(stderr: str, prefix: str) -> dict[str, float]:
     return {}
 
 
-def run_one(folder: Path, n: int, limit: str, out: Path) -> dict[str, Any]:
+def run_one(folder: Path, n: int, limit: str, out: Path, floor_runs: int = 2) -> dict[str, Any]:
     py = sys.executable
     env = dict(os.environ, TOXEVAL_TIMINGS="1")
     floor1 = _timed([py, "-c", FLOOR, str(folder)], env)
@@ -162,7 +162,7 @@ def run_one(folder: Path, n: int, limit: str, out: Path) -> dict[str, Any]:
     cmd = [py, "-m", "toxeval", "score", str(folder), "--dataset", str(folder)]
     cmd += ["--memory-limit", limit, "--bootstrap", "0", "-q", "--out", str(res_dir / "r")]
     scored = _timed(cmd, env)
-    floor2 = _timed([py, "-c", FLOOR, str(folder)], env)
+    floor2 = _timed([py, "-c", FLOOR, str(folder)], env) if floor_runs > 1 else floor1
     metrics = None
     if n <= METRICS_MAX_ROWS:  # the in-memory metrics alone, for scale
         m = _timed([py, "-c", METRICS, str(folder)], env)
@@ -179,7 +179,7 @@ def run_one(folder: Path, n: int, limit: str, out: Path) -> dict[str, Any]:
         "disk_bytes": sum(p.stat().st_size for p in folder.glob("*.parquet")),
         "scoring": scored,
         "floor": floor,
-        "floor_runs": [floor1, floor2],
+        "floor_runs": [floor1, floor2] if floor_runs > 1 else [floor1],
         "ratio": round(scored["wall_s"] / floor["wall_s"], 2),
         "in_memory_metrics": metrics,
         "map": results["figures"]["map"],
@@ -272,6 +272,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--data-dir", default=None, help="default: <out>/ooc-data")
     ap.add_argument("--out", default="bench-results")
     ap.add_argument("--clean", action="store_true", help="remove each N's shards after its run")
+    ap.add_argument(
+        "--floor-runs", type=int, default=2, help="1: time the floor before the scoring only"
+    )
     args = ap.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -283,7 +286,7 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.perf_counter()
         generate(folder, n, args.rows_per_shard)
         print(f"N={n}: data ready in {time.perf_counter() - t0:.1f} s", flush=True)
-        r = run_one(folder, n, args.memory_limit, out)
+        r = run_one(folder, n, args.memory_limit, out, args.floor_runs)
         rows.append(r)
         print(
             f"N={n}: scoring {r['scoring']['wall_s']:.1f} s (load {r['scoring']['load_1min_before']}), "
