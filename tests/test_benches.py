@@ -571,3 +571,19 @@ def test_out_of_core_bench_runs_end_to_end(tmp_path: Path) -> None:
     assert rows[0]["scoring"]["peak_rss_bytes"] > 0 and rows[0]["floor"]["wall_s"] > 0
     assert "| 3000 |" in (tmp_path / "bench_out_of_core.md").read_text()
     assert len(list((tmp_path / "ooc-data" / "3000").glob("*.parquet"))) == 3
+
+
+# --------------------------------------------------------------------------- bench_streaming
+
+
+def test_bench_streaming_checks_values_and_reports_state_sizes(tmp_path: Path) -> None:
+    import bench_streaming as bs
+
+    args = ["--updates", "4", "--rows", "50", "--labels", "3", "--repeats", "1"]
+    results = bs.main([*args, "--out", str(tmp_path)])
+    assert [r["check"] for r in results] == ["equal", "equal"]
+    assert all(r["all_scores_bytes_analytic"] == 200 * 3 * 12 for r in results)
+    assert all(r["nbytes_after_compute"] > 0 and r["saved_npz_bytes"] > 0 for r in results)
+    md = (tmp_path / "bench_streaming.md").read_text()
+    assert md.startswith("# MultilabelAccumulator: 4 updates of 50 x 3")
+    assert "| continuous | equal |" in md and "| ties | equal |" in md

@@ -6,7 +6,7 @@ merged in any order, gives ``multilabel_report`` of the whole (counts exactly, f
 to 1e-12 relative), with the same warnings and errors; pickled and saved states are
 equal to the originals; runs fed range by range to ``RunsReducer`` give scikit-learn's
 AP and ROC AUC. The raw buffer is flushed after every chunk in some examples
-(``FLUSH_MIN_CELLS`` patched down) so that the sorted-merge path is exercised too.
+(``FLUSH_MIN_BYTES`` patched down) so that the sorted-merge path is exercised too.
 """
 
 from __future__ import annotations
@@ -134,7 +134,7 @@ def test_any_split_merged_in_any_order_equals_multilabel_report(
 ) -> None:
     want, want_warnings = in_memory(p)
     k = p["y"].shape[1]
-    with mock.patch.object(accumulator_module, "FLUSH_MIN_CELLS", 1 if flush_often else 1 << 20):
+    with mock.patch.object(accumulator_module, "FLUSH_MIN_BYTES", 1 if flush_often else 16 << 20):
         states = [accumulate(part, k) for part in parts_of(p)]
         rnd.shuffle(states)
         # A random binary tree of merges.
@@ -157,7 +157,7 @@ def test_updates_then_pickle_and_save_equal_multilabel_report(
 ) -> None:
     want, want_warnings = in_memory(p)
     k = p["y"].shape[1]
-    with mock.patch.object(accumulator_module, "FLUSH_MIN_CELLS", 1 if flush_often else 1 << 20):
+    with mock.patch.object(accumulator_module, "FLUSH_MIN_BYTES", 1 if flush_often else 16 << 20):
         acc = MultilabelAccumulator()
         for part in parts_of(p):
             acc.update(part["y"], part["s"], mask=part["mask"], sample_weight=part["w"])
@@ -384,3 +384,24 @@ def test_score_keys_order_and_ties() -> None:
     assert k32.max() < 2**32 and k32[0] < k32[1]
     big = score_keys(np.array([2**64 - 1, 3], np.uint64))
     assert big[0] > big[1]
+
+
+DOC = Path(__file__).resolve().parents[1] / "docs" / "streaming.md"
+
+
+def _doc_blocks() -> list[str]:
+    if not DOC.is_file():  # tests run against an installed package, away from the repo
+        return []
+    parts = DOC.read_text(encoding="utf-8").split("```python\n")[1:]
+    blocks = [p.split("```", 1)[0] for p in parts]
+    return [b for b in blocks if not b.startswith("# requires:")]
+
+
+@pytest.mark.parametrize("block", _doc_blocks() or [pytest.param("", marks=pytest.mark.skip)])
+def test_docs_streaming_examples_run_and_print_what_they_show(
+    block: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    exec(compile(block, str(DOC), "exec"), {"__name__": "docs_streaming"})
+    shown = [line.split("# -> ", 1)[1] for line in block.splitlines() if line.startswith("# -> ")]
+    assert capsys.readouterr().out.splitlines() == shown
+    assert len(_doc_blocks()) == 3

@@ -137,7 +137,7 @@ fn runs_ap_auc<'py>(
         let per = par.map(views.len(), total, |j| {
             runs::ap_auc(views[j], n_pos[j], n_neg[j])
         });
-        let micro = runs::micro_ap_auc(&views, n_pos.iter().sum(), n_neg.iter().sum());
+        let micro = runs::micro_ap_auc(&views, n_pos.iter().sum(), n_neg.iter().sum(), &par);
         (per, micro)
     });
     let per = per?;

@@ -78,6 +78,15 @@ impl Runs {
         }
     }
 
+    /// Give back the capacity when less than half of it is used.
+    fn trim(&mut self) {
+        if self.keys.len() < self.keys.capacity() / 2 {
+            self.keys.shrink_to_fit();
+            self.pos.shrink_to_fit();
+            self.neg.shrink_to_fit();
+        }
+    }
+
     #[inline]
     fn push(&mut self, key: u64, pos: f64, neg: f64) {
         self.keys.push(key);

@@ -20,6 +20,8 @@ use crate::binary::{
 };
 use crate::error::{MetricError, Result};
 use crate::numeric::CompSum;
+use crate::parallel::Parallelism;
+use crate::sort::{sort_by_key_stable, sort_keys};
 
 /// The running state of one binary problem's AP/ROC AUC over runs fed in
 /// descending key order. Runs of equal key fed one after the other (e.g. one per
@@ -79,7 +81,7 @@ impl Reducer {
         }
     }
 
-    fn commit(&mut self) {
+    pub(crate) fn commit(&mut self) {
         if let Some((_, p, q)) = self.pending.take() {
             let (tp0, fp0) = (self.tp, self.fp);
             let (tp, fp) = (tp0 + p, fp0 + q);
@@ -173,40 +175,154 @@ impl Reducer {
     }
 }
 
-/// AP and ROC AUC of one problem's runs.
+/// AP and ROC AUC of one problem's runs (distinct keys: no threshold to gather, so
+/// a tight loop; terms are added in blocks of 64 into the compensated sums).
 pub fn ap_auc(r: RunsRef<'_>, n_pos: u64, n_neg: u64) -> (MetricValue, MetricValue) {
     let mut red = Reducer::new();
-    for t in 0..r.len() {
-        red.push(r.keys[t], r.pos[t], r.neg[t]);
+    let n = r.len().min(r.pos.len()).min(r.neg.len());
+    if n == 0 {
+        return red.finish(n_pos, n_neg);
+    }
+    // The first threshold goes through `push` (it records the first precision);
+    // the last is left pending, as `push` would leave it.
+    red.push(r.keys[0], r.pos[0], r.neg[0]);
+    red.commit();
+    let (mut tp, mut fp) = (red.tp, red.fp);
+    let (mut dec, mut inc) = (red.dec, red.inc);
+    let last = n - 1;
+    let mut t = 1;
+    while t < last {
+        let end = (t + 64).min(last);
+        let (mut ap, mut auc) = (0.0f64, 0.0f64);
+        for i in t..end {
+            let (tp1, fp1) = (tp + r.pos[i], fp + r.neg[i]);
+            let ps = tp1 + fp1;
+            let prec = if ps != 0.0 { tp1 / ps } else { 0.0 };
+            ap += (tp1 - tp) * prec;
+            let dfp = fp1 - fp;
+            dec |= dfp < 0.0;
+            inc |= dfp > 0.0;
+            auc += dfp * (tp1 + tp);
+            tp = tp1;
+            fp = fp1;
+        }
+        red.ap.add(ap);
+        red.auc.add(auc);
+        t = end;
+    }
+    red.tp = tp;
+    red.fp = fp;
+    red.dec = dec;
+    red.inc = inc;
+    red.n_thresholds += last.saturating_sub(1) as u64;
+    if last > 0 {
+        red.push(r.keys[last], r.pos[last], r.neg[last]);
     }
     red.finish(n_pos, n_neg)
 }
 
 /// AP and ROC AUC of the union of several problems (the micro average: every
-/// label's runs as one problem), by a k-way merge feeding a [`Reducer`], without
-/// materialising the merged runs.
-pub fn micro_ap_auc(parts: &[RunsRef<'_>], n_pos: u64, n_neg: u64) -> (MetricValue, MetricValue) {
-    use std::cmp::Reverse;
-    use std::collections::BinaryHeap;
+/// label's runs as one problem), without materialising the merged runs.
+///
+/// The key range is cut into blocks of about [`MICRO_BLOCK`] entries at splitters
+/// sampled from the parts; each block's slices (found by binary search) are gathered
+/// and sorted by key (radix sort, stable: equal keys in part order), blocks in
+/// parallel a few at a time, and fed to one [`Reducer`] in descending order. Same
+/// result as a k-way merge, at the cost of a sort of small blocks.
+pub fn micro_ap_auc(
+    parts: &[RunsRef<'_>],
+    n_pos: u64,
+    n_neg: u64,
+    par: &Parallelism,
+) -> (MetricValue, MetricValue) {
     let mut red = Reducer::new();
-    // (key, Reverse(part)) max-heap: highest key first, ties in part order.
-    let mut heap: BinaryHeap<(u64, Reverse<usize>)> = parts
+    let total: usize = parts.iter().map(|r| r.len()).sum();
+    // Splitters: every SAMPLE-th key of each part, sorted descending, every
+    // (MICRO_BLOCK / SAMPLE)-th of those. A block holds keys in (lower, upper].
+    let mut sample: Vec<u64> = parts
         .iter()
-        .enumerate()
-        .filter_map(|(p, r)| r.keys.first().map(|&k| (k, Reverse(p))))
+        .flat_map(|r| r.keys.iter().step_by(SAMPLE).copied())
         .collect();
-    let mut at = vec![0usize; parts.len()];
-    while let Some((key, Reverse(p))) = heap.pop() {
-        let r = parts[p];
-        let t = at[p];
-        red.push(key, r.pos[t], r.neg[t]);
-        at[p] = t + 1;
-        if let Some(&k) = r.keys.get(t + 1) {
-            heap.push((k, Reverse(p)));
+    sample.sort_unstable_by(|a, b| b.cmp(a));
+    sample.dedup();
+    let mut uppers: Vec<Option<u64>> = vec![None];
+    uppers.extend(
+        sample
+            .iter()
+            .skip(MICRO_BLOCK / SAMPLE)
+            .step_by(MICRO_BLOCK / SAMPLE)
+            .map(|&k| Some(k)),
+    );
+    // Block b: keys <= uppers[b] (None: no bound) and > uppers[b + 1].
+    let n_blocks = uppers.len();
+    let bound = |b: usize| uppers.get(b).copied().flatten();
+    let start_of = |r: &RunsRef<'_>, upper: Option<u64>| match upper {
+        None => 0,
+        Some(u) => r.keys.partition_point(|&k| k > u),
+    };
+    let batch = par.threads.max(1) * 2;
+    let mut b0 = 0;
+    while b0 < n_blocks {
+        let b1 = (b0 + batch).min(n_blocks);
+        let sorted = par
+            .map(b1 - b0, total.min(MICRO_BLOCK * (b1 - b0)), |i| {
+                let b = b0 + i;
+                let (hi, lo) = (bound(b), bound(b + 1));
+                let mut keys = Vec::new();
+                let mut w = Vec::new();
+                for r in parts {
+                    let (a, z) = (
+                        start_of(r, hi),
+                        lo.map_or(r.len(), |l| start_of(r, Some(l))),
+                    );
+                    for t in a..z {
+                        keys.push(r.keys[t]);
+                        w.push((r.pos[t], r.neg[t]));
+                    }
+                }
+                sort_block(keys, w)
+            })
+            .unwrap_or_default();
+        for (order, keys, w) in sorted {
+            for &i in &order {
+                let (pos, neg) = w[i as usize];
+                red.push(keys[i as usize], pos, neg);
+            }
         }
+        b0 = b1;
     }
     red.finish(n_pos, n_neg)
 }
+
+/// One block's gathered entries `(keys, weights)` with the order that reads them in
+/// descending key order, equal keys in gather order (a stable sort).
+#[allow(clippy::type_complexity)]
+fn sort_block(keys: Vec<u64>, w: Vec<(f64, f64)>) -> (Vec<u32>, Vec<u64>, Vec<(f64, f64)>) {
+    let n = keys.len();
+    let order: Vec<u32> = if keys.iter().all(|&k| k < 1 << 32) && u32::try_from(n).is_ok() {
+        // 4-byte keys (float32 scores): the negated key and the gather index in one
+        // word, sorted by the key-only radix sort (no payload to carry).
+        let mut packed: Vec<u64> = keys
+            .iter()
+            .enumerate()
+            .map(|(i, &k)| (u64::from(!(k as u32)) << 32) | i as u64)
+            .collect();
+        let mut tmp = vec![0u64; n];
+        sort_keys(&mut packed, &mut tmp);
+        packed.iter().map(|&x| x as u32).collect()
+    } else {
+        let mut negated: Vec<u64> = keys.iter().map(|&k| !k).collect();
+        let mut pay: Vec<u32> = (0..n as u32).collect();
+        sort_by_key_stable(&mut negated, &mut pay);
+        pay
+    };
+    (order, keys, w)
+}
+
+/// Entries per block of [`micro_ap_auc`] (about; ties across parts can make a block
+/// larger).
+pub const MICRO_BLOCK: usize = 1 << 16;
+const SAMPLE: usize = 64;
 
 impl From<&Runs> for Reducer {
     fn from(r: &Runs) -> Self {

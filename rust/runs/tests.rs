@@ -165,7 +165,7 @@ fn micro_merge_equals_the_micro_reference() {
         let views: Vec<_> = runs.iter().map(|r| r.runs.view()).collect();
         let n_pos = runs.iter().map(|r| r.n_pos).sum();
         let n_neg = runs.iter().map(|r| r.n_neg).sum();
-        let (x, u) = micro_ap_auc(&views, n_pos, n_neg);
+        let (x, u) = micro_ap_auc(&views, n_pos, n_neg, &Parallelism::sequential());
         let y: ArrayView2<bool> = c.y.view();
         let w = c.w.as_ref().map(|w| w.view());
         let m = c.m.as_ref().map(|m| m.view());
@@ -175,5 +175,37 @@ fn micro_merge_equals_the_micro_reference() {
             binary::micro(c.s.view(), y, w, m, Metric::RocAuc { max_fpr: None }, &par).unwrap();
         assert!(close(x, ap), "micro AP {x:?} vs {ap:?}");
         assert!(close(u, auc), "micro AUC {u:?} vs {auc:?}");
+    }
+}
+
+#[test]
+fn micro_blocks_equal_the_materialised_merge() {
+    // Several blocks of `MICRO_BLOCK`: parts over overlapping and disjoint key ranges,
+    // with keys shared across parts.
+    let mut rng = StdRng::seed_from_u64(12);
+    let mut parts = Vec::new();
+    for (lo, hi, n) in [
+        (0u64, 400_000, 90_000),
+        (100_000, 150_000, 40_000),
+        (0, 1_000, 900),
+    ] {
+        let mut keys: Vec<u64> = (0..n).map(|_| rng.random_range(lo..hi)).collect();
+        keys.sort_unstable_by(|a, b| b.cmp(a));
+        keys.dedup();
+        let pos = keys
+            .iter()
+            .map(|_| f64::from(rng.random_range(0..3u8)))
+            .collect();
+        let neg = keys.iter().map(|_| rng.random_range(0.0..2.0)).collect();
+        parts.push(Runs { keys, pos, neg });
+    }
+    let views: Vec<_> = parts.iter().map(|r| r.view()).collect();
+    let merged = merge_many(&views);
+    let want = ap_auc(merged.view(), 10, 10);
+    for threads in [1, 2] {
+        let par = Parallelism { threads };
+        let got = micro_ap_auc(&views, 10, 10, &par);
+        assert!(close(got.0, want.0), "{:?} vs {:?}", got.0, want.0);
+        assert!(close(got.1, want.1), "{:?} vs {:?}", got.1, want.1);
     }
 }

@@ -6,10 +6,14 @@ The state is the report's additive totals (``toxeval.metrics.ReportTotals``: per
 sums, counts, thresholded counts) and, per label, the runs of distinct scores
 (``LabelRuns``) that give the exact AP and ROC AUC. Sorting every small chunk on its
 own and merging growing runs 1,000 times would be quadratic, so chunks are kept raw
-(checked, copied, labels packed eight per byte) until the raw buffer holds as many
-cells as the runs do (at least 2**20 cells), and then sorted in one native call and
-merged into the runs: a log-structured merge, each cell sorted once and merged about
-log2(N / 2**20) times. ``compute()``, ``merge()`` of states and pickling flush the
+(checked, copied, labels packed eight per byte) until the raw buffer takes as many
+bytes as the runs do (at least 16 MiB), and then sorted in one native call and merged
+into the runs: a log-structured merge, each cell sorted once and merged a few times
+at most. When a sort gives runs larger than the raw cells it read (continuous scores:
+about one run per cell, 24 bytes, against about 4-9 bytes a raw cell) the buffer is
+the smaller form, and the rest is sorted once, at ``compute()``; for LLM confidences
+or quantised scores the runs are tiny and the buffer is folded into them every
+16 MiB. ``compute()``, ``merge()`` of states and pickling flush the
 buffer first; results never depend on when that happens.
 
 Why a Python class over plain NumPy arrays rather than a PyO3 class: the state is
@@ -45,8 +49,8 @@ __all__ = ["MultilabelAccumulator"]
 
 FORMAT = "toxeval.MultilabelAccumulator"
 VERSION = 1
-# Raw cells buffered before the first sort (then: as many as the runs hold).
-FLUSH_MIN_CELLS = 1 << 20
+# Raw bytes buffered before the first sort (then: as many as the runs hold).
+FLUSH_MIN_BYTES = 16 << 20
 # Sorted parts per label (from merges) kept before they are merged into one.
 MAX_PARTS = 16
 
@@ -149,7 +153,8 @@ class MultilabelAccumulator:
         self._totals: ReportTotals | None = None
         self._parts: list[list[LabelRuns]] = []
         self._raw: list[_Raw] = []
-        self._raw_cells = 0
+        self._raw_bytes = 0
+        self._runs_grow = False
 
     @property
     def n_samples(self) -> int:
@@ -226,14 +231,28 @@ class MultilabelAccumulator:
                 weight=None if c.weight is None else np.array(c.weight, copy=True),
             )
         )
-        self._raw_cells += c.s.size
-        if self._raw_cells >= max(FLUSH_MIN_CELLS, sum(len(r) for p in self._parts for r in p)):
+        self._raw_bytes += self._raw[-1].nbytes
+        self._maybe_flush()
+
+    def _maybe_flush(self) -> None:
+        if any(len(p) > MAX_PARTS for p in self._parts):
             self._flush()
+            return
+        if self._runs_grow:
+            # The last sort gave runs larger than the raw cells it read (continuous
+            # scores): the raw buffer is the smaller form; sort once, at compute().
+            return
+        runs_bytes = sum(r.nbytes for p in self._parts for r in p)
+        if self._raw_bytes >= max(FLUSH_MIN_BYTES, runs_bytes):
+            raw_bytes = self._raw_bytes
+            self._flush()
+            new_bytes = sum(r.nbytes for p in self._parts for r in p) - runs_bytes
+            self._runs_grow = new_bytes > raw_bytes
 
     def _flush(self) -> None:
         """Sort the raw buffer into runs and merge each label's parts into one."""
         if self._raw:
-            raw, self._raw, self._raw_cells = self._raw, [], 0
+            raw, self._raw, self._raw_bytes = self._raw, [], 0
             s = np.concatenate([r.s for r in raw])
             bits = np.concatenate([r.bits for r in raw])
             mask = None
@@ -283,11 +302,10 @@ class MultilabelAccumulator:
         self._totals.add(totals)
         # Raw chunks and runs are never changed in place: sharing them is safe.
         self._raw.extend(raw)
-        self._raw_cells += sum(r.s.size for r in raw)
+        self._raw_bytes += sum(r.nbytes for r in raw)
         for mine, theirs in zip(self._parts, parts, strict=True):
             mine.extend(theirs)
-        if any(len(p) > MAX_PARTS for p in self._parts):
-            self._flush()
+        self._maybe_flush()
         return self
 
     def compute(self, *, binary: BinaryFigures | None = None) -> MultilabelReport:
