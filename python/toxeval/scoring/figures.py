@@ -1,16 +1,21 @@
 """:func:`score_predictions`: every figure of a report, from a dataset and predictions
 already aligned to it (:func:`toxeval.metrics.multilabel_report` in one native pass, then
 the notes, counts, per-category table, agreement and card figures).
+:func:`report_figures` turns a ``multilabel_report`` dict into the report's figures,
+per-category rows and their notes; out-of-core scoring (:mod:`toxeval.outofcore`) uses
+it on the dict its merged states give.
 """
 
 from __future__ import annotations
 
 import math
 import warnings
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from toxeval.predictions import PredictionError, Predictions
 from toxeval.predictions.forms import all_binary
@@ -21,6 +26,7 @@ from toxeval.scoring.result import EvaluationResult, Progress, ScoredRowArrays
 if TYPE_CHECKING:
     from toxeval.datasets import Dataset
     from toxeval.metrics import MultilabelReport
+    from toxeval.taxonomy import Taxonomy
 
 
 def _check_aligned(preds: Predictions, dataset: Dataset) -> None:
@@ -106,103 +112,19 @@ def score_predictions(
     report = _multilabel_report(y, s, m, threshold)
     if progress:
         progress("summarising")
-    known_pos, known_neg, unknown = report["support"], report["n_negative"], report["n_unknown"]
-    included = known_pos > 0
-    # the report's unknown cells are the dataset's unknown labels plus the known labels
-    # the system gives no score for; the two are told apart in every output
     no_score, no_score_pos = _no_score_counts(no_score_all, rows, y_all, tax.k)
+    summary = report_figures(report, tax, threshold, no_score=no_score, no_score_pos=no_score_pos)
+    figures, per_category, excluded = summary.figures, summary.per_category, summary.excluded
+    notes.extend(summary.notes)
+    unknown = report["n_unknown"]
+    known_pos, known_neg = report["support"], report["n_negative"]
     unknown_label = np.asarray(unknown) - no_score
-    why_na = [
-        None if inc else "no score from the system" if p else "no known positive"
-        for inc, p in zip(included, no_score_pos, strict=True)
-    ]
-    ap = np.asarray(report["ap"], dtype=np.float64)
-    ap[~included] = np.nan
-    auc = np.asarray(report["roc_auc"], dtype=np.float64)
-    lrl, lrap, cov = (float(report[k]) for k in ("label_ranking_loss", "lrap", "coverage_error"))
-    # the report's one_error is metrics.one_error's classical definition; the
-    # figure docs/cli.md defines is its one_error_relevant
-    oe = float(report["one_error_relevant"])
-    f1 = np.asarray(report["f1"], dtype=np.float64)
-    thr = {
-        "micro_f1": float(report["f1_micro"]),
-        "macro_f1": float(f1[included].mean()) if included.any() else float("nan"),
-        "hamming_loss": float(report["hamming_loss"]),
-    }
-    excluded = [c for c, inc in zip(tax.ids, included, strict=True) if not inc]
-    if excluded:
-        no_pos = [c for c, w in zip(tax.ids, why_na, strict=True) if w == "no known positive"]
-        unscored = [
-            f"{c} ({int(n)} known positives)"
-            for c, w, n in zip(tax.ids, why_na, no_score_pos, strict=True)
-            if w == "no score from the system"
-        ]
-        why = [
-            *([f"no known positive among the scored rows: {', '.join(no_pos)}"] if no_pos else []),
-            *(
-                [f"the system gives no score for their known positives: {', '.join(unscored)}"]
-                if unscored
-                else []
-            ),
-        ]
-        notes.append(
-            f"mAP and macro F1 average over {int(included.sum())} of {tax.k} categories; "
-            f"excluded ({'; '.join(why)})"
-        )
-    no_negative = [
-        c
-        for c, p, q, inc in zip(tax.ids, known_pos, known_neg, included, strict=True)
-        if inc and q == 0
-    ]
-    if no_negative:
-        notes.append(
-            "AP is 1 whatever the scores where every known label is positive (no known "
-            f"negative among the scored rows): {', '.join(no_negative)}; null and -1 label "
-            "cells are unknown, not negative (write negatives as 0)"
-        )
-    # a category with no scored known label is undefined for want of scores, said above
-    one_class = [
-        c
-        for c, p, q, ns in zip(tax.ids, known_pos, known_neg, no_score, strict=True)
-        if (p == 0 or q == 0) and not (p + q == 0 and ns > 0)
-    ]
-    if one_class:
-        notes.append(
-            "ROC AUC is undefined (NaN) where the known labels have one class only: "
-            + ", ".join(one_class)
-        )
     binary = all_binary(s)
     if binary:
         notes.append(
             "scores are binary (0/1): ties are heavy, so AP, ROC AUC and the ranking figures "
             "describe a single operating point; graded scores rank better"
         )
-    figures = {
-        "map": mean_ap(ap, included),
-        "label_ranking_loss": lrl,
-        "lrap": lrap,
-        "coverage_error": cov,
-        "one_error": oe,
-        "threshold": threshold,
-        **thr,
-    }
-    per_category = [
-        {
-            "id": c,
-            "name": tax.category(c).name,
-            "ap": float(ap[k]),
-            "roc_auc": float(auc[k]),
-            # F1 of a category without any known label is undefined, not 0
-            "f1": float(f1[k]) if known_pos[k] + known_neg[k] else float("nan"),
-            "support": int(known_pos[k]),
-            "negatives": int(known_neg[k]),
-            "unknown": int(unknown_label[k]),
-            "no_score": int(no_score[k]),
-            "in_map": bool(included[k]),
-            "ap_undefined_reason": why_na[k],
-        }
-        for k, c in enumerate(tax.ids)
-    ]
     n_unknown_cells = int(np.sum(unknown))
     n_no_known = int((~m.any(axis=1)).sum()) if n_unknown_cells else 0
     if n_no_known:
@@ -335,3 +257,126 @@ def _multilabel_report(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return metrics.multilabel_report(y, s, mask=m, threshold=threshold)
+
+
+@dataclass(frozen=True)
+class ReportFigures:
+    """The report's figures from a ``multilabel_report`` dict: the headline figures,
+    the per-category rows, the categories left out of mAP, and the notes they call for."""
+
+    figures: dict[str, Any]
+    per_category: list[dict[str, Any]]
+    excluded: list[str]
+    notes: list[str]
+
+
+def report_figures(
+    report: MultilabelReport | dict[str, Any],
+    tax: Taxonomy,
+    threshold: float,
+    *,
+    no_score: NDArray[np.int64] | None = None,
+    no_score_pos: NDArray[np.int64] | None = None,
+) -> ReportFigures:
+    """The figures every report shows, from a ``multilabel_report`` dict (computed in
+    memory, or merged from streamed states out of core): mAP over the categories with a
+    known positive, per-category AP / ROC AUC / F1 and counts, and the notes on
+    excluded and one-class categories.
+
+    ``no_score`` / ``no_score_pos``: per category, the known labels (and known positives)
+    the system gives no score for. The report's unknown cells are the dataset's unknown
+    labels plus those; the two are told apart in every output (``unknown``, ``no_score``,
+    and why an AP is n/a)."""
+    notes: list[str] = []
+    known_pos, known_neg, unknown = report["support"], report["n_negative"], report["n_unknown"]
+    zeros = np.zeros(tax.k, dtype=np.int64)
+    no_score = zeros if no_score is None else np.asarray(no_score, dtype=np.int64)
+    no_score_pos = zeros if no_score_pos is None else np.asarray(no_score_pos, dtype=np.int64)
+    unknown_label = np.asarray(unknown) - no_score
+    included = known_pos > 0
+    why_na = [
+        None if inc else "no score from the system" if p else "no known positive"
+        for inc, p in zip(included, no_score_pos, strict=True)
+    ]
+    ap = np.asarray(report["ap"], dtype=np.float64)
+    ap[~included] = np.nan
+    auc = np.asarray(report["roc_auc"], dtype=np.float64)
+    lrl, lrap, cov = (float(report[k]) for k in ("label_ranking_loss", "lrap", "coverage_error"))
+    # the report's one_error is metrics.one_error's classical definition; the
+    # figure docs/cli.md defines is its one_error_relevant
+    oe = float(report["one_error_relevant"])
+    f1 = np.asarray(report["f1"], dtype=np.float64)
+    thr = {
+        "micro_f1": float(report["f1_micro"]),
+        "macro_f1": float(f1[included].mean()) if included.any() else float("nan"),
+        "hamming_loss": float(report["hamming_loss"]),
+    }
+    excluded = [c for c, inc in zip(tax.ids, included, strict=True) if not inc]
+    if excluded:
+        no_pos = [c for c, w in zip(tax.ids, why_na, strict=True) if w == "no known positive"]
+        unscored = [
+            f"{c} ({int(n)} known positives)"
+            for c, w, n in zip(tax.ids, why_na, no_score_pos, strict=True)
+            if w == "no score from the system"
+        ]
+        why = [
+            *([f"no known positive among the scored rows: {', '.join(no_pos)}"] if no_pos else []),
+            *(
+                [f"the system gives no score for their known positives: {', '.join(unscored)}"]
+                if unscored
+                else []
+            ),
+        ]
+        notes.append(
+            f"mAP and macro F1 average over {int(included.sum())} of {tax.k} categories; "
+            f"excluded ({'; '.join(why)})"
+        )
+    no_negative = [
+        c
+        for c, p, q, inc in zip(tax.ids, known_pos, known_neg, included, strict=True)
+        if inc and q == 0
+    ]
+    if no_negative:
+        notes.append(
+            "AP is 1 whatever the scores where every known label is positive (no known "
+            f"negative among the scored rows): {', '.join(no_negative)}; null and -1 label "
+            "cells are unknown, not negative (write negatives as 0)"
+        )
+    # a category with no scored known label is undefined for want of scores, said above
+    one_class = [
+        c
+        for c, p, q, ns in zip(tax.ids, known_pos, known_neg, no_score, strict=True)
+        if (p == 0 or q == 0) and not (p + q == 0 and ns > 0)
+    ]
+    if one_class:
+        notes.append(
+            "ROC AUC is undefined (NaN) where the known labels have one class only: "
+            + ", ".join(one_class)
+        )
+    figures = {
+        "map": mean_ap(ap, included),
+        "label_ranking_loss": lrl,
+        "lrap": lrap,
+        "coverage_error": cov,
+        "one_error": oe,
+        "threshold": threshold,
+        **thr,
+    }
+    per_category = [
+        {
+            "id": c,
+            "name": tax.category(c).name,
+            "ap": float(ap[k]),
+            "roc_auc": float(auc[k]),
+            # F1 of a category without any known label is undefined, not 0
+            "f1": float(f1[k]) if known_pos[k] + known_neg[k] else float("nan"),
+            "support": int(known_pos[k]),
+            "negatives": int(known_neg[k]),
+            "unknown": int(unknown_label[k]),
+            "no_score": int(no_score[k]),
+            "in_map": bool(included[k]),
+            "ap_undefined_reason": why_na[k],
+        }
+        for k, c in enumerate(tax.ids)
+    ]
+    return ReportFigures(figures, per_category, excluded, notes)
