@@ -15,7 +15,18 @@ import sys
 
 import pytest
 
-HEAVY = ("pyarrow", "rich", "httpx", "sklearn", "scipy", "matplotlib", "polars", "pandas")
+HEAVY = (
+    "pyarrow",
+    "rich",
+    "httpx",
+    "sklearn",
+    "scipy",
+    "matplotlib",
+    "polars",
+    "pandas",
+    "dask",
+    "distributed",
+)
 
 
 @pytest.mark.parametrize("module", ["toxeval", "toxeval.metrics", "toxeval.stats"])

@@ -16,18 +16,18 @@ raises an ``ImportError`` naming the extra. See docs/dask.md.
 from __future__ import annotations
 
 try:
-    import dask  # noqa: F401
-    import dask.array  # noqa: F401
+    import dask
+    import dask.array
     import dask.dataframe  # noqa: F401
     import distributed  # noqa: F401
 except ImportError as e:  # pragma: no cover - exercised where Dask is absent
     raise ImportError(
-        "toxeval.dask needs Dask and distributed: pip install 'toxeval[dask]' "
-        f"(import failed: {e})"
+        f"toxeval.dask needs Dask and distributed: pip install 'toxeval[dask]' (import failed: {e})"
     ) from None
 
 from toxeval.dask.metrics import (
     accumulate,
+    accumulator_graph,
     average_precision_score,
     coverage_error,
     label_ranking_average_precision_score,
@@ -40,6 +40,7 @@ from toxeval.dask.metrics import (
 
 __all__ = [
     "accumulate",
+    "accumulator_graph",
     "average_precision_score",
     "coverage_error",
     "label_ranking_average_precision_score",

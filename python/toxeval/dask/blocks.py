@@ -64,21 +64,22 @@ def row_blocks(*inputs: Any) -> list[tuple[Delayed | None, ...]]:
                 raise ValueError(f"toxeval.dask: {_name(i)} must be 1-D or 2-D; got {a.ndim}-D")
             target = (chunks,) if a.ndim == 1 else (chunks, (a.shape[1],))
             if a.chunks != target:
-                a = a.rechunk(target)
-            parts[i] = list(a.to_delayed().ravel())
+                a = a.rechunk(target)  # type: ignore[no-untyped-call]
+            parts[i] = list(a.to_delayed().ravel())  # type: ignore[no-untyped-call]
         n = len(chunks)
-    return [tuple(parts[i][b] if i in parts else None for i in range(len(inputs))) for b in range(n)]
+    return [
+        tuple(parts[i][b] if i in parts else None for i in range(len(inputs))) for b in range(n)
+    ]
 
 
 def _as_array(x: Any) -> da.Array:
     """A dask array with known row chunks."""
-    if isinstance(x, _FRAME_TYPES):
-        x = x.to_dask_array(lengths=True)
-    if any(np.isnan(c) for c in x.chunks[0]):
+    a: da.Array = x.to_dask_array(lengths=True) if isinstance(x, _FRAME_TYPES) else x  # type: ignore[attr-defined]
+    if any(np.isnan(c) for c in a.chunks[0]):
         raise ValueError(
             "toxeval.dask: an array has unknown chunk sizes; call compute_chunk_sizes() first"
         )
-    return x
+    return a
 
 
 def as_numpy(x: Any) -> Any:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-import dask
 import numpy as np
 from dask.delayed import Delayed
 from numpy.typing import NDArray
@@ -29,7 +28,7 @@ from toxeval.dask.states import (
     row_block,
     row_merge,
 )
-from toxeval.dask.tree import tree_reduce
+from toxeval.dask.tree import compute_one, task, tree_reduce
 from toxeval.metrics import MultilabelReport, warn_binary_flags
 from toxeval.streaming import LabelRuns, MultilabelAccumulator
 
@@ -71,7 +70,7 @@ def accumulator_graph(
     workers; None = every core of the worker's machine)."""
     MultilabelAccumulator(threshold=threshold, n_jobs=n_jobs)  # argument checks, here
     opts = {"threshold": threshold, "n_jobs": n_jobs, "keep_runs": True}
-    block = dask.delayed(report_block, pure=False)
+    block = task(report_block)
     states = [block(*b, **opts) for b in _blocks(y_true, y_score, mask, sample_weight)]
     return tree_reduce(states, report_merge, split_every=split_every, **opts)
 
@@ -97,8 +96,8 @@ def accumulate(
         n_jobs=n_jobs,
         split_every=split_every,
     )
-    (acc,) = dask.compute(graph)
-    return acc  # type: ignore[no-any-return]
+    acc: MultilabelAccumulator = compute_one(graph)
+    return acc
 
 
 def multilabel_report(
@@ -131,7 +130,7 @@ def multilabel_report(
 def _binary_graph(
     y_true: Any, y_score: Any, mask: Any, sample_weight: Any, micro: bool, split_every: int
 ) -> Delayed:
-    block = dask.delayed(binary_block, pure=False)
+    block = task(binary_block)
     states = [
         block(*b, micro=micro, n_jobs=1) for b in _blocks(y_true, y_score, mask, sample_weight)
     ]
@@ -143,7 +142,7 @@ def label_runs(
 ) -> list[LabelRuns]:
     """Each label's ``LabelRuns`` (distinct scores with positive and negative weights)
     over every row, merged on the cluster."""
-    (state,) = dask.compute(_binary_graph(y_true, y_score, mask, sample_weight, False, split_every))
+    state = compute_one(_binary_graph(y_true, y_score, mask, sample_weight, False, split_every))
     if state.labels is None:
         raise ValueError("toxeval.dask: the input has no rows")
     return list(state.labels)
@@ -165,7 +164,7 @@ def _binary_score(
     if average == "samples" and not one_label:
         return _row_metric(name, y_true, y_score, sample_weight, mask, split_every, average=average)
     micro = average == "micro" and not one_label
-    (state,) = dask.compute(_binary_graph(y_true, y_score, mask, sample_weight, micro, split_every))
+    state = compute_one(_binary_graph(y_true, y_score, mask, sample_weight, micro, split_every))
     if not isinstance(state, BinaryState) or state.labels is None:
         raise ValueError("toxeval.dask: the input has no rows")
     pick = 0 if metric == "average_precision" else 1
@@ -246,11 +245,11 @@ def _row_metric(
     split_every: int,
     **kwargs: Any,
 ) -> float:
-    block = dask.delayed(row_block, pure=False)
+    block = task(row_block)
     states = [
         block(*b, name=name, kwargs=kwargs) for b in _blocks(y_true, y_score, mask, sample_weight)
     ]
-    (sums,) = dask.compute(tree_reduce(states, row_merge, split_every=split_every))
+    sums = compute_one(tree_reduce(states, row_merge, split_every=split_every))
     assert isinstance(sums, RowSums)
     if sums.weight == 0.0:
         func = getattr(metrics, name)
@@ -297,5 +296,12 @@ def ndcg_score(
 ) -> float:
     """``toxeval.metrics.ndcg_score`` of Dask collections."""
     return _row_metric(
-        "ndcg_score", y_true, y_score, sample_weight, mask, split_every, k=k, ignore_ties=ignore_ties
+        "ndcg_score",
+        y_true,
+        y_score,
+        sample_weight,
+        mask,
+        split_every,
+        k=k,
+        ignore_ties=ignore_ties,
     )

@@ -32,7 +32,14 @@ __all__ = [
 
 
 def report_block(
-    y_true: Any, y_score: Any, mask: Any, weight: Any, *, threshold: Any, n_jobs: Any, keep_runs: bool
+    y_true: Any,
+    y_score: Any,
+    mask: Any,
+    weight: Any,
+    *,
+    threshold: Any,
+    n_jobs: Any,
+    keep_runs: bool,
 ) -> MultilabelAccumulator:
     """The accumulator of one block (an empty one for a block of no rows)."""
     acc = MultilabelAccumulator(threshold=threshold, n_jobs=n_jobs, keep_runs=keep_runs)

@@ -8,10 +8,23 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import dask
-from dask.delayed import Delayed
+import dask.base
+from dask.delayed import Delayed, delayed
 
-__all__ = ["tree_reduce"]
+__all__ = ["compute_one", "task", "tree_reduce"]
+
+
+def task(func: Callable[..., Any]) -> Callable[..., Delayed]:
+    """``dask.delayed(func, pure=False)``: each call is one task with a fresh key."""
+    made: Callable[..., Delayed] = delayed(func, pure=False)
+    return made
+
+
+def compute_one(graph: Delayed) -> Any:
+    """The value of one ``Delayed``, on the scheduler Dask would use (the active
+    ``distributed.Client`` if there is one)."""
+    (value,) = dask.base.compute(graph)  # type: ignore[no-untyped-call]
+    return value
 
 
 def tree_reduce(
@@ -24,11 +37,10 @@ def tree_reduce(
     level = list(states)
     if not level:
         raise ValueError("toxeval.dask: the input has no blocks")
-    merge = dask.delayed(combine, pure=False)
+    merge = task(combine)
     while len(level) > 1:
         level = [
-            merge(*level[i : i + split_every], **kwargs)
-            for i in range(0, len(level), split_every)
+            merge(*level[i : i + split_every], **kwargs) for i in range(0, len(level), split_every)
         ]
     if not isinstance(level[0], Delayed):  # pragma: no cover - states are Delayed
         raise TypeError("states must be Delayed")
