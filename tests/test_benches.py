@@ -554,3 +554,20 @@ def test_native_ab_refuses_a_missing_build(tmp_path: Path) -> None:
     out = _native_ab(toxeval._core.__file__, str(tmp_path / "nope.so"))
     assert out.returncode == 2
     assert "is not a file" in out.stderr
+
+
+# --------------------------------------------------------------------------- out of core
+
+
+def test_out_of_core_bench_runs_end_to_end(tmp_path: Path) -> None:
+    """bench_out_of_core.py on a tiny N: shards generated, the floor and the scoring
+    timed in their own processes, the table written (no timing asserted)."""
+    import bench_out_of_core as ooc
+
+    assert ooc.main(["--sizes", "3000", "--rows-per-shard", "1000", "--out", str(tmp_path)]) == 0
+    rows = json.loads((tmp_path / "bench_out_of_core.json").read_text())
+    assert [r["n"] for r in rows] == [3000]
+    assert rows[0]["path"] in ("tree merge", "range partitions")
+    assert rows[0]["scoring"]["peak_rss_bytes"] > 0 and rows[0]["floor"]["wall_s"] > 0
+    assert "| 3000 |" in (tmp_path / "bench_out_of_core.md").read_text()
+    assert len(list((tmp_path / "ooc-data" / "3000").glob("*.parquet"))) == 3

@@ -99,6 +99,12 @@ def load_system(spec: str | Path) -> SystemResult:
             f"{rj}: not a toxeval results.json (expected an object with "
             '"system" and "dataset" objects)'
         )
+    config = results.get("config")
+    if isinstance(config, dict) and config.get("out_of_core") and not (folder / FILE_NAME).exists():
+        raise CompareError(
+            f"{folder}: scored out of core, so it keeps no {FILE_NAME} to resample; compare "
+            "needs the scored rows (score the data in memory to compare it)"
+        )
     try:
         rows = read_scored_rows(folder / FILE_NAME)
     except ValueError as e:

@@ -28,9 +28,11 @@ __all__ = [
     "figure_with_interval",
     "interval_line",
     "level_text",
+    "out_of_core_line",
     "quiet_intervals",
     "quiet_line",
     "render",
+    "report_file_names",
     "results_json",
     "system_line",
     "write_html_report",
@@ -219,9 +221,14 @@ def _summary_rows(
         (
             "card recipe (compat.)",
             f"mAP {_fmt(card.get('map'))}, LRL {_fmt(card.get('label_ranking_loss'))} "
-            f"on {card['rows_used']} fully labelled rows",
+            f"on {card['rows_used']} fully labelled rows"
+            if card.get("rows_used") is not None
+            else "not computed out of core",
         )
     )
+    ooc = result.config.get("out_of_core")
+    if ooc:
+        rows.append(("out of core", out_of_core_line(ooc)))
     if result.agreement is not None:
         a = result.agreement
         rows.append(
@@ -233,6 +240,24 @@ def _summary_rows(
             )
         )
     return rows
+
+
+def out_of_core_line(info: dict[str, Any]) -> str:
+    """One line on how an out-of-core run went: the AP/ROC AUC path, the id join, the
+    memory limit (``config.out_of_core`` of results.json)."""
+    path = str(info.get("path", "?"))
+    if path == "range partitions":
+        path += f" ({info.get('ranges_per_label')} per label)"
+    limit = int(info.get("memory_limit_bytes", 0))
+    return f"AP/ROC AUC by {path}; join: {info.get('join')}; memory limit {limit / 2**20:.0f} MiB"
+
+
+def report_file_names(result: EvaluationResult) -> tuple[str, ...]:
+    """The files :func:`write_report_files` writes for ``result``: ``REPORT_FILES``, less
+    ``scored_rows.parquet`` for an out-of-core result (it has no rows in memory)."""
+    if result.rows is None and result.config.get("out_of_core"):
+        return REPORT_FILES[:3]
+    return REPORT_FILES
 
 
 def render(result: EvaluationResult, console: Console | None = None) -> None:
@@ -326,11 +351,14 @@ def report_markdown(result: EvaluationResult) -> str:
         ]
     lines += ["", "## Card's reference recipe (compatibility mode)", ""]
     card = result.card_recipe
-    lines.append(
-        f"mAP {_fmt(card.get('map'))}, label ranking loss "
-        f"{_fmt(card.get('label_ranking_loss'))}, on {card['rows_used']} fully labelled rows "
-        f"(threshold {card['threshold']:g})."
-    )
+    if card.get("rows_used") is None:
+        lines.append("Not computed out of core.")
+    else:
+        lines.append(
+            f"mAP {_fmt(card.get('map'))}, label ranking loss "
+            f"{_fmt(card.get('label_ranking_loss'))}, on {card['rows_used']} fully labelled "
+            f"rows (threshold {card['threshold']:g})."
+        )
     lines += ["", card["caveats"], "", "## Notes", ""]
     lines += [f"- {md(n)}" for n in result.notes] or ["- none"]
     return "\n".join(lines) + "\n"
@@ -364,7 +392,8 @@ def write_report_files(result: EvaluationResult, folder: Path) -> None:
     texts = (results_json, report_markdown, per_category_csv)
     for name, render_text in zip(REPORT_FILES, texts, strict=False):
         (folder / name).write_text(render_text(result), encoding="utf-8", newline="\n")
-    write_scored_rows_file(result, folder)
+    if "scored_rows.parquet" in report_file_names(result):
+        write_scored_rows_file(result, folder)
 
 
 def write_scored_rows_file(result: EvaluationResult, folder: Path) -> Path:
@@ -406,6 +435,7 @@ def write_outputs(result: EvaluationResult, out_dir: str | Path) -> list[Path]:
     earlier run are removed (see docs/cli.md, "Output files")."""
     from toxeval.output_dir import staged_outputs
 
-    with staged_outputs(out_dir, REPORT_FILES, result.input_paths()) as stage:
+    names = report_file_names(result)
+    with staged_outputs(out_dir, names, result.input_paths()) as stage:
         write_report_files(result, stage)
-    return [Path(out_dir) / name for name in REPORT_FILES]
+    return [Path(out_dir) / name for name in names]

@@ -59,6 +59,8 @@ def check_args(args: argparse.Namespace) -> None:
 def _output_names(args: argparse.Namespace) -> tuple[str, ...]:
     from toxeval.report import HTML_FILE, REPORT_FILES
 
+    if getattr(args, "out_of_core", None):
+        return REPORT_FILES[:3]  # no scored rows, HTML page or figures out of core
     html = (HTML_FILE,) if getattr(args, "html", False) else ()
     return REPORT_FILES + html + (PLOT_FILES if args.plots else ())
 

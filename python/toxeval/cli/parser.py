@@ -142,7 +142,12 @@ def build_parser() -> argparse.ArgumentParser:
     _llm_options(pr)
 
     sc = sub.add_parser("score", help="score an existing prediction dump")
-    sc.add_argument("predictions", metavar="PREDICTIONS", help="JSONL/CSV/Parquet/NPY/NPZ file")
+    sc.add_argument(
+        "predictions",
+        metavar="PREDICTIONS",
+        help="JSONL/CSV/Parquet/NPY/NPZ file, or a directory of Parquet shards (scored out of "
+        "core; --dataset the same path when the shards hold the labels too)",
+    )
     common(sc, dataset_required=True)
     sc.add_argument(
         "--format", choices=("auto", "jsonl", "csv", "parquet", "npy", "npz"), default="auto"
@@ -161,6 +166,22 @@ def build_parser() -> argparse.ArgumentParser:
         help="missing, duplicate or unknown ids: fail (default) or drop and report",
     )
     sc.add_argument("--mapping", metavar="NAME|FILE", help="code mapping, e.g. llama-guard-3")
+    sc.add_argument(
+        "--memory-limit",
+        metavar="SIZE",
+        default=None,
+        help="score out of core with memory bounded by SIZE (e.g. 2GB, 512MiB): Parquet "
+        "inputs stream through mergeable states, spilling to disk (docs/out-of-core.md). "
+        "Out of core without it too for a directory of shards or a Parquet file over "
+        "the default limit (2 GiB, or half the available memory)",
+    )
+    sc.add_argument(
+        "--spill-dir",
+        metavar="DIR",
+        default=None,
+        help="where out-of-core scoring writes its temporary spill files (default: the "
+        "system's temporary folder)",
+    )
     sc.add_argument(
         "--batch-input",
         metavar="FILE",

@@ -85,3 +85,55 @@ def progress_steps(quiet: bool) -> Iterator[Callable[[str], None]]:
             prog.update(task, description=name)
 
         yield step
+
+
+@contextmanager
+def progress_rows(
+    quiet: bool,
+) -> Iterator[tuple[Callable[[str], None], Callable[[int, int], None]]]:
+    """Like :func:`progress_steps`, with a bar of rows done out of the step's total:
+    yields ``(step, advance)``; ``advance(done, total)`` moves the bar of the current
+    step (out-of-core scoring: shards read, partitions joined)."""
+    enabled = False
+    if not quiet:
+        console = _stderr_console()
+        enabled = console.is_terminal
+    if not enabled:
+        yield TIMINGS.mark, _no_rows
+        return
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        SpinnerColumn,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    with Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=console,
+        transient=True,
+    ) as prog:
+        tasks = [prog.add_task("starting", total=None)]
+
+        def step(name: str) -> None:
+            # a new task per step: its bar starts empty, with no total until told
+            TIMINGS.mark(name)
+            prog.remove_task(tasks[-1])
+            tasks.append(prog.add_task(name, total=None))
+
+        def advance(done: int, total: int) -> None:
+            prog.update(tasks[-1], total=total, completed=done)
+
+        yield step, advance
+
+
+def _no_rows(done: int, total: int) -> None:
+    """No bar to move (quiet, or not a terminal)."""

@@ -96,6 +96,12 @@ def _tri_state(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
         or pa.types.is_decimal(t)
     ):
         raise NotColumnar
+    if pa.types.is_integer(t) and not arr.null_count:
+        # integers without nulls (a K-vector of 0/1/-1): read in place, bounds checked
+        ints = np.asarray(arr.to_numpy(zero_copy_only=False))
+        if ints.size and (int(ints.min()) < -1 or int(ints.max()) > 1):
+            raise NotColumnar
+        return ints == 1, ints != -1
     vals = np.asarray(pc.cast(arr, pa.float64()).fill_null(-1.0).to_numpy(zero_copy_only=False))
     vals = np.where(np.isnan(vals), -1.0, vals)
     if not np.isin(vals, (0.0, 1.0, -1.0)).all():
@@ -103,7 +109,7 @@ def _tri_state(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     return vals == 1.0, vals != -1.0
 
 
-def _table_labels(
+def table_labels(
     table: pa.Table, labels: LabelReader, *, csv_text: bool = False
 ) -> tuple[np.ndarray, np.ndarray]:
     """Label matrix and mask from the ``labels`` column or per-category columns."""
@@ -309,7 +315,7 @@ def table_to_rows(
     ann = _table_annotations(table, labels)
     try:
         if "labels" in names or ann is None:
-            y, mask = _table_labels(table, labels, csv_text=csv_text)
+            y, mask = table_labels(table, labels, csv_text=csv_text)
             has_labels = np.ones(n, dtype=bool)
         else:
             y, mask = np.zeros((n, labels.k), np.int8), np.zeros((n, labels.k), bool)

@@ -159,7 +159,8 @@ def unknown_rows(table: pa.Table, taxonomy: Taxonomy) -> UnknownRows:
             failed = np.asarray(present.to_numpy(zero_copy_only=False), dtype=bool)
     null = np.zeros(m, dtype=bool)
     cols = _prediction_columns(table, taxonomy)
-    if cols:
+    # a column without nulls means no row is all-null: nothing to read
+    if cols and all(table.column(name).null_count for name in cols):
         null[:] = True
         for name in cols:
             null &= np.asarray(

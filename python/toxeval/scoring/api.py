@@ -8,7 +8,7 @@ file or a live model). Both load and check their inputs, then call
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -35,6 +35,10 @@ from toxeval.taxonomy import LabelMapping, Taxonomy, load_taxonomy
 if TYPE_CHECKING:
     from toxeval.datasets import Dataset, Rule
     from toxeval.detectors import Detector
+
+
+#: Called with (rows done, rows in the step) as out-of-core scoring streams.
+RowProgress = Callable[[int, int], None]
 
 
 def _mapping_record(mapping: str | Path | LabelMapping | None) -> dict[str, Any] | None:
@@ -109,6 +113,9 @@ def score(
     bootstrap: int = DEFAULT_RESAMPLES,
     bootstrap_seed: int = 0,
     confidence_level: float = 0.95,
+    memory_limit: str | int | None = None,
+    spill_dir: str | Path | None = None,
+    rows_progress: RowProgress | None = None,
 ) -> EvaluationResult:
     """Score predictions against a dataset.
 
@@ -131,8 +138,43 @@ def score(
     ``confidence_level`` percentile intervals of mAP, label ranking loss and each
     category's AP (``figures["intervals"]``, ``per_category[i]["ap_ci"]``; see
     :func:`toxeval.scoring.intervals.add_intervals`); ``bootstrap=0`` computes none.
+
+    Out of core (docs/out-of-core.md): with ``memory_limit`` (``"2GB"``, bytes), or when
+    ``predictions`` is a directory of Parquet shards, or a Parquet file over the
+    default limit with a Parquet ``dataset``, the rows stream through mergeable states
+    with memory bounded by the limit (spill files in ``spill_dir``).
+    ``dataset`` is then a Parquet file or directory joined by id, or None / the same
+    path when the one table holds labels and scores. The result has no scored rows and
+    no intervals (a note says so); ``rows_progress(done, total)`` follows the rows.
     """
     n_resamples = check_options(bootstrap, bootstrap_seed, confidence_level)
+    from toxeval.outofcore.choice import out_of_core_reason
+
+    reason = out_of_core_reason(predictions, dataset, memory_limit)
+    if reason is not None:
+        return _score_out_of_core(
+            predictions,
+            dataset,
+            reason,
+            taxonomy=taxonomy,
+            threshold=threshold,
+            on_mismatch=on_mismatch,
+            memory_limit=memory_limit,
+            spill_dir=spill_dir,
+            progress=progress,
+            rows_progress=rows_progress,
+            n_resamples=n_resamples,
+            unused={
+                "parse_policy": (parse_policy, "exclude"),
+                "format": (format, "auto"),
+                "mapping": (mapping, None),
+                "data_dir": (data_dir, None),
+                "rule": (rule, "majority"),
+                "min_annotators": (min_annotators, 1),
+            },
+        )
+    if spill_dir is not None:
+        raise ValueError("spill_dir applies to out-of-core scoring only (see memory_limit)")
     result = _score(
         predictions,
         dataset,
@@ -148,6 +190,42 @@ def score(
         progress=progress,
     )
     return _with_intervals(result, n_resamples, bootstrap_seed, confidence_level, progress)
+
+
+def _score_out_of_core(
+    predictions: Any,
+    dataset: Any,
+    reason: str,
+    *,
+    unused: dict[str, tuple[object, object]],
+    n_resamples: int,
+    **options: Any,
+) -> EvaluationResult:
+    """:func:`toxeval.outofcore.score_out_of_core`, with the options that do not apply
+    out of core refused, and the note on intervals."""
+    from toxeval.outofcore import score_out_of_core
+    from toxeval.scoring.intervals import NOTE_PREFIX
+
+    _reject_unused(unused, f"out-of-core scoring ({reason})")
+    if not isinstance(predictions, (str, Path)):
+        raise TypeError(
+            f"out-of-core scoring ({reason}) reads a Parquet file or directory of shards; "
+            f"got {type(predictions).__name__}"
+        )
+    if dataset is not None and not isinstance(dataset, (str, Path)):
+        raise TypeError(
+            f"out-of-core scoring ({reason}) reads the dataset from a Parquet file or "
+            f"directory (or none: the predictions hold the labels); got {type(dataset).__name__}"
+        )
+    result = score_out_of_core(predictions, dataset, **options)
+    result.config["out_of_core"]["reason"] = reason
+    if n_resamples:
+        result.notes.append(
+            f"{NOTE_PREFIX}no intervals out of core ({result.counts['scored']} scored rows): "
+            "the report's bootstrap resamples the scored rows in memory; a category's "
+            "support (known positives) says how far its AP can be trusted"
+        )
+    return result
 
 
 def _with_intervals(

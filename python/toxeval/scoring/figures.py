@@ -1,12 +1,16 @@
 """:func:`score_predictions`: every figure of a report, from a dataset and predictions
 already aligned to it (:func:`toxeval.metrics.multilabel_report` in one native pass, then
 the notes, counts, per-category table, agreement and card figures).
+:func:`report_figures` turns a ``multilabel_report`` dict into the report's figures,
+per-category rows and their notes; out-of-core scoring (:mod:`toxeval.outofcore`) uses
+it on the dict its merged states give.
 """
 
 from __future__ import annotations
 
 import math
 import warnings
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +25,7 @@ from toxeval.scoring.result import EvaluationResult, Progress, ScoredRowArrays
 if TYPE_CHECKING:
     from toxeval.datasets import Dataset
     from toxeval.metrics import MultilabelReport
+    from toxeval.taxonomy import Taxonomy
 
 
 def _check_aligned(preds: Predictions, dataset: Dataset) -> None:
@@ -104,76 +109,17 @@ def score_predictions(
     report = _multilabel_report(y, s, m, threshold)
     if progress:
         progress("summarising")
-    known_pos, known_neg, unknown = report["support"], report["n_negative"], report["n_unknown"]
-    included = known_pos > 0
-    ap = np.asarray(report["ap"], dtype=np.float64)
-    ap[~included] = np.nan
-    auc = np.asarray(report["roc_auc"], dtype=np.float64)
-    lrl, lrap, cov = (float(report[k]) for k in ("label_ranking_loss", "lrap", "coverage_error"))
-    # the report's one_error is metrics.one_error's classical definition; the
-    # figure docs/cli.md defines is its one_error_relevant
-    oe = float(report["one_error_relevant"])
-    f1 = np.asarray(report["f1"], dtype=np.float64)
-    thr = {
-        "micro_f1": float(report["f1_micro"]),
-        "macro_f1": float(f1[included].mean()) if included.any() else float("nan"),
-        "hamming_loss": float(report["hamming_loss"]),
-    }
-    excluded = [c for c, inc in zip(tax.ids, included, strict=True) if not inc]
-    if excluded:
-        notes.append(
-            f"mAP and macro F1 average over {int(included.sum())} of {tax.k} categories; "
-            f"excluded (no known positive among the scored rows): {', '.join(excluded)}"
-        )
-    no_negative = [
-        c
-        for c, p, q, inc in zip(tax.ids, known_pos, known_neg, included, strict=True)
-        if inc and q == 0
-    ]
-    if no_negative:
-        notes.append(
-            "AP is 1 whatever the scores where every known label is positive (no known "
-            f"negative among the scored rows): {', '.join(no_negative)}; null and -1 label "
-            "cells are unknown, not negative (write negatives as 0)"
-        )
-    one_class = [
-        c for c, p, q in zip(tax.ids, known_pos, known_neg, strict=True) if p == 0 or q == 0
-    ]
-    if one_class:
-        notes.append(
-            "ROC AUC is undefined (NaN) where the known labels have one class only: "
-            + ", ".join(one_class)
-        )
+    summary = report_figures(report, tax, threshold)
+    figures, per_category, excluded = summary.figures, summary.per_category, summary.excluded
+    notes.extend(summary.notes)
+    unknown = report["n_unknown"]
+    known_pos, known_neg = report["support"], report["n_negative"]
     binary = all_binary(s)
     if binary:
         notes.append(
             "scores are binary (0/1): ties are heavy, so AP, ROC AUC and the ranking figures "
             "describe a single operating point; graded scores rank better"
         )
-    figures = {
-        "map": mean_ap(ap, included),
-        "label_ranking_loss": lrl,
-        "lrap": lrap,
-        "coverage_error": cov,
-        "one_error": oe,
-        "threshold": threshold,
-        **thr,
-    }
-    per_category = [
-        {
-            "id": c,
-            "name": tax.category(c).name,
-            "ap": float(ap[k]),
-            "roc_auc": float(auc[k]),
-            # F1 of a category without any known label is undefined, not 0
-            "f1": float(f1[k]) if known_pos[k] + known_neg[k] else float("nan"),
-            "support": int(known_pos[k]),
-            "negatives": int(known_neg[k]),
-            "unknown": int(unknown[k]),
-            "in_map": bool(included[k]),
-        }
-        for k, c in enumerate(tax.ids)
-    ]
     n_unknown_cells = int(np.sum(unknown))
     n_no_known = int((~m.any(axis=1)).sum()) if n_unknown_cells else 0
     if n_no_known:
@@ -293,3 +239,89 @@ def _multilabel_report(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return metrics.multilabel_report(y, s, mask=m, threshold=threshold)
+
+
+@dataclass(frozen=True)
+class ReportFigures:
+    """The report's figures from a ``multilabel_report`` dict: the headline figures,
+    the per-category rows, the categories left out of mAP, and the notes they call for."""
+
+    figures: dict[str, Any]
+    per_category: list[dict[str, Any]]
+    excluded: list[str]
+    notes: list[str]
+
+
+def report_figures(
+    report: MultilabelReport | dict[str, Any], tax: Taxonomy, threshold: float
+) -> ReportFigures:
+    """The figures every report shows, from a ``multilabel_report`` dict (computed in
+    memory, or merged from streamed states out of core): mAP over the categories with a
+    known positive, per-category AP / ROC AUC / F1 and counts, and the notes on
+    excluded and one-class categories."""
+    notes: list[str] = []
+    known_pos, known_neg, unknown = report["support"], report["n_negative"], report["n_unknown"]
+    included = known_pos > 0
+    ap = np.asarray(report["ap"], dtype=np.float64)
+    ap[~included] = np.nan
+    auc = np.asarray(report["roc_auc"], dtype=np.float64)
+    lrl, lrap, cov = (float(report[k]) for k in ("label_ranking_loss", "lrap", "coverage_error"))
+    # the report's one_error is metrics.one_error's classical definition; the
+    # figure docs/cli.md defines is its one_error_relevant
+    oe = float(report["one_error_relevant"])
+    f1 = np.asarray(report["f1"], dtype=np.float64)
+    thr = {
+        "micro_f1": float(report["f1_micro"]),
+        "macro_f1": float(f1[included].mean()) if included.any() else float("nan"),
+        "hamming_loss": float(report["hamming_loss"]),
+    }
+    excluded = [c for c, inc in zip(tax.ids, included, strict=True) if not inc]
+    if excluded:
+        notes.append(
+            f"mAP and macro F1 average over {int(included.sum())} of {tax.k} categories; "
+            f"excluded (no known positive among the scored rows): {', '.join(excluded)}"
+        )
+    no_negative = [
+        c
+        for c, p, q, inc in zip(tax.ids, known_pos, known_neg, included, strict=True)
+        if inc and q == 0
+    ]
+    if no_negative:
+        notes.append(
+            "AP is 1 whatever the scores where every known label is positive (no known "
+            f"negative among the scored rows): {', '.join(no_negative)}; null and -1 label "
+            "cells are unknown, not negative (write negatives as 0)"
+        )
+    one_class = [
+        c for c, p, q in zip(tax.ids, known_pos, known_neg, strict=True) if p == 0 or q == 0
+    ]
+    if one_class:
+        notes.append(
+            "ROC AUC is undefined (NaN) where the known labels have one class only: "
+            + ", ".join(one_class)
+        )
+    figures = {
+        "map": mean_ap(ap, included),
+        "label_ranking_loss": lrl,
+        "lrap": lrap,
+        "coverage_error": cov,
+        "one_error": oe,
+        "threshold": threshold,
+        **thr,
+    }
+    per_category = [
+        {
+            "id": c,
+            "name": tax.category(c).name,
+            "ap": float(ap[k]),
+            "roc_auc": float(auc[k]),
+            # F1 of a category without any known label is undefined, not 0
+            "f1": float(f1[k]) if known_pos[k] + known_neg[k] else float("nan"),
+            "support": int(known_pos[k]),
+            "negatives": int(known_neg[k]),
+            "unknown": int(unknown[k]),
+            "in_map": bool(included[k]),
+        }
+        for k, c in enumerate(tax.ids)
+    ]
+    return ReportFigures(figures, per_category, excluded, notes)

@@ -1,0 +1,59 @@
+"""When ``toxeval score`` / :func:`toxeval.score` take the out-of-core path: a memory
+limit given, a directory of shards, or a Parquet file (with a Parquet dataset, or
+holding the labels itself) whose uncompressed size passes the default memory limit.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+__all__ = ["out_of_core_reason"]
+
+
+def _parquet_or_same(dataset: Any, predictions: Path) -> bool:
+    from toxeval.shards import PARQUET_SUFFIXES
+
+    if dataset is None:
+        return True
+    if not isinstance(dataset, (str, Path)):
+        return False
+    d = Path(dataset)
+    if d.is_dir():
+        return True
+    try:
+        if d.resolve() == predictions.resolve():
+            return True
+    except OSError:
+        return False
+    return d.is_file() and d.suffix.lower() in PARQUET_SUFFIXES
+
+
+def out_of_core_reason(predictions: Any, dataset: Any, memory_limit: Any) -> str | None:
+    """Why these inputs are scored out of core, or None for the in-memory path."""
+    if memory_limit is not None:
+        return "a memory limit was given"
+    if not isinstance(predictions, (str, Path)):
+        return None
+    p = Path(predictions)
+    if p.is_dir():
+        return "the predictions are a directory of shards"
+    from toxeval.shards import PARQUET_SUFFIXES
+
+    if p.suffix.lower() not in PARQUET_SUFFIXES or not p.is_file():
+        return None
+    if not _parquet_or_same(dataset, p) or dataset is None:
+        return None
+    from toxeval.outofcore.memory import default_memory_limit
+    from toxeval.shards import ShardError, discover_shards
+
+    try:
+        size = discover_shards(p).uncompressed_bytes
+    except ShardError:
+        return None  # the in-memory reader gives its own error
+    limit = default_memory_limit()
+    if size > limit:
+        return (
+            f"the predictions hold {size} bytes uncompressed, over the {limit}-byte default limit"
+        )
+    return None

@@ -1,0 +1,248 @@
+""":func:`score_out_of_core`: a Parquet file or a directory of Parquet shards scored with
+bounded memory, into the same :class:`~toxeval.scoring.EvaluationResult` as in-memory
+scoring (docs/out-of-core.md).
+
+Two inputs:
+
+- one table holding labels and scores (``dataset`` is None or the same path): its
+  batches go straight into the metric states; ids are checked to be distinct through
+  hash partitions of their 64-bit hashes (:mod:`toxeval.outofcore.one_table`);
+- a dataset and predictions joined by id (:mod:`toxeval.outofcore.join`): a grace hash join. Both sides are written to
+  P partitions by a hash of the id (:mod:`toxeval.outofcore.spill`, P chosen so a
+  partition fits a quarter of the limit; P = 1 keeps everything in memory), then each
+  partition is joined in memory by :func:`toxeval.ids.join_ids` (rows in file order,
+  so the first of repeated ids wins, as in memory) and its scored rows go into the
+  states. Missing, repeated and unknown ids are counted over all partitions under
+  ``on_mismatch`` as in memory; a dataset id given twice is an error.
+
+The metric states take one of two paths (:mod:`toxeval.outofcore.states`): a tree
+merge of mergeable states, or range partitions of each label's scores on disk for AP
+and ROC AUC; ``result.config["out_of_core"]`` says which ran and what it held.
+"""
+
+from __future__ import annotations
+
+import math
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from toxeval.datasets import DatasetError
+from toxeval.outofcore.join import score_joined
+from toxeval.outofcore.memory import MemoryBudget, parse_memory_limit
+from toxeval.outofcore.one_table import score_one_table
+from toxeval.outofcore.run import ABSENT, RowCounts, RowProgress, Run
+from toxeval.outofcore.states import RANGES, TREE
+from toxeval.predictions import PredictionError
+from toxeval.predictions.schema import MISMATCH_POLICIES, OnMismatch, check_choice
+from toxeval.scoring.figures import report_figures
+from toxeval.scoring.result import EvaluationResult, Progress
+from toxeval.shards import ShardSet, discover_shards
+from toxeval.taxonomy import Taxonomy, load_taxonomy
+
+__all__ = ["RowProgress", "score_out_of_core"]
+
+
+def score_out_of_core(
+    predictions: str | Path,
+    dataset: str | Path | None = None,
+    *,
+    taxonomy: str | Path | Taxonomy | None = None,
+    threshold: float = 0.5,
+    on_mismatch: OnMismatch = "error",
+    memory_limit: str | int | None = None,
+    spill_dir: str | Path | None = None,
+    progress: Progress | None = None,
+    rows_progress: RowProgress | None = None,
+    states_path: str | None = None,
+) -> EvaluationResult:
+    """Score a Parquet file or directory of shards with memory bounded by
+    ``memory_limit`` (``"2GB"``, ``"512MiB"``, bytes; None: 2 GiB or half the
+    available memory). ``dataset``: a Parquet file or directory of the labels, joined
+    by ``id``; None or the same path: the one table holds labels and scores. Spill
+    files go to a temporary folder in ``spill_dir`` (default: the system's temporary
+    folder), removed at the end. ``states_path`` (``"tree merge"`` / ``"range
+    partitions"``) overrides the automatic choice (tests). Intervals are not computed
+    out of core."""
+    if not math.isfinite(threshold):
+        raise ValueError(f"threshold must be a finite number, got {threshold}")
+    check_choice("on_mismatch", on_mismatch, MISMATCH_POLICIES, "--on-mismatch")
+    if states_path not in (None, TREE, RANGES):
+        raise ValueError(f"states_path must be {TREE!r} or {RANGES!r}, got {states_path!r}")
+    limit = parse_memory_limit(memory_limit)
+    tax = load_taxonomy(taxonomy if taxonomy is not None else "toxeval-15")
+    started = time.perf_counter()
+    combined = dataset is None or Path(dataset).resolve() == Path(predictions).resolve()
+    step = progress
+    if step:
+        step("listing shards")
+    for what, given in (("predictions", predictions), ("dataset", dataset)):
+        if given is not None and not Path(given).exists():
+            err = PredictionError if what == "predictions" else DatasetError
+            raise err(
+                f"{given}: no such file or directory; out-of-core scoring reads the {what} "
+                "from a Parquet file or a directory of Parquet shards"
+            )
+    pred_shards = discover_shards(predictions)
+    ds_shards = None if combined else discover_shards(dataset)  # type: ignore[arg-type]
+    with tempfile.TemporaryDirectory(prefix="toxeval-ooc-", dir=spill_dir) as tmp:
+        run = Run(
+            taxonomy=tax,
+            threshold=threshold,
+            on_mismatch=on_mismatch,
+            budget=MemoryBudget(limit),
+            folder=Path(tmp),
+            progress=progress,
+            rows_progress=rows_progress,
+            force_path=states_path,
+        )
+        if ds_shards is None:
+            report, info, counts, notes = score_one_table(run, pred_shards)
+        else:
+            report, info, counts, notes = score_joined(run, ds_shards, pred_shards)
+    info["seconds"] = round(time.perf_counter() - started, 3)
+    info["memory_limit_bytes"] = limit
+    return build_result(
+        run, report, info, counts, notes, pred_shards, ds_shards, str(predictions), dataset
+    )
+
+
+def build_result(
+    run: Run,
+    report: dict[str, Any],
+    info: dict[str, Any],
+    c: RowCounts,
+    notes: list[str],
+    pred_shards: ShardSet,
+    ds_shards: ShardSet | None,
+    predictions: str,
+    dataset: Any,
+) -> EvaluationResult:
+    tax = run.taxonomy
+    if c.n_scored == 0:
+        said = [
+            f"{n} {what}"
+            for n, what in ((c.n_null, "null predictions"), (c.n_failed, "failed requests"))
+            if n
+        ]
+        extra = f" ({', '.join(said)})" if said else ""
+        raise PredictionError(f"{predictions}: no dataset row has a usable prediction{extra}")
+    summary = report_figures(report, tax, run.threshold)
+    all_notes = list(notes)
+    if c.n_missing:
+        all_notes.append(
+            f"{c.n_missing} dataset rows have no prediction and are not scored "
+            f"(on_mismatch={run.on_mismatch})"
+        )
+    if c.n_null:
+        all_notes.append(
+            f"{c.n_null} dataset rows have a null prediction (unknown: no scores, labels "
+            f"or output) and are not scored; first: {', '.join(map(repr, c.null_ids))}"
+        )
+    if c.n_failed:
+        first = "; ".join(f"{i!r}: {e}" for i, e in c.failed)
+        all_notes.append(
+            f"{c.n_failed} dataset rows come from failed requests (an 'error' field) and "
+            f"are not scored; first: {first}"
+        )
+    if c.n_duplicate or c.n_unknown:
+        all_notes.append(
+            f"dropped {c.n_duplicate} duplicate and {c.n_unknown} unknown-id prediction rows "
+            f"(on_mismatch={run.on_mismatch})"
+        )
+    if c.n_out_of_range:
+        all_notes.append(
+            f"{c.n_out_of_range} scores lie outside [0, 1] (logits?); ranking figures use "
+            "them as they are, thresholded figures compare them with the threshold"
+        )
+    all_notes.extend(summary.notes)
+    if c.binary:
+        all_notes.append(
+            "scores are binary (0/1): ties are heavy, so AP, ROC AUC and the ranking figures "
+            "describe a single operating point; graded scores rank better"
+        )
+    n_no_known = int(report["n_rows_without_known_label"])
+    if n_no_known:
+        all_notes.append(
+            f"{n_no_known} scored rows have no known label: they are left out of the "
+            "per-row figures (ranking loss, LRAP, coverage error, one-error)"
+        )
+    all_notes.append(ABSENT)
+    known = int(np.sum(report["support"]) + np.sum(report["n_negative"]))
+    counts = {
+        "dataset_rows": c.n_dataset,
+        "scored": c.n_scored,
+        "excluded": c.n_dataset - c.n_scored,
+        "missing_prediction": c.n_missing,
+        "excluded_by_parse_policy": 0,
+        "null_prediction": c.n_null,
+        "failed_request": c.n_failed,
+        "duplicate_rows_dropped": c.n_duplicate,
+        "unknown_ids_dropped": c.n_unknown,
+        "rows_without_known_labels": n_no_known,
+        "known_cells": known,
+        "unknown_cells": int(np.sum(report["n_unknown"])),
+    }
+    info["shards"] = {
+        "predictions": len(pred_shards.shards),
+        "dataset": None if ds_shards is None else len(ds_shards.shards),
+    }
+    info["intervals"] = "not computed out of core"
+    info["absent"] = ["scored_rows.parquet", "report.html", "plots", "card_recipe"]
+    config = {
+        "threshold": run.threshold,
+        "taxonomy": {"name": tax.name, "version": tax.version, "k": tax.k, "ids": list(tax.ids)},
+        "parse_policy": None,
+        "on_mismatch": run.on_mismatch if ds_shards is not None else None,
+        "format": "parquet",
+        "mapping": None,
+        "rule": None,
+        "min_annotators": None,
+        "out_of_core": info,
+    }
+    ds_source = str(dataset) if ds_shards is not None else predictions
+    ds_name = Path(ds_source).name.removesuffix(".parquet")
+    card = {
+        "label": "benchmark card's reference recipe (compatibility mode; not standard AP)",
+        "threshold": run.threshold,
+        "rows_used": None,
+        "rows_skipped_partial_labels": None,
+        "map": None,
+        "label_ranking_loss": None,
+        "per_category_ap": {},
+        "caveats": "not computed out of core: the card's recipe walks every row in "
+        "dataset order in memory",
+    }
+    system = {
+        "kind": "predictions",
+        "source": predictions,
+        "format": "parquet",
+        "predictions": c.kind,
+        "rows_read": c.n_read,
+        "shards": len(pred_shards.shards),
+    }
+    result = EvaluationResult(
+        inputs={"dataset": None, "predictions": None, "taxonomy": None, "mapping": None},
+        config=config,
+        dataset={
+            "name": ds_name,
+            "level": "prompt",
+            "source": ds_source,
+            "sha256": None,
+            "rows": c.n_dataset,
+        },
+        system=system,
+        counts=counts,
+        figures={**summary.figures, "intervals": None},
+        per_category=[{**r, "ap_ci": None, "ap_ci_undefined": None} for r in summary.per_category],
+        excluded_categories=summary.excluded,
+        card_recipe=card,
+        agreement=None,
+        parse=None,
+        binary_scores=c.binary,
+        notes=all_notes,
+    )
+    return result
