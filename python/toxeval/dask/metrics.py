@@ -251,14 +251,32 @@ def _row_metric(
     ]
     sums = compute_one(tree_reduce(states, row_merge, split_every=split_every))
     assert isinstance(sums, RowSums)
-    if sums.weight == 0.0:
-        func = getattr(metrics, name)
-        if sums.known_rows == 0 and mask is not None:
-            return float(func(_ONE_ROW_TRUE, _ONE_ROW_SCORE, mask=np.zeros((1, 2), bool), **kwargs))
-        return float(func(_ONE_ROW_TRUE, _ONE_ROW_SCORE, sample_weight=np.zeros(1), **kwargs))
     for category, message in sums.warnings:
         warnings.warn(message, category, stacklevel=3)
+    if sums.weight == 0.0:
+        return _undefined(name, sums, mask is not None, kwargs)
     return float(sums.total / sums.weight)
+
+
+def _undefined(name: str, sums: RowSums, masked: bool, kwargs: dict[str, Any]) -> float:
+    """The in-memory function's own error or value (NaN with its warning) where no
+    row counts, from one row of the same kind; warnings the blocks gave already are
+    not repeated."""
+    func = getattr(metrics, name)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        try:
+            if sums.known_rows == 0 and masked:
+                mask = np.zeros((1, 2), bool)
+                value = float(func(_ONE_ROW_TRUE, _ONE_ROW_SCORE, mask=mask, **kwargs))
+            else:
+                w = np.zeros(1)
+                value = float(func(_ONE_ROW_TRUE, _ONE_ROW_SCORE, sample_weight=w, **kwargs))
+        finally:
+            for x in seen:
+                if (x.category, str(x.message)) not in sums.warnings:
+                    warnings.warn(x.message, x.category, stacklevel=4)
+    return value
 
 
 def label_ranking_loss(

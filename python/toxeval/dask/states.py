@@ -152,13 +152,18 @@ def row_block(
     counted = np.ones(n, dtype=bool) if m is None else np.asarray(m, dtype=bool).any(axis=1)
     known = int(counted.sum())
     wsum = float(known) if w is None else float(np.asarray(w, dtype=np.float64)[counted].sum())
-    if wsum == 0.0:
-        return RowSums(0.0, 0.0, known)
     extra = {} if m is None else {"mask": m}
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
-        value = ROW_METRICS[name](yt, ys, sample_weight=w, **extra, **kwargs)
+        try:
+            value = ROW_METRICS[name](yt, ys, sample_weight=w, **extra, **kwargs)
+        except ZeroDivisionError:  # every weight 0 here: nothing to add, warnings kept
+            if wsum != 0.0:
+                raise
+            value = 0.0
     said = _unique((x.category, str(x.message)) for x in seen)
+    if wsum == 0.0:  # no row counts here (the in-memory mean may still be defined)
+        return RowSums(0.0, 0.0, known, said)
     return RowSums(float(value) * wsum, wsum, known, said)
 
 
