@@ -279,3 +279,42 @@ def test_empty_blocks_and_degenerate_inputs(dask_cluster: Any) -> None:
         v0, w0 = _call(getattr(tm, name), p["y"], p["s"], mask=unknown["m"])
         v1, w1 = _call(getattr(td, name), dz["y"], dz["s"], mask=dz["m"])
         assert (v1 == v0 or (v0 != v0 and v1 != v1)) and w1 == w0, name
+
+
+@settings(
+    max_examples=4,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n=st.integers(5, 400),
+    cuts=st.lists(st.integers(0, 400), max_size=5),
+    n_ranges=st.integers(1, 9),
+    masked=st.booleans(),
+    weighted=st.booleans(),
+)
+def test_range_partitions_equal_in_memory(
+    dask_cluster: Any,
+    seed: int,
+    n: int,
+    cuts: list[int],
+    n_ranges: int,
+    masked: bool,
+    weighted: bool,
+) -> None:
+    """AP/ROC AUC merged range by range (ties at the splitters included) equal the
+    in-memory values, warnings included."""
+    p = _problem(seed, n, 4, masked=masked, weighted=weighted)
+    d = _chunked(p, cuts)
+    for name in ("average_precision_score", "roc_auc_score"):
+        for avg in (None, "macro", "weighted"):
+            kw0 = {"mask": p["m"], "sample_weight": p["w"], "average": avg}
+            kw1 = {"mask": d["m"], "sample_weight": d["w"], "average": avg, "n_ranges": n_ranges}
+            v0, w0 = _call(getattr(tm, name), p["y"], p["s"], **kw0)
+            v1, w1 = _call(getattr(td, name), d["y"], d["s"], **kw1)
+            assert w1 == w0, (name, avg)
+            if isinstance(v0, tuple):
+                assert v1 == v0
+            else:
+                _same(v1, v0)

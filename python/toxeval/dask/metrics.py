@@ -18,6 +18,7 @@ from numpy.typing import NDArray
 
 from toxeval import metrics
 from toxeval.dask.blocks import row_blocks
+from toxeval.dask.ranges import ranged_figures
 from toxeval.dask.states import (
     BinaryState,
     RowSums,
@@ -156,6 +157,7 @@ def _binary_score(
     sample_weight: Any,
     mask: Any,
     split_every: int,
+    n_ranges: int | None = None,
 ) -> Any:
     if average not in _AVERAGES:
         raise ValueError(f"average has to be one of {_AVERAGES}")
@@ -164,26 +166,34 @@ def _binary_score(
     if average == "samples" and not one_label:
         return _row_metric(name, y_true, y_score, sample_weight, mask, split_every, average=average)
     micro = average == "micro" and not one_label
-    state = compute_one(_binary_graph(y_true, y_score, mask, sample_weight, micro, split_every))
-    if not isinstance(state, BinaryState) or state.labels is None:
-        raise ValueError("toxeval.dask: the input has no rows")
     pick = 0 if metric == "average_precision" else 1
     none = np.zeros(0, dtype=np.uint8)
 
     def emit(flags: Any) -> None:
         warn_binary_flags(flags, none) if pick == 0 else warn_binary_flags(none, flags)
 
-    if micro:
-        assert state.micro is not None
-        fig = state.micro.figures()
-        emit(fig[2 + pick])
-        return float(fig[pick])
-    figs = [r.figures() for r in state.labels]
+    if n_ranges is not None:
+        if micro:
+            raise ValueError("n_ranges applies to average=None, 'macro' and 'weighted'")
+        figs, pos_weight = ranged_figures(
+            _blocks(y_true, y_score, mask, sample_weight), n_ranges, split_every
+        )
+    else:
+        state = compute_one(_binary_graph(y_true, y_score, mask, sample_weight, micro, split_every))
+        if not isinstance(state, BinaryState) or state.labels is None:
+            raise ValueError("toxeval.dask: the input has no rows")
+        if micro:
+            assert state.micro is not None
+            fig = state.micro.figures()
+            emit(fig[2 + pick])
+            return float(fig[pick])
+        figs = [r.figures() for r in state.labels]
+        pos_weight = np.array([r.pos.sum() for r in state.labels], dtype=np.float64)
     values: NDArray[np.float64] = np.array([f[pick] for f in figs], dtype=np.float64)
     flags = np.array([f[2 + pick] for f in figs], dtype=np.uint8)
     support = None
     if average == "weighted" and not one_label:
-        support = np.array([r.pos.sum() for r in state.labels], dtype=np.float64)
+        support = pos_weight
         if bool(np.isclose(np.sum(support), 0)):
             return 0
     emit(flags)
@@ -205,11 +215,14 @@ def average_precision_score(
     sample_weight: Any = None,
     mask: Any = None,
     split_every: int = 8,
+    n_ranges: int | None = None,
 ) -> Any:
     """``toxeval.metrics.average_precision_score`` of Dask collections (1-D binary or
-    (n_samples, n_labels) multi-label; every ``average``)."""
+    (n_samples, n_labels) multi-label; every ``average``). ``n_ranges``: cut each label's
+    scores into that many ranges by score and merge range by range (no worker or
+    client holds a whole label's runs; ``average`` None, "macro" or "weighted")."""
     return _binary_score(
-        "average_precision", y_true, y_score, average, sample_weight, mask, split_every
+        "average_precision", y_true, y_score, average, sample_weight, mask, split_every, n_ranges
     )
 
 
@@ -221,10 +234,15 @@ def roc_auc_score(
     sample_weight: Any = None,
     mask: Any = None,
     split_every: int = 8,
+    n_ranges: int | None = None,
 ) -> Any:
     """``toxeval.metrics.roc_auc_score`` of Dask collections (1-D binary or
-    (n_samples, n_labels) multi-label; every ``average``; no ``max_fpr``)."""
-    return _binary_score("roc_auc", y_true, y_score, average, sample_weight, mask, split_every)
+    (n_samples, n_labels) multi-label; every ``average``). ``n_ranges``: cut each label's
+    scores into that many ranges by score and merge range by range (no worker or
+    client holds a whole label's runs; ``average`` None, "macro" or "weighted"; no ``max_fpr``)."""
+    return _binary_score(
+        "roc_auc", y_true, y_score, average, sample_weight, mask, split_every, n_ranges
+    )
 
 
 # ------------------------------------------------------------------ per-row metrics
