@@ -19,6 +19,8 @@
 4. Each result must equal the in-memory report (AP per label to 1e-12 relative,
    supports exactly); the load average (1 minute) is printed beside each timing: the
    machine's cores may be shared, which inflates every time.
+5. With ``--ranges R``: also ``toxeval.dask.average_precision_score(average=None)``
+   by the tree merge and with ``n_ranges=R`` (time, worker and client peaks).
 
 Writes ``bench_dask.json`` and ``bench_dask.md`` into ``--out``.
 """
@@ -35,6 +37,7 @@ from typing import Any
 import numpy as np
 
 K = 15
+RANGES = 0  # --ranges: also time average_precision_score(average=None), tree vs ranges
 
 
 def _hwm_reset() -> None:
@@ -165,6 +168,21 @@ def on_dask(folder: Path, workers: int, want: Any) -> dict[str, Any]:
         seconds = time.perf_counter() - t0
         peaks = client.run(_hwm)
         client_peak = _hwm() - client_base
+        ap_runs = {}
+        for label, n_ranges in (("tree", None), (f"{RANGES} ranges", RANGES)):
+            if not RANGES:
+                break
+            client.run(_hwm_reset)
+            _hwm_reset()
+            c0 = _rss()
+            t0 = time.perf_counter()
+            ap = td.average_precision_score(df[ycols], df[scols], average=None, n_ranges=n_ranges)
+            ap_runs[label] = {
+                "seconds": round(time.perf_counter() - t0, 3),
+                "worker_peak_bytes": max(client.run(_hwm).values()),
+                "client_peak_growth_bytes": _hwm() - c0,
+            }
+            np.testing.assert_allclose(ap, want["ap"], rtol=1e-12, atol=0)
     np.testing.assert_allclose(report["ap"], want["ap"], rtol=1e-12, atol=0)
     assert np.array_equal(report["support"], want["support"])
     return {
@@ -174,6 +192,7 @@ def on_dask(folder: Path, workers: int, want: Any) -> dict[str, Any]:
         "worker_peak_growth_bytes": max(peaks[a] - base[a] for a in peaks),
         "client_peak_growth_bytes": client_peak,
         "load": load,
+        "average_precision_score": ap_runs,
     }
 
 
@@ -184,7 +203,10 @@ def main() -> None:
     ap.add_argument("--rows-per-shard", type=int, default=1_000_000)
     ap.add_argument("--data-dir", default="bench-data/dask")
     ap.add_argument("--out", default="bench-results")
+    ap.add_argument("--ranges", type=int, default=0)
     args = ap.parse_args()
+    global RANGES
+    RANGES = args.ranges
     sizes = [int(float(x)) for x in args.sizes.split(",")]
     workers = [int(x) for x in args.workers.split(",")]
     out = Path(args.out)
