@@ -334,3 +334,26 @@ def make_problem() -> Any:
 def multilabel_problem() -> tuple[NDArray[np.int64], NDArray[np.float64], NDArray[np.float64]]:
     """60 rows x 4 labels, ties, every label with positives and negatives."""
     return make_multilabel(60, 4, seed=11)
+
+
+@pytest.fixture(scope="session")
+def dask_cluster() -> Iterator[Any]:
+    """A ``distributed.LocalCluster`` of two one-thread worker processes on 127.0.0.1
+    (dashboard off), started once and shared by the Dask tests, with a client set as
+    Dask's default scheduler; skipped where Dask is not installed."""
+    pytest.importorskip("dask.dataframe")
+    distributed = pytest.importorskip("distributed")
+    cluster = distributed.LocalCluster(
+        n_workers=2,
+        threads_per_worker=1,
+        processes=True,
+        host="127.0.0.1",
+        dashboard_address=None,
+        silence_logs=40,
+    )
+    client = distributed.Client(cluster)
+    try:
+        yield cluster
+    finally:
+        client.close()
+        cluster.close()

@@ -19,12 +19,13 @@ HEAVY = (
     "pyarrow",
     "rich",
     "aiohttp",
-    "httpx",
     "sklearn",
     "scipy",
     "matplotlib",
     "polars",
     "pandas",
+    "dask",
+    "distributed",
 )
 
 

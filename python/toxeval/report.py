@@ -224,8 +224,8 @@ def out_of_core_line(info: dict[str, Any]) -> str:
 
 def report_file_names(result: EvaluationResult) -> tuple[str, ...]:
     """The files :func:`write_report_files` writes for ``result``: ``REPORT_FILES``, less
-    ``scored_rows.parquet`` for an out-of-core result (it has no rows in memory)."""
-    if result.rows is None and result.config.get("out_of_core"):
+    ``scored_rows.parquet`` for an out-of-core or Dask result (it has no rows in memory)."""
+    if result.rows is None and (result.config.get("out_of_core") or result.config.get("dask")):
         return REPORT_FILES[:3]
     return REPORT_FILES
 

@@ -144,6 +144,8 @@ def _cmd_score(args: argparse.Namespace) -> int:
     TIMINGS.mark("importing")
     from toxeval.scoring import score
 
+    if args.dask_scheduler is not None or args.dask_local is not None:
+        return _score_dask(args)
     args.out_of_core = _out_of_core(args)
     check_args(args)
     _system_arrow_pool()
@@ -234,6 +236,68 @@ def _score_out_of_core(args: argparse.Namespace) -> int:
         written = write_out_folder(result, args, step)
     finish_command(result, args, written)
     return 0
+
+
+def _score_dask(args: argparse.Namespace) -> int:
+    """``toxeval score --dask-scheduler/--dask-local``: the id join and the metrics on a
+    Dask cluster (toxeval.dask.score), with Dask's progress bar on a terminal."""
+    if args.dask_scheduler is not None and args.dask_local is not None:
+        raise UsageError("give --dask-scheduler or --dask-local, not both")
+    if args.dask_local is not None and args.dask_local < 1:
+        raise UsageError(f"--dask-local {args.dask_local}: give at least 1 worker")
+    if not args.dask_timeout > 0:
+        raise UsageError(f"--dask-timeout {args.dask_timeout:g}: give a positive number of seconds")
+    refused = {
+        "--batch-input": bool(args.batch_input),
+        "--memory-limit": args.memory_limit is not None,
+        "--spill-dir": args.spill_dir is not None,
+        "--html": bool(getattr(args, "html", False)),
+        "--plots": bool(args.plots),
+        "--format": args.format not in ("auto", "parquet"),
+        "--parse-policy": args.parse_policy != "exclude",
+        "--mapping": args.mapping is not None,
+    }
+    given = [flag for flag, on in refused.items() if on]
+    if given:
+        raise UsageError(f"{', '.join(given)}: not with --dask-scheduler/--dask-local")
+    try:
+        from toxeval.dask.score import DaskUnavailable, connect, score_on_dask
+    except ImportError as e:
+        raise UsageError(str(e)) from None
+    from toxeval.datasets import load_dataset
+
+    args.out_of_core = "dask"  # the report files only (no scored rows, HTML, plots)
+    check_args(args)
+    with progress_steps(args.quiet) as step:
+        step("loading dataset")
+        ds = load_dataset(args.dataset, **_dataset_options(args))
+        try:
+            with connect(
+                scheduler=args.dask_scheduler,
+                local_workers=args.dask_local,
+                timeout=args.dask_timeout,
+            ) as client:
+                result = score_on_dask(
+                    client,
+                    args.predictions,
+                    ds,
+                    threshold=args.threshold,
+                    on_mismatch=args.on_mismatch,
+                    progress=step,
+                    wait=None if args.quiet or not sys.stderr.isatty() else _dask_bar,
+                )
+        except DaskUnavailable as e:
+            raise UsageError(str(e)) from None
+        written = write_out_folder(result, args, step)
+    finish_command(result, args, written)
+    return 0
+
+
+def _dask_bar(futures: Any) -> None:
+    """Dask's own progress bar of the cluster's tasks (on a terminal)."""
+    from distributed import progress
+
+    progress(futures)  # type: ignore[no-untyped-call]
 
 
 def _same_path(a: str | None, b: str) -> bool:

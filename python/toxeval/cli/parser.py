@@ -183,6 +183,29 @@ def build_parser() -> argparse.ArgumentParser:
         "the default limit (2 GiB, or half the available memory)",
     )
     sc.add_argument(
+        "--dask-scheduler",
+        metavar="ADDRESS",
+        default=None,
+        help="join and score on the Dask cluster at ADDRESS (e.g. tcp://10.0.0.5:8786); "
+        "predictions are Parquet (a file or a directory of shards) with an id column and "
+        "one score column per category (docs/dask.md; needs toxeval[dask])",
+    )
+    sc.add_argument(
+        "--dask-local",
+        metavar="N",
+        type=int,
+        default=None,
+        help="like --dask-scheduler, on a local cluster of N worker processes (127.0.0.1)",
+    )
+    sc.add_argument(
+        "--dask-timeout",
+        metavar="SECONDS",
+        type=float,
+        default=30.0,
+        help="seconds to reach the Dask scheduler, and to wait for one that stops "
+        "answering before failing (default 30)",
+    )
+    sc.add_argument(
         "--spill-dir",
         metavar="DIR",
         default=None,

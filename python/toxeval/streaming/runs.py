@@ -119,9 +119,11 @@ class LabelRuns:
         finite weights, non-negative counts, a known score kind)."""
         if score_kind not in SCORE_KINDS:
             raise ValueError(f"score_kind must be one of {SCORE_KINDS}; got {score_kind!r}")
-        k = np.ascontiguousarray(keys, dtype=np.uint64)
-        p = np.ascontiguousarray(pos, dtype=np.float64)
-        q = np.ascontiguousarray(neg, dtype=np.float64)
+        # Aligned as well as contiguous: arrays unpickled from a network frame
+        # (Dask's out-of-band buffers) can be misaligned, which the kernels refuse.
+        k = np.require(keys, dtype=np.uint64, requirements=("C", "A"))
+        p = np.require(pos, dtype=np.float64, requirements=("C", "A"))
+        q = np.require(neg, dtype=np.float64, requirements=("C", "A"))
         if k.ndim != 1 or p.shape != k.shape or q.shape != k.shape:
             raise ValueError("runs need 1-D keys, pos and neg of one length")
         if k.size > 1 and not bool(np.all(k[:-1] > k[1:])):

@@ -1,0 +1,244 @@
+"""toxeval.dask against the single-process report: N rows x 15 float32 scores with
+0/1 labels in Parquet shards, on a local cluster of 1 and 2 worker processes.
+
+    python benches/bench_dask.py [--sizes 1e6,1e7] [--workers 1,2]
+        [--rows-per-shard 1000000] [--data-dir DIR] [--out bench-results/]
+
+1. Generates (once per N, in ``--data-dir``/``N``/) shards of ``--rows-per-shard``
+   rows: ``y0..y14`` (int8, positive with probability 0.10) and ``s0..s14`` (float32,
+   uniform, shifted up by 0.3 on positives; continuous: nearly every score distinct).
+2. **In memory**: reads every shard with pyarrow into two (N, 15) arrays and calls
+   ``toxeval.metrics.multilabel_report`` once (read and report timed apart); then
+   ``MultilabelAccumulator`` fed shard by shard (the one-machine streaming state).
+   Peak RSS growth of this process over each step (``VmHWM`` after a reset through
+   ``/proc/self/clear_refs``).
+3. **Dask**: ``LocalCluster(n_workers=W, threads_per_worker=1, processes=True)`` on
+   127.0.0.1; ``dd.read_parquet`` of the shards and
+   ``toxeval.dask.multilabel_report(df[y], df[s])`` (read included), timed; each
+   worker's peak RSS over the call (reset first), and the client's growth.
+4. Each result must equal the in-memory report (AP per label to 1e-12 relative,
+   supports exactly); the load average (1 minute) is printed beside each timing: the
+   machine's cores may be shared, which inflates every time.
+5. With ``--ranges R``: also ``toxeval.dask.average_precision_score(average=None)``
+   by the tree merge and with ``n_ranges=R`` (time, worker and client peaks).
+
+Writes ``bench_dask.json`` and ``bench_dask.md`` into ``--out``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+K = 15
+RANGES = 0  # --ranges: also time average_precision_score(average=None), tree vs ranges
+
+
+def _hwm_reset() -> None:
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+    except OSError:
+        pass
+
+
+def _hwm() -> int:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def _rss() -> int:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def _load() -> float:
+    return round(os.getloadavg()[0], 2)
+
+
+def make_shards(folder: Path, n: int, rows_per_shard: int, seed: int = 0) -> list[Path]:
+    """The shards of N rows (reused when present)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    folder.mkdir(parents=True, exist_ok=True)
+    done = folder / "DONE"
+    paths = []
+    rng = np.random.default_rng(seed)
+    for i, start in enumerate(range(0, n, rows_per_shard)):
+        path = folder / f"part-{i:05d}.parquet"
+        paths.append(path)
+        if done.exists():
+            continue
+        m = min(rows_per_shard, n - start)
+        y = (rng.random((m, K)) < 0.10).astype(np.int8)
+        s = (rng.random((m, K), dtype=np.float32) * np.float32(0.7) + y * np.float32(0.3)).astype(
+            np.float32
+        )
+        cols = {f"y{j}": y[:, j] for j in range(K)} | {f"s{j}": s[:, j] for j in range(K)}
+        pq.write_table(pa.table(cols), path, row_group_size=262_144, compression="none")
+    done.touch()
+    return paths
+
+
+def in_memory(paths: list[Path]) -> dict[str, Any]:
+    import pyarrow.parquet as pq
+    from toxeval.metrics import multilabel_report
+    from toxeval.streaming import MultilabelAccumulator
+
+    ycols, scols = [f"y{j}" for j in range(K)], [f"s{j}" for j in range(K)]
+    base = _rss()
+    _hwm_reset()
+    t0 = time.perf_counter()
+    tables = [pq.read_table(p, columns=ycols + scols) for p in paths]
+    y = np.concatenate([np.column_stack([t[c].to_numpy() for c in ycols]) for t in tables])
+    s = np.concatenate([np.column_stack([t[c].to_numpy() for c in scols]) for t in tables])
+    del tables
+    t_read = time.perf_counter() - t0
+    load = _load()
+    t0 = time.perf_counter()
+    report = multilabel_report(y, s)
+    t_report = time.perf_counter() - t0
+    peak = _hwm() - base
+    del y, s
+    _hwm_reset()
+    base = _rss()
+    t0 = time.perf_counter()
+    acc = MultilabelAccumulator()
+    for p in paths:
+        t = pq.read_table(p, columns=ycols + scols)
+        acc.update(
+            np.column_stack([t[c].to_numpy() for c in ycols]),
+            np.column_stack([t[c].to_numpy() for c in scols]),
+        )
+    streamed = acc.compute()
+    t_acc = time.perf_counter() - t0
+    acc_peak = _hwm() - base
+    assert np.allclose(streamed["ap"], report["ap"], rtol=1e-12, atol=0)
+    return {
+        "report": report,
+        "read_s": round(t_read, 3),
+        "report_s": round(t_report, 3),
+        "report_peak_bytes": peak,
+        "accumulator_s": round(t_acc, 3),
+        "accumulator_peak_bytes": acc_peak,
+        "accumulator_state_bytes": acc.nbytes,
+        "load": load,
+    }
+
+
+def on_dask(folder: Path, workers: int, want: Any) -> dict[str, Any]:
+    import dask.dataframe as dd
+    import toxeval.dask as td
+    from distributed import Client, LocalCluster
+
+    ycols, scols = [f"y{j}" for j in range(K)], [f"s{j}" for j in range(K)]
+    with (
+        LocalCluster(
+            n_workers=workers,
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address=None,
+            memory_limit=0,
+            silence_logs=40,
+        ) as cluster,
+        Client(cluster) as client,
+    ):
+        client.run(_hwm_reset)
+        base = client.run(_rss)
+        _hwm_reset()
+        client_base = _rss()
+        load = _load()
+        t0 = time.perf_counter()
+        df = dd.read_parquet(str(folder))
+        report = td.multilabel_report(df[ycols], df[scols])
+        seconds = time.perf_counter() - t0
+        peaks = client.run(_hwm)
+        client_peak = _hwm() - client_base
+        ap_runs = {}
+        for label, n_ranges in (("tree", None), (f"{RANGES} ranges", RANGES)):
+            if not RANGES:
+                break
+            client.run(_hwm_reset)
+            _hwm_reset()
+            c0 = _rss()
+            t0 = time.perf_counter()
+            ap = td.average_precision_score(df[ycols], df[scols], average=None, n_ranges=n_ranges)
+            ap_runs[label] = {
+                "seconds": round(time.perf_counter() - t0, 3),
+                "worker_peak_bytes": max(client.run(_hwm).values()),
+                "client_peak_growth_bytes": _hwm() - c0,
+            }
+            np.testing.assert_allclose(ap, want["ap"], rtol=1e-12, atol=0)
+    np.testing.assert_allclose(report["ap"], want["ap"], rtol=1e-12, atol=0)
+    assert np.array_equal(report["support"], want["support"])
+    return {
+        "workers": workers,
+        "seconds": round(seconds, 3),
+        "worker_peak_bytes": max(peaks.values()),
+        "worker_peak_growth_bytes": max(peaks[a] - base[a] for a in peaks),
+        "client_peak_growth_bytes": client_peak,
+        "load": load,
+        "average_precision_score": ap_runs,
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--sizes", default="1e6,1e7")
+    ap.add_argument("--workers", default="1,2")
+    ap.add_argument("--rows-per-shard", type=int, default=1_000_000)
+    ap.add_argument("--data-dir", default="bench-data/dask")
+    ap.add_argument("--out", default="bench-results")
+    ap.add_argument("--ranges", type=int, default=0)
+    args = ap.parse_args()
+    global RANGES
+    RANGES = args.ranges
+    sizes = [int(float(x)) for x in args.sizes.split(",")]
+    workers = [int(x) for x in args.workers.split(",")]
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for n in sizes:
+        folder = Path(args.data_dir) / str(n)
+        paths = make_shards(folder, n, args.rows_per_shard)
+        mem = in_memory(paths)
+        want = mem.pop("report")
+        print(f"N={n:.0e} in memory: {mem}", flush=True)
+        for w in workers:
+            d = on_dask(folder, w, want)
+            print(f"N={n:.0e} dask {w} workers: {d}", flush=True)
+            rows.append({"n": n, **{f"mem_{k}": v for k, v in mem.items()}, **d})
+    (out / "bench_dask.json").write_text(json.dumps(rows, indent=1))
+    mib = 1 << 20
+    lines = [
+        "| N | workers | Dask (s) | worker peak (MiB) | client growth (MiB) | in-memory read + report (s) | report peak (MiB) | accumulator (s) | load |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['n']:.0e} | {r['workers']} | {r['seconds']:.2f} | "
+            f"{r['worker_peak_bytes'] / mib:.0f} | {r['client_peak_growth_bytes'] / mib:.0f} | "
+            f"{r['mem_read_s']:.2f} + {r['mem_report_s']:.2f} | "
+            f"{r['mem_report_peak_bytes'] / mib:.0f} | {r['mem_accumulator_s']:.2f} | "
+            f"{r['mem_load']} / {r['load']} |"
+        )
+    (out / "bench_dask.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()

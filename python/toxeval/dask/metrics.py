@@ -1,0 +1,343 @@
+"""The public functions of ``toxeval.dask``: the in-memory drop-ins' signatures on
+Dask collections. Each builds per-block states (``toxeval.dask.states``), merges
+them in a tree of tasks (``toxeval.dask.tree``) and finishes on the client.
+
+``*_graph`` functions return the merged state as one ``Delayed`` without computing
+it, for callers who compute it themselves (``client.compute`` with a progress bar or
+a timeout: the CLI does).
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+from dask.delayed import Delayed
+from numpy.typing import NDArray
+
+from toxeval import metrics
+from toxeval.dask.blocks import row_blocks
+from toxeval.dask.ranges import ranged_figures
+from toxeval.dask.states import (
+    BinaryState,
+    RowSums,
+    binary_block,
+    binary_merge,
+    report_block,
+    report_merge,
+    row_block,
+    row_merge,
+)
+from toxeval.dask.tree import compute_one, task, tree_reduce
+from toxeval.metrics import MultilabelReport, warn_binary_flags
+from toxeval.streaming import LabelRuns, MultilabelAccumulator
+
+__all__ = [
+    "accumulate",
+    "accumulator_graph",
+    "average_precision_score",
+    "coverage_error",
+    "label_ranking_average_precision_score",
+    "label_ranking_loss",
+    "label_runs",
+    "multilabel_report",
+    "ndcg_score",
+    "roc_auc_score",
+]
+
+_AVERAGES = (None, "micro", "macro", "weighted", "samples")
+
+
+def _blocks(y_true: Any, y_score: Any, mask: Any, sample_weight: Any) -> list[tuple[Any, ...]]:
+    return row_blocks(y_true, y_score, mask, sample_weight)
+
+
+# ------------------------------------------------------------------ multilabel_report
+
+
+def accumulator_graph(
+    y_true: Any,
+    y_score: Any,
+    *,
+    mask: Any = None,
+    sample_weight: Any = None,
+    threshold: float = 0.5,
+    n_jobs: int | None = 1,
+    split_every: int = 8,
+) -> Delayed:
+    """The merged ``MultilabelAccumulator`` of every row, as one ``Delayed``
+    (nothing computed). ``n_jobs``: native threads per task (1 suits one-thread
+    workers; None = every core of the worker's machine)."""
+    MultilabelAccumulator(threshold=threshold, n_jobs=n_jobs)  # argument checks, here
+    opts = {"threshold": threshold, "n_jobs": n_jobs, "keep_runs": True}
+    block = task(report_block)
+    states = [block(*b, **opts) for b in _blocks(y_true, y_score, mask, sample_weight)]
+    return tree_reduce(states, report_merge, split_every=split_every, **opts)
+
+
+def accumulate(
+    y_true: Any,
+    y_score: Any,
+    *,
+    mask: Any = None,
+    sample_weight: Any = None,
+    threshold: float = 0.5,
+    n_jobs: int | None = 1,
+    split_every: int = 8,
+) -> MultilabelAccumulator:
+    """The merged ``toxeval.streaming.MultilabelAccumulator`` of every row (computed);
+    ``compute()`` on it gives the report, ``save()`` keeps it."""
+    graph = accumulator_graph(
+        y_true,
+        y_score,
+        mask=mask,
+        sample_weight=sample_weight,
+        threshold=threshold,
+        n_jobs=n_jobs,
+        split_every=split_every,
+    )
+    acc: MultilabelAccumulator = compute_one(graph)
+    return acc
+
+
+def multilabel_report(
+    y_true: Any,
+    y_score: Any,
+    *,
+    mask: Any = None,
+    sample_weight: Any = None,
+    threshold: float = 0.5,
+    n_jobs: int | None = 1,
+    split_every: int = 8,
+) -> MultilabelReport:
+    """``toxeval.metrics.multilabel_report`` of Dask collections: ``y_true`` and
+    ``y_score`` (n_samples, n_labels) dask arrays or dataframes, ``mask`` likewise,
+    ``sample_weight`` a 1-D dask array or series. Same dict, same warnings."""
+    return accumulate(
+        y_true,
+        y_score,
+        mask=mask,
+        sample_weight=sample_weight,
+        threshold=threshold,
+        n_jobs=n_jobs,
+        split_every=split_every,
+    ).compute()
+
+
+# ------------------------------------------------------------------ AP / ROC AUC
+
+
+def _binary_graph(
+    y_true: Any, y_score: Any, mask: Any, sample_weight: Any, micro: bool, split_every: int
+) -> Delayed:
+    block = task(binary_block)
+    states = [
+        block(*b, micro=micro, n_jobs=1) for b in _blocks(y_true, y_score, mask, sample_weight)
+    ]
+    return tree_reduce(states, binary_merge, split_every=split_every)
+
+
+def label_runs(
+    y_true: Any, y_score: Any, *, mask: Any = None, sample_weight: Any = None, split_every: int = 8
+) -> list[LabelRuns]:
+    """Each label's ``LabelRuns`` (distinct scores with positive and negative weights)
+    over every row, merged on the cluster."""
+    state = compute_one(_binary_graph(y_true, y_score, mask, sample_weight, False, split_every))
+    if state.labels is None:
+        raise ValueError("toxeval.dask: the input has no rows")
+    return list(state.labels)
+
+
+def _binary_score(
+    metric: str,
+    y_true: Any,
+    y_score: Any,
+    average: Any,
+    sample_weight: Any,
+    mask: Any,
+    split_every: int,
+    n_ranges: int | None = None,
+) -> Any:
+    if average not in _AVERAGES:
+        raise ValueError(f"average has to be one of {_AVERAGES}")
+    one_label = getattr(y_score, "ndim", 2) == 1
+    name = "average_precision_score" if metric == "average_precision" else "roc_auc_score"
+    if average == "samples" and not one_label:
+        return _row_metric(name, y_true, y_score, sample_weight, mask, split_every, average=average)
+    micro = average == "micro" and not one_label
+    pick = 0 if metric == "average_precision" else 1
+    none = np.zeros(0, dtype=np.uint8)
+
+    def emit(flags: Any) -> None:
+        warn_binary_flags(flags, none) if pick == 0 else warn_binary_flags(none, flags)
+
+    if n_ranges is not None:
+        if micro:
+            raise ValueError("n_ranges applies to average=None, 'macro' and 'weighted'")
+        figs, pos_weight = ranged_figures(
+            _blocks(y_true, y_score, mask, sample_weight), n_ranges, split_every
+        )
+    else:
+        state = compute_one(_binary_graph(y_true, y_score, mask, sample_weight, micro, split_every))
+        if not isinstance(state, BinaryState) or state.labels is None:
+            raise ValueError("toxeval.dask: the input has no rows")
+        if micro:
+            assert state.micro is not None
+            fig = state.micro.figures()
+            emit(fig[2 + pick])
+            return float(fig[pick])
+        figs = [r.figures() for r in state.labels]
+        pos_weight = np.array([r.pos.sum() for r in state.labels], dtype=np.float64)
+    values: NDArray[np.float64] = np.array([f[pick] for f in figs], dtype=np.float64)
+    flags = np.array([f[2 + pick] for f in figs], dtype=np.uint8)
+    support = None
+    if average == "weighted" and not one_label:
+        support = pos_weight
+        if bool(np.isclose(np.sum(support), 0)):
+            return 0
+    emit(flags)
+    if one_label:
+        return float(values[0])
+    if average is None:
+        return values
+    if support is None:
+        return float(np.mean(values))
+    values[support == 0] = 0
+    return float(np.sum(values * support) / np.sum(support))
+
+
+def average_precision_score(
+    y_true: Any,
+    y_score: Any,
+    *,
+    average: str | None = "macro",
+    sample_weight: Any = None,
+    mask: Any = None,
+    split_every: int = 8,
+    n_ranges: int | None = None,
+) -> Any:
+    """``toxeval.metrics.average_precision_score`` of Dask collections (1-D binary or
+    (n_samples, n_labels) multi-label; every ``average``). ``n_ranges``: cut each label's
+    scores into that many ranges by score and merge range by range (no worker or
+    client holds a whole label's runs; ``average`` None, "macro" or "weighted")."""
+    return _binary_score(
+        "average_precision", y_true, y_score, average, sample_weight, mask, split_every, n_ranges
+    )
+
+
+def roc_auc_score(
+    y_true: Any,
+    y_score: Any,
+    *,
+    average: str | None = "macro",
+    sample_weight: Any = None,
+    mask: Any = None,
+    split_every: int = 8,
+    n_ranges: int | None = None,
+) -> Any:
+    """``toxeval.metrics.roc_auc_score`` of Dask collections (1-D binary or
+    (n_samples, n_labels) multi-label; every ``average``). ``n_ranges``: cut each label's
+    scores into that many ranges by score and merge range by range (no worker or
+    client holds a whole label's runs; ``average`` None, "macro" or "weighted"; no ``max_fpr``)."""
+    return _binary_score(
+        "roc_auc", y_true, y_score, average, sample_weight, mask, split_every, n_ranges
+    )
+
+
+# ------------------------------------------------------------------ per-row metrics
+
+# One row of each kind: the undefined case (no row with a known label, or weights
+# summing to zero) is handed to the in-memory function, so its error or warning is
+# the in-memory one.
+_ONE_ROW_TRUE = np.array([[1, 0]])
+_ONE_ROW_SCORE = np.array([[0.75, 0.25]])
+
+
+def _row_metric(
+    name: str,
+    y_true: Any,
+    y_score: Any,
+    sample_weight: Any,
+    mask: Any,
+    split_every: int,
+    **kwargs: Any,
+) -> float:
+    block = task(row_block)
+    states = [
+        block(*b, name=name, kwargs=kwargs) for b in _blocks(y_true, y_score, mask, sample_weight)
+    ]
+    sums = compute_one(tree_reduce(states, row_merge, split_every=split_every))
+    assert isinstance(sums, RowSums)
+    for category, message in sums.warnings:
+        warnings.warn(message, category, stacklevel=3)
+    if sums.weight == 0.0:
+        return _undefined(name, sums, mask is not None, kwargs)
+    return float(sums.total / sums.weight)
+
+
+def _undefined(name: str, sums: RowSums, masked: bool, kwargs: dict[str, Any]) -> float:
+    """The in-memory function's own error or value (NaN with its warning) where no
+    row counts, from one row of the same kind; warnings the blocks gave already are
+    not repeated."""
+    func = getattr(metrics, name)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        try:
+            if sums.known_rows == 0 and masked:
+                mask = np.zeros((1, 2), bool)
+                value = float(func(_ONE_ROW_TRUE, _ONE_ROW_SCORE, mask=mask, **kwargs))
+            else:
+                w = np.zeros(1)
+                value = float(func(_ONE_ROW_TRUE, _ONE_ROW_SCORE, sample_weight=w, **kwargs))
+        finally:
+            for x in seen:
+                if (x.category, str(x.message)) not in sums.warnings:
+                    warnings.warn(x.message, x.category, stacklevel=4)
+    return value
+
+
+def label_ranking_loss(
+    y_true: Any, y_score: Any, *, sample_weight: Any = None, mask: Any = None, split_every: int = 8
+) -> float:
+    """``toxeval.metrics.label_ranking_loss`` of Dask collections."""
+    return _row_metric("label_ranking_loss", y_true, y_score, sample_weight, mask, split_every)
+
+
+def label_ranking_average_precision_score(
+    y_true: Any, y_score: Any, *, sample_weight: Any = None, mask: Any = None, split_every: int = 8
+) -> float:
+    """``toxeval.metrics.label_ranking_average_precision_score`` of Dask collections."""
+    return _row_metric(
+        "label_ranking_average_precision_score", y_true, y_score, sample_weight, mask, split_every
+    )
+
+
+def coverage_error(
+    y_true: Any, y_score: Any, *, sample_weight: Any = None, mask: Any = None, split_every: int = 8
+) -> float:
+    """``toxeval.metrics.coverage_error`` of Dask collections."""
+    return _row_metric("coverage_error", y_true, y_score, sample_weight, mask, split_every)
+
+
+def ndcg_score(
+    y_true: Any,
+    y_score: Any,
+    *,
+    k: int | None = None,
+    sample_weight: Any = None,
+    ignore_ties: bool = False,
+    mask: Any = None,
+    split_every: int = 8,
+) -> float:
+    """``toxeval.metrics.ndcg_score`` of Dask collections."""
+    return _row_metric(
+        "ndcg_score",
+        y_true,
+        y_score,
+        sample_weight,
+        mask,
+        split_every,
+        k=k,
+        ignore_ties=ignore_ties,
+    )

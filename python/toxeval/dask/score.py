@@ -1,0 +1,308 @@
+"""``toxeval score`` on a Dask cluster: the dataset is read by toxeval's own readers on
+the client (every label rule applies) and scattered to the workers as partitions of
+(id, labels, mask); the predictions are read by Dask from Parquet (a file or a
+directory of shards, an ``id`` column and one float column per category); Dask
+joins the two on ``id`` (``dask.dataframe`` merge: a hash shuffle of both sides) and
+the joined partitions feed the report's mergeable states
+(``toxeval.dask.accumulator_graph``), merged in a tree of tasks. Only states and
+counts come back to the client.
+
+The client waits at most ``timeout`` seconds for a scheduler that stops answering
+(``distributed.Client(timeout=...)`` and the comm timeouts): a lost scheduler is a
+:class:`DaskUnavailable` error, never a hang.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import dask
+import dask.dataframe as dd
+import numpy as np
+import pandas as pd
+
+from toxeval.dask.states import report_block, report_merge
+from toxeval.dask.tree import task, tree_reduce
+from toxeval.datasets import Dataset
+from toxeval.predictions import PredictionError
+from toxeval.scoring.figures import report_figures
+from toxeval.scoring.result import EvaluationResult, Progress
+from toxeval.streaming import MultilabelAccumulator
+
+__all__ = ["DaskUnavailable", "connect", "score_on_dask"]
+
+DATASET_ROWS_PER_PARTITION = 1 << 20
+
+
+class DaskUnavailable(RuntimeError):
+    """The scheduler cannot be reached, or stopped answering, within the timeout."""
+
+
+@contextmanager
+def connect(
+    *, scheduler: str | None = None, local_workers: int | None = None, timeout: float = 30.0
+) -> Iterator[Any]:
+    """A ``distributed.Client`` of ``scheduler`` (an address) or of a new
+    ``LocalCluster`` of ``local_workers`` one-thread worker processes on 127.0.0.1,
+    closed on exit. ``timeout``: seconds to connect, and to wait for a scheduler that
+    stops answering before giving up."""
+    import distributed
+
+    if (scheduler is None) == (local_workers is None):
+        raise ValueError("give a scheduler address or a number of local workers (one of them)")
+    settings = {
+        "distributed.comm.timeouts.connect": f"{timeout}s",
+        "distributed.comm.timeouts.tcp": f"{timeout}s",
+    }
+    with dask.config.set(settings):
+        cluster = None
+        try:
+            if local_workers is not None:
+                cluster = distributed.LocalCluster(  # type: ignore[no-untyped-call]
+                    n_workers=local_workers,
+                    threads_per_worker=1,
+                    processes=True,
+                    host="127.0.0.1",
+                    dashboard_address=None,
+                    silence_logs=40,
+                )
+                scheduler = cluster.scheduler_address
+            try:
+                client = distributed.Client(scheduler, timeout=f"{timeout}s", set_as_default=True)  # type: ignore[no-untyped-call]
+            except (OSError, TimeoutError) as e:
+                raise DaskUnavailable(
+                    f"cannot reach the Dask scheduler at {scheduler} within {timeout:g} s ({e})"
+                ) from None
+            try:
+                yield client
+            finally:
+                client.close(timeout=timeout)  # type: ignore[no-untyped-call]
+        finally:
+            if cluster is not None:
+                cluster.close(timeout=timeout)
+
+
+def _dataset_frame(ds: Dataset, labels: list[str], masks: list[str]) -> pd.DataFrame:
+    frame = pd.DataFrame({"id": pd.array(list(ds.ids), dtype="string")})
+    y, m = np.asarray(ds.y_true), np.asarray(ds.mask, dtype=bool)
+    for j, (lc, mc) in enumerate(zip(labels, masks, strict=True)):
+        frame[lc] = y[:, j].astype(np.int8)
+        frame[mc] = m[:, j]
+    return frame
+
+
+class _Joined(NamedTuple):
+    """The state and counts of joined partitions (they add)."""
+
+    acc: MultilabelAccumulator
+    n_read: int
+    n_null: int
+    n_unknown: int
+    n_matched: int
+    n_null_known: int = 0
+
+
+def _joined_block(
+    part: pd.DataFrame, *, cats: list[str], labels: list[str], masks: list[str], threshold: Any
+) -> _Joined:
+    """One joined partition: the report state of its matched rows with a score, and
+    its counts (rows read, rows without any score, unknown ids, matched ids)."""
+    matched = (part["_merge"] == "both").to_numpy()
+    scores = part[cats].to_numpy(dtype=None)
+    null = np.isnan(scores.astype(np.float64)).all(axis=1) if len(part) else np.zeros(0, bool)
+    use = matched & ~null
+    acc = report_block(
+        part[labels].to_numpy()[use],
+        scores[use],
+        part[masks].to_numpy()[use],
+        None,
+        threshold=threshold,
+        n_jobs=1,
+        keep_runs=True,
+    )
+    return _Joined(
+        acc,
+        len(part),
+        int(null.sum()),
+        int((~matched).sum()),
+        int(matched.sum()),
+        int((matched & null).sum()),
+    )
+
+
+def _merge_blocks(*parts: _Joined, threshold: Any) -> _Joined:
+    acc = report_merge(*(p.acc for p in parts), threshold=threshold, n_jobs=1, keep_runs=True)
+    return _Joined(
+        acc,
+        sum(p.n_read for p in parts),
+        sum(p.n_null for p in parts),
+        sum(p.n_unknown for p in parts),
+        sum(p.n_matched for p in parts),
+        sum(p.n_null_known for p in parts),
+    )
+
+
+def score_on_dask(
+    client: Any,
+    predictions: str | Path,
+    dataset: Dataset,
+    *,
+    threshold: float = 0.5,
+    on_mismatch: str = "error",
+    progress: Progress | None = None,
+    wait: Callable[[Any], None] | None = None,
+) -> EvaluationResult:
+    """The report of Parquet ``predictions`` against ``dataset``, joined and scored on
+    the cluster of ``client``. ``on_mismatch="drop"`` leaves dataset rows without a
+    prediction and predictions of unknown ids out (counted); duplicate ids are always
+    an error here (which of two rows to keep is not defined across partitions).
+    ``wait(futures)`` is called while the cluster computes (a progress bar)."""
+    import distributed
+
+    started = time.perf_counter()
+    tax = dataset.taxonomy
+    cats = list(tax.ids)
+    step = progress or (lambda name: None)
+    step("reading predictions (Dask)")
+    try:
+        preds = dd.read_parquet(str(predictions))
+    except (OSError, ValueError) as e:
+        raise PredictionError(f"{predictions}: cannot read as Parquet with Dask: {e}") from None
+    missing_cols = [c for c in ["id", *cats] if c not in preds.columns]
+    if missing_cols:
+        raise PredictionError(
+            f"{predictions}: --dask-* scoring reads an 'id' column and one score column per "
+            f"category; missing: {', '.join(missing_cols)}"
+        )
+    preds = preds[["id", *cats]]
+    preds["id"] = preds["id"].astype("string")
+    labels = [f"__y_{j}" for j in range(len(cats))]
+    masks = [f"__m_{j}" for j in range(len(cats))]
+    frame = _dataset_frame(dataset, labels, masks)
+    step("scattering the dataset")
+    pieces = [
+        frame.iloc[i : i + DATASET_ROWS_PER_PARTITION]
+        for i in range(0, max(len(frame), 1), DATASET_ROWS_PER_PARTITION)
+    ]
+    futures = client.scatter(pieces)
+    ds_frame = dd.from_delayed(futures, meta=frame.iloc[:0], verify_meta=False)
+    step("joining on id and scoring (Dask)")
+    # A left join keeps every prediction row: its partitions say which rows matched,
+    # which have no score; one task per partition builds the report's state from the
+    # matched, scored rows and counts the rest. Duplicate ids are counted first (ids only).
+    joined = preds.merge(ds_frame, on="id", how="left", indicator=True)
+    block = task(_joined_block)
+    opts = {"cats": cats, "labels": labels, "masks": masks, "threshold": threshold}
+    states = [block(part, **opts) for part in joined.to_delayed()]
+    graph = tree_reduce(states, _merge_blocks, split_every=8, threshold=threshold)
+    dup = preds["id"].value_counts()
+    try:
+        n_duplicate = int(client.compute((dup[dup > 1] - 1).sum()).result())
+        if n_duplicate:
+            raise PredictionError(
+                f"{predictions}: {n_duplicate} prediction rows repeat an id (Dask scoring "
+                "refuses duplicates: keep one row per id)"
+            )
+        fut = client.compute(graph)
+        if wait is not None:
+            wait(fut)
+        total: _Joined = fut.result()
+    except (distributed.client.FutureCancelledError, OSError, TimeoutError) as e:
+        raise DaskUnavailable(f"lost the Dask scheduler while scoring ({e})") from None
+    acc, n_null, n_unknown, n_matched = total.acc, total.n_null, total.n_unknown, total.n_matched
+    n_joined = n_matched - total.n_null_known
+    n_missing = len(dataset.ids) - n_matched
+    if on_mismatch == "error" and (n_unknown or n_missing):
+        raise PredictionError(
+            f"{predictions}: {n_missing} dataset rows have no prediction and "
+            f"{n_unknown} prediction rows have ids not in the dataset (pass --on-mismatch "
+            "drop to score the rows that match)"
+        )
+    if n_joined == 0:
+        raise PredictionError(f"{predictions}: no dataset row has a usable prediction")
+    with warnings.catch_warnings():  # the report states undefined figures in its notes
+        warnings.simplefilter("ignore")
+        report = acc.compute()
+    summary = report_figures(report, tax, threshold)
+    notes = list(summary.notes)
+    if n_missing:
+        notes.append(f"{n_missing} dataset rows have no prediction and are not scored")
+    if n_null:
+        notes.append(f"{n_null} prediction rows have no score (null) and are not scored")
+    if n_unknown:
+        notes.append(f"dropped {n_unknown} unknown-id prediction rows (on_mismatch=drop)")
+    notes.append(
+        "scored on a Dask cluster: no scored_rows.parquet, HTML report, --plots figures, "
+        "card recipe or bootstrap intervals (each needs every scored row in memory)"
+    )
+    n_no_known = int(report["n_rows_without_known_label"])
+    counts = {
+        "dataset_rows": len(dataset.ids),
+        "scored": n_joined,
+        "excluded": len(dataset.ids) - n_joined,
+        "missing_prediction": n_missing,
+        "excluded_by_parse_policy": 0,
+        "null_prediction": n_null,
+        "failed_request": 0,
+        "duplicate_rows_dropped": 0,
+        "unknown_ids_dropped": n_unknown,
+        "rows_without_known_labels": n_no_known,
+        "known_cells": int(np.sum(report["support"]) + np.sum(report["n_negative"])),
+        "unknown_cells": int(np.sum(report["n_unknown"])),
+    }
+    info = {
+        "engine": "dask",
+        "scheduler": client.scheduler.address,
+        "prediction_rows_read": total.n_read,
+        "workers": len(client.scheduler_info().get("workers", {})),
+        "seconds": round(time.perf_counter() - started, 3),
+        "intervals": "not computed on Dask",
+        "absent": ["scored_rows.parquet", "report.html", "plots", "card_recipe"],
+    }
+    config = {
+        "threshold": threshold,
+        "taxonomy": {"name": tax.name, "version": tax.version, "k": tax.k, "ids": cats},
+        "parse_policy": None,
+        "on_mismatch": on_mismatch,
+        "format": "parquet",
+        "mapping": None,
+        "rule": None,
+        "min_annotators": None,
+        "dask": info,
+    }
+    card = {
+        "label": "benchmark card's reference recipe (compatibility mode; not standard AP)",
+        "threshold": threshold,
+        "rows_used": None,
+        "rows_skipped_partial_labels": None,
+        "map": None,
+        "label_ranking_loss": None,
+        "per_category_ap": {},
+        "caveats": "not computed on Dask: the card's recipe walks every row in memory",
+    }
+    return EvaluationResult(
+        inputs={"dataset": None, "predictions": None, "taxonomy": None, "mapping": None},
+        config=config,
+        dataset={
+            "name": dataset.name,
+            "level": dataset.level,
+            "source": dataset.source,
+            "sha256": dataset.sha256,
+            "rows": len(dataset.ids),
+        },
+        system={"kind": "predictions", "source": str(predictions), "format": "parquet"},
+        counts=counts,
+        figures={**summary.figures, "intervals": None},
+        per_category=[{**r, "ap_ci": None, "ap_ci_undefined": None} for r in summary.per_category],
+        excluded_categories=summary.excluded,
+        card_recipe=card,
+        agreement=None,
+        parse=None,
+        binary_scores=False,
+        notes=notes,
+    )
