@@ -281,19 +281,22 @@ def _undefined(name: str, sums: RowSums, masked: bool, kwargs: dict[str, Any]) -
     row counts, from one row of the same kind; warnings the blocks gave already are
     not repeated."""
     func = getattr(metrics, name)
-    with warnings.catch_warnings(record=True) as seen:
-        warnings.simplefilter("always")
-        try:
+    seen: list[warnings.WarningMessage] = []
+    try:
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
             if sums.known_rows == 0 and masked:
                 mask = np.zeros((1, 2), bool)
                 value = float(func(_ONE_ROW_TRUE, _ONE_ROW_SCORE, mask=mask, **kwargs))
             else:
                 w = np.zeros(1)
                 value = float(func(_ONE_ROW_TRUE, _ONE_ROW_SCORE, sample_weight=w, **kwargs))
-        finally:
-            for x in seen:
-                if (x.category, str(x.message)) not in sums.warnings:
-                    warnings.warn(x.message, x.category, stacklevel=4)
+    finally:
+        # replayed once recording has stopped (a warning issued while recording would be
+        # appended to the list being replayed)
+        for x in seen:
+            if (x.category, str(x.message)) not in sums.warnings:
+                warnings.warn(x.message, x.category, stacklevel=4)
     return value
 
 
