@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from toxeval.cli.outputs import LINK_TO_NOTHING, check_args, finish_command, write_out_folder
 from toxeval.cli.parser import UsageError, timeout_arg
-from toxeval.cli.progress import TIMINGS, progress_rows, progress_steps
+from toxeval.cli.progress import TIMINGS, progress_steps
+from toxeval.cli.scale import out_of_core_reason, score_dask, score_out_of_core
 
 if TYPE_CHECKING:
     pass
@@ -145,14 +146,14 @@ def _cmd_score(args: argparse.Namespace) -> int:
     from toxeval.scoring import score
 
     if args.dask_scheduler is not None or args.dask_local is not None:
-        return _score_dask(args)
-    args.out_of_core = _out_of_core(args)
+        return score_dask(args, _dataset_options(args))
+    args.out_of_core = out_of_core_reason(args)
     check_args(args)
     _system_arrow_pool()
     if args.batch_input:
         return _score_batch(args)
     if args.out_of_core:
-        return _score_out_of_core(args)
+        return score_out_of_core(args)
     with progress_steps(args.quiet) as step:
         result = score(
             args.predictions,
@@ -169,142 +170,6 @@ def _cmd_score(args: argparse.Namespace) -> int:
         written = write_out_folder(result, args, step)
     finish_command(result, args, written)
     return 0
-
-
-def _out_of_core(args: argparse.Namespace) -> str | None:
-    """Why ``toxeval score`` runs out of core (None: in memory), with the options that
-    do not apply there refused before any work."""
-    from toxeval.outofcore import parse_memory_limit
-    from toxeval.outofcore.choice import out_of_core_reason
-
-    if args.memory_limit is not None:
-        try:
-            parse_memory_limit(args.memory_limit)
-        except ValueError as e:
-            raise UsageError(f"--memory-limit: {e}") from None
-    if args.batch_input:
-        if args.memory_limit is not None or args.spill_dir is not None:
-            raise UsageError("--memory-limit and --spill-dir do not apply to --batch-input")
-        return None
-    reason = out_of_core_reason(args.predictions, args.dataset, args.memory_limit)
-    if reason is None:
-        if args.spill_dir is not None:
-            raise UsageError(
-                "--spill-dir applies out of core only (with --memory-limit, or a directory "
-                "of shards)"
-            )
-        return None
-    if args.spill_dir is not None and not Path(args.spill_dir).is_dir():
-        raise UsageError(f"--spill-dir {args.spill_dir}: not a directory")
-    refused = {
-        "--html": bool(getattr(args, "html", False)),
-        "--plots": bool(args.plots),
-        "--format": args.format not in ("auto", "parquet"),
-        "--parse-policy": args.parse_policy != "exclude",
-        "--mapping": args.mapping is not None,
-        "--data-dir": args.data_dir is not None,
-        "--rule": args.rule != "majority",
-    }
-    given = [flag for flag, on in refused.items() if on]
-    if given:
-        raise UsageError(
-            f"{', '.join(given)} {'does' if len(given) == 1 else 'do'} not apply out of core "
-            f"({reason}): the HTML page and figures need every scored row in memory, and "
-            "the inputs are Parquet with labels as they are; drop "
-            + ("it" if len(given) == 1 else "them")
-        )
-    return reason
-
-
-def _score_out_of_core(args: argparse.Namespace) -> int:
-    from toxeval.scoring import score
-
-    with progress_rows(args.quiet) as (step, advance):
-        result = score(
-            args.predictions,
-            None if _same_path(args.dataset, args.predictions) else args.dataset,
-            taxonomy=args.taxonomy,
-            on_mismatch=args.on_mismatch,
-            threshold=args.threshold,
-            progress=step,
-            rows_progress=advance,
-            memory_limit=args.memory_limit,
-            spill_dir=args.spill_dir,
-            bootstrap=args.bootstrap,
-            bootstrap_seed=args.bootstrap_seed,
-        )
-        written = write_out_folder(result, args, step)
-    finish_command(result, args, written)
-    return 0
-
-
-def _score_dask(args: argparse.Namespace) -> int:
-    """``toxeval score --dask-scheduler/--dask-local``: the id join and the metrics on a
-    Dask cluster (toxeval.dask.score), with Dask's progress bar on a terminal."""
-    if args.dask_scheduler is not None and args.dask_local is not None:
-        raise UsageError("give --dask-scheduler or --dask-local, not both")
-    if args.dask_local is not None and args.dask_local < 1:
-        raise UsageError(f"--dask-local {args.dask_local}: give at least 1 worker")
-    if not args.dask_timeout > 0:
-        raise UsageError(f"--dask-timeout {args.dask_timeout:g}: give a positive number of seconds")
-    refused = {
-        "--batch-input": bool(args.batch_input),
-        "--memory-limit": args.memory_limit is not None,
-        "--spill-dir": args.spill_dir is not None,
-        "--html": bool(getattr(args, "html", False)),
-        "--plots": bool(args.plots),
-        "--format": args.format not in ("auto", "parquet"),
-        "--parse-policy": args.parse_policy != "exclude",
-        "--mapping": args.mapping is not None,
-    }
-    given = [flag for flag, on in refused.items() if on]
-    if given:
-        raise UsageError(f"{', '.join(given)}: not with --dask-scheduler/--dask-local")
-    try:
-        from toxeval.dask.score import DaskUnavailable, connect, score_on_dask
-    except ImportError as e:
-        raise UsageError(str(e)) from None
-    from toxeval.datasets import load_dataset
-
-    args.out_of_core = "dask"  # the report files only (no scored rows, HTML, plots)
-    check_args(args)
-    with progress_steps(args.quiet) as step:
-        step("loading dataset")
-        ds = load_dataset(args.dataset, **_dataset_options(args))
-        try:
-            with connect(
-                scheduler=args.dask_scheduler,
-                local_workers=args.dask_local,
-                timeout=args.dask_timeout,
-            ) as client:
-                result = score_on_dask(
-                    client,
-                    args.predictions,
-                    ds,
-                    threshold=args.threshold,
-                    on_mismatch=args.on_mismatch,
-                    progress=step,
-                    wait=None if args.quiet or not sys.stderr.isatty() else _dask_bar,
-                )
-        except DaskUnavailable as e:
-            raise UsageError(str(e)) from None
-        written = write_out_folder(result, args, step)
-    finish_command(result, args, written)
-    return 0
-
-
-def _dask_bar(futures: Any) -> None:
-    """Dask's own progress bar of the cluster's tasks (on a terminal)."""
-    from distributed import progress
-
-    progress(futures)  # type: ignore[no-untyped-call]
-
-
-def _same_path(a: str | None, b: str) -> bool:
-    try:
-        return a is not None and Path(a).resolve() == Path(b).resolve()
-    except OSError:
-        return False
 
 
 def _score_batch(args: argparse.Namespace) -> int:
