@@ -855,19 +855,55 @@ def test_nan_and_inf_percentages_are_unparseable(text: str, reason: str) -> None
 @pytest.mark.parametrize(
     "text",
     [
-        '{"hate": 0.9, "hate": 0.1}',
-        '{"hate": 0.1, "hate": 0.9}',
-        '{"scores": {"hate": 0.9, "hate": 0.1}}',
-        '{"hate": "90%", "hate": "10%"}',
-        "hate: 0.9, hate: 0.1",
+        '{"hate": 0.9, "hate": 0.7}',
+        '{"hate": 0.7, "hate": 0.9}',
+        '{"scores": {"hate": 0.9, "hate": 0.7}}',
+        '{"hate": "90%", "hate": "70%"}',
+        "hate: 0.9, hate: 0.7",
     ],
 )
 def test_json_key_given_twice_keeps_the_larger_value(text: str) -> None:
-    # docs/parsing.md: "If a category is mentioned twice, the larger value is kept"
+    # docs/parsing.md: two values on the same side of 0.5: the larger is kept
     r = p(text)
     assert named_part(r)[0] == "ok"
     assert r.labels == frozenset({"hate"})
     assert r.scores[TOX15.index("hate")] == pytest.approx(0.9)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"hate": 0.9, "hate": 0.1}',
+        '{"hate": 0.1, "hate": 0.9}',
+        '{"hate": false, "hate": true}',
+        '{"hate": true, "racism": false}',
+        '{"Hate speech": false, "Hateful content": true}',
+        "hate: 0.9, hate: 0.1",
+        "self harm: no; selfharm: yes",
+    ],
+)
+def test_category_given_a_positive_and_a_negative_value_is_unparseable(text: str) -> None:
+    # docs/parsing.md: which of the two values the answer means is not known
+    r = p(text)
+    assert named_part(r)[0] == "unparseable"
+    assert "contradictory" in (r.reason or "")
+    assert not r.labels
+
+
+@pytest.mark.parametrize(
+    ("text", "hate"),
+    [
+        ('{"hate": {"present": true, "confidence": 0.3}}', 1.0),
+        ('{"hate": {"flagged": false, "confidence": 0.95}}', 0.0),
+        ('{"hate": {"label": "no", "confidence": "high"}}', 0.0),
+        ('[{"category": "hate", "present": false, "confidence": 0.9}]', 0.0),
+        ('{"hate": {"confidence": 0.9}}', 0.9),
+    ],
+)
+def test_confidence_beside_a_verdict_is_not_the_score(text: str, hate: float) -> None:
+    # docs/parsing.md: "confidence" is how sure the model is of the verdict beside it
+    r = p(text)
+    assert r.scores[TOX15.index("hate")] == pytest.approx(hate)
 
 
 def test_json_key_given_twice_with_a_bad_value_is_unparseable() -> None:

@@ -1151,6 +1151,54 @@ def _join(names: list[str], last: str = "and") -> str:
         return names[0]
     return ", ".join(names[:-1]) + f" {last} " + names[-1]
 
+# A second adversarial pass: answers that a parser which read everything above still got
+# confidently wrong, each with its hand reading.
+ADVERSARIAL_2: list[tuple[str, str, dict[str, list[str]] | None, str]] = [
+    # one category given a positive and a negative value (an alias, a repeated key)
+    ("adv2-conflict", '{"hate": true, "racism": false}', None, "alias disagrees"),
+    ("adv2-conflict", '{"hate": false, "hate": true}', None, "key given twice"),
+    ("adv2-conflict", '{"Hate speech": false, "Hateful content": true}', None, "two aliases"),
+    ("adv2-conflict", "self harm: no; selfharm: yes", None, "pairs disagree"),
+    # "confidence" beside a verdict is how sure the model is, not the category's score
+    (
+        "adv2-json",
+        '{"hate": {"present": true, "confidence": 0.3}}',
+        R("hate"),
+        "present + low confidence",
+    ),
+    (
+        "adv2-json",
+        '{"hate": {"flagged": false, "confidence": 0.95}}',
+        R(neg="hate"),
+        "flagged false + high confidence",
+    ),
+    (
+        "adv2-json",
+        '{"hate": {"detected": false, "confidence": 0.9}, '
+        '"violence": {"detected": true, "confidence": 0.7}}',
+        R("violence", "hate"),
+        "detected + confidence",
+    ),
+    (
+        "adv2-json",
+        '{"hate": {"label": "no", "confidence": "high"}}',
+        R(neg="hate"),
+        "label + confidence word",
+    ),
+    (
+        "adv2-json",
+        '[{"category": "hate", "present": false, "confidence": 0.9}]',
+        R(neg="hate"),
+        "item with present + confidence",
+    ),
+    (
+        "adv2-json",
+        '{"hate": {"present": false, "score": 0.1}, "violence": {"present": true, "score": 0.9}}',
+        R("violence", "hate"),
+        "nested present + score",
+    ),
+]
+
 
 def _templates() -> list[tuple[str, str, dict[str, list[str]] | None, str]]:
     rng = random.Random(33)
@@ -1325,7 +1373,7 @@ def _refusals_and_hedges() -> list[tuple[str, str, dict[str, list[str]] | None, 
 
 
 def main() -> None:
-    rows = HAND + ADVERSARIAL + _templates() + _typos() + _refusals_and_hedges()
+    rows = HAND + ADVERSARIAL + ADVERSARIAL_2 + _templates() + _typos() + _refusals_and_hedges()
     seen: set[str] = set()
     with OUT.open("w", encoding="utf-8") as f:
         for style, text, reading, note in rows:

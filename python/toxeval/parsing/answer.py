@@ -25,6 +25,7 @@ class Acc:
 
     __slots__ = (
         "complete",
+        "conflicts",
         "errors",
         "graded",
         "notes",
@@ -48,6 +49,9 @@ class Acc:
         self.unknown: dict[str, None] = {}
         self.errors: list[str] = []
         self.notes: list[str] = []
+        # columns given a positive value and a negative one ("hate: false" and
+        # "racism: true", a key given twice): which one the answer means is not known
+        self.conflicts: dict[int, None] = {}
         self.resolved = False
         self.graded = False
         self.unsafe_flag: bool | None = None
@@ -56,6 +60,8 @@ class Acc:
         self.resolved = True
         for c in cols:
             old = self.scores.get(c)
+            if old is not None and (old >= 0.5) != (value >= 0.5):
+                self.conflicts[c] = None
             if old is None or value > old:
                 self.scores[c] = value
 

@@ -84,6 +84,10 @@ _META_KEYS = frozenset(
 _ITEM_NAME_KEYS = ("category", "label", "name", "id", "type", "code", "class")
 _ITEM_SCORE_KEYS = ("score", "probability", "prob", "confidence", "value", "likelihood")
 _ITEM_FLAG_KEYS = ("flagged", "present", "applies", "value", "detected", "unsafe", "toxic")
+# "confidence" beside a verdict ({"present": false, "confidence": 0.9}) is how sure the
+# model is of that verdict, not a score for the category: it is read only when no
+# verdict key is given.
+_VERDICT_KEYS = (*_ITEM_FLAG_KEYS, "label", "verdict", "answer")
 
 
 class JsonReader(LlamaGuardReader):
@@ -194,8 +198,15 @@ class JsonReader(LlamaGuardReader):
             return
         name = item[name_key]
         hit = self.resolve(name)
-        score_key = next((keys[k] for k in _ITEM_SCORE_KEYS if k in keys and k != "value"), None)
         flag_key = next((keys[k] for k in _ITEM_FLAG_KEYS if k in keys), None)
+        score_key = next(
+            (
+                keys[k]
+                for k in _ITEM_SCORE_KEYS
+                if k in keys and k != "value" and not (k == "confidence" and flag_key)
+            ),
+            None,
+        )
         given = [item[k] for k in (score_key, flag_key) if k is not None]
         if not given:
             value: float | None = 1.0  # {"category": "hate"}: a bare mention
@@ -248,7 +259,7 @@ class JsonReader(LlamaGuardReader):
                 if sub.resolved or sub.errors or sub.unknown:
                     _merge(acc, sub)
                     return
-        # Otherwise a category -> score/bool object (a key given twice: the larger value).
+        # Otherwise a category -> score/bool object (a key given twice: the larger value, or a contradiction).
         for k, v in json_items(obj):
             ks = str(k)
             nk = norm_name(ks)
@@ -282,6 +293,8 @@ class JsonReader(LlamaGuardReader):
 def _merge(acc: Acc, sub: Acc) -> None:
     for c, v in sub.scores.items():
         acc.add((c,), v)
+    for c in sub.conflicts:
+        acc.conflicts[c] = None
     acc.resolved = acc.resolved or sub.resolved
     acc.graded = acc.graded or sub.graded
     for u in sub.unknown:
@@ -314,10 +327,11 @@ def _json_value(v: Any) -> Reading:
 
 
 def _inner_value(v: dict[str, Any]) -> Any:
-    """{"score": 0.9, "flagged": true} -> 0.9; {"flagged": true} -> True; {"score": null}
-    -> None; MISS when no key holds a value."""
+    """{"score": 0.9, "flagged": true} -> 0.9; {"flagged": true} -> True; {"present": false,
+    "confidence": 0.9} -> False; {"score": null} -> None; MISS when no key holds a value."""
     keys = {norm_name(str(k)): k for k in v}
-    for name in (*_ITEM_SCORE_KEYS, *_ITEM_FLAG_KEYS):
-        if name in keys:
+    verdict = any(name in keys for name in _VERDICT_KEYS)
+    for name in (*_ITEM_SCORE_KEYS, *_VERDICT_KEYS):
+        if name in keys and not (name == "confidence" and verdict):
             return v[keys[name]]
     return MISS

@@ -205,6 +205,9 @@ class Parser(JsonReader):
 
     def _finish(self, acc: Acc, s: str) -> Row:
         unknown = tuple(acc.unknown)
+        if acc.conflicts and not acc.errors:
+            named = ", ".join(self.ids[c] for c in sorted(acc.conflicts))
+            acc.errors.append(f"contradictory: {named} given both a positive and a negative value")
         if acc.errors:
             if not acc.scores and _REFUSAL_RE.search(s[:500]):
                 return _unparseable(f"refusal: {s[:80]!r}")
