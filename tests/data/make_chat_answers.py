@@ -1151,6 +1151,7 @@ def _join(names: list[str], last: str = "and") -> str:
         return names[0]
     return ", ".join(names[:-1]) + f" {last} " + names[-1]
 
+
 # A second adversarial pass: answers that a parser which read everything above still got
 # confidently wrong, each with its hand reading.
 ADVERSARIAL_2: list[tuple[str, str, dict[str, list[str]] | None, str]] = [
