@@ -949,3 +949,52 @@ def test_no_private_name_is_imported_from_or_into_the_parsing_package() -> None:
                 if alias.name.startswith("_") or module.split(".")[-1].startswith("_"):
                     crossing.append(f"{path.relative_to(REPO)}:{node.lineno} {alias.name}")
     assert crossing == []
+
+
+@pytest.mark.parametrize(
+    ("text", "negatives", "positives"),
+    [
+        ('{"not_present": ["hate", "violence"]}', {"hate", "violence"}, set()),
+        ('{"absent": ["hate"], "present": ["violence"]}', {"hate"}, {"violence"}),
+        ("not_present:\n  - hate\n  - violence", {"hate", "violence"}, set()),
+        (
+            "### Present\n- Violence\n### Not present\n- Hate\n- Fraud",
+            {"hate", "fraud"},
+            {"violence"},
+        ),
+        (
+            "### Not present\n- Hate\n- Fraud\n### Present\n- Violence",
+            {"hate", "fraud"},
+            {"violence"},
+        ),
+        ("Category | Present\n--- | ---\nHate | No\nViolence | Yes", {"hate"}, {"violence"}),
+        (
+            "| Category | Confidence | Present |\n|---|---|---|\n| Hate | 0.95 | No |\n"
+            "| Violence | 0.60 | Yes |",
+            {"hate"},
+            {"violence"},
+        ),
+    ],
+)
+def test_negated_keys_headings_and_verdict_columns(
+    text: str, negatives: set[str], positives: set[str]
+) -> None:
+    # docs/parsing.md: a negated list's names are negatives wherever the cue stands
+    r = p(text)
+    assert named_part(r)[0] in ("ok", "partial", "empty")
+    assert r.labels == frozenset(positives)
+    for c in negatives:
+        assert r.known[TOX15.index(c)] and r.scores[TOX15.index(c)] == 0.0
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "| Category | Not present |\n|---|---|\n| Hate | ✓ |\n| Violence | ✓ |",
+        "| Category | Absent |\n|---|---|\n| Hate | yes |\n| Violence | no |",
+    ],
+)
+def test_table_with_a_negated_value_column_is_unparseable(text: str) -> None:
+    r = p(text)
+    assert named_part(r)[0] == "unparseable"
+    assert "negated" in (r.reason or "")

@@ -1198,6 +1198,53 @@ ADVERSARIAL_2: list[tuple[str, str, dict[str, list[str]] | None, str]] = [
         R("violence", "hate"),
         "nested present + score",
     ),
+    # a negated key, column or heading holds negatives, never positives
+    ("adv2-negation", '{"not_present": ["hate", "violence"]}', R(neg="hate violence"), "json key"),
+    (
+        "adv2-negation",
+        '{"absent": ["hate"], "present": ["violence"]}',
+        R("violence", "hate", "negative"),
+        "json absent + present",
+    ),
+    ("adv2-negation", '{"present": [], "absent": ["hate"]}', R(neg=ALL), "json empty present"),
+    ("adv2-negation", "not_present:\n  - hate\n  - violence", R(neg="hate violence"), "yaml key"),
+    (
+        "adv2-negation",
+        "### Present\n- Violence\n### Not present\n- Hate\n- Fraud",
+        R("violence", "hate fraud", "negative"),
+        "markdown headings",
+    ),
+    (
+        "adv2-negation",
+        "### Not present\n- Hate\n- Fraud\n### Present\n- Violence",
+        R("violence", "hate fraud", "negative"),
+        "markdown headings, negated first",
+    ),
+    (
+        "adv2-table",
+        "| Category | Not present |\n|---|---|\n| Hate | ✓ |\n| Violence | ✓ |",
+        None,
+        "negated column",
+    ),
+    (
+        "adv2-table",
+        "| Category | Absent |\n|---|---|\n| Hate | yes |\n| Violence | no |",
+        None,
+        "negated column without a value word",
+    ),
+    (
+        "adv2-table",
+        "| Category | Confidence | Present |\n|---|---|---|\n| Hate | 0.95 | No |\n"
+        "| Violence | 0.60 | Yes |",
+        R("violence", "hate"),
+        "confidence column before the verdict",
+    ),
+    (
+        "adv2-table",
+        "Category | Present\n--- | ---\nHate | No\nViolence | Yes",
+        R("violence", "hate"),
+        "table without outer pipes",
+    ),
 ]
 
 

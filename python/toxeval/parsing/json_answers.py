@@ -9,6 +9,7 @@ from typing import Any
 
 from toxeval.taxonomy import normalize_label
 
+from .negations import CUE_RE as NEG_CUE_RE
 from .answer import MAX_DEPTH, MAX_JSON_CANDIDATES, MISS, Acc, norm_name
 from .json_decode import decode_at, json_items, next_open
 from .llama_guard import LlamaGuardReader
@@ -44,6 +45,8 @@ _LABEL_CONTAINERS = (
 )
 _CONTAINERS = tuple(normalize_label(k) for k in _SCORE_CONTAINERS + _LABEL_CONTAINERS)
 _CONTAINER_KEYS = frozenset(_CONTAINERS)
+# A key that negates the list it holds: {"absent": [...]}, {"not_present": [...]}.
+_NEGATED_KEY_RE = NEG_CUE_RE
 # Boolean verdict keys: value True means "toxic" unless the key is in _SAFE_FLAGS.
 _UNSAFE_FLAGS = frozenset(
     normalize_label(k)
@@ -277,7 +280,9 @@ class JsonReader(LlamaGuardReader):
                 v = inner
             value, graded, err = _json_value(v)
             if hit is None:
-                if isinstance(v, list) and v and hit is None:
+                if isinstance(v, list) and v and _NEGATED_KEY_RE.search(ks.replace("_", " ")):
+                    self._negated_json_list(ks, v, acc, depth)  # {"not_present": [...]}
+                elif isinstance(v, list) and v and hit is None:
                     self._interpret(v, acc, depth + 1)  # {"hate speech detected": [...]}
                 elif value or err is not None or self.suggest(ks)[0]:
                     self.unknown_name(acc, ks)
@@ -288,6 +293,17 @@ class JsonReader(LlamaGuardReader):
             if graded:
                 acc.graded = True
             acc.add(hit, value)
+
+    def _negated_json_list(self, key: str, items: list[Any], acc: Acc, depth: int) -> None:
+        """{"absent": ["hate"]}, {"not_present": [...]}: the names listed are negatives
+        (the others unknown); a value other than a bare name cannot be read."""
+        sub = Acc()
+        self._interpret(items, sub, depth + 1)
+        if sub.errors or sub.unknown or any(v != 1.0 for v in sub.scores.values()):
+            acc.errors.append(f"{key!r}: a negated list that is not a list of category names")
+            return
+        for c in sub.scores:
+            acc.add((c,), 0.0)
 
 
 def _merge(acc: Acc, sub: Acc) -> None:

@@ -10,6 +10,7 @@ from toxeval.taxonomy import normalize_label
 
 from .answer import Acc, norm_name
 from .base import STRIP_CHARS, SUBSPLIT_RE
+from .negations import CUE_RE as NEG_CUE_RE
 from .negations import NegationReader
 from .values import MARK_RE, NULL_VALUE, has_negation_cue, read_value
 
@@ -69,12 +70,22 @@ _VALUE_HEADER_WORDS = frozenset(
 )
 
 
+_CONFIDENCE = frozenset(normalize_label(w) for w in ("confidence", "certainty"))
+# The rule line of a table written without outer pipes ("--- | ---").
+_BARE_RULE_RE = re.compile(r"^[ \t]*:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)+\|?[ \t]*$", re.M)
+
+
 class ListReader(NegationReader):
     """Reads a text answer as a list or a table of categories."""
 
     def read_list(self, body: str) -> Acc:
         """A block of text as a markdown table, else as separated items."""
         acc = Acc()
+        if "|" in body and _BARE_RULE_RE.search(body):
+            # "Category | Present\n--- | ---\nHate | No": a table without outer pipes
+            rows = [ln for ln in body.splitlines() if "|" in ln]
+            self._table(rows, acc)
+            return acc
         if "|" in body and _TABLE_ROW_RE.search(body):
             rows = [ln for ln in body.splitlines() if ln.lstrip().startswith("|")]
             if rows:
@@ -100,10 +111,23 @@ class ListReader(NegationReader):
         value_col: int | None = None
         if self.resolve_name(rows[0][0]) is None:  # a header row: | Category | Present |
             header = rows.pop(0)
-            for j, h in enumerate(header[1:], 1):
-                if any(w in _VALUE_HEADER_WORDS for w in norm_name(h).split()):
-                    value_col = j
-                    break
+            value_cols = [
+                j
+                for j, h in enumerate(header[1:], 1)
+                if any(w in _VALUE_HEADER_WORDS for w in norm_name(h).split())
+            ]
+            # "| Category | Confidence | Present |": the confidence is how sure the
+            # verdict beside it is, so the verdict column holds the value.
+            verdicts = [j for j in value_cols if norm_name(header[j]) not in _CONFIDENCE]
+            value_col = (verdicts or value_cols or [None])[0]
+            negated = [j for j in range(1, len(header)) if NEG_CUE_RE.search(header[j])]
+            if negated and (value_col is None or value_col in negated):
+                # "| Category | Absent |": a "yes" there says the category is not present
+                acc.errors.append(
+                    f"table column {header[(negated if value_col is None else [value_col])[0]]!r}"
+                    " is negated: its values are not read as presence"
+                )
+                return
         for cells in rows:
             name, rest = cells[0], cells[1:]
             if value_col is not None and value_col < len(cells):

@@ -165,9 +165,12 @@ class NegationReader(ParserBase):
     def negations(self, body: str) -> Negation | None:
         """``(negated columns, the rest of the answer as clauses, errors)``, or None when
         no clause of ``body`` holds a negated list (then it is read as it is)."""
+        if "_" in body:
+            # "not_present:" (a YAML key) is the cue "not present"
+            body = _SNAKE_KEY_RE.sub(lambda m: m.group().replace("_", " "), body)
         if CUE_RE.search(body) is None:
             return None
-        if ":\n" in body:
+        if ":\n" in body or "#" in body:
             body = _join_items(body)
         negated: list[int] = []
         kept: list[str] = []
@@ -306,6 +309,12 @@ class NegationReader(ParserBase):
         return tuple(cols) if cols else None
 
 
+# A snake_case key at the start of a line ("not_present:", "- no_evidence_of:").
+_SNAKE_KEY_RE = re.compile(r"^[ \t>*-]*[A-Za-z]+(?:_[A-Za-z]+)+(?=[ \t]*:)", re.MULTILINE)
+# A markdown heading ("### Not present").
+_HEADING_RE = re.compile(r"^[ \t]*#{1,6}[ \t]+(.*\S)[ \t]*$")
+
+
 def _join_items(body: str) -> str:
     """A cue lead on a line of its own and the items under it as one clause:
     "Not present:\n- hate\n- violence" is "Not present: hate, violence"."""
@@ -315,11 +324,14 @@ def _join_items(body: str) -> str:
     while i < len(lines):
         line = lines[i]
         i += 1
+        heading = _HEADING_RE.match(line)
+        if heading is not None and CUE_RE.search(line) is not None:
+            line = heading.group(1).rstrip(" :") + ":"  # "### Not present" is a lead
         if not line.rstrip().endswith(":") or CUE_RE.search(line) is None:
             out.append(line)
             continue
         items: list[str] = []
-        while i < len(lines) and _ITEM_LINE_RE.match(lines[i]):
+        while i < len(lines) and _ITEM_LINE_RE.match(lines[i]) and not _HEADING_RE.match(lines[i]):
             items.append(_BULLET_RE.sub("", lines[i].strip()))
             i += 1
         out.append(f"{line.rstrip()} {', '.join(items)}" if items else line)
