@@ -9,10 +9,10 @@ from typing import Any
 
 from toxeval.taxonomy import normalize_label
 
-from .negations import CUE_RE as NEG_CUE_RE
 from .answer import MAX_DEPTH, MAX_JSON_CANDIDATES, MISS, Acc, norm_name
 from .json_decode import decode_at, json_items, next_open
 from .llama_guard import LlamaGuardReader
+from .negations import CUE_RE as NEG_CUE_RE
 from .values import NULL_VALUE, Reading, read_number, read_value
 
 # Keys of JSON containers that hold the categories, in priority order.
