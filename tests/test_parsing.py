@@ -998,3 +998,19 @@ def test_table_with_a_negated_value_column_is_unparseable(text: str) -> None:
     r = p(text)
     assert named_part(r)[0] == "unparseable"
     assert "negated" in (r.reason or "")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Nothing here is violent, hateful, or sexual.",
+        "I cannot determine hate, violence, or fraud from this text.",
+        "Please provide the text you want me to classify for hate, violence, etc.",
+        "No, it's not free of violence.",
+    ],
+)
+def test_a_sentence_split_at_its_commas_is_not_a_label_list(text: str) -> None:
+    # docs/parsing.md: an item that is a sentence mentioning a category is prose
+    r = p(text)
+    assert r.status == "unparseable"
+    assert not r.labels

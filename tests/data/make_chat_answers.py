@@ -1245,6 +1245,21 @@ ADVERSARIAL_2: list[tuple[str, str, dict[str, list[str]] | None, str]] = [
         R("violence", "hate"),
         "table without outer pipes",
     ),
+    # a sentence split at its commas is not a label list
+    ("adv2-prose", "Nothing here is violent, hateful, or sexual.", None, "names inside a sentence"),
+    (
+        "adv2-prose",
+        "I cannot determine hate, violence, or fraud from this text.",
+        None,
+        "cannot determine a list",
+    ),
+    (
+        "adv2-prose",
+        "Please provide the text you want me to classify for hate, violence, etc.",
+        None,
+        "question back with names",
+    ),
+    ("adv2-prose", "No, it's not free of violence.", None, "no + double negative"),
 ]
 
 

@@ -31,6 +31,7 @@ class Acc:
         "notes",
         "resolved",
         "scores",
+        "sentences",
         "unknown",
         "unsafe_flag",
         "unsure",
@@ -52,6 +53,9 @@ class Acc:
         # columns given a positive value and a negative one ("hate: false" and
         # "racism: true", a key given twice): which one the answer means is not known
         self.conflicts: dict[int, None] = {}
+        # unrecognised items that are sentences mentioning a category: beside a name
+        # that was read, they show a sentence split at its commas, not a label list
+        self.sentences: list[str] = []
         self.resolved = False
         self.graded = False
         self.unsafe_flag: bool | None = None

@@ -311,6 +311,7 @@ def _merge(acc: Acc, sub: Acc) -> None:
         acc.add((c,), v)
     for c in sub.conflicts:
         acc.conflicts[c] = None
+    acc.sentences.extend(sub.sentences)
     acc.resolved = acc.resolved or sub.resolved
     acc.graded = acc.graded or sub.graded
     for u in sub.unknown:

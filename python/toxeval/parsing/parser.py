@@ -205,6 +205,8 @@ class Parser(JsonReader):
 
     def _finish(self, acc: Acc, s: str) -> Row:
         unknown = tuple(acc.unknown)
+        if acc.sentences and acc.resolved and not acc.errors:
+            acc.errors.append(acc.sentences[0])
         if acc.conflicts and not acc.errors:
             named = ", ".join(self.ids[c] for c in sorted(acc.conflicts))
             acc.errors.append(f"contradictory: {named} given both a positive and a negative value")
