@@ -1014,3 +1014,24 @@ def test_a_sentence_split_at_its_commas_is_not_a_label_list(text: str) -> None:
     r = p(text)
     assert r.status == "unparseable"
     assert not r.labels
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I can't say it's not hate speech.",
+        "I'm unable to say whether there is no violence.",
+        "🔴 Hate\n🟢 Violence",
+        "🚫 hate\n🚫 violence",
+    ],
+)
+def test_unsure_negations_and_unknown_signs_are_unparseable(text: str) -> None:
+    r = p(text)
+    assert r.status == "unparseable"
+    assert not r.labels
+
+
+def test_decorative_emoji_bullets_are_bullets() -> None:
+    r = p("🔹 hate\n🔹 violence")
+    assert r.status == "ok"
+    assert r.labels == frozenset({"hate", "violence"})

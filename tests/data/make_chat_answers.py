@@ -1260,6 +1260,18 @@ ADVERSARIAL_2: list[tuple[str, str, dict[str, list[str]] | None, str]] = [
         "question back with names",
     ),
     ("adv2-prose", "No, it's not free of violence.", None, "no + double negative"),
+    # a negation under "can't say", "whether": not a denial
+    ("adv2-negation", "I can't say it's not hate speech.", None, "can't say it's not"),
+    (
+        "adv2-negation",
+        "I'm unable to say whether there is no violence.",
+        None,
+        "unable to say whether",
+    ),
+    # signs whose verdict is not known
+    ("adv2-marks", "🔴 Hate\n🟢 Violence", None, "traffic-light signs"),
+    ("adv2-marks", "🚫 hate\n🚫 violence", None, "prohibition signs"),
+    ("adv2-marks", "🔹 hate\n🔹 violence", R("hate violence", rest="negative"), "emoji bullets"),
 ]
 
 

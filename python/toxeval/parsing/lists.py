@@ -70,6 +70,9 @@ _VALUE_HEADER_WORDS = frozenset(
 )
 
 
+# Signs that say something about the item they stand beside (colours, prohibitions),
+# unlike a decorative bullet ("🔹 hate"); the check and cross marks are values (MARKS).
+_SIGN_RE = re.compile("[\U0001f534-\U0001f535\U0001f7e0-\U0001f7eb\U0001f6ab\u26d4\U0001f6d1]")
 _CONFIDENCE = frozenset(normalize_label(w) for w in ("confidence", "certainty"))
 # The rule line of a table written without outer pipes ("--- | ---").
 _BARE_RULE_RE = re.compile(r"^[ \t]*:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)+\|?[ \t]*$", re.M)
@@ -203,6 +206,12 @@ class ListReader(NegationReader):
             p = " ".join(p.split())  # the splitting regexes are quadratic in long space runs
         if not p.isascii() and MARK_RE.search(p):
             p = _mark_as_value(p)
+        elif not p.isascii() and (sign := _SIGN_RE.search(p)) is not None:
+            # "🔴 Hate", "🟢 Violence", "🚫 hate": a sign that carries a verdict the
+            # parser does not know (red may be "flagged" or "stop"; 🚫 "absent" or
+            # "forbidden"); the item is not read as a bare name
+            acc.errors.append(f"sign {sign.group()!r} whose meaning is not known: {_shown(p)}")
+            return
         has_value = ":" in p or "=" in p
         if not has_value:
             # a whole name first: "Sexual - minors" is one category, not sexual = "minors"

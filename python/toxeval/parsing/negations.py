@@ -139,6 +139,13 @@ _NAME_END_RE = re.compile(r"[,;:=(]")
 # An item line under a lead: a bullet or a short line with no ":" of its own.
 _ITEM_LINE_RE = re.compile(r"[ \t]*(?:[-*•+]|\d{1,2}[.)])?[ \t]*[^\s:][^:\n]{0,60}\Z")
 _BULLET_RE = re.compile(r"\A(?:[-*•+]|\d{1,2}[.)])\s*")
+# Words before a negated list that leave open whether it is denied: "I can't say it's
+# not hate speech", "unable to say whether there is no violence".
+_UNSURE_FRAME_RE = re.compile(
+    r"\b(?:can['’]?t|cannot|can\s+not|couldn['’]?t|unable|not\s+sure|unsure|uncertain"
+    r"|whether|doubt|wouldn['’]?t\s+say|hard\s+to\s+(?:say|tell))\b",
+    re.IGNORECASE,
+)
 # A clause longer than this is prose, not a list: it is read as it is, unscanned.
 _MAX_CLAUSE = 400
 
@@ -272,6 +279,12 @@ class NegationReader(ParserBase):
                 )
             if not cols:
                 continue  # "no categories apply" after a lead: a "none" answer
+            frame = _UNSURE_FRAME_RE.search(pre)
+            if frame is not None:
+                return (
+                    f"negation {m.group()!r} under {frame.group()!r}: whether the answer "
+                    "denies the categories is not known"
+                )
             # text before the cue is read as usual only if it names a category
             keep = pre.strip(" \t,;:-") if self.mentions(norm_name(pre)) else ""
             return cols, keep
