@@ -1023,6 +1023,9 @@ def test_a_sentence_split_at_its_commas_is_not_a_label_list(text: str) -> None:
         "I'm unable to say whether there is no violence.",
         "🔴 Hate\n🟢 Violence",
         "🚫 hate\n🚫 violence",
+        "Not hate; not violence; profanity.",
+        "Not present: none",
+        "Not present: none of them",
     ],
 )
 def test_unsure_negations_and_unknown_signs_are_unparseable(text: str) -> None:

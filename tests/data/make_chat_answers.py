@@ -1272,6 +1272,16 @@ ADVERSARIAL_2: list[tuple[str, str, dict[str, list[str]] | None, str]] = [
     ("adv2-marks", "🔴 Hate\n🟢 Violence", None, "traffic-light signs"),
     ("adv2-marks", "🚫 hate\n🚫 violence", None, "prohibition signs"),
     ("adv2-marks", "🔹 hate\n🔹 violence", R("hate violence", rest="negative"), "emoji bullets"),
+    # where a denial ends, and a denied "none"
+    ("adv2-negation", "Not hate; not violence; profanity.", None, "semicolon ends the scope?"),
+    ("adv2-negation", "Not present: none", None, "double negation"),
+    ("adv2-negation", "Not present: none of them", None, "double negation, none of them"),
+    (
+        "adv2-negation",
+        "Present: none\nNot present: hate, violence",
+        R(neg=ALL),
+        "present none + not present list",
+    ),
 ]
 
 

@@ -139,6 +139,7 @@ _NAME_END_RE = re.compile(r"[,;:=(]")
 # An item line under a lead: a bullet or a short line with no ":" of its own.
 _ITEM_LINE_RE = re.compile(r"[ \t]*(?:[-*•+]|\d{1,2}[.)])?[ \t]*[^\s:][^:\n]{0,60}\Z")
 _BULLET_RE = re.compile(r"\A(?:[-*•+]|\d{1,2}[.)])\s*")
+_NONE_WORD_RE = re.compile(r"(?:none|nothing|no|nil|zero|ninguna?|aucune?|keine?)\b", re.I)
 # Words before a negated list that leave open whether it is denied: "I can't say it's
 # not hate speech", "unable to say whether there is no violence".
 _UNSURE_FRAME_RE = re.compile(
@@ -269,6 +270,9 @@ class NegationReader(ParserBase):
             if self.resolve(text[m.start() :].strip(STRIP_CHARS)) == ():
                 continue  # "Categories: not toxic", "Answer: no categories": a "none"
             scope = after.strip(STRIP_CHARS)
+            if _NONE_WORD_RE.match(scope) and self.resolve(scope) == ():
+                # "Not present: none": a negated "none" says that nothing is absent
+                return f"negation {m.group()!r} of {_shown(scope)}: a double negation"
             if self.resolve(f"no {scope}") == () or self.resolve(scope) == ():
                 return (REST,), ""  # "There are no violations", "contains no toxic content"
             cols = self._negated_list(after)
@@ -294,6 +298,8 @@ class NegationReader(ParserBase):
         """The columns of the list a cue introduces; () for a "none" phrase; None if the
         scope is not a clean list of category names."""
         p = after.strip(" \t:=-\u2013\u2014,")
+        if ";" in p.rstrip(" ;."):
+            return None  # "not violence; profanity": where the denial ends is not known
         p = _TRAILING_FILLER_RE.sub("", p)
         p = _LEADING_FILLER_RE.sub("", p).strip(STRIP_CHARS)
         if not p:
