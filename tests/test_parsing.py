@@ -1038,3 +1038,35 @@ def test_decorative_emoji_bullets_are_bullets() -> None:
     r = p("🔹 hate\n🔹 violence")
     assert r.status == "ok"
     assert r.labels == frozenset({"hate", "violence"})
+
+
+@pytest.mark.parametrize(
+    ("text", "col", "value"),
+    [
+        ("Cybercrime (hacking): yes", "cybercrime", 1.0),
+        ("Crime — theft: yes", "crime", 1.0),
+        ("Hate (slurs): 0.3", "hate", 0.3),
+    ],
+)
+def test_a_name_with_a_gloss_then_a_value_is_a_pair(text: str, col: str, value: float) -> None:
+    # docs/parsing.md: a pair speaks only for the category it names
+    r = p(text)
+    assert r.status == "partial"
+    assert r.scores[TOX15.index(col)] == pytest.approx(value)
+    assert int(np.isnan(r.scores).sum()) == 14
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Sexual (minors): no",
+        "Categories: hate, etc.",
+        "Categories: hate, violence, ...",
+        "Categories: hate, among others",
+    ],
+)
+def test_a_list_that_goes_on_or_a_gloss_naming_another_category_is_unparseable(
+    text: str,
+) -> None:
+    r = p(text)
+    assert r.status == "unparseable"

@@ -1282,6 +1282,16 @@ ADVERSARIAL_2: list[tuple[str, str, dict[str, list[str]] | None, str]] = [
         R(neg=ALL),
         "present none + not present list",
     ),
+    # a name with a gloss, then a value: a pair, not a label list
+    ("adv2-pairs", "Cybercrime (hacking): yes", R("cybercrime"), "gloss in parentheses"),
+    ("adv2-pairs", "Crime — theft: yes", R("crime"), "gloss after a dash"),
+    ("adv2-pairs", "Hate (slurs): 0.3", R(neg="hate"), "gloss + score"),
+    ("adv2-pairs", "Sexual (minors): no", None, "gloss names another category"),
+    # a list that says it goes on is not complete
+    ("adv2-list", "Categories: hate, etc.", None, "etc."),
+    ("adv2-list", "Categories: hate, violence, ...", None, "ellipsis"),
+    ("adv2-list", "Categories: hate, among others", None, "among others"),
+    ("adv2-list", "Categories: hate and others", None, "and others"),
 ]
 
 

@@ -73,6 +73,12 @@ _VALUE_HEADER_WORDS = frozenset(
 # Signs that say something about the item they stand beside (colours, prohibitions),
 # unlike a decorative bullet ("🔹 hate"); the check and cross marks are values (MARKS).
 _SIGN_RE = re.compile("[\U0001f534-\U0001f535\U0001f7e0-\U0001f7eb\U0001f6ab\u26d4\U0001f6d1]")
+# The end of a list that says it goes on: "etc.", "...", "and more", "among others".
+_GOES_ON_RE = re.compile(
+    r"\s*(?:(?:and|or|among|amongst|plus)\s+)?(?:etc\.?|\.{3}|…|(?:many\s+)?more|others?"
+    r"|so\s+on|the\s+like|similar)\s*[.!]?\s*",
+    re.IGNORECASE,
+)
 _CONFIDENCE = frozenset(normalize_label(w) for w in ("confidence", "certainty"))
 # The rule line of a table written without outer pipes ("--- | ---").
 _BARE_RULE_RE = re.compile(r"^[ \t]*:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)+\|?[ \t]*$", re.M)
@@ -192,6 +198,11 @@ class ListReader(NegationReader):
         if not p:
             return
         p = BULLET_RE.sub("", p, count=1)
+        if _GOES_ON_RE.fullmatch(p):
+            # "hate, violence, etc.": the list says it is not complete, so what it does
+            # not name is not known to be negative
+            acc.errors.append(f"a list that goes on ({_shown(p)}): it is not complete")
+            return
         box = _CHECKBOX_RE.match(p)
         if box is not None:  # a task list: "- [x] violence", "- [ ] hate"
             p = f"{p[box.end() :].strip()}: {'no' if box.group(1) == ' ' else 'yes'}"
@@ -287,7 +298,21 @@ class ListReader(NegationReader):
         if graded or err == NULL_VALUE:  # a number, but not a valid score; a null
             self.bad_value(name, err, acc)
             return True
-        if sep not in ":=":
+        if sep not in ":=" and (":" in text or "=" in text):
+            # "Cybercrime (hacking): yes", "Crime — theft: yes": a name with a gloss,
+            # then its value; a pair, so the other categories stay unknown
+            gloss = re.split("[:=]", text)[0].rstrip(")").strip(STRIP_CHARS)
+            named = self.resolve_name(gloss)
+            named = named if named is not None else self.suggest(gloss)[0]
+            score, graded, err = read_value(re.split("[:=]", text)[-1].strip())
+            if set(named) - set(cols):  # "Sexual (minors): no": which category is meant?
+                score, err = None, f"gloss {gloss!r} names another category"
+            if score is not None and err is None:
+                acc.graded = acc.graded or graded
+                acc.add(cols, score)
+                return True
+            err = err or f"value {_shown(text)} not understood"
+        elif sep not in ":=":
             tail = text.rstrip(")").strip(STRIP_CHARS)
             more = self.resolve_name(tail) if tail else None
             if more is not None:  # "hate - violence": two categories
