@@ -1063,6 +1063,8 @@ def test_a_name_with_a_gloss_then_a_value_is_a_pair(text: str, col: str, value: 
         "Categories: hate, etc.",
         "Categories: hate, violence, ...",
         "Categories: hate, among others",
+        "Everything except profanity is absent.",
+        "Harassment is present; hate speech is not present.",
     ],
 )
 def test_a_list_that_goes_on_or_a_gloss_naming_another_category_is_unparseable(
@@ -1070,3 +1072,9 @@ def test_a_list_that_goes_on_or_a_gloss_naming_another_category_is_unparseable(
 ) -> None:
     r = p(text)
     assert r.status == "unparseable"
+
+
+def test_the_final_answer_in_the_middle_of_a_line_is_the_answer() -> None:
+    r = p("Initial thought: hate. Final answer: harassment.")
+    assert r.status == "ok"
+    assert r.labels == frozenset({"harassment"})

@@ -1292,6 +1292,20 @@ ADVERSARIAL_2: list[tuple[str, str, dict[str, list[str]] | None, str]] = [
     ("adv2-list", "Categories: hate, violence, ...", None, "ellipsis"),
     ("adv2-list", "Categories: hate, among others", None, "among others"),
     ("adv2-list", "Categories: hate and others", None, "and others"),
+    # an exception turns a denial around; a ';' ends a list; the final answer wins
+    ("adv2-negation", "Everything except profanity is absent.", None, "except + absent"),
+    (
+        "adv2-negation",
+        "Harassment is present; hate speech is not present.",
+        None,
+        "semicolon before a trailing cue",
+    ),
+    (
+        "adv2-prose",
+        "Initial thought: hate. Final answer: harassment.",
+        R("harassment", rest="negative"),
+        "final answer after a first thought",
+    ),
 ]
 
 

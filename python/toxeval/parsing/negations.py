@@ -139,6 +139,10 @@ _NAME_END_RE = re.compile(r"[,;:=(]")
 # An item line under a lead: a bullet or a short line with no ":" of its own.
 _ITEM_LINE_RE = re.compile(r"[ \t]*(?:[-*•+]|\d{1,2}[.)])?[ \t]*[^\s:][^:\n]{0,60}\Z")
 _BULLET_RE = re.compile(r"\A(?:[-*•+]|\d{1,2}[.)])\s*")
+_EXCEPT_RE = re.compile(
+    r"\b(?:except|excepting|apart\s+from|other\s+than|besides|excepto|salvo|sauf|au[sß]er)\b",
+    re.IGNORECASE,
+)
 _NONE_WORD_RE = re.compile(r"(?:none|nothing|no|nil|zero|ninguna?|aucune?|keine?)\b", re.I)
 # Words before a negated list that leave open whether it is denied: "I can't say it's
 # not hate speech", "unable to say whether there is no violence".
@@ -198,6 +202,11 @@ class NegationReader(ParserBase):
                 kept.append(clause)  # "Hate: no, but borderline" stays one value
                 continue
             found = True
+            if _EXCEPT_RE.search(clause) and any(isinstance(r, tuple) and r[0] for r in readings):
+                # "Everything except profanity is absent": the exception turns the
+                # denial around; which categories are denied is not read
+                errors.append(f"a negation with an exception: {_shown(clause)}")
+                continue
             for part, r in zip(parts, readings, strict=True):
                 if r is None:
                     kept.append(part)
@@ -248,6 +257,8 @@ class NegationReader(ParserBase):
             value_sep = _PUNCT_SEP_RE.search(pre) is not None
             if pre.rstrip()[-1:] in (",", ";"):
                 names = ""  # "harassment; no hate": the cue starts an item of its own
+            if names and ";" in names:
+                return f"negation {m.group()!r} after a ';': {_shown(text)} is not one list"
             if names:
                 cols = self._name_list(names)
                 if cols is not None:  # "hate, violence: not present", "hate absent"

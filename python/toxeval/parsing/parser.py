@@ -311,6 +311,11 @@ class Parser(JsonReader):
         whole = self._whole(body)
         if whole is not None:
             return whole
+        final = _FINAL_RE.search(body)
+        if final is not None and final.start() > 0:
+            # "Initial thought: hate. Final answer: harassment.": the final answer is the
+            # answer, what comes before it is reasoning
+            body = body[final.start() :].strip()
         m = _LEAD_RE.match(body)
         if "\n" in body and depth < MAX_DEPTH:
             leads = [x for x in _LEAD_LINE_RE.finditer(body) if self._is_lead(x.group(1))]
@@ -426,6 +431,11 @@ class Parser(JsonReader):
         return self.resolve_name(head.strip(STRIP_CHARS)) is None
 
 
+# "Final answer:" in the middle of a block: the answer starts there.
+_FINAL_RE = re.compile(
+    r"(?<![\w])final\s+(?:answer|verdict|classification|labels?|categor(?:y|ies)|output)\s*:",
+    re.IGNORECASE,
+)
 # Characters that change nothing a reader sees: zero-width spaces and joiners, the word
 # joiner, the byte-order mark, the emoji variation selector, the soft hyphen.
 _INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\ufe0f\u00ad"))
