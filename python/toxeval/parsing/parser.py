@@ -312,9 +312,10 @@ class Parser(JsonReader):
         if whole is not None:
             return whole
         final = _FINAL_RE.search(body)
-        if final is not None and final.start() > 0:
+        if final is not None and final.start() > 0 and "\n" not in body[: final.start()]:
             # "Initial thought: hate. Final answer: harassment.": the final answer is the
-            # answer, what comes before it is reasoning
+            # answer, what comes before it on its line is reasoning (answers on lines of
+            # their own are compared by _lead_sections)
             body = body[final.start() :].strip()
         m = _LEAD_RE.match(body)
         if "\n" in body and depth < MAX_DEPTH:
