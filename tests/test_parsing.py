@@ -1065,6 +1065,9 @@ def test_a_name_with_a_gloss_then_a_value_is_a_pair(text: str, col: str, value: 
         "Categories: hate, among others",
         "Everything except profanity is absent.",
         "Harassment is present; hate speech is not present.",
+        "Profanity: f***",
+        "Profanity: s**t",
+        "Hate: 0.9 (not hateful)",
     ],
 )
 def test_a_list_that_goes_on_or_a_gloss_naming_another_category_is_unparseable(

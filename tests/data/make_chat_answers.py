@@ -1306,6 +1306,11 @@ ADVERSARIAL_2: list[tuple[str, str, dict[str, list[str]] | None, str]] = [
         R("harassment", rest="negative"),
         "final answer after a first thought",
     ),
+    # values that are not what they look like
+    ("adv2-values", "Profanity: f***", None, "censored word, not 'f' for false"),
+    ("adv2-values", "Profanity: s**t", None, "censored word"),
+    ("adv2-values", "Hate: 0.9 (not hateful)", None, "score and note disagree"),
+    ("adv2-values", "Hate: 0.2 (not hateful)", R(neg="hate"), "score and note agree"),
 ]
 
 

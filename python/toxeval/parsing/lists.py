@@ -73,6 +73,8 @@ _VALUE_HEADER_WORDS = frozenset(
 # Signs that say something about the item they stand beside (colours, prohibitions),
 # unlike a decorative bullet ("🔹 hate"); the check and cross marks are values (MARKS).
 _SIGN_RE = re.compile("[\U0001f534-\U0001f535\U0001f7e0-\U0001f7eb\U0001f6ab\u26d4\U0001f6d1]")
+# A censored word after a name ("Profanity: f***", "f*" once "**" emphasis is stripped).
+_CENSORED_VALUE_RE = re.compile(r"[:=]\s*[A-Za-z]\*")
 # The end of a list that says it goes on: "etc.", "...", "and more", "among others".
 _GOES_ON_RE = re.compile(
     r"\s*(?:(?:and|or|among|amongst|plus)\s+)?(?:etc\.?|\.{3}|…|(?:many\s+)?more|others?"
@@ -198,6 +200,10 @@ class ListReader(NegationReader):
         if not p:
             return
         p = BULLET_RE.sub("", p, count=1)
+        if "*" in p and _CENSORED_VALUE_RE.search(p):
+            # "Profanity: f***": a censored word as the value, not "f" (false)
+            acc.errors.append(f"a censored word as the value: {_shown(p)}")
+            return
         if _GOES_ON_RE.fullmatch(p):
             # "hate, violence, etc.": the list says it is not complete, so what it does
             # not name is not known to be negative
