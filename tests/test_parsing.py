@@ -1068,6 +1068,8 @@ def test_a_name_with_a_gloss_then_a_value_is_a_pair(text: str, col: str, value: 
         "Profanity: f***",
         "Profanity: s**t",
         "Hate: 0.9 (not hateful)",
+        "| Category | Flagged | Score |\n|---|---|---|\n| Hate | no | 0.7 |",
+        "| Category | Present | Present |\n|---|---|---|\n| Hate | No | Yes |",
     ],
 )
 def test_a_list_that_goes_on_or_a_gloss_naming_another_category_is_unparseable(

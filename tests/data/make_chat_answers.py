@@ -1311,6 +1311,25 @@ ADVERSARIAL_2: list[tuple[str, str, dict[str, list[str]] | None, str]] = [
     ("adv2-values", "Profanity: s**t", None, "censored word"),
     ("adv2-values", "Hate: 0.9 (not hateful)", None, "score and note disagree"),
     ("adv2-values", "Hate: 0.2 (not hateful)", R(neg="hate"), "score and note agree"),
+    # two verdict columns that disagree
+    (
+        "adv2-table",
+        "| Category | Flagged | Score |\n|---|---|---|\n| Hate | no | 0.7 |",
+        None,
+        "flagged and score disagree",
+    ),
+    (
+        "adv2-table",
+        "| Category | Present | Present |\n|---|---|---|\n| Hate | No | Yes |",
+        None,
+        "a column given twice",
+    ),
+    (
+        "adv2-table",
+        "| Category | Flagged | Score |\n|---|---|---|\n| Hate | no | 0.1 |\n| Violence | yes | 0.9 |",
+        R("violence", "hate"),
+        "flagged and score agree",
+    ),
 ]
 
 

@@ -120,6 +120,7 @@ class ListReader(NegationReader):
         if self._across(rows, acc):
             return
         value_col: int | None = None
+        verdicts: list[int] = []
         if self.resolve_name(rows[0][0]) is None:  # a header row: | Category | Present |
             header = rows.pop(0)
             value_cols = [
@@ -139,8 +140,14 @@ class ListReader(NegationReader):
                     " is negated: its values are not read as presence"
                 )
                 return
+        both = verdicts if value_col is not None and len(verdicts) > 1 else []
         for cells in rows:
             name, rest = cells[0], cells[1:]
+            said = [read_value(cells[j])[0] for j in both if j < len(cells)]
+            if len({v >= 0.5 for v in said if v is not None}) > 1:
+                # "| Hate | no | 0.7 |" under "Flagged | Score": two verdicts disagree
+                acc.errors.append(f"{name!r}: the table's verdict columns disagree")
+                continue
             if value_col is not None and value_col < len(cells):
                 rest = [cells[value_col]]
             rest = [c for c in rest if c]
