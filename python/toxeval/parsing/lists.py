@@ -131,7 +131,8 @@ class ListReader(NegationReader):
             # "| Category | Confidence | Present |": the confidence is how sure the
             # verdict beside it is, so the verdict column holds the value.
             verdicts = [j for j in value_cols if norm_name(header[j]) not in _CONFIDENCE]
-            value_col = (verdicts or value_cols or [None])[0]
+            picked = verdicts or value_cols
+            value_col = picked[0] if picked else None
             negated = [j for j in range(1, len(header)) if NEG_CUE_RE.search(header[j])]
             if negated and (value_col is None or value_col in negated):
                 # "| Category | Absent |": a "yes" there says the category is not present
