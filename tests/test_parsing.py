@@ -1070,6 +1070,8 @@ def test_a_name_with_a_gloss_then_a_value_is_a_pair(text: str, col: str, value: 
         "Hate: 0.9 (not hateful)",
         "| Category | Flagged | Score |\n|---|---|---|\n| Hate | no | 0.7 |",
         "| Category | Present | Present |\n|---|---|---|\n| Hate | No | Yes |",
+        "hate (or violence)",
+        "Harassment (could also be hate)",
     ],
 )
 def test_a_list_that_goes_on_or_a_gloss_naming_another_category_is_unparseable(

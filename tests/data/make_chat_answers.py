@@ -1330,6 +1330,15 @@ ADVERSARIAL_2: list[tuple[str, str, dict[str, list[str]] | None, str]] = [
         R("violence", "hate"),
         "flagged and score agree",
     ),
+    # a description after a name that names another category is not a description
+    ("adv2-pairs", "hate (or violence)", None, "or another category in parentheses"),
+    ("adv2-pairs", "Harassment (could also be hate)", None, "could also be another"),
+    (
+        "adv2-pairs",
+        "Violence - threats of physical harm",
+        R("violence", rest="negative"),
+        "description with the category's own aliases",
+    ),
 ]
 
 

@@ -334,8 +334,11 @@ class ListReader(NegationReader):
                 acc.add(more, 1.0)
                 acc.complete = True
                 return True
-            if tail and not has_negation_cue(tail):
-                acc.add(cols, 1.0)  # a description: "Hate - attacks on a protected group"
+            others = self.mentions(norm_name(tail)) - set(cols) if tail else set()
+            if tail and not has_negation_cue(tail) and not others:
+                # a description: "Hate - attacks on a protected group"; one that names
+                # another category ("hate (or violence)") is not read as one
+                acc.add(cols, 1.0)
                 acc.complete = True
                 return True
         # The value after a category name is not understood: the category is unknown.
