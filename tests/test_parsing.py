@@ -859,19 +859,55 @@ def test_nan_and_inf_percentages_are_unparseable(text: str, reason: str) -> None
 @pytest.mark.parametrize(
     "text",
     [
-        '{"hate": 0.9, "hate": 0.1}',
-        '{"hate": 0.1, "hate": 0.9}',
-        '{"scores": {"hate": 0.9, "hate": 0.1}}',
-        '{"hate": "90%", "hate": "10%"}',
-        "hate: 0.9, hate: 0.1",
+        '{"hate": 0.9, "hate": 0.7}',
+        '{"hate": 0.7, "hate": 0.9}',
+        '{"scores": {"hate": 0.9, "hate": 0.7}}',
+        '{"hate": "90%", "hate": "70%"}',
+        "hate: 0.9, hate: 0.7",
     ],
 )
 def test_json_key_given_twice_keeps_the_larger_value(text: str) -> None:
-    # docs/parsing.md: "If a category is mentioned twice, the larger value is kept"
+    # docs/parsing.md: two values on the same side of 0.5: the larger is kept
     r = p(text)
     assert named_part(r)[0] == "ok"
     assert r.labels == frozenset({"hate"})
     assert r.scores[TOX15.index("hate")] == pytest.approx(0.9)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"hate": 0.9, "hate": 0.1}',
+        '{"hate": 0.1, "hate": 0.9}',
+        '{"hate": false, "hate": true}',
+        '{"hate": true, "racism": false}',
+        '{"Hate speech": false, "Hateful content": true}',
+        "hate: 0.9, hate: 0.1",
+        "self harm: no; selfharm: yes",
+    ],
+)
+def test_category_given_a_positive_and_a_negative_value_is_unparseable(text: str) -> None:
+    # docs/parsing.md: which of the two values the answer means is not known
+    r = p(text)
+    assert named_part(r)[0] == "unparseable"
+    assert "contradictory" in (r.reason or "")
+    assert not r.labels
+
+
+@pytest.mark.parametrize(
+    ("text", "hate"),
+    [
+        ('{"hate": {"present": true, "confidence": 0.3}}', 1.0),
+        ('{"hate": {"flagged": false, "confidence": 0.95}}', 0.0),
+        ('{"hate": {"label": "no", "confidence": "high"}}', 0.0),
+        ('[{"category": "hate", "present": false, "confidence": 0.9}]', 0.0),
+        ('{"hate": {"confidence": 0.9}}', 0.9),
+    ],
+)
+def test_confidence_beside_a_verdict_is_not_the_score(text: str, hate: float) -> None:
+    # docs/parsing.md: "confidence" is how sure the model is of the verdict beside it
+    r = p(text)
+    assert r.scores[TOX15.index("hate")] == pytest.approx(hate)
 
 
 def test_json_key_given_twice_with_a_bad_value_is_unparseable() -> None:
@@ -917,3 +953,139 @@ def test_no_private_name_is_imported_from_or_into_the_parsing_package() -> None:
                 if alias.name.startswith("_") or module.split(".")[-1].startswith("_"):
                     crossing.append(f"{path.relative_to(REPO)}:{node.lineno} {alias.name}")
     assert crossing == []
+
+
+@pytest.mark.parametrize(
+    ("text", "negatives", "positives"),
+    [
+        ('{"not_present": ["hate", "violence"]}', {"hate", "violence"}, set()),
+        ('{"absent": ["hate"], "present": ["violence"]}', {"hate"}, {"violence"}),
+        ("not_present:\n  - hate\n  - violence", {"hate", "violence"}, set()),
+        (
+            "### Present\n- Violence\n### Not present\n- Hate\n- Fraud",
+            {"hate", "fraud"},
+            {"violence"},
+        ),
+        (
+            "### Not present\n- Hate\n- Fraud\n### Present\n- Violence",
+            {"hate", "fraud"},
+            {"violence"},
+        ),
+        ("Category | Present\n--- | ---\nHate | No\nViolence | Yes", {"hate"}, {"violence"}),
+        (
+            "| Category | Confidence | Present |\n|---|---|---|\n| Hate | 0.95 | No |\n"
+            "| Violence | 0.60 | Yes |",
+            {"hate"},
+            {"violence"},
+        ),
+    ],
+)
+def test_negated_keys_headings_and_verdict_columns(
+    text: str, negatives: set[str], positives: set[str]
+) -> None:
+    # docs/parsing.md: a negated list's names are negatives wherever the cue stands
+    r = p(text)
+    assert named_part(r)[0] in ("ok", "partial", "empty")
+    assert r.labels == frozenset(positives)
+    for c in negatives:
+        assert r.known[TOX15.index(c)] and r.scores[TOX15.index(c)] == 0.0
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "| Category | Not present |\n|---|---|\n| Hate | ✓ |\n| Violence | ✓ |",
+        "| Category | Absent |\n|---|---|\n| Hate | yes |\n| Violence | no |",
+    ],
+)
+def test_table_with_a_negated_value_column_is_unparseable(text: str) -> None:
+    r = p(text)
+    assert named_part(r)[0] == "unparseable"
+    assert "negated" in (r.reason or "")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Nothing here is violent, hateful, or sexual.",
+        "I cannot determine hate, violence, or fraud from this text.",
+        "Please provide the text you want me to classify for hate, violence, etc.",
+        "No, it's not free of violence.",
+    ],
+)
+def test_a_sentence_split_at_its_commas_is_not_a_label_list(text: str) -> None:
+    # docs/parsing.md: an item that is a sentence mentioning a category is prose
+    r = p(text)
+    assert r.status == "unparseable"
+    assert not r.labels
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I can't say it's not hate speech.",
+        "I'm unable to say whether there is no violence.",
+        "🔴 Hate\n🟢 Violence",
+        "🚫 hate\n🚫 violence",
+        "Not hate; not violence; profanity.",
+        "Not present: none",
+        "Not present: none of them",
+    ],
+)
+def test_unsure_negations_and_unknown_signs_are_unparseable(text: str) -> None:
+    r = p(text)
+    assert r.status == "unparseable"
+    assert not r.labels
+
+
+def test_decorative_emoji_bullets_are_bullets() -> None:
+    r = p("🔹 hate\n🔹 violence")
+    assert r.status == "ok"
+    assert r.labels == frozenset({"hate", "violence"})
+
+
+@pytest.mark.parametrize(
+    ("text", "col", "value"),
+    [
+        ("Cybercrime (hacking): yes", "cybercrime", 1.0),
+        ("Crime — theft: yes", "crime", 1.0),
+        ("Hate (slurs): 0.3", "hate", 0.3),
+    ],
+)
+def test_a_name_with_a_gloss_then_a_value_is_a_pair(text: str, col: str, value: float) -> None:
+    # docs/parsing.md: a pair speaks only for the category it names
+    r = p(text)
+    assert r.status == "partial"
+    assert r.scores[TOX15.index(col)] == pytest.approx(value)
+    assert int(np.isnan(r.scores).sum()) == 14
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Sexual (minors): no",
+        "Categories: hate, etc.",
+        "Categories: hate, violence, ...",
+        "Categories: hate, among others",
+        "Everything except profanity is absent.",
+        "Harassment is present; hate speech is not present.",
+        "Profanity: f***",
+        "Profanity: s**t",
+        "Hate: 0.9 (not hateful)",
+        "| Category | Flagged | Score |\n|---|---|---|\n| Hate | no | 0.7 |",
+        "| Category | Present | Present |\n|---|---|---|\n| Hate | No | Yes |",
+        "hate (or violence)",
+        "Harassment (could also be hate)",
+    ],
+)
+def test_a_list_that_goes_on_or_a_gloss_naming_another_category_is_unparseable(
+    text: str,
+) -> None:
+    r = p(text)
+    assert r.status == "unparseable"
+
+
+def test_the_final_answer_in_the_middle_of_a_line_is_the_answer() -> None:
+    r = p("Initial thought: hate. Final answer: harassment.")
+    assert r.status == "ok"
+    assert r.labels == frozenset({"harassment"})

@@ -1152,6 +1152,196 @@ def _join(names: list[str], last: str = "and") -> str:
     return ", ".join(names[:-1]) + f" {last} " + names[-1]
 
 
+# A second adversarial pass: answers that a parser which read everything above still got
+# confidently wrong, each with its hand reading.
+ADVERSARIAL_2: list[tuple[str, str, dict[str, list[str]] | None, str]] = [
+    # one category given a positive and a negative value (an alias, a repeated key)
+    ("adv2-conflict", '{"hate": true, "racism": false}', None, "alias disagrees"),
+    ("adv2-conflict", '{"hate": false, "hate": true}', None, "key given twice"),
+    ("adv2-conflict", '{"Hate speech": false, "Hateful content": true}', None, "two aliases"),
+    ("adv2-conflict", "self harm: no; selfharm: yes", None, "pairs disagree"),
+    # "confidence" beside a verdict is how sure the model is, not the category's score
+    (
+        "adv2-json",
+        '{"hate": {"present": true, "confidence": 0.3}}',
+        R("hate"),
+        "present + low confidence",
+    ),
+    (
+        "adv2-json",
+        '{"hate": {"flagged": false, "confidence": 0.95}}',
+        R(neg="hate"),
+        "flagged false + high confidence",
+    ),
+    (
+        "adv2-json",
+        '{"hate": {"detected": false, "confidence": 0.9}, '
+        '"violence": {"detected": true, "confidence": 0.7}}',
+        R("violence", "hate"),
+        "detected + confidence",
+    ),
+    (
+        "adv2-json",
+        '{"hate": {"label": "no", "confidence": "high"}}',
+        R(neg="hate"),
+        "label + confidence word",
+    ),
+    (
+        "adv2-json",
+        '[{"category": "hate", "present": false, "confidence": 0.9}]',
+        R(neg="hate"),
+        "item with present + confidence",
+    ),
+    (
+        "adv2-json",
+        '{"hate": {"present": false, "score": 0.1}, "violence": {"present": true, "score": 0.9}}',
+        R("violence", "hate"),
+        "nested present + score",
+    ),
+    # a negated key, column or heading holds negatives, never positives
+    ("adv2-negation", '{"not_present": ["hate", "violence"]}', R(neg="hate violence"), "json key"),
+    (
+        "adv2-negation",
+        '{"absent": ["hate"], "present": ["violence"]}',
+        R("violence", "hate", "negative"),
+        "json absent + present",
+    ),
+    ("adv2-negation", '{"present": [], "absent": ["hate"]}', R(neg=ALL), "json empty present"),
+    ("adv2-negation", "not_present:\n  - hate\n  - violence", R(neg="hate violence"), "yaml key"),
+    (
+        "adv2-negation",
+        "### Present\n- Violence\n### Not present\n- Hate\n- Fraud",
+        R("violence", "hate fraud", "negative"),
+        "markdown headings",
+    ),
+    (
+        "adv2-negation",
+        "### Not present\n- Hate\n- Fraud\n### Present\n- Violence",
+        R("violence", "hate fraud", "negative"),
+        "markdown headings, negated first",
+    ),
+    (
+        "adv2-table",
+        "| Category | Not present |\n|---|---|\n| Hate | ✓ |\n| Violence | ✓ |",
+        None,
+        "negated column",
+    ),
+    (
+        "adv2-table",
+        "| Category | Absent |\n|---|---|\n| Hate | yes |\n| Violence | no |",
+        None,
+        "negated column without a value word",
+    ),
+    (
+        "adv2-table",
+        "| Category | Confidence | Present |\n|---|---|---|\n| Hate | 0.95 | No |\n"
+        "| Violence | 0.60 | Yes |",
+        R("violence", "hate"),
+        "confidence column before the verdict",
+    ),
+    (
+        "adv2-table",
+        "Category | Present\n--- | ---\nHate | No\nViolence | Yes",
+        R("violence", "hate"),
+        "table without outer pipes",
+    ),
+    # a sentence split at its commas is not a label list
+    ("adv2-prose", "Nothing here is violent, hateful, or sexual.", None, "names inside a sentence"),
+    (
+        "adv2-prose",
+        "I cannot determine hate, violence, or fraud from this text.",
+        None,
+        "cannot determine a list",
+    ),
+    (
+        "adv2-prose",
+        "Please provide the text you want me to classify for hate, violence, etc.",
+        None,
+        "question back with names",
+    ),
+    ("adv2-prose", "No, it's not free of violence.", None, "no + double negative"),
+    # a negation under "can't say", "whether": not a denial
+    ("adv2-negation", "I can't say it's not hate speech.", None, "can't say it's not"),
+    (
+        "adv2-negation",
+        "I'm unable to say whether there is no violence.",
+        None,
+        "unable to say whether",
+    ),
+    # signs whose verdict is not known
+    ("adv2-marks", "🔴 Hate\n🟢 Violence", None, "traffic-light signs"),
+    ("adv2-marks", "🚫 hate\n🚫 violence", None, "prohibition signs"),
+    ("adv2-marks", "🔹 hate\n🔹 violence", R("hate violence", rest="negative"), "emoji bullets"),
+    # where a denial ends, and a denied "none"
+    ("adv2-negation", "Not hate; not violence; profanity.", None, "semicolon ends the scope?"),
+    ("adv2-negation", "Not present: none", None, "double negation"),
+    ("adv2-negation", "Not present: none of them", None, "double negation, none of them"),
+    (
+        "adv2-negation",
+        "Present: none\nNot present: hate, violence",
+        R(neg=ALL),
+        "present none + not present list",
+    ),
+    # a name with a gloss, then a value: a pair, not a label list
+    ("adv2-pairs", "Cybercrime (hacking): yes", R("cybercrime"), "gloss in parentheses"),
+    ("adv2-pairs", "Crime — theft: yes", R("crime"), "gloss after a dash"),
+    ("adv2-pairs", "Hate (slurs): 0.3", R(neg="hate"), "gloss + score"),
+    ("adv2-pairs", "Sexual (minors): no", None, "gloss names another category"),
+    # a list that says it goes on is not complete
+    ("adv2-list", "Categories: hate, etc.", None, "etc."),
+    ("adv2-list", "Categories: hate, violence, ...", None, "ellipsis"),
+    ("adv2-list", "Categories: hate, among others", None, "among others"),
+    ("adv2-list", "Categories: hate and others", None, "and others"),
+    # an exception turns a denial around; a ';' ends a list; the final answer wins
+    ("adv2-negation", "Everything except profanity is absent.", None, "except + absent"),
+    (
+        "adv2-negation",
+        "Harassment is present; hate speech is not present.",
+        None,
+        "semicolon before a trailing cue",
+    ),
+    (
+        "adv2-prose",
+        "Initial thought: hate. Final answer: harassment.",
+        R("harassment", rest="negative"),
+        "final answer after a first thought",
+    ),
+    # values that are not what they look like
+    ("adv2-values", "Profanity: f***", None, "censored word, not 'f' for false"),
+    ("adv2-values", "Profanity: s**t", None, "censored word"),
+    ("adv2-values", "Hate: 0.9 (not hateful)", None, "score and note disagree"),
+    ("adv2-values", "Hate: 0.2 (not hateful)", R(neg="hate"), "score and note agree"),
+    # two verdict columns that disagree
+    (
+        "adv2-table",
+        "| Category | Flagged | Score |\n|---|---|---|\n| Hate | no | 0.7 |",
+        None,
+        "flagged and score disagree",
+    ),
+    (
+        "adv2-table",
+        "| Category | Present | Present |\n|---|---|---|\n| Hate | No | Yes |",
+        None,
+        "a column given twice",
+    ),
+    (
+        "adv2-table",
+        "| Category | Flagged | Score |\n|---|---|---|\n| Hate | no | 0.1 |\n| Violence | yes | 0.9 |",
+        R("violence", "hate"),
+        "flagged and score agree",
+    ),
+    # a description after a name that names another category is not a description
+    ("adv2-pairs", "hate (or violence)", None, "or another category in parentheses"),
+    ("adv2-pairs", "Harassment (could also be hate)", None, "could also be another"),
+    (
+        "adv2-pairs",
+        "Violence - threats of physical harm",
+        R("violence", rest="negative"),
+        "description with the category's own aliases",
+    ),
+]
+
+
 def _templates() -> list[tuple[str, str, dict[str, list[str]] | None, str]]:
     rng = random.Random(33)
     out: list[tuple[str, str, dict[str, list[str]] | None, str]] = []
@@ -1325,7 +1515,7 @@ def _refusals_and_hedges() -> list[tuple[str, str, dict[str, list[str]] | None, 
 
 
 def main() -> None:
-    rows = HAND + ADVERSARIAL + _templates() + _typos() + _refusals_and_hedges()
+    rows = HAND + ADVERSARIAL + ADVERSARIAL_2 + _templates() + _typos() + _refusals_and_hedges()
     seen: set[str] = set()
     with OUT.open("w", encoding="utf-8") as f:
         for style, text, reading, note in rows:

@@ -25,11 +25,13 @@ class Acc:
 
     __slots__ = (
         "complete",
+        "conflicts",
         "errors",
         "graded",
         "notes",
         "resolved",
         "scores",
+        "sentences",
         "unknown",
         "unsafe_flag",
         "unsure",
@@ -48,6 +50,12 @@ class Acc:
         self.unknown: dict[str, None] = {}
         self.errors: list[str] = []
         self.notes: list[str] = []
+        # columns given a positive value and a negative one ("hate: false" and
+        # "racism: true", a key given twice): which one the answer means is not known
+        self.conflicts: dict[int, None] = {}
+        # unrecognised items that are sentences mentioning a category: beside a name
+        # that was read, they show a sentence split at its commas, not a label list
+        self.sentences: list[str] = []
         self.resolved = False
         self.graded = False
         self.unsafe_flag: bool | None = None
@@ -56,6 +64,8 @@ class Acc:
         self.resolved = True
         for c in cols:
             old = self.scores.get(c)
+            if old is not None and (old >= 0.5) != (value >= 0.5):
+                self.conflicts[c] = None
             if old is None or value > old:
                 self.scores[c] = value
 

@@ -106,6 +106,10 @@ STRIP_CHARS = " \t-•*+·>#\"'“”‘’`()[]{}.:;!?<>"
 SUBSPLIT_RE = re.compile(r"\s*/\s*|\s+and\s+|\s*&\s*|\s+or\s+|\s*\+\s*", re.IGNORECASE)
 
 
+# An unrecognised item of this many words that mentions a category is a sentence.
+_SENTENCE_WORDS = 4
+
+
 class ParserBase:
     """A parser's taxonomy, mapping and threshold, and the columns each name stands for."""
 
@@ -179,6 +183,14 @@ class ParserBase:
             short = name.strip()
             short = short if len(short) <= 40 else short[:37] + "..."
             meant = ", ".join(self.ids[c] for c in cols)
+            if how == "it mentions" and len(norm_name(name).split()) >= _SENTENCE_WORDS:
+                # "Nothing here is violent, hateful, or sexual", "I cannot determine hate,
+                # violence, or fraud": a sentence split at its commas is not a label list,
+                # so the names between its pieces are not positives
+                acc.sentences.append(
+                    f"{short!r} is a sentence that mentions {meant}: the answer is prose, "
+                    "not a list of categories"
+                )
             acc.notes.append(f"{short!r} is not a category ({how} {meant}?): {meant} unknown")
 
     def suggest(self, name: str) -> tuple[tuple[int, ...], str]:

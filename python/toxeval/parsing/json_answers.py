@@ -12,6 +12,7 @@ from toxeval.taxonomy import normalize_label
 from .answer import MAX_DEPTH, MAX_JSON_CANDIDATES, MISS, Acc, norm_name
 from .json_decode import decode_at, json_items, next_open
 from .llama_guard import LlamaGuardReader
+from .negations import CUE_RE as NEG_CUE_RE
 from .values import NULL_VALUE, Reading, read_number, read_value
 
 # Keys of JSON containers that hold the categories, in priority order.
@@ -44,6 +45,8 @@ _LABEL_CONTAINERS = (
 )
 _CONTAINERS = tuple(normalize_label(k) for k in _SCORE_CONTAINERS + _LABEL_CONTAINERS)
 _CONTAINER_KEYS = frozenset(_CONTAINERS)
+# A key that negates the list it holds: {"absent": [...]}, {"not_present": [...]}.
+_NEGATED_KEY_RE = NEG_CUE_RE
 # Boolean verdict keys: value True means "toxic" unless the key is in _SAFE_FLAGS.
 _UNSAFE_FLAGS = frozenset(
     normalize_label(k)
@@ -84,6 +87,10 @@ _META_KEYS = frozenset(
 _ITEM_NAME_KEYS = ("category", "label", "name", "id", "type", "code", "class")
 _ITEM_SCORE_KEYS = ("score", "probability", "prob", "confidence", "value", "likelihood")
 _ITEM_FLAG_KEYS = ("flagged", "present", "applies", "value", "detected", "unsafe", "toxic")
+# "confidence" beside a verdict ({"present": false, "confidence": 0.9}) is how sure the
+# model is of that verdict, not a score for the category: it is read only when no
+# verdict key is given.
+_VERDICT_KEYS = (*_ITEM_FLAG_KEYS, "label", "verdict", "answer")
 
 
 class JsonReader(LlamaGuardReader):
@@ -194,8 +201,15 @@ class JsonReader(LlamaGuardReader):
             return
         name = item[name_key]
         hit = self.resolve(name)
-        score_key = next((keys[k] for k in _ITEM_SCORE_KEYS if k in keys and k != "value"), None)
         flag_key = next((keys[k] for k in _ITEM_FLAG_KEYS if k in keys), None)
+        score_key = next(
+            (
+                keys[k]
+                for k in _ITEM_SCORE_KEYS
+                if k in keys and k != "value" and not (k == "confidence" and flag_key)
+            ),
+            None,
+        )
         given = [item[k] for k in (score_key, flag_key) if k is not None]
         if not given:
             value: float | None = 1.0  # {"category": "hate"}: a bare mention
@@ -248,7 +262,7 @@ class JsonReader(LlamaGuardReader):
                 if sub.resolved or sub.errors or sub.unknown:
                     _merge(acc, sub)
                     return
-        # Otherwise a category -> score/bool object (a key given twice: the larger value).
+        # Otherwise a category -> score/bool object (a key given twice: the larger value, or a contradiction).
         for k, v in json_items(obj):
             ks = str(k)
             nk = norm_name(ks)
@@ -266,7 +280,9 @@ class JsonReader(LlamaGuardReader):
                 v = inner
             value, graded, err = _json_value(v)
             if hit is None:
-                if isinstance(v, list) and v and hit is None:
+                if isinstance(v, list) and v and _NEGATED_KEY_RE.search(ks.replace("_", " ")):
+                    self._negated_json_list(ks, v, acc, depth)  # {"not_present": [...]}
+                elif isinstance(v, list) and v and hit is None:
                     self._interpret(v, acc, depth + 1)  # {"hate speech detected": [...]}
                 elif value or err is not None or self.suggest(ks)[0]:
                     self.unknown_name(acc, ks)
@@ -278,10 +294,24 @@ class JsonReader(LlamaGuardReader):
                 acc.graded = True
             acc.add(hit, value)
 
+    def _negated_json_list(self, key: str, items: list[Any], acc: Acc, depth: int) -> None:
+        """{"absent": ["hate"]}, {"not_present": [...]}: the names listed are negatives
+        (the others unknown); a value other than a bare name cannot be read."""
+        sub = Acc()
+        self._interpret(items, sub, depth + 1)
+        if sub.errors or sub.unknown or any(v != 1.0 for v in sub.scores.values()):
+            acc.errors.append(f"{key!r}: a negated list that is not a list of category names")
+            return
+        for c in sub.scores:
+            acc.add((c,), 0.0)
+
 
 def _merge(acc: Acc, sub: Acc) -> None:
     for c, v in sub.scores.items():
         acc.add((c,), v)
+    for c in sub.conflicts:
+        acc.conflicts[c] = None
+    acc.sentences.extend(sub.sentences)
     acc.resolved = acc.resolved or sub.resolved
     acc.graded = acc.graded or sub.graded
     for u in sub.unknown:
@@ -314,10 +344,11 @@ def _json_value(v: Any) -> Reading:
 
 
 def _inner_value(v: dict[str, Any]) -> Any:
-    """{"score": 0.9, "flagged": true} -> 0.9; {"flagged": true} -> True; {"score": null}
-    -> None; MISS when no key holds a value."""
+    """{"score": 0.9, "flagged": true} -> 0.9; {"flagged": true} -> True; {"present": false,
+    "confidence": 0.9} -> False; {"score": null} -> None; MISS when no key holds a value."""
     keys = {norm_name(str(k)): k for k in v}
-    for name in (*_ITEM_SCORE_KEYS, *_ITEM_FLAG_KEYS):
-        if name in keys:
+    verdict = any(name in keys for name in _VERDICT_KEYS)
+    for name in (*_ITEM_SCORE_KEYS, *_VERDICT_KEYS):
+        if name in keys and not (name == "confidence" and verdict):
             return v[keys[name]]
     return MISS

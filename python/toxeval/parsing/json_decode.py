@@ -15,7 +15,8 @@ _MAX_JSON_SCAN = 20_000
 class _RepeatedKeys(dict):  # type: ignore[type-arg]
     """A JSON object that names a key more than once: the dict holds the last value (as
     ``json`` does) and ``pairs`` every (key, value) in order, so that a category given
-    twice keeps its larger value, as in text ("hate: 0.9, hate: 0.1")."""
+    twice is read as in text ("hate: 0.9, hate: 0.7" keeps 0.9; "hate: 0.9, hate: 0.1"
+    is a contradiction)."""
 
     __slots__ = ("pairs",)
     pairs: list[tuple[str, Any]]

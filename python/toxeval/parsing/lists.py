@@ -10,6 +10,7 @@ from toxeval.taxonomy import normalize_label
 
 from .answer import Acc, norm_name
 from .base import STRIP_CHARS, SUBSPLIT_RE
+from .negations import CUE_RE as NEG_CUE_RE
 from .negations import NegationReader
 from .values import MARK_RE, NULL_VALUE, has_negation_cue, read_value
 
@@ -69,12 +70,33 @@ _VALUE_HEADER_WORDS = frozenset(
 )
 
 
+# Signs that say something about the item they stand beside (colours, prohibitions),
+# unlike a decorative bullet ("🔹 hate"); the check and cross marks are values (MARKS).
+_SIGN_RE = re.compile("[\U0001f534-\U0001f535\U0001f7e0-\U0001f7eb\U0001f6ab\u26d4\U0001f6d1]")
+# A censored word after a name ("Profanity: f***", "f*" once "**" emphasis is stripped).
+_CENSORED_VALUE_RE = re.compile(r"[:=]\s*[A-Za-z]\*")
+# The end of a list that says it goes on: "etc.", "...", "and more", "among others".
+_GOES_ON_RE = re.compile(
+    r"\s*(?:(?:and|or|among|amongst|plus)\s+)?(?:etc\.?|\.{3}|…|(?:many\s+)?more|others?"
+    r"|so\s+on|the\s+like|similar)\s*[.!]?\s*",
+    re.IGNORECASE,
+)
+_CONFIDENCE = frozenset(normalize_label(w) for w in ("confidence", "certainty"))
+# The rule line of a table written without outer pipes ("--- | ---").
+_BARE_RULE_RE = re.compile(r"^[ \t]*:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)+\|?[ \t]*$", re.M)
+
+
 class ListReader(NegationReader):
     """Reads a text answer as a list or a table of categories."""
 
     def read_list(self, body: str) -> Acc:
         """A block of text as a markdown table, else as separated items."""
         acc = Acc()
+        if "|" in body and _BARE_RULE_RE.search(body):
+            # "Category | Present\n--- | ---\nHate | No": a table without outer pipes
+            rows = [ln for ln in body.splitlines() if "|" in ln]
+            self._table(rows, acc)
+            return acc
         if "|" in body and _TABLE_ROW_RE.search(body):
             rows = [ln for ln in body.splitlines() if ln.lstrip().startswith("|")]
             if rows:
@@ -98,14 +120,35 @@ class ListReader(NegationReader):
         if self._across(rows, acc):
             return
         value_col: int | None = None
+        verdicts: list[int] = []
         if self.resolve_name(rows[0][0]) is None:  # a header row: | Category | Present |
             header = rows.pop(0)
-            for j, h in enumerate(header[1:], 1):
-                if any(w in _VALUE_HEADER_WORDS for w in norm_name(h).split()):
-                    value_col = j
-                    break
+            value_cols = [
+                j
+                for j, h in enumerate(header[1:], 1)
+                if any(w in _VALUE_HEADER_WORDS for w in norm_name(h).split())
+            ]
+            # "| Category | Confidence | Present |": the confidence is how sure the
+            # verdict beside it is, so the verdict column holds the value.
+            verdicts = [j for j in value_cols if norm_name(header[j]) not in _CONFIDENCE]
+            picked = verdicts or value_cols
+            value_col = picked[0] if picked else None
+            negated = [j for j in range(1, len(header)) if NEG_CUE_RE.search(header[j])]
+            if negated and (value_col is None or value_col in negated):
+                # "| Category | Absent |": a "yes" there says the category is not present
+                acc.errors.append(
+                    f"table column {header[(negated if value_col is None else [value_col])[0]]!r}"
+                    " is negated: its values are not read as presence"
+                )
+                return
+        both = verdicts if value_col is not None and len(verdicts) > 1 else []
         for cells in rows:
             name, rest = cells[0], cells[1:]
+            said = [read_value(cells[j])[0] for j in both if j < len(cells)]
+            if len({v >= 0.5 for v in said if v is not None}) > 1:
+                # "| Hate | no | 0.7 |" under "Flagged | Score": two verdicts disagree
+                acc.errors.append(f"{name!r}: the table's verdict columns disagree")
+                continue
             if value_col is not None and value_col < len(cells):
                 rest = [cells[value_col]]
             rest = [c for c in rest if c]
@@ -165,6 +208,15 @@ class ListReader(NegationReader):
         if not p:
             return
         p = BULLET_RE.sub("", p, count=1)
+        if "*" in p and _CENSORED_VALUE_RE.search(p):
+            # "Profanity: f***": a censored word as the value, not "f" (false)
+            acc.errors.append(f"a censored word as the value: {_shown(p)}")
+            return
+        if _GOES_ON_RE.fullmatch(p):
+            # "hate, violence, etc.": the list says it is not complete, so what it does
+            # not name is not known to be negative
+            acc.errors.append(f"a list that goes on ({_shown(p)}): it is not complete")
+            return
         box = _CHECKBOX_RE.match(p)
         if box is not None:  # a task list: "- [x] violence", "- [ ] hate"
             p = f"{p[box.end() :].strip()}: {'no' if box.group(1) == ' ' else 'yes'}"
@@ -179,6 +231,12 @@ class ListReader(NegationReader):
             p = " ".join(p.split())  # the splitting regexes are quadratic in long space runs
         if not p.isascii() and MARK_RE.search(p):
             p = _mark_as_value(p)
+        elif not p.isascii() and (sign := _SIGN_RE.search(p)) is not None:
+            # "🔴 Hate", "🟢 Violence", "🚫 hate": a sign that carries a verdict the
+            # parser does not know (red may be "flagged" or "stop"; 🚫 "absent" or
+            # "forbidden"); the item is not read as a bare name
+            acc.errors.append(f"sign {sign.group()!r} whose meaning is not known: {_shown(p)}")
+            return
         has_value = ":" in p or "=" in p
         if not has_value:
             # a whole name first: "Sexual - minors" is one category, not sexual = "minors"
@@ -254,7 +312,21 @@ class ListReader(NegationReader):
         if graded or err == NULL_VALUE:  # a number, but not a valid score; a null
             self.bad_value(name, err, acc)
             return True
-        if sep not in ":=":
+        if sep not in ":=" and (":" in text or "=" in text):
+            # "Cybercrime (hacking): yes", "Crime — theft: yes": a name with a gloss,
+            # then its value; a pair, so the other categories stay unknown
+            gloss = re.split("[:=]", text)[0].rstrip(")").strip(STRIP_CHARS)
+            named = self.resolve_name(gloss)
+            named = named if named is not None else self.suggest(gloss)[0]
+            score, graded, err = read_value(re.split("[:=]", text)[-1].strip())
+            if set(named) - set(cols):  # "Sexual (minors): no": which category is meant?
+                score, err = None, f"gloss {gloss!r} names another category"
+            if score is not None and err is None:
+                acc.graded = acc.graded or graded
+                acc.add(cols, score)
+                return True
+            err = err or f"value {_shown(text)} not understood"
+        elif sep not in ":=":
             tail = text.rstrip(")").strip(STRIP_CHARS)
             more = self.resolve_name(tail) if tail else None
             if more is not None:  # "hate - violence": two categories
@@ -262,8 +334,11 @@ class ListReader(NegationReader):
                 acc.add(more, 1.0)
                 acc.complete = True
                 return True
-            if tail and not has_negation_cue(tail):
-                acc.add(cols, 1.0)  # a description: "Hate - attacks on a protected group"
+            others = self.mentions(norm_name(tail)) - set(cols) if tail else set()
+            if tail and not has_negation_cue(tail) and not others:
+                # a description: "Hate - attacks on a protected group"; one that names
+                # another category ("hate (or violence)") is not read as one
+                acc.add(cols, 1.0)
                 acc.complete = True
                 return True
         # The value after a category name is not understood: the category is unknown.

@@ -139,6 +139,18 @@ _NAME_END_RE = re.compile(r"[,;:=(]")
 # An item line under a lead: a bullet or a short line with no ":" of its own.
 _ITEM_LINE_RE = re.compile(r"[ \t]*(?:[-*•+]|\d{1,2}[.)])?[ \t]*[^\s:][^:\n]{0,60}\Z")
 _BULLET_RE = re.compile(r"\A(?:[-*•+]|\d{1,2}[.)])\s*")
+_EXCEPT_RE = re.compile(
+    r"\b(?:except|excepting|apart\s+from|other\s+than|besides|excepto|salvo|sauf|au[sß]er)\b",
+    re.IGNORECASE,
+)
+_NONE_WORD_RE = re.compile(r"(?:none|nothing|no|nil|zero|ninguna?|aucune?|keine?)\b", re.I)
+# Words before a negated list that leave open whether it is denied: "I can't say it's
+# not hate speech", "unable to say whether there is no violence".
+_UNSURE_FRAME_RE = re.compile(
+    r"\b(?:can['’]?t|cannot|can\s+not|couldn['’]?t|unable|not\s+sure|unsure|uncertain"
+    r"|whether|doubt|wouldn['’]?t\s+say|hard\s+to\s+(?:say|tell))\b",
+    re.IGNORECASE,
+)
 # A clause longer than this is prose, not a list: it is read as it is, unscanned.
 _MAX_CLAUSE = 400
 
@@ -165,9 +177,12 @@ class NegationReader(ParserBase):
     def negations(self, body: str) -> Negation | None:
         """``(negated columns, the rest of the answer as clauses, errors)``, or None when
         no clause of ``body`` holds a negated list (then it is read as it is)."""
+        if "_" in body:
+            # "not_present:" (a YAML key) is the cue "not present"
+            body = _SNAKE_KEY_RE.sub(lambda m: m.group().replace("_", " "), body)
         if CUE_RE.search(body) is None:
             return None
-        if ":\n" in body:
+        if ":\n" in body or "#" in body:
             body = _join_items(body)
         negated: list[int] = []
         kept: list[str] = []
@@ -187,6 +202,11 @@ class NegationReader(ParserBase):
                 kept.append(clause)  # "Hate: no, but borderline" stays one value
                 continue
             found = True
+            if _EXCEPT_RE.search(clause) and any(isinstance(r, tuple) and r[0] for r in readings):
+                # "Everything except profanity is absent": the exception turns the
+                # denial around; which categories are denied is not read
+                errors.append(f"a negation with an exception: {_shown(clause)}")
+                continue
             for part, r in zip(parts, readings, strict=True):
                 if r is None:
                     kept.append(part)
@@ -237,6 +257,8 @@ class NegationReader(ParserBase):
             value_sep = _PUNCT_SEP_RE.search(pre) is not None
             if pre.rstrip()[-1:] in (",", ";"):
                 names = ""  # "harassment; no hate": the cue starts an item of its own
+            if names and ";" in names:
+                return f"negation {m.group()!r} after a ';': {_shown(text)} is not one list"
             if names:
                 cols = self._name_list(names)
                 if cols is not None:  # "hate, violence: not present", "hate absent"
@@ -259,6 +281,9 @@ class NegationReader(ParserBase):
             if self.resolve(text[m.start() :].strip(STRIP_CHARS)) == ():
                 continue  # "Categories: not toxic", "Answer: no categories": a "none"
             scope = after.strip(STRIP_CHARS)
+            if _NONE_WORD_RE.match(scope) and self.resolve(scope) == ():
+                # "Not present: none": a negated "none" says that nothing is absent
+                return f"negation {m.group()!r} of {_shown(scope)}: a double negation"
             if self.resolve(f"no {scope}") == () or self.resolve(scope) == ():
                 return (REST,), ""  # "There are no violations", "contains no toxic content"
             cols = self._negated_list(after)
@@ -269,6 +294,12 @@ class NegationReader(ParserBase):
                 )
             if not cols:
                 continue  # "no categories apply" after a lead: a "none" answer
+            frame = _UNSURE_FRAME_RE.search(pre)
+            if frame is not None:
+                return (
+                    f"negation {m.group()!r} under {frame.group()!r}: whether the answer "
+                    "denies the categories is not known"
+                )
             # text before the cue is read as usual only if it names a category
             keep = pre.strip(" \t,;:-") if self.mentions(norm_name(pre)) else ""
             return cols, keep
@@ -278,6 +309,8 @@ class NegationReader(ParserBase):
         """The columns of the list a cue introduces; () for a "none" phrase; None if the
         scope is not a clean list of category names."""
         p = after.strip(" \t:=-\u2013\u2014,")
+        if ";" in p.rstrip(" ;."):
+            return None  # "not violence; profanity": where the denial ends is not known
         p = _TRAILING_FILLER_RE.sub("", p)
         p = _LEADING_FILLER_RE.sub("", p).strip(STRIP_CHARS)
         if not p:
@@ -306,6 +339,12 @@ class NegationReader(ParserBase):
         return tuple(cols) if cols else None
 
 
+# A snake_case key at the start of a line ("not_present:", "- no_evidence_of:").
+_SNAKE_KEY_RE = re.compile(r"^[ \t>*-]*[A-Za-z]+(?:_[A-Za-z]+)+(?=[ \t]*:)", re.MULTILINE)
+# A markdown heading ("### Not present").
+_HEADING_RE = re.compile(r"^[ \t]*#{1,6}[ \t]+(.*\S)[ \t]*$")
+
+
 def _join_items(body: str) -> str:
     """A cue lead on a line of its own and the items under it as one clause:
     "Not present:\n- hate\n- violence" is "Not present: hate, violence"."""
@@ -315,11 +354,14 @@ def _join_items(body: str) -> str:
     while i < len(lines):
         line = lines[i]
         i += 1
+        heading = _HEADING_RE.match(line)
+        if heading is not None and CUE_RE.search(line) is not None:
+            line = heading.group(1).rstrip(" :") + ":"  # "### Not present" is a lead
         if not line.rstrip().endswith(":") or CUE_RE.search(line) is None:
             out.append(line)
             continue
         items: list[str] = []
-        while i < len(lines) and _ITEM_LINE_RE.match(lines[i]):
+        while i < len(lines) and _ITEM_LINE_RE.match(lines[i]) and not _HEADING_RE.match(lines[i]):
             items.append(_BULLET_RE.sub("", lines[i].strip()))
             i += 1
         out.append(f"{line.rstrip()} {', '.join(items)}" if items else line)

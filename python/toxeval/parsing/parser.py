@@ -205,6 +205,11 @@ class Parser(JsonReader):
 
     def _finish(self, acc: Acc, s: str) -> Row:
         unknown = tuple(acc.unknown)
+        if acc.sentences and acc.resolved and not acc.errors:
+            acc.errors.append(acc.sentences[0])
+        if acc.conflicts and not acc.errors:
+            named = ", ".join(self.ids[c] for c in sorted(acc.conflicts))
+            acc.errors.append(f"contradictory: {named} given both a positive and a negative value")
         if acc.errors:
             if not acc.scores and _REFUSAL_RE.search(s[:500]):
                 return _unparseable(f"refusal: {s[:80]!r}")
@@ -306,6 +311,12 @@ class Parser(JsonReader):
         whole = self._whole(body)
         if whole is not None:
             return whole
+        final = _FINAL_RE.search(body)
+        if final is not None and final.start() > 0 and "\n" not in body[: final.start()]:
+            # "Initial thought: hate. Final answer: harassment.": the final answer is the
+            # answer, what comes before it on its line is reasoning (answers on lines of
+            # their own are compared by _lead_sections)
+            body = body[final.start() :].strip()
         m = _LEAD_RE.match(body)
         if "\n" in body and depth < MAX_DEPTH:
             leads = [x for x in _LEAD_LINE_RE.finditer(body) if self._is_lead(x.group(1))]
@@ -421,6 +432,11 @@ class Parser(JsonReader):
         return self.resolve_name(head.strip(STRIP_CHARS)) is None
 
 
+# "Final answer:" in the middle of a block: the answer starts there.
+_FINAL_RE = re.compile(
+    r"(?<![\w])final\s+(?:answer|verdict|classification|labels?|categor(?:y|ies)|output)\s*:",
+    re.IGNORECASE,
+)
 # Characters that change nothing a reader sees: zero-width spaces and joiners, the word
 # joiner, the byte-order mark, the emoji variation selector, the soft hyphen.
 _INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\ufe0f\u00ad"))

@@ -131,14 +131,26 @@ def read_value(text: str) -> Reading:
             hit = None, numeric, f"value {_shown(text)} not understood"
         elif not v:
             hit = None, False, "no value given"
+        elif _CENSORED_RE.match(text):
+            # "f***", "s**t": a censored word quoted as the value, not "f" (false)
+            hit = None, False, f"value {_shown(text)} is a censored word, not a value"
         else:
             hit = _read(v, 0) or (None, False, f"value {_shown(text)} not understood")
+            if hit[0] is not None and hit[0] >= 0.5 and hit[1]:
+                note = _NOTE_RE.search(v)
+                if note is not None and has_negation_cue(note.group(1)):
+                    # "0.9 (not hateful)": the score and the note beside it disagree
+                    hit = None, False, f"value {_shown(text)} contradicts itself"
         if len(_CACHE) >= _MAX_CACHE:
             _CACHE.clear()
         _CACHE[text] = hit
     return hit
 
 
+# A censored word ("f***", "f*" once "**" emphasis is stripped): a letter, then "*".
+_CENSORED_RE = re.compile(r"\s*[A-Za-z]\*")
+# The note in parentheses after a score: "0.9 (not hateful)".
+_NOTE_RE = re.compile(r"\(([^()]*)\)")
 # Values repeat across millions of answers ("no", "yes", "0.1"): read each once.
 _CACHE: dict[str, Reading] = {}
 _MAX_CACHE = 100_000
