@@ -193,6 +193,19 @@ def test_category_without_known_positive_gets_a_note_not_a_crash(tmp_path: Path)
         assert _title_ap(ax.get_title()) == "n/a"
         assert _curve_line(ax) is None
         assert any("no known positive" in t.get_text() for t in ax.texts)
+    # the report's reason is said: a system that gives no score is not a category
+    # without positives
+    fig = pr_curves_figure(
+        y,
+        rng.random((40, 3)),
+        m,
+        ["a", "b", "c"],
+        ap_undefined_reasons=[None, "no known positive", "no score from the system"],
+    )
+    assert any("no known positive" in t.get_text() for t in fig.axes[1].texts)
+    texts = [t.get_text() for t in fig.axes[2].texts]
+    assert any("no score from the system" in t for t in texts), texts
+    assert not any("no known positive" in t for t in texts), texts
     # a column with no known cell at all
     m[:, 1] = False
     out = plot_pr_curves(y, rng.random((40, 3)), m, ["a", "b", "c"], tmp_path / "x.png")

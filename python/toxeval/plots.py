@@ -142,9 +142,16 @@ def _panel_title(text: str) -> str:
 
 
 def _pr_panel(
-    ax: Axes, cid: str, y: NDArray[Any], s: NDArray[Any], max_points: int
+    ax: Axes,
+    cid: str,
+    y: NDArray[Any],
+    s: NDArray[Any],
+    max_points: int,
+    why_na: str | None = None,
 ) -> tuple[int, int]:
-    """Draw one category's panel from its known rows; (points of the curve, points drawn)."""
+    """Draw one category's panel from its known rows; (points of the curve, points drawn).
+    ``why_na``: the report's reason an AP is n/a, said on a panel without a positive (a
+    system that gives no score for the category is not a category without positives)."""
     from toxeval import metrics
 
     n_known = int(y.shape[0])
@@ -154,7 +161,12 @@ def _pr_panel(
     ax.tick_params(labelsize=7)
     if n_pos == 0:
         ax.set_title(_panel_title(f"{cid}  AP=n/a"), fontsize=9)
-        why = "no known positive" + (f"\n({n_known} known rows)" if n_known else "\n(no known row)")
+        if why_na == "no score from the system":
+            why = "no score from the system"
+        else:
+            why = "no known positive" + (
+                f"\n({n_known} known rows)" if n_known else "\n(no known row)"
+            )
         ax.text(0.5, 0.5, why, ha="center", va="center", fontsize=8, color="0.4")
         return 0, 0
     precision, recall, _ = metrics.precision_recall_curve(y, s)
@@ -178,6 +190,7 @@ def pr_curves_figure(
     *,
     title: str | None = None,
     max_points: int = MAX_CURVE_POINTS,
+    ap_undefined_reasons: Sequence[str | None] | None = None,
 ) -> Figure:
     """The figure :func:`plot_pr_curves` writes: one ``Axes`` per category, in taxonomy
     order (``fig.axes[k]`` is category ``k``), not saved."""
@@ -194,7 +207,8 @@ def pr_curves_figure(
         row, col = divmod(k, ncols)
         ax = fig.add_subplot(grid[row, col])
         known = m[:, k]
-        n_points, n_drawn = _pr_panel(ax, cid, y[known, k], s[known, k], max_points)
+        why = None if ap_undefined_reasons is None else ap_undefined_reasons[k]
+        n_points, n_drawn = _pr_panel(ax, cid, y[known, k], s[known, k], max_points, why)
         thinned += n_drawn < n_points
         if col == 0:
             ax.set_ylabel("precision", fontsize=8)
@@ -223,6 +237,7 @@ def plot_pr_curves(
     *,
     title: str | None = None,
     max_points: int = MAX_CURVE_POINTS,
+    ap_undefined_reasons: Sequence[str | None] | None = None,
 ) -> Path:
     """Write per-category precision-recall curves (small multiples) to ``path``.
 
@@ -230,9 +245,19 @@ def plot_pr_curves(
     ``mask`` is ``True`` where a label is known (``None``: all known). Each category's
     curve and AP use its known rows only. ``taxonomy``: a ``Taxonomy``, a taxonomy name or
     file, or the K category ids. Written as PNG (or the format the suffix names,
-    e.g. ``.svg``, ``.pdf``); returns ``Path(path)``. Raises ``ImportError`` without
-    matplotlib, ``ValueError`` for shapes that do not match."""
-    fig = pr_curves_figure(y_true, y_score, mask, taxonomy, title=title, max_points=max_points)
+    e.g. ``.svg``, ``.pdf``); returns ``Path(path)``. ``ap_undefined_reasons``: per
+    category, results.json's ``ap_undefined_reason`` (a panel without a known positive
+    says it). Raises ``ImportError`` without matplotlib, ``ValueError`` for shapes that
+    do not match."""
+    fig = pr_curves_figure(
+        y_true,
+        y_score,
+        mask,
+        taxonomy,
+        title=title,
+        max_points=max_points,
+        ap_undefined_reasons=ap_undefined_reasons,
+    )
     return _save(fig, path)
 
 

@@ -139,7 +139,10 @@ def _write_plots(result: EvaluationResult, out: Path) -> None:
         f"Precision-recall per category (known labels only): {result.dataset['name']}, "
         f"{system_line(result)}"
     )
-    plot_pr_curves(y, s, m, result.config["taxonomy"]["ids"], pr_png, title=title)
+    reasons = [c.get("ap_undefined_reason") for c in result.per_category]
+    plot_pr_curves(
+        y, s, m, result.config["taxonomy"]["ids"], pr_png, title=title, ap_undefined_reasons=reasons
+    )
     del y, s, m
     plot_ap_by_category(result, ap_png)
 
