@@ -269,6 +269,18 @@ def positives(y_pos: NDArray[Any], k: int) -> NDArray[np.bool_]:
     return unpacked
 
 
+def report_weight(sample_weight: Any) -> NDArray[np.float64] | None:
+    """``sample_weight`` as the report kernels take it: None, or a 1-D finite float64
+    array (the length is checked with the other inputs)."""
+    if sample_weight is None:
+        return None
+    w = np.ascontiguousarray(to_array(sample_weight), dtype=np.float64)
+    if w.ndim != 1:
+        raise ValueError(f"sample_weight must be 1-D; got shape {w.shape}")
+    assert_all_finite(w, input_name="sample_weight")
+    return w
+
+
 def multilabel_report(
     y_true: Any,
     y_score: Any,
@@ -334,12 +346,7 @@ def multilabel_report(
         raise ValueError(f"y_true and y_score have different shape: {y_rank.shape} vs {s.shape}")
     check_consistent_length(y_rank, s, sample_weight)
     m = check_mask(mask, y_rank.shape, all_true_as_none=True)
-    w = None
-    if sample_weight is not None:
-        w = np.ascontiguousarray(to_array(sample_weight), dtype=np.float64)
-        if w.ndim != 1:
-            raise ValueError(f"sample_weight must be 1-D; got shape {w.shape}")
-        assert_all_finite(w, input_name="sample_weight")
+    w = report_weight(sample_weight)
     if not np.isfinite(threshold):
         raise ValueError(f"threshold must be a finite number; got {threshold!r}")
     n, k = y_rank.shape

@@ -34,11 +34,11 @@ from toxeval.metrics._report import (
     labels01,
     positives,
     predicted_cells,
+    report_weight,
     threshold_cut,
     weighted_counts,
 )
 from toxeval.metrics._validation import (
-    assert_all_finite,
     check_consistent_length,
     check_mask,
     known_row_weights,
@@ -120,12 +120,7 @@ def check_report_chunk(
         raise ValueError(f"y_true and y_score have different shape: {y_rank.shape} vs {s.shape}")
     check_consistent_length(y_rank, s, sample_weight)
     m = check_mask(mask, y_rank.shape, all_true_as_none=True)
-    w = None
-    if sample_weight is not None:
-        w = np.ascontiguousarray(to_array(sample_weight), dtype=np.float64)
-        if w.ndim != 1:
-            raise ValueError(f"sample_weight must be 1-D; got shape {w.shape}")
-        assert_all_finite(w, input_name="sample_weight")
+    w = report_weight(sample_weight)
     cut = shift_uint64(threshold_cut(raw, threshold)) if shifted else threshold_cut(s, threshold)
     return ReportChunk(s=s, score_kind=kind, y_rank=y_rank, y_pos=y_pos, mask=m, weight=w, cut=cut)
 

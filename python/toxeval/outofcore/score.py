@@ -38,7 +38,7 @@ from toxeval.outofcore.run import ABSENT, RowCounts, RowProgress, Run
 from toxeval.outofcore.states import RANGES, TREE
 from toxeval.predictions import PredictionError
 from toxeval.predictions.schema import MISMATCH_POLICIES, OnMismatch, check_choice
-from toxeval.scoring.figures import report_figures
+from toxeval.scoring.figures import report_figures, row_count_notes
 from toxeval.scoring.result import EvaluationResult, Progress
 from toxeval.shards import ShardSet, discover_shards
 from toxeval.taxonomy import Taxonomy, load_taxonomy
@@ -137,27 +137,18 @@ def build_result(
         raise PredictionError(f"{predictions}: no dataset row has a usable prediction{extra}")
     summary = report_figures(report, tax, run.threshold)
     all_notes = list(notes)
-    if c.n_missing:
-        all_notes.append(
-            f"{c.n_missing} dataset rows have no prediction and are not scored "
-            f"(on_mismatch={run.on_mismatch})"
+    all_notes.extend(
+        row_count_notes(
+            missing=c.n_missing,
+            null=c.n_null,
+            null_ids=c.null_ids,
+            failed=c.failed,
+            n_failed=c.n_failed,
+            duplicate=c.n_duplicate,
+            unknown=c.n_unknown,
+            on_mismatch=run.on_mismatch,
         )
-    if c.n_null:
-        all_notes.append(
-            f"{c.n_null} dataset rows have a null prediction (unknown: no scores, labels "
-            f"or output) and are not scored; first: {', '.join(map(repr, c.null_ids))}"
-        )
-    if c.n_failed:
-        first = "; ".join(f"{i!r}: {e}" for i, e in c.failed)
-        all_notes.append(
-            f"{c.n_failed} dataset rows come from failed requests (an 'error' field) and "
-            f"are not scored; first: {first}"
-        )
-    if c.n_duplicate or c.n_unknown:
-        all_notes.append(
-            f"dropped {c.n_duplicate} duplicate and {c.n_unknown} unknown-id prediction rows "
-            f"(on_mismatch={run.on_mismatch})"
-        )
+    )
     if c.n_out_of_range:
         all_notes.append(
             f"{c.n_out_of_range} scores lie outside [0, 1] (logits?); ranking figures use "

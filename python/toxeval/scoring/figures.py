@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -147,27 +148,18 @@ def score_predictions(
         "unknown_cells": int(np.sum(unknown_label)),
         "no_score_cells": int(np.sum(no_score)),
     }
-    if preds.n_missing:
-        notes.append(
-            f"{preds.n_missing} dataset rows have no prediction and are not scored "
-            f"(on_mismatch={preds.on_mismatch})"
+    notes.extend(
+        row_count_notes(
+            missing=preds.n_missing,
+            null=preds.n_null,
+            null_ids=preds.null_ids,
+            failed=preds.failed,
+            n_failed=preds.n_failed,
+            duplicate=preds.n_duplicate,
+            unknown=preds.n_unknown,
+            on_mismatch=preds.on_mismatch,
         )
-    if preds.n_null:
-        notes.append(
-            f"{preds.n_null} dataset rows have a null prediction (unknown: no scores, labels "
-            f"or output) and are not scored; first: {', '.join(map(repr, preds.null_ids))}"
-        )
-    if preds.n_failed:
-        first = "; ".join(f"{i!r}: {e}" for i, e in preds.failed)
-        notes.append(
-            f"{preds.n_failed} dataset rows come from failed requests (an 'error' field) and "
-            f"are not scored; first: {first}"
-        )
-    if preds.n_duplicate or preds.n_unknown:
-        notes.append(
-            f"dropped {preds.n_duplicate} duplicate and {preds.n_unknown} unknown-id "
-            f"prediction rows (on_mismatch={preds.on_mismatch})"
-        )
+    )
     card = card_figures(y, s, m, threshold, tax.ids, all_known=n_unknown_cells == 0)
     if card["rows_skipped_partial_labels"]:
         notes.append(
@@ -268,6 +260,44 @@ class ReportFigures:
     per_category: list[dict[str, Any]]
     excluded: list[str]
     notes: list[str]
+
+
+def row_count_notes(
+    *,
+    missing: int,
+    null: int,
+    null_ids: Sequence[str],
+    failed: Sequence[tuple[str, str]],
+    n_failed: int,
+    duplicate: int,
+    unknown: int,
+    on_mismatch: str,
+) -> list[str]:
+    """The report's notes on rows left unscored (no prediction, a null or failed one) and
+    prediction rows dropped (duplicate or unknown ids): counted, never scored."""
+    notes: list[str] = []
+    if missing:
+        notes.append(
+            f"{missing} dataset rows have no prediction and are not scored "
+            f"(on_mismatch={on_mismatch})"
+        )
+    if null:
+        notes.append(
+            f"{null} dataset rows have a null prediction (unknown: no scores, labels "
+            f"or output) and are not scored; first: {', '.join(map(repr, null_ids))}"
+        )
+    if n_failed:
+        first = "; ".join(f"{i!r}: {e}" for i, e in failed)
+        notes.append(
+            f"{n_failed} dataset rows come from failed requests (an 'error' field) and "
+            f"are not scored; first: {first}"
+        )
+    if duplicate or unknown:
+        notes.append(
+            f"dropped {duplicate} duplicate and {unknown} unknown-id "
+            f"prediction rows (on_mismatch={on_mismatch})"
+        )
+    return notes
 
 
 def report_figures(
