@@ -163,7 +163,7 @@ OK_CASES: list[tuple[str, set[str]]] = [
     ("hate, violence", {"hate", "violence"}),
     ("Hate,Violence", {"hate", "violence"}),
     ("HATE; harassment", {"hate", "harassment"}),
-    ("hate / violence / weapons", {"hate", "violence", "weapons"}),
+    ("hate & violence + weapons", {"hate", "violence", "weapons"}),
     ("hate\nviolence\n", {"hate", "violence"}),
     ("- hate\n- Self-harm\n- drugs", {"hate", "self_harm", "drugs"}),
     ("* Hate\n* Fraud and scams", {"hate", "fraud"}),
@@ -332,6 +332,8 @@ UNPARSEABLE_CASES: list[tuple[str, str]] = [
     ("I'm sorry, but I cannot assist with this request.", "refusal"),
     ("As an AI language model, I do not classify content.", "refusal"),
     ("I won't do that", "refusal"),
+    # names joined by "/" or "or" say one of them, not which
+    ("hate / violence / weapons", "not which"),
     ("spam, eggs", "no category recognised: 'spam', 'eggs'"),
     ("The weather is nice today", "no category recognised"),
     ('{"hate": NaN}', "NaN"),
@@ -665,7 +667,8 @@ def rendered(
         flag = {"unsafe": bool(chosen)} if draw(st.booleans()) else {}
         text = json.dumps({**flag, key: chosen})
     elif style == "comma_ids":
-        text = as_list(chosen, draw(st.sampled_from([",", ", ", " , ", ";", " / "])))
+        # (" / " and " or " join names an answer hedges between: refused, tested apart)
+        text = as_list(chosen, draw(st.sampled_from([",", ", ", " , ", ";", " & "])))
     elif style == "newline_ids":
         text = as_list(chosen, "\n")
     elif style == "bullets":

@@ -121,7 +121,12 @@ def test_descriptions_after_a_dash_or_parenthesis_still_name_the_category() -> N
         r = parse_output(text)
         assert r.status == "ok" and "hate" in r.labels, (text, r)
     assert parse_output("hate - violence").labels == {"hate", "violence"}
-    assert parse_output("hate/harassment: yes").labels == {"hate", "harassment"}
+    # "hate/harassment: yes" says one of them, not which: refused, never both positive
+    r = parse_output("hate/harassment: yes")
+    assert r.status == "unparseable" and "not which" in (r.reason or ""), r
+    both = parse_output("hate/harassment: no")  # neither: a negative for both
+    assert both.status == "partial" and both.labels == set(), both
+    assert both.scores[TOX15.index("hate")] == 0.0 == both.scores[TOX15.index("harassment")]
 
 
 # ----------------------------------------------------------------------- contradictions

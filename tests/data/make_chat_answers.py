@@ -1155,6 +1155,17 @@ def _join(names: list[str], last: str = "and") -> str:
 # A second adversarial pass: answers that a parser which read everything above still got
 # confidently wrong, each with its hand reading.
 ADVERSARIAL_2: list[tuple[str, str, dict[str, list[str]] | None, str]] = [
+    # names joined by "/" or "or" under a positive value: one of them, not which
+    ("adv2-hedge", "Hate/Violence: yes", None, "one of two, not which"),
+    ("adv2-hedge", "hate or violence", None, "a hedge between two"),
+    ("adv2-hedge", "Categories: hate, violence, or harassment", None, "an 'or' list"),
+    ("adv2-hedge", "Hate/Harassment: no", R(neg="hate harassment"), "neither"),
+    (
+        "adv2-hedge",
+        "Flagged: hate, violence, and harassment.",
+        R(pos="hate violence harassment", rest="negative"),
+        "an Oxford-comma 'and' list",
+    ),
     # one category given a positive and a negative value (an alias, a repeated key)
     ("adv2-conflict", '{"hate": true, "racism": false}', None, "alias disagrees"),
     ("adv2-conflict", '{"hate": false, "hate": true}', None, "key given twice"),

@@ -257,6 +257,16 @@ class ListReader(NegationReader):
         p = p.strip(STRIP_CHARS)
         if not p:
             return
+        joined = _LIST_JOIN_RE.match(p)
+        last = self.resolve(p[joined.end() :].strip(STRIP_CHARS)) if joined else None
+        if joined and last is not None:
+            # the last item of "hate, violence, and harassment" / "..., or harassment"
+            if joined.group(1).lower() == "or":
+                acc.errors.append(f"{_shown(p)}: one of these categories, not which")
+                return
+            acc.add(last, 1.0)
+            acc.complete = True
+            return
         hit = self.resolve(p) if has_value else None
         if hit is not None:
             acc.add(hit, 1.0)
@@ -268,6 +278,10 @@ class ListReader(NegationReader):
             if len(parts) < 2 or len(parts) > 20:
                 continue
             hits = [self.resolve(x.strip(STRIP_CHARS)) for x in parts if x.strip(STRIP_CHARS)]
+            if hits and all(hits) and len(hits) > 1 and _hedged(p):
+                # "hate or violence", "Hate/Harassment": one of them, not which
+                acc.errors.append(f"{_shown(p)}: one of these categories, not which")
+                return
             if hits and all(hits):
                 for h in hits:
                     acc.add(h or (), 1.0)
@@ -305,6 +319,11 @@ class ListReader(NegationReader):
                 self.unknown_name(acc, name)
             return True
         if score is not None:
+            if score > 0 and len(cols) > 1 and _hedged(name):
+                # "Hate/Harassment: yes", "hate or violence: 0.8": at least one of them,
+                # not which; "hate/harassment: no" is a negative for both
+                acc.errors.append(f"{name!r}: {_shown(text)} for one of them, not which")
+                return True
             if graded:
                 acc.graded = True
             acc.add(cols, score)
@@ -365,6 +384,16 @@ class ListReader(NegationReader):
             acc.resolved = True
             return
         acc.errors.append(f"{name!r}: {err}")
+
+
+_LIST_JOIN_RE = re.compile(r"(and|or)\s+", re.IGNORECASE)
+_HEDGE_RE = re.compile(r"\s*/\s*|\s+or\s+", re.IGNORECASE)
+
+
+def _hedged(names: str) -> bool:
+    """Names joined by "/" or "or" ("hate/harassment", "hate or violence"): an answer
+    that says one of them, not which; "and", "&" and "+" join categories that all apply."""
+    return _HEDGE_RE.search(names) is not None
 
 
 def _mark_as_value(piece: str) -> str:
