@@ -40,7 +40,6 @@ import json
 import math
 import os
 import platform
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -219,7 +218,6 @@ def main() -> None:
     ap.add_argument("--vocab", type=int, default=VOCAB, help="vocabulary size (30522)")
     ap.add_argument("--out", type=Path, help="also write bench_onnx.json here")
     args = ap.parse_args()
-    sys.path.insert(0, str(ROOT / "python"))
     import onnxruntime
     from toxeval.classifiers import ModelOptions
     from toxeval.classifiers.onnx_runner import OnnxClassifier

@@ -318,3 +318,19 @@ def test_range_partitions_equal_in_memory(
                 assert v1 == v0
             else:
                 _same(v1, v0)
+
+
+def test_replayed_warnings_are_scikit_learns_class_where_it_is_imported(
+    dask_cluster: Any,
+) -> None:
+    """A warning a worker recorded is replayed as the in-memory call emits it: where
+    scikit-learn is imported, toxeval's UndefinedMetricWarning is bridged to its class
+    (a worker that never imported scikit-learn records the plain one)."""
+    sk = pytest.importorskip("sklearn.exceptions")
+    y = np.array([[1, 0], [0, 0], [1, 1], [0, 1]], dtype=np.int8)  # rows 1, 2: one class
+    s = np.array([[0.9, 0.2], [0.1, 0.4], [0.5, 0.7], [0.3, 0.8]])
+    dy, ds = da.from_array(y, chunks=(2, 2)), da.from_array(s, chunks=(2, 2))
+    with pytest.warns(sk.UndefinedMetricWarning, match="Only one class"):
+        tm.roc_auc_score(y, s, average="samples")
+    with pytest.warns(sk.UndefinedMetricWarning, match="Only one class"):
+        td.roc_auc_score(dy, ds, average="samples")

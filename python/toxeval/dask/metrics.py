@@ -30,7 +30,12 @@ from toxeval.dask.states import (
     row_merge,
 )
 from toxeval.dask.tree import compute_one, task, tree_reduce
-from toxeval.metrics import MultilabelReport, warn_binary_flags
+from toxeval.metrics import (
+    MultilabelReport,
+    UndefinedMetricWarning,
+    warn_binary_flags,
+    warning_category,
+)
 from toxeval.streaming import LabelRuns, MultilabelAccumulator
 
 __all__ = [
@@ -270,7 +275,7 @@ def _row_metric(
     sums = compute_one(tree_reduce(states, row_merge, split_every=split_every))
     assert isinstance(sums, RowSums)
     for category, message in sums.warnings:
-        warnings.warn(message, category, stacklevel=3)
+        warnings.warn(message, _as_here(category), stacklevel=3)
     if sums.weight == 0.0:
         return _undefined(name, sums, mask is not None, kwargs)
     return float(sums.total / sums.weight)
@@ -294,10 +299,24 @@ def _undefined(name: str, sums: RowSums, masked: bool, kwargs: dict[str, Any]) -
     finally:
         # replayed once recording has stopped (a warning issued while recording would be
         # appended to the list being replayed)
+        said = {(_as_here(c), m) for c, m in sums.warnings}
         for x in seen:
-            if (x.category, str(x.message)) not in sums.warnings:
+            if (x.category, str(x.message)) not in said:
                 warnings.warn(x.message, x.category, stacklevel=4)
     return value
+
+
+def _as_here(category: type[Warning]) -> type[Warning]:
+    """A warning class a worker recorded, as this process emits it: toxeval's
+    ``UndefinedMetricWarning`` is bridged to scikit-learn's class where scikit-learn is
+    imported (toxeval.metrics does so in memory), and a worker that never imported it
+    records the plain class."""
+    if issubclass(category, UndefinedMetricWarning):
+        bridged: type[Warning] = warning_category(
+            UndefinedMetricWarning, "sklearn.exceptions", "UndefinedMetricWarning"
+        )
+        return bridged
+    return category
 
 
 def label_ranking_loss(

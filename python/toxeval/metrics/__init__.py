@@ -45,6 +45,7 @@ from toxeval.metrics._validation import InvalidParameterError, UndefinedMetricWa
 from toxeval.metrics._validation import check_mask as check_mask
 from toxeval.metrics._validation import check_n_jobs as check_n_jobs
 from toxeval.metrics._validation import to_array as to_array
+from toxeval.metrics._validation import warning_category as warning_category
 
 __all__ = [
     "InvalidParameterError",
