@@ -159,9 +159,15 @@ def staged_outputs(
     # usual permissions (umask), not mkdtemp's owner-only 0700
     _sweep_leftovers(parent / out.name)
     stage = _stage_name(parent / out.name)
-    stage.mkdir()
-    held = _hold(stage)
+    made, held = False, -1
     try:
+        # a Ctrl-C or SIGTERM between the mkdir and the cleanup being armed would leave
+        # the staged folder behind: it is delivered once the block below has run, here
+        # inside the try
+        with _signals_held():
+            stage.mkdir()
+            made = True
+            held = _hold(stage)
         yield stage
         written = sorted(p.name for p in stage.iterdir())
         if sorted(set(names)) != written:
@@ -169,7 +175,8 @@ def staged_outputs(
         with _locked(parent):
             _commit(stage, out, names)
     finally:
-        shutil.rmtree(stage, ignore_errors=True)
+        if made:
+            shutil.rmtree(stage, ignore_errors=True)
         if held >= 0:
             os.close(held)
 
