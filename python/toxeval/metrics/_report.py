@@ -28,7 +28,8 @@ far as the drop-ins are.
 from __future__ import annotations
 
 import warnings
-from typing import Any, TypedDict
+from collections.abc import Callable, Mapping
+from typing import Any, NamedTuple, TypedDict
 
 import numpy as np
 from numpy.typing import NDArray
@@ -269,16 +270,99 @@ def positives(y_pos: NDArray[Any], k: int) -> NDArray[np.bool_]:
     return unpacked
 
 
-def report_weight(sample_weight: Any) -> NDArray[np.float64] | None:
-    """``sample_weight`` as the report kernels take it: None, or a 1-D finite float64
-    array (the length is checked with the other inputs)."""
-    if sample_weight is None:
-        return None
-    w = np.ascontiguousarray(to_array(sample_weight), dtype=np.float64)
-    if w.ndim != 1:
-        raise ValueError(f"sample_weight must be 1-D; got shape {w.shape}")
-    assert_all_finite(w, input_name="sample_weight")
-    return w
+class RowMeans(TypedDict):
+    """The report's per-row figures."""
+
+    label_ranking_loss: float
+    lrap: float
+    coverage_error: float
+    one_error: float
+    one_error_relevant: float
+    ndcg: float
+
+
+def per_row_means(sums: Mapping[str, Any], n: int, n_without: int) -> RowMeans:
+    """The per-row figures from the row pass's weighted sums (``ranking_report_sums``,
+    or those sums added over chunks): NaN when none of the ``n`` rows has a known label
+    (``n_without == n``), scikit-learn's ZeroDivisionError when the weights of the rows
+    that count sum to zero; ``one_error_relevant`` over rows with a relevant label."""
+    wsum = float(sums["weight_sum"])
+
+    def mean_of(key: str) -> float:
+        if n_without == n:
+            return float("nan")
+        if wsum == 0.0:
+            raise ZeroDivisionError("Weights sum to zero, can't be normalized")
+        return float(sums[key]) / wsum
+
+    relevant = float(sums["rows_with_relevant"])
+    return RowMeans(
+        label_ranking_loss=mean_of("label_ranking_loss"),
+        lrap=mean_of("label_ranking_average_precision"),
+        coverage_error=mean_of("coverage_error"),
+        one_error=mean_of("one_error"),
+        one_error_relevant=float(sums["one_error_relevant_errors"]) / relevant
+        if relevant > 0
+        else float("nan"),
+        ndcg=mean_of("ndcg"),
+    )
+
+
+def count_threshold_figures(
+    tp_count: NDArray[Any], predicted: NDArray[Any], support: NDArray[Any], n_known: NDArray[Any]
+) -> tuple[NDArray[np.float64], float, float]:
+    """Per-label F1, micro F1 and Hamming loss from unweighted per-label counts of true
+    positives, predicted cells, known positives and known cells (``f1_score`` with
+    ``zero_division=0``, ``hamming_loss`` over the known cells)."""
+    tp = np.asarray(tp_count).astype(np.float64)
+    fp = np.asarray(predicted).astype(np.float64) - tp
+    fn = np.asarray(support).astype(np.float64) - tp
+    denom = 2 * tp + fp + fn
+    f1 = np.divide(2 * tp, denom, out=np.zeros_like(tp), where=denom > 0)
+    micro_den = float(denom.sum())
+    f1_micro = 2 * float(tp.sum()) / micro_den if micro_den > 0 else 0.0
+    cells = int(np.asarray(n_known).sum())
+    hamming = float(fp.sum() + fn.sum()) / cells if cells else float("nan")
+    return f1, f1_micro, hamming
+
+
+class ReportInputs(NamedTuple):
+    """``multilabel_report``'s inputs, checked and in the forms the kernels read."""
+
+    y_rank: NDArray[Any]  # what the per-row pass reads
+    y_pos: NDArray[Any]  # the positives (bool or packed bits)
+    raw: NDArray[Any]  # the scores as given (the threshold is placed among them)
+    s: NDArray[Any]  # the kernel scores
+    shifted: bool  # uint64 scores shifted into int64's range
+    mask: NDArray[np.bool_] | None  # None: every label known
+    weight: NDArray[np.float64] | None
+
+
+def check_report_inputs(
+    y_true: Any,
+    y_score: Any,
+    mask: Any,
+    sample_weight: Any,
+    n_jobs: int | None,
+    scores: Callable[[NDArray[Any], int | None], tuple[NDArray[Any], bool]] = kernel_scores,
+) -> ReportInputs:
+    """The checks ``multilabel_report`` runs on its inputs, one message per mistake, for
+    it and for the streaming states' chunks (``scores``: how scores become kernel
+    scores; a chunk shifts every uint64 so that chunks of one state agree)."""
+    y_rank, y_pos = labels01(y_true, n_jobs)
+    raw = to_array(y_score)
+    s, shifted = scores(raw, n_jobs)
+    if s.shape != y_rank.shape:
+        raise ValueError(f"y_true and y_score have different shape: {y_rank.shape} vs {s.shape}")
+    check_consistent_length(y_rank, s, sample_weight)
+    m = check_mask(mask, y_rank.shape, all_true_as_none=True)
+    w = None
+    if sample_weight is not None:
+        w = np.ascontiguousarray(to_array(sample_weight), dtype=np.float64)
+        if w.ndim != 1:
+            raise ValueError(f"sample_weight must be 1-D; got shape {w.shape}")
+        assert_all_finite(w, input_name="sample_weight")
+    return ReportInputs(y_rank, y_pos, raw, s, shifted, m, w)
 
 
 def multilabel_report(
@@ -339,14 +423,9 @@ def multilabel_report(
     positives); each is emitted once.
     """
     n_jobs = check_n_jobs(n_jobs, "multilabel_report")
-    y_rank, y_pos = labels01(y_true, n_jobs)
-    raw = to_array(y_score)
-    s, shifted = kernel_scores(raw, n_jobs)
-    if s.shape != y_rank.shape:
-        raise ValueError(f"y_true and y_score have different shape: {y_rank.shape} vs {s.shape}")
-    check_consistent_length(y_rank, s, sample_weight)
-    m = check_mask(mask, y_rank.shape, all_true_as_none=True)
-    w = report_weight(sample_weight)
+    y_rank, y_pos, raw, s, shifted, m, w = check_report_inputs(
+        y_true, y_score, mask, sample_weight, n_jobs
+    )
     if not np.isfinite(threshold):
         raise ValueError(f"threshold must be a finite number; got {threshold!r}")
     n, k = y_rank.shape
@@ -359,16 +438,6 @@ def multilabel_report(
     # mean exactly (the per-label figures already skip their cells).
     w_rows, n_without = known_row_weights(m, w, n)
     sums = _core.ranking_report_sums(y_rank, s, m, w_rows, n_jobs)
-    wsum = float(sums["weight_sum"])
-
-    def mean_of(key: str) -> float:
-        if n_without == n:
-            return float("nan")
-        if wsum == 0.0:
-            raise ZeroDivisionError("Weights sum to zero, can't be normalized")
-        return float(sums[key]) / wsum
-
-    rows_relevant = float(sums["rows_with_relevant"])
 
     # One native pass over scores, labels and mask (no N x K temporaries).
     if shifted:
@@ -378,19 +447,12 @@ def multilabel_report(
         cut = threshold_cut(s, threshold)
     n_known, support, predicted, tp_count = _core.threshold_counts(s, y_pos, cut, m, n_jobs)
     if w is None:
-        tp = tp_count.astype(np.float64)
-        fp = predicted.astype(np.float64) - tp
-        fn = support.astype(np.float64) - tp
-        denom = 2 * tp + fp + fn
-        f1 = np.divide(2 * tp, denom, out=np.zeros_like(tp), where=denom > 0)
-        micro_den = float(denom.sum())
-        f1_micro = 2 * float(tp.sum()) / micro_den if micro_den > 0 else 0.0
-        cells = int(n_known.sum())
-        hamming = float(fp.sum() + fn.sum()) / cells if cells else float("nan")
+        f1, f1_micro, hamming = count_threshold_figures(tp_count, predicted, support, n_known)
     else:
         f1, f1_micro, hamming = weighted_threshold_figures(
             positives(y_pos, k), predicted_cells(s, cut), m, w
         )
+    rows = per_row_means(sums, n, n_without)
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
@@ -407,14 +469,7 @@ def multilabel_report(
             roc_auc=np.asarray(auc, dtype=np.float64),
             roc_auc_macro=float(np.mean(auc)),
             roc_auc_micro=float(auc_micro),
-            label_ranking_loss=mean_of("label_ranking_loss"),
-            lrap=mean_of("label_ranking_average_precision"),
-            coverage_error=mean_of("coverage_error"),
-            one_error=mean_of("one_error"),
-            one_error_relevant=float(sums["one_error_relevant_errors"]) / rows_relevant
-            if rows_relevant > 0
-            else float("nan"),
-            ndcg=mean_of("ndcg"),
+            **rows,
             threshold=float(threshold),
             f1=f1,
             f1_micro=f1_micro,

@@ -30,20 +30,18 @@ from toxeval import _core
 from toxeval.metrics._binary_average import emit_flags
 from toxeval.metrics._report import (
     MultilabelReport,
+    check_report_inputs,
+    count_threshold_figures,
     kernel_scores,
-    labels01,
+    per_row_means,
     positives,
     predicted_cells,
-    report_weight,
     threshold_cut,
     weighted_counts,
 )
 from toxeval.metrics._validation import (
-    check_consistent_length,
-    check_mask,
     known_row_weights,
     shift_uint64,
-    to_array,
 )
 
 __all__ = [
@@ -94,12 +92,12 @@ class ReportChunk:
         return int(n), int(k)
 
 
-def _kind_and_scores(raw: NDArray[Any], n_jobs: int | None) -> tuple[str, NDArray[Any], bool]:
-    """The score family, the kernel scores, and whether they are shifted uint64."""
+def _chunk_scores(raw: NDArray[Any], n_jobs: int | None) -> tuple[NDArray[Any], bool]:
+    """Kernel scores of a chunk: as ``multilabel_report``'s, except that every uint64
+    chunk is shifted (whatever its values), so that all chunks of a state agree."""
     if raw.dtype.kind == "u" and raw.dtype.itemsize == 8:
-        return "uint64", shift_uint64(np.ascontiguousarray(raw)), True
-    s, shifted = kernel_scores(raw, n_jobs)
-    return str(s.dtype), s, shifted
+        return shift_uint64(np.ascontiguousarray(raw)), True
+    return kernel_scores(raw, n_jobs)
 
 
 def check_report_chunk(
@@ -113,14 +111,10 @@ def check_report_chunk(
 ) -> ReportChunk:
     """Check one chunk as ``multilabel_report`` checks its input (same messages) and
     return it in kernel form. ``n_jobs`` must already be checked."""
-    y_rank, y_pos = labels01(y_true, n_jobs)
-    raw = to_array(y_score)
-    kind, s, shifted = _kind_and_scores(raw, n_jobs)
-    if s.shape != y_rank.shape:
-        raise ValueError(f"y_true and y_score have different shape: {y_rank.shape} vs {s.shape}")
-    check_consistent_length(y_rank, s, sample_weight)
-    m = check_mask(mask, y_rank.shape, all_true_as_none=True)
-    w = report_weight(sample_weight)
+    y_rank, y_pos, raw, s, shifted, m, w = check_report_inputs(
+        y_true, y_score, mask, sample_weight, n_jobs, scores=_chunk_scores
+    )
+    kind = "uint64" if shifted else str(s.dtype)
     cut = shift_uint64(threshold_cut(raw, threshold)) if shifted else threshold_cut(s, threshold)
     return ReportChunk(s=s, score_kind=kind, y_rank=y_rank, y_pos=y_pos, mask=m, weight=w, cut=cut)
 
@@ -295,27 +289,9 @@ def finish_report(t: ReportTotals, binary: BinaryFigures, threshold: float) -> M
     )
     n, k = t.n_samples, t.n_labels
     sums = dict(zip(ROW_SUM_KEYS, (float(v) for v in t.row_sums), strict=True))
-    wsum = sums["weight_sum"]
     n_without = t.n_rows_without_known_label
-
-    def mean_of(key: str) -> float:
-        if n_without == n:
-            return float("nan")
-        if wsum == 0.0:
-            raise ZeroDivisionError("Weights sum to zero, can't be normalized")
-        return sums[key] / wsum
-
-    rows_relevant = sums["rows_with_relevant"]
     if not t.weighted:
-        tp = t.tp.astype(np.float64)
-        fp = t.predicted.astype(np.float64) - tp
-        fn = t.support.astype(np.float64) - tp
-        denom = 2 * tp + fp + fn
-        f1 = np.divide(2 * tp, denom, out=np.zeros_like(tp), where=denom > 0)
-        micro_den = float(denom.sum())
-        f1_micro = 2 * float(tp.sum()) / micro_den if micro_den > 0 else 0.0
-        cells = int(t.n_known.sum())
-        hamming = float(fp.sum() + fn.sum()) / cells if cells else float("nan")
+        f1, f1_micro, hamming = count_threshold_figures(t.tp, t.predicted, t.support, t.n_known)
     else:
         tp_w, pred_w, true_w = t.tp_w, t.predicted_w, t.support_w
         den = true_w + pred_w
@@ -328,6 +304,7 @@ def finish_report(t: ReportTotals, binary: BinaryFigures, threshold: float) -> M
         ap_macro = float(np.mean(binary.ap)) if k else float("nan")
         auc_macro = float(np.mean(binary.roc_auc)) if k else float("nan")
         f1_macro = float(f1.mean()) if k else float("nan")
+    rows = per_row_means(sums, n, n_without)
     return MultilabelReport(
         n_samples=n,
         n_labels=k,
@@ -341,14 +318,7 @@ def finish_report(t: ReportTotals, binary: BinaryFigures, threshold: float) -> M
         roc_auc=np.asarray(binary.roc_auc, dtype=np.float64),
         roc_auc_macro=auc_macro,
         roc_auc_micro=float(binary.roc_auc_micro),
-        label_ranking_loss=mean_of("label_ranking_loss"),
-        lrap=mean_of("label_ranking_average_precision"),
-        coverage_error=mean_of("coverage_error"),
-        one_error=mean_of("one_error"),
-        one_error_relevant=sums["one_error_relevant_errors"] / rows_relevant
-        if rows_relevant > 0
-        else float("nan"),
-        ndcg=mean_of("ndcg"),
+        **rows,
         threshold=float(threshold),
         f1=f1,
         f1_micro=f1_micro,
