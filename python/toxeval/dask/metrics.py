@@ -35,6 +35,7 @@ from toxeval.metrics import (
     UndefinedMetricWarning,
     warn_binary_flags,
     warning_category,
+    weighted_mean,
 )
 from toxeval.streaming import LabelRuns, MultilabelAccumulator
 
@@ -206,10 +207,7 @@ def _binary_score(
         return float(values[0])
     if average is None:
         return values
-    if support is None:
-        return float(np.mean(values))
-    values[support == 0] = 0
-    return float(np.sum(values * support) / np.sum(support))
+    return weighted_mean(values, support)
 
 
 def average_precision_score(

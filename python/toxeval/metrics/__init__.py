@@ -21,6 +21,7 @@ from toxeval.metrics._binary import (
     roc_auc_score,
     roc_curve,
 )
+from toxeval.metrics._binary_average import weighted_mean as weighted_mean
 from toxeval.metrics._kendall import kendalltau
 from toxeval.metrics._label_ranking import (
     coverage_error,

@@ -43,6 +43,7 @@ __all__ = [
     "average_binary_score",
     "binary_problem",
     "emit_flags",
+    "weighted_mean",
 ]
 
 Average = Literal["micro", "macro", "weighted", "samples"] | None
@@ -348,7 +349,7 @@ def average_binary_score(
             scores, y_pos, m, metric=metric, max_fpr=max_fpr, n_jobs=n_jobs
         )
         emit_flags(flags, metric, unit_error)
-        return _finish(row_values, sample_weight)
+        return weighted_mean(row_values, sample_weight)
 
     support: NDArray[Any] | None = None
     if average == "weighted":
@@ -375,11 +376,13 @@ def average_binary_score(
         return values_
     if support is None:
         return float(np.mean(values_))
-    return _finish(values_, support)
+    return weighted_mean(values_, support)
 
 
-def _finish(score: NDArray[np.float64], weights: NDArray[Any] | None) -> float:
-    """``float(_average(score, weights))`` with scores of zero weight forced to 0."""
+def weighted_mean(score: NDArray[np.float64], weights: NDArray[Any] | None) -> float:
+    """scikit-learn's ``float(np.average(score, weights=weights))`` with scores of zero
+    weight forced to 0 (a NaN of a label without support does not spread); the mean
+    without ``weights``."""
     if weights is None:
         return float(np.mean(score))
     score = score.copy()
