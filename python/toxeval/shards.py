@@ -28,7 +28,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-__all__ = ["Shard", "ShardError", "ShardSet", "discover_shards", "is_parquet_input"]
+__all__ = ["Shard", "ShardError", "ShardSet", "discover_shards", "is_parquet_input", "shard_paths"]
 
 PARQUET_SUFFIXES = (".parquet", ".parq", ".pq")
 
@@ -184,7 +184,9 @@ def is_parquet_input(path: str | Path) -> bool:
     return p.is_dir() or p.suffix.lower() in PARQUET_SUFFIXES
 
 
-def _shard_paths(root: Path) -> list[Path]:
+def shard_paths(root: Path) -> list[Path]:
+    """The shard files of ``root``: itself if a file, else its ``*.parquet`` files (not
+    hidden or ``_``-prefixed) in name order; :class:`ShardError` when there are none."""
     if root.is_file():
         return [root]
     if not root.exists():
@@ -262,7 +264,7 @@ def discover_shards(path: str | Path) -> ShardSet:
     """The shards of ``path`` (a Parquet file, or a directory of ``*.parquet`` files read
     in name order), with their schemas checked to agree (:class:`ShardError` otherwise)."""
     root = Path(os.fspath(path))
-    paths = _shard_paths(root)
+    paths = shard_paths(root)
     shards: list[Shard] = []
     schema: pa.Schema | None = None
     for p in paths:

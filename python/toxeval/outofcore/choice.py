@@ -41,9 +41,13 @@ def out_of_core_reason(predictions: Any, dataset: Any, memory_limit: Any) -> str
     if p.is_dir():
         # a folder named like a file (preds.jsonl/) holding no Parquet shard is a file
         # path gone wrong: the in-memory reader says it is a directory, not a file
-        has_shards = any(c.suffix.lower() in PARQUET_SUFFIXES for c in p.iterdir() if c.is_file())
-        if not has_shards and p.suffix:
-            return None
+        from toxeval.shards import ShardError, shard_paths
+
+        try:
+            shard_paths(p)
+        except ShardError:
+            if p.suffix:
+                return None
         return "the predictions are a directory of shards"
 
     if p.suffix.lower() not in PARQUET_SUFFIXES or not p.is_file():
