@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from toxeval.outofcore.spill import small_codes
 from toxeval.streaming import LabelRuns, RunsReducer, score_keys
 
 __all__ = ["RangeSpill", "reduce_runs", "splitters_from_sample"]
@@ -81,7 +82,7 @@ class RangeSpill:
             if spl.size == 0:
                 self._hold((label, 0, is_pos), v)
                 continue
-            order = np.argsort(_small(r), kind="stable")
+            order = np.argsort(small_codes(r), kind="stable")
             v, r = v[order], r[order]
             counts = np.bincount(r, minlength=spl.size + 1)
             at = 0
@@ -218,7 +219,7 @@ def _split_range(
         for at in range(0, mm.size, block):
             v = np.array(mm[at : at + block])
             r = np.searchsorted(spl, v, side="right")
-            order = np.argsort(_small(r), kind="stable")
+            order = np.argsort(small_codes(r), kind="stable")
             v, r = v[order], r[order]
             counts = np.bincount(r, minlength=spl.size + 1)
             start = 0
@@ -244,11 +245,3 @@ def _min_max(spill: RangeSpill, paths: tuple[Path, Path], block: int) -> tuple[f
             lo, hi = min(lo, float(v.min())), max(hi, float(v.max()))
         del mm
     return lo + 0.0, hi + 0.0
-
-
-def _small(codes: np.ndarray) -> np.ndarray:
-    """Partition or range numbers as uint16 when they fit: NumPy's stable sort of
-    16-bit integers is a radix sort (linear), of wider ones a merge sort."""
-    if codes.size and int(codes.max()) < 1 << 16:
-        return codes.astype(np.uint16)
-    return codes

@@ -16,7 +16,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-__all__ = ["SpillPartitions", "id_hashes"]
+__all__ = ["SpillPartitions", "id_hashes", "small_codes"]
 
 _M1 = np.uint64(0x9E3779B97F4A7C15)
 _M2 = np.uint64(0xBF58476D1CE4E5B9)
@@ -134,7 +134,7 @@ class SpillPartitions:
         if part is None or self.n == 1:
             self._append(0, batch)
             return
-        order = np.argsort(_small(part), kind="stable")
+        order = np.argsort(small_codes(part), kind="stable")
         counts = np.bincount(part, minlength=self.n)
         sorted_batch = batch.take(pa.array(order))
         at = 0
@@ -193,7 +193,7 @@ class SpillPartitions:
         self.close()
 
 
-def _small(codes: np.ndarray) -> np.ndarray:
+def small_codes(codes: np.ndarray) -> np.ndarray:
     """Partition or range numbers as uint16 when they fit: NumPy's stable sort of
     16-bit integers is a radix sort (linear), of wider ones a merge sort."""
     if codes.size and int(codes.max()) < 1 << 16:
