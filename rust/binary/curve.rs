@@ -8,7 +8,11 @@
 
 use ndarray::ArrayView1;
 
-use super::*;
+use super::{
+    too_many_items, Metric, MetricValue, FLAG_ALL_ZERO_WEIGHT, FLAG_EMPTY, FLAG_NOT_MONOTONIC,
+    FLAG_NO_NEGATIVE_LEFT, FLAG_NO_POSITIVE, FLAG_NO_POSITIVE_LEFT, FLAG_SINGLE_CLASS,
+    FLAG_TOO_FEW_POINTS,
+};
 use crate::error::{MetricError, Result};
 use crate::numeric::pairwise_sum;
 use crate::score::Score;

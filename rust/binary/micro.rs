@@ -31,7 +31,8 @@
 use ndarray::ArrayView2;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use super::*;
+use super::micro_scan::{filter_rows, Buckets};
+use super::{MetricValue, FLAG_EMPTY, FLAG_NO_POSITIVE, FLAG_SINGLE_CLASS};
 use crate::error::Result;
 use crate::labels::LabelGrid;
 use crate::numeric::CompSum;

@@ -5,7 +5,7 @@
 
 use ndarray::ArrayView2;
 
-use super::*;
+use super::micro::scan_cells;
 use crate::labels::LabelGrid;
 use crate::score::Score;
 

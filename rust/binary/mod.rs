@@ -51,11 +51,6 @@ pub use per_row::{per_row, per_row_values, RowLabel};
 
 // The computations share their building blocks (the gathered runs, the block
 // walks, the bucket filter) within this module.
-use curve::*;
-use micro::*;
-use micro_scan::*;
-use per_label::*;
-use streamed::*;
 
 /// AP: no positive among the rows used ("recall is set to one"), AP = 0.
 pub const FLAG_NO_POSITIVE: u8 = 1;

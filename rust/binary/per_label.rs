@@ -15,7 +15,12 @@
 use ndarray::ArrayView2;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use super::*;
+use super::curve::MAX_ITEMS;
+use super::streamed::{label_values_fpr, label_values_streamed};
+use super::{
+    dispatch, too_many_items, Averaging, Gathered, Input, MetricValue, Path, FLAG_EMPTY,
+    FLAG_NO_POSITIVE, FLAG_SINGLE_CLASS,
+};
 use crate::error::Result;
 use crate::labels::LabelGrid;
 use crate::numeric::{pairwise_map, Start};

@@ -13,7 +13,12 @@
 
 use ndarray::{ArrayView1, ArrayView2};
 
-use super::*;
+use super::curve::{Problem, MAX_ITEMS};
+use super::per_label::{ap_blocks, auc_blocks};
+use super::{
+    dispatch, too_many_items, Averaging, Input, Metric, MetricValue, Path, FLAG_EMPTY,
+    FLAG_SINGLE_CLASS,
+};
 use crate::error::Result;
 use crate::labels::LabelGrid;
 use crate::parallel::{map_in_pool, Parallelism, ROW_BLOCK};

@@ -4,7 +4,12 @@
 //! first (the pairwise tree depends on the number of terms), then the terms are
 //! streamed into [`crate::numeric::pairwise_stream`]: bit-identical to the curve.
 
-use super::*;
+use super::curve::interp2;
+use super::per_label::{label_values, split_cum, Blocks, SplitKeys, NOT_COMPUTED};
+use super::{
+    MetricValue, Path, FLAG_EMPTY, FLAG_NOT_MONOTONIC, FLAG_NO_POSITIVE, FLAG_SINGLE_CLASS,
+    FLAG_TOO_FEW_POINTS,
+};
 use crate::numeric::{pairwise_stream, Start};
 use crate::sort::RadixKey;
 

@@ -16,6 +16,8 @@
 //! each path gives its neighbour's values. docs/dev/perf-notes.md has the counts.
 
 use super::*;
+use crate::binary::per_label::{label_values, sorted_label_values, SplitKeys};
+use crate::binary::streamed::{label_values_fpr, label_values_streamed};
 use crate::binary::{curve, micro, per_row};
 
 /// One case: its name, how many labels its input has, what it computes.

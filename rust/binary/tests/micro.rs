@@ -1,6 +1,11 @@
 //! The micro-average bucket stream against the one-sort path.
 
 use super::*;
+use crate::binary::micro::micro_streaming;
+use crate::binary::micro_scan::{
+    filter_cells, filter_cells_on, row_reciprocal, Buckets, FILTER_CELLS,
+};
+use crate::binary::per_label::{label_values, SplitKeys};
 
 #[test]
 fn micro_streaming_equals_one_sort() {

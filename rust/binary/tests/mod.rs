@@ -3,6 +3,11 @@
 
 use super::per_row::per_row_general;
 use super::*;
+use crate::binary::curve::searchsorted_right;
+use crate::binary::micro::micro_streaming;
+use crate::binary::per_label::{
+    label_values, merge_blocks, scratch, sorted_label_values, SplitKeys,
+};
 use crate::cpu::has_avx2;
 use crate::numeric::pairwise_sum;
 use crate::parallel::ROW_BLOCK;
