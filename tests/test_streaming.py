@@ -12,6 +12,7 @@ AP and ROC AUC. The raw buffer is flushed after every chunk in some examples
 from __future__ import annotations
 
 import itertools
+import json
 import pickle
 import warnings
 from pathlib import Path
@@ -201,6 +202,73 @@ def test_save_load_round_trip_and_refuses_to_overwrite(tmp_path: Path) -> None:
     np.savez(tmp_path / "other.npz", meta=np.array('{"format": "x"}'))
     with pytest.raises(ValueError, match="not a saved MultilabelAccumulator state"):
         MultilabelAccumulator.load(tmp_path / "other.npz")
+
+
+def _saved_state(tmp_path: Path) -> tuple[MultilabelAccumulator, Path]:
+    rng = np.random.default_rng(11)
+    acc = MultilabelAccumulator()
+    acc.update(rng.random((60, 4)) < 0.3, rng.random((60, 4)))
+    path = tmp_path / "state.npz"
+    acc.save(path)
+    return acc, path
+
+
+@pytest.mark.parametrize("cut", [0, 10, 0.5, -10, -1])
+def test_load_of_a_truncated_file_is_a_value_error(tmp_path: Path, cut: float) -> None:
+    _, path = _saved_state(tmp_path)
+    data = path.read_bytes()
+    n = int(len(data) * cut) if isinstance(cut, float) else (cut % len(data) if cut else 0)
+    path.write_bytes(data[:n])
+    with pytest.raises(ValueError, match="not a saved MultilabelAccumulator state") as e:
+        MultilabelAccumulator.load(path)
+    assert "allow_pickle" not in str(e.value)
+
+
+def test_load_of_a_corrupted_file_or_plain_npy_is_a_value_error(tmp_path: Path) -> None:
+    _, path = _saved_state(tmp_path)
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0xFF  # inside an array: the zip's CRC no longer matches
+    path.write_bytes(bytes(data))
+    with pytest.raises(ValueError, match="not a saved MultilabelAccumulator state"):
+        MultilabelAccumulator.load(path)
+    np.save(tmp_path / "one.npy", np.zeros(3))
+    with pytest.raises(ValueError, match="not a saved MultilabelAccumulator state"):
+        MultilabelAccumulator.load(tmp_path / "one.npy")
+    (tmp_path / "pickled.npz").write_bytes(pickle.dumps([1, 2]))
+    with pytest.raises(ValueError, match="not a saved MultilabelAccumulator state"):
+        MultilabelAccumulator.load(tmp_path / "pickled.npz")
+
+
+def _tampered(arrays: dict[str, Any], key: str, value: Any) -> dict[str, Any]:
+    out = dict(arrays)
+    out[key] = value
+    return out
+
+
+def test_from_arrays_refuses_tampered_or_mismatched_arrays(tmp_path: Path) -> None:
+    acc, _ = _saved_state(tmp_path)
+    a = acc.to_arrays()
+    other = MultilabelAccumulator()
+    other.update(np.eye(4, dtype=bool)[[0, 1, 2, 3, 0]], np.eye(4)[[0, 1, 2, 3, 1]])
+    meta = json.loads(str(a["meta"][()]))
+    bad = [
+        _tampered(a, "runs.n_pos", a["runs.n_pos"][:2]),  # was an IndexError
+        _tampered(a, "runs.keys", a["runs.keys"].astype(np.float64)),  # keys rounded
+        _tampered(a, "runs.offsets", a["runs.offsets"] + 0.5),
+        _tampered(a, "meta", np.array("[]")),  # was an AttributeError
+        _tampered(a, "meta", np.array(json.dumps({**meta, "keep_runs": "no"}))),
+        _tampered(a, "meta", np.array(json.dumps({**meta, "n_labels": 3}))),
+        _tampered(a, "totals.support", a["totals.support"].astype(str)),
+        _tampered(a, "totals.support", -a["totals.support"] - 1),
+        _tampered(a, "totals.tp", a["totals.tp"] + 1000),
+        _tampered(a, "totals.counts", np.array([4, 60, 61, 0])),
+        # Runs of other rows under these totals: their counts do not match.
+        {**a, **{k: v for k, v in other.to_arrays().items() if k.startswith("runs.")}},
+    ]
+    for arrays in bad:
+        with pytest.raises(ValueError, match="not a saved MultilabelAccumulator state"):
+            MultilabelAccumulator.from_arrays(arrays)
+    assert_reports_equal(MultilabelAccumulator.from_arrays(a).compute(), acc.compute())
 
 
 def test_merge_leaves_other_unchanged_and_handles_itself() -> None:

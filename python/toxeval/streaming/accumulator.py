@@ -27,6 +27,8 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+import zipfile
+import zlib
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -374,6 +376,10 @@ class MultilabelAccumulator:
         what is wrong)."""
         try:
             meta = json.loads(str(arrays["meta"][()]))
+            if not isinstance(meta, dict):
+                raise ValueError(f"meta is a {type(meta).__name__}, not an object")
+            if not isinstance(meta["keep_runs"], bool):
+                raise ValueError(f"keep_runs is {meta['keep_runs']!r}, not a bool")
             if meta.get("format") != FORMAT or meta.get("version") != VERSION:
                 raise ValueError(f"format {meta.get('format')!r} version {meta.get('version')!r}")
             threshold: Any = meta["threshold"]
@@ -389,15 +395,27 @@ class MultilabelAccumulator:
                 totals = ReportTotals.from_arrays(
                     {k[len("totals.") :]: arrays[k] for k in arrays if k.startswith("totals.")}
                 )
+                if meta["n_labels"] != totals.n_labels:
+                    raise ValueError(
+                        f"n_labels {meta['n_labels']!r} but totals of {totals.n_labels}"
+                    )
                 acc._claim(totals.n_labels, meta["score_kind"])
                 acc._totals = totals
                 if acc.keep_runs:
-                    acc._parts = [
-                        [r] for r in _runs_of(arrays, totals.n_labels, meta["score_kind"])
-                    ]
+                    runs = _runs_of(arrays, totals.n_labels, meta["score_kind"])
+                    n_pos = np.array([r.n_pos for r in runs], dtype=np.int64)
+                    n_neg = np.array([r.n_neg for r in runs], dtype=np.int64)
+                    if not (
+                        np.array_equal(n_pos, totals.support)
+                        and np.array_equal(n_pos + n_neg, totals.n_known)
+                    ):
+                        raise ValueError(
+                            "the runs' positive and negative counts do not match the totals"
+                        )
+                    acc._parts = [[r] for r in runs]
             elif meta["n_labels"] is not None:
                 acc.n_labels = int(meta["n_labels"])
-        except (KeyError, TypeError, ValueError, json.JSONDecodeError) as e:
+        except (KeyError, TypeError, ValueError, IndexError, json.JSONDecodeError) as e:
             raise ValueError(f"not a saved MultilabelAccumulator state: {e}") from None
         return acc
 
@@ -420,8 +438,20 @@ class MultilabelAccumulator:
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> MultilabelAccumulator:
         """An accumulator saved by :meth:`save`."""
-        with np.load(path, allow_pickle=False) as z:
-            return cls.from_arrays({k: z[k] for k in z.files})
+        try:
+            z = np.load(path, allow_pickle=False)
+            if not isinstance(z, np.lib.npyio.NpzFile):
+                raise ValueError("a single array, not an NPZ")  # a .npy file
+            with z:
+                arrays = {k: z[k] for k in z.files}
+        except (ValueError, EOFError, zipfile.BadZipFile, zlib.error) as e:
+            # A truncated or corrupted file (or not an NPZ at all): say so, never
+            # suggest allow_pickle.
+            raise ValueError(
+                f"not a saved MultilabelAccumulator state: {path} is not a readable NPZ "
+                f"({type(e).__name__})"
+            ) from None
+        return cls.from_arrays(arrays)
 
     def __getstate__(self) -> dict[str, NDArray[Any]]:
         return self.to_arrays()
@@ -447,11 +477,21 @@ def _threshold_of(text: str, fallback: float) -> Any:
 
 def _runs_of(arrays: Any, k: int, kind: str) -> list[LabelRuns]:
     """The per-label runs of :meth:`MultilabelAccumulator.to_arrays`."""
-    off = np.asarray(arrays["runs.offsets"], dtype=np.int64)
-    keys = np.asarray(arrays["runs.keys"]).astype(np.uint64)
-    pos = np.asarray(arrays["runs.pos"]).astype(np.float64)
-    neg = np.asarray(arrays["runs.neg"]).astype(np.float64)
-    n_pos, n_neg = arrays["runs.n_pos"], arrays["runs.n_neg"]
+
+    def typed(name: str, kinds: str) -> NDArray[Any]:
+        a = np.asarray(arrays[name])
+        if a.dtype.kind not in kinds:
+            raise ValueError(f"{name} has dtype {a.dtype}")
+        return a
+
+    off = typed("runs.offsets", "iu").astype(np.int64)
+    # Keys are order keys (uint64; uint32 for float32 scores): a float would round them.
+    keys = typed("runs.keys", "u").astype(np.uint64)
+    pos = typed("runs.pos", "uif").astype(np.float64)
+    neg = typed("runs.neg", "uif").astype(np.float64)
+    n_pos, n_neg = typed("runs.n_pos", "iu"), typed("runs.n_neg", "iu")
+    if n_pos.shape != (k,) or n_neg.shape != (k,):
+        raise ValueError(f"runs.n_pos and runs.n_neg must have shape ({k},)")
     if off.shape != (k + 1,) or off[0] != 0 or off[-1] != keys.size or np.any(np.diff(off) < 0):
         raise ValueError("runs.offsets do not match the runs")
     return [
