@@ -13,7 +13,12 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import pickle
+import signal
+import sys
+import threading
+import time
 import warnings
 from pathlib import Path
 from typing import Any
@@ -473,3 +478,72 @@ def test_docs_streaming_examples_run_and_print_what_they_show(
     shown = [line.split("# -> ", 1)[1] for line in block.splitlines() if line.startswith("# -> ")]
     assert capsys.readouterr().out.splitlines() == shown
     assert len(_doc_blocks()) == 3
+
+
+def test_updates_from_several_threads_lose_no_rows() -> None:
+    # Flushing after every chunk and switching threads often makes interleavings
+    # likely: an unserialised `+=` on the totals or a flush racing an append lost rows.
+    rng = np.random.default_rng(12)
+    y, s = rng.random((20_000, 5)) < 0.3, np.round(rng.random((20_000, 5)), 2)
+    want = multilabel_report(y, s)
+    chunks = [slice(i, i + 100) for i in range(0, 20_000, 100)]
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        with mock.patch.object(accumulator_module, "FLUSH_MIN_BYTES", 1):
+            for _ in range(4):
+                acc = MultilabelAccumulator()
+                other = MultilabelAccumulator()
+                other.update(y[:0], s[:0])
+
+                def work(
+                    cs: list[slice],
+                    acc: MultilabelAccumulator = acc,
+                    other: MultilabelAccumulator = other,
+                ) -> None:
+                    for c in cs:
+                        acc.update(y[c], s[c])
+                        acc.merge(other)
+
+                threads = [threading.Thread(target=work, args=(chunks[i::4],)) for i in range(4)]
+                for t in threads:
+                    t.start()
+                for t in threads:
+                    t.join()
+                assert_reports_equal(acc.compute(), want)
+    finally:
+        sys.setswitchinterval(old)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_fork_while_another_thread_updates_gives_a_usable_state() -> None:
+    # The fork waits for the change under way; the child's accumulator is whole and
+    # unlocked (before: its lock was held by a thread that does not exist there).
+    rng = np.random.default_rng(13)
+    y, s = rng.random((400, 3)) < 0.5, rng.random((400, 3))
+    acc = MultilabelAccumulator()
+    acc.update(y[:200], s[:200])
+    held = threading.Event()
+
+    def hold() -> None:
+        with acc._lock:
+            held.set()
+            time.sleep(0.3)
+
+    t = threading.Thread(target=hold)
+    t.start()
+    assert held.wait(timeout=5)
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        signal.alarm(10)
+        ok = False
+        try:
+            acc.update(y[200:], s[200:])
+            ok = np.allclose(acc.compute()["ap"], multilabel_report(y, s)["ap"], rtol=1e-12)
+        finally:
+            os._exit(0 if ok else 3)
+    t.join()
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    acc.update(y[200:], s[200:])
+    assert_reports_equal(acc.compute(), multilabel_report(y, s))

@@ -27,10 +27,14 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+import threading
+import weakref
 import zipfile
 import zlib
+from collections.abc import Callable
+from functools import wraps
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -98,6 +102,48 @@ def _compact(a: NDArray[np.float64]) -> NDArray[Any]:
     return a
 
 
+_F = TypeVar("_F", bound=Callable[..., Any])
+# Every live accumulator, so that a fork never copies one in the middle of a change
+# made by another thread (the child would inherit a held lock and a half-made state).
+_LIVE: weakref.WeakSet[MultilabelAccumulator] = weakref.WeakSet()
+
+
+def _locked(method: _F) -> _F:
+    """Run ``method`` holding the accumulator's lock: updates, merges and
+    ``compute()`` from several threads are serialised, never interleaved (an
+    interleaved ``+=`` on the totals or a flush racing an append loses rows)."""
+
+    @wraps(method)
+    def run(self: MultilabelAccumulator, *args: Any, **kwargs: Any) -> Any:
+        with self._lock:
+            return method(self, *args, **kwargs)
+
+    return run  # type: ignore[return-value]
+
+
+def _before_fork() -> None:
+    for acc in list(_LIVE):
+        acc._lock.acquire()
+
+
+def _after_fork_in_parent() -> None:
+    for acc in list(_LIVE):
+        acc._lock.release()
+
+
+def _after_fork_in_child() -> None:
+    for acc in list(_LIVE):
+        acc._lock = threading.RLock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(
+        before=_before_fork,
+        after_in_parent=_after_fork_in_parent,
+        after_in_child=_after_fork_in_child,
+    )
+
+
 class MultilabelAccumulator:
     """``multilabel_report`` over chunks of rows, mergeable across processes.
 
@@ -119,6 +165,7 @@ class MultilabelAccumulator:
     (counts exactly, floats to ~1e-12 relative), whatever the chunks and merges;
     rows of an update without ``sample_weight`` weigh 1. Every chunk's scores must
     be of one dtype family (float64, float32, int64 for any other integers, uint64).
+    One accumulator can be updated from several threads: changes are serialised.
     """
 
     def __init__(
@@ -144,10 +191,13 @@ class MultilabelAccumulator:
         self.threshold = threshold
         self.n_jobs = check_n_jobs(n_jobs, "MultilabelAccumulator")
         self.keep_runs = bool(keep_runs)
+        self._lock = threading.RLock()
+        _LIVE.add(self)
         self.reset()
 
     # ------------------------------------------------------------------ state
 
+    @_locked
     def reset(self) -> None:
         """Forget every row (the settings stay)."""
         self.n_labels: int | None = self._n_labels_arg
@@ -164,6 +214,7 @@ class MultilabelAccumulator:
         return 0 if self._totals is None else self._totals.n_samples
 
     @property
+    @_locked
     def nbytes(self) -> int:
         """Bytes of the state: totals, runs and the raw buffer not yet sorted."""
         total = 0
@@ -212,12 +263,13 @@ class MultilabelAccumulator:
             n_jobs=self.n_jobs,
         )
         n, k = c.shape
-        self._claim(k, c.score_kind)
         totals = ReportTotals.of_chunk(c, self.n_jobs)
-        assert self._totals is not None
-        self._totals.add(totals)
-        if self.keep_runs and n:
-            self._buffer(c)
+        with self._lock:
+            self._claim(k, c.score_kind)
+            assert self._totals is not None
+            self._totals.add(totals)
+            if self.keep_runs and n:
+                self._buffer(c)
 
     def _buffer(self, c: ReportChunk) -> None:
         bits = (
@@ -274,6 +326,7 @@ class MultilabelAccumulator:
                 parts.append(r)
         self._parts = [[LabelRuns.merge_all(p)] if len(p) > 1 else p for p in self._parts]
 
+    @_locked
     def label_runs(self) -> list[LabelRuns]:
         """Each label's runs of every row so far (flushes the buffer)."""
         if not self.keep_runs:
@@ -293,13 +346,30 @@ class MultilabelAccumulator:
             )
         if other.keep_runs != self.keep_runs:
             raise ValueError("cannot merge a state with runs and one without (keep_runs)")
-        if other._totals is None:
-            if other.n_labels is not None:
-                self._claim(other.n_labels, None)
-            return self
-        raw, parts = list(other._raw), [list(p) for p in other._parts]
-        totals = ReportTotals.from_arrays(other._totals.to_arrays())
-        self._claim(totals.n_labels, other.score_kind)
+        # A snapshot of other under its own lock, then the change under this one's:
+        # never both at once, so a.merge(b) and b.merge(a) in two threads cannot
+        # deadlock.
+        with other._lock:
+            n_labels, kind = other.n_labels, other.score_kind
+            totals = None
+            if other._totals is not None:
+                raw, parts = list(other._raw), [list(p) for p in other._parts]
+                totals = ReportTotals.from_arrays(other._totals.to_arrays())
+        with self._lock:
+            if totals is None:
+                if n_labels is not None:
+                    self._claim(n_labels, None)
+                return self
+            return self._add(raw, parts, totals, kind)
+
+    def _add(
+        self,
+        raw: list[_Raw],
+        parts: list[list[LabelRuns]],
+        totals: ReportTotals,
+        kind: str | None,
+    ) -> MultilabelAccumulator:
+        self._claim(totals.n_labels, kind)
         assert self._totals is not None
         self._totals.add(totals)
         # Raw chunks and runs are never changed in place: sharing them is safe.
@@ -310,6 +380,7 @@ class MultilabelAccumulator:
         self._maybe_flush()
         return self
 
+    @_locked
     def compute(self, *, binary: BinaryFigures | None = None) -> MultilabelReport:
         """The ``multilabel_report`` dict of every row so far, with its warnings.
 
@@ -338,6 +409,7 @@ class MultilabelAccumulator:
 
     # ------------------------------------------------------------------ persistence
 
+    @_locked
     def to_arrays(self) -> dict[str, NDArray[Any]]:
         """The state as named arrays (flushes the buffer): what ``save`` writes and
         pickling carries. Weights are stored in the narrowest exact dtype, float32
@@ -458,6 +530,7 @@ class MultilabelAccumulator:
 
     def __setstate__(self, state: dict[str, NDArray[Any]]) -> None:
         self.__dict__.update(MultilabelAccumulator.from_arrays(state).__dict__)
+        _LIVE.add(self)
 
     def __repr__(self) -> str:
         return (
