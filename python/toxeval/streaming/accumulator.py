@@ -27,14 +27,10 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-import threading
-import weakref
 import zipfile
 import zlib
-from collections.abc import Callable
-from functools import wraps
 from pathlib import Path
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -50,6 +46,8 @@ from toxeval.metrics import (
     finish_report,
 )
 from toxeval.streaming.runs import LabelRuns
+from toxeval.streaming.state_arrays import runs_of_arrays, threshold_of
+from toxeval.streaming.state_lock import locked, track
 
 __all__ = ["MultilabelAccumulator"]
 
@@ -102,48 +100,6 @@ def _compact(a: NDArray[np.float64]) -> NDArray[Any]:
     return a
 
 
-_F = TypeVar("_F", bound=Callable[..., Any])
-# Every live accumulator, so that a fork never copies one in the middle of a change
-# made by another thread (the child would inherit a held lock and a half-made state).
-_LIVE: weakref.WeakSet[MultilabelAccumulator] = weakref.WeakSet()
-
-
-def _locked(method: _F) -> _F:
-    """Run ``method`` holding the accumulator's lock: updates, merges and
-    ``compute()`` from several threads are serialised, never interleaved (an
-    interleaved ``+=`` on the totals or a flush racing an append loses rows)."""
-
-    @wraps(method)
-    def run(self: MultilabelAccumulator, *args: Any, **kwargs: Any) -> Any:
-        with self._lock:
-            return method(self, *args, **kwargs)
-
-    return run  # type: ignore[return-value]
-
-
-def _before_fork() -> None:
-    for acc in list(_LIVE):
-        acc._lock.acquire()
-
-
-def _after_fork_in_parent() -> None:
-    for acc in list(_LIVE):
-        acc._lock.release()
-
-
-def _after_fork_in_child() -> None:
-    for acc in list(_LIVE):
-        acc._lock = threading.RLock()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(
-        before=_before_fork,
-        after_in_parent=_after_fork_in_parent,
-        after_in_child=_after_fork_in_child,
-    )
-
-
 class MultilabelAccumulator:
     """``multilabel_report`` over chunks of rows, mergeable across processes.
 
@@ -168,6 +124,8 @@ class MultilabelAccumulator:
     One accumulator can be updated from several threads: changes are serialised.
     """
 
+    _lock: Any  # a threading.RLock (toxeval.streaming.state_lock.track)
+
     def __init__(
         self,
         n_labels: int | None = None,
@@ -191,13 +149,12 @@ class MultilabelAccumulator:
         self.threshold = threshold
         self.n_jobs = check_n_jobs(n_jobs, "MultilabelAccumulator")
         self.keep_runs = bool(keep_runs)
-        self._lock = threading.RLock()
-        _LIVE.add(self)
+        track(self)
         self.reset()
 
     # ------------------------------------------------------------------ state
 
-    @_locked
+    @locked
     def reset(self) -> None:
         """Forget every row (the settings stay)."""
         self.n_labels: int | None = self._n_labels_arg
@@ -214,7 +171,7 @@ class MultilabelAccumulator:
         return 0 if self._totals is None else self._totals.n_samples
 
     @property
-    @_locked
+    @locked
     def nbytes(self) -> int:
         """Bytes of the state: totals, runs and the raw buffer not yet sorted."""
         total = 0
@@ -326,7 +283,7 @@ class MultilabelAccumulator:
                 parts.append(r)
         self._parts = [[LabelRuns.merge_all(p)] if len(p) > 1 else p for p in self._parts]
 
-    @_locked
+    @locked
     def label_runs(self) -> list[LabelRuns]:
         """Each label's runs of every row so far (flushes the buffer)."""
         if not self.keep_runs:
@@ -380,7 +337,7 @@ class MultilabelAccumulator:
         self._maybe_flush()
         return self
 
-    @_locked
+    @locked
     def compute(self, *, binary: BinaryFigures | None = None) -> MultilabelReport:
         """The ``multilabel_report`` dict of every row so far, with its warnings.
 
@@ -409,7 +366,7 @@ class MultilabelAccumulator:
 
     # ------------------------------------------------------------------ persistence
 
-    @_locked
+    @locked
     def to_arrays(self) -> dict[str, NDArray[Any]]:
         """The state as named arrays (flushes the buffer): what ``save`` writes and
         pickling carries. Weights are stored in the narrowest exact dtype, float32
@@ -456,7 +413,7 @@ class MultilabelAccumulator:
                 raise ValueError(f"format {meta.get('format')!r} version {meta.get('version')!r}")
             threshold: Any = meta["threshold"]
             if meta["threshold_repr"] != repr(threshold):
-                threshold = _threshold_of(meta["threshold_repr"], threshold)
+                threshold = threshold_of(meta["threshold_repr"], threshold)
             acc = cls(
                 meta["n_labels_arg"],
                 threshold=threshold,
@@ -474,7 +431,7 @@ class MultilabelAccumulator:
                 acc._claim(totals.n_labels, meta["score_kind"])
                 acc._totals = totals
                 if acc.keep_runs:
-                    runs = _runs_of(arrays, totals.n_labels, meta["score_kind"])
+                    runs = runs_of_arrays(arrays, totals.n_labels, meta["score_kind"])
                     n_pos = np.array([r.n_pos for r in runs], dtype=np.int64)
                     n_neg = np.array([r.n_neg for r in runs], dtype=np.int64)
                     if not (
@@ -530,51 +487,10 @@ class MultilabelAccumulator:
 
     def __setstate__(self, state: dict[str, NDArray[Any]]) -> None:
         self.__dict__.update(MultilabelAccumulator.from_arrays(state).__dict__)
-        _LIVE.add(self)
+        track(self)
 
     def __repr__(self) -> str:
         return (
             f"MultilabelAccumulator(n_labels={self.n_labels}, threshold={self.threshold!r}, "
             f"n_samples={self.n_samples}, nbytes={self.nbytes})"
         )
-
-
-def _threshold_of(text: str, fallback: float) -> Any:
-    """The threshold as given (a NumPy float32 scalar stays one: its comparisons
-    with float32 scores differ from a Python float's)."""
-    for t in (np.float32, np.float16, np.float64):
-        if repr(t(fallback)) == text:
-            return t(fallback)
-    return fallback
-
-
-def _runs_of(arrays: Any, k: int, kind: str) -> list[LabelRuns]:
-    """The per-label runs of :meth:`MultilabelAccumulator.to_arrays`."""
-
-    def typed(name: str, kinds: str) -> NDArray[Any]:
-        a = np.asarray(arrays[name])
-        if a.dtype.kind not in kinds:
-            raise ValueError(f"{name} has dtype {a.dtype}")
-        return a
-
-    off = typed("runs.offsets", "iu").astype(np.int64)
-    # Keys are order keys (uint64; uint32 for float32 scores): a float would round them.
-    keys = typed("runs.keys", "u").astype(np.uint64)
-    pos = typed("runs.pos", "uif").astype(np.float64)
-    neg = typed("runs.neg", "uif").astype(np.float64)
-    n_pos, n_neg = typed("runs.n_pos", "iu"), typed("runs.n_neg", "iu")
-    if n_pos.shape != (k,) or n_neg.shape != (k,):
-        raise ValueError(f"runs.n_pos and runs.n_neg must have shape ({k},)")
-    if off.shape != (k + 1,) or off[0] != 0 or off[-1] != keys.size or np.any(np.diff(off) < 0):
-        raise ValueError("runs.offsets do not match the runs")
-    return [
-        LabelRuns(
-            keys[off[j] : off[j + 1]],
-            pos[off[j] : off[j + 1]],
-            neg[off[j] : off[j + 1]],
-            n_pos=int(n_pos[j]),
-            n_neg=int(n_neg[j]),
-            score_kind=kind,
-        )
-        for j in range(k)
-    ]
