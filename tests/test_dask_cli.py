@@ -250,3 +250,23 @@ def test_scheduler_lost_mid_computation(tmp_path: Path) -> None:
         for p in (worker, sched):
             p.kill()
             p.wait(timeout=30)
+
+
+def test_a_timeout_under_11_s_reaches_a_listening_peer_and_fails_cleanly() -> None:
+    # A peer that accepts the TCP connection but never speaks Dask's protocol. With a
+    # timeout under 11 s, distributed's keepalive setup asserted ("Timeout too low", an
+    # internal error even against a working cluster). With any timeout, distributed
+    # waited for the peer's handshake with no limit: Client() hung forever.
+    from toxeval.dask.score import DaskUnavailable, connect
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    started = time.monotonic()
+    try:
+        with pytest.raises(DaskUnavailable, match="cannot reach the Dask scheduler"):
+            with connect(scheduler=f"tcp://127.0.0.1:{server.getsockname()[1]}", timeout=2):
+                pass
+    finally:
+        server.close()
+    assert time.monotonic() - started < 30

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import json
 import math
+import signal
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -19,6 +22,7 @@ import pytest
 from toxeval.outofcore import parse_memory_limit, score_out_of_core
 from toxeval.outofcore import run as ooc_run
 from toxeval.outofcore.ranges import RangeSpill, reduce_runs
+from toxeval.outofcore.spill_folder import spill_folder
 from toxeval.scoring import score
 from toxeval.shards import ShardError, discover_shards
 from toxeval.streaming import RunsReducer
@@ -491,3 +495,33 @@ def test_the_path_is_chosen_from_the_sample_and_the_size() -> None:
     assert choose_path(1000, K, continuous, 1 << 30) == TREE  # small input
     assert choose_path(1000, K, continuous, 1000) == RANGES  # ...not within the state
     assert choose_path(big, K, None, 1 << 30) == RANGES
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="flock and SIGKILL")
+def test_spill_folders_of_killed_runs_are_removed_by_the_next_run(
+    tmp_path: Path, data: dict[str, Any]
+) -> None:
+    # A run killed with SIGKILL cannot remove its spill folder; the next run in the
+    # same --spill-dir removes it (its lock is free), never a folder whose run is alive.
+    spill = tmp_path / "spill"
+    spill.mkdir()
+    code = (
+        "import os, signal, sys\n"
+        "from toxeval.outofcore.spill_folder import spill_folder\n"
+        "with spill_folder(sys.argv[1]) as tmp:\n"
+        "    (tmp / 'dataset-00001.arrows').write_bytes(b'x' * 1000)\n"
+        "    os.kill(os.getpid(), signal.SIGKILL)\n"
+    )
+    killed = subprocess.run([sys.executable, "-c", code, str(spill)], check=False)
+    assert killed.returncode == -signal.SIGKILL
+    (dead,) = spill.iterdir()
+    with spill_folder(spill) as live:
+        assert not dead.exists()  # swept on entry
+        (spill / "toxeval-ooc-starting").mkdir()  # no lock yet: a run starting
+        (spill / "other").mkdir()
+        ds = _shards(tmp_path / "ds", data, np.array_split(np.arange(700), 2), labels=True)
+        pred = _shards(tmp_path / "pred", data, np.array_split(np.arange(700), 3), labels=False)
+        score_out_of_core(pred, ds, memory_limit="16KiB", spill_dir=spill)
+        assert live.is_dir()
+    names = sorted(p.name for p in spill.iterdir())
+    assert names == ["other", "toxeval-ooc-starting"]

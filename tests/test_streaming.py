@@ -12,7 +12,13 @@ AP and ROC AUC. The raw buffer is flushed after every chunk in some examples
 from __future__ import annotations
 
 import itertools
+import json
+import os
 import pickle
+import signal
+import sys
+import threading
+import time
 import warnings
 from pathlib import Path
 from typing import Any
@@ -201,6 +207,73 @@ def test_save_load_round_trip_and_refuses_to_overwrite(tmp_path: Path) -> None:
     np.savez(tmp_path / "other.npz", meta=np.array('{"format": "x"}'))
     with pytest.raises(ValueError, match="not a saved MultilabelAccumulator state"):
         MultilabelAccumulator.load(tmp_path / "other.npz")
+
+
+def _saved_state(tmp_path: Path) -> tuple[MultilabelAccumulator, Path]:
+    rng = np.random.default_rng(11)
+    acc = MultilabelAccumulator()
+    acc.update(rng.random((60, 4)) < 0.3, rng.random((60, 4)))
+    path = tmp_path / "state.npz"
+    acc.save(path)
+    return acc, path
+
+
+@pytest.mark.parametrize("cut", [0, 10, 0.5, -10, -1])
+def test_load_of_a_truncated_file_is_a_value_error(tmp_path: Path, cut: float) -> None:
+    _, path = _saved_state(tmp_path)
+    data = path.read_bytes()
+    n = int(len(data) * cut) if isinstance(cut, float) else (cut % len(data) if cut else 0)
+    path.write_bytes(data[:n])
+    with pytest.raises(ValueError, match="not a saved MultilabelAccumulator state") as e:
+        MultilabelAccumulator.load(path)
+    assert "allow_pickle" not in str(e.value)
+
+
+def test_load_of_a_corrupted_file_or_plain_npy_is_a_value_error(tmp_path: Path) -> None:
+    _, path = _saved_state(tmp_path)
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0xFF  # inside an array: the zip's CRC no longer matches
+    path.write_bytes(bytes(data))
+    with pytest.raises(ValueError, match="not a saved MultilabelAccumulator state"):
+        MultilabelAccumulator.load(path)
+    np.save(tmp_path / "one.npy", np.zeros(3))
+    with pytest.raises(ValueError, match="not a saved MultilabelAccumulator state"):
+        MultilabelAccumulator.load(tmp_path / "one.npy")
+    (tmp_path / "pickled.npz").write_bytes(pickle.dumps([1, 2]))
+    with pytest.raises(ValueError, match="not a saved MultilabelAccumulator state"):
+        MultilabelAccumulator.load(tmp_path / "pickled.npz")
+
+
+def _tampered(arrays: dict[str, Any], key: str, value: Any) -> dict[str, Any]:
+    out = dict(arrays)
+    out[key] = value
+    return out
+
+
+def test_from_arrays_refuses_tampered_or_mismatched_arrays(tmp_path: Path) -> None:
+    acc, _ = _saved_state(tmp_path)
+    a = acc.to_arrays()
+    other = MultilabelAccumulator()
+    other.update(np.eye(4, dtype=bool)[[0, 1, 2, 3, 0]], np.eye(4)[[0, 1, 2, 3, 1]])
+    meta = json.loads(str(a["meta"][()]))
+    bad = [
+        _tampered(a, "runs.n_pos", a["runs.n_pos"][:2]),  # was an IndexError
+        _tampered(a, "runs.keys", a["runs.keys"].astype(np.float64)),  # keys rounded
+        _tampered(a, "runs.offsets", a["runs.offsets"] + 0.5),
+        _tampered(a, "meta", np.array("[]")),  # was an AttributeError
+        _tampered(a, "meta", np.array(json.dumps({**meta, "keep_runs": "no"}))),
+        _tampered(a, "meta", np.array(json.dumps({**meta, "n_labels": 3}))),
+        _tampered(a, "totals.support", a["totals.support"].astype(str)),
+        _tampered(a, "totals.support", -a["totals.support"] - 1),
+        _tampered(a, "totals.tp", a["totals.tp"] + 1000),
+        _tampered(a, "totals.counts", np.array([4, 60, 61, 0])),
+        # Runs of other rows under these totals: their counts do not match.
+        {**a, **{k: v for k, v in other.to_arrays().items() if k.startswith("runs.")}},
+    ]
+    for arrays in bad:
+        with pytest.raises(ValueError, match="not a saved MultilabelAccumulator state"):
+            MultilabelAccumulator.from_arrays(arrays)
+    assert_reports_equal(MultilabelAccumulator.from_arrays(a).compute(), acc.compute())
 
 
 def test_merge_leaves_other_unchanged_and_handles_itself() -> None:
@@ -405,3 +478,72 @@ def test_docs_streaming_examples_run_and_print_what_they_show(
     shown = [line.split("# -> ", 1)[1] for line in block.splitlines() if line.startswith("# -> ")]
     assert capsys.readouterr().out.splitlines() == shown
     assert len(_doc_blocks()) == 3
+
+
+def test_updates_from_several_threads_lose_no_rows() -> None:
+    # Flushing after every chunk and switching threads often makes interleavings
+    # likely: an unserialised `+=` on the totals or a flush racing an append lost rows.
+    rng = np.random.default_rng(12)
+    y, s = rng.random((20_000, 5)) < 0.3, np.round(rng.random((20_000, 5)), 2)
+    want = multilabel_report(y, s)
+    chunks = [slice(i, i + 100) for i in range(0, 20_000, 100)]
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        with mock.patch.object(accumulator_module, "FLUSH_MIN_BYTES", 1):
+            for _ in range(4):
+                acc = MultilabelAccumulator()
+                other = MultilabelAccumulator()
+                other.update(y[:0], s[:0])
+
+                def work(
+                    cs: list[slice],
+                    acc: MultilabelAccumulator = acc,
+                    other: MultilabelAccumulator = other,
+                ) -> None:
+                    for c in cs:
+                        acc.update(y[c], s[c])
+                        acc.merge(other)
+
+                threads = [threading.Thread(target=work, args=(chunks[i::4],)) for i in range(4)]
+                for t in threads:
+                    t.start()
+                for t in threads:
+                    t.join()
+                assert_reports_equal(acc.compute(), want)
+    finally:
+        sys.setswitchinterval(old)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_fork_while_another_thread_updates_gives_a_usable_state() -> None:
+    # The fork waits for the change under way; the child's accumulator is whole and
+    # unlocked (before: its lock was held by a thread that does not exist there).
+    rng = np.random.default_rng(13)
+    y, s = rng.random((400, 3)) < 0.5, rng.random((400, 3))
+    acc = MultilabelAccumulator()
+    acc.update(y[:200], s[:200])
+    held = threading.Event()
+
+    def hold() -> None:
+        with acc._lock:
+            held.set()
+            time.sleep(0.3)
+
+    t = threading.Thread(target=hold)
+    t.start()
+    assert held.wait(timeout=5)
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        signal.alarm(10)
+        ok = False
+        try:
+            acc.update(y[200:], s[200:])
+            ok = np.allclose(acc.compute()["ap"], multilabel_report(y, s)["ap"], rtol=1e-12)
+        finally:
+            os._exit(0 if ok else 3)
+    t.join()
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    acc.update(y[200:], s[200:])
+    assert_reports_equal(acc.compute(), multilabel_report(y, s))

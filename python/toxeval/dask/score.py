@@ -43,6 +43,10 @@ class DaskUnavailable(RuntimeError):
     """The scheduler cannot be reached, or stopped answering, within the timeout."""
 
 
+# The smallest kernel-level TCP timeout distributed accepts (10 keepalive probes + 1).
+TCP_TIMEOUT_MIN = 11.0
+
+
 @contextmanager
 def connect(
     *, scheduler: str | None = None, local_workers: int | None = None, timeout: float = 30.0
@@ -57,7 +61,10 @@ def connect(
         raise ValueError("give a scheduler address or a number of local workers (one of them)")
     settings = {
         "distributed.comm.timeouts.connect": f"{timeout}s",
-        "distributed.comm.timeouts.tcp": f"{timeout}s",
+        # distributed spreads this over 10 kernel keepalive probes of an open
+        # connection and asserts it is at least 11 s (else every connection that
+        # opens fails with "Timeout too low"); the connect timeout keeps `timeout`.
+        "distributed.comm.timeouts.tcp": f"{max(timeout, TCP_TIMEOUT_MIN)}s",
     }
     with dask.config.set(settings):
         cluster = None
@@ -73,6 +80,8 @@ def connect(
                 )
                 scheduler = cluster.scheduler_address
             try:
+                if cluster is None and scheduler is not None:
+                    _handshake(scheduler, timeout)
                 client = distributed.Client(scheduler, timeout=f"{timeout}s", set_as_default=True)  # type: ignore[no-untyped-call]
             except (OSError, TimeoutError) as e:
                 raise DaskUnavailable(
@@ -85,6 +94,31 @@ def connect(
         finally:
             if cluster is not None:
                 cluster.close(timeout=timeout)
+
+
+def _handshake(address: str, timeout: float) -> None:
+    """Open and close one comm to ``address`` within ``timeout`` seconds.
+
+    distributed's connect waits for the peer's handshake with no time limit, so a peer
+    that accepts the TCP connection and never speaks (a wrong port, a stopped process
+    whose socket stays open) would hang ``Client()`` forever. This probe bounds that
+    wait; after it, every step of ``Client()`` has a timeout."""
+    import asyncio
+    import concurrent.futures
+
+    from distributed.comm.core import connect as comm_connect
+
+    async def probe() -> None:
+        comm = await asyncio.wait_for(comm_connect(address, timeout=timeout), timeout)  # type: ignore[no-untyped-call]
+        await comm.close()
+
+    # A thread of its own: the caller may already run an event loop (a notebook).
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        future = pool.submit(asyncio.run, probe())
+    try:
+        future.result()
+    except asyncio.TimeoutError:
+        raise TimeoutError(f"no Dask handshake from {address} after {timeout:g} s") from None
 
 
 def _dataset_frame(ds: Dataset, labels: list[str], masks: list[str]) -> pd.DataFrame:

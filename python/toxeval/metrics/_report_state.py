@@ -230,18 +230,46 @@ class ReportTotals:
         """Totals from :meth:`to_arrays`; a ``ValueError`` when something is missing
         or has the wrong shape."""
         try:
-            k, n, n_without, weighted = (int(v) for v in d["counts"])
+            counts = _exact(d["counts"], np.dtype(np.int64), "counts")
+            if counts.shape != (4,):
+                raise ValueError(f"counts has shape {counts.shape}, expected (4,)")
+            k, n, n_without, weighted = (int(v) for v in counts)
+            if k < 0 or not 0 <= n_without <= n or weighted not in (0, 1):
+                raise ValueError(f"counts {counts.tolist()} are not counts")
             t = cls(n_labels=k, n_samples=n, n_rows_without_known_label=n_without)
             t.weighted = bool(weighted)
             for name in _ARRAYS:
                 ref = getattr(t, name)
-                v = np.asarray(d[name], dtype=ref.dtype)
+                v = _exact(d[name], ref.dtype, name)
                 if v.shape != ref.shape:
                     raise ValueError(f"{name} has shape {v.shape}, expected {ref.shape}")
                 setattr(t, name, v.copy())
-        except (KeyError, TypeError, ValueError) as e:
+            # Counts a real state always satisfies: a tampered or mismatched file is
+            # refused here rather than turned into different figures.
+            if not (
+                np.all(t.tp >= 0)
+                and np.all(t.tp <= t.predicted)
+                and np.all(t.tp <= t.support)
+                and np.all(t.predicted <= t.n_known)
+                and np.all(t.support <= t.n_known)
+                and np.all(t.n_known <= n)
+            ):
+                raise ValueError(
+                    "per-label counts are inconsistent (0 <= tp <= predicted, support "
+                    "<= n_known <= n_samples)"
+                )
+        except (KeyError, TypeError, ValueError, IndexError) as e:
             raise ValueError(f"not a saved multilabel_report state: {e}") from None
         return t
+
+
+def _exact(value: Any, dtype: np.dtype[Any], name: str) -> NDArray[Any]:
+    """``value`` as ``dtype`` when NumPy casts it there without loss of kind (integers
+    stay integers: no float or string is read as a count)."""
+    v = np.asarray(value)
+    if not np.can_cast(v.dtype, dtype, casting="same_kind") or v.dtype.kind == "b":
+        raise ValueError(f"{name} has dtype {v.dtype}, expected {dtype}")
+    return v.astype(dtype)
 
 
 _ARRAYS = (

@@ -23,7 +23,6 @@ and ROC AUC; ``result.config["out_of_core"]`` says which ran and what it held.
 from __future__ import annotations
 
 import math
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -35,6 +34,7 @@ from toxeval.outofcore.join import score_joined
 from toxeval.outofcore.memory import MemoryBudget, parse_memory_limit
 from toxeval.outofcore.one_table import score_one_table
 from toxeval.outofcore.run import ABSENT, RowCounts, RowProgress, Run
+from toxeval.outofcore.spill_folder import spill_folder
 from toxeval.outofcore.states import RANGES, TREE
 from toxeval.predictions import PredictionError
 from toxeval.predictions.schema import MISMATCH_POLICIES, OnMismatch, check_choice
@@ -93,7 +93,7 @@ def score_out_of_core(
             )
     pred_shards = discover_shards(predictions)
     ds_shards = None if combined else discover_shards(dataset)  # type: ignore[arg-type]
-    with tempfile.TemporaryDirectory(prefix="toxeval-ooc-", dir=spill_dir) as tmp:
+    with spill_folder(spill_dir) as tmp:
         run = Run(
             taxonomy=tax,
             threshold=threshold,

@@ -27,6 +27,8 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+import zipfile
+import zlib
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -44,6 +46,8 @@ from toxeval.metrics import (
     finish_report,
 )
 from toxeval.streaming.runs import LabelRuns
+from toxeval.streaming.state_arrays import runs_of_arrays, threshold_of
+from toxeval.streaming.state_lock import locked, track
 
 __all__ = ["MultilabelAccumulator"]
 
@@ -117,7 +121,10 @@ class MultilabelAccumulator:
     (counts exactly, floats to ~1e-12 relative), whatever the chunks and merges;
     rows of an update without ``sample_weight`` weigh 1. Every chunk's scores must
     be of one dtype family (float64, float32, int64 for any other integers, uint64).
+    One accumulator can be updated from several threads: changes are serialised.
     """
+
+    _lock: Any  # a threading.RLock (toxeval.streaming.state_lock.track)
 
     def __init__(
         self,
@@ -142,10 +149,12 @@ class MultilabelAccumulator:
         self.threshold = threshold
         self.n_jobs = check_n_jobs(n_jobs, "MultilabelAccumulator")
         self.keep_runs = bool(keep_runs)
+        track(self)
         self.reset()
 
     # ------------------------------------------------------------------ state
 
+    @locked
     def reset(self) -> None:
         """Forget every row (the settings stay)."""
         self.n_labels: int | None = self._n_labels_arg
@@ -162,6 +171,7 @@ class MultilabelAccumulator:
         return 0 if self._totals is None else self._totals.n_samples
 
     @property
+    @locked
     def nbytes(self) -> int:
         """Bytes of the state: totals, runs and the raw buffer not yet sorted."""
         total = 0
@@ -210,12 +220,13 @@ class MultilabelAccumulator:
             n_jobs=self.n_jobs,
         )
         n, k = c.shape
-        self._claim(k, c.score_kind)
         totals = ReportTotals.of_chunk(c, self.n_jobs)
-        assert self._totals is not None
-        self._totals.add(totals)
-        if self.keep_runs and n:
-            self._buffer(c)
+        with self._lock:
+            self._claim(k, c.score_kind)
+            assert self._totals is not None
+            self._totals.add(totals)
+            if self.keep_runs and n:
+                self._buffer(c)
 
     def _buffer(self, c: ReportChunk) -> None:
         bits = (
@@ -272,6 +283,7 @@ class MultilabelAccumulator:
                 parts.append(r)
         self._parts = [[LabelRuns.merge_all(p)] if len(p) > 1 else p for p in self._parts]
 
+    @locked
     def label_runs(self) -> list[LabelRuns]:
         """Each label's runs of every row so far (flushes the buffer)."""
         if not self.keep_runs:
@@ -291,13 +303,30 @@ class MultilabelAccumulator:
             )
         if other.keep_runs != self.keep_runs:
             raise ValueError("cannot merge a state with runs and one without (keep_runs)")
-        if other._totals is None:
-            if other.n_labels is not None:
-                self._claim(other.n_labels, None)
-            return self
-        raw, parts = list(other._raw), [list(p) for p in other._parts]
-        totals = ReportTotals.from_arrays(other._totals.to_arrays())
-        self._claim(totals.n_labels, other.score_kind)
+        # A snapshot of other under its own lock, then the change under this one's:
+        # never both at once, so a.merge(b) and b.merge(a) in two threads cannot
+        # deadlock.
+        with other._lock:
+            n_labels, kind = other.n_labels, other.score_kind
+            totals = None
+            if other._totals is not None:
+                raw, parts = list(other._raw), [list(p) for p in other._parts]
+                totals = ReportTotals.from_arrays(other._totals.to_arrays())
+        with self._lock:
+            if totals is None:
+                if n_labels is not None:
+                    self._claim(n_labels, None)
+                return self
+            return self._add(raw, parts, totals, kind)
+
+    def _add(
+        self,
+        raw: list[_Raw],
+        parts: list[list[LabelRuns]],
+        totals: ReportTotals,
+        kind: str | None,
+    ) -> MultilabelAccumulator:
+        self._claim(totals.n_labels, kind)
         assert self._totals is not None
         self._totals.add(totals)
         # Raw chunks and runs are never changed in place: sharing them is safe.
@@ -308,6 +337,7 @@ class MultilabelAccumulator:
         self._maybe_flush()
         return self
 
+    @locked
     def compute(self, *, binary: BinaryFigures | None = None) -> MultilabelReport:
         """The ``multilabel_report`` dict of every row so far, with its warnings.
 
@@ -336,6 +366,7 @@ class MultilabelAccumulator:
 
     # ------------------------------------------------------------------ persistence
 
+    @locked
     def to_arrays(self) -> dict[str, NDArray[Any]]:
         """The state as named arrays (flushes the buffer): what ``save`` writes and
         pickling carries. Weights are stored in the narrowest exact dtype, float32
@@ -374,11 +405,15 @@ class MultilabelAccumulator:
         what is wrong)."""
         try:
             meta = json.loads(str(arrays["meta"][()]))
+            if not isinstance(meta, dict):
+                raise ValueError(f"meta is a {type(meta).__name__}, not an object")
+            if not isinstance(meta["keep_runs"], bool):
+                raise ValueError(f"keep_runs is {meta['keep_runs']!r}, not a bool")
             if meta.get("format") != FORMAT or meta.get("version") != VERSION:
                 raise ValueError(f"format {meta.get('format')!r} version {meta.get('version')!r}")
             threshold: Any = meta["threshold"]
             if meta["threshold_repr"] != repr(threshold):
-                threshold = _threshold_of(meta["threshold_repr"], threshold)
+                threshold = threshold_of(meta["threshold_repr"], threshold)
             acc = cls(
                 meta["n_labels_arg"],
                 threshold=threshold,
@@ -389,15 +424,27 @@ class MultilabelAccumulator:
                 totals = ReportTotals.from_arrays(
                     {k[len("totals.") :]: arrays[k] for k in arrays if k.startswith("totals.")}
                 )
+                if meta["n_labels"] != totals.n_labels:
+                    raise ValueError(
+                        f"n_labels {meta['n_labels']!r} but totals of {totals.n_labels}"
+                    )
                 acc._claim(totals.n_labels, meta["score_kind"])
                 acc._totals = totals
                 if acc.keep_runs:
-                    acc._parts = [
-                        [r] for r in _runs_of(arrays, totals.n_labels, meta["score_kind"])
-                    ]
+                    runs = runs_of_arrays(arrays, totals.n_labels, meta["score_kind"])
+                    n_pos = np.array([r.n_pos for r in runs], dtype=np.int64)
+                    n_neg = np.array([r.n_neg for r in runs], dtype=np.int64)
+                    if not (
+                        np.array_equal(n_pos, totals.support)
+                        and np.array_equal(n_pos + n_neg, totals.n_known)
+                    ):
+                        raise ValueError(
+                            "the runs' positive and negative counts do not match the totals"
+                        )
+                    acc._parts = [[r] for r in runs]
             elif meta["n_labels"] is not None:
                 acc.n_labels = int(meta["n_labels"])
-        except (KeyError, TypeError, ValueError, json.JSONDecodeError) as e:
+        except (KeyError, TypeError, ValueError, IndexError, json.JSONDecodeError) as e:
             raise ValueError(f"not a saved MultilabelAccumulator state: {e}") from None
         return acc
 
@@ -420,48 +467,30 @@ class MultilabelAccumulator:
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> MultilabelAccumulator:
         """An accumulator saved by :meth:`save`."""
-        with np.load(path, allow_pickle=False) as z:
-            return cls.from_arrays({k: z[k] for k in z.files})
+        try:
+            z = np.load(path, allow_pickle=False)
+            if not isinstance(z, np.lib.npyio.NpzFile):
+                raise ValueError("a single array, not an NPZ")  # a .npy file
+            with z:
+                arrays = {k: z[k] for k in z.files}
+        except (ValueError, EOFError, zipfile.BadZipFile, zlib.error) as e:
+            # A truncated or corrupted file (or not an NPZ at all): say so, never
+            # suggest allow_pickle.
+            raise ValueError(
+                f"not a saved MultilabelAccumulator state: {path} is not a readable NPZ "
+                f"({type(e).__name__})"
+            ) from None
+        return cls.from_arrays(arrays)
 
     def __getstate__(self) -> dict[str, NDArray[Any]]:
         return self.to_arrays()
 
     def __setstate__(self, state: dict[str, NDArray[Any]]) -> None:
         self.__dict__.update(MultilabelAccumulator.from_arrays(state).__dict__)
+        track(self)
 
     def __repr__(self) -> str:
         return (
             f"MultilabelAccumulator(n_labels={self.n_labels}, threshold={self.threshold!r}, "
             f"n_samples={self.n_samples}, nbytes={self.nbytes})"
         )
-
-
-def _threshold_of(text: str, fallback: float) -> Any:
-    """The threshold as given (a NumPy float32 scalar stays one: its comparisons
-    with float32 scores differ from a Python float's)."""
-    for t in (np.float32, np.float16, np.float64):
-        if repr(t(fallback)) == text:
-            return t(fallback)
-    return fallback
-
-
-def _runs_of(arrays: Any, k: int, kind: str) -> list[LabelRuns]:
-    """The per-label runs of :meth:`MultilabelAccumulator.to_arrays`."""
-    off = np.asarray(arrays["runs.offsets"], dtype=np.int64)
-    keys = np.asarray(arrays["runs.keys"]).astype(np.uint64)
-    pos = np.asarray(arrays["runs.pos"]).astype(np.float64)
-    neg = np.asarray(arrays["runs.neg"]).astype(np.float64)
-    n_pos, n_neg = arrays["runs.n_pos"], arrays["runs.n_neg"]
-    if off.shape != (k + 1,) or off[0] != 0 or off[-1] != keys.size or np.any(np.diff(off) < 0):
-        raise ValueError("runs.offsets do not match the runs")
-    return [
-        LabelRuns(
-            keys[off[j] : off[j + 1]],
-            pos[off[j] : off[j + 1]],
-            neg[off[j] : off[j + 1]],
-            n_pos=int(n_pos[j]),
-            n_neg=int(n_neg[j]),
-            score_kind=kind,
-        )
-        for j in range(k)
-    ]
