@@ -303,7 +303,14 @@ class _AnswersOnly(ResponseHandler):
             return
         ResponseHandler.data_received(self, data)
         final = self._final
-        if final is not None and final.is_eof():
+        if final is None:
+            if self._asked and data and self.exception() is None:
+                # an interim 1xx answer made aiohttp drop the read timeout (it treats
+                # the 1xx's empty body as the end of the answer): the final answer is
+                # still awaited, and a server that stalls after a 100 Continue is cut
+                # off by the read timeout, not only by the deadline
+                self._reschedule_timeout()
+        elif final.is_eof():
             self._asked = False
 
 
