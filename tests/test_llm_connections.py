@@ -235,6 +235,7 @@ def test_a_server_that_stalls_after_a_100_continue_is_cut_by_the_read_timeout() 
         writer.close()
 
     replies, made = serve(stall, requests=1, read_timeout=0.2, request_deadline=15)
+    assert made == 1
     (failed,) = replies
     assert isinstance(failed, RequestFailed)
     assert "SocketTimeoutError" in str(failed) and "deadline" not in str(failed)
