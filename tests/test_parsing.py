@@ -1088,6 +1088,24 @@ def test_a_list_that_goes_on_or_a_gloss_naming_another_category_is_unparseable(
     assert r.status == "unparseable"
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "All categories except hate: no",  # the lead-in leaves hate out: not "none"
+        "Every category except hate: none",
+        "All categories but hate: no",
+        "Everything but hate is absent",  # "but" after "everything" is an exception
+        "All but hate are absent.",
+    ],
+)
+def test_an_answer_for_every_category_but_one_never_reads_that_one_as_negative(
+    text: str,
+) -> None:
+    # these read hate as 0 (status empty or partial): the exception was dropped
+    r = p(text)
+    assert r.status == "unparseable"
+
+
 def test_the_final_answer_in_the_middle_of_a_line_is_the_answer() -> None:
     r = p("Initial thought: hate. Final answer: harassment.")
     assert r.status == "ok"

@@ -17,7 +17,7 @@ from .json_answers import JsonReader
 from .lists import BULLET_RE, HAS_SEPARATOR_RE
 from .llama_guard import CODE_RE, LG_RE
 from .negations import CUE_RE as NEG_CUE_RE
-from .negations import REST, Negation
+from .negations import EXCEPT_RE, REST, Negation
 from .result import NullPolicy
 
 # Lead-in words: "Categories: hate", "Final answer: ..." (matched on the normalised lead).
@@ -426,6 +426,8 @@ class Parser(JsonReader):
         if NEG_CUE_RE.search(lead) or _OTHERS_RE.search(lead):
             return False  # "Categories not present: hate" negates its list; "All other
             # categories: no" speaks for the rest
+        if EXCEPT_RE.search(lead) or re.search(r"\bbut\b", lead, re.IGNORECASE):
+            return False  # "All categories except hate: no" leaves hate out of its answer
         # "Privacy violations: no", "1. Self-harm: yes", "Privacy violations - risk: high"
         # name a category, not a lead-in
         head = HAS_SEPARATOR_RE.split(BULLET_RE.sub("", lead.strip(), count=1), maxsplit=1)[0]
