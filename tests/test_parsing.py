@@ -1106,6 +1106,26 @@ def test_an_answer_for_every_category_but_one_never_reads_that_one_as_negative(
     assert r.status == "unparseable"
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"categories": ["hate"], "violence": 0.9}',  # read as violence 0, status ok
+        '{"categories": ["hate"], "hate": 0}',  # read as hate 1, status ok
+        '{"categories": [], "hate": true}',
+    ],
+)
+def test_a_category_key_beside_a_container_that_disagrees_is_a_contradiction(text: str) -> None:
+    r = p(text)
+    assert r.status == "unparseable" and "contradictory" in (r.reason or "")
+
+
+def test_category_keys_beside_a_container_that_agree_are_read() -> None:
+    r = p('{"categories": ["hate"], "hate": 0.9, "violence": 0.1}')
+    assert r.status == "ok" and r.labels == frozenset({"hate"})
+    r = p('{"category_scores": {"hate": 0.9}, "violence": 0.8}')  # beside a score object
+    assert r.scores[TOX15.index("violence")] == pytest.approx(0.8)
+
+
 def test_the_final_answer_in_the_middle_of_a_line_is_the_answer() -> None:
     r = p("Initial thought: hate. Final answer: harassment.")
     assert r.status == "ok"
