@@ -1126,6 +1126,25 @@ def test_category_keys_beside_a_container_that_agree_are_read() -> None:
     assert r.scores[TOX15.index("violence")] == pytest.approx(0.8)
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Categories: hate, violence. Answer: none",  # read as hate and violence, ok
+        "Answer: none. Categories: hate",
+        "Labels: hate. Verdict: none.",
+    ],
+)
+def test_lead_in_answers_on_one_line_that_disagree_are_refused_as_on_two(text: str) -> None:
+    r = p(text)
+    assert r.status == "unparseable" and "disagree" in (r.reason or "")
+    assert p(text.replace(". ", "\n")).status == "unparseable"
+
+
+def test_lead_in_answers_on_one_line_that_agree_are_read() -> None:
+    r = p("Categories: hate. Answer: hate")
+    assert r.status == "ok" and r.labels == frozenset({"hate"})
+
+
 def test_the_final_answer_in_the_middle_of_a_line_is_the_answer() -> None:
     r = p("Initial thought: hate. Final answer: harassment.")
     assert r.status == "ok"

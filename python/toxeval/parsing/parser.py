@@ -84,6 +84,8 @@ _FENCE_RE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\n?(.*?)(?:```|\Z)", re
 _PLAIN_RE = re.compile(r"[A-Za-z0-9_ ,\-]+")
 _LEAD_RE = re.compile(r"\A[ \t]*([^\n:{}\[\]]{1,60}?)[ \t]*[:=][ \t]*(.*)\Z", re.DOTALL)
 _LEAD_LINE_RE = re.compile(r"^[ \t]*[*#>]*[ \t]*([A-Za-z][A-Za-z _*-]{0,59}?)[ \t]*[:=]", re.M)
+# A lead-in after the end of a sentence on the same line ("Categories: hate. Answer: none").
+_LEAD_INLINE_RE = re.compile(r"[.!;][ \t]+[*#>]*[ \t]*([A-Za-z][A-Za-z _*-]{0,59}?)[ \t]*[:=]")
 # A leading reasoning block ("<think>...</think> answer"), as reasoning models write it.
 _REASONING_OPEN_RE = re.compile(r"\A<(think|thinking|reasoning)>", re.IGNORECASE)
 # Lead-ins of a verdict line ("Verdict: safe"), stripped before reading it.
@@ -318,6 +320,13 @@ class Parser(JsonReader):
             # their own are compared by _lead_sections)
             body = body[final.start() :].strip()
         m = _LEAD_RE.match(body)
+        if "\n" not in body and depth < MAX_DEPTH and m is not None and self._is_lead(m.group(1)):
+            # several lead-ins on one line are several answers, as on lines of their own
+            inline = [
+                x.start(1) for x in _LEAD_INLINE_RE.finditer(body) if self._is_lead(x.group(1))
+            ]
+            if inline:
+                return self._lead_sections(body, [0, *inline], depth)
         if "\n" in body and depth < MAX_DEPTH:
             leads = [x for x in _LEAD_LINE_RE.finditer(body) if self._is_lead(x.group(1))]
             if len(leads) >= 2:
