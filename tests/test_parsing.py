@@ -1145,6 +1145,26 @@ def test_lead_in_answers_on_one_line_that_agree_are_read() -> None:
     assert r.status == "ok" and r.labels == frozenset({"hate"})
 
 
+def test_latin_words_with_cyrillic_or_greek_lookalike_letters_read_as_latin() -> None:
+    # "Nоt present" with a Cyrillic "о" was no cue: "Nоt present:" was read as a lead-in
+    # and hate and violence as positives, status ok
+    r = p("N\u043et present: hate, violence")
+    assert r.status == "partial" and r.labels == frozenset()
+    assert r.scores[TOX15.index("hate")] == 0.0 and r.scores[TOX15.index("violence")] == 0.0
+    assert p("h\u0430te").labels == frozenset({"hate"})  # a Cyrillic "а"
+    assert p("hate: n\u03bf").scores[TOX15.index("hate")] == 0.0  # a Greek omicron
+    assert p("\u043d\u0435\u0442").status == "unparseable"  # a Russian word stays one
+
+
+def test_a_loose_bullet_list_under_a_negated_lead_is_one_list() -> None:
+    # blank lines between the bullets: "violence" was read as a positive, status ok
+    r = p("Absent:\n- hate\n\n- violence")
+    assert r.status == "partial" and r.labels == frozenset()
+    assert r.scores[TOX15.index("hate")] == 0.0 and r.scores[TOX15.index("violence")] == 0.0
+    r = p("Absent:\n\n- hate\n\n- violence\n\nPresent:\n- fraud")
+    assert r.status == "ok" and r.labels == frozenset({"fraud"})
+
+
 def test_the_final_answer_in_the_middle_of_a_line_is_the_answer() -> None:
     r = p("Initial thought: hate. Final answer: harassment.")
     assert r.status == "ok"

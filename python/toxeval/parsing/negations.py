@@ -365,7 +365,18 @@ def _join_items(body: str) -> str:
             out.append(line)
             continue
         items: list[str] = []
-        while i < len(lines) and _ITEM_LINE_RE.match(lines[i]) and not _HEADING_RE.match(lines[i]):
+        while i < len(lines):
+            if not lines[i].strip():
+                # blank lines between bullets (a loose markdown list) keep the list going
+                j = i
+                while j < len(lines) and not lines[j].strip():
+                    j += 1
+                if j < len(lines) and _BULLET_RE.match(lines[j].strip()):
+                    i = j
+                    continue
+                break
+            if not _ITEM_LINE_RE.match(lines[i]) or _HEADING_RE.match(lines[i]):
+                break
             items.append(_BULLET_RE.sub("", lines[i].strip()))
             i += 1
         out.append(f"{line.rstrip()} {', '.join(items)}" if items else line)
