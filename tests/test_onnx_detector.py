@@ -407,7 +407,6 @@ def test_a_session_that_cannot_start_names_the_thread_count(
     # ONNX Runtime answers a --threads it cannot start (1e9) with a bare std::bad_alloc
     # while loading the graph: the message must not blame the graph alone
     import onnxruntime
-
     from toxeval.classifiers.model_dir import ModelDirError
     from toxeval.classifiers.onnx_runner import OnnxClassifier
     from toxeval.classifiers.options import ModelOptions
