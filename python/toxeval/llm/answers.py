@@ -376,22 +376,35 @@ def _logprob(entry: Any) -> float | None:
     return None
 
 
+def _is_yes_no(token: str) -> bool:
+    return token.strip(_TOKEN_STRIP).lower() in ("yes", "no")
+
+
 def _yes_probability(tok: dict[str, Any]) -> float | str:
     """P(yes) = e^yes / (e^yes + e^no) over the yes/no variants at this position, or why
     not: no usable alternatives (the chosen token alone would give a bare 0 or 1), no
     yes/no among them, or a yes/no logprob that is not a log-probability (NaN, infinite,
     above 0), which would otherwise read as a silent 0 or 1, or overflow."""
     cands: dict[str, float] = {}
+    unread: set[str] = set()  # yes/no variants whose logprob is no number (a bool, a string)
     top = tok.get("top_logprobs")
     for alt in top if isinstance(top, list) else ():
         t, lp = _token_text(alt), _logprob(alt)
         if t is not None and lp is not None:
             cands.setdefault(t, lp)
+        elif t is not None and _is_yes_no(t):
+            unread.add(t)
     if not cands:
         return _NO_TOP
     lp_chosen = _logprob(tok)
+    chosen = str(tok["token"])
     if lp_chosen is not None:
-        cands.setdefault(str(tok["token"]), lp_chosen)
+        cands.setdefault(chosen, lp_chosen)
+    elif _is_yes_no(chosen):
+        unread.add(chosen)
+    if unread - cands.keys():
+        # dropping it would leave the other word alone: a silent 0 or 1
+        return _INVALID_LOGPROB
     yes_lps: list[float] = []
     no_lps: list[float] = []
     for t, lp in cands.items():
