@@ -20,6 +20,7 @@ from toxeval.llm import predict
 from toxeval.llm.answers import chat_replies
 from toxeval.llm.guard_logprobs import (
     CUT_LOGPROBS,
+    INVALID_VERDICT,
     NO_CHOSEN,
     NO_LOGPROBS,
     NOT_THIS_ANSWER,
@@ -233,6 +234,25 @@ def test_a_verdict_without_its_own_logprob_is_not_read_as_the_other() -> None:
     check(a.scores, {"hate": 1.0})
 
 
+@pytest.mark.parametrize("bad", ["-0.1", True, None, float("nan"), 3.0])
+def test_a_verdict_whose_logprob_is_no_log_probability_is_read_as_0_1(bad: Any) -> None:
+    # "safe" was dropped and "unsafe" left alone: P(unsafe) 1, graded
+    tokens = [
+        {"token": "unsafe", "logprob": -0.5, "top_logprobs": [
+            {"token": "unsafe", "logprob": -0.5}, {"token": "safe", "logprob": bad}]},
+        {"token": "\nS10", "logprob": 0.0, "top_logprobs": [{"token": "\nS10", "logprob": 0.0}]},
+    ]  # fmt: skip
+    a = read(body("unsafe\nS10", {"content": tokens}))
+    assert not a.graded and INVALID_VERDICT in (a.reason or "")
+    check(a.scores, {"hate": 1.0})
+    completions = {
+        "tokens": ["unsafe", "\nS10"],
+        "token_logprobs": [-0.5, 0.0],
+        "top_logprobs": [{"unsafe": -0.5, "safe": bad}, {"\nS10": 0.0}],
+    }
+    assert not read(body("unsafe\nS10", completions)).graded
+
+
 def test_policy_guard_reads_logprobs_only_of_its_answer() -> None:
     from toxeval.llm.guard_logprobs import score_policy_answers
 
@@ -243,6 +263,10 @@ def test_policy_guard_reads_logprobs_only_of_its_answer() -> None:
         {"token": "Yes", "logprob": None, "top_logprobs": [{"token": "No", "logprob": -0.1}]}
     ]})  # fmt: skip
     # choices out of order: the text read and the logprobs read are of the same choice
+    bodies[4] = body("No", {"content": [  # No, whose Yes alternative has no number
+        {"token": "No", "logprob": -0.1, "top_logprobs": [
+            {"token": "No", "logprob": -0.1}, {"token": "Yes", "logprob": "x"}]}
+    ]})  # fmt: skip
     bodies[2] = {"choices": [
         {"index": 1, "message": {"content": "Yes"},
          "logprobs": chat_tokens(("Yes", {"Yes": 0.7, "No": 0.3}))},
@@ -251,7 +275,8 @@ def test_policy_guard_reads_logprobs_only_of_its_answer() -> None:
     a = score_policy_answers(bodies, small)
     assert a.scores[0] == 0.0 and a.scores[1] == 1.0  # their words, 0/1
     assert a.scores[2] == pytest.approx(0.7) and a.scores[3] == pytest.approx(0.2)
-    assert not a.graded and "no logprobs, read as 0/1: s, h" in (a.reason or "")
+    assert a.scores[4] == 0.0
+    assert not a.graded and "no logprobs, read as 0/1: s, h, sh" in (a.reason or "")
 
 
 # --- end to end ------------------------------------------------------------------------

@@ -62,6 +62,7 @@ NO_LOGPROBS = "no logprobs in the response: read as 0/1"
 UNIFORM = "answered safe: P(unsafe) shared equally among the hazard codes"
 NO_CODE = "no hazard code of the mapping in the answer: P(unsafe) shared equally among them"
 NOT_THIS_ANSWER = "the logprobs' tokens do not spell the answer: read as 0/1"
+INVALID_VERDICT = "a verdict's logprob is not a log-probability: read as 0/1"
 NO_CHOSEN = "the first token's top logprobs do not hold the verdict it chose: read as 0/1"
 CUT_LOGPROBS = "the logprobs stop before the answer ends: codes past them read with share 1"
 _LOGPROB_SLACK = 1e-4
@@ -72,10 +73,13 @@ _LEAD = " \t\r\n,;"
 @dataclass(frozen=True)
 class Position:
     """One generated token: its ``text`` and the log-probabilities of its top
-    ``alternatives`` (the chosen token included when the server gave its logprob)."""
+    ``alternatives`` (the chosen token included when the server gave its logprob);
+    ``unread``: the alternatives (or the chosen token) whose logprob was not a
+    log-probability and was dropped."""
 
     text: str
     alternatives: dict[str, float]
+    unread: frozenset[str] = frozenset()
 
 
 def _number(v: Any) -> float | None:
@@ -101,15 +105,20 @@ def logprob_positions(logprobs: Any) -> list[Position] | None:
             if not isinstance(entry, dict) or not isinstance(entry.get("token"), str):
                 return None
             alts: dict[str, float] = {}
+            unread: set[str] = set()
             for alt in entry.get("top_logprobs") or ():
                 if isinstance(alt, dict) and isinstance(alt.get("token"), str):
                     lp = _number(alt.get("logprob"))
                     if lp is not None:
                         alts.setdefault(alt["token"], lp)
+                    else:
+                        unread.add(alt["token"])
             lp = _number(entry.get("logprob"))
             if lp is not None and alts:
                 alts.setdefault(entry["token"], lp)
-            out.append(Position(entry["token"], alts))
+            elif lp is None:
+                unread.add(entry["token"])
+            out.append(Position(entry["token"], alts, frozenset(unread - alts.keys())))
         return out or None
     tokens = logprobs.get("tokens")
     tops = logprobs.get("top_logprobs")
@@ -121,14 +130,19 @@ def logprob_positions(logprobs: Any) -> list[Position] | None:
     for i, tok in enumerate(tokens):
         top = tops[i] if i < len(tops) and isinstance(tops[i], dict) else {}
         alts = {}
+        unread = set()
         for t, v in top.items():
             lp = _number(v)
             if isinstance(t, str) and lp is not None:
                 alts[t] = lp
+            elif isinstance(t, str):
+                unread.add(t)
         lp = _number(chosen[i]) if i < len(chosen) else None
         if lp is not None and alts:
             alts.setdefault(tok, lp)
-        out.append(Position(tok, alts))
+        elif lp is None and i < len(chosen):
+            unread.add(tok)
+        out.append(Position(tok, alts, frozenset(unread - alts.keys())))
     return out or None
 
 
@@ -183,6 +197,8 @@ def _p_unsafe(pos: Position) -> float | None:
     chosen = _verdict_word(pos.text)
     if (not sums["unsafe"] and not sums["safe"]) or (chosen is not None and not sums[chosen]):
         return None
+    if any(_verdict_word(t) is not None and t != pos.text for t in pos.unread):
+        return None  # a verdict dropped for its logprob: the rest alone would be biased
     top = max(sums["unsafe"] + sums["safe"])
     u = sum(math.exp(lp - top) for lp in sums["unsafe"])
     s = sum(math.exp(lp - top) for lp in sums["safe"])
@@ -267,6 +283,8 @@ def score_llama_guard_logprobs(
             why = NO_LOGPROBS
         elif not spelled:
             why = NOT_THIS_ANSWER
+        elif any(_verdict_word(t) is not None and t != first.text for t in first.unread):
+            why = INVALID_VERDICT
         elif (
             _verdict_word(first.text) is not None
             and _p_unsafe(Position("", first.alternatives)) is not None
@@ -355,6 +373,8 @@ def _p_yes(pos: Position) -> float | None:
     chosen = _yes_no(pos.text)
     if (not sums["yes"] and not sums["no"]) or (chosen is not None and not sums[chosen]):
         return None
+    if any(_yes_no(t) is not None and t != pos.text for t in pos.unread):
+        return None  # a Yes or No dropped for its logprob: the rest alone would be biased
     top = max(sums["yes"] + sums["no"])
     y = sum(math.exp(lp - top) for lp in sums["yes"])
     n = sum(math.exp(lp - top) for lp in sums["no"])
