@@ -95,7 +95,8 @@ def logprob_positions(logprobs: Any) -> list[Position] | None:
     (``{"content": [{"token", "logprob", "top_logprobs": [{"token", "logprob"}]}]}``) or
     completions (``{"tokens": [...], "token_logprobs": [...], "top_logprobs": [{token:
     logprob}]}``); None when it holds no positions. Non-numeric, non-finite or positive
-    log-probabilities are dropped."""
+    log-probabilities are dropped, their tokens kept in ``unread``: a verdict or a Yes/No
+    dropped so makes the position unreadable, never the other word certain."""
     if not isinstance(logprobs, dict):
         return None
     content = logprobs.get("content")
