@@ -1165,6 +1165,20 @@ def test_a_loose_bullet_list_under_a_negated_lead_is_one_list() -> None:
     assert r.status == "ok" and r.labels == frozenset({"fraud"})
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Hate\nNo",  # read as the label list {hate}, status ok
+        "**Hate**\nNo\n**Violence**\nYes",  # read as {hate, violence}
+        "hate, no",
+        '["hate", "no"]',
+    ],
+)
+def test_a_bare_yes_or_no_after_a_name_is_refused_not_dropped(text: str) -> None:
+    r = p(text)
+    assert r.status == "unparseable" and "a value, not a label" in (r.reason or "")
+
+
 def test_the_final_answer_in_the_middle_of_a_line_is_the_answer() -> None:
     r = p("Initial thought: hate. Final answer: harassment.")
     assert r.status == "ok"
