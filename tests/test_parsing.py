@@ -1179,6 +1179,20 @@ def test_a_bare_yes_or_no_after_a_name_is_refused_not_dropped(text: str) -> None
     assert r.status == "unparseable" and "a value, not a label" in (r.reason or "")
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "- hate\n- violence\n\nThese are not present.",  # read as {hate, violence}, partial
+        "1. hate\n2. violence\n\nBoth are absent.",
+        "Categories: hate, violence\n(Neither applies.)",
+        "hate and violence, neither present",
+    ],
+)
+def test_a_negation_beside_a_label_list_refuses_its_positives(text: str) -> None:
+    r = p(text)
+    assert r.status == "unparseable" and "a negation beside the list" in (r.reason or "")
+
+
 def test_the_final_answer_in_the_middle_of_a_line_is_the_answer() -> None:
     r = p("Initial thought: hate. Final answer: harassment.")
     assert r.status == "ok"

@@ -232,6 +232,13 @@ class Parser(JsonReader):
             labels = tuple(c for c, v in items if v > 0.0)
         if not cols and acc.unsafe_flag:
             return _unparseable("flagged unsafe but no category given", unknown)
+        if labels and acc.complete and (denial := _denial(unknown)) is not None:
+            # "- hate\n- violence\n\nThese are not present": words outside the list that
+            # deny something; read as unrecognised, they left the list's positives standing
+            return _unparseable(
+                f"a negation beside the list ({denial[:40]!r}): what it denies is not known",
+                unknown,
+            )
         if acc.unsafe_flag is False and labels:
             named = ", ".join(self.ids[c] for c in labels)
             return _unparseable(f"contradictory: says safe but names {named}", unknown)
@@ -448,6 +455,11 @@ _FINAL_RE = re.compile(
     r"(?<![\w])final\s+(?:answer|verdict|classification|labels?|categor(?:y|ies)|output)\s*:",
     re.IGNORECASE,
 )
+
+
+def _denial(unknown: tuple[str, ...]) -> str | None:
+    """The first of the unrecognised pieces of an answer that holds a negation cue."""
+    return next((u for u in unknown if NEG_CUE_RE.search(u) is not None), None)
 
 
 def _final_answer(s: str) -> tuple[str, str | None]:
