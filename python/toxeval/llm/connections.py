@@ -47,6 +47,7 @@ import asyncio
 import base64
 import functools
 import logging
+import math
 import os
 import ssl
 from collections.abc import Mapping
@@ -212,8 +213,11 @@ class Connections:
                 )
         self._tls = tls_context()  # one CA bundle load for every connection (~0.1 s)
         self._slots = asyncio.Semaphore(max(1, slots))
-        self._timeout = aiohttp.ClientTimeout(
-            total=deadline, sock_connect=connect_timeout, sock_read=read_timeout
+        self._timeout = aiohttp.ClientTimeout(  # inf is None, no limit, to aiohttp (whose
+            # timers round the time up to an integer: inf was an OverflowError)
+            total=_limit(deadline),
+            sock_connect=_limit(connect_timeout),
+            sock_read=_limit(read_timeout),
         )
         self._deadline = deadline
         self._urls: dict[str, URL] = {}
@@ -274,6 +278,11 @@ class Connections:
     async def aclose(self) -> None:
         if self._session is not None:
             await self._session.close()
+
+
+def _limit(seconds: float) -> float | None:
+    """A timeout as aiohttp takes it: None (no limit) for an infinite one."""
+    return None if math.isinf(seconds) else seconds
 
 
 class _AnswersOnly(ResponseHandler):
