@@ -743,6 +743,24 @@ def test_an_invalid_logprob_makes_its_category_unknown(moderation8: Taxonomy, ba
     assert a.scores[0] == p_yes([-2.4], [-0.1])
 
 
+@pytest.mark.parametrize("bad", [True, "-0.1", None], ids=["bool", "string", "null"])
+def test_a_yes_or_no_logprob_that_is_no_number_makes_its_category_unknown(
+    moderation8: Taxonomy, bad: Any
+) -> None:
+    # the " no" alternative was dropped and " yes" left alone: P(yes) = 1, status ok
+    toks = answer_lines([(cid, "no", {" no": -0.1, " yes": -2.4}) for cid in M8])
+    h = M8.index("h") * 4 + 2
+    toks[h] = {
+        "token": " no",
+        "logprob": bad,
+        "top_logprobs": [{"token": " no", "logprob": bad}, {"token": " yes", "logprob": -2.4}],
+    }
+    spec = RequestSpec("chat", "m", moderation8, scoring="logprobs")
+    a = read_one(spec, openai_body(content_of(toks), logprobs=toks))
+    assert a.status == "partial" and a.reason == "invalid logprob (not a finite number <= 0) for: h"
+    assert a.scores is not None and math.isnan(a.scores[1])
+
+
 def test_top_logprobs_with_no_usable_entry_are_no_alternatives(moderation8: Taxonomy) -> None:
     toks = answer_lines([(cid, "no", {" no": -0.1, " yes": -2.4}) for cid in M8])
     h = M8.index("h") * 4 + 2

@@ -391,3 +391,24 @@ def test_an_html_error_page_is_read_in_one_pass(page: str, said: str) -> None:
     from toxeval.llm.error_bodies import error_detail
 
     assert error_detail(page.encode()) == said
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "bad key\x1b[2K\x1b[1A\rtoxeval: done, 100 rows",  # ANSI: erase the line, move up
+        "a\x00b\x07c\x9bd",  # NUL, BEL, a C1 CSI
+        "key \u202eyek\u202c \u200b\ufeffok",  # a bidi override, a zero-width space, a BOM
+    ],
+)
+def test_a_servers_words_reach_the_terminal_without_control_characters(said: str) -> None:
+    # error lines are printed to stderr: a hostile server's escape sequences must not
+    # rewrite what the user reads; they are shown as escapes instead
+    from toxeval.llm.error_bodies import error_detail, in_band_detail
+
+    for content in (json.dumps({"error": {"message": said}}), said):
+        shown = error_detail(content.encode())
+        assert shown.isprintable()
+        assert any(escape in shown for escape in ("\\x1b", "\\x00", "\\u202e"))
+    body = {"error": {"message": said, "code": 500}}
+    assert in_band_detail(body, json.dumps(body).encode()).isprintable()

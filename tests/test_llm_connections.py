@@ -224,6 +224,33 @@ def test_a_trickled_endless_body_is_cut_by_the_deadline_and_retried_fresh() -> N
     assert replies == [ANSWER] and made == 2
 
 
+def test_infinite_timeouts_mean_no_limit() -> None:
+    # --request-deadline inf (documented: no deadline) and --timeout inf were an internal
+    # OverflowError: aiohttp rounds its timers up to an integer
+    inf = float("inf")
+    replies, made = serve(
+        [sized()], requests=1, request_deadline=inf, read_timeout=inf, connect_timeout=inf
+    )
+    assert replies == [ANSWER] and made == 1
+
+
+def test_a_server_that_stalls_after_a_100_continue_is_cut_by_the_read_timeout() -> None:
+    # aiohttp drops its read timeout at a 1xx (whose empty body it takes for the end of
+    # the answer); the final answer is still awaited and must not wait for the deadline
+    async def stall(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+        await writer.drain()
+        await asyncio.sleep(20)
+        writer.close()
+
+    replies, made = serve(stall, requests=1, read_timeout=0.2, request_deadline=15)
+    assert made == 1
+    (failed,) = replies
+    assert isinstance(failed, RequestFailed)
+    assert "SocketTimeoutError" in str(failed) and "deadline" not in str(failed)
+
+
 # ---------------------------------------------------------------- bodies
 
 

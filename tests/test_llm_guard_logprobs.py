@@ -19,7 +19,11 @@ from fake_openai import FakeOpenAI, write_dataset
 from toxeval.llm import predict
 from toxeval.llm.answers import chat_replies
 from toxeval.llm.guard_logprobs import (
+    CUT_LOGPROBS,
+    INVALID_VERDICT,
+    NO_CHOSEN,
     NO_LOGPROBS,
+    NOT_THIS_ANSWER,
     UNIFORM,
     logprob_positions,
     score_llama_guard_logprobs,
@@ -192,6 +196,87 @@ def test_bad_logprobs_are_not_read() -> None:
             {"token": "c", "logprob": -1.0}]}]}
     )  # fmt: skip
     assert pos is not None and pos[0].alternatives == {"c": -1.0}
+
+
+def test_logprobs_of_the_first_tokens_only_keep_the_answers_codes() -> None:
+    # a server that sends logprobs for the verdict only: the answer's code S10 (hate) is
+    # read from the text with share 1, not spread equally over every code
+    for lp in (
+        chat_tokens(("unsafe", {"unsafe": 0.9, "safe": 0.1})),
+        chat_tokens(("unsafe", {"unsafe": 0.9, "safe": 0.1}), ("\n", {"\n": 1.0}),
+                    ("S", {"S": 1.0}), ("1", {"1": 1.0})),  # stops inside S10
+    ):  # fmt: skip
+        a = read(body("unsafe\nS10", lp))
+        assert a.graded and CUT_LOGPROBS in (a.reason or "")
+        check(a.scores, {"hate": 0.9})
+
+
+def test_logprobs_of_another_answer_are_not_read() -> None:
+    # tokens that spell "safe" beside an answer "unsafe S10": the 0/1 reading of the text
+    a = read(body("unsafe\nS10", chat_tokens(("safe", {"safe": 0.9, "unsafe": 0.1}))))
+    assert not a.graded and NOT_THIS_ANSWER in (a.reason or "")
+    check(a.scores, {"hate": 1.0})
+    # a trailing special token in the logprobs only is the same answer
+    lp = chat_tokens(*LLAMA3, ("<|eot_id|>", {"<|eot_id|>": 1.0}))
+    check(read(body("unsafe\nS1,S10", lp)).scores, LLAMA3_EXPECTED)
+
+
+def test_a_verdict_without_its_own_logprob_is_not_read_as_the_other() -> None:
+    # the chosen "unsafe" has a NaN logprob and only "safe" is among the alternatives:
+    # P(unsafe) would be 0 for an answer that says unsafe
+    lp = {"content": [
+        {"token": "unsafe", "logprob": float("nan"),
+         "top_logprobs": [{"token": "safe", "logprob": -0.01}]},
+        {"token": "\nS10", "logprob": 0.0, "top_logprobs": [{"token": "\nS10", "logprob": 0.0}]},
+    ]}  # fmt: skip
+    a = read(body("unsafe\nS10", lp))
+    assert not a.graded and NO_CHOSEN in (a.reason or "")
+    check(a.scores, {"hate": 1.0})
+
+
+@pytest.mark.parametrize("bad", ["-0.1", True, None, float("nan"), 3.0])
+def test_a_verdict_whose_logprob_is_no_log_probability_is_read_as_0_1(bad: Any) -> None:
+    # "safe" was dropped and "unsafe" left alone: P(unsafe) 1, graded
+    tokens = [
+        {"token": "unsafe", "logprob": -0.5, "top_logprobs": [
+            {"token": "unsafe", "logprob": -0.5}, {"token": "safe", "logprob": bad}]},
+        {"token": "\nS10", "logprob": 0.0, "top_logprobs": [{"token": "\nS10", "logprob": 0.0}]},
+    ]  # fmt: skip
+    a = read(body("unsafe\nS10", {"content": tokens}))
+    assert not a.graded and INVALID_VERDICT in (a.reason or "")
+    check(a.scores, {"hate": 1.0})
+    completions = {
+        "tokens": ["unsafe", "\nS10"],
+        "token_logprobs": [-0.5, 0.0],
+        "top_logprobs": [{"unsafe": -0.5, "safe": bad}, {"\nS10": 0.0}],
+    }
+    assert not read(body("unsafe\nS10", completions)).graded
+
+
+def test_policy_guard_reads_logprobs_only_of_its_answer() -> None:
+    from toxeval.llm.guard_logprobs import score_policy_answers
+
+    small = load_taxonomy("openai-moderation-8")
+    bodies: list[Any] = [body("No", chat_tokens(("No", {"No": 0.8, "Yes": 0.2})))] * small.k
+    bodies[0] = body("No", chat_tokens(("Yes", {"Yes": 0.9, "No": 0.1})))  # another answer
+    bodies[1] = body("Yes", {"content": [  # the chosen Yes without a logprob of its own
+        {"token": "Yes", "logprob": None, "top_logprobs": [{"token": "No", "logprob": -0.1}]}
+    ]})  # fmt: skip
+    # choices out of order: the text read and the logprobs read are of the same choice
+    bodies[4] = body("No", {"content": [  # No, whose Yes alternative has no number
+        {"token": "No", "logprob": -0.1, "top_logprobs": [
+            {"token": "No", "logprob": -0.1}, {"token": "Yes", "logprob": "x"}]}
+    ]})  # fmt: skip
+    bodies[2] = {"choices": [
+        {"index": 1, "message": {"content": "Yes"},
+         "logprobs": chat_tokens(("Yes", {"Yes": 0.7, "No": 0.3}))},
+        {"message": {"content": "No"}, "logprobs": chat_tokens(("No", {"No": 0.99, "Yes": 0.01}))},
+    ]}  # fmt: skip
+    a = score_policy_answers(bodies, small)
+    assert a.scores[0] == 0.0 and a.scores[1] == 1.0  # their words, 0/1
+    assert a.scores[2] == pytest.approx(0.7) and a.scores[3] == pytest.approx(0.2)
+    assert a.scores[4] == 0.0
+    assert not a.graded and "no logprobs, read as 0/1: s, h, sh" in (a.reason or "")
 
 
 # --- end to end ------------------------------------------------------------------------

@@ -399,3 +399,21 @@ def test_runtime_failure_is_one_clear_error(tmp_path: Path, cli: Callable[..., C
               str(tmp_path / "run.jsonl"), "-q")  # fmt: skip
     assert got.returncode == 2 and "Traceback" not in got.stderr
     assert "ONNX Runtime failed on a batch" in got.stderr
+
+
+def test_a_session_that_cannot_start_names_the_thread_count(
+    model: TinyModel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # ONNX Runtime answers a --threads it cannot start (1e9) with a bare std::bad_alloc
+    # while loading the graph: the message must not blame the graph alone
+    import onnxruntime
+    from toxeval.classifiers.model_dir import ModelDirError
+    from toxeval.classifiers.onnx_runner import OnnxClassifier
+    from toxeval.classifiers.options import ModelOptions
+
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("std::bad_alloc")
+
+    monkeypatch.setattr(onnxruntime, "InferenceSession", refuse)
+    with pytest.raises(ModelDirError, match=r"with 1000000000 threads \(--threads\): std::bad"):
+        OnnxClassifier(model.path, ModelOptions(threads=1_000_000_000), "onnx:m")

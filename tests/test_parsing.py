@@ -1088,6 +1088,111 @@ def test_a_list_that_goes_on_or_a_gloss_naming_another_category_is_unparseable(
     assert r.status == "unparseable"
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "All categories except hate: no",  # the lead-in leaves hate out: not "none"
+        "Every category except hate: none",
+        "All categories but hate: no",
+        "Everything but hate is absent",  # "but" after "everything" is an exception
+        "All but hate are absent.",
+    ],
+)
+def test_an_answer_for_every_category_but_one_never_reads_that_one_as_negative(
+    text: str,
+) -> None:
+    # these read hate as 0 (status empty or partial): the exception was dropped
+    r = p(text)
+    assert r.status == "unparseable"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"categories": ["hate"], "violence": 0.9}',  # read as violence 0, status ok
+        '{"categories": ["hate"], "hate": 0}',  # read as hate 1, status ok
+        '{"categories": [], "hate": true}',
+    ],
+)
+def test_a_category_key_beside_a_container_that_disagrees_is_a_contradiction(text: str) -> None:
+    r = p(text)
+    assert r.status == "unparseable" and "contradictory" in (r.reason or "")
+
+
+def test_category_keys_beside_a_container_that_agree_are_read() -> None:
+    r = p('{"categories": ["hate"], "hate": 0.9, "violence": 0.1}')
+    assert r.status == "ok" and r.labels == frozenset({"hate"})
+    r = p('{"category_scores": {"hate": 0.9}, "violence": 0.8}')  # beside a score object
+    assert r.scores[TOX15.index("violence")] == pytest.approx(0.8)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Categories: hate, violence. Answer: none",  # read as hate and violence, ok
+        "Answer: none. Categories: hate",
+        "Labels: hate. Verdict: none.",
+    ],
+)
+def test_lead_in_answers_on_one_line_that_disagree_are_refused_as_on_two(text: str) -> None:
+    r = p(text)
+    assert r.status == "unparseable" and "disagree" in (r.reason or "")
+    assert p(text.replace(". ", "\n")).status == "unparseable"
+
+
+def test_lead_in_answers_on_one_line_that_agree_are_read() -> None:
+    r = p("Categories: hate. Answer: hate")
+    assert r.status == "ok" and r.labels == frozenset({"hate"})
+
+
+def test_latin_words_with_cyrillic_or_greek_lookalike_letters_read_as_latin() -> None:
+    # "Nоt present" with a Cyrillic "о" was no cue: "Nоt present:" was read as a lead-in
+    # and hate and violence as positives, status ok
+    r = p("N\u043et present: hate, violence")
+    assert r.status == "partial" and r.labels == frozenset()
+    assert r.scores[TOX15.index("hate")] == 0.0 and r.scores[TOX15.index("violence")] == 0.0
+    assert p("h\u0430te").labels == frozenset({"hate"})  # a Cyrillic "а"
+    assert p("hate: n\u03bf").scores[TOX15.index("hate")] == 0.0  # a Greek omicron
+    assert p("\u043d\u0435\u0442").status == "unparseable"  # a Russian word stays one
+
+
+def test_a_loose_bullet_list_under_a_negated_lead_is_one_list() -> None:
+    # blank lines between the bullets: "violence" was read as a positive, status ok
+    r = p("Absent:\n- hate\n\n- violence")
+    assert r.status == "partial" and r.labels == frozenset()
+    assert r.scores[TOX15.index("hate")] == 0.0 and r.scores[TOX15.index("violence")] == 0.0
+    r = p("Absent:\n\n- hate\n\n- violence\n\nPresent:\n- fraud")
+    assert r.status == "ok" and r.labels == frozenset({"fraud"})
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Hate\nNo",  # read as the label list {hate}, status ok
+        "**Hate**\nNo\n**Violence**\nYes",  # read as {hate, violence}
+        "hate, no",
+        '["hate", "no"]',
+    ],
+)
+def test_a_bare_yes_or_no_after_a_name_is_refused_not_dropped(text: str) -> None:
+    r = p(text)
+    assert r.status == "unparseable" and "a value, not a label" in (r.reason or "")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "- hate\n- violence\n\nThese are not present.",  # read as {hate, violence}, partial
+        "1. hate\n2. violence\n\nBoth are absent.",
+        "Categories: hate, violence\n(Neither applies.)",
+        "hate and violence, neither present",
+    ],
+)
+def test_a_negation_beside_a_label_list_refuses_its_positives(text: str) -> None:
+    r = p(text)
+    assert r.status == "unparseable" and "a negation beside the list" in (r.reason or "")
+
+
 def test_the_final_answer_in_the_middle_of_a_line_is_the_answer() -> None:
     r = p("Initial thought: hate. Final answer: harassment.")
     assert r.status == "ok"

@@ -73,7 +73,10 @@ class OnnxClassifier:
                 str(graph), sess_options=so, providers=["CPUExecutionProvider"]
             )
         except Exception as e:  # onnxruntime's own exception types (InvalidGraph, ...)
-            raise ModelDirError(f"{graph}: ONNX Runtime cannot load it: {e}") from None
+            # a --threads ONNX Runtime cannot start (bad_alloc for a huge count) fails here
+            # too: say so rather than blame the graph alone
+            threads = f" with {options.threads} threads (--threads)" if options.threads else ""
+            raise ModelDirError(f"{graph}: ONNX Runtime cannot load it{threads}: {e}") from None
         self._inputs = self._check_inputs(graph)
         self._output = self._check_output(graph)
         self.batch_size = options.batch_size

@@ -14,7 +14,6 @@ from __future__ import annotations
 import ast
 import bisect
 import json
-import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -22,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from toxeval.llm.yes_no import INVALID_LOGPROB, NEITHER, NO_TOP, token_text, yes_probability
 from toxeval.parsing import NullPolicy, parse_output
 from toxeval.parsing.llama_guard import CODE_RE, default_llama_guard_mapping
 from toxeval.taxonomy import LabelMapping, Taxonomy, normalize_label
@@ -58,7 +58,6 @@ _YES_NO_LINE_RE = re.compile(
     r"^[ \t]*[-*]*[ \t]*([A-Za-z0-9_][A-Za-z0-9_ /-]{0,60}?)[ \t]*[:=][ \t]*(yes|no)\b",
     re.IGNORECASE | re.MULTILINE,
 )
-_TOKEN_STRIP = " \t\r\n:=-*\"'`"
 
 
 @dataclass(frozen=True)
@@ -355,63 +354,6 @@ def _torn_last_word(
     ]
 
 
-def _token_text(tok: Any) -> str | None:
-    if isinstance(tok, dict) and isinstance(tok.get("token"), str):
-        return str(tok["token"])
-    return None
-
-
-# Why a category's P(yes) could not be read (the reason lists the categories).
-_NO_TOP = "no top_logprobs for"
-_NEITHER = "neither yes nor no among the top tokens for"
-_INVALID_LOGPROB = "invalid logprob (not a finite number <= 0) for"
-# A log-probability a little above 0 is float rounding of a near-certain token.
-_LOGPROB_SLACK = 1e-4
-
-
-def _logprob(entry: Any) -> float | None:
-    lp = entry.get("logprob") if isinstance(entry, dict) else None
-    if isinstance(lp, (int, float)) and not isinstance(lp, bool):
-        return float(lp)
-    return None
-
-
-def _yes_probability(tok: dict[str, Any]) -> float | str:
-    """P(yes) = e^yes / (e^yes + e^no) over the yes/no variants at this position, or why
-    not: no usable alternatives (the chosen token alone would give a bare 0 or 1), no
-    yes/no among them, or a yes/no logprob that is not a log-probability (NaN, infinite,
-    above 0), which would otherwise read as a silent 0 or 1, or overflow."""
-    cands: dict[str, float] = {}
-    top = tok.get("top_logprobs")
-    for alt in top if isinstance(top, list) else ():
-        t, lp = _token_text(alt), _logprob(alt)
-        if t is not None and lp is not None:
-            cands.setdefault(t, lp)
-    if not cands:
-        return _NO_TOP
-    lp_chosen = _logprob(tok)
-    if lp_chosen is not None:
-        cands.setdefault(str(tok["token"]), lp_chosen)
-    yes_lps: list[float] = []
-    no_lps: list[float] = []
-    for t, lp in cands.items():
-        word = t.strip(_TOKEN_STRIP).lower()
-        if word not in ("yes", "no"):
-            continue
-        if not (math.isfinite(lp) and lp <= _LOGPROB_SLACK):
-            return _INVALID_LOGPROB
-        (yes_lps if word == "yes" else no_lps).append(min(lp, 0.0))
-    if not yes_lps and not no_lps:
-        return _NEITHER
-    yes = sum(math.exp(lp) for lp in yes_lps)
-    no = sum(math.exp(lp) for lp in no_lps)
-    if yes + no == 0.0:  # every candidate underflows: shift by the largest logprob
-        top_lp = max(yes_lps + no_lps)
-        yes = sum(math.exp(lp - top_lp) for lp in yes_lps)
-        no = sum(math.exp(lp - top_lp) for lp in no_lps)
-    return yes / (yes + no)
-
-
 def score_logprobs(reply: ChatReply, taxonomy: Taxonomy) -> Answer:
     """Per-category P(yes) from the answer tokens' log-probabilities (docs/llm.md)."""
     method = "logprobs"
@@ -424,7 +366,7 @@ def score_logprobs(reply: ChatReply, taxonomy: Taxonomy) -> Answer:
             reply.text,
             reply.reasoning,
         )
-    texts = [_token_text(t) for t in reply.tokens]
+    texts = [token_text(t) for t in reply.tokens]
     if any(t is None for t in texts):
         return unparseable("malformed logprobs content", method, reply.text, reply.reasoning)
     starts: list[int] = []
@@ -436,14 +378,14 @@ def score_logprobs(reply: ChatReply, taxonomy: Taxonomy) -> Answer:
     _, _, offset = _split_reasoning(joined)
     scores = np.full(taxonomy.k, np.nan)
     seen: set[str] = set()
-    problems: dict[str, list[str]] = {_NEITHER: [], _NO_TOP: [], _INVALID_LOGPROB: []}
+    problems: dict[str, list[str]] = {NEITHER: [], NO_TOP: [], INVALID_LOGPROB: []}
     for m in _YES_NO_LINE_RE.finditer(joined, offset):
         cid = taxonomy.resolve(m.group(1))
         if cid is None or cid in seen:
             continue
         seen.add(cid)
         tok = reply.tokens[bisect.bisect_right(starts, m.start(2)) - 1]
-        p = _yes_probability(tok)
+        p = yes_probability(tok)
         if isinstance(p, str):
             problems[p].append(cid)
         else:

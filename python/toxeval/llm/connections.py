@@ -47,6 +47,7 @@ import asyncio
 import base64
 import functools
 import logging
+import math
 import os
 import ssl
 from collections.abc import Mapping
@@ -212,8 +213,11 @@ class Connections:
                 )
         self._tls = tls_context()  # one CA bundle load for every connection (~0.1 s)
         self._slots = asyncio.Semaphore(max(1, slots))
-        self._timeout = aiohttp.ClientTimeout(
-            total=deadline, sock_connect=connect_timeout, sock_read=read_timeout
+        self._timeout = aiohttp.ClientTimeout(  # inf is None, no limit, to aiohttp (whose
+            # timers round the time up to an integer: inf was an OverflowError)
+            total=_limit(deadline),
+            sock_connect=_limit(connect_timeout),
+            sock_read=_limit(read_timeout),
         )
         self._deadline = deadline
         self._urls: dict[str, URL] = {}
@@ -276,6 +280,11 @@ class Connections:
             await self._session.close()
 
 
+def _limit(seconds: float) -> float | None:
+    """A timeout as aiohttp takes it: None (no limit) for an infinite one."""
+    return None if math.isinf(seconds) else seconds
+
+
 class _AnswersOnly(ResponseHandler):
     """aiohttp's protocol for one connection, which also refuses an answer nobody asked
     for: bytes that arrive on a kept-alive connection after its answer was read whole,
@@ -303,7 +312,14 @@ class _AnswersOnly(ResponseHandler):
             return
         ResponseHandler.data_received(self, data)
         final = self._final
-        if final is not None and final.is_eof():
+        if final is None:
+            if self._asked and data and self.exception() is None:
+                # an interim 1xx answer made aiohttp drop the read timeout (it treats
+                # the 1xx's empty body as the end of the answer): the final answer is
+                # still awaited, and a server that stalls after a 100 Continue is cut
+                # off by the read timeout, not only by the deadline
+                self._reschedule_timeout()
+        elif final.is_eof():
             self._asked = False
 
 

@@ -116,7 +116,14 @@ def _page_text(page: str) -> str:
 
 
 def _one_line(text: str) -> str:
-    return " ".join(text[: _BODY_SHOWN * 4].split())[:_BODY_SHOWN]
+    """The server's words on one line of at most ``_BODY_SHOWN`` characters, every
+    character that does not print (an ANSI escape, NUL, a bidi override) written as its
+    escape: they reach the terminal in error lines, where a hostile server's escape
+    sequences would otherwise recolour, hide or rewrite what the user reads."""
+    line = " ".join(text[: _BODY_SHOWN * 4].split())
+    if not line.isprintable():
+        line = "".join(c if c.isprintable() else ascii(c)[1:-1] for c in line)
+    return line[:_BODY_SHOWN]
 
 
 def in_band_error(body: dict[str, Any] | None) -> int | None:

@@ -25,7 +25,11 @@ the server's logprobs (chat ``logprobs.content[].top_logprobs``, or the completi
 - When the model answers ``safe`` no code was generated: every code of the mapping gets
   an equal share of ``P(unsafe)`` (a uniform prior, stated in the reason of each row).
 
-Categories no code maps to stay unknown (NaN). Without logprobs in the answer (a server
+The logprobs are read only when their tokens spell the answer (a prefix of it, when the
+server sent logprobs for its first tokens only: the codes past them get share 1; or it
+followed by a special token) and the first token's alternatives hold the verdict it chose;
+else the answer is read as 0/1 with the reason. Categories no code maps to stay unknown
+(NaN). Without logprobs in the answer (a server
 that ignores the request), the answer is read as today, 0/1 and not graded, and the
 row's reason says so; the report says a system's scores are binary.
 """
@@ -57,6 +61,10 @@ METHOD = "llama-guard"
 NO_LOGPROBS = "no logprobs in the response: read as 0/1"
 UNIFORM = "answered safe: P(unsafe) shared equally among the hazard codes"
 NO_CODE = "no hazard code of the mapping in the answer: P(unsafe) shared equally among them"
+NOT_THIS_ANSWER = "the logprobs' tokens do not spell the answer: read as 0/1"
+INVALID_VERDICT = "a verdict's logprob is not a log-probability: read as 0/1"
+NO_CHOSEN = "the first token's top logprobs do not hold the verdict it chose: read as 0/1"
+CUT_LOGPROBS = "the logprobs stop before the answer ends: codes past them read with share 1"
 _LOGPROB_SLACK = 1e-4
 _CODE_RE = re.compile(r"S(\d+)", re.IGNORECASE)
 _LEAD = " \t\r\n,;"
@@ -65,10 +73,13 @@ _LEAD = " \t\r\n,;"
 @dataclass(frozen=True)
 class Position:
     """One generated token: its ``text`` and the log-probabilities of its top
-    ``alternatives`` (the chosen token included when the server gave its logprob)."""
+    ``alternatives`` (the chosen token included when the server gave its logprob);
+    ``unread``: the alternatives (or the chosen token) whose logprob was not a
+    log-probability and was dropped."""
 
     text: str
     alternatives: dict[str, float]
+    unread: frozenset[str] = frozenset()
 
 
 def _number(v: Any) -> float | None:
@@ -84,7 +95,8 @@ def logprob_positions(logprobs: Any) -> list[Position] | None:
     (``{"content": [{"token", "logprob", "top_logprobs": [{"token", "logprob"}]}]}``) or
     completions (``{"tokens": [...], "token_logprobs": [...], "top_logprobs": [{token:
     logprob}]}``); None when it holds no positions. Non-numeric, non-finite or positive
-    log-probabilities are dropped."""
+    log-probabilities are dropped, their tokens kept in ``unread``: a verdict or a Yes/No
+    dropped so makes the position unreadable, never the other word certain."""
     if not isinstance(logprobs, dict):
         return None
     content = logprobs.get("content")
@@ -94,15 +106,20 @@ def logprob_positions(logprobs: Any) -> list[Position] | None:
             if not isinstance(entry, dict) or not isinstance(entry.get("token"), str):
                 return None
             alts: dict[str, float] = {}
+            unread: set[str] = set()
             for alt in entry.get("top_logprobs") or ():
                 if isinstance(alt, dict) and isinstance(alt.get("token"), str):
                     lp = _number(alt.get("logprob"))
                     if lp is not None:
                         alts.setdefault(alt["token"], lp)
+                    else:
+                        unread.add(alt["token"])
             lp = _number(entry.get("logprob"))
             if lp is not None and alts:
                 alts.setdefault(entry["token"], lp)
-            out.append(Position(entry["token"], alts))
+            elif lp is None:
+                unread.add(entry["token"])
+            out.append(Position(entry["token"], alts, frozenset(unread - alts.keys())))
         return out or None
     tokens = logprobs.get("tokens")
     tops = logprobs.get("top_logprobs")
@@ -114,14 +131,19 @@ def logprob_positions(logprobs: Any) -> list[Position] | None:
     for i, tok in enumerate(tokens):
         top = tops[i] if i < len(tops) and isinstance(tops[i], dict) else {}
         alts = {}
+        unread = set()
         for t, v in top.items():
             lp = _number(v)
             if isinstance(t, str) and lp is not None:
                 alts[t] = lp
+            elif isinstance(t, str):
+                unread.add(t)
         lp = _number(chosen[i]) if i < len(chosen) else None
         if lp is not None and alts:
             alts.setdefault(tok, lp)
-        out.append(Position(tok, alts))
+        elif lp is None and i < len(chosen):
+            unread.add(tok)
+        out.append(Position(tok, alts, frozenset(unread - alts.keys())))
     return out or None
 
 
@@ -134,7 +156,17 @@ def first_choice_logprobs(body: Any) -> Any:
     dicts = [c for c in choices if isinstance(c, dict)]
     if not dicts:
         return None
-    first = min(dicts, key=lambda c: c["index"] if isinstance(c.get("index"), int) else 0)
+    # the choice chat_replies reads first: by ``index``, else by position in the list
+    first = min(
+        enumerate(choices),
+        key=lambda ic: (
+            ic[1]["index"]
+            if isinstance(ic[1], dict) and isinstance(ic[1].get("index"), int)
+            else ic[0]
+        ),
+    )[1]
+    if not isinstance(first, dict):
+        return None
     return first.get("logprobs")
 
 
@@ -147,15 +179,27 @@ def _verdict_word(token: str) -> str | None:
     return None
 
 
+def _spells(joined: str, said: str) -> bool:
+    """Whether the logprobs' tokens ``joined`` spell the answer ``said`` (stripped): one
+    is a non-empty prefix of the other."""
+    tokens = joined.strip()
+    return bool(tokens) and (said.startswith(tokens) or tokens.startswith(said))
+
+
 def _p_unsafe(pos: Position) -> float | None:
-    """P(unsafe) over the unsafe/safe variants among ``pos``'s alternatives."""
+    """P(unsafe) over the unsafe/safe variants among ``pos``'s alternatives; None when
+    there is none, or none of the verdict the token chose (its own logprob was not a
+    number: the others alone would give it probability 0)."""
     sums = {"unsafe": [], "safe": []}  # type: dict[str, list[float]]
     for tok, lp in pos.alternatives.items():
         word = _verdict_word(tok)
         if word is not None:
             sums[word].append(lp)
-    if not sums["unsafe"] and not sums["safe"]:
+    chosen = _verdict_word(pos.text)
+    if (not sums["unsafe"] and not sums["safe"]) or (chosen is not None and not sums[chosen]):
         return None
+    if any(_verdict_word(t) is not None and t != pos.text for t in pos.unread):
+        return None  # a verdict dropped for its logprob: the rest alone would be biased
     top = max(sums["unsafe"] + sums["safe"])
     u = sum(math.exp(lp - top) for lp in sums["unsafe"])
     s = sum(math.exp(lp - top) for lp in sums["safe"])
@@ -228,13 +272,27 @@ def score_llama_guard_logprobs(
         return labels
     positions = logprob_positions(logprobs)
     first = next((p for p in positions or () if p.text.strip()), None)
-    p_unsafe = _p_unsafe(first) if first is not None and first.alternatives else None
+    joined = "".join(p.text for p in positions or ())
+    # the tokens must spell the answer read for the labels: a prefix of it (a server
+    # that sent logprobs for the first tokens only) or it and more (a special token such
+    # as <|eot_id|> in the logprobs only); else they are another answer's
+    said = (reply.text or "").strip()
+    spelled = _spells(joined, said)
+    p_unsafe = _p_unsafe(first) if first is not None and first.alternatives and spelled else None
     if positions is None or first is None or p_unsafe is None:
-        why = (
-            NO_LOGPROBS
-            if not positions or first is None or not first.alternatives
-            else ("neither safe nor unsafe among the first token's top logprobs: read as 0/1")
-        )
+        if not positions or first is None or not first.alternatives:
+            why = NO_LOGPROBS
+        elif not spelled:
+            why = NOT_THIS_ANSWER
+        elif any(_verdict_word(t) is not None and t != first.text for t in first.unread):
+            why = INVALID_VERDICT
+        elif (
+            _verdict_word(first.text) is not None
+            and _p_unsafe(Position("", first.alternatives)) is not None
+        ):
+            why = NO_CHOSEN
+        else:
+            why = "neither safe nor unsafe among the first token's top logprobs: read as 0/1"
         return Answer(
             labels.scores,
             labels.status,
@@ -244,26 +302,31 @@ def score_llama_guard_logprobs(
             False,
             METHOD,
         )
-    joined = "".join(p.text for p in positions)
     starts: list[int] = []
     at = 0
     for p in positions:
         starts.append(at)
         at += len(p.text)
+    covered = len(joined)  # the rest of the answer has no logprobs
+    rest = said[len(joined.strip()) :]
+    whole = joined.rstrip() + rest if rest else joined
     verdict_end = joined.find(first.text) + len(first.text)
     codes = [
-        (m.start(), f"S{m.group(1)}")
-        for m in _CODE_RE.finditer(joined, verdict_end)
+        (m.start(), m.end(), f"S{m.group(1)}")
+        for m in _CODE_RE.finditer(whole, verdict_end)
         if mapping.map(f"S{m.group(1)}") is not None
     ]
     share = np.zeros(taxonomy.k)
     reasons = [labels.reason] if labels.reason else []
     chosen_unsafe = _verdict_word(first.text) == "unsafe"
     if chosen_unsafe and codes:
-        for start, code in codes:
-            dist = _code_distribution(positions, starts, joined, start, code, mapping) or {
-                code: 1.0
-            }
+        if codes[-1][1] > covered:
+            reasons.append(CUT_LOGPROBS)
+        for start, end, code in codes:
+            dist = None
+            if end <= covered:
+                dist = _code_distribution(positions, starts, joined, start, code, mapping)
+            dist = dist or {code: 1.0}
             per_cat = np.zeros(taxonomy.k)
             for c, q in dist.items():
                 for cid in mapping.map(c) or ():
@@ -301,14 +364,18 @@ def _yes_no(token: str) -> str | None:
 
 def _p_yes(pos: Position) -> float | None:
     """P(Yes) over the Yes/No variants (any case, spacing or punctuation) among
-    ``pos``'s alternatives; None when neither is there."""
+    ``pos``'s alternatives; None when neither is there, or none of the word the token
+    chose (its own logprob was not a number)."""
     sums: dict[str, list[float]] = {"yes": [], "no": []}
     for tok, lp in pos.alternatives.items():
         word = _yes_no(tok)
         if word is not None:
             sums[word].append(lp)
-    if not sums["yes"] and not sums["no"]:
+    chosen = _yes_no(pos.text)
+    if (not sums["yes"] and not sums["no"]) or (chosen is not None and not sums[chosen]):
         return None
+    if any(_yes_no(t) is not None and t != pos.text for t in pos.unread):
+        return None  # a Yes or No dropped for its logprob: the rest alone would be biased
     top = max(sums["yes"] + sums["no"])
     y = sum(math.exp(lp - top) for lp in sums["yes"])
     n = sum(math.exp(lp - top) for lp in sums["no"])
@@ -337,7 +404,9 @@ def score_policy_answers(responses: Sequence[Any], taxonomy: Taxonomy) -> Answer
         said.append(f"{cid}: {' '.join(reply.text.split())[:60]}")
         positions = logprob_positions(first_choice_logprobs(body))
         first = next((p for p in positions or () if p.text.strip()), None)
-        p = _p_yes(first) if first is not None and first.alternatives else None
+        # tokens that do not spell the answer are another answer's
+        spelled = _spells("".join(p.text for p in positions or ()), reply.text.strip())
+        p = _p_yes(first) if first is not None and first.alternatives and spelled else None
         if p is not None:
             scores[taxonomy.index(cid)] = p
             continue

@@ -261,6 +261,7 @@ class JsonReader(LlamaGuardReader):
                     self._interpret(inner, sub, depth + 1)
                 if sub.resolved or sub.errors or sub.unknown:
                     _merge(acc, sub)
+                    self._keys_beside(obj, norm[nk], acc, depth)
                     return
         # Otherwise a category -> score/bool object (a key given twice: the larger value, or a contradiction).
         for k, v in json_items(obj):
@@ -293,6 +294,28 @@ class JsonReader(LlamaGuardReader):
             if graded:
                 acc.graded = True
             acc.add(hit, value)
+
+    def _keys_beside(self, obj: dict[str, Any], container: str, acc: Acc, depth: int) -> None:
+        """Category keys beside a container (``{"categories": ["hate"], "violence": 0.9}``)
+        must agree with it: a key whose value is on the other side of the threshold from
+        what the container says of that category is a contradiction, never dropped; a
+        category the container says nothing of takes the key's value."""
+        beside = {k: v for k, v in json_items(obj) if k != container and self.resolve(str(k))}
+        if not beside:
+            return
+        keyed = Acc()
+        self._interpret_dict(beside, keyed, depth + 1)
+        acc.errors.extend(keyed.errors)
+        for c, v in keyed.scores.items():
+            said = acc.scores.get(c, 0.0 if acc.complete else None)
+            if said is None:  # scores in the container, this category's beside it
+                acc.add((c,), v)
+                acc.graded = acc.graded or keyed.graded
+            elif (v >= self.threshold) != (said >= self.threshold):
+                name = self.ids[c]
+                acc.errors.append(
+                    f"contradictory: the {container!r} list and the {name!r} key disagree"
+                )
 
     def _negated_json_list(self, key: str, items: list[Any], acc: Acc, depth: int) -> None:
         """{"absent": ["hate"]}, {"not_present": [...]}: the names listed are negatives

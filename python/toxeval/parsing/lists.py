@@ -33,6 +33,9 @@ _QUOTE_CHARS = " \t\"'“”‘’`*"
 # A task-list check box before an item: "[x]" checked, "[ ]" not.
 _CHECKBOX_RE = re.compile(r"\[([ xX✓✔])\]\s*")
 # An item that qualifies the one before it ("..., but borderline", "..., although unclear").
+# A bare verdict word as a list item: after a name, it is that name's value on a line of
+# its own ("Hate\nNo", "**Violence**\nYes"), not an item of a label list.
+BARE_VERDICT_RE = re.compile(r"(?:yes|no|true|false|y|n)", re.IGNORECASE)
 _QUALIFIER_RE = re.compile(r"(?:but|however|although|though|except|unless)\b", re.IGNORECASE)
 # "hate is present", "hate and violence are not detected": names, a verb, a value.
 _COPULA_RE = re.compile(r"\A(.{1,120}?)\s+(?:is|are|was|were|has been|have been)\s+(.{1,80})\Z")
@@ -222,6 +225,10 @@ class ListReader(NegationReader):
             p = f"{p[box.end() :].strip()}: {'no' if box.group(1) == ' ' else 'yes'}"
         if p.rstrip().endswith("?") and ":" not in p and "=" not in p:
             acc.errors.append(f"a question, not an answer: {_shown(p)}")  # "hate?"
+            return
+        if acc.scores and BARE_VERDICT_RE.fullmatch(p.strip(STRIP_CHARS)):
+            # "Hate\nNo": read as the list {hate}, the "no" dropped as a "none" item
+            acc.errors.append(f"a bare {_shown(p)} after a name: a value, not a label")
             return
         if _QUALIFIER_RE.match(p):
             # "Hate: no, but borderline": the item before it is qualified, not plain

@@ -139,8 +139,12 @@ _NAME_END_RE = re.compile(r"[,;:=(]")
 # An item line under a lead: a bullet or a short line with no ":" of its own.
 _ITEM_LINE_RE = re.compile(r"[ \t]*(?:[-*•+]|\d{1,2}[.)])?[ \t]*[^\s:][^:\n]{0,60}\Z")
 _BULLET_RE = re.compile(r"\A(?:[-*•+]|\d{1,2}[.)])\s*")
-_EXCEPT_RE = re.compile(
-    r"\b(?:except|excepting|apart\s+from|other\s+than|besides|excepto|salvo|sauf|au[sß]er)\b",
+EXCEPT_RE = re.compile(
+    r"\b(?:except|excepting|apart\s+from|other\s+than|besides|excepto|salvo|sauf|au[sß]er)\b"
+    # "but" after a word for every category ("Everything but hate is absent"): an exception,
+    # not a contrast between two clauses
+    r"|\b(?:everything|anything|all(?:\s+(?:the|of\s+them|categories|labels|of\s+the\s+\w+))?"
+    r"|every\s+(?:category|label))\s+but\b",
     re.IGNORECASE,
 )
 _NONE_WORD_RE = re.compile(r"(?:none|nothing|no|nil|zero|ninguna?|aucune?|keine?)\b", re.I)
@@ -202,7 +206,7 @@ class NegationReader(ParserBase):
                 kept.append(clause)  # "Hate: no, but borderline" stays one value
                 continue
             found = True
-            if _EXCEPT_RE.search(clause) and any(isinstance(r, tuple) and r[0] for r in readings):
+            if EXCEPT_RE.search(clause) and any(isinstance(r, tuple) and r[0] for r in readings):
                 # "Everything except profanity is absent": the exception turns the
                 # denial around; which categories are denied is not read
                 errors.append(f"a negation with an exception: {_shown(clause)}")
@@ -361,7 +365,18 @@ def _join_items(body: str) -> str:
             out.append(line)
             continue
         items: list[str] = []
-        while i < len(lines) and _ITEM_LINE_RE.match(lines[i]) and not _HEADING_RE.match(lines[i]):
+        while i < len(lines):
+            if not lines[i].strip():
+                # blank lines between bullets (a loose markdown list) keep the list going
+                j = i
+                while j < len(lines) and not lines[j].strip():
+                    j += 1
+                if j < len(lines) and _BULLET_RE.match(lines[j].strip()):
+                    i = j
+                    continue
+                break
+            if not _ITEM_LINE_RE.match(lines[i]) or _HEADING_RE.match(lines[i]):
+                break
             items.append(_BULLET_RE.sub("", lines[i].strip()))
             i += 1
         out.append(f"{line.rstrip()} {', '.join(items)}" if items else line)

@@ -5,7 +5,6 @@ lead-in ("Categories: ..."), a Llama Guard verdict or a list, tried in that orde
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Iterable
 from itertools import pairwise
 
@@ -14,11 +13,12 @@ from toxeval.taxonomy import LabelMapping, Taxonomy
 from .answer import MAX_CACHE, MAX_DEPTH, MAX_JSON_CANDIDATES, Acc, norm_name, vector
 from .base import NONE_SENTENCE_RE, STRIP_CHARS
 from .json_answers import JsonReader
-from .lists import BULLET_RE, HAS_SEPARATOR_RE
+from .lists import BARE_VERDICT_RE, BULLET_RE, HAS_SEPARATOR_RE
 from .llama_guard import CODE_RE, LG_RE
 from .negations import CUE_RE as NEG_CUE_RE
-from .negations import REST, Negation
+from .negations import EXCEPT_RE, REST, Negation
 from .result import NullPolicy
+from .unicode_forms import plain_unicode
 
 # Lead-in words: "Categories: hate", "Final answer: ..." (matched on the normalised lead).
 _LEAD_WORDS = frozenset(
@@ -84,6 +84,8 @@ _FENCE_RE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\n?(.*?)(?:```|\Z)", re
 _PLAIN_RE = re.compile(r"[A-Za-z0-9_ ,\-]+")
 _LEAD_RE = re.compile(r"\A[ \t]*([^\n:{}\[\]]{1,60}?)[ \t]*[:=][ \t]*(.*)\Z", re.DOTALL)
 _LEAD_LINE_RE = re.compile(r"^[ \t]*[*#>]*[ \t]*([A-Za-z][A-Za-z _*-]{0,59}?)[ \t]*[:=]", re.M)
+# A lead-in after the end of a sentence on the same line ("Categories: hate. Answer: none").
+_LEAD_INLINE_RE = re.compile(r"[.!;][ \t]+[*#>]*[ \t]*([A-Za-z][A-Za-z _*-]{0,59}?)[ \t]*[:=]")
 # A leading reasoning block ("<think>...</think> answer"), as reasoning models write it.
 _REASONING_OPEN_RE = re.compile(r"\A<(think|thinking|reasoning)>", re.IGNORECASE)
 # Lead-ins of a verdict line ("Verdict: safe"), stripped before reading it.
@@ -169,7 +171,7 @@ class Parser(JsonReader):
     def _parse(self, text: str) -> Row:
         s = text.strip()
         if not s.isascii():
-            s = _plain_unicode(s)
+            s = plain_unicode(s)
         if not s:
             return _unparseable("empty output")
         if s[0] == "<" or "</think>" in s:
@@ -193,8 +195,8 @@ class Parser(JsonReader):
                 continue
             any_piece = True
             hit = self.resolve(p)
-            if hit is None:
-                return None
+            if hit is None or (not hit and cols and BARE_VERDICT_RE.fullmatch(p)):
+                return None  # "hate, no": the list reader refuses the bare "no"
             cols.extend(hit)
         if not any_piece:
             return None
@@ -230,6 +232,13 @@ class Parser(JsonReader):
             labels = tuple(c for c, v in items if v > 0.0)
         if not cols and acc.unsafe_flag:
             return _unparseable("flagged unsafe but no category given", unknown)
+        if labels and acc.complete and (denial := _denial(unknown)) is not None:
+            # "- hate\n- violence\n\nThese are not present": words outside the list that
+            # deny something; read as unrecognised, they left the list's positives standing
+            return _unparseable(
+                f"a negation beside the list ({denial[:40]!r}): what it denies is not known",
+                unknown,
+            )
         if acc.unsafe_flag is False and labels:
             named = ", ".join(self.ids[c] for c in labels)
             return _unparseable(f"contradictory: says safe but names {named}", unknown)
@@ -318,6 +327,13 @@ class Parser(JsonReader):
             # their own are compared by _lead_sections)
             body = body[final.start() :].strip()
         m = _LEAD_RE.match(body)
+        if "\n" not in body and depth < MAX_DEPTH and m is not None and self._is_lead(m.group(1)):
+            # several lead-ins on one line are several answers, as on lines of their own
+            inline = [
+                x.start(1) for x in _LEAD_INLINE_RE.finditer(body) if self._is_lead(x.group(1))
+            ]
+            if inline:
+                return self._lead_sections(body, [0, *inline], depth)
         if "\n" in body and depth < MAX_DEPTH:
             leads = [x for x in _LEAD_LINE_RE.finditer(body) if self._is_lead(x.group(1))]
             if len(leads) >= 2:
@@ -426,6 +442,8 @@ class Parser(JsonReader):
         if NEG_CUE_RE.search(lead) or _OTHERS_RE.search(lead):
             return False  # "Categories not present: hate" negates its list; "All other
             # categories: no" speaks for the rest
+        if EXCEPT_RE.search(lead) or re.search(r"\bbut\b", lead, re.IGNORECASE):
+            return False  # "All categories except hate: no" leaves hate out of its answer
         # "Privacy violations: no", "1. Self-harm: yes", "Privacy violations - risk: high"
         # name a category, not a lead-in
         head = HAS_SEPARATOR_RE.split(BULLET_RE.sub("", lead.strip(), count=1), maxsplit=1)[0]
@@ -437,16 +455,11 @@ _FINAL_RE = re.compile(
     r"(?<![\w])final\s+(?:answer|verdict|classification|labels?|categor(?:y|ies)|output)\s*:",
     re.IGNORECASE,
 )
-# Characters that change nothing a reader sees: zero-width spaces and joiners, the word
-# joiner, the byte-order mark, the emoji variation selector, the soft hyphen.
-_INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\ufe0f\u00ad"))
 
 
-def _plain_unicode(s: str) -> str:
-    """NFKC (full-width letters, digits and colons, non-breaking spaces become their
-    plain forms) without invisible characters, so that "ha\u200bte：０.９" reads as
-    "hate:0.9". Only non-ASCII outputs pay for it."""
-    return unicodedata.normalize("NFKC", s).translate(_INVISIBLE).strip()
+def _denial(unknown: tuple[str, ...]) -> str | None:
+    """The first of the unrecognised pieces of an answer that holds a negation cue."""
+    return next((u for u in unknown if NEG_CUE_RE.search(u) is not None), None)
 
 
 def _final_answer(s: str) -> tuple[str, str | None]:
