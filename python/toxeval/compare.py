@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from toxeval.compare_gate import Gate, GateTest, check_margin, parse_figures, system_tests
 from toxeval.compare_inputs import (
     CompareError,
     SystemResult,
@@ -97,6 +98,8 @@ class Comparison:
     #: ``common_rows=True``: per dataset, the rows compared and the rows each system that
     #: scored more left out (said in the legend); empty where no system left any out
     common: dict[str, tuple[int, dict[str, int]]] = field(default_factory=dict)
+    #: ``fail_if_worse``: the regression gate's tests and verdict (:mod:`toxeval.compare_gate`)
+    gate: Gate | None = None
 
     # ----------------------------------------------------------------- formats
     def _fmt(self, cell: Cell, metric: str, markup: Markup) -> str:
@@ -270,6 +273,10 @@ class Comparison:
             else ""
         )
         body_html = f"<h1>toxeval compare</h1>{matrix}<p class=note>{e(self._legend())}</p>{paired}"
+        if self.gate is not None:
+            body_html += (
+                "<h2>Regression gate</h2><pre>" + e("\n".join(self.gate.lines())) + "</pre>"
+            )
         return page("toxeval compare", body_html)
 
     def write_html(self, path: str | Path) -> None:
@@ -312,18 +319,29 @@ def compare(
     seed: int = 0,
     n_jobs: int | None = None,
     common_rows: bool = False,
+    fail_if_worse: str | Sequence[str] | None = None,
+    margin: float = 0.0,
 ) -> Comparison:
     """Compare results folders (``DIR`` or ``NAME=DIR``, or one of them alone); see the
     module docstring. ``common_rows=True`` (``--common-rows``) compares the systems of a
     dataset on the items all of them scored, instead of refusing systems that scored
     different items (a run file with failed rows); the legend says how many rows each
-    system left out, and there the figures differ from each folder's results.json."""
+    system left out, and there the figures differ from each folder's results.json.
+    ``fail_if_worse`` (``"map,lrl,ap:CATEGORY"``) with ``baseline`` adds the regression
+    gate (``Comparison.gate``): one-sided paired tests of each other system being worse
+    than the baseline by more than ``margin`` (:mod:`toxeval.compare_gate`)."""
     from toxeval import stats
 
     try:
         check_resamples(n_resamples, allow_zero=False, option="--bootstrap")
+        figures = parse_figures(fail_if_worse) if fail_if_worse is not None else []
+        margin = check_margin(margin)
     except ValueError as e:
         raise CompareError(str(e)) from None
+    if figures and baseline is None:
+        raise CompareError(
+            "--fail-if-worse needs --baseline: the system the others must not fall below"
+        )
     if isinstance(results, (str, Path)):  # one folder, not a sequence of its characters
         results = [results]
     systems = [load_system(r) for r in results]
@@ -339,6 +357,7 @@ def compare(
     without_baseline: list[str] = []
     common: dict[str, tuple[int, dict[str, int]]] = {}
     cells: dict[str, dict[str, Cell]] = {}
+    gate_tests: list[GateTest] = []
     for group in by_dataset.values():
         dname = group[0].dataset
         if dname in cells:
@@ -388,6 +407,7 @@ def compare(
         if baseline is not None and base is None:
             without_baseline.append(dname)
         if base is not None:
+            dists: dict[tuple[str, str], Any] = {}
             for metric in METRICS:
                 pvals: dict[str, float] = {}
                 for sr in group:
@@ -417,6 +437,7 @@ def compare(
                         c.diff[metric] = c.value[metric] - row[base.name].value[metric]
                         continue
                     c.diff[metric] = float(cmp.difference)
+                    dists[sr.name, metric] = cmp.bootstrap_distribution
                     dci = cmp.confidence_interval
                     if dci is not None:
                         c.diff_interval[metric] = (float(dci.low), float(dci.high))
@@ -427,7 +448,21 @@ def compare(
                     adjusted = stats.holm(list(pvals.values()))
                     for name, p in zip(pvals, adjusted, strict=True):
                         row[name].p_holm[metric] = float(p)
+            for sr in group:
+                if sr is not base and figures:
+                    gate_tests += system_tests(
+                        dname, sr, base, figures, margin, row[sr.name].diff, dists,
+                        n_resamples=n_resamples, seed=seed, n_jobs=n_jobs,
+                    )  # fmt: skip
         cells[dname] = row
+    gate = None
+    if figures and baseline is not None:
+        if not gate_tests:
+            raise CompareError(
+                f"--fail-if-worse: nothing to test: no other system was scored on a dataset "
+                f"{baseline} was scored on"
+            )
+        gate = Gate.build(baseline, figures, margin, 0.05, gate_tests, without_baseline)
     return Comparison(
         datasets=datasets,
         systems=names,
@@ -438,6 +473,7 @@ def compare(
         seed=seed,
         without_baseline=without_baseline,
         common=common,
+        gate=gate,
     )
 
 

@@ -321,6 +321,8 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
     from toxeval.compare import compare, split_spec
 
+    if args.margin != 0.0 and args.fail_if_worse is None:
+        raise UsageError("--margin is the tolerance of --fail-if-worse: give --fail-if-worse too")
     if args.html:
         _check_compare_html(Path(args.html), [split_spec(r)[1] for r in args.results])
     result = compare(
@@ -329,6 +331,8 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         n_resamples=args.bootstrap,
         seed=args.seed,
         common_rows=args.common_rows,
+        fail_if_worse=args.fail_if_worse,
+        margin=args.margin,
     )
     if args.format == "table":
         result.render()
@@ -342,7 +346,11 @@ def _cmd_compare(args: argparse.Namespace) -> int:
             result.write_html(args.html)
         except OSError as e:
             raise UsageError(f"--html {args.html}: cannot write the page: {e}") from None
-    return 0
+    if result.gate is None:
+        return 0
+    # the table and page are for reading; the verdict goes where a CI log shows it
+    print("\n".join(result.gate.lines()), file=sys.stderr)
+    return result.gate.exit_code
 
 
 def _check_compare_html(target: Path, folders: list[Path]) -> None:

@@ -248,6 +248,21 @@ def build_parser() -> argparse.ArgumentParser:
         "file with failed rows), instead of refusing systems that scored different items; "
         "the output says how many rows each system left out",
     )
+    cp.add_argument(
+        "--fail-if-worse",
+        metavar="FIGURES",
+        help="regression gate: exit 1 when a system is worse than --baseline by more than "
+        "--margin on any of FIGURES (comma-separated: map, lrl, ap:CATEGORY), by a one-sided "
+        "paired bootstrap test, Holm-adjusted over every test (alpha 0.05); an untestable "
+        "figure fails too",
+    )
+    cp.add_argument(
+        "--margin",
+        type=float,
+        default=0.0,
+        metavar="M",
+        help="--fail-if-worse tolerates a drop of up to M (in the figure's units; default 0)",
+    )
     return p
 
 

@@ -1,0 +1,342 @@
+"""The regression gate of ``toxeval compare --fail-if-worse``: whether a new system is
+worse than the baseline by more than a margin, decided by a one-sided paired test so a
+CI job can fail on it.
+
+For each figure named (``map``, ``lrl``, ``ap:CATEGORY``), each system other than the
+baseline and each dataset the baseline was scored on, let ``d*`` be the paired bootstrap
+differences (system - baseline, on the same resampled rows; the resamples of
+:func:`toxeval.stats.compare`, so the same seed gives the same resamples as the table's
+paired tests), oriented so that a positive ``d*`` is better (label ranking loss: baseline
+- system). The null hypothesis is "not worse by more than ``margin``" (``d >= -margin``);
+its one-sided bootstrap p-value is ``(1 + #{d* >= -margin}) / (1 + B)`` over the ``B``
+defined resamples (add-one, so never 0). The p-values of every test of the gate are
+Holm-adjusted together (:func:`toxeval.stats.holm`), so the gate fails wrongly with
+probability at most ``alpha`` whatever the number of figures, systems and datasets.
+
+A test that cannot be run (a figure undefined on too few resamples, one row) is
+*undecided*: the gate fails on it too, because a regression that could not be tested
+is not shown absent. Definitions and a CI example: ``docs/cli.md`` ("Regression gate").
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = ["Gate", "GateFigure", "GateTest", "one_sided_pvalue", "parse_figures"]
+
+_NAMES = {"map": "map", "lrl": "label_ranking_loss", "label_ranking_loss": "label_ranking_loss"}
+
+
+@dataclass(frozen=True)
+class GateFigure:
+    """One figure the gate watches: ``metric`` is ``map``, ``label_ranking_loss`` or
+    ``ap`` (one category's average precision, ``category`` its id)."""
+
+    metric: str
+    category: str | None = None
+
+    @property
+    def key(self) -> str:
+        """The figure as the user names it: ``map``, ``lrl`` or ``ap:CATEGORY``."""
+        if self.metric == "ap":
+            return f"ap:{self.category}"
+        return "lrl" if self.metric == "label_ranking_loss" else self.metric
+
+    @property
+    def higher_is_better(self) -> bool:
+        return self.metric != "label_ranking_loss"
+
+
+def parse_figures(text: str | Sequence[str]) -> list[GateFigure]:
+    """``map,lrl,ap:hate`` (or a list of such items) as figures, each once, in order.
+    Raises ``ValueError`` naming an item that is none of ``map``, ``lrl`` and
+    ``ap:CATEGORY``."""
+    items = [text] if isinstance(text, str) else list(text)
+    out: list[GateFigure] = []
+    for item in (p.strip() for chunk in items for p in chunk.split(",")):
+        if not item:
+            continue
+        low = item.lower()
+        if low in _NAMES:
+            fig = GateFigure(_NAMES[low])
+        elif low.startswith("ap:") and item[3:].strip():
+            fig = GateFigure("ap", item[3:].strip())
+        else:
+            raise ValueError(
+                f"--fail-if-worse: {item!r} is not a figure; give map, lrl or ap:CATEGORY "
+                "(comma-separated)"
+            )
+        if fig not in out:
+            out.append(fig)
+    if not out:
+        raise ValueError("--fail-if-worse: name at least one figure (map, lrl, ap:CATEGORY)")
+    return out
+
+
+def check_margin(margin: float) -> float:
+    """The margin as a float: finite and at least 0 (a ``ValueError`` otherwise)."""
+    try:
+        value = float(margin)
+    except (TypeError, ValueError):
+        raise ValueError(f"--margin must be a number, got {margin!r}") from None
+    if not math.isfinite(value) or value < 0:
+        raise ValueError(f"--margin must be a finite number >= 0, got {margin!r}")
+    return value
+
+
+def one_sided_pvalue(better: NDArray[np.float64], margin: float) -> float:
+    """p-value of "not worse by more than ``margin``" from the defined bootstrap
+    differences ``better`` (positive: the system is better than the baseline)."""
+    hits = int(np.count_nonzero(better >= -margin))
+    return float((1 + hits) / (1 + better.shape[0]))
+
+
+@dataclass(frozen=True)
+class GateTest:
+    """One (dataset, system, figure) test. ``difference``: system - baseline as the
+    figure reads (mAP up is better, label ranking loss down); ``p``/``p_holm``: the
+    one-sided p-value and its Holm adjustment, ``None`` when undecided (``reason``)."""
+
+    dataset: str
+    system: str
+    figure: str
+    difference: float
+    worse_by: float
+    p: float | None
+    p_holm: float | None = None
+    reason: str | None = None
+
+    def worse(self, alpha: float) -> bool:
+        return self.p_holm is not None and self.p_holm <= alpha
+
+
+def gate_test(
+    dataset: str,
+    system: str,
+    figure: GateFigure,
+    difference: float,
+    distribution: NDArray[np.float64] | None,
+    margin: float,
+) -> GateTest:
+    """The test of one figure from the observed ``difference`` (system - baseline) and
+    the defined bootstrap differences (``None`` or empty: undecided)."""
+    sign = 1.0 if figure.higher_is_better else -1.0
+    worse_by = -sign * difference
+    if distribution is None or distribution.shape[0] == 0:
+        reason = "the difference has no bootstrap distribution (too few rows or defined resamples)"
+        return GateTest(dataset, system, figure.key, difference, worse_by, None, reason=reason)
+    d = np.asarray(distribution, dtype=np.float64)
+    p = one_sided_pvalue(sign * d[np.isfinite(d)], margin)
+    return GateTest(dataset, system, figure.key, difference, worse_by, p)
+
+
+def system_tests(
+    dataset: str,
+    system: Any,
+    baseline: Any,
+    figures: Sequence[GateFigure],
+    margin: float,
+    differences: dict[str, float],
+    distributions: dict[tuple[str, str], Any],
+    *,
+    n_resamples: int,
+    seed: int,
+    n_jobs: int | None,
+) -> list[GateTest]:
+    """Every test of ``system`` against ``baseline`` on one dataset: mAP and label ranking
+    loss from the table's paired tests (``differences`` by metric, ``distributions`` by
+    (system, metric)), each ``ap:CATEGORY`` from its own paired bootstrap."""
+    out = [
+        gate_test(
+            dataset,
+            system.name,
+            f,
+            differences[f.metric],
+            distributions.get((system.name, f.metric)),
+            margin,
+        )
+        for f in figures
+        if f.metric != "ap"
+    ]
+    return out + category_tests(
+        dataset,
+        system,
+        baseline,
+        figures,
+        margin,
+        n_resamples=n_resamples,
+        seed=seed,
+        n_jobs=n_jobs,
+    )
+
+
+def category_tests(
+    dataset: str,
+    system: Any,
+    baseline: Any,
+    figures: Sequence[GateFigure],
+    margin: float,
+    *,
+    n_resamples: int,
+    seed: int,
+    n_jobs: int | None,
+) -> list[GateTest]:
+    """The tests of the ``ap:CATEGORY`` figures of ``system`` against ``baseline`` (two
+    :class:`toxeval.compare_inputs.SystemResult` whose rows are matched): one paired
+    bootstrap of AP per category (``toxeval.stats.compare(..., per_label=True)``).
+    A category the dataset does not have, or whose AP is undefined there (no known
+    positive), is a ``CompareError``: the gate would watch nothing."""
+    from toxeval import stats
+    from toxeval.compare_inputs import CompareError
+
+    wanted = [f for f in figures if f.metric == "ap"]
+    if not wanted:
+        return []
+    rows, base = system.rows, baseline.rows
+    ids = list(rows.category_ids)
+    cols = []
+    for f in wanted:
+        if f.category not in ids:
+            raise CompareError(
+                f"--fail-if-worse {f.key}: {dataset} has no category {f.category!r}; "
+                f"its categories: {', '.join(ids)}"
+            )
+        j = ids.index(f.category)
+        if not np.any((rows.y_true[:, j] == 1) & rows.mask[:, j]):
+            raise CompareError(
+                f"--fail-if-worse {f.key}: no row of {dataset} is a known positive of "
+                f"{f.category!r}, so its average precision is undefined there"
+            )
+        cols.append(j)
+    diffs: list[float] = []
+    dists: list[Any] = []
+    for j in cols:
+        y, m = rows.y_true[:, j], rows.mask[:, j]
+        a, b = rows.scores[:, j], base.scores[:, j]
+        if y.shape[0] >= 2:  # one row: nothing to resample, undecided
+            try:
+                cmp = stats.compare(
+                    "average_precision_score", y, a, b, mask=m, method="bootstrap",
+                    n_resamples=n_resamples, seed=seed, n_jobs=n_jobs,
+                )  # fmt: skip
+            except stats.TooFewResamplesError:
+                pass
+            else:
+                diffs.append(float(cmp.difference))
+                dists.append(cmp.bootstrap_distribution)
+                continue
+        diffs.append(_ap(y, a, m) - _ap(y, b, m))
+        dists.append(None)
+    return [
+        gate_test(dataset, system.name, f, d, dist, margin)
+        for f, d, dist in zip(wanted, diffs, dists, strict=True)
+    ]
+
+
+def _ap(y: NDArray[Any], s: NDArray[Any], m: NDArray[Any]) -> float:
+    """One category's average precision over its known rows."""
+    from toxeval.metrics import average_precision_score
+
+    return float(average_precision_score(y[m], s[m]))
+
+
+@dataclass(frozen=True)
+class Gate:
+    """Every test of the gate with Holm-adjusted p-values, and its verdict."""
+
+    baseline: str
+    figures: tuple[str, ...]
+    margin: float
+    alpha: float
+    tests: tuple[GateTest, ...]
+    #: datasets the baseline was not scored on: nothing tested there
+    untested: tuple[str, ...] = ()
+
+    @classmethod
+    def build(
+        cls,
+        baseline: str,
+        figures: Sequence[GateFigure],
+        margin: float,
+        alpha: float,
+        tests: Sequence[GateTest],
+        untested: Sequence[str] = (),
+    ) -> Gate:
+        """Holm-adjust the decided tests together."""
+        from toxeval.stats import holm
+
+        decided = [i for i, t in enumerate(tests) if t.p is not None]
+        adjusted: list[float] = holm([tests[i].p for i in decided]).tolist() if decided else []
+        out = list(tests)
+        for i, p in zip(decided, adjusted, strict=True):
+            t = out[i]
+            out[i] = GateTest(
+                t.dataset, t.system, t.figure, t.difference, t.worse_by, t.p, float(p)
+            )
+        return cls(
+            baseline, tuple(f.key for f in figures), margin, alpha, tuple(out), tuple(untested)
+        )
+
+    @property
+    def failing(self) -> list[GateTest]:
+        """The tests that fail the gate: worse by more than the margin, or undecided."""
+        return [t for t in self.tests if t.p is None or t.worse(self.alpha)]
+
+    @property
+    def exit_code(self) -> int:
+        """1 when a test fails the gate, else 0."""
+        return 1 if self.failing else 0
+
+    def lines(self) -> list[str]:
+        """One line per test, then the one-line verdict (last)."""
+        out = []
+        for t in self.tests:
+            p = "undecided" if t.p_holm is None else f"Holm p {t.p_holm:.4g}"
+            state = "UNDECIDED" if t.p is None else ("WORSE" if t.worse(self.alpha) else "ok")
+            out.append(
+                f"  {t.dataset}  {t.system} vs {self.baseline}  {t.figure}: "
+                f"{t.difference:+.4f} ({p})  {state}"
+            )
+        for d in self.untested:
+            out.append(f"  {d}: not tested ({self.baseline} was not scored on it)")
+        out.append(self.verdict())
+        return out
+
+    def verdict(self) -> str:
+        """The one-line verdict a CI log shows."""
+        rule = (
+            f"worse by more than {self.margin:g} on {', '.join(self.figures)} "
+            f"(one-sided paired bootstrap, Holm-adjusted over {len(self.tests)} tests, "
+            f"alpha {self.alpha:g})"
+        )
+        failing = self.failing
+        if not failing:
+            return f"gate passed: no system is {rule}"
+        worse = [t for t in failing if t.p is not None]
+        undecided = [t for t in failing if t.p is None]
+        parts = [f"{t.system} on {t.dataset} {t.figure} ({t.difference:+.4f})" for t in worse]
+        parts += [f"{t.system} on {t.dataset} {t.figure} undecided: {t.reason}" for t in undecided]
+        return f"gate FAILED: {'; '.join(parts)}; the rule: fail when {rule}"
+
+    def to_records(self) -> list[dict[str, Any]]:
+        """One dict per test (for JSON or a table)."""
+        return [
+            {
+                "dataset": t.dataset,
+                "system": t.system,
+                "baseline": self.baseline,
+                "figure": t.figure,
+                "difference": t.difference,
+                "margin": self.margin,
+                "p_one_sided": t.p,
+                "p_holm": t.p_holm,
+                "fails": t.p is None or t.worse(self.alpha),
+            }
+            for t in self.tests
+        ]

@@ -1,0 +1,207 @@
+"""``toxeval compare --fail-if-worse``: the regression gate's p-values against a direct
+computation on the same resamples, its Holm adjustment, and its exit codes on constructed
+better, equal and worse systems."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import toxeval
+from toxeval import stats
+from toxeval.cli import main
+from toxeval.compare import CompareError, compare
+from toxeval.compare_gate import one_sided_pvalue, parse_figures
+from toxeval.report import write_outputs
+from toxeval.scored_rows import read_scored_rows
+
+N = 120  # resamples: enough for p-values well below 0.05 where the systems differ
+
+
+@pytest.fixture(scope="module")
+def systems(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Folders of the demo set: ``base``; ``equal`` (the same scores); ``better`` (a
+    perfect ranking); ``worse`` (noise); ``slightly`` (base with a few scores swapped)."""
+    ds = toxeval.load_dataset()
+    rng = np.random.default_rng(7)
+    y = ds.y_true.astype(float)
+    base = np.clip(y * 0.35 + rng.random(y.shape) * 0.7, 0, 1)
+    arrays = {
+        "base": base,
+        "equal": base.copy(),
+        "better": np.clip(y * 0.6 + rng.random(y.shape) * 0.3, 0, 1),
+        "worse": rng.random(y.shape),
+    }
+    slightly = base.copy()
+    slightly[:4] = 1 - slightly[:4]
+    arrays["slightly"] = slightly
+    root = tmp_path_factory.mktemp("gate")
+    for name, scores in arrays.items():
+        write_outputs(toxeval.score(scores, ds, bootstrap=20), root / name)
+    return {name: root / name for name in arrays}
+
+
+def _run(systems: dict[str, Path], new: str, *extra: str) -> int:
+    return main(
+        [
+            "compare",
+            f"base={systems['base']}",
+            f"new={systems[new]}",
+            "--baseline",
+            "base",
+            "--bootstrap",
+            str(N),
+            "--format",
+            "csv",
+            *extra,
+        ]
+    )
+
+
+@pytest.mark.parametrize(
+    ("new", "code"), [("better", 0), ("equal", 0), ("worse", 1)], ids=["better", "equal", "worse"]
+)
+def test_exit_codes_on_better_equal_and_worse_systems(
+    systems: dict[str, Path], new: str, code: int, capsys: Any
+) -> None:
+    assert _run(systems, new, "--fail-if-worse", "map,lrl,ap:hate") == code
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("gate FAILED" if code else "gate passed")
+    assert len(err) == 4  # one line per test, then the verdict
+
+
+def test_a_margin_tolerates_a_drop_up_to_it(systems: dict[str, Path], capsys: Any) -> None:
+    c = compare(
+        [f"base={systems['base']}", f"new={systems['worse']}"],
+        baseline="base",
+        n_resamples=N,
+        fail_if_worse="map",
+    )
+    assert c.gate is not None
+    (t,) = c.gate.tests
+    drop = t.worse_by
+    assert drop > 0.1 and c.gate.exit_code == 1
+    assert _run(systems, "worse", "--fail-if-worse", "map", "--margin", str(drop + 0.2)) == 0
+    assert _run(systems, "worse", "--fail-if-worse", "map", "--margin", str(drop / 4)) == 1
+    capsys.readouterr()
+
+
+def test_p_values_equal_a_direct_computation_on_the_same_resamples(
+    systems: dict[str, Path],
+) -> None:
+    margin = 0.01
+    c = compare(
+        [f"base={systems['base']}", f"new={systems['slightly']}"],
+        baseline="base",
+        n_resamples=N,
+        seed=5,
+        fail_if_worse="map,lrl,ap:violence",
+        margin=margin,
+    )
+    assert c.gate is not None
+    base = read_scored_rows(systems["base"] / "scored_rows.parquet")
+    new = read_scored_rows(systems["slightly"] / "scored_rows.parquet")
+    y, m = base.y_true, base.mask
+    has_pos = np.flatnonzero(((y == 1) & m).any(axis=0))
+    j = list(base.category_ids).index("violence")
+    calls = {
+        "map": ("average_precision_score", has_pos, {"average": "macro"}, 1.0),
+        "lrl": ("label_ranking_loss", np.arange(y.shape[1]), {}, -1.0),
+        "ap:violence": ("average_precision_score", j, {}, 1.0),
+    }
+    raw = []
+    for t in c.gate.tests:
+        metric, cols, kwargs, sign = calls[t.figure]
+        r = stats.compare(
+            metric,
+            y[:, cols],
+            new.scores[:, cols],
+            base.scores[:, cols],
+            mask=m[:, cols],
+            n_resamples=N,
+            method="bootstrap",
+            seed=5,
+            **kwargs,
+        )
+        d = sign * np.asarray(r.bootstrap_distribution)
+        expected = (1 + np.count_nonzero(d >= -margin)) / (1 + d.shape[0])
+        assert t.p == pytest.approx(expected, rel=1e-12)
+        assert t.difference == pytest.approx(float(r.difference), rel=1e-12, abs=1e-15)
+        raw.append(expected)
+    np.testing.assert_allclose([t.p_holm for t in c.gate.tests], stats.holm(raw), rtol=1e-12)
+
+
+def test_one_sided_pvalue_counts_the_resamples_not_worse_by_more_than_the_margin() -> None:
+    d = np.array([-0.3, -0.2, -0.1, 0.0, 0.1])
+    assert one_sided_pvalue(d, 0.0) == (1 + 2) / 6
+    assert one_sided_pvalue(d, 0.15) == (1 + 3) / 6
+    assert one_sided_pvalue(d, 1.0) == 1.0
+
+
+def test_an_untestable_figure_fails_the_gate(tmp_path: Path, capsys: Any) -> None:
+    # one row cannot be resampled: the test is undecided, and undecided is no pass
+    from helpers import make_dataset
+
+    ds = make_dataset(np.array([[1, 0, 1]]))
+    for name, s in (("a", [[0.9, 0.2, 0.6]]), ("b", [[0.9, 0.2, 0.6]])):
+        write_outputs(toxeval.score(np.array(s), ds, bootstrap=20), tmp_path / name)
+    argv = ["compare", f"A={tmp_path / 'a'}", f"B={tmp_path / 'b'}", "--baseline", "A"]
+    assert main([*argv, "--bootstrap", "20", "--fail-if-worse", "map"]) == 1
+    err = capsys.readouterr().err
+    assert "UNDECIDED" in err and "gate FAILED" in err and "undecided" in err.splitlines()[-1]
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--fail-if-worse", "mapp"], "'mapp' is not a figure"),
+        (["--fail-if-worse", "ap:nope"], "has no category 'nope'"),
+        (["--fail-if-worse", ","], "name at least one figure"),
+        (["--margin", "0.1"], "give --fail-if-worse too"),
+        (["--fail-if-worse", "map", "--margin", "-1"], "finite number >= 0"),
+        (["--fail-if-worse", "map", "--margin", "inf"], "finite number >= 0"),
+    ],
+)
+def test_bad_gate_options_exit_2(
+    systems: dict[str, Path], extra: list[str], message: str, capsys: Any
+) -> None:
+    assert _run(systems, "equal", *extra) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_the_gate_needs_a_baseline(systems: dict[str, Path], capsys: Any) -> None:
+    argv = ["compare", f"a={systems['base']}", f"b={systems['equal']}", "--fail-if-worse", "map"]
+    assert main(argv) == 2
+    assert "--fail-if-worse needs --baseline" in capsys.readouterr().err
+
+
+def test_a_category_without_a_known_positive_is_refused(tmp_path: Path) -> None:
+    from helpers import make_dataset
+
+    ds = make_dataset(np.array([[1, 0, 1], [0, 0, 1], [1, 0, 0], [0, 0, 0]]))
+    rng = np.random.default_rng(0)
+    for name in ("a", "b"):
+        write_outputs(toxeval.score(rng.random((4, 3)), ds, bootstrap=20), tmp_path / name)
+    cat = read_scored_rows(tmp_path / "a" / "scored_rows.parquet").category_ids[1]
+    with pytest.raises(CompareError, match="average precision is undefined"):
+        compare(
+            [f"a={tmp_path / 'a'}", f"b={tmp_path / 'b'}"],
+            baseline="a",
+            n_resamples=20,
+            fail_if_worse=f"ap:{cat}",
+        )
+
+
+def test_figures_are_parsed_once_each_in_order() -> None:
+    figs = parse_figures("lrl, map,ap:hate,LRL,label_ranking_loss")
+    assert [f.key for f in figs] == ["lrl", "map", "ap:hate"]
+    assert [f.higher_is_better for f in figs] == [False, True, True]
+
+
+def test_the_html_page_shows_the_gate(systems: dict[str, Path], tmp_path: Path) -> None:
+    page = tmp_path / "compare.html"
+    assert _run(systems, "worse", "--fail-if-worse", "map", "--html", str(page)) == 1
+    text = page.read_text()
+    assert "Regression gate" in text and "gate FAILED: new on demo map" in text
