@@ -15,6 +15,7 @@ from toxeval.cli.outputs import LINK_TO_NOTHING, check_args, finish_command, wri
 from toxeval.cli.parser import UsageError, timeout_arg
 from toxeval.cli.progress import TIMINGS, progress_steps
 from toxeval.cli.scale import out_of_core_reason, score_dask, score_out_of_core
+from toxeval.cli.thresholds import cmd_thresholds
 
 if TYPE_CHECKING:
     pass
@@ -379,6 +380,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "score": _cmd_score,
     "datasets": _cmd_datasets,
     "taxonomy": _cmd_taxonomy,
+    "thresholds": cmd_thresholds,
 }
 
 

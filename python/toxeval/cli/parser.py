@@ -263,6 +263,22 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="M",
         help="--fail-if-worse tolerates a drop of up to M (in the figure's units; default 0)",
     )
+    th = sub.add_parser(
+        "thresholds",
+        help="per-category thresholds for a target precision, recall or false-positive "
+        "rate from a results folder, or the rates of thresholds chosen elsewhere",
+    )
+    th.add_argument("results", metavar="[NAME=]DIR", help="a results folder (--out)")
+    th.add_argument(
+        "--operating-point",
+        metavar="KIND=RATE",
+        help="choose each category's threshold: precision=P (lowest threshold with precision "
+        ">= P), recall=R (highest with recall >= R) or fpr=F (lowest with FPR <= F)",
+    )
+    th.add_argument("--apply", metavar="FILE", help="measure the thresholds of FILE on DIR")
+    th.add_argument(
+        "--write", metavar="FILE", help="save the chosen thresholds as a JSON file a service loads"
+    )
     return p
 
 

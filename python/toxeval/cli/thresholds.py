@@ -1,0 +1,77 @@
+"""``toxeval thresholds``: per-category operating points of a results folder (chosen for a
+target precision, recall or false-positive rate, and written as a thresholds file), or
+the rates of a thresholds file chosen elsewhere applied to it
+(:mod:`toxeval.operating_points`)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from toxeval.cli.parser import UsageError
+
+
+def cmd_thresholds(args: argparse.Namespace) -> int:
+    """Choose (``--operating-point``) or apply (``--apply``) per-category thresholds on
+    the scored rows of one results folder; print the table, write ``--write FILE``."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    from toxeval.compare_inputs import load_system
+    from toxeval.console_output import output_console
+    from toxeval.operating_points import (
+        apply_thresholds,
+        choose_thresholds,
+        parse_target,
+        read_thresholds,
+        thresholds_document,
+    )
+    from toxeval.output_dir import staged_file
+
+    if (args.operating_point is None) == (args.apply is None):
+        raise UsageError("give --operating-point KIND=RATE (choose) or --apply FILE (measure)")
+    if args.write is not None and args.apply is not None:
+        raise UsageError("--write saves thresholds chosen with --operating-point, not applied ones")
+    target = parse_target(args.operating_point) if args.operating_point else None
+    given = read_thresholds(args.apply) if args.apply else None
+    system = load_system(args.results)
+    rows = system.rows
+    cats = list(rows.category_ids)
+    if given is not None:
+        unknown = sorted(set(given) - set(cats))
+        if unknown:
+            raise UsageError(
+                f"--apply {args.apply}: categories this results folder does not have: "
+                f"{', '.join(unknown)}"
+            )
+        points = apply_thresholds(rows.y_true, rows.scores, rows.mask, cats, given)
+        title = f"{system.name}: rates at the thresholds of {args.apply}"
+    else:
+        assert target is not None
+        points = choose_thresholds(rows.y_true, rows.scores, rows.mask, cats, target)
+        title = f"{system.name}: thresholds for {target} (chosen on these rows: optimistic here)"
+    table = Table(title=escape(title), caption="[95% Wilson interval]; score >= threshold flags")
+    for col in ("category", "threshold", "precision", "recall", "FPR", "TP/FP/FN/TN"):
+        table.add_column(col, justify="left" if col == "category" else "right")
+    for p in points:
+        r = p.rates()
+        cells = []
+        for name in ("precision", "recall", "fpr"):
+            ci = r[f"{name}_interval"]
+            cells.append(f"{r[name]:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "n/a")
+        thr = f"{p.threshold:.6g}" if p.threshold is not None else escape(f"none ({p.reason})")
+        counts = f"{p.tp}/{p.fp}/{p.fn}/{p.tn}"
+        table.add_row(escape(p.category), thr, *cells, counts)
+    output_console().print(table)
+    if args.write is not None and target is not None:
+        doc = thresholds_document(
+            points, target, {"results": str(args.results), "system": system.name,
+                             "dataset": system.dataset, "dataset_sha256": system.dataset_sha256},
+        )  # fmt: skip
+        try:
+            with staged_file(Path(args.write)) as f:
+                f.write(json.dumps(doc, indent=2) + "\n")
+        except OSError as e:
+            raise UsageError(f"--write {args.write}: cannot write the file: {e}") from None
+    return 0

@@ -1,0 +1,259 @@
+"""Per-category operating points: the score threshold at which a detector reaches a target
+precision, recall or false-positive rate, the other rates there, and the thresholds file
+a service loads.
+
+A threshold ``t`` flags a row when its score is ``>= t`` (scikit-learn's
+``precision_recall_curve`` convention); the candidate thresholds of a category are its
+distinct known scores. For a target
+
+* ``precision=p``: the lowest threshold whose precision is at least ``p`` (the highest
+  recall that keeps the precision);
+* ``recall=r``: the highest threshold whose recall is at least ``r`` (the fewest flags
+  that keep the recall);
+* ``fpr=f``: the lowest threshold whose false-positive rate is at most ``f``;
+
+computed exactly from the sorted scores (cumulative counts), over the rows whose label
+of that category is known. A category no threshold brings to the target has none, and
+says why. Rates come with Wilson score intervals: at a fixed threshold each rate is a
+binomial proportion. A threshold chosen on the rows it is then measured on is optimistic;
+choose on one split and measure on another (``apply_thresholds``), as docs/cli.md
+("Operating points") shows.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = [
+    "OperatingPoint",
+    "Target",
+    "apply_thresholds",
+    "choose_thresholds",
+    "parse_target",
+    "read_thresholds",
+    "thresholds_document",
+    "wilson_interval",
+]
+
+FORMAT = "toxeval-thresholds/1"
+_KINDS = ("precision", "recall", "fpr")
+
+
+@dataclass(frozen=True)
+class Target:
+    """``kind`` (precision, recall or fpr) and the value it must reach."""
+
+    kind: str
+    value: float
+
+    def __str__(self) -> str:
+        return f"{self.kind}={self.value:g}"
+
+
+def parse_target(text: str) -> Target:
+    """``precision=0.9``, ``recall=0.8`` or ``fpr=0.05`` as a :class:`Target`
+    (``ValueError`` naming the problem otherwise)."""
+    kind, sep, value = text.partition("=")
+    kind = kind.strip().lower()
+    if not sep or kind not in _KINDS:
+        raise ValueError(
+            f"--operating-point {text!r}: give precision=P, recall=R or fpr=F (a rate in [0, 1])"
+        )
+    try:
+        v = float(value)
+    except ValueError:
+        raise ValueError(f"--operating-point {text!r}: {value.strip()!r} is not a number") from None
+    if not 0.0 <= v <= 1.0:
+        raise ValueError(f"--operating-point {text!r}: the rate must be in [0, 1]")
+    return Target(kind, v)
+
+
+def wilson_interval(k: int, n: int, confidence_level: float = 0.95) -> tuple[float, float] | None:
+    """The Wilson score interval of ``k`` successes in ``n`` trials (``None`` when
+    ``n == 0``)."""
+    if n == 0:
+        return None
+    from statistics import NormalDist
+
+    z = NormalDist().inv_cdf(0.5 + confidence_level / 2)
+    p = k / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    # k = 0 and k = n bound at exactly 0 and 1 (the formula leaves rounding there)
+    low = 0.0 if k == 0 else max(0.0, centre - half)
+    high = 1.0 if k == n else min(1.0, centre + half)
+    return low, high
+
+
+@dataclass(frozen=True)
+class OperatingPoint:
+    """One category at one threshold: the counts over its known rows and the rates.
+    ``threshold`` is ``None`` when no threshold reaches the target (``reason`` says why)."""
+
+    category: str
+    threshold: float | None
+    tp: int
+    fp: int
+    fn: int
+    tn: int
+    reason: str | None = None
+
+    def rates(self, confidence_level: float = 0.95) -> dict[str, Any]:
+        """precision, recall and fpr (NaN where undefined), each with its interval."""
+        out: dict[str, Any] = {}
+        for name, k, n in (
+            ("precision", self.tp, self.tp + self.fp),
+            ("recall", self.tp, self.tp + self.fn),
+            ("fpr", self.fp, self.fp + self.tn),
+        ):
+            out[name] = k / n if n else math.nan
+            out[f"{name}_interval"] = wilson_interval(k, n, confidence_level)
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "category": self.category,
+            "threshold": self.threshold,
+            "tp": self.tp,
+            "fp": self.fp,
+            "fn": self.fn,
+            "tn": self.tn,
+            **self.rates(),
+            "reason": self.reason,
+        }
+
+
+def _curve(
+    y: NDArray[Any], s: NDArray[Any]
+) -> tuple[NDArray[np.float64], NDArray[np.int64], NDArray[np.int64]]:
+    """Distinct scores descending and the true / false positives flagged at each
+    (score >= that threshold)."""
+    order = np.argsort(-s, kind="stable")
+    s_sorted, y_sorted = s[order], y[order]
+    last = np.r_[np.flatnonzero(np.diff(s_sorted)), s_sorted.shape[0] - 1]
+    tps = np.cumsum(y_sorted, dtype=np.int64)[last]
+    fps = (last + 1) - tps
+    return s_sorted[last].astype(np.float64), tps, fps
+
+
+def _point(category: str, y: NDArray[Any], s: NDArray[Any], target: Target) -> OperatingPoint:
+    pos = int(y.sum())
+    neg = int(y.shape[0] - pos)
+    if y.shape[0] == 0:
+        return OperatingPoint(category, None, 0, 0, 0, 0, "no known label")
+    if target.kind in ("precision", "recall") and pos == 0:
+        return OperatingPoint(category, None, 0, 0, 0, neg, "no known positive")
+    if target.kind == "fpr" and neg == 0:
+        return OperatingPoint(category, None, 0, 0, pos, 0, "no known negative")
+    thr, tps, fps = _curve(y, s)
+    if target.kind == "precision":
+        # the rates as scikit-learn's curves compute them, so a rate equal to the
+        # target compares as there
+        pick = np.flatnonzero(tps / (tps + fps) >= target.value)
+        i = int(pick[-1]) if pick.size else None  # descending scores: last = lowest
+    elif target.kind == "recall":
+        pick = np.flatnonzero(tps / pos >= target.value)
+        i = int(pick[0]) if pick.size else None  # first = highest threshold
+    else:
+        pick = np.flatnonzero(fps / neg <= target.value)
+        i = int(pick[-1]) if pick.size else None
+    if i is None:
+        return OperatingPoint(category, None, 0, 0, pos, neg, f"no threshold reaches {target}")
+    tp, fp = int(tps[i]), int(fps[i])
+    return OperatingPoint(category, float(thr[i]), tp, fp, pos - tp, neg - fp)
+
+
+def _known(
+    y_true: Any, scores: Any, mask: Any, j: int
+) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+    y = np.asarray(y_true)[:, j]
+    s = np.asarray(scores, dtype=np.float64)[:, j]
+    keep = np.ones(y.shape[0], dtype=bool) if mask is None else np.asarray(mask, bool)[:, j]
+    return (y[keep] == 1).astype(np.int64), s[keep]
+
+
+def choose_thresholds(
+    y_true: Any, scores: Any, mask: Any, categories: Sequence[str], target: Target
+) -> list[OperatingPoint]:
+    """Each category's operating point for ``target`` (see the module docstring);
+    ``y_true`` and ``scores`` are (N, K) in ``categories`` order, ``mask`` True where the
+    label is known (``None``: every label known)."""
+    return [_point(c, *_known(y_true, scores, mask, j), target) for j, c in enumerate(categories)]
+
+
+def apply_thresholds(
+    y_true: Any,
+    scores: Any,
+    mask: Any,
+    categories: Sequence[str],
+    thresholds: Mapping[str, float | None],
+) -> list[OperatingPoint]:
+    """The counts and rates of each category at the given thresholds (chosen on another
+    split); a category the thresholds do not name, or name as ``None``, has none."""
+    out = []
+    for j, c in enumerate(categories):
+        y, s = _known(y_true, scores, mask, j)
+        t = thresholds.get(c)
+        pos, neg = int(y.sum()), int(y.shape[0] - y.sum())
+        if t is None:
+            why = "no threshold given" if c not in thresholds else "no threshold was chosen"
+            out.append(OperatingPoint(c, None, 0, 0, pos, neg, why))
+            continue
+        flag = s >= t
+        tp = int(np.count_nonzero(flag & (y == 1)))
+        fp = int(np.count_nonzero(flag & (y == 0)))
+        out.append(OperatingPoint(c, float(t), tp, fp, pos - tp, neg - fp))
+    return out
+
+
+def thresholds_document(
+    points: Sequence[OperatingPoint], target: Target, source: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The thresholds file: what a service loads (``thresholds``: category id ->
+    threshold or null), the target, where the thresholds were chosen, and each
+    category's counts and rates there."""
+    return {
+        "format": FORMAT,
+        "target": str(target),
+        "rule": "a row is flagged in a category when its score >= the threshold",
+        "chosen_on": dict(source),
+        "thresholds": {p.category: p.threshold for p in points},
+        "operating_points": [_finite(p.to_dict()) for p in points],
+    }
+
+
+def _finite(d: dict[str, Any]) -> dict[str, Any]:
+    """NaN as None, so the file is strict JSON."""
+    return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in d.items()}
+
+
+def read_thresholds(path: str | Path) -> dict[str, float | None]:
+    """The ``thresholds`` of a thresholds file (``ValueError`` naming the file and what
+    is wrong otherwise)."""
+    p = Path(path)
+    try:
+        doc = json.loads(p.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ValueError(f"{path}: not a readable thresholds file ({e})") from None
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        raise ValueError(f'{path}: not a toxeval thresholds file (no "format": "{FORMAT}")')
+    raw = doc.get("thresholds")
+    if not isinstance(raw, dict):
+        raise ValueError(f'{path}: "thresholds" must map category ids to numbers or null')
+    out: dict[str, float | None] = {}
+    for k, v in raw.items():
+        if v is not None and (
+            isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v)
+        ):
+            raise ValueError(f"{path}: the threshold of {k!r} is {v!r}, not a finite number")
+        out[str(k)] = None if v is None else float(v)
+    return out

@@ -1,0 +1,185 @@
+"""Per-category operating points: thresholds for a target precision, recall or FPR against
+a brute-force scan of every distinct score and scikit-learn's curves, Wilson intervals
+against their formula, the thresholds file, and ``toxeval thresholds``."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import toxeval
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.metrics import precision_recall_curve, roc_curve
+from toxeval.cli import main
+from toxeval.operating_points import (
+    Target,
+    apply_thresholds,
+    choose_thresholds,
+    parse_target,
+    read_thresholds,
+    wilson_interval,
+)
+from toxeval.report import write_outputs
+
+
+def _brute(y: np.ndarray, s: np.ndarray, target: Target) -> float | None:
+    """Scan every distinct score as a threshold (score >= t flags)."""
+    best = None
+    pos, neg = int(y.sum()), int((1 - y).sum())
+    for t in np.unique(s):
+        flag = s >= t
+        tp, fp = int((flag & (y == 1)).sum()), int((flag & (y == 0)).sum())
+        if target.kind == "precision":
+            ok = tp / (tp + fp) >= target.value
+            better = best is None or t < best
+        elif target.kind == "recall":
+            ok = pos > 0 and tp / pos >= target.value
+            better = best is None or t > best
+        else:
+            ok = neg > 0 and fp / neg <= target.value
+            better = best is None or t < best
+        if ok and better:
+            best = float(t)
+    return best
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    data=st.lists(st.tuples(st.booleans(), st.integers(0, 6)), min_size=1, max_size=40),
+    kind=st.sampled_from(["precision", "recall", "fpr"]),
+    value=st.sampled_from([0.0, 0.1, 0.25, 0.5, 2 / 3, 0.8, 0.9, 1.0]),
+)
+def test_thresholds_equal_a_scan_of_every_score(
+    data: list[tuple[bool, int]], kind: str, value: float
+) -> None:
+    y = np.array([int(a) for a, _ in data])
+    s = np.array([b / 6 for _, b in data])  # ties on purpose
+    target = Target(kind, value)
+    (p,) = choose_thresholds(y[:, None], s[:, None], None, ["c"], target)
+    pos, neg = int(y.sum()), int(y.size - y.sum())
+    if (kind != "fpr" and pos == 0) or (kind == "fpr" and neg == 0):
+        assert p.threshold is None and p.reason
+        return
+    assert p.threshold == _brute(y, s, target)
+    if p.threshold is not None:
+        flag = s >= p.threshold
+        assert (p.tp, p.fp) == (int((flag & (y == 1)).sum()), int((flag & (y == 0)).sum()))
+        assert (p.tp + p.fn, p.fp + p.tn) == (pos, neg)
+
+
+def test_thresholds_agree_with_scikit_learn_curves() -> None:
+    rng = np.random.default_rng(3)
+    y = rng.integers(0, 2, 500)
+    s = np.round(rng.random(500) * 0.6 + y * 0.3, 2)
+    prec, rec, thr = precision_recall_curve(y, s)
+    (p,) = choose_thresholds(y[:, None], s[:, None], None, ["c"], Target("precision", 0.8))
+    ok = thr[prec[:-1] >= 0.8]
+    assert p.threshold == float(ok.min())
+    (r,) = choose_thresholds(y[:, None], s[:, None], None, ["c"], Target("recall", 0.7))
+    assert r.threshold == float(thr[rec[:-1] >= 0.7].max())
+    fpr, _, rthr = roc_curve(y, s, drop_intermediate=False)
+    (f,) = choose_thresholds(y[:, None], s[:, None], None, ["c"], Target("fpr", 0.1))
+    assert f.threshold == float(rthr[fpr <= 0.1].min())
+
+
+def test_masked_labels_are_left_out_per_category() -> None:
+    y = np.array([[1, 0], [0, 1], [1, 1], [0, 0]])
+    s = np.array([[0.9, 0.1], [0.8, 0.7], [0.3, 0.9], [0.2, 0.4]])
+    mask = np.array([[True, True], [False, True], [True, True], [True, False]])
+    a, b = choose_thresholds(y, s, mask, ["a", "b"], Target("recall", 1.0))
+    # a: known rows 0, 2, 3; the unknown row 1 (0.8, a negative if read as 0) is no FP
+    assert (a.threshold, a.tp, a.fp, a.fn, a.tn) == (0.3, 2, 0, 0, 1)
+    assert (b.threshold, b.tp, b.fp, b.fn, b.tn) == (0.7, 2, 0, 0, 1)
+
+
+def test_wilson_interval_matches_its_formula() -> None:
+    k, n, z = 7, 20, 1.959963984540054
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    lo, hi = wilson_interval(k, n)
+    assert lo == pytest.approx(centre - half, rel=1e-12)
+    assert hi == pytest.approx(centre + half, rel=1e-12)
+    assert wilson_interval(0, 0) is None
+    assert wilson_interval(0, 5)[0] == 0.0 and wilson_interval(5, 5)[1] == 1.0
+
+
+def test_applied_thresholds_count_each_category() -> None:
+    y = np.array([[1, 0], [0, 1], [1, 1]])
+    s = np.array([[0.9, 0.1], [0.8, 0.7], [0.3, 0.9]])
+    a, b = apply_thresholds(y, s, None, ["a", "b"], {"a": 0.5})
+    assert (a.tp, a.fp, a.fn, a.tn) == (1, 1, 1, 0)
+    assert b.threshold is None and b.reason == "no threshold given"
+
+
+@pytest.mark.parametrize("text", ["prec=0.9", "precision", "recall=x", "fpr=1.5", "=0.1"])
+def test_bad_targets_are_refused(text: str) -> None:
+    with pytest.raises(ValueError, match="--operating-point"):
+        parse_target(text)
+
+
+@pytest.fixture(scope="module")
+def folders(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    ds = toxeval.load_dataset()
+    rng = np.random.default_rng(1)
+    root = tmp_path_factory.mktemp("op")
+    out = {}
+    for name in ("dev", "test"):
+        scores = np.clip(ds.y_true * 0.4 + rng.random(ds.y_true.shape) * 0.7, 0, 1)
+        write_outputs(toxeval.score(scores, ds, bootstrap=20), root / name)
+        out[name] = root / name
+    return out
+
+
+def test_cli_chooses_on_one_split_and_measures_on_another(
+    folders: dict[str, Path], tmp_path: Path, capsys: Any
+) -> None:
+    saved = tmp_path / "thresholds.json"
+    argv = ["thresholds", str(folders["dev"]), "--operating-point", "precision=0.6"]
+    assert main([*argv, "--write", str(saved)]) == 0
+    doc = json.loads(saved.read_text())
+    thresholds = read_thresholds(saved)
+    assert doc["target"] == "precision=0.6" and set(thresholds) == set(doc["thresholds"])
+    from toxeval.scored_rows import read_scored_rows
+
+    dev = read_scored_rows(folders["dev"] / "scored_rows.parquet")
+    expect = choose_thresholds(
+        dev.y_true, dev.scores, dev.mask, dev.category_ids, Target("precision", 0.6)
+    )
+    assert thresholds == {p.category: p.threshold for p in expect}
+    capsys.readouterr()
+    assert main(["thresholds", str(folders["test"]), "--apply", str(saved)]) == 0
+    assert "rates at the thresholds" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ([], "give --operating-point"),
+        (["--operating-point", "recall=0.5", "--apply", "x.json"], "give --operating-point"),
+        (["--apply", "missing.json"], "not a readable thresholds file"),
+        (["--operating-point", "recall=2"], "the rate must be in [0, 1]"),
+    ],
+)
+def test_bad_cli_input_exits_2(
+    folders: dict[str, Path], extra: list[str], message: str, capsys: Any
+) -> None:
+    assert main(["thresholds", str(folders["dev"]), *extra]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_a_thresholds_file_with_a_bad_value_or_category_is_refused(
+    folders: dict[str, Path], tmp_path: Path, capsys: Any
+) -> None:
+    f = tmp_path / "t.json"
+    f.write_text(json.dumps({"format": "toxeval-thresholds/1", "thresholds": {"hate": "high"}}))
+    assert main(["thresholds", str(folders["dev"]), "--apply", str(f)]) == 2
+    assert "not a finite number" in capsys.readouterr().err
+    f.write_text(json.dumps({"format": "toxeval-thresholds/1", "thresholds": {"nope": 0.5}}))
+    assert main(["thresholds", str(folders["dev"]), "--apply", str(f)]) == 2
+    assert "does not have: nope" in capsys.readouterr().err
