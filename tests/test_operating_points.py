@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ from toxeval.operating_points import (
     wilson_interval,
 )
 from toxeval.report import write_outputs
+from toxeval.scored_rows import read_scored_rows
 
 
 def _brute(y: np.ndarray, s: np.ndarray, target: Target) -> float | None:
@@ -183,3 +185,120 @@ def test_a_thresholds_file_with_a_bad_value_or_category_is_refused(
     f.write_text(json.dumps({"format": "toxeval-thresholds/1", "thresholds": {"nope": 0.5}}))
     assert main(["thresholds", str(folders["dev"]), "--apply", str(f)]) == 2
     assert "does not have: nope" in capsys.readouterr().err
+
+
+def _preds(path: Path, seed: int) -> Path:
+    """A prediction dump of the demo set: one JSON object of scores per row."""
+    ds = toxeval.load_dataset()
+    cats = [c.id for c in ds.taxonomy.categories]
+    s = np.clip(ds.y_true * 0.4 + np.random.default_rng(seed).random(ds.y_true.shape) * 0.7, 0, 1)
+    lines = [
+        json.dumps({"id": i, "scores": dict(zip(cats, map(float, r), strict=True))})
+        for i, r in zip(ds.ids, s, strict=True)
+    ]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_score_chooses_thresholds_into_results_json_and_another_run_measures_them(
+    tmp_path: Path, capsys: Any
+) -> None:
+    dev, test = _preds(tmp_path / "dev.jsonl", 1), _preds(tmp_path / "test.jsonl", 2)
+    argv = [
+        "score",
+        str(dev),
+        "--dataset",
+        "demo",
+        "--bootstrap",
+        "0",
+        "--out",
+        str(tmp_path / "dev"),
+    ]
+    assert main([*argv, "--operating-point", "fpr=0.05"]) == 0
+    out = capsys.readouterr().out
+    assert "operating points" in out
+    doc = json.loads((tmp_path / "dev" / "results.json").read_text())
+    block = doc["operating_points"]
+    rows = read_scored_rows(tmp_path / "dev" / "scored_rows.parquet")
+    expect = choose_thresholds(
+        rows.y_true, rows.scores, rows.mask, rows.category_ids, Target("fpr", 0.05)
+    )
+    assert block["target"] == "fpr=0.05"
+    assert block["thresholds"] == {p.category: p.threshold for p in expect}
+    assert "## Operating points" in (tmp_path / "dev" / "report.md").read_text()
+    # measured on another split: from the results folder, and from a thresholds file
+    for source in (tmp_path / "dev", tmp_path / "file.json"):
+        if source.suffix:
+            source.write_text(
+                json.dumps({"format": "toxeval-thresholds/1", "thresholds": block["thresholds"]})
+            )
+        out_dir = tmp_path / f"test-{source.name}"
+        argv = [
+            "score",
+            str(test),
+            "--dataset",
+            "demo",
+            "--bootstrap",
+            "0",
+            "--out",
+            str(out_dir),
+            "--thresholds-from",
+            str(source),
+        ]
+        assert main(argv) == 0
+        got = json.loads((out_dir / "results.json").read_text())["operating_points"]
+        trows = read_scored_rows(out_dir / "scored_rows.parquet")
+        want = apply_thresholds(
+            trows.y_true, trows.scores, trows.mask, trows.category_ids, block["thresholds"]
+        )
+        assert got["target"] is None and got["thresholds_from"] == str(source)
+        assert [(p["tp"], p["fp"], p["fn"], p["tn"]) for p in got["points"]] == [
+            (p.tp, p.fp, p.fn, p.tn) for p in want
+        ]
+    capsys.readouterr()
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--operating-point", "recall=0.5", "--thresholds-from", "x"], "not both"),
+        (["--thresholds-from", "nowhere.json"], "--thresholds-from nowhere.json"),
+        (
+            ["--operating-point", "recall=0.5", "--dask-local", "1"],
+            "needs every scored row in memory",
+        ),
+    ],
+)
+def test_score_refuses_bad_operating_point_options(
+    tmp_path: Path, extra: list[str], message: str, capsys: Any
+) -> None:
+    dev = _preds(tmp_path / "dev.jsonl", 1)
+    assert main(["score", str(dev), "--dataset", "demo", "--bootstrap", "0", *extra]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_a_results_folder_without_chosen_thresholds_is_refused(
+    folders: dict[str, Path], capsys: Any
+) -> None:
+    assert main(["evaluate", "--bootstrap", "0", "--thresholds-from", str(folders["dev"])]) == 2
+    assert "holds no thresholds chosen with --operating-point" in capsys.readouterr().err
+
+
+def test_chromium_shows_the_operating_points_of_report_html(
+    tmp_path: Path, run_browser: Any, capsys: Any
+) -> None:
+    out = tmp_path / "out"
+    argv = ["evaluate", "--bootstrap", "0", "--operating-point", "precision=0.8"]
+    assert main([*argv, "--out", str(out), "--html"]) == 0
+    capsys.readouterr()
+    block = json.loads((out / "results.json").read_text())["operating_points"]
+    proc = run_browser(out / "report.html", "--dump-dom")
+    assert [line for line in proc.stderr.splitlines() if "CONSOLE" in line] == []
+    table = proc.stdout.split("<h2>Operating points</h2>", 1)[1].split("</table>", 1)[0]
+    rows = table.split("<tbody>", 1)[1].split("</tr>")[:-1]
+    assert len(rows) == len(block["points"]) == 15
+    for row, p in zip(rows, block["points"], strict=True):
+        cells = re.findall(r"<td[^>]*>([^<]*)</td>", row)
+        assert cells[0] == p["category"]
+        assert cells[1] == (f"{p['threshold']:.6g}" if p["threshold"] is not None else cells[1])
+        assert cells[5:] == [str(p[k]) for k in ("tp", "fp", "fn", "tn")]

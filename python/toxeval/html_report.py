@@ -174,6 +174,27 @@ def _parse_section(parse: Mapping[str, Any] | None) -> str:
     )
 
 
+def _operating_points_section(block: Mapping[str, Any] | None) -> str:
+    """The operating points table (``--operating-point`` / ``--thresholds-from``), or
+    nothing when none were asked for."""
+    if not block:
+        return ""
+    from toxeval.operating_points import HEADER, operating_points_table
+
+    caption, rows = operating_points_table(block)
+    head = "".join(f"<th{' class=l' if i == 0 else ''}>{_e(h)}</th>" for i, h in enumerate(HEADER))
+    body = "".join(
+        "<tr>"
+        + "".join(f"<td{' class=l' if i == 0 else ''}>{_e(c)}</td>" for i, c in enumerate(r))
+        + "</tr>"
+        for r in rows
+    )
+    return (
+        f"<h2>Operating points</h2><table class=sortable><thead><tr>{head}</tr></thead>"
+        f"<tbody>{body}</tbody></table><p class=note>{_e(caption)}</p>"
+    )
+
+
 def render_html(
     result: Mapping[str, Any],
     arrays: tuple[NDArray[Any], NDArray[Any], NDArray[np.bool_]] | None = None,
@@ -255,6 +276,7 @@ toxeval {_e(result.get("toxeval_version", "?"))}</p>
 the system: the reason is written beside each). Whiskers: the per-category bootstrap
 interval. In the table, unknown counts the dataset's unknown labels and no score the known
 labels the system gives no score for; both are left out of every figure.</p>
+{_operating_points_section(result.get("operating_points"))}
 <h2>Precision-recall curves</h2>{curves}
 <p class="note">Known rows only; dashed line: the positive rate (no skill).</p>
 <h2>Label co-occurrence (true vs predicted)</h2>{heat}{heat_note}

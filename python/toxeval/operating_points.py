@@ -37,9 +37,14 @@ __all__ = [
     "Target",
     "apply_thresholds",
     "choose_thresholds",
+    "operating_points_lines",
+    "operating_points_table",
     "parse_target",
     "read_thresholds",
+    "read_thresholds_mapping",
+    "section",
     "thresholds_document",
+    "thresholds_of",
     "wilson_interval",
 ]
 
@@ -246,7 +251,11 @@ def read_thresholds(path: str | Path) -> dict[str, float | None]:
         raise ValueError(f"{path}: not a readable thresholds file ({e})") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise ValueError(f'{path}: not a toxeval thresholds file (no "format": "{FORMAT}")')
-    raw = doc.get("thresholds")
+    return read_thresholds_mapping(doc.get("thresholds"), str(path))
+
+
+def read_thresholds_mapping(raw: Any, path: str) -> dict[str, float | None]:
+    """A ``thresholds`` mapping checked: category id -> finite number or null."""
     if not isinstance(raw, dict):
         raise ValueError(f'{path}: "thresholds" must map category ids to numbers or null')
     out: dict[str, float | None] = {}
@@ -257,3 +266,82 @@ def read_thresholds(path: str | Path) -> dict[str, float | None]:
             raise ValueError(f"{path}: the threshold of {k!r} is {v!r}, not a finite number")
         out[str(k)] = None if v is None else float(v)
     return out
+
+
+def section(
+    points: Sequence[OperatingPoint],
+    *,
+    target: Target | None = None,
+    thresholds_from: str | None = None,
+) -> dict[str, Any]:
+    """The ``operating_points`` block of ``results.json``: chosen here for ``target``, or
+    measured at the thresholds of ``thresholds_from``."""
+    return {
+        "target": None if target is None else str(target),
+        "thresholds_from": thresholds_from,
+        "rule": "a row is flagged in a category when its score >= the threshold",
+        "thresholds": {p.category: p.threshold for p in points},
+        "points": [_finite(p.to_dict()) for p in points],
+    }
+
+
+def thresholds_of(path: str | Path) -> dict[str, float | None]:
+    """The thresholds in a thresholds file, or in the ``operating_points`` of a results
+    folder's ``results.json`` (``ValueError`` when it has none)."""
+    p = Path(path)
+    if not p.is_dir():
+        return read_thresholds(p)
+    doc_path = p / "results.json"
+    try:
+        doc = json.loads(doc_path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ValueError(f"{path}: no readable results.json ({e})") from None
+    block = doc.get("operating_points") if isinstance(doc, dict) else None
+    if not isinstance(block, dict) or block.get("target") is None:
+        raise ValueError(
+            f"{path}: its results.json holds no thresholds chosen with --operating-point"
+        )
+    return read_thresholds_mapping(block.get("thresholds"), str(doc_path))
+
+
+HEADER = ("category", "threshold", "precision", "recall", "FPR", "TP", "FP", "FN", "TN")
+
+
+def operating_points_table(block: Mapping[str, Any]) -> tuple[str, list[list[str]]]:
+    """The caption and the cells (one list per category, in :data:`HEADER` order) of the
+    ``operating_points`` block, as report.md and the terminal show them."""
+    how = (
+        f"chosen on these rows for {block['target']} (optimistic here: measure them on "
+        "another split with --thresholds-from)"
+        if block.get("target")
+        else f"from {block.get('thresholds_from')}"
+    )
+    caption = (
+        f"Thresholds {how}; a row is flagged when its score >= the threshold. Rates with "
+        "95% Wilson intervals."
+    )
+    rows = []
+    for p in block["points"]:
+        cells = [str(p["category"])]
+        cells.append(
+            f"{p['threshold']:.6g}" if p["threshold"] is not None else f"none ({p['reason']})"
+        )
+        for name in ("precision", "recall", "fpr"):
+            v, ci = p[name], p[f"{name}_interval"]
+            cells.append("n/a" if v is None else f"{v:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]")
+        cells += [str(p[k]) for k in ("tp", "fp", "fn", "tn")]
+        rows.append(cells)
+    return caption, rows
+
+
+def operating_points_lines(block: Mapping[str, Any], text: Any = str) -> list[str]:
+    """The ``operating_points`` block as Markdown (``text`` escapes user text)."""
+    caption, rows = operating_points_table(block)
+    lines = [
+        text(caption),
+        "",
+        "| " + " | ".join(HEADER) + " |",
+        "| --- |" + " ---: |" * (len(HEADER) - 1),
+    ]
+    lines += ["| " + " | ".join(text(c) for c in r) + " |" for r in rows]
+    return lines

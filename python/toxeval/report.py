@@ -295,9 +295,28 @@ def render(result: EvaluationResult, console: Console | None = None) -> None:
             "gives no score for[/dim]",
             highlight=False,
         )
+    if result.operating_points:
+        _render_operating_points(result.operating_points, con)
     notes = [*result.notes, "card recipe: " + result.card_recipe["caveats"]]
     for note in notes:
         con.print(f"[dim]note:[/dim] {escape(note)}", highlight=False)
+
+
+def _render_operating_points(block: dict[str, Any], con: Console) -> None:
+    """The operating points as a terminal table (the rows of report.md's table)."""
+    from rich import box
+    from rich.markup import escape
+    from rich.table import Table
+
+    from toxeval.operating_points import HEADER, operating_points_table
+
+    caption, rows = operating_points_table(block)
+    table = Table(title="operating points", caption=escape(caption), box=box.SIMPLE_HEAD)
+    for i, h in enumerate(HEADER):
+        table.add_column(h, justify="left" if i == 0 else "right")
+    for cells in rows:
+        table.add_row(*(escape(c) for c in cells))
+    con.print(table)
 
 
 def report_markdown(result: EvaluationResult) -> str:
@@ -342,6 +361,11 @@ def report_markdown(result: EvaluationResult) -> str:
             "Excluded from mAP and macro F1: "
             + "; ".join(f"{why}: {', '.join(ids)}" for why, ids in by_reason.items()),
         ]
+    if result.operating_points:
+        from toxeval.operating_points import operating_points_lines
+
+        lines += ["", "## Operating points", ""]
+        lines += operating_points_lines(result.operating_points, md)
     lines += ["", "## Card's reference recipe (compatibility mode)", ""]
     card = result.card_recipe
     if card.get("rows_used") is None:

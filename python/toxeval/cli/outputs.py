@@ -36,6 +36,7 @@ def check_args(args: argparse.Namespace) -> None:
         check_options(args.bootstrap, args.bootstrap_seed, 0.95, names=CLI_NAMES)
     except ValueError as e:
         raise UsageError(str(e)) from None
+    _check_operating_points(args)
     if args.out:
         _check_out_dir(args.out)
         from toxeval.output_dir import check_outputs
@@ -97,12 +98,63 @@ def _check_out_dir(out: str) -> None:
         raise UsageError(f"--out {out}: cannot create it ({anc} is not writable)")
 
 
+def _check_operating_points(args: argparse.Namespace) -> None:
+    """--operating-point and --thresholds-from, read before any work (one of them)."""
+    from toxeval.operating_points import parse_target, thresholds_of
+
+    args.op_target = args.op_thresholds = None
+    target, source = getattr(args, "operating_point", None), getattr(args, "thresholds_from", None)
+    if target is not None and source is not None:
+        raise UsageError(
+            "give --operating-point (choose thresholds here) or --thresholds-from (measure "
+            "thresholds chosen elsewhere), not both"
+        )
+    try:
+        if target is not None:
+            args.op_target = parse_target(target)
+        if source is not None:
+            args.op_thresholds = thresholds_of(source)
+    except ValueError as e:
+        raise UsageError(f"--thresholds-from {e}" if source is not None else str(e)) from None
+
+
+def add_operating_points(result: EvaluationResult, args: argparse.Namespace) -> None:
+    """The operating points asked for (:mod:`toxeval.operating_points`), from the rows
+    the figures were computed on, into ``result``."""
+    target, given = getattr(args, "op_target", None), getattr(args, "op_thresholds", None)
+    if target is None and given is None:
+        return
+    from toxeval import operating_points as op
+
+    rows = result.rows
+    if rows is None:
+        raise UsageError(
+            "--operating-point and --thresholds-from need the scored rows in memory; this "
+            "run scores out of core or on Dask"
+        )
+    cats = list(result.config["taxonomy"]["ids"])  # the columns of the rows
+    if given is not None:
+        unknown = sorted(set(given) - set(cats))
+        if unknown:
+            raise UsageError(
+                f"--thresholds-from {args.thresholds_from}: categories this evaluation does "
+                f"not have: {', '.join(unknown)}"
+            )
+        points = op.apply_thresholds(rows.y_true, rows.scores, rows.mask, cats, given)
+        result.operating_points = op.section(points, thresholds_from=str(args.thresholds_from))
+    elif target is not None:
+        points = op.choose_thresholds(rows.y_true, rows.scores, rows.mask, cats, target)
+        result.operating_points = op.section(points, target=target)
+
+
 def write_out_folder(
     result: EvaluationResult,
     args: argparse.Namespace,
     step: Callable[[str], None],
 ) -> list[Path]:
-    """Write the --out files (and the --plots figures); return their paths."""
+    """Add the operating points asked for, then write the --out files (and the --plots
+    figures); return their paths."""
+    add_operating_points(result, args)
     step("writing outputs")
     if not args.out:
         return []

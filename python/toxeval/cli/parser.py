@@ -76,6 +76,18 @@ def build_parser() -> argparse.ArgumentParser:
             "recipe (default 0.5)",
         )
         sp.add_argument(
+            "--operating-point",
+            metavar="KIND=RATE",
+            help="per category, the threshold that reaches precision=P, recall=R or fpr=F on "
+            "these rows, and the rates there (docs/cli.md, thresholds)",
+        )
+        sp.add_argument(
+            "--thresholds-from",
+            metavar="FILE|DIR",
+            help="per-category thresholds chosen elsewhere (a thresholds file, or a results "
+            "folder written with --operating-point): the rates at them on these rows",
+        )
+        sp.add_argument(
             "--out",
             metavar="DIR",
             help=f"write {', '.join(REPORT_FILES[:-1])} and {REPORT_FILES[-1]} (the scored "

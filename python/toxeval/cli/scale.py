@@ -65,6 +65,8 @@ def score_out_of_core(args: argparse.Namespace) -> int:
     """``toxeval score`` out of core (toxeval.score with a memory limit), with a rows bar."""
     from toxeval.scoring import score
 
+    _no_operating_points(args, "out of core")
+
     with progress_rows(args.quiet) as (step, advance):
         result = score(
             args.predictions,
@@ -89,6 +91,7 @@ def score_dask(args: argparse.Namespace, dataset_options: dict[str, Any]) -> int
     Dask cluster (toxeval.dask.score), with Dask's progress bar on a terminal."""
     if args.dask_scheduler is not None and args.dask_local is not None:
         raise UsageError("give --dask-scheduler or --dask-local, not both")
+    _no_operating_points(args, "on Dask")
     if args.dask_local is not None and args.dask_local < 1:
         raise UsageError(f"--dask-local {args.dask_local}: give at least 1 worker")
     if not args.dask_timeout > 0:
@@ -144,6 +147,17 @@ def _dask_bar(futures: Any) -> None:
     from distributed import progress
 
     progress(futures)  # type: ignore[no-untyped-call]
+
+
+def _no_operating_points(args: argparse.Namespace, where: str) -> None:
+    """Operating points need every scored row in memory: refused before any work."""
+    for opt in ("operating_point", "thresholds_from"):
+        if getattr(args, opt, None) is not None:
+            flag = "--" + opt.replace("_", "-")
+            raise UsageError(
+                f"{flag} needs every scored row in memory; this run scores {where} "
+                "(score a sample in memory, or run 'toxeval thresholds' on a results folder)"
+            )
 
 
 def _same_path(a: str | None, b: str) -> bool:

@@ -78,6 +78,9 @@ class EvaluationResult:
     notes: list[str] = field(default_factory=list)
     # the files read, each as {path (as given), name, sha256} or {builtin, sha256}
     inputs: dict[str, Any] = field(default_factory=dict)
+    # --operating-point / --thresholds-from: per-category thresholds and the rates there
+    # (toxeval.operating_points.section); in results.json only when asked for
+    operating_points: dict[str, Any] | None = None
     # the rows the figures were computed on (not in results.json; written beside it as
     # scored_rows.parquet, and read by the HTML report and `toxeval compare`)
     rows: ScoredRowArrays | None = field(default=None, repr=False, compare=False)
@@ -103,6 +106,7 @@ class EvaluationResult:
             "binary_scores": self.binary_scores,
             "notes": self.notes,
             "inputs": self.inputs,
+            **({"operating_points": self.operating_points} if self.operating_points else {}),
         }
 
     def input_paths(self) -> list[str]:
