@@ -45,7 +45,9 @@ that server-side context. ``require_key`` makes every request without ``Bearer <
 a 401 whose message quotes the key given, as OpenAI's does.
 
 Routes are matched as a real server matches them, on the path alone and whole:
-``/v1/chat/completions`` and ``/v1/moderations`` (``url``), and Azure OpenAI's
+``/v1/chat/completions``, ``/v1/completions`` (a raw ``prompt``, as vLLM and llama.cpp
+serve it: answered from ``answers``, whose choices then hold ``text``, else ``safe``)
+and ``/v1/moderations`` (``url``), and Azure OpenAI's
 ``/openai/deployments/<name>/chat/completions``, which needs an ``api-version`` query
 parameter (a 404 without one) and takes the key in an ``api-key`` header, not as a
 bearer token (``azure_url(name)``). Anything else is a 404.
@@ -274,6 +276,20 @@ class FakeOpenAI:
             "usage": {"prompt_tokens": 20, "completion_tokens": 10, "total_tokens": 30},
         }
 
+    def completion_body(
+        self, model: str, keys: tuple[str, ...], body: dict[str, Any]
+    ) -> dict[str, Any]:
+        """A ``/completions`` answer: the scripted choice of the item (``text``,
+        ``logprobs``, ``finish_reason``), else ``safe`` without logprobs."""
+        scripted = self.answers.get(keys[0]) if keys else None
+        choice: dict[str, Any] = {"index": 0, "finish_reason": "stop", "text": "safe"}
+        if scripted is not None:
+            choice.update(scripted(body) if callable(scripted) else scripted)
+        if not body.get("logprobs"):
+            choice["logprobs"] = None  # logprobs only when asked for, as servers do
+        return {"id": "cmpl-fake", "object": "text_completion", "model": model,
+                "choices": [choice]}  # fmt: skip
+
     def moderation_body(self, model: str, keys: list[str]) -> dict[str, Any]:
         results = []
         for key in keys:
@@ -352,6 +368,8 @@ class _Handler(BaseHTTPRequestHandler):
             inputs = body.get("input")
             texts = inputs if isinstance(inputs, list) else [inputs]
             keys = tuple(text_key(str(t)) for t in texts)
+        elif route == "/v1/completions":
+            keys = (text_key(str(body.get("prompt"))),)
         elif route == "/v1/chat/completions" or azure:
             text = " ".join(
                 str(m.get("content")) for m in body.get("messages", []) if isinstance(m, dict)
@@ -525,6 +543,9 @@ class _Handler(BaseHTTPRequestHandler):
         elif fault == "refusal":
             out = fake.chat_body(body.get("model", ""), keys, body)
             out["choices"][0]["message"]["content"] = "I'm sorry, but I can't help with that."
+            self._send(200, json.dumps(out).encode())
+        elif route == "/v1/completions":
+            out = fake.completion_body(body.get("model", ""), keys, body)
             self._send(200, json.dumps(out).encode())
         elif route == "/v1/moderations":
             self._send(
