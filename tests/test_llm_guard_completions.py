@@ -165,15 +165,17 @@ def _as_chat(choice: dict[str, Any]) -> dict[str, Any]:
     return {"choices": [{"index": 0, "message": message, "logprobs": lp, "finish_reason": finish}]}
 
 
+@pytest.mark.parametrize("scoring", ["logprobs", "labels"])
 @pytest.mark.parametrize("key", sorted(ANSWERS))
-def test_completions_and_chat_read_alike(key: str) -> None:
-    chat = RequestSpec("chat", "lg", TAX, scoring="logprobs", llama_guard=True)
-    comp = RequestSpec("completions", "lg", TAX, scoring="logprobs", llama_guard=True)
+def test_completions_and_chat_read_alike(key: str, scoring: Any) -> None:
+    chat = RequestSpec("chat", "lg", TAX, scoring=scoring, llama_guard=True)
+    comp = RequestSpec("completions", "lg", TAX, scoring=scoring, llama_guard=True)
     items = [Item("r", f"text {key}")]
     choice = {"index": 0, "finish_reason": "stop", **ANSWERS[key]}
     a = read(comp, plan(comp, items)[0], [{"choices": [choice]}])[0]
     b = read(chat, plan(chat, items)[0], [_as_chat(choice)])[0]
     assert np.array_equal(a.scores, b.scores, equal_nan=True)
+    assert a.graded == (scoring == "logprobs" and key in ("item-00000", "item-00001", "item-00003"))
     assert (a.graded, a.status, a.reason, a.method) == (b.graded, b.status, b.reason, b.method)
     # the two APIs are two fingerprints: answers of one are never reused for the other
     assert comp.fingerprint() != chat.fingerprint()
