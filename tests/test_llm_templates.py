@@ -35,6 +35,8 @@ SHIPPED = {
     "shieldgemma-response",
     "granite-guardian-prompt",
     "granite-guardian-response",
+    "granite-guardian-raw-prompt",
+    "granite-guardian-raw-response",
 }
 JUDGE_SCORINGS = ("json", "logprobs", "sample", "labels")
 

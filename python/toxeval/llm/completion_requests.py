@@ -11,17 +11,21 @@ the ``{"content": [...]}`` form llama.cpp also sends here) is turned into a chat
 (:mod:`toxeval.llm.guard_logprobs`), so both APIs give the same scores from the same
 log-probabilities.
 
-Raw prompt forms (a server adds the model's BOS token itself, so none is written):
+Raw prompt forms (a server adds the model's BOS token itself, so none is written), as the
+template's ``completion`` key names them, else by its kind:
 
-- ``llama-guard`` templates: Llama 3's turns, ``<|start_header_id|>user<|end_header_id|>``
+- ``llama-3``, the default of ``llama-guard`` templates: Llama 3's turns, ``<|start_header_id|>user<|end_header_id|>``
   ``\\n\\n`` + the message + ``<|eot_id|>``, then the assistant header (Llama Guard 3's
   model card prompt). The plain-conversation templates (``llama-guard-3-chat-*``, whose
   user message is only the text) are refused: the guard's instructions would be missing.
-- ``policy`` templates with a system message (Granite Guardian style): Granite 3's roles,
-  ``<|start_of_role|>system<|end_of_role|>`` ... ``<|end_of_text|>``, user, then
-  ``<|start_of_role|>assistant<|end_of_role|>``.
-- ``policy`` templates of one user message (ShieldGemma): the message as written, which
-  is ShieldGemma's documented prompt (its turn markers are inside the text).
+- ``granite``, the default of ``policy`` templates with a system message: Granite 3's
+  roles, ``<|start_of_role|>system<|end_of_role|>`` ... ``<|end_of_text|>``, user, then
+  ``<|start_of_role|>assistant<|end_of_role|>``. The shipped ``granite-guardian-raw-*``
+  templates hold Granite Guardian's own prompt as one user message, so that this form
+  gives the prompt its chat template builds.
+- ``plain``, the default of ``policy`` templates of one user message (ShieldGemma): the
+  message as written, which is ShieldGemma's documented prompt (its turn markers are
+  inside the text).
 """
 
 from __future__ import annotations
@@ -62,11 +66,20 @@ def _granite(messages: Sequence[dict[str, str]]) -> str:
     return turns + "<|start_of_role|>assistant<|end_of_role|>"
 
 
+def _form(template: Template) -> str:
+    if template.completion is not None:
+        return template.completion
+    if template.kind == "llama-guard":
+        return "llama-3"
+    return "granite" if template.system is not None else "plain"
+
+
 def raw_prompt(template: Template, messages: Sequence[dict[str, str]]) -> str:
     """The raw prompt of ``messages`` rendered from ``template`` (module docstring)."""
-    if template.kind == "llama-guard":
+    form = _form(template)
+    if form == "llama-3":
         return _llama3(messages)
-    if template.system is not None:
+    if form == "granite":
         return _granite(messages)
     return messages[0]["content"]
 
@@ -90,6 +103,11 @@ def check_completions_spec(spec: RequestSpec) -> None:
             f"template {tpl.name!r} is a plain conversation for a server whose chat template "
             "builds the guard's prompt; the completions API needs the full prompt: use "
             f"{'llama-guard-3' if spec.llama_guard else 'shieldgemma'}-{spec.level}"
+        )
+    if _form(tpl) == "plain" and tpl.system is not None:
+        raise ValueError(
+            f"template {tpl.name!r}: completion = 'plain' sends one user message as the raw "
+            "prompt, but the template also has a system message"
         )
 
 
