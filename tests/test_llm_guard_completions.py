@@ -308,3 +308,30 @@ def test_template_completion_key(tmp_path: Path) -> None:
                      'user = "RAW $text"\n')  # fmt: skip
     spec = RequestSpec("completions", "m", TAX, llama_guard=True, template=load_template(plain))
     assert plan(spec, [Item("r", "x")])[0].calls[0].body["prompt"] == "RAW x"
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("-inf"), 0.5, "x", None, True])
+def test_policy_guard_invalid_logprobs_read_alike(bad: Any) -> None:
+    # "No" chosen, its "Yes" alternative's logprob no log-probability: dropping it would
+    # make "No" certain; both APIs read the answer's word instead, 0/1 and not graded
+    small = load_taxonomy("openai-moderation-8")
+    chat = RequestSpec("chat", "sg", small, policy_guard=True)
+    comp = RequestSpec("completions", "sg", small, policy_guard=True)
+    good = {"tokens": ["Yes"], "token_logprobs": [math.log(0.7)],
+            "top_logprobs": [{"Yes": math.log(0.7), "No": math.log(0.3)}]}  # fmt: skip
+    broken = {
+        "tokens": ["No"],
+        "token_logprobs": [-0.1],
+        "top_logprobs": [{"No": -0.1, "Yes": bad}],
+    }
+    choices = [{"index": 0, "text": "Yes", "logprobs": good}] * small.k
+    choices[3] = {"index": 0, "text": "No", "logprobs": broken}
+    items = [Item("r", "text")]
+    a = read(comp, plan(comp, items)[0], [{"choices": [c]} for c in choices])[0]
+    b = read(chat, plan(chat, items)[0], [_as_chat(c) for c in choices])[0]
+    assert np.array_equal(a.scores, b.scores, equal_nan=True)
+    assert (a.graded, a.status, a.reason) == (b.graded, b.status, b.reason)
+    assert (
+        a.scores[3] == 0.0 and not a.graded and "no logprobs, read as 0/1: hr" in (a.reason or "")
+    )
+    assert a.scores[0] == pytest.approx(0.7)
