@@ -1,7 +1,7 @@
 """The LLM runner's own overhead, against the fake OpenAI server of the tests.
 
     python benches/bench_runner.py [--rows 2000] [--latency-rows 1920] [--client-posts 3000]
-        [--memory-rows 100000]
+        [--memory-rows 100000] [--guard-rows 0] [--guard-rounds 3]
 
 The server (tests/fake_openai.py) runs in its own process on 127.0.0.1; the runner is
 ``toxeval.llm.predict`` with ``openai:fake`` (json scoring, the shipped zero-shot
@@ -26,6 +26,15 @@ which load on the machine inflates far less than rows/s) and the server process'
 4. **memory**: ``toxeval predict`` over ``--memory-rows`` rows in a subprocess, its RSS
    sampled every 0.5 s; the table shows the RSS after 10 %, 50 % and 100 % of the rows
    (flat: the 100 % figure within 10 % of the 10 % one).
+5. **guard scoring overhead** (``--guard-rows N``; 0, the default, skips it): the
+   client's CPU ms per request of a guard request read with logprobs against a plain
+   chat request, all against one server process in the same run, alternated over
+   ``--guard-rounds`` rounds (medians shown): ``openai:fake`` (json scoring, the plain
+   request), ``llama-guard:guard --scoring logprobs`` through chat and through
+   ``--api completions`` (the server answers ``unsafe\nS1,S10`` with 20 top logprobs
+   per token, as a real server asked for 20 does), and ``policy-guard:policy``
+   (15 requests per row, one Yes/No token with 20 alternatives each). A guard row's
+   extra cost on the client is the longer answer body (its logprobs) and reading it.
 
 Both processes share the machine's cores with each other (and with anything else that
 runs): on a busy 2-core machine the figures are the machine's, not the runner's. The load
@@ -39,6 +48,7 @@ import asyncio
 import json
 import os
 import platform
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -163,6 +173,62 @@ def client_alone(posts: int, concurrency: int) -> tuple[float, float]:
     return posts / dt, 1000.0 * cpu / posts
 
 
+@contextmanager
+def guard_server() -> Iterator[str]:
+    """The fake server in its own process, answering model ``guard`` as Llama Guard and
+    ``policy`` as a single-policy guard, both with logprobs (tests/fake_openai.py)."""
+    cmd = [sys.executable, str(ROOT / "tests" / "fake_openai.py")]
+    cmd += ["--guard-model", "guard", "--policy-model", "policy"]
+    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        yield proc.stdout.readline().strip()
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+GUARD_CASES = {  # name: (detector, predict options, requests per row)
+    "plain chat (openai:, json)": ("openai:fake", {}, 1),
+    "Llama Guard, logprobs, chat": ("llama-guard:guard", {"scoring": "logprobs"}, 1),
+    "Llama Guard, logprobs, completions": (
+        "llama-guard:guard", {"scoring": "logprobs", "api": "completions"}, 1),
+    "policy guard, logprobs, chat (15 per row)": ("policy-guard:policy", {}, 15),
+}  # fmt: skip
+
+
+def guard_overhead(tmp: Path, rows: int, rounds: int, concurrency: int) -> dict[str, list[float]]:
+    """{case: client CPU ms per request of each round} of GUARD_CASES, alternated over
+    ``rounds`` rounds against one server, each case warmed up on 64 requests first; a
+    policy guard's rows are ``rows / 15``, so that every case sends about ``rows``
+    requests."""
+    out: dict[str, list[float]] = {name: [] for name in GUARD_CASES}
+    with guard_server() as url:
+        for name, (det, opts, per_row) in GUARD_CASES.items():
+            warm = tmp / f"guard-warm-{per_row}.jsonl"
+            write_dataset(warm, max(1, 64 // per_row))
+            predict(warm, det, tmp / f"warm-{len(out[name])}-{hash(name)}.jsonl", base_url=url,
+                    **opts)  # fmt: skip
+        for r in range(rounds):
+            for name, (det, opts, per_row) in GUARD_CASES.items():
+                n = max(1, rows // per_row)
+                ds = tmp / f"guard-ds-{n}.jsonl"
+                if not ds.exists():
+                    write_dataset(ds, n)
+                run = tmp / f"guard-run-{r}-{hash(name)}.jsonl"
+                c0 = time.process_time()
+                s = predict(ds, det, run, base_url=url, concurrency=concurrency, **opts)
+                cpu = time.process_time() - c0
+                if s.written != n or s.failed:
+                    raise SystemExit(f"guard bench run incomplete ({name}): {s.line()}")
+                with open(run, encoding="utf-8") as f:
+                    rows_read = [json.loads(line) for line in f][1:]
+                if not all(row["graded"] for row in rows_read):  # measured what it says
+                    raise SystemExit(f"guard bench rows not graded ({name})")
+                out[name].append(1000.0 * cpu / (n * per_row))
+    return out
+
+
 def rss_kb(pid: int) -> int:
     with open(f"/proc/{pid}/status") as f:
         for line in f:
@@ -208,6 +274,8 @@ def main() -> None:
     ap.add_argument("--memory-rows", type=int, default=100_000)
     ap.add_argument("--concurrency", type=int, default=64)
     ap.add_argument("--client-posts", type=int, default=3000)
+    ap.add_argument("--guard-rows", type=int, default=0)
+    ap.add_argument("--guard-rounds", type=int, default=3)
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
@@ -220,6 +288,11 @@ def main() -> None:
         ideal = args.concurrency / 0.1
         alone = client_alone(args.client_posts, args.concurrency) if args.client_posts else None
         mem = memory(tmp, args.memory_rows) if args.memory_rows else []
+        guard = (
+            guard_overhead(tmp, args.guard_rows, args.guard_rounds, args.concurrency)
+            if args.guard_rows
+            else {}
+        )
     load = os.getloadavg()
     print(
         f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
@@ -253,6 +326,17 @@ def main() -> None:
             f"| RSS of `toxeval predict` over {n} rows | {a:.0f} / {b:.0f} / {c:.0f} MB "
             f"after 10 / 50 / 100 % | flat |"
         )
+    if guard:
+        base = statistics.median(next(iter(guard.values())))
+        for name, ms in guard.items():
+            med = statistics.median(ms)
+            spread = ", ".join(f"{m:.3f}" for m in ms)
+            per_row = GUARD_CASES[name][2]
+            print(
+                f"| guard overhead: {name}, ~{args.guard_rows} requests x {args.guard_rounds} "
+                f"| client CPU {med:.3f} ms/request, {med * per_row:.3f} ms/row (rounds: "
+                f"{spread} ms/request); {med / base:.2f}x the plain chat request | |"
+            )
 
 
 if __name__ == "__main__":

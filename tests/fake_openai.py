@@ -45,7 +45,9 @@ that server-side context. ``require_key`` makes every request without ``Bearer <
 a 401 whose message quotes the key given, as OpenAI's does.
 
 Routes are matched as a real server matches them, on the path alone and whole:
-``/v1/chat/completions`` and ``/v1/moderations`` (``url``), and Azure OpenAI's
+``/v1/chat/completions``, ``/v1/completions`` (a raw ``prompt``, as vLLM and llama.cpp
+serve it: answered from ``answers``, whose choices then hold ``text``, else ``safe``)
+and ``/v1/moderations`` (``url``), and Azure OpenAI's
 ``/openai/deployments/<name>/chat/completions``, which needs an ``api-version`` query
 parameter (a 404 without one) and takes the key in an ``api-key`` header, not as a
 bearer token (``azure_url(name)``). Anything else is a 404.
@@ -144,6 +146,11 @@ class FakeOpenAI:
         # it is answered with, instead of the scripted scores (guard answers, logprobs), or
         # a function of the request body that returns it
         self.answers: dict[str, Any] = {}
+        # models answered as guards whatever the item: Llama Guard's "unsafe\nS1,S10", or
+        # a single-policy guard's "Yes" / "No", with TOP_ALTERNATIVES logprobs per token
+        # when asked for (the runner's bench: a guard request's cost on the client)
+        self.guard_models: set[str] = set()
+        self.policy_models: set[str] = set()
         self.log: list[Logged] = []
         self.headers_seen: list[dict[str, str]] = []
         self.bodies: list[Any] = []  # every decoded request body
@@ -216,21 +223,12 @@ class FakeOpenAI:
             self.log.append(Logged(keys, path, time.monotonic(), status))
 
     def chat_body(self, model: str, keys: tuple[str, ...], body: dict[str, Any]) -> dict[str, Any]:
+        if model in self.guard_models or model in self.policy_models:
+            scripted: Any = guard_choice(model in self.policy_models, keys, completions=False)
+            return self._choice_body(model, scripted, body)
         if keys and keys[0] in self.answers:
             scripted = self.answers[keys[0]]
-            choice = {
-                "index": 0,
-                "finish_reason": "stop",
-                **(scripted(body) if callable(scripted) else scripted),
-            }
-            if not body.get("logprobs"):
-                choice["logprobs"] = None  # logprobs only when asked for, as servers do
-            return {
-                "id": "chatcmpl-fake",
-                "object": "chat.completion",
-                "model": model,
-                "choices": [choice],
-            }
+            return self._choice_body(model, scripted, body)
         ids = self.taxonomy.ids
         scores = scripted_scores(keys[0], ids) if keys else {}
         n = int(body.get("n") or 1)
@@ -273,6 +271,33 @@ class FakeOpenAI:
             "choices": choices,
             "usage": {"prompt_tokens": 20, "completion_tokens": 10, "total_tokens": 30},
         }
+
+    def _choice_body(self, model: str, scripted: Any, body: dict[str, Any]) -> dict[str, Any]:
+        choice = {
+            "index": 0,
+            "finish_reason": "stop",
+            **(scripted(body) if callable(scripted) else scripted),
+        }
+        if not body.get("logprobs"):
+            choice["logprobs"] = None  # logprobs only when asked for, as servers do
+        return {"id": "chatcmpl-fake", "object": "chat.completion", "model": model,
+                "choices": [choice]}  # fmt: skip
+
+    def completion_body(
+        self, model: str, keys: tuple[str, ...], body: dict[str, Any]
+    ) -> dict[str, Any]:
+        """A ``/completions`` answer: the scripted choice of the item (``text``,
+        ``logprobs``, ``finish_reason``), else ``safe`` without logprobs."""
+        scripted = self.answers.get(keys[0]) if keys else None
+        if model in self.guard_models or model in self.policy_models:
+            scripted = guard_choice(model in self.policy_models, keys, completions=True)
+        choice: dict[str, Any] = {"index": 0, "finish_reason": "stop", "text": "safe"}
+        if scripted is not None:
+            choice.update(scripted(body) if callable(scripted) else scripted)
+        if not body.get("logprobs"):
+            choice["logprobs"] = None  # logprobs only when asked for, as servers do
+        return {"id": "cmpl-fake", "object": "text_completion", "model": model,
+                "choices": [choice]}  # fmt: skip
 
     def moderation_body(self, model: str, keys: list[str]) -> dict[str, Any]:
         results = []
@@ -352,6 +377,8 @@ class _Handler(BaseHTTPRequestHandler):
             inputs = body.get("input")
             texts = inputs if isinstance(inputs, list) else [inputs]
             keys = tuple(text_key(str(t)) for t in texts)
+        elif route == "/v1/completions":
+            keys = (text_key(str(body.get("prompt"))),)
         elif route == "/v1/chat/completions" or azure:
             text = " ".join(
                 str(m.get("content")) for m in body.get("messages", []) if isinstance(m, dict)
@@ -526,12 +553,57 @@ class _Handler(BaseHTTPRequestHandler):
             out = fake.chat_body(body.get("model", ""), keys, body)
             out["choices"][0]["message"]["content"] = "I'm sorry, but I can't help with that."
             self._send(200, json.dumps(out).encode())
+        elif route == "/v1/completions":
+            out = fake.completion_body(body.get("model", ""), keys, body)
+            self._send(200, json.dumps(out).encode())
         elif route == "/v1/moderations":
             self._send(
                 200, json.dumps(fake.moderation_body(body.get("model", ""), list(keys))).encode()
             )
         else:
             self._send(200, json.dumps(fake.chat_body(body.get("model", ""), keys, body)).encode())
+
+
+TOP_ALTERNATIVES = 20  # what the runner asks for (top_logprobs / logprobs)
+
+
+def guard_choice(policy: bool, keys: tuple[str, ...], *, completions: bool) -> dict[str, Any]:
+    """A guard's answer with TOP_ALTERNATIVES logprobs per token, in the chat or the
+    completions form: ``Yes`` / ``No`` by the item's number (``policy``), else Llama
+    Guard's ``unsafe\nS1,S10`` as Llama 3 tokenizes it; the alternatives past the ones
+    that matter are filler tokens of small probability."""
+    if policy:
+        word = "Yes" if keys and item_number(keys[0]) % 2 else "No"
+        tokens = [(word, {"Yes": 0.6, "No": 0.3, " yes": 0.05})]
+    else:
+        tokens = [
+            ("unsafe", {"unsafe": 0.8, "safe": 0.15}),
+            ("\n", {"\n": 0.95}),
+            ("S", {"S": 0.95}),
+            ("1", {"1": 0.6, "10": 0.3, "2": 0.05}),
+            (",", {",": 0.95}),
+            ("S", {"S": 0.95}),
+            ("10", {"10": 0.9, "1": 0.05}),
+        ]
+    positions = []
+    for tok, alts in tokens:
+        rest = (1.0 - sum(alts.values())) / (TOP_ALTERNATIVES - len(alts))
+        full = {**alts, **{f"<filler{j}>": rest for j in range(TOP_ALTERNATIVES - len(alts))}}
+        positions.append((tok, {t: math.log(p) for t, p in full.items()}))
+    text = "".join(t for t, _ in positions)
+    if completions:
+        lp: dict[str, Any] = {
+            "tokens": [t for t, _ in positions],
+            "token_logprobs": [a[t] for t, a in positions],
+            "top_logprobs": [a for _, a in positions],
+        }
+        return {"text": text, "logprobs": lp}
+    content = [
+        {"token": t, "logprob": a[t],
+         "top_logprobs": [{"token": x, "logprob": v} for x, v in a.items()]}
+        for t, a in positions
+    ]  # fmt: skip
+    return {"message": {"role": "assistant", "content": text}, "logprobs": {"content": content}}
 
 
 def write_dataset(
@@ -554,15 +626,20 @@ def write_dataset(
 
 
 def main() -> None:
-    """``python tests/fake_openai.py [--latency S]``: serve until killed, printing the
+    """``python tests/fake_openai.py [--latency S] [--guard-model M] [--policy-model M]``:
+    serve until killed, printing the
     base URL on the first line of stdout (benches/bench_runner.py runs it this way)."""
     import argparse
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--latency", type=float, default=0.0)
+    ap.add_argument("--guard-model", action="append", default=[], metavar="MODEL")
+    ap.add_argument("--policy-model", action="append", default=[], metavar="MODEL")
     args = ap.parse_args()
     server = FakeOpenAI()
     server.latency = args.latency
+    server.guard_models = set(args.guard_model)
+    server.policy_models = set(args.policy_model)
     server.start()
     print(server.url, flush=True)
     try:

@@ -35,6 +35,8 @@ SHIPPED = {
     "shieldgemma-response",
     "granite-guardian-prompt",
     "granite-guardian-response",
+    "granite-guardian-raw-prompt",
+    "granite-guardian-raw-response",
 }
 JUDGE_SCORINGS = ("json", "logprobs", "sample", "labels")
 
@@ -451,7 +453,8 @@ def test_template_of_the_wrong_level_or_kind_is_refused(toxeval15: Taxonomy) -> 
     ("kw", "error", "message"),
     [
         ({"scoring": "vote"}, ValueError, "unknown scoring method 'vote'"),
-        ({"api": "completions"}, ValueError, "api must be 'chat' or 'moderation'"),
+        ({"api": "legacy"}, ValueError, "api must be 'chat', 'completions' or 'moderation'"),
+        ({"api": "completions"}, ValueError, "api='completions' .--api completions. is for guard"),
         ({"level": "turn"}, ValueError, "level must be 'prompt' or 'response'"),
         ({"temperature": -1.0}, ValueError, "temperature must be >= 0"),
         ({"temperature": float("nan")}, ValueError, "temperature must be >= 0"),

@@ -27,6 +27,7 @@ def _predict_options(args: argparse.Namespace) -> dict[str, Any]:
         "base_url": args.base_url,
         "api_key_env": args.api_key_env,
         "scoring": args.scoring,
+        "api": args.api,
         "structured": args.structured,
         "samples": args.samples,
         "template": args.template,

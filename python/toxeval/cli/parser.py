@@ -354,6 +354,13 @@ def _llm_options(sp: argparse.ArgumentParser) -> None:
     )
     g.add_argument("--scoring", choices=("json", "logprobs", "sample", "labels"), default="json")
     g.add_argument(
+        "--api",
+        choices=("chat", "completions"),
+        default="chat",
+        help="chat: /chat/completions (default); completions: a guard's prompt rendered by "
+        "toxeval and sent raw to /completions (llama-guard:, policy-guard:; vLLM, llama.cpp, TGI)",
+    )
+    g.add_argument(
         "--structured", action="store_true", help="ask for a JSON schema (response_format)"
     )
     g.add_argument("--samples", type=int, default=1, metavar="N", help="answers per item (sample)")

@@ -117,6 +117,7 @@ def predict(
     base_url: str | None = None,
     api_key_env: str = "OPENAI_API_KEY",
     scoring: Scoring = "json",
+    api: Literal["chat", "completions"] = "chat",
     structured: bool = False,
     samples: int = 1,
     template: str | Path | None = None,
@@ -196,6 +197,7 @@ def predict(
             "base_url": base_url,
             "api_key_env": api_key_env,
             "scoring": scoring,
+            "api": api,
             "structured": structured,
             "samples": samples,
             "template": template,
@@ -236,6 +238,7 @@ def predict(
         max_completion_tokens=max_completion_tokens,
         seed=seed,
         samples=samples,
+        api=api,
     )
     if dry_run:
         from toxeval.llm.batch import dry_run_summary
@@ -243,6 +246,11 @@ def predict(
         return _noted(dry_run_summary(spec, keys, url, str(run_file)), notes)
     if batch_file is not None:
         from toxeval.llm.batch import write_batch_file
+
+        if api != "chat":
+            raise ValueError(
+                "batch_file (--batch-file) writes chat requests: drop api='completions'"
+            )
 
         chat_options = {
             "scoring": scoring,

@@ -17,8 +17,8 @@ TOKENS_PER_MESSAGE = 4  # role and separators of one chat message
 
 def estimate_prompt_tokens(call: Call) -> int:
     """A rough prompt size for dry runs: characters / 4 (rounded up) over every message
-    content or moderation input, plus 4 per chat message. Real tokenizers differ (by
-    roughly +-30% on English text, more on other scripts and code)."""
+    content, completions prompt or moderation input, plus 4 per chat message. Real
+    tokenizers differ (by roughly +-30% on English text, more on other scripts and code)."""
     body = call.body
     chars = 0
     overhead = 0
@@ -28,6 +28,9 @@ def estimate_prompt_tokens(call: Call) -> int:
             content = m.get("content") if isinstance(m, dict) else None
             chars += len(content) if isinstance(content, str) else 0
             overhead += TOKENS_PER_MESSAGE
+    prompt = body.get("prompt")  # a completions request's raw prompt
+    if isinstance(prompt, str):
+        chars += len(prompt)
     inputs = body.get("input")
     if isinstance(inputs, str):
         chars += len(inputs)

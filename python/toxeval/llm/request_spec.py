@@ -37,8 +37,11 @@ def build_request_spec(
     max_completion_tokens: int | None = None,
     seed: int | None = None,
     samples: int = 1,
+    api: Literal["chat", "completions"] = "chat",
 ) -> RequestSpec:
-    """The :class:`~toxeval.llm.requests.RequestSpec` of a remote detector spec."""
+    """The :class:`~toxeval.llm.requests.RequestSpec` of a remote detector spec; ``api``
+    is the endpoint a chat-kind detector's requests go to (``completions``: a guard's
+    raw prompt to ``/completions``, :mod:`toxeval.llm.completion_requests`)."""
     from toxeval.llm.requests import RequestSpec, load_template
 
     if det.kind == "openai-moderation":
@@ -50,12 +53,13 @@ def build_request_spec(
             "max_tokens": max_tokens,
             "max_completion_tokens": max_completion_tokens,
             "samples": samples,
+            "api": api,
         }
         given = changed_from_defaults(build_request_spec, chat_only)
         if given:
             raise ValueError(f"{flags_text(given)} do not apply to {det.text!r} (a moderation API)")
     return RequestSpec(
-        api="moderation" if det.kind == "openai-moderation" else "chat",
+        api="moderation" if det.kind == "openai-moderation" else api,
         model=str(det.model),
         taxonomy=taxonomy,
         scoring=scoring,

@@ -13,7 +13,9 @@ Scoring methods (``RequestSpec.scoring``, chat only), each documented in docs/ll
 from token log-probabilities), ``sample`` (fraction of ``samples`` answers that flag a
 category) and ``labels`` (label lists, 0/1). ``llama_guard=True`` reads Llama Guard's
 ``safe`` / ``unsafe\\nS1,S10`` through the ``llama-guard-3`` mapping; ``api="moderation"``
-maps moderation ``category_scores`` onto the taxonomy (:mod:`toxeval.llm.moderation`).
+maps moderation ``category_scores`` onto the taxonomy (:mod:`toxeval.llm.moderation`);
+``api="completions"`` sends a guard's requests to ``/completions`` as raw prompts
+(:mod:`toxeval.llm.completion_requests`) and reads them as chat answers.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import json
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any, Literal
 from urllib.parse import unquote, urlsplit, urlunsplit
@@ -69,7 +71,7 @@ DEFAULT_MODERATION_MODEL = "omni-moderation-latest"
 LLAMA_GUARD_MAPPING = "llama-guard-3"
 SAMPLE_TEMPERATURE = 1.0  # scoring="sample" when temperature is unset
 _SCORINGS: tuple[str, ...] = ("json", "logprobs", "sample", "labels")
-_APIS = ("chat", "moderation")
+_APIS = ("chat", "completions", "moderation")
 _LEVELS = ("prompt", "response")
 
 
@@ -193,7 +195,7 @@ def _check_number(name: str, value: object, *, integer: bool, minimum: float) ->
 class RequestSpec:
     """Everything that determines the model's answer (see the module docs)."""
 
-    api: Literal["chat", "moderation"]
+    api: Literal["chat", "completions", "moderation"]
     model: str
     taxonomy: Taxonomy
     scoring: ScoringMethod = "json"
@@ -212,7 +214,7 @@ class RequestSpec:
 
     def __post_init__(self) -> None:
         if self.api not in _APIS:
-            raise ValueError(f"api must be 'chat' or 'moderation', got {self.api!r}")
+            raise ValueError(f"api must be 'chat', 'completions' or 'moderation', got {self.api!r}")
         if not isinstance(self.model, str) or not self.model.strip():
             raise ValueError("model must be a non-empty string")
         if not isinstance(self.taxonomy, Taxonomy):
@@ -247,6 +249,10 @@ class RequestSpec:
             self._check_moderation()
         else:
             self._check_chat()
+        if self.api == "completions":
+            from toxeval.llm.completion_requests import check_completions_spec
+
+            check_completions_spec(self)
 
     def _check_moderation(self) -> None:
         chat_only = {
@@ -327,6 +333,11 @@ class RequestSpec:
         if self.scoring == "labels":
             return load_template(f"label-list-{self.level}")
         return load_template(f"zero-shot-{self.level}")
+
+    def as_chat(self) -> RequestSpec:
+        """This spec with ``api="chat"``: the requests whose messages a completions
+        request renders into its raw prompt."""
+        return self if self.api == "chat" else replace(self, api="chat")
 
     @property
     def method_scoring(self) -> ScoringMethod:
@@ -427,6 +438,10 @@ def plan(spec: RequestSpec, items: Sequence[Item]) -> list[Unit]:
     single-policy guard), one per moderation batch of up to ``spec.batch_size`` inputs
     (the response text at level ``response``)."""
     _check_items(spec, items)
+    if spec.api == "completions":
+        from toxeval.llm.completion_requests import completion_units
+
+        return completion_units(spec, plan(spec.as_chat(), items))
     if spec.policy_guard:
         from toxeval.llm.policy_requests import plan_policy
 
@@ -452,6 +467,10 @@ def read(spec: RequestSpec, unit: Unit, responses: Sequence[dict[str, Any]]) -> 
         )
     if spec.api == "moderation":
         return read_moderation(responses[0], len(unit.item_ids), spec.taxonomy)
+    if spec.api == "completions":
+        from toxeval.llm.completion_requests import as_chat_body
+
+        responses = [as_chat_body(r) for r in responses]
     if spec.policy_guard or (spec.llama_guard and spec.scoring == "logprobs"):
         from toxeval.llm.guard_logprobs import read_guard
 

@@ -22,6 +22,11 @@ Two kinds of template exist (``kind``, default ``judge``):
   ``$response`` as for judges, ``$policy_name`` (the category's name) is optional. The
   answer's first word, Yes or No, is read with its log-probabilities.
 
+A guard template (``llama-guard`` or ``policy``) may say how the completions API renders
+its messages into one raw prompt: ``completion = "llama-3"`` (Llama 3's turns),
+``"granite"`` (Granite's roles) or ``"plain"`` (the one user message as written); without
+it, the form follows the kind (:mod:`toxeval.llm.completion_requests`).
+
 A template's ``sha256`` is the hash of its file bytes; it is part of a request
 fingerprint, so an edited template never reuses answers given to the old one.
 """
@@ -79,8 +84,11 @@ _KEYS = frozenset(
         "description",
         "example",
         "hazards",
+        "completion",
     )
 )
+# the raw prompt forms of the completions API (toxeval.llm.completion_requests)
+COMPLETION_FORMS = ("llama-3", "granite", "plain")
 _CODE_RE = re.compile(r"^S\d{1,3}$")
 
 
@@ -112,6 +120,7 @@ class Template:
     examples: tuple[Example, ...] = ()
     hazards: tuple[tuple[str, str], ...] = ()
     assistant: str | None = None
+    completion: str | None = None
 
     @property
     def placeholders(self) -> frozenset[str]:
@@ -226,6 +235,12 @@ def _parse(data: bytes, origin: str, default_name: str) -> Template:
         raise TemplateError(
             f"{origin}: 'assistant' (a string) is only for kind = 'llama-guard' templates"
         )
+    completion = doc.get("completion")
+    if completion is not None and (kind == "judge" or completion not in COMPLETION_FORMS):
+        raise TemplateError(
+            f"{origin}: 'completion' (a guard template's raw prompt form for the completions "
+            f"API) must be one of {', '.join(COMPLETION_FORMS)}, got {completion!r}"
+        )
     examples = _examples(doc.get("example", []), level, origin)
     hazards = _hazards(doc.get("hazards", {}), origin)
     tpl = Template(
@@ -240,6 +255,7 @@ def _parse(data: bytes, origin: str, default_name: str) -> Template:
         examples=examples,
         hazards=hazards,
         assistant=assistant or None,
+        completion=completion,
     )
     _check_placeholders(tpl)
     return tpl
