@@ -101,7 +101,7 @@ impl<K: RadixKey> SplitKeys<K> {
             gathered: Some(Gathered {
                 n_pos: self.n_pos,
                 n_neg: self.n_neg,
-                narrow: std::mem::size_of::<K>() < 8,
+                narrow: K::BITS < 64,
             }),
         })
     }
@@ -446,17 +446,26 @@ pub(super) fn label_values<K: RadixKey>(
     }
     let nk = buf.keys.len();
     let (n_pos, n_neg) = (buf.n_pos, buf.n_neg);
-    if buf.path(None) == Path::CountWalk {
-        scratch(&mut buf.tmp, nk);
-        buf.sorted = false; // the walk clobbers the keys
-        let (a, b) = super::count_walk::ap_auc(&mut buf.keys, n_pos, n_neg, &mut buf.tmp);
-        return (if ap { a } else { empty }, if auc { b } else { empty });
+    match buf.path(None) {
+        Path::CountWalk => {
+            scratch(&mut buf.tmp, nk);
+            buf.sorted = false; // the walk clobbers the keys
+            let (a, b) = super::count_walk::ap_auc(&mut buf.keys, n_pos, n_neg, &mut buf.tmp);
+            (if ap { a } else { empty }, if auc { b } else { empty })
+        }
+        Path::NarrowRuns => {
+            buf.sort_runs();
+            let (pos, neg) = (&buf.keys[..n_pos], &buf.keys[nk - n_neg..]);
+            label_values_streamed(pos, neg, ap, auc)
+        }
+        // `Path::SortedRuns`, the other path of a gathered full-area label.
+        _ => sorted_label_values(buf, ap, auc),
     }
-    sorted_label_values(buf, ap, auc)
 }
 
 /// [`label_values`] of a non-empty label from the sorted runs (bit for bit
-/// scikit-learn's sums).
+/// scikit-learn's sums): `Path::SortedRuns`, block counts and terms in the sort
+/// buffers.
 pub(super) fn sorted_label_values<K: RadixKey>(
     buf: &mut SplitKeys<K>,
     ap: bool,
@@ -469,7 +478,8 @@ pub(super) fn sorted_label_values<K: RadixKey>(
     let (n_pos, n_neg) = (buf.n_pos, buf.n_neg);
     let (Some(keys), Some(tmp)) = (K::as_u64_mut(&mut buf.keys), K::as_u64_mut(&mut buf.tmp))
     else {
-        // `Path::NarrowRuns`: no room for 8-byte counts and terms, stream them.
+        // [`dispatch`] sends only 8-byte keys here (4-byte keys are
+        // `Path::NarrowRuns`); the streamed walk gives the same values for any key.
         let (pos, neg) = (&buf.keys[..n_pos], &buf.keys[nk - n_neg..]);
         return label_values_streamed(pos, neg, ap, auc);
     };

@@ -329,39 +329,27 @@ pub fn per_row_values<S: Score, T: RowLabel>(
     metric: Metric,
     par: &Parallelism,
 ) -> Result<(Vec<f64>, Vec<u8>)> {
-    per_row_values_with(y_score, y_true, mask, metric, par, false)
-}
-
-pub(super) fn per_row_values_with<S: Score, T: RowLabel>(
-    y_score: ArrayView2<S>,
-    y_true: ArrayView2<T>,
-    mask: Option<ArrayView2<bool>>,
-    metric: Metric,
-    par: &Parallelism,
-    force_general: bool,
-) -> Result<(Vec<f64>, Vec<u8>)> {
     let (n, k) = y_score.dim();
     crate::check::same_shape(y_true.dim(), (n, k))?;
     if let Some(m) = mask.as_ref() {
         crate::check::mask_shape(m.dim(), (n, k))?;
     }
     let (ap, max_fpr) = metric.ap_max_fpr();
-    let input = Input::one(Averaging::PerRow, false, max_fpr);
-    // `Some(ap)`: the sorting network; `None`: the curve of each row.
-    let fast = (!force_general && dispatch(&input) == Path::RowNetwork).then_some(ap);
-    if fast.is_some() && k >= MAX_ITEMS {
+    let path = dispatch(&Input::one(Averaging::PerRow, false, max_fpr));
+    if path == Path::RowNetwork && k >= MAX_ITEMS {
         return Err(too_many_items());
     }
     let mut values = vec![0.0f64; n];
     let mut flags = vec![0u8; n];
     let block = |b: usize, vs: &mut [f64], fs: &mut [u8]| -> Result<()> {
         let start = b * ROW_BLOCK;
-        match fast {
-            Some(ap) => {
+        match path {
+            Path::RowNetwork => {
                 per_row_unweighted_block(&y_score, &y_true, mask.as_ref(), ap, start, vs, fs);
                 Ok(())
             }
-            None => per_row_general_block(&y_score, &y_true, mask.as_ref(), metric, start, vs, fs),
+            // `Path::Curve`, the other path of a row.
+            _ => per_row_general_block(&y_score, &y_true, mask.as_ref(), metric, start, vs, fs),
         }
     };
     let chunks = values
@@ -376,6 +364,30 @@ pub(super) fn per_row_values_with<S: Score, T: RowLabel>(
     };
     // The first error in row order, whatever the thread count.
     results.into_iter().collect::<Result<()>>()?;
+    Ok((values, flags))
+}
+
+/// [`per_row_values`] through the curve of each row, whatever [`dispatch`]
+/// chooses: the reference of the sorting network in the tests.
+#[cfg(test)]
+pub(super) fn per_row_values_curve<S: Score, T: RowLabel>(
+    y_score: ArrayView2<S>,
+    y_true: ArrayView2<T>,
+    mask: Option<ArrayView2<bool>>,
+    metric: Metric,
+) -> Result<(Vec<f64>, Vec<u8>)> {
+    let n = y_score.nrows();
+    let mut values = vec![0.0f64; n];
+    let mut flags = vec![0u8; n];
+    per_row_general_block(
+        &y_score,
+        &y_true,
+        mask.as_ref(),
+        metric,
+        0,
+        &mut values,
+        &mut flags,
+    )?;
     Ok((values, flags))
 }
 
@@ -400,15 +412,14 @@ pub(super) fn zip_values(values: Vec<f64>, flags: Vec<u8>) -> Vec<MetricValue> {
         .collect()
 }
 
-/// [`per_row`] through the general (sort + curve) path.
+/// [`per_row`] through the curve of each row ([`per_row_values_curve`]).
 #[cfg(test)]
 pub(super) fn per_row_general<S: Score>(
     y_score: ArrayView2<S>,
     y_pos: ArrayView2<bool>,
     mask: Option<ArrayView2<bool>>,
     metric: Metric,
-    par: &Parallelism,
 ) -> Result<Vec<MetricValue>> {
-    let (values, flags) = per_row_values_with(y_score, y_pos, mask, metric, par, true)?;
+    let (values, flags) = per_row_values_curve(y_score, y_pos, mask, metric)?;
     Ok(zip_values(values, flags))
 }

@@ -10,7 +10,7 @@ use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2}
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 
-use crate::bootstrap::bucket_ap::BucketAp;
+use crate::bootstrap::ap_distribution::{ap_distribution, ScoreMatrix};
 use crate::bootstrap::resample::Strata;
 use crate::bootstrap::row_values::{self, RowMean, RowMeans};
 use crate::bootstrap::weighted_ap::{ApAverage, ApStatistic};
@@ -95,57 +95,35 @@ fn ap_statistic(
     })?))
 }
 
-/// All of `objs` as 2-D views of `T`, or None when one is of another dtype.
-fn all_of<'py, T: numpy::Element>(
-    objs: &[Bound<'py, PyAny>],
-) -> Option<Vec<PyReadonlyArray2<'py, T>>> {
-    objs.iter().map(|o| o.extract().ok()).collect()
+/// One system's scores as read from Python, kept borrowed while the kernel runs.
+enum ReadScores<'py> {
+    F64(PyReadonlyArray2<'py, f64>),
+    F32(PyReadonlyArray2<'py, f32>),
+    I64(PyReadonlyArray2<'py, i64>),
 }
 
-/// The bucketed AP statistic of `y_scores` (resamples without `sample_weight`):
-/// one statistic for all systems when they share a dtype, else one per system.
-fn bucket_statistics(
-    py: Python<'_>,
-    y_scores: &[Bound<'_, PyAny>],
-    y_pos: &PyReadonlyArray2<'_, bool>,
-    mask: Option<&PyReadonlyArray2<'_, bool>>,
-    average: ApAverage,
-    par: &Parallelism,
-) -> PyResult<Vec<BucketAp>> {
-    let y = y_pos.as_array();
-    let m = mask.map(|m| m.as_array());
-    macro_rules! build {
-        ($arrays:expr) => {{
-            let views: Vec<_> = $arrays.iter().map(|a| a.as_array()).collect();
-            let len = views.iter().map(|v| v.len()).sum();
-            Ok(vec![run_detached(py, len, || {
-                BucketAp::new(&views, y, m, average, par)
-            })?])
-        }};
-    }
-    if let Some(a) = all_of::<f64>(y_scores) {
-        build!(a)
-    } else if let Some(a) = all_of::<f32>(y_scores) {
-        build!(a)
-    } else if let Some(a) = all_of::<i64>(y_scores) {
-        build!(a)
-    } else if y_scores.len() > 1 {
-        let mut out = Vec::with_capacity(y_scores.len());
-        for s in y_scores {
-            out.extend(bucket_statistics(
-                py,
-                std::slice::from_ref(s),
-                y_pos,
-                mask,
-                average,
-                par,
-            )?);
+impl<'py> ReadScores<'py> {
+    /// `obj` as a 2-D float64, float32 or int64 array, or the dtype `TypeError`.
+    fn extract(obj: &Bound<'py, PyAny>) -> PyResult<Self> {
+        if let Ok(a) = obj.extract() {
+            Ok(ReadScores::F64(a))
+        } else if let Ok(a) = obj.extract() {
+            Ok(ReadScores::F32(a))
+        } else if let Ok(a) = obj.extract() {
+            Ok(ReadScores::I64(a))
+        } else {
+            Err(PyTypeError::new_err(
+                "y_score must be a 2-D float64, float32 or int64 numpy array",
+            ))
         }
-        Ok(out)
-    } else {
-        Err(PyTypeError::new_err(
-            "y_score must be a 2-D float64, float32 or int64 numpy array",
-        ))
+    }
+
+    fn view(&self) -> ScoreMatrix<'_> {
+        match self {
+            ReadScores::F64(a) => ScoreMatrix::F64(a.as_array()),
+            ReadScores::F32(a) => ScoreMatrix::F32(a.as_array()),
+            ReadScores::I64(a) => ScoreMatrix::I64(a.as_array()),
+        }
     }
 }
 
@@ -190,18 +168,29 @@ fn bootstrap_ap<'py>(
 ) -> PyResult<Bound<'py, PyArray2<f64>>> {
     let par = parallelism(n_jobs)?;
     let average = ApAverage::parse(average)?;
-    let n = y_pos.as_array().nrows();
-    let st = strata_of(n, strata, n_strata)?;
-    let sw = sample_weight.as_ref();
-    if sw.is_none() {
-        let stats = bucket_statistics(py, &y_scores, &y_pos, mask.as_ref(), average, &par)?;
-        return run_distribution(py, &stats, &st, sw, seed, n_resamples, &par);
-    }
-    let stats = y_scores
+    let y = y_pos.as_array();
+    let st = strata_of(y.nrows(), strata, n_strata)?;
+    let read = y_scores
         .iter()
-        .map(|s| ap_statistic(py, s, &y_pos, mask.as_ref(), average, false, &par))
+        .map(ReadScores::extract)
         .collect::<PyResult<Vec<_>>>()?;
-    run_distribution(py, &stats, &st, sw, seed, n_resamples, &par)
+    let scores: Vec<ScoreMatrix<'_>> = read.iter().map(ReadScores::view).collect();
+    let m = mask.as_ref().map(|m| m.as_array());
+    let sw = sample_weight.map(|w| w.as_array().to_vec());
+    let (out, width) = py.detach(|| {
+        ap_distribution(
+            &scores,
+            y,
+            m,
+            sw.as_deref(),
+            average,
+            &st,
+            seed,
+            n_resamples,
+            &par,
+        )
+    })?;
+    to_2d(py, out, width)
 }
 
 /// The bootstrap distribution of `stats` on shared resamples, GIL released.

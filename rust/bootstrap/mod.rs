@@ -14,6 +14,8 @@
 //! * `row_values`: per-row metrics (label ranking loss, LRAP, coverage, one-error,
 //!   (N)DCG, samples-averaged AP). Each row's value is computed once by the
 //!   existing kernels; a resample is a weighted mean.
+//! * `ap_distribution`: which of the two AP statistics a distribution uses (the
+//!   one place that chooses), and the distribution itself.
 //!
 //! Draws come from `resample` (a seeded stream per resample index), so results do
 //! not depend on the thread count. A value the metric leaves undefined on a
@@ -21,6 +23,7 @@
 //! Python layer counts and excludes those resamples and never reports the NaN as a
 //! score.
 
+pub mod ap_distribution;
 pub mod bucket_ap;
 pub mod resample;
 pub mod row_values;

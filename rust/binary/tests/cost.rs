@@ -113,8 +113,11 @@ const CASES: [Case; 13] = [
 fn rows(x: &Input2, curve: bool) -> Vec<MetricValue> {
     let par = Parallelism::sequential();
     let (s, y) = (x.s64.view(), x.y.view());
-    let (v, f) =
-        per_row::per_row_values_with(s, y, None, Metric::AveragePrecision, &par, curve).unwrap();
+    let (v, f) = if curve {
+        per_row::per_row_values_curve(s, y, None, Metric::AveragePrecision).unwrap()
+    } else {
+        per_row::per_row_values(s, y, None, Metric::AveragePrecision, &par).unwrap()
+    };
     per_row::zip_values(v, f)
 }
 

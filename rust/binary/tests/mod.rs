@@ -694,3 +694,24 @@ fn dispatch_rules() {
         Path::CountWalk
     );
 }
+
+/// A gathered label asks [`dispatch`] with its key width: 4-byte keys take the
+/// narrow runs, 8-byte keys the sorted runs, both the count walk when large.
+#[test]
+fn gathered_label_paths_by_key_width() {
+    let label = |n_pos, n_neg| {
+        let mut wide = SplitKeys::<u64>::new();
+        let mut narrow = SplitKeys::<u32>::new();
+        (wide.n_pos, wide.n_neg) = (n_pos, n_neg);
+        (narrow.n_pos, narrow.n_neg) = (n_pos, n_neg);
+        (wide.path(None), narrow.path(None), narrow.path(Some(0.5)))
+    };
+    assert_eq!(
+        label(3, 5),
+        (Path::SortedRuns, Path::NarrowRuns, Path::PartialRuns)
+    );
+    assert_eq!(
+        label(WALK_MIN, 1),
+        (Path::CountWalk, Path::CountWalk, Path::PartialRuns)
+    );
+}

@@ -29,7 +29,7 @@ fn per_row_fast_equals_general() {
                 Metric::RocAuc { max_fpr: Some(1.0) },
             ] {
                 let a = per_row(s.view(), y.view(), mask, metric, &par).unwrap();
-                let b = per_row_general(s.view(), y.view(), mask, metric, &par).unwrap();
+                let b = per_row_general(s.view(), y.view(), mask, metric).unwrap();
                 let bits = |v: &[MetricValue]| -> Vec<(u64, u8)> {
                     v.iter().map(|m| (m.value.to_bits(), m.flags)).collect()
                 };
@@ -44,7 +44,7 @@ fn per_row_fast_equals_general() {
     let s = arr2(&[[-0.0, 0.0, 0.5]]);
     let y = arr2(&[[true, false, false]]);
     let a = per_row(s.view(), y.view(), None, Metric::AveragePrecision, &par).unwrap();
-    let b = per_row_general(s.view(), y.view(), None, Metric::AveragePrecision, &par).unwrap();
+    let b = per_row_general(s.view(), y.view(), None, Metric::AveragePrecision).unwrap();
     assert_eq!(a, b);
 }
 
