@@ -20,22 +20,22 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
+from toxeval.file_formats import COMPRESSIONS, compression_suffix
+
 __all__ = [
     "ARROW_JSON_OPENERS",
     "BOM",
-    "COMPRESSIONS",
     "BackgroundSha256",
     "builtin_record",
     "check_utf8_encoding",
-    "compression_suffix",
     "decode_utf8",
+    "decompress",
     "file_record",
     "file_sha256",
-    "gunzip",
     "json_openers_exceed",
+    "not_valid_compressed",
     "open_binary",
     "open_stream",
-    "plain_name",
     "require_file",
 ]
 
@@ -155,31 +155,6 @@ class BackgroundSha256:
         return self._value
 
 
-# Compressions a text file (JSONL, CSV) may carry, by file-name suffix (any case): the
-# pyarrow codec that reads it, and its name in messages. Read through pyarrow's
-# CompressedInputStream, as pyarrow's own readers do.
-COMPRESSIONS: dict[str, tuple[str, str]] = {
-    ".gz": ("gzip", "gzip"),
-    ".bz2": ("bz2", "bzip2"),
-    ".zst": ("zstd", "zstd"),
-    ".lz4": ("lz4", "LZ4 frame"),
-}
-
-
-def compression_suffix(path: str | Path) -> str | None:
-    """The compression suffix ``path`` ends with (``.gz``, ``.bz2``, ``.zst``, ``.lz4``;
-    any case), or None."""
-    name = Path(path).name.lower()
-    return next((sfx for sfx in COMPRESSIONS if name.endswith(sfx)), None)
-
-
-def plain_name(path: str | Path) -> str:
-    """The lower-case file name without its compression suffix."""
-    name = Path(path).name.lower()
-    sfx = compression_suffix(name)
-    return name.removesuffix(sfx) if sfx else name
-
-
 def open_stream(path: Path) -> pa.NativeFile:
     """A pyarrow input stream over ``path``, decompressed when its name says so."""
     sfx = compression_suffix(path)
@@ -194,16 +169,31 @@ def open_binary(path: Path) -> io.BufferedReader:
     return io.BufferedReader(open_stream(path), buffer_size=1 << 16)
 
 
-def gunzip(path: Path, data: bytes, error: type[Exception]) -> bytes:
-    """``data`` (the bytes of ``path``) decompressed when the name ends in ``.gz`` or the
-    bytes start with gzip's magic number, else unchanged; a corrupt gzip stream raises
-    ``error`` naming ``path``."""
-    if path.name.endswith(".gz") or data[:2] == b"\x1f\x8b":
-        try:
+def decompress(path: Path, data: bytes, error: type[Exception]) -> bytes:
+    """``data`` (the bytes of ``path``) decompressed by the compression suffix of the
+    name (:func:`~toxeval.file_formats.compression_suffix`), or as gzip when the name has
+    none but the bytes start with gzip's magic number; else unchanged. A corrupt stream
+    raises ``error`` (:func:`not_valid_compressed`)."""
+    sfx = compression_suffix(path)
+    if sfx is None and data[:2] != b"\x1f\x8b":
+        return data
+    codec = COMPRESSIONS[sfx or ".gz"][0]
+    try:
+        if codec == "gzip":  # the stdlib's C inflate, a little faster than the stream
             return gzip.decompress(data)
-        except (OSError, EOFError, zlib.error) as e:
-            raise error(f"{path}: not a valid gzip file: {e}") from None
-    return data
+        with pa.input_stream(pa.BufferReader(data), compression=codec) as stream:
+            return bytes(stream.read())
+    except (OSError, EOFError, zlib.error, pa.ArrowException) as e:
+        raise not_valid_compressed(path, e, error, sfx or ".gz") from None
+
+
+def not_valid_compressed(
+    path: Path, e: BaseException, error: type[Exception], sfx: str | None = None
+) -> Exception:
+    """The ``error`` for a compressed file (suffix ``sfx``, default: from its name) whose
+    bytes do not decompress: it names the file, the compression and the cause."""
+    what = COMPRESSIONS[sfx or compression_suffix(path) or ".gz"][1]
+    return error(f"{path}: not a valid {what} file ({type(e).__name__}: {e})")
 
 
 def file_record(given: str | Path, sha256: str | None = None) -> dict[str, str]:
