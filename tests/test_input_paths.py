@@ -167,3 +167,20 @@ def test_dump_scores_read_the_same_through_every_path(
     want = np.array([s if s is not None else [0.0, 0.0, 0.0] for s in SCORES])
     np.testing.assert_array_equal(pr.scores[pr.scored], want[pr.scored])
     assert pr.n_null == 1
+
+
+def test_dataset_csv_text_with_newlines_across_blocks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a quoted text holding a newline where pyarrow's CSV reader cuts a block (16 MiB in
+    # use, a few bytes here) is one cell, as the prediction reader always read it
+    import toxeval.datasets.readers as dataset_readers
+
+    monkeypatch.setattr(dataset_readers, "CSV_BLOCK_BYTES", 64)
+    rows = [f'r{i},"line one of {i}\nline two",{"hate" if i % 2 else ""}' for i in range(40)]
+    p = tmp_path / "d.csv"
+    p.write_text("id,text,labels\n" + "\n".join(rows) + "\n")
+    d = load_dataset(p)
+    assert list(d.ids) == [f"r{i}" for i in range(40)]
+    assert list(d.texts)[3] == "line one of 3\nline two"
+    assert int(d.y_true[:, d.taxonomy.index("hate")].sum()) == 20

@@ -82,6 +82,10 @@ def _read_jsonl(path: Path, data: bytes, labels: LabelReader, source: str) -> Ra
         raise DatasetError(f"{source}: not UTF-8 text: {e}") from None
 
 
+#: The block pyarrow's CSV reader parses at a time (in parallel), in bytes.
+CSV_BLOCK_BYTES = 1 << 24
+
+
 def _read_csv(path: Path, data: bytes, labels: LabelReader, source: str, delimiter: str) -> RawRows:
     import pyarrow.csv as pacsv
 
@@ -99,8 +103,9 @@ def _read_csv(path: Path, data: bytes, labels: LabelReader, source: str, delimit
                 strings_can_be_null=False,
                 auto_dict_encode=False,
             ),
-            read_options=pacsv.ReadOptions(block_size=1 << 24),
-            parse_options=pacsv.ParseOptions(delimiter=delimiter),
+            read_options=pacsv.ReadOptions(block_size=CSV_BLOCK_BYTES),
+            # a quoted text may hold newlines: blocks must not be cut inside one
+            parse_options=pacsv.ParseOptions(delimiter=delimiter, newlines_in_values=True),
         )
     except (pa.ArrowInvalid, pa.ArrowTypeError) as e:
         raise DatasetError(f"{source}: cannot read CSV: {e}") from None
