@@ -601,13 +601,20 @@ def test_null_annotator_list_is_a_dataset_error(tmp_path: Path, tax3: Path) -> N
     _raises(tmp_path / "d.parquet", tax3, r"d\.parquet: row 1: annotations must be a list")
 
 
+def test_non_utf8_csv_text_names_the_line(tmp_path: Path, tax3: Path) -> None:
+    # as the prediction reader names it (pyarrow's own message names neither)
+    p = tmp_path / "d.csv"
+    p.write_bytes(b"id,text,labels\nr1,fine,a\nr2,caf\xe9,b\n")
+    _raises(p, tax3, r"d\.csv: line 3: byte 7: not UTF-8 text \(invalid continuation byte\)")
+
+
 def test_non_utf8_jsonl_text_names_the_line(tmp_path: Path, tax3: Path) -> None:
     p = tmp_path / "d.jsonl"
     p.write_bytes(
         b'{"id": "r1", "text": "fine", "labels": ["a"]}\n'
         b'{"id": "r2", "text": "x\xff", "labels": ["b"]}\n'
     )
-    _raises(p, tax3, r"d\.jsonl: line 2: not UTF-8 text")
+    _raises(p, tax3, r"d\.jsonl: line 2: byte 24: not UTF-8 text \(invalid start byte\)")
 
 
 def test_csv_ids_and_texts_are_read_exactly_as_written(tmp_path: Path, tax3: Path) -> None:

@@ -33,6 +33,7 @@ __all__ = [
     "file_record",
     "file_sha256",
     "json_openers_exceed",
+    "not_utf8_message",
     "not_valid_compressed",
     "open_binary",
     "open_stream",
@@ -111,7 +112,14 @@ def decode_utf8(data: bytes, source: str, error: type[Exception]) -> str:
     except UnicodeDecodeError as e:
         line = data.count(b"\n", 0, e.start) + 1
         col = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
-        raise error(f"{source}: line {line}: not UTF-8 text ({e.reason} at byte {col})") from None
+        raise error(not_utf8_message(source, (line, col), e.reason)) from None
+
+
+def not_utf8_message(source: str, where: tuple[int, int] | None, reason: str) -> str:
+    """The message for text that is not UTF-8, the same for every input: ``source``, the
+    1-based (line, byte in the line) when known, and the decoder's reason."""
+    at = f"line {where[0]}: byte {where[1]}: " if where else ""
+    return f"{source}: {at}not UTF-8 text ({reason})"
 
 
 def file_sha256(path: str | Path) -> str:

@@ -108,6 +108,8 @@ def _read_csv(path: Path, data: bytes, labels: LabelReader, source: str, delimit
             parse_options=pacsv.ParseOptions(delimiter=delimiter, newlines_in_values=True),
         )
     except (pa.ArrowInvalid, pa.ArrowTypeError) as e:
+        if "UTF8" in str(e):
+            decode_utf8(body, source, DatasetError)  # names the line and the byte
         raise DatasetError(f"{source}: cannot read CSV: {e}") from None
     check_column_names(table.column_names, source, DatasetError)
     # every column as text: 1/0/empty cells, JSON label text

@@ -36,6 +36,7 @@ from toxeval.files import (
     ARROW_JSON_OPENERS,
     check_utf8_encoding,
     json_openers_exceed,
+    not_utf8_message,
     not_valid_compressed,
     open_binary,
     open_stream,
@@ -96,24 +97,25 @@ def _open_text(path: Path) -> io.TextIOBase:
 def _unreadable(path: Path, e: BaseException) -> PredictionError:
     """A decompression or decoding error while reading ``path`` as a PredictionError."""
     if isinstance(e, UnicodeDecodeError):
-        return PredictionError(f"{path}: {_bad_utf8_line(path)}not UTF-8 text ({e.reason})")
+        return PredictionError(not_utf8_message(str(path), _bad_utf8_place(path), e.reason))
     if compression_suffix(path) is not None:
         return PredictionError(str(not_valid_compressed(path, e, PredictionError)))
     return PredictionError(f"{path}: cannot read the file ({type(e).__name__}: {e})")
 
 
-def _bad_utf8_line(path: Path) -> str:
-    """ "line N: " for the first line of ``path`` that is not UTF-8 (error path only)."""
+def _bad_utf8_place(path: Path) -> tuple[int, int] | None:
+    """(line, byte in it) of the first bytes of ``path`` that are not UTF-8 (error path
+    only)."""
     try:
         with open_binary(path) as f:
             for lineno, line in enumerate(f, start=1):
                 try:
                     line.decode("utf-8")
                 except UnicodeDecodeError as e:
-                    return f"line {lineno}: byte {e.start + 1}: "
+                    return lineno, e.start + 1
     except (OSError, EOFError, zlib.error):
         pass
-    return ""
+    return None
 
 
 # Lines read at most to find a non-null value of each prediction field for the schema.
