@@ -184,3 +184,21 @@ def test_dataset_csv_text_with_newlines_across_blocks(
     assert list(d.ids) == [f"r{i}" for i in range(40)]
     assert list(d.texts)[3] == "line one of 3\nline two"
     assert int(d.y_true[:, d.taxonomy.index("hate")].sum()) == 20
+
+
+@pytest.mark.parametrize("sfx", list(CODECS))
+@pytest.mark.parametrize("fmt", ["jsonl", "csv"])
+def test_compressed_file_under_a_plain_name_reads_for_datasets_and_dumps(
+    tmp_path: Path, fmt: str, sfx: str
+) -> None:
+    # its first bytes say how it is compressed; datasets sniffed gzip only, dumps nothing
+    d_packed = _write_dataset(tmp_path, f"d.{fmt}{sfx}")
+    d_plain = d_packed.rename(tmp_path / f"d.{fmt}")
+    d = load_dataset(d_plain, taxonomy=TAX)
+    np.testing.assert_array_equal(d.mask, WANT_MASK)
+    np.testing.assert_array_equal(d.y_true, WANT_Y)
+    p_packed = _write_dump(tmp_path, f"p.{fmt}{sfx}")
+    ds = make_dataset(np.zeros((4, 3), dtype=np.int8), taxonomy=TAX, ids=list(IDS))
+    pr = read_predictions(p_packed.rename(tmp_path / f"p.{fmt}"), ds)
+    np.testing.assert_array_equal(pr.scored, [s is not None for s in SCORES])
+    assert pr.scores[0].tolist() == SCORES[0]

@@ -1,4 +1,5 @@
-"""An input file's format and compression, told from its name: the one place that
+"""An input file's format and compression, told from its name (and, for a name without
+a compression suffix, the compression from the file's magic number): the one place that
 decides it for datasets (:mod:`toxeval.datasets`), prediction dumps
 (:mod:`toxeval.predictions`) and Parquet shards (:mod:`toxeval.shards`), so every kind
 of input accepts the same suffixes and compressions and an unknown name gets the same
@@ -8,6 +9,8 @@ A name is a format suffix (any case), optionally followed by one compression suf
 ``data.jsonl``, ``preds.CSV.zst``. JSONL and CSV (text) may be compressed with any
 codec pyarrow streams (:data:`COMPRESSIONS`); Parquet, NPY and NPZ may not (Parquet
 compresses its own pages; a compressed one is a mistake to report, not to guess at).
+A JSONL or CSV file compressed under a plain name (``data.jsonl`` holding gzip) is read
+as what its first bytes say (:func:`file_compression`), for datasets and dumps alike.
 """
 
 from __future__ import annotations
@@ -22,10 +25,12 @@ __all__ = [
     "TEXT_FORMATS",
     "InputFormat",
     "compression_suffix",
+    "file_compression",
     "input_format",
     "is_parquet_name",
     "name_format",
     "plain_name",
+    "sniff_compression",
 ]
 
 # Compressions a text file (JSONL, CSV) may carry, by file-name suffix (any case): the
@@ -82,6 +87,39 @@ def compression_suffix(path: str | Path) -> str | None:
     any case), or None."""
     name = Path(path).name.lower()
     return next((sfx for sfx in COMPRESSIONS if name.endswith(sfx)), None)
+
+
+def sniff_compression(head: bytes) -> str | None:
+    """The compression suffix whose magic number ``head`` (a file's first 10 bytes or
+    more) starts with, or None. None of these magic numbers starts UTF-8 text, except
+    bzip2's "BZh", which is taken with its block magic only."""
+    if head.startswith(b"\x1f\x8b"):
+        return ".gz"
+    if head.startswith(b"\x28\xb5\x2f\xfd"):
+        return ".zst"
+    if head.startswith(b"\x04\x22\x4d\x18"):
+        return ".lz4"
+    if (
+        head.startswith(b"BZh")
+        and head[3:4].isdigit()
+        and head[4:10] in (b"\x31\x41\x59\x26\x53\x59", b"\x17\x72\x45\x38\x50\x90")
+    ):
+        return ".bz2"
+    return None
+
+
+def file_compression(path: str | Path) -> str | None:
+    """The compression of the file at ``path``: its name's compression suffix, else the
+    one its first bytes show (:func:`sniff_compression`), else None (also when the file
+    cannot be opened: the reader names that error)."""
+    sfx = compression_suffix(path)
+    if sfx is not None:
+        return sfx
+    try:
+        with open(path, "rb") as f:
+            return sniff_compression(f.read(10))
+    except OSError:
+        return None
 
 
 def plain_name(path: str | Path) -> str:

@@ -20,7 +20,12 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from toxeval.file_formats import COMPRESSIONS, compression_suffix
+from toxeval.file_formats import (
+    COMPRESSIONS,
+    compression_suffix,
+    file_compression,
+    sniff_compression,
+)
 
 __all__ = [
     "ARROW_JSON_OPENERS",
@@ -164,35 +169,36 @@ class BackgroundSha256:
 
 
 def open_stream(path: Path) -> pa.NativeFile:
-    """A pyarrow input stream over ``path``, decompressed when its name says so."""
-    sfx = compression_suffix(path)
+    """A pyarrow input stream over ``path``, decompressed when its name or its first
+    bytes say so (:func:`~toxeval.file_formats.file_compression`)."""
+    sfx = file_compression(path)
     return pa.input_stream(str(path), compression=COMPRESSIONS[sfx][0] if sfx else None)
 
 
 def open_binary(path: Path) -> io.BufferedReader:
-    """``path`` opened for reading bytes (lines, blocks), decompressed when its name says
-    so."""
-    if compression_suffix(path) is None:
+    """``path`` opened for reading bytes (lines, blocks), decompressed when its name or
+    its first bytes say so."""
+    if file_compression(path) is None:
         return open(path, "rb")
     return io.BufferedReader(open_stream(path), buffer_size=1 << 16)
 
 
 def decompress(path: Path, data: bytes, error: type[Exception]) -> bytes:
     """``data`` (the bytes of ``path``) decompressed by the compression suffix of the
-    name (:func:`~toxeval.file_formats.compression_suffix`), or as gzip when the name has
-    none but the bytes start with gzip's magic number; else unchanged. A corrupt stream
+    name, or, when the name has none, by the magic number the bytes start with
+    (:func:`~toxeval.file_formats.sniff_compression`); else unchanged. A corrupt stream
     raises ``error`` (:func:`not_valid_compressed`)."""
-    sfx = compression_suffix(path)
-    if sfx is None and data[:2] != b"\x1f\x8b":
+    sfx = compression_suffix(path) or sniff_compression(data[:10])
+    if sfx is None:
         return data
-    codec = COMPRESSIONS[sfx or ".gz"][0]
+    codec = COMPRESSIONS[sfx][0]
     try:
         if codec == "gzip":  # the stdlib's C inflate, a little faster than the stream
             return gzip.decompress(data)
         with pa.input_stream(pa.BufferReader(data), compression=codec) as stream:
             return bytes(stream.read())
     except (OSError, EOFError, zlib.error, pa.ArrowException) as e:
-        raise not_valid_compressed(path, e, error, sfx or ".gz") from None
+        raise not_valid_compressed(path, e, error, sfx) from None
 
 
 def not_valid_compressed(
@@ -200,7 +206,7 @@ def not_valid_compressed(
 ) -> Exception:
     """The ``error`` for a compressed file (suffix ``sfx``, default: from its name) whose
     bytes do not decompress: it names the file, the compression and the cause."""
-    what = COMPRESSIONS[sfx or compression_suffix(path) or ".gz"][1]
+    what = COMPRESSIONS[sfx or file_compression(path) or ".gz"][1]
     return error(f"{path}: not a valid {what} file ({type(e).__name__}: {e})")
 
 

@@ -28,7 +28,7 @@ import pyarrow as pa
 from toxeval.file_formats import (
     TEXT_FORMATS,
     InputFormat,
-    compression_suffix,
+    file_compression,
     input_format,
     name_format,
 )
@@ -98,7 +98,7 @@ def _unreadable(path: Path, e: BaseException) -> PredictionError:
     """A decompression or decoding error while reading ``path`` as a PredictionError."""
     if isinstance(e, UnicodeDecodeError):
         return PredictionError(not_utf8_message(str(path), _bad_utf8_place(path), e.reason))
-    if compression_suffix(path) is not None:
+    if file_compression(path) is not None:
         return PredictionError(str(not_valid_compressed(path, e, PredictionError)))
     return PredictionError(f"{path}: cannot read the file ({type(e).__name__}: {e})")
 
@@ -316,7 +316,7 @@ def _source(path: Path) -> Iterator[str | pa.NativeFile]:
     """What pyarrow's JSON / CSV readers are given: the path of a plain file, or a
     decompressing stream chosen by the (case-insensitive) suffix, so every compression
     :func:`detect_format` looks through is read, not only those pyarrow detects."""
-    if compression_suffix(path) is None:
+    if file_compression(path) is None:
         yield str(path)
         return
     with open_stream(path) as stream:
@@ -339,7 +339,7 @@ def read_jsonl_table(path: Path) -> pa.Table:
     pyarrow (:func:`read_pyarrow_jsonl_table`) for everything else: a compressed file,
     a file the native reader declines, or ``TOXEVAL_JSONL_READER=pyarrow``. Both give
     the same table; every error message comes from the pyarrow path."""
-    if compression_suffix(path) is None and native_jsonl_available():
+    if file_compression(path) is None and native_jsonl_available():
         try:
             table = read_native_jsonl(path)
         except OSError as e:
