@@ -110,7 +110,7 @@ def _read_csv(path: Path, data: bytes, labels: LabelReader, source: str, delimit
     except (pa.ArrowInvalid, pa.ArrowTypeError) as e:
         if "UTF8" in str(e):
             decode_utf8(body, source, DatasetError)  # names the line and the byte
-        raise DatasetError(f"{source}: cannot read CSV: {e}") from None
+        raise DatasetError(f"{source}: cannot read as CSV: {e}") from None
     check_column_names(table.column_names, source, DatasetError)
     # every column as text: 1/0/empty cells, JSON label text
     table = pa.table({c: _as_text(table.column(c)) for c in table.column_names})
@@ -171,7 +171,7 @@ def _read_parquet(data: bytes, labels: LabelReader, source: str) -> RawRows:
                 as_dict.append(f"labels.list.{t.value_field.name}")
         table = pq.ParquetFile(source_file, read_dictionary=as_dict or None).read()
     except (pa.ArrowException, OSError) as e:
-        raise DatasetError(f"{source}: cannot read Parquet: {e}") from None
+        raise DatasetError(f"{source}: cannot read as Parquet: {e}") from None
     try:
         return table_to_rows(table, labels, source, "row", first_line=1)
     except NotColumnar:
