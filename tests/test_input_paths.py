@@ -3,7 +3,8 @@
 A dataset's labels and masks, and a prediction dump's scores and scored rows, must not
 depend on the format (JSONL, CSV, TSV, Parquet), the compression (none, gzip, bzip2,
 zstd, LZ4), or the reader inside a format (column-wise with pyarrow or line by line for
-datasets; the native reader or pyarrow for JSONL dumps). Each case is compared with
+datasets; the native reader or pyarrow for JSONL dumps), or whether the file is read
+whole or streamed in batches from Parquet shards (out-of-core scoring). Each case is compared with
 values written out by hand, not only with the other cases.
 """
 
@@ -21,7 +22,10 @@ import pyarrow.parquet as pq
 import pytest
 from helpers import CODECS, make_dataset, small_taxonomy, write_compressed
 from toxeval.datasets import load_dataset
-from toxeval.predictions import read_predictions
+from toxeval.datasets.labels import LabelReader
+from toxeval.outofcore.columns import plan_columns, read_ids, read_labels, read_scores
+from toxeval.predictions import PredictionError, read_predictions
+from toxeval.shards import discover_shards
 
 TAX = small_taxonomy(3)  # ids c0, c1, c2
 
@@ -202,3 +206,42 @@ def test_compressed_file_under_a_plain_name_reads_for_datasets_and_dumps(
     pr = read_predictions(p_packed.rename(tmp_path / f"p.{fmt}"), ds)
     np.testing.assert_array_equal(pr.scored, [s is not None for s in SCORES])
     assert pr.scores[0].tolist() == SCORES[0]
+
+
+# ------------------------------------------- the out-of-core path (Parquet shards)
+
+
+def _two_shards(tmp_path: Path, table: pa.Table) -> Path:
+    folder = tmp_path / "shards"
+    folder.mkdir()
+    pq.write_table(table.slice(0, 2), folder / "part-0.parquet")
+    pq.write_table(table.slice(2), folder / "part-1.parquet", row_group_size=1)
+    return folder
+
+
+def test_dataset_cells_read_the_same_streamed_from_shards(tmp_path: Path) -> None:
+    shards = discover_shards(_two_shards(tmp_path, _dataset_table()))
+    plan = plan_columns(shards.schema, TAX, "shards", labels=True, predictions=False)
+    reader = LabelReader(TAX, None)
+    got = [
+        read_labels(pa.Table.from_batches([b]).select(list(plan.labels)), reader, "shards")
+        for b in shards.batches(["id", *plan.labels], batch_rows=2, prefetch=False)
+    ]
+    np.testing.assert_array_equal(np.concatenate([g.mask for g in got]), WANT_MASK)
+    np.testing.assert_array_equal(np.concatenate([g.y for g in got]), WANT_Y)
+
+
+def test_dump_scores_read_the_same_streamed_from_shards(tmp_path: Path) -> None:
+    shards = discover_shards(_two_shards(tmp_path, _dump_table()))
+    plan = plan_columns(shards.schema, TAX, "shards", labels=False, predictions=True)
+    scored: list[np.ndarray] = []
+    null: list[np.ndarray] = []
+    for b in shards.batches(["id", *plan.predictions], batch_rows=2, prefetch=False):
+        t = pa.Table.from_batches([b])
+        ids = read_ids(b, "shards", PredictionError)
+        _, rows = read_scores(t.select(list(plan.predictions)), ids, TAX, "shards")
+        scored.append(rows.scores)
+        null.append(rows.null)
+    np.testing.assert_array_equal(np.concatenate(null), [s is None for s in SCORES])
+    want = np.array([s for s in SCORES if s is not None])
+    np.testing.assert_array_equal(np.concatenate(scored), want)
