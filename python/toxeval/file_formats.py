@@ -27,6 +27,7 @@ __all__ = [
     "compression_suffix",
     "file_compression",
     "input_format",
+    "input_stem",
     "is_parquet_name",
     "name_format",
     "plain_name",
@@ -146,6 +147,15 @@ def is_parquet_name(path: str | Path) -> bool:
     ``.parq``, ``.pq``; any case)."""
     fmt = name_format(path)
     return fmt is not None and fmt.format == "parquet" and fmt.compression is None
+
+
+def input_stem(path: str | Path) -> str:
+    """The file name without the format and compression suffixes its name has
+    (``Q-A-MLL.jsonl.gz`` -> ``Q-A-MLL``; a directory of shards keeps its whole name): the
+    name a dataset is known by in results."""
+    name = Path(path).name
+    found = name_format(name)
+    return name[: -len(found.suffix)] if found is not None else name
 
 
 def _suffix_list(formats: tuple[str, ...]) -> str:

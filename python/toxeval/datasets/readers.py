@@ -24,7 +24,7 @@ from toxeval.datasets.labels import LabelReader, RawRows, text_cell
 from toxeval.datasets.records import records_to_rows
 from toxeval.datasets.schema import RESERVED_FIELDS, DatasetError
 from toxeval.datasets.tables import NotColumnar, table_to_rows
-from toxeval.file_formats import InputFormat, input_format
+from toxeval.file_formats import InputFormat, input_format, input_stem
 from toxeval.files import (
     ARROW_JSON_OPENERS,
     BackgroundSha256,
@@ -204,10 +204,10 @@ def dataset_format(path: Path) -> InputFormat:
 
 
 def dataset_stem(path: Path) -> str:
-    """The file name without its format and compression suffixes (the dataset's name)."""
-    name = path.name
-    ext = dataset_format(path).suffix
-    return name[: -len(ext)] if ext and name.lower().endswith(ext) else path.stem
+    """The file name without its format and compression suffixes (the dataset's name);
+    :class:`DatasetError` for a name that is no dataset format."""
+    dataset_format(path)
+    return input_stem(path)
 
 
 def read_dataset_file(path: Path, labels: LabelReader) -> tuple[RawRows, str]:
