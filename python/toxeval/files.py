@@ -1,6 +1,8 @@
 """Input files, read the same way by every reader: existence checks that tell a missing
-file from a directory, UTF-8 text with an optional byte-order mark, compressed files, and
-file hashes (also on a thread, overlapping with parsing).
+file from a directory, UTF-8 text with an optional byte-order mark (one message for text
+that is not UTF-8), compressed files opened or decompressed with the codec
+:mod:`toxeval.file_formats` names (gzip, bzip2, zstd, LZ4 frame), and file hashes (also
+on a thread, overlapping with parsing).
 
 Datasets (:mod:`toxeval.datasets`), prediction dumps (:mod:`toxeval.predictions`) and
 taxonomy / mapping files (:mod:`toxeval.taxonomy`) go through these, so a mistake gets
