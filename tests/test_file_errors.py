@@ -111,7 +111,7 @@ def test_corrupt_gzip_dataset_is_a_dataset_error(
 def test_non_utf8_taxonomy_file_is_named(tmp_path: Path) -> None:
     p = tmp_path / "bad.toml"
     p.write_bytes(b'name = "x"\n[[category]]\nid = "caf\xe9"\n')
-    with pytest.raises(TaxonomyError, match=r"bad\.toml: line 3: not UTF-8"):
+    with pytest.raises(TaxonomyError, match=r"bad\.toml: line 3: byte 10: not UTF-8"):
         load_taxonomy(p)
 
 

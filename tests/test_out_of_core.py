@@ -525,3 +525,15 @@ def test_spill_folders_of_killed_runs_are_removed_by_the_next_run(
         assert live.is_dir()
     names = sorted(p.name for p in spill.iterdir())
     assert names == ["other", "toxeval-ooc-starting"]
+
+
+@pytest.mark.parametrize("name", ["bench.pq", "bench.PARQ", "bench.parquet"])
+def test_dataset_name_is_the_one_the_in_memory_reader_gives(
+    tmp_path: Path, data: dict[str, Any], name: str
+) -> None:
+    # the out-of-core result stripped ".parquet" only ("bench.pq" stayed "bench.pq")
+    ds = _write_dataset(tmp_path / name, data, slice(0, 60))
+    pred = _write_predictions(tmp_path / "p.parquet", data, slice(0, 60))
+    want = score(pred, ds, bootstrap=0)
+    got = score_out_of_core(pred, ds, memory_limit="32KiB")
+    assert got.dataset["name"] == want.dataset["name"] == "bench"

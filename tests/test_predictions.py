@@ -428,11 +428,13 @@ def test_malformed_jsonl_reports_line_number(tmp_path: Path, ds: Any) -> None:
     ]
     p = tmp_path / "p.jsonl"
     p.write_text("\n".join(lines) + "\n")
-    with pytest.raises(PredictionError, match=r"p\.jsonl: line 4: not valid JSON"):
+    with pytest.raises(
+        PredictionError, match=r"p\.jsonl: line 4: malformed JSON \(.* at column \d+\)"
+    ):
         read_predictions(p, ds)
     q = tmp_path / "q.jsonl"
     q.write_text("not json\n")
-    with pytest.raises(PredictionError, match="line 1: not valid JSON"):
+    with pytest.raises(PredictionError, match="line 1: malformed JSON"):
         read_predictions(q, ds)
 
 

@@ -1,6 +1,8 @@
 """Input files, read the same way by every reader: existence checks that tell a missing
-file from a directory, UTF-8 text with an optional byte-order mark, compressed files, and
-file hashes (also on a thread, overlapping with parsing).
+file from a directory, UTF-8 text with an optional byte-order mark (one message for text
+that is not UTF-8), compressed files opened or decompressed with the codec
+:mod:`toxeval.file_formats` names (gzip, bzip2, zstd, LZ4 frame), and file hashes (also
+on a thread, overlapping with parsing).
 
 Datasets (:mod:`toxeval.datasets`), prediction dumps (:mod:`toxeval.predictions`) and
 taxonomy / mapping files (:mod:`toxeval.taxonomy`) go through these, so a mistake gets
@@ -20,22 +22,28 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
+from toxeval.file_formats import (
+    COMPRESSIONS,
+    compression_suffix,
+    file_compression,
+    sniff_compression,
+)
+
 __all__ = [
     "ARROW_JSON_OPENERS",
     "BOM",
-    "COMPRESSIONS",
     "BackgroundSha256",
     "builtin_record",
     "check_utf8_encoding",
-    "compression_suffix",
     "decode_utf8",
+    "decompress",
     "file_record",
     "file_sha256",
-    "gunzip",
     "json_openers_exceed",
+    "not_utf8_message",
+    "not_valid_compressed",
     "open_binary",
     "open_stream",
-    "plain_name",
     "require_file",
 ]
 
@@ -111,7 +119,14 @@ def decode_utf8(data: bytes, source: str, error: type[Exception]) -> str:
     except UnicodeDecodeError as e:
         line = data.count(b"\n", 0, e.start) + 1
         col = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
-        raise error(f"{source}: line {line}: not UTF-8 text ({e.reason} at byte {col})") from None
+        raise error(not_utf8_message(source, (line, col), e.reason)) from None
+
+
+def not_utf8_message(source: str, where: tuple[int, int] | None, reason: str) -> str:
+    """The message for text that is not UTF-8, the same for every input: ``source``, the
+    1-based (line, byte in the line) when known, and the decoder's reason."""
+    at = f"line {where[0]}: byte {where[1]}: " if where else ""
+    return f"{source}: {at}not UTF-8 text ({reason})"
 
 
 def file_sha256(path: str | Path) -> str:
@@ -155,55 +170,46 @@ class BackgroundSha256:
         return self._value
 
 
-# Compressions a text file (JSONL, CSV) may carry, by file-name suffix (any case): the
-# pyarrow codec that reads it, and its name in messages. Read through pyarrow's
-# CompressedInputStream, as pyarrow's own readers do.
-COMPRESSIONS: dict[str, tuple[str, str]] = {
-    ".gz": ("gzip", "gzip"),
-    ".bz2": ("bz2", "bzip2"),
-    ".zst": ("zstd", "zstd"),
-    ".lz4": ("lz4", "LZ4 frame"),
-}
-
-
-def compression_suffix(path: str | Path) -> str | None:
-    """The compression suffix ``path`` ends with (``.gz``, ``.bz2``, ``.zst``, ``.lz4``;
-    any case), or None."""
-    name = Path(path).name.lower()
-    return next((sfx for sfx in COMPRESSIONS if name.endswith(sfx)), None)
-
-
-def plain_name(path: str | Path) -> str:
-    """The lower-case file name without its compression suffix."""
-    name = Path(path).name.lower()
-    sfx = compression_suffix(name)
-    return name.removesuffix(sfx) if sfx else name
-
-
 def open_stream(path: Path) -> pa.NativeFile:
-    """A pyarrow input stream over ``path``, decompressed when its name says so."""
-    sfx = compression_suffix(path)
+    """A pyarrow input stream over ``path``, decompressed when its name or its first
+    bytes say so (:func:`~toxeval.file_formats.file_compression`)."""
+    sfx = file_compression(path)
     return pa.input_stream(str(path), compression=COMPRESSIONS[sfx][0] if sfx else None)
 
 
 def open_binary(path: Path) -> io.BufferedReader:
-    """``path`` opened for reading bytes (lines, blocks), decompressed when its name says
-    so."""
-    if compression_suffix(path) is None:
+    """``path`` opened for reading bytes (lines, blocks), decompressed when its name or
+    its first bytes say so."""
+    if file_compression(path) is None:
         return open(path, "rb")
     return io.BufferedReader(open_stream(path), buffer_size=1 << 16)
 
 
-def gunzip(path: Path, data: bytes, error: type[Exception]) -> bytes:
-    """``data`` (the bytes of ``path``) decompressed when the name ends in ``.gz`` or the
-    bytes start with gzip's magic number, else unchanged; a corrupt gzip stream raises
-    ``error`` naming ``path``."""
-    if path.name.endswith(".gz") or data[:2] == b"\x1f\x8b":
-        try:
+def decompress(path: Path, data: bytes, error: type[Exception]) -> bytes:
+    """``data`` (the bytes of ``path``) decompressed by the compression suffix of the
+    name, or, when the name has none, by the magic number the bytes start with
+    (:func:`~toxeval.file_formats.sniff_compression`); else unchanged. A corrupt stream
+    raises ``error`` (:func:`not_valid_compressed`)."""
+    sfx = compression_suffix(path) or sniff_compression(data[:10])
+    if sfx is None:
+        return data
+    codec = COMPRESSIONS[sfx][0]
+    try:
+        if codec == "gzip":  # the stdlib's C inflate, a little faster than the stream
             return gzip.decompress(data)
-        except (OSError, EOFError, zlib.error) as e:
-            raise error(f"{path}: not a valid gzip file: {e}") from None
-    return data
+        with pa.input_stream(pa.BufferReader(data), compression=codec) as stream:
+            return bytes(stream.read())
+    except (OSError, EOFError, zlib.error, pa.ArrowException) as e:
+        raise not_valid_compressed(path, e, error, sfx) from None
+
+
+def not_valid_compressed(
+    path: Path, e: BaseException, error: type[Exception], sfx: str | None = None
+) -> Exception:
+    """The ``error`` for a compressed file (suffix ``sfx``, default: from its name) whose
+    bytes do not decompress: it names the file, the compression and the cause."""
+    what = COMPRESSIONS[sfx or file_compression(path) or ".gz"][1]
+    return error(f"{path}: not a valid {what} file ({type(e).__name__}: {e})")
 
 
 def file_record(given: str | Path, sha256: str | None = None) -> dict[str, str]:

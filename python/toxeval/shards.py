@@ -28,9 +28,10 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-__all__ = ["Shard", "ShardError", "ShardSet", "discover_shards", "is_parquet_input", "shard_paths"]
+from toxeval.file_formats import is_parquet_name
+from toxeval.input_columns import check_column_names
 
-PARQUET_SUFFIXES = (".parquet", ".parq", ".pq")
+__all__ = ["Shard", "ShardError", "ShardSet", "discover_shards", "is_parquet_input", "shard_paths"]
 
 
 class ShardError(ValueError):
@@ -181,7 +182,7 @@ def _prefetched(it: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
 def is_parquet_input(path: str | Path) -> bool:
     """Whether ``path`` is a directory (of shards) or a file with a Parquet suffix."""
     p = Path(path)
-    return p.is_dir() or p.suffix.lower() in PARQUET_SUFFIXES
+    return p.is_dir() or is_parquet_name(p)
 
 
 def shard_paths(root: Path) -> list[Path]:
@@ -194,11 +195,7 @@ def shard_paths(root: Path) -> list[Path]:
     if not root.is_dir():
         raise ShardError(f"{root}: not a file or a directory")
     found = sorted(
-        (
-            p
-            for p in root.iterdir()
-            if p.suffix.lower() in PARQUET_SUFFIXES and not p.name.startswith((".", "_"))
-        ),
+        (p for p in root.iterdir() if is_parquet_name(p) and not p.name.startswith((".", "_"))),
         key=lambda p: p.name,
     )
     others = [p for p in root.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))]
@@ -269,9 +266,7 @@ def discover_shards(path: str | Path) -> ShardSet:
     schema: pa.Schema | None = None
     for p in paths:
         shard, sch = _read_shard(p)
-        if len(set(sch.names)) != len(sch.names):
-            dup = sorted({n for n in sch.names if sch.names.count(n) > 1})
-            raise ShardError(f"{p}: column {dup[0]!r} appears more than once")
+        check_column_names(sch.names, str(p), ShardError)
         if schema is None:
             schema = sch
         else:

@@ -5,18 +5,20 @@ content, and mapped onto any taxonomy through the ``openai-moderation`` label ma
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import json
 import zlib
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+
 from toxeval.datasets.labels import LabelReader, build_dataset, dataset_mapping, dataset_taxonomy
-from toxeval.datasets.readers import dataset_suffix, json_lines
+from toxeval.datasets.readers import json_lines
 from toxeval.datasets.records import records_to_rows
 from toxeval.datasets.schema import Dataset, DatasetError, Rule
-from toxeval.files import gunzip, require_file
+from toxeval.file_formats import name_format
+from toxeval.files import decompress, open_binary, require_file
 from toxeval.taxonomy import LabelMapping, Taxonomy
 
 OPENAI_FILE = "samples-1680.jsonl.gz"
@@ -44,7 +46,7 @@ def read_openai_moderation(
     )
     labels = LabelReader(tax, mapping)
     data = p.read_bytes()
-    body = gunzip(p, data, DatasetError)
+    body = decompress(p, data, DatasetError)
     if not body.strip():
         raise DatasetError(f"{p}: the file is empty")
     records: list[tuple[int, Any]] = []
@@ -79,22 +81,14 @@ def is_openai_moderation(path: Path) -> bool:
     """Whether ``path`` is a JSONL file in OpenAI's moderation format, told by its
     content, not its name: its first row has a string ``prompt``, no ``text`` or
     ``id``, and only OpenAI's category keys beside it."""
-    if not path.is_file() or dataset_suffix(path) not in (
-        ".jsonl",
-        ".jsonl.gz",
-        ".json",
-        ".json.gz",
-    ):
+    fmt = name_format(path)
+    if not path.is_file() or fmt is None or fmt.format != "jsonl":
         return False
     try:
-        if dataset_suffix(path).endswith(".gz"):
-            with gzip.open(path, "rb") as f:
-                head = f.readline(1 << 20)
-        else:
-            with open(path, "rb") as f:
-                head = f.readline(1 << 20)
+        with open_binary(path) as f:
+            head = f.readline(1 << 20)
         first = json.loads(head.decode("utf-8-sig"))
-    except (OSError, EOFError, ValueError, RecursionError, zlib.error):
+    except (OSError, EOFError, ValueError, RecursionError, zlib.error, pa.ArrowException):
         return False  # the dataset reader names what is wrong with the file
     return (
         isinstance(first, dict)

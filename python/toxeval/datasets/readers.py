@@ -1,4 +1,7 @@
-"""Dataset files by format: JSONL (also gzip), CSV (also gzip) and Parquet.
+"""Dataset files by format: JSONL, CSV / TSV and Parquet. The format and compression come
+from the name (:mod:`toxeval.file_formats`, as for prediction dumps); JSONL and CSV may be
+compressed (``.gz``, ``.bz2``, ``.zst``, ``.lz4``), and a file without a compression
+suffix whose bytes start with gzip's magic number is read as gzip.
 
 Simple, regular files are read column-wise with pyarrow (:mod:`toxeval.datasets.tables`);
 a JSONL file that pyarrow cannot read in one piece (malformed line, mixed label forms,
@@ -9,7 +12,6 @@ name the line. The file's sha256 is computed on a thread while it is parsed.
 from __future__ import annotations
 
 import io
-import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,16 +23,19 @@ import pyarrow.compute as pc
 from toxeval.datasets.labels import LabelReader, RawRows, text_cell
 from toxeval.datasets.records import records_to_rows
 from toxeval.datasets.schema import RESERVED_FIELDS, DatasetError
-from toxeval.datasets.tables import NotColumnar, check_column_names, table_to_rows
+from toxeval.datasets.tables import NotColumnar, table_to_rows
+from toxeval.file_formats import InputFormat, input_format, input_stem
 from toxeval.files import (
     ARROW_JSON_OPENERS,
     BackgroundSha256,
     check_utf8_encoding,
     decode_utf8,
-    gunzip,
+    decompress,
     json_openers_exceed,
     require_file,
 )
+from toxeval.input_columns import check_column_names
+from toxeval.json_lines import json_line_values
 
 _NON_BLANK = re.compile(rb"\S")
 
@@ -40,50 +45,12 @@ def _blank(body: bytes) -> bool:
     return _NON_BLANK.search(body) is None
 
 
-class _RepeatedKey(Exception):
-    def __init__(self, key: str) -> None:
-        self.key = key
-
-
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    obj = dict(pairs)
-    if len(obj) != len(pairs):
-        seen: set[str] = set()
-        for k, _ in pairs:
-            if k in seen:
-                raise _RepeatedKey(k)
-            seen.add(k)
-    return obj
-
-
-_ROW_DECODER = json.JSONDecoder(object_pairs_hook=_unique_keys)
-
-
-_JSON_SPACE = " \t\r"  # JSON's whitespace within a line (RFC 8259, section 2)
-
-
 def json_lines(raw: bytes, source: str) -> Iterator[tuple[int, Any]]:
+    """(line number, value) of each non-blank line of a dataset's (decompressed) bytes.
+    Lines end at "\n" only (a "\r" before it is JSON whitespace): str.splitlines would
+    also split at U+2028, U+2029 and U+0085, which JSON allows raw inside a string."""
     text = decode_utf8(raw, source, DatasetError)
-    decode = _ROW_DECODER.decode
-    # Lines end at "\n" only (a "\r" before it is JSON whitespace): str.splitlines would
-    # also split at U+2028, U+2029 and U+0085, which JSON allows raw inside a string.
-    for no, line in enumerate(text.split("\n"), start=1):
-        s = line.strip(_JSON_SPACE)
-        if not s:
-            continue
-        try:
-            yield no, decode(s)
-        except json.JSONDecodeError as e:
-            raise DatasetError(
-                f"{source}: line {no}: malformed JSON ({e.msg} at column {e.colno})"
-            ) from None
-        except RecursionError:
-            raise DatasetError(f"{source}: line {no}: JSON nested too deeply to read") from None
-        except _RepeatedKey as e:
-            # as pyarrow and the predictions reader do: a key given twice is ambiguous
-            raise DatasetError(
-                f"{source}: line {no}: key {e.key!r} is specified twice in one object"
-            ) from None
+    return json_line_values(text.split("\n"), source, DatasetError)
 
 
 def _blocks(body: bytes) -> Iterator[memoryview]:
@@ -95,7 +62,7 @@ def _blocks(body: bytes) -> Iterator[memoryview]:
 def _read_jsonl(path: Path, data: bytes, labels: LabelReader, source: str) -> RawRows:
     import pyarrow.json as pajson
 
-    body = gunzip(path, data, DatasetError)
+    body = decompress(path, data, DatasetError)
     if _blank(body):
         raise DatasetError(f"{source}: the file is empty")
     check_utf8_encoding(body[:64], source, DatasetError)
@@ -115,10 +82,14 @@ def _read_jsonl(path: Path, data: bytes, labels: LabelReader, source: str) -> Ra
         raise DatasetError(f"{source}: not UTF-8 text: {e}") from None
 
 
-def _read_csv(path: Path, data: bytes, labels: LabelReader, source: str) -> RawRows:
+#: The block pyarrow's CSV reader parses at a time (in parallel), in bytes.
+CSV_BLOCK_BYTES = 1 << 24
+
+
+def _read_csv(path: Path, data: bytes, labels: LabelReader, source: str, delimiter: str) -> RawRows:
     import pyarrow.csv as pacsv
 
-    body = gunzip(path, data, DatasetError)
+    body = decompress(path, data, DatasetError)
     if _blank(body):
         raise DatasetError(f"{source}: the file is empty")
     check_utf8_encoding(body[:64], source, DatasetError)
@@ -132,11 +103,15 @@ def _read_csv(path: Path, data: bytes, labels: LabelReader, source: str) -> RawR
                 strings_can_be_null=False,
                 auto_dict_encode=False,
             ),
-            read_options=pacsv.ReadOptions(block_size=1 << 24),
+            read_options=pacsv.ReadOptions(block_size=CSV_BLOCK_BYTES),
+            # a quoted text may hold newlines: blocks must not be cut inside one
+            parse_options=pacsv.ParseOptions(delimiter=delimiter, newlines_in_values=True),
         )
     except (pa.ArrowInvalid, pa.ArrowTypeError) as e:
-        raise DatasetError(f"{source}: cannot read CSV: {e}") from None
-    check_column_names(table.column_names, source)
+        if "UTF8" in str(e):
+            decode_utf8(body, source, DatasetError)  # names the line and the byte
+        raise DatasetError(f"{source}: cannot read as CSV: {e}") from None
+    check_column_names(table.column_names, source, DatasetError)
     # every column as text: 1/0/empty cells, JSON label text
     table = pa.table({c: _as_text(table.column(c)) for c in table.column_names})
     try:
@@ -185,7 +160,7 @@ def _read_parquet(data: bytes, labels: LabelReader, source: str) -> RawRows:
         source_file = pa.BufferReader(data)
         meta = pq.ParquetFile(source_file)
         schema = meta.schema_arrow
-        check_column_names(schema.names, source)
+        check_column_names(schema.names, source, DatasetError)
         # a list of label strings is read as dictionary codes: Parquet stores them that
         # way, so neither decoding to strings nor hashing them again is needed (Arrow
         # reads nested dictionaries from one row group only)
@@ -196,7 +171,7 @@ def _read_parquet(data: bytes, labels: LabelReader, source: str) -> RawRows:
                 as_dict.append(f"labels.list.{t.value_field.name}")
         table = pq.ParquetFile(source_file, read_dictionary=as_dict or None).read()
     except (pa.ArrowException, OSError) as e:
-        raise DatasetError(f"{source}: cannot read Parquet: {e}") from None
+        raise DatasetError(f"{source}: cannot read as Parquet: {e}") from None
     try:
         return table_to_rows(table, labels, source, "row", first_line=1)
     except NotColumnar:
@@ -218,66 +193,41 @@ def _map_object(pairs: list[tuple[Any, Any]], where: str) -> dict[Any, Any]:
     return out
 
 
-def dataset_suffix(path: Path) -> str:
-    name = path.name.lower()
-    for ext in (
-        ".jsonl.gz",
-        ".json.gz",
-        ".jsonl",
-        ".json",
-        ".csv.gz",
-        ".csv",
-        ".parquet",
-        ".pq",
-    ):
-        if name.endswith(ext):
-            return ext
-    return path.suffix.lower()
+#: The formats a dataset file may have (NPY and NPZ hold scores, not labelled texts).
+DATASET_FORMATS = ("jsonl", "csv", "parquet")
+
+
+def dataset_format(path: Path) -> InputFormat:
+    """The format and compression of a dataset file from its name
+    (:func:`toxeval.file_formats.input_format`), or :class:`DatasetError`."""
+    return input_format(path, "dataset", DatasetError, DATASET_FORMATS)
 
 
 def dataset_stem(path: Path) -> str:
-    name = path.name
-    ext = dataset_suffix(path)
-    return name[: -len(ext)] if ext and name.lower().endswith(ext) else path.stem
+    """The file name without its format and compression suffixes (the dataset's name);
+    :class:`DatasetError` for a name that is no dataset format."""
+    dataset_format(path)
+    return input_stem(path)
 
 
 def read_dataset_file(path: Path, labels: LabelReader) -> tuple[RawRows, str]:
+    """The raw rows of a dataset file and the sha256 of its bytes."""
     source = str(path)
     require_file(path, "dataset file", DatasetError)
-    ext = dataset_suffix(path)
+    fmt = dataset_format(path)
     data = path.read_bytes()
-    if ext in (
-        ".jsonl",
-        ".jsonl.gz",
-        ".json",
-        ".json.gz",
-        ".csv",
-        ".csv.gz",
-        ".parquet",
-        ".pq",
-    ):
-        hashing = BackgroundSha256(data)  # overlaps with parsing (hashlib drops the GIL)
-        try:
-            if ext in (".jsonl", ".jsonl.gz", ".json", ".json.gz"):
-                raw = _read_jsonl(path, data, labels, source)
-            elif ext in (".csv", ".csv.gz"):
-                raw = _read_csv(path, data, labels, source)
-            else:
-                if not data:
-                    raise DatasetError(f"{source}: the file is empty")
-                raw = _read_parquet(data, labels, source)
-        except (pa.ArrowException, UnicodeError) as e:
-            # a form of malformed input no check anticipated: an input error naming the
-            # file, never a raw Arrow error
-            raise DatasetError(f"{source}: cannot read the dataset: {e}") from None
-        return raw, hashing.result()
-    if ext in (".gz", ".bz2", ".zst", ".lz4"):
-        raise DatasetError(
-            f"{source}: cannot read a {ext} file as a dataset: only gzipped JSONL or CSV "
-            f"(.jsonl.gz, .json.gz, .csv.gz) is decompressed; decompress the file (or "
-            f"gzip the JSONL or CSV in it) and pass that"
-        )
-    raise DatasetError(
-        f"{source}: unknown dataset format {ext!r}; use .jsonl, .json, .csv or .parquet "
-        f"(.pq), JSONL and CSV also gzipped (.jsonl.gz, .json.gz, .csv.gz)"
-    )
+    hashing = BackgroundSha256(data)  # overlaps with parsing (hashlib drops the GIL)
+    try:
+        if fmt.format == "jsonl":
+            raw = _read_jsonl(path, data, labels, source)
+        elif fmt.format == "csv":
+            raw = _read_csv(path, data, labels, source, fmt.delimiter)
+        else:
+            if not data:
+                raise DatasetError(f"{source}: the file is empty")
+            raw = _read_parquet(data, labels, source)
+    except (pa.ArrowException, UnicodeError) as e:
+        # a form of malformed input no check anticipated: an input error naming the
+        # file, never a raw Arrow error
+        raise DatasetError(f"{source}: cannot read the dataset: {e}") from None
+    return raw, hashing.result()

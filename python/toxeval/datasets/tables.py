@@ -23,20 +23,11 @@ from toxeval.datasets.labels import (
 from toxeval.datasets.records import check_unique_ids
 from toxeval.datasets.schema import RESERVED_FIELDS, SCHEMA_SUMMARY, DatasetError
 from toxeval.ids import StringColumn
+from toxeval.input_columns import check_column_names
 
 
 class NotColumnar(Exception):
     """The table is not in a form the column-wise path handles; use the row path."""
-
-
-def check_column_names(names: Sequence[str], source: str) -> None:
-    """Every column must mean one thing: a name given twice is an error."""
-    if len(set(names)) != len(names):
-        dup = sorted({n for n in names if list(names).count(n) > 1})
-        raise DatasetError(
-            f"{source}: column name {', '.join(map(repr, dup))} appears more than once; "
-            "every column name must be unique"
-        )
 
 
 def _list_of_codes(arr: pa.Array, labels: LabelReader) -> tuple[np.ndarray, np.ndarray]:
@@ -272,7 +263,7 @@ def table_to_rows(
     if n == 0:
         raise DatasetError(f"{source}: the file has no rows")
     names = table.column_names
-    check_column_names(names, source)
+    check_column_names(names, source, DatasetError)
     for req in ("id", "text"):
         if req not in names:
             raise DatasetError(f"{source}: missing column {req!r} (columns: {', '.join(names)})")

@@ -8,12 +8,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from toxeval.file_formats import is_parquet_name
+
 __all__ = ["out_of_core_reason"]
 
 
 def _parquet_or_same(dataset: Any, predictions: Path) -> bool:
-    from toxeval.shards import PARQUET_SUFFIXES
-
     if dataset is None:
         return True
     if not isinstance(dataset, (str, Path)):
@@ -26,7 +26,7 @@ def _parquet_or_same(dataset: Any, predictions: Path) -> bool:
             return True
     except OSError:
         return False
-    return d.is_file() and d.suffix.lower() in PARQUET_SUFFIXES
+    return d.is_file() and is_parquet_name(d)
 
 
 def out_of_core_reason(predictions: Any, dataset: Any, memory_limit: Any) -> str | None:
@@ -36,8 +36,6 @@ def out_of_core_reason(predictions: Any, dataset: Any, memory_limit: Any) -> str
     if not isinstance(predictions, (str, Path)):
         return None
     p = Path(predictions)
-    from toxeval.shards import PARQUET_SUFFIXES
-
     if p.is_dir():
         # a folder named like a file (preds.jsonl/) holding no Parquet shard is a file
         # path gone wrong: the in-memory reader says it is a directory, not a file
@@ -50,7 +48,7 @@ def out_of_core_reason(predictions: Any, dataset: Any, memory_limit: Any) -> str
                 return None
         return "the predictions are a directory of shards"
 
-    if p.suffix.lower() not in PARQUET_SUFFIXES or not p.is_file():
+    if not is_parquet_name(p) or not p.is_file():
         return None
     if not _parquet_or_same(dataset, p) or dataset is None:
         return None

@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from toxeval.datasets import DatasetError
+from toxeval.file_formats import input_stem
 from toxeval.outofcore.join import score_joined
 from toxeval.outofcore.memory import MemoryBudget, parse_memory_limit
 from toxeval.outofcore.one_table import score_one_table
@@ -200,7 +201,7 @@ def build_result(
         "out_of_core": info,
     }
     ds_source = str(dataset) if ds_shards is not None else predictions
-    ds_name = Path(ds_source).name.removesuffix(".parquet")
+    ds_name = input_stem(ds_source)  # as the in-memory reader names it
     card = {
         "label": "benchmark card's reference recipe (compatibility mode; not standard AP)",
         "threshold": run.threshold,

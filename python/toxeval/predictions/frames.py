@@ -13,9 +13,9 @@ import numpy as np
 import pyarrow as pa
 
 from toxeval.ids import SHOW, dataset_id_array
+from toxeval.input_columns import check_column_names
 from toxeval.predictions.align import build_predictions
 from toxeval.predictions.load import array_predictions, table_predictions
-from toxeval.predictions.readers import check_column_names
 from toxeval.predictions.schema import (
     MISMATCH_POLICIES,
     PARSE_POLICIES,
@@ -119,7 +119,7 @@ def predictions_from_frame(
     table = _frame_table(frame, source)
     taxonomy = dataset.taxonomy
     names = table.column_names
-    check_column_names(table, Path(source))
+    check_column_names(table.column_names, source, PredictionError)
     unknown = [n for n in names if n != "id" and resolve_category(n, taxonomy) is None]
     if unknown:
         raise PredictionError(

@@ -12,20 +12,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
-from toxeval.files import (
-    COMPRESSIONS,
-    BackgroundSha256,
-    compression_suffix,
-    file_sha256,
-    require_file,
-)
+from toxeval.files import BackgroundSha256, file_sha256, require_file
 from toxeval.ids import join_ids
 from toxeval.predictions.align import build_predictions, check_one_form, unknown_rows
 from toxeval.predictions.arrays import read_numpy_arrays
 from toxeval.predictions.forms import extract_scores
 from toxeval.predictions.readers import (
-    TEXT_FORMATS,
-    detect_format,
+    prediction_format,
     read_csv_table,
     read_jsonl_table,
     read_parquet_table,
@@ -74,14 +67,7 @@ def read_predictions(
     check_choice("on_mismatch", on_mismatch, MISMATCH_POLICIES, "--on-mismatch")
     check_choice("parse_policy", parse_policy, PARSE_POLICIES, "--parse-policy")
     p = require_file(path, "predictions file", PredictionError, FileNotFoundError)
-    fmt = detect_format(p) if format == "auto" else format
-    sfx = compression_suffix(p)
-    if sfx is not None and fmt not in TEXT_FORMATS:
-        raise PredictionError(
-            f"{p}: a {COMPRESSIONS[sfx][1]}-compressed {fmt.upper()} file cannot be read; "
-            f"decompress it first (only JSONL and CSV dumps may be compressed: "
-            f"{', '.join(COMPRESSIONS)})"
-        )
+    fmt = prediction_format(p, None if format == "auto" else format).format
     mp = load_mapping(mapping) if isinstance(mapping, (str, Path)) else mapping
     src = str(p)
     if fmt in ("npy", "npz"):

@@ -20,21 +20,29 @@ import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
+from toxeval.file_formats import (
+    TEXT_FORMATS,
+    InputFormat,
+    file_compression,
+    input_format,
+    name_format,
+)
 from toxeval.files import (
     ARROW_JSON_OPENERS,
-    COMPRESSIONS,
     check_utf8_encoding,
-    compression_suffix,
     json_openers_exceed,
+    not_utf8_message,
+    not_valid_compressed,
     open_binary,
     open_stream,
-    plain_name,
 )
+from toxeval.input_columns import check_column_names
+from toxeval.json_lines import json_line_values
 from toxeval.predictions.native_jsonl import native_jsonl_available, read_native_jsonl
 from toxeval.predictions.schema import (
     FORMATS,
@@ -45,32 +53,39 @@ from toxeval.predictions.schema import (
     PredictionError,
 )
 
-if TYPE_CHECKING:
-    pass
+__all__ = [
+    "TEXT_FORMATS",
+    "detect_format",
+    "prediction_format",
+    "read_csv_table",
+    "read_jsonl_table",
+    "read_parquet_table",
+    "read_pyarrow_jsonl_table",
+]
 
 
-TEXT_FORMATS = ("jsonl", "csv")
+def prediction_format(path: str | Path, given: str | None = None) -> InputFormat:
+    """The format and compression of a prediction file from its name
+    (:func:`toxeval.file_formats.input_format`), or the format ``given`` (``--format``)
+    with the compression from the name. Raises :class:`PredictionError` when the name
+    implies no format, or for a compressed Parquet, NPY or NPZ file."""
+    return input_format(
+        path,
+        "predictions",
+        PredictionError,
+        FORMATS[1:],
+        given=given,
+        hint=f"; or pass format= (--format): one of {', '.join(FORMATS[1:])}",
+    )
 
 
 def detect_format(path: str | Path) -> str:
     """The dump format implied by the file name (``.jsonl.gz`` -> ``jsonl``), looking
     through one trailing compression suffix (``.gz``, ``.bz2``, ``.zst``, ``.lz4``).
-    Raises :class:`PredictionError` when the name implies none."""
-    name = plain_name(path)
-    if name.endswith((".jsonl", ".ndjson", ".json")):
-        return "jsonl"
-    if name.endswith(".csv") or name.endswith(".tsv"):
-        return "csv"
-    if name.endswith((".parquet", ".pq")):
-        return "parquet"
-    if name.endswith(".npy"):
-        return "npy"
-    if name.endswith(".npz"):
-        return "npz"
-    raise PredictionError(
-        f"{path}: cannot tell the format from the file name; "
-        f"pass format= (--format): one of {', '.join(FORMATS[1:])}"
-    )
+    Raises :class:`PredictionError` when the name implies none. (A compressed Parquet,
+    NPY or NPZ name gives its format; reading such a file is refused.)"""
+    found = name_format(path)
+    return found.format if found is not None else prediction_format(path).format
 
 
 def _open_text(path: Path) -> io.TextIOBase:
@@ -82,26 +97,25 @@ def _open_text(path: Path) -> io.TextIOBase:
 def _unreadable(path: Path, e: BaseException) -> PredictionError:
     """A decompression or decoding error while reading ``path`` as a PredictionError."""
     if isinstance(e, UnicodeDecodeError):
-        return PredictionError(f"{path}: {_bad_utf8_line(path)}not UTF-8 text ({e.reason})")
-    sfx = compression_suffix(path)
-    if sfx is not None:
-        what = COMPRESSIONS[sfx][1]
-        return PredictionError(f"{path}: not a valid {what} file ({type(e).__name__}: {e})")
+        return PredictionError(not_utf8_message(str(path), _bad_utf8_place(path), e.reason))
+    if file_compression(path) is not None:
+        return PredictionError(str(not_valid_compressed(path, e, PredictionError)))
     return PredictionError(f"{path}: cannot read the file ({type(e).__name__}: {e})")
 
 
-def _bad_utf8_line(path: Path) -> str:
-    """ "line N: " for the first line of ``path`` that is not UTF-8 (error path only)."""
+def _bad_utf8_place(path: Path) -> tuple[int, int] | None:
+    """(line, byte in it) of the first bytes of ``path`` that are not UTF-8 (error path
+    only)."""
     try:
         with open_binary(path) as f:
             for lineno, line in enumerate(f, start=1):
                 try:
                     line.decode("utf-8")
                 except UnicodeDecodeError as e:
-                    return f"line {lineno}: byte {e.start + 1}: "
+                    return lineno, e.start + 1
     except (OSError, EOFError, zlib.error):
         pass
-    return ""
+    return None
 
 
 # Lines read at most to find a non-null value of each prediction field for the schema.
@@ -128,17 +142,7 @@ def _json_objects(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line number, object) of each non-blank line of a JSONL dump; a line that is not
     a JSON object raises :class:`PredictionError` naming it."""
     with _open_text(path) as f:
-        for lineno, line in enumerate(f, start=1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise PredictionError(f"{path}: line {lineno}: not valid JSON ({e.msg})") from None
-            except RecursionError:
-                raise PredictionError(
-                    f"{path}: line {lineno}: JSON nested too deeply to read"
-                ) from None
+        for lineno, obj in json_line_values(f, str(path), PredictionError):
             if not isinstance(obj, dict):
                 raise PredictionError(
                     f"{path}: line {lineno}: expected a JSON object, got {type(obj).__name__}"
@@ -312,7 +316,7 @@ def _source(path: Path) -> Iterator[str | pa.NativeFile]:
     """What pyarrow's JSON / CSV readers are given: the path of a plain file, or a
     decompressing stream chosen by the (case-insensitive) suffix, so every compression
     :func:`detect_format` looks through is read, not only those pyarrow detects."""
-    if compression_suffix(path) is None:
+    if file_compression(path) is None:
         yield str(path)
         return
     with open_stream(path) as stream:
@@ -335,7 +339,7 @@ def read_jsonl_table(path: Path) -> pa.Table:
     pyarrow (:func:`read_pyarrow_jsonl_table`) for everything else: a compressed file,
     a file the native reader declines, or ``TOXEVAL_JSONL_READER=pyarrow``. Both give
     the same table; every error message comes from the pyarrow path."""
-    if compression_suffix(path) is None and native_jsonl_available():
+    if file_compression(path) is None and native_jsonl_available():
         try:
             table = read_native_jsonl(path)
         except OSError as e:
@@ -384,7 +388,7 @@ def read_csv_table(path: Path) -> pa.Table:
     if path.stat().st_size == 0:
         raise PredictionError(f"{path}: empty file (no predictions)")
     _check_encoding(path)
-    delimiter = "\t" if plain_name(path).endswith(".tsv") else ","
+    delimiter = prediction_format(path, "csv").delimiter
     try:
         with _source(path) as src:
             table = pcsv.read_csv(
@@ -405,22 +409,10 @@ def read_csv_table(path: Path) -> pa.Table:
     except (OSError, EOFError, zlib.error) as e:
         raise _unreadable(path, e) from None
     try:
-        return check_column_names(table, path)
+        check_column_names(table.column_names, str(path), PredictionError)
+        return table
     except UnicodeDecodeError as e:  # pyarrow checks header names only when asked for them
         raise _unreadable(path, e) from None
-
-
-def check_column_names(table: pa.Table, path: Path) -> pa.Table:
-    """Reject a table that names a column twice (every column must mean one thing)."""
-    names = table.column_names
-    if len(set(names)) != len(names):
-        dup = sorted({n for n in names if names.count(n) > 1})
-        raise PredictionError(
-            f"{path}: column {'s' if len(dup) > 1 else ''}{', '.join(map(repr, dup))} "
-            f"appear{'' if len(dup) > 1 else 's'} more than once; every column name must be "
-            "unique"
-        )
-    return table
 
 
 def read_parquet_table(path: Path) -> pa.Table:
@@ -433,4 +425,5 @@ def read_parquet_table(path: Path) -> pa.Table:
         table = pq.ParquetFile(path, memory_map=True).read()
     except (pa.ArrowInvalid, OSError) as e:
         raise PredictionError(f"{path}: cannot read as Parquet: {e}") from None
-    return check_column_names(table, path)
+    check_column_names(table.column_names, str(path), PredictionError)
+    return table
