@@ -162,6 +162,12 @@ def test_an_untestable_figure_fails_the_gate(tmp_path: Path, capsys: Any) -> Non
         (["--margin", "0.1"], "give --fail-if-worse too"),
         (["--fail-if-worse", "map", "--margin", "-1"], "finite number >= 0"),
         (["--fail-if-worse", "map", "--margin", "inf"], "finite number >= 0"),
+        (["--fail-if-worse", "map", "--margin", "nan"], "finite number >= 0"),
+        # given without the gate: not silently ignored, even when it is the default
+        (["--margin", "0"], "give --fail-if-worse too"),
+        # AP and label ranking loss lie in [0, 1]: a margin of 1 or more passes anything
+        (["--fail-if-worse", "map", "--margin", "1"], "would pass every system"),
+        (["--fail-if-worse", "lrl", "--margin", "5"], "0.01 is one point"),
     ],
 )
 def test_bad_gate_options_exit_2(
@@ -205,3 +211,8 @@ def test_the_html_page_shows_the_gate(systems: dict[str, Path], tmp_path: Path) 
     assert _run(systems, "worse", "--fail-if-worse", "map", "--html", str(page)) == 1
     text = page.read_text()
     assert "Regression gate" in text and "gate FAILED: new on demo map" in text
+
+
+def test_a_negative_zero_margin_reads_as_zero(systems: dict[str, Path], capsys: Any) -> None:
+    assert _run(systems, "equal", "--fail-if-worse", "map", "--margin", "-0") == 0
+    assert "worse by more than 0 on map" in capsys.readouterr().err.strip().splitlines()[-1]

@@ -80,13 +80,20 @@ def parse_figures(text: str | Sequence[str]) -> list[GateFigure]:
 
 
 def check_margin(margin: float) -> float:
-    """The margin as a float: finite and at least 0 (a ``ValueError`` otherwise)."""
+    """The margin as a float in [0, 1) (``-0`` as 0; a ``ValueError`` otherwise). The
+    figures the gate watches lie in [0, 1], so no system is worse by 1 or more: a margin
+    of 1 or more would pass every system, most likely a percentage meant as a fraction."""
     try:
-        value = float(margin)
+        value = float(margin) + 0.0  # -0.0 + 0.0 is 0.0
     except (TypeError, ValueError):
         raise ValueError(f"--margin must be a number, got {margin!r}") from None
     if not math.isfinite(value) or value < 0:
         raise ValueError(f"--margin must be a finite number >= 0, got {margin!r}")
+    if value >= 1:
+        raise ValueError(
+            f"--margin {margin!r} would pass every system: the figures lie in [0, 1], so "
+            "give the margin as a fraction (0.01 is one point of mAP)"
+        )
     return value
 
 

@@ -259,9 +259,10 @@ def build_parser() -> argparse.ArgumentParser:
     cp.add_argument(
         "--margin",
         type=float,
-        default=0.0,
+        default=None,
         metavar="M",
-        help="--fail-if-worse tolerates a drop of up to M (in the figure's units; default 0)",
+        help="--fail-if-worse tolerates a drop of up to M, in the figure's units (0.01 is "
+        "one point of mAP; default 0)",
     )
     return p
 
