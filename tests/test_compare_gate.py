@@ -163,6 +163,9 @@ def test_an_untestable_figure_fails_the_gate(tmp_path: Path, capsys: Any) -> Non
         (["--fail-if-worse", "map", "--margin", "-1"], "finite number >= 0"),
         (["--fail-if-worse", "map", "--margin", "inf"], "finite number >= 0"),
         (["--fail-if-worse", "map", "--margin", "nan"], "finite number >= 0"),
+        # a category by its name, or misspelt: suggested, not taken in its place
+        (["--fail-if-worse", "ap:Self-harm"], "did you mean ap:self_harm?"),
+        (["--fail-if-worse", "map,ap:violance"], "did you mean ap:violence?"),
         # given without the gate: not silently ignored, even when it is the default
         (["--margin", "0"], "give --fail-if-worse too"),
         # AP and label ranking loss lie in [0, 1]: a margin of 1 or more passes anything

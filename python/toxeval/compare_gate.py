@@ -210,9 +210,11 @@ def category_tests(
     cols = []
     for f in wanted:
         if f.category not in ids:
+            close = suggest_category(str(f.category), ids)
+            hint = f"did you mean ap:{close}? " if close else ""
             raise CompareError(
                 f"--fail-if-worse {f.key}: {dataset} has no category {f.category!r}; "
-                f"its categories: {', '.join(ids)}"
+                f"{hint}its categories (by id): {', '.join(ids)}"
             )
         j = ids.index(f.category)
         if not np.any((rows.y_true[:, j] == 1) & rows.mask[:, j]):
@@ -244,6 +246,25 @@ def category_tests(
         gate_test(dataset, system.name, f, d, dist, margin)
         for f, d, dist in zip(wanted, diffs, dists, strict=True)
     ]
+
+
+def suggest_category(name: str, ids: Sequence[str]) -> str | None:
+    """The category id of ``ids`` that ``name`` most likely means: a category's name or
+    alias in the default taxonomy (``Self-harm``, ``hate speech``) or a misspelt id
+    (``violance``), by :meth:`toxeval.taxonomy.Taxonomy.suggest`; else the closest id
+    (:func:`difflib.get_close_matches`, cutoff 0.8, case and ``-``/space folded); else
+    None. Only suggested, never taken in its place: a CI gate names what it watches."""
+    import difflib
+
+    from toxeval.taxonomy import load_taxonomy
+
+    hit = load_taxonomy().suggest(name)
+    if hit in ids:
+        return hit
+    folded = {i.lower().replace("-", "_").replace(" ", "_"): i for i in ids}
+    key = name.strip().lower().replace("-", "_").replace(" ", "_")
+    close = difflib.get_close_matches(key, list(folded), n=1, cutoff=0.8)
+    return folded[close[0]] if close else None
 
 
 def _ap(y: NDArray[Any], s: NDArray[Any], m: NDArray[Any]) -> float:
