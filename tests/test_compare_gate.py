@@ -218,4 +218,50 @@ def test_the_html_page_shows_the_gate(systems: dict[str, Path], tmp_path: Path) 
 
 def test_a_negative_zero_margin_reads_as_zero(systems: dict[str, Path], capsys: Any) -> None:
     assert _run(systems, "equal", "--fail-if-worse", "map", "--margin", "-0") == 0
-    assert "worse by more than 0 on map" in capsys.readouterr().err.strip().splitlines()[-1]
+    verdict = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "worse by more than 0 on map" in verdict and "over 1 test," in verdict
+
+
+def _small(root: Path) -> dict[str, str]:
+    """Two systems' folders on a second, small dataset (``test``, 3 categories)."""
+    from helpers import make_dataset
+
+    rng = np.random.default_rng(3)
+    ds = make_dataset((rng.random((30, 3)) < 0.4).astype(int))
+    out = {}
+    for name in ("a", "b"):
+        write_outputs(toxeval.score(rng.random((30, 3)), ds, bootstrap=20), root / name)
+        out[name] = str(root / name)
+    return out
+
+
+def test_a_system_missing_on_a_dataset_of_the_baseline_is_undecided(
+    systems: dict[str, Path], tmp_path: Path, capsys: Any
+) -> None:
+    # the baseline on demo and test, the new system only on demo: test is untested for
+    # it, which must not pass the gate silently
+    small = _small(tmp_path)
+    argv = ["compare", f"base={systems['base']}", f"base={small['a']}", f"new={systems['equal']}"]
+    argv += ["--baseline", "base", "--bootstrap", str(N), "--format", "csv"]
+    assert main([*argv, "--fail-if-worse", "map,lrl"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert "  test  new vs base  map: n/a (undecided)  UNDECIDED" in err
+    assert err[-1].startswith("gate FAILED: new on test map undecided: no results of it")
+    assert "demo  new vs base  map: +0.0000 (Holm p 1)  ok" in "\n".join(err)
+
+
+def test_a_dataset_without_the_baseline_is_named_in_the_verdict(
+    systems: dict[str, Path], tmp_path: Path
+) -> None:
+    small = _small(tmp_path)
+    c = compare(
+        [f"base={systems['base']}", f"new={systems['equal']}", f"new={small['b']}"],
+        baseline="base",
+        n_resamples=N,
+        fail_if_worse="map",
+    )
+    assert c.gate is not None and c.gate.exit_code == 0
+    assert [(t.dataset, t.system) for t in c.gate.tests] == [("demo", "new")]
+    verdict = c.gate.verdict()
+    assert verdict.startswith("gate passed")
+    assert verdict.endswith("; not tested: test (base was not scored there)")

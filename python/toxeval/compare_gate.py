@@ -28,9 +28,21 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["Gate", "GateFigure", "GateTest", "one_sided_pvalue", "parse_figures"]
+__all__ = [
+    "Gate",
+    "GateFigure",
+    "GateTest",
+    "dataset_tests",
+    "one_sided_pvalue",
+    "parse_figures",
+    "suggest_category",
+]
 
 _NAMES = {"map": "map", "lrl": "label_ranking_loss", "label_ranking_loss": "label_ranking_loss"}
+
+
+#: why a system with no results on a dataset the baseline was scored on is undecided there
+MISSING = "no results of it on this dataset (its folder is missing from the comparison)"
 
 
 @dataclass(frozen=True)
@@ -141,6 +153,42 @@ def gate_test(
     d = np.asarray(distribution, dtype=np.float64)
     p = one_sided_pvalue(sign * d[np.isfinite(d)], margin)
     return GateTest(dataset, system, figure.key, difference, worse_by, p)
+
+
+def dataset_tests(
+    dataset: str,
+    group: Sequence[Any],
+    baseline: Any,
+    names: Sequence[str],
+    figures: Sequence[GateFigure],
+    margin: float,
+    differences: dict[str, dict[str, float]],
+    distributions: dict[tuple[str, str], Any],
+    *,
+    n_resamples: int,
+    seed: int,
+    n_jobs: int | None,
+) -> list[GateTest]:
+    """Every test on one dataset the baseline was scored on: each system of ``group``
+    (its rows matched to the baseline's) by :func:`system_tests`, and each of ``names``
+    (every system compared) that was not scored on the dataset as undecided tests, one
+    per figure: a system whose results are missing is not shown not worse."""
+    out: list[GateTest] = []
+    for sr in group:
+        if sr is not baseline:
+            out += system_tests(
+                dataset, sr, baseline, figures, margin, differences[sr.name], distributions,
+                n_resamples=n_resamples, seed=seed, n_jobs=n_jobs,
+            )  # fmt: skip
+    scored = {sr.name for sr in group}
+    reason = MISSING
+    for name in names:
+        if name not in scored:
+            out += [
+                GateTest(dataset, name, f.key, math.nan, math.nan, None, reason=reason)
+                for f in figures
+            ]
+    return out
 
 
 def system_tests(
@@ -296,8 +344,16 @@ class Gate:
         tests: Sequence[GateTest],
         untested: Sequence[str] = (),
     ) -> Gate:
-        """Holm-adjust the decided tests together."""
+        """Holm-adjust the decided tests together. A ``CompareError`` when no system
+        but the baseline was scored on a dataset the baseline was scored on."""
+        from toxeval.compare_inputs import CompareError
         from toxeval.stats import holm
+
+        if all(t.reason == MISSING for t in tests):
+            raise CompareError(
+                f"--fail-if-worse: nothing to test: no other system was scored on a dataset "
+                f"{baseline} was scored on"
+            )
 
         decided = [i for i, t in enumerate(tests) if t.p is not None]
         adjusted: list[float] = holm([tests[i].p for i in decided]).tolist() if decided else []
@@ -329,7 +385,7 @@ class Gate:
             state = "UNDECIDED" if t.p is None else ("WORSE" if t.worse(self.alpha) else "ok")
             out.append(
                 f"  {t.dataset}  {t.system} vs {self.baseline}  {t.figure}: "
-                f"{t.difference:+.4f} ({p})  {state}"
+                f"{_signed(t.difference)} ({p})  {state}"
             )
         for d in self.untested:
             out.append(f"  {d}: not tested ({self.baseline} was not scored on it)")
@@ -338,19 +394,25 @@ class Gate:
 
     def verdict(self) -> str:
         """The one-line verdict a CI log shows."""
+        n = sum(t.p is not None for t in self.tests)
         rule = (
             f"worse by more than {self.margin:g} on {', '.join(self.figures)} "
-            f"(one-sided paired bootstrap, Holm-adjusted over {len(self.tests)} tests, "
+            f"(one-sided paired bootstrap, Holm-adjusted over {n} test{'' if n == 1 else 's'}, "
             f"alpha {self.alpha:g})"
+        )
+        untested = (
+            f"; not tested: {', '.join(self.untested)} ({self.baseline} was not scored there)"
+            if self.untested
+            else ""
         )
         failing = self.failing
         if not failing:
-            return f"gate passed: no system is {rule}"
+            return f"gate passed: no system is {rule}{untested}"
         worse = [t for t in failing if t.p is not None]
         undecided = [t for t in failing if t.p is None]
-        parts = [f"{t.system} on {t.dataset} {t.figure} ({t.difference:+.4f})" for t in worse]
+        parts = [f"{t.system} on {t.dataset} {t.figure} ({_signed(t.difference)})" for t in worse]
         parts += [f"{t.system} on {t.dataset} {t.figure} undecided: {t.reason}" for t in undecided]
-        return f"gate FAILED: {'; '.join(parts)}; the rule: fail when {rule}"
+        return f"gate FAILED: {'; '.join(parts)}; the rule: fail when {rule}{untested}"
 
     def to_records(self) -> list[dict[str, Any]]:
         """One dict per test (for JSON or a table)."""
@@ -368,3 +430,8 @@ class Gate:
             }
             for t in self.tests
         ]
+
+
+def _signed(x: float) -> str:
+    """A difference as the gate's lines show it: signed, 4 decimals, ``n/a`` if NaN."""
+    return "n/a" if math.isnan(x) else f"{x:+.4f}"
