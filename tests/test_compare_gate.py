@@ -4,6 +4,7 @@ better, equal and worse systems."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -265,3 +266,34 @@ def test_a_dataset_without_the_baseline_is_named_in_the_verdict(
     verdict = c.gate.verdict()
     assert verdict.startswith("gate passed")
     assert verdict.endswith("; not tested: test (base was not scored there)")
+
+
+def test_the_verdict_does_not_depend_on_the_folders_row_order_or_their_order(
+    systems: dict[str, Path], tmp_path: Path
+) -> None:
+    # a run file may hold its rows in any order (an LLM run writes them as answers
+    # come back) and NEW=... OLD=... is as natural as the reverse: the paired
+    # resamples, hence the p-values and the verdict, must be the same either way
+    from toxeval.scored_rows import FILE_NAME, write_scored_rows
+
+    shuffled = tmp_path / "slightly"
+    shutil.copytree(systems["slightly"], shuffled)
+    r = read_scored_rows(shuffled / FILE_NAME)
+    order = np.random.default_rng(11).permutation(len(r.ids))
+    write_scored_rows(
+        shuffled / FILE_NAME, [r.ids[i] for i in order], r.category_ids, r.y_true[order],
+        r.mask[order], r.scores[order], dataset_sha256=r.dataset_sha256,
+    )  # fmt: skip
+    kw: dict[str, Any] = {"baseline": "base", "n_resamples": N, "fail_if_worse": "map,lrl,ap:hate"}
+    want = compare([f"base={systems['base']}", f"new={systems['slightly']}"], **kw)
+    for specs in (
+        [f"new={shuffled}", f"base={systems['base']}"],
+        [f"base={systems['base']}", f"new={shuffled}"],
+        [f"new={systems['slightly']}", f"base={systems['base']}"],
+    ):
+        got = compare(specs, **kw)
+        assert got.gate is not None and want.gate is not None
+        assert [(t.p, t.p_holm) for t in got.gate.tests] == [
+            (t.p, t.p_holm) for t in want.gate.tests
+        ]
+        assert got.gate.verdict() == want.gate.verdict()

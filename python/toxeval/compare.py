@@ -8,7 +8,7 @@ scores of the scored rows; see :mod:`toxeval.scored_rows`). Systems are grouped 
 dataset (the dataset file's sha256); within a dataset every system must have scored the
 same items (same ids, same labels), otherwise the comparison is refused: paired tests and
 a shared interval need the same rows. Their order does not matter: every system's rows
-are put in the order of the dataset's first folder, matched by id
+are matched by id and sorted by it, whatever the order of the folders and their rows
 (:mod:`toxeval.compare_inputs` reads and matches the folders).
 
 Figures are recomputed from the rows with the report's definitions: mAP is the mean AP
