@@ -297,3 +297,18 @@ def test_the_verdict_does_not_depend_on_the_folders_row_order_or_their_order(
             (t.p, t.p_holm) for t in want.gate.tests
         ]
         assert got.gate.verdict() == want.gate.verdict()
+
+
+def test_too_few_resamples_for_the_gate_to_ever_fail_are_refused(
+    systems: dict[str, Path], capsys: Any
+) -> None:
+    # the smallest one-sided p is 1/(1+B), the smallest Holm-adjusted one m/(1+B): with
+    # 3 tests and 20 resamples it is 3/21 > 0.05, so even a far worse system passed
+    argv = ["compare", f"base={systems['base']}", f"new={systems['worse']}", "--baseline"]
+    argv += ["base", "--format", "csv", "--fail-if-worse", "map,lrl,ap:hate"]
+    assert main([*argv, "--bootstrap", "20"]) == 2
+    err = capsys.readouterr().err
+    assert "could never fail" in err and "--bootstrap 59 or more" in err
+    assert len(err.strip().splitlines()) == 1
+    assert main([*argv, "--bootstrap", "59"]) == 1
+    assert capsys.readouterr().err.strip().splitlines()[-1].startswith("gate FAILED")

@@ -457,7 +457,9 @@ def compare(
         cells[dname] = row
     gate = None
     if figures and baseline is not None:
-        gate = Gate.build(baseline, figures, margin, 0.05, gate_tests, without_baseline)
+        gate = Gate.build(
+            baseline, figures, margin, 0.05, gate_tests, without_baseline, n_resamples=n_resamples
+        )
     return Comparison(
         datasets=datasets,
         systems=names,

@@ -116,6 +116,21 @@ def one_sided_pvalue(better: NDArray[np.float64], margin: float) -> float:
     return float((1 + hits) / (1 + better.shape[0]))
 
 
+def check_power(n_tests: int, n_resamples: int, alpha: float) -> None:
+    """A ``CompareError`` when the gate could never fail: the smallest one-sided p-value
+    is ``1 / (1 + B)``, the smallest Holm-adjusted one ``m / (1 + B)`` over ``m`` tests,
+    so with ``m / (1 + B) > alpha`` every system passes, however much worse it is."""
+    from toxeval.compare_inputs import CompareError
+
+    if n_tests and n_tests / (1 + n_resamples) > alpha:
+        need = math.ceil(n_tests / alpha - 1 - 1e-9)
+        raise CompareError(
+            f"--fail-if-worse: with {n_resamples} resamples the gate could never fail: the "
+            f"smallest p-value of its {n_tests} tests after Holm's adjustment is "
+            f"{n_tests}/{1 + n_resamples} > {alpha:g}; give --bootstrap {need} or more"
+        )
+
+
 @dataclass(frozen=True)
 class GateTest:
     """One (dataset, system, figure) test. ``difference``: system - baseline as the
@@ -343,9 +358,12 @@ class Gate:
         alpha: float,
         tests: Sequence[GateTest],
         untested: Sequence[str] = (),
+        *,
+        n_resamples: int | None = None,
     ) -> Gate:
         """Holm-adjust the decided tests together. A ``CompareError`` when no system
-        but the baseline was scored on a dataset the baseline was scored on."""
+        but the baseline was scored on a dataset the baseline was scored on, or when
+        ``n_resamples`` is too few for the gate ever to fail (see :func:`check_power`)."""
         from toxeval.compare_inputs import CompareError
         from toxeval.stats import holm
 
@@ -356,6 +374,8 @@ class Gate:
             )
 
         decided = [i for i, t in enumerate(tests) if t.p is not None]
+        if n_resamples is not None:
+            check_power(len(decided), n_resamples, alpha)
         adjusted: list[float] = holm([tests[i].p for i in decided]).tolist() if decided else []
         out = list(tests)
         for i, p in zip(decided, adjusted, strict=True):
