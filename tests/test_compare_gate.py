@@ -312,3 +312,28 @@ def test_too_few_resamples_for_the_gate_to_ever_fail_are_refused(
     assert len(err.strip().splitlines()) == 1
     assert main([*argv, "--bootstrap", "59"]) == 1
     assert capsys.readouterr().err.strip().splitlines()[-1].startswith("gate FAILED")
+
+
+def test_a_figure_defined_on_too_few_resamples_to_ever_fail_is_undecided(
+    tmp_path: Path, capsys: Any
+) -> None:
+    # c2 has one known positive in 30 rows: about a third of the resamples lack it and
+    # its AP is undefined there. With 20 resamples about 13 are left, and p >= 1/14 >
+    # 0.05 whatever the scores: the test could not fail, so it must not read "ok"
+    from helpers import make_dataset
+
+    y = np.zeros((30, 3), dtype=int)
+    y[::3, 0] = 1
+    y[1::3, 1] = 1
+    y[7, 2] = 1
+    ds = make_dataset(y)
+    good = np.where(y == 1, 0.9, 0.1)
+    bad = good.copy()
+    bad[:, 2] = np.where(y[:, 2] == 1, 0.0, 0.5)  # the positive ranked last
+    write_outputs(toxeval.score(good, ds, bootstrap=20), tmp_path / "old")
+    write_outputs(toxeval.score(bad, ds, bootstrap=20), tmp_path / "new")
+    argv = ["compare", f"old={tmp_path / 'old'}", f"new={tmp_path / 'new'}", "--baseline"]
+    argv += ["old", "--bootstrap", "20", "--format", "csv", "--fail-if-worse", "ap:c2"]
+    assert main(argv) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[0].endswith("UNDECIDED") and "of 20 resamples" in err[-1]

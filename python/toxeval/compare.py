@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from toxeval.compare_gate import Gate, GateTest, check_margin, dataset_tests, parse_figures
+from toxeval.compare_gate import ALPHA, Gate, GateTest, check_margin, dataset_tests, parse_figures
 from toxeval.compare_inputs import (
     CompareError,
     SystemResult,
@@ -458,7 +458,7 @@ def compare(
     gate = None
     if figures and baseline is not None:
         gate = Gate.build(
-            baseline, figures, margin, 0.05, gate_tests, without_baseline, n_resamples=n_resamples
+            baseline, figures, margin, ALPHA, gate_tests, without_baseline, n_resamples=n_resamples
         )
     return Comparison(
         datasets=datasets,

@@ -29,6 +29,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 __all__ = [
+    "ALPHA",
     "Gate",
     "GateFigure",
     "GateTest",
@@ -40,6 +41,9 @@ __all__ = [
 
 _NAMES = {"map": "map", "lrl": "label_ranking_loss", "label_ranking_loss": "label_ranking_loss"}
 
+
+#: the family-wise error rate of the gate: Holm-adjusted p-values at or below it fail
+ALPHA = 0.05
 
 #: why a system with no results on a dataset the baseline was scored on is undecided there
 MISSING = "no results of it on this dataset (its folder is missing from the comparison)"
@@ -157,16 +161,25 @@ def gate_test(
     difference: float,
     distribution: NDArray[np.float64] | None,
     margin: float,
+    n_resamples: int,
 ) -> GateTest:
     """The test of one figure from the observed ``difference`` (system - baseline) and
-    the defined bootstrap differences (``None`` or empty: undecided)."""
+    the defined bootstrap differences of the ``n_resamples`` drawn (``None``, empty or
+    too few for a p-value of ``ALPHA`` or less: undecided)."""
     sign = 1.0 if figure.higher_is_better else -1.0
     worse_by = -sign * difference
     if distribution is None or distribution.shape[0] == 0:
         reason = "the difference has no bootstrap distribution (too few rows or defined resamples)"
         return GateTest(dataset, system, figure.key, difference, worse_by, None, reason=reason)
     d = np.asarray(distribution, dtype=np.float64)
-    p = one_sided_pvalue(sign * d[np.isfinite(d)], margin)
+    ok = d[np.isfinite(d)]
+    if 1 / (1 + ok.shape[0]) > ALPHA:  # p >= 1/(1+B) > alpha: it could never fail
+        reason = (
+            f"the difference is defined on only {ok.shape[0]} of {n_resamples} resamples, "
+            f"too few for a p-value of {ALPHA:g} or less (more rows or more --bootstrap)"
+        )
+        return GateTest(dataset, system, figure.key, difference, worse_by, None, reason=reason)
+    p = one_sided_pvalue(sign * ok, margin)
     return GateTest(dataset, system, figure.key, difference, worse_by, p)
 
 
@@ -230,6 +243,7 @@ def system_tests(
             differences[f.metric],
             distributions.get((system.name, f.metric)),
             margin,
+            n_resamples,
         )
         for f in figures
         if f.metric != "ap"
@@ -306,7 +320,7 @@ def category_tests(
         diffs.append(_ap(y, a, m) - _ap(y, b, m))
         dists.append(None)
     return [
-        gate_test(dataset, system.name, f, d, dist, margin)
+        gate_test(dataset, system.name, f, d, dist, margin, n_resamples)
         for f, d, dist in zip(wanted, diffs, dists, strict=True)
     ]
 
