@@ -337,3 +337,32 @@ def test_a_figure_defined_on_too_few_resamples_to_ever_fail_is_undecided(
     assert main(argv) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert err[0].endswith("UNDECIDED") and "of 20 resamples" in err[-1]
+
+
+def test_the_verdict_says_when_rows_were_left_out_by_common_rows(
+    systems: dict[str, Path], tmp_path: Path
+) -> None:
+    # an LLM run with failed rows, compared with --common-rows: the gate passes on the
+    # rows both scored, and a CI log that shows only the verdict must say so
+    import dataclasses
+
+    from toxeval.predictions import predictions_from_array
+    from toxeval.scoring import score_predictions
+
+    ds = toxeval.load_dataset()
+    scores = read_scored_rows(systems["equal"] / "scored_rows.parquet").scores
+    preds = predictions_from_array(scores, ds)
+    scored = preds.scored.copy()
+    scored[:40] = False
+    write_outputs(score_predictions(dataclasses.replace(preds, scored=scored), ds), tmp_path)
+    c = compare(
+        [f"base={systems['base']}", f"new={tmp_path}"],
+        baseline="base",
+        n_resamples=N,
+        fail_if_worse="map",
+        common_rows=True,
+    )
+    assert c.gate is not None and c.gate.exit_code == 0
+    assert c.gate.verdict().endswith(
+        "; demo: compared on the 322 rows every system scored (rows left out: base 40)"
+    )

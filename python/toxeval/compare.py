@@ -458,8 +458,9 @@ def compare(
     gate = None
     if figures and baseline is not None:
         gate = Gate.build(
-            baseline, figures, margin, ALPHA, gate_tests, without_baseline, n_resamples=n_resamples
-        )
+            baseline, figures, margin, ALPHA, gate_tests, without_baseline,
+            n_resamples=n_resamples, common=common,
+        )  # fmt: skip
     return Comparison(
         datasets=datasets,
         systems=names,

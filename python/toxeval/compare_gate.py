@@ -21,7 +21,7 @@ is not shown absent. Definitions and a CI example: ``docs/cli.md`` ("Regression 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -362,6 +362,8 @@ class Gate:
     tests: tuple[GateTest, ...]
     #: datasets the baseline was not scored on: nothing tested there
     untested: tuple[str, ...] = ()
+    #: ``--common-rows``: per dataset where a system left rows out, what was compared
+    common_rows: tuple[str, ...] = ()
 
     @classmethod
     def build(
@@ -374,10 +376,13 @@ class Gate:
         untested: Sequence[str] = (),
         *,
         n_resamples: int | None = None,
+        common: Mapping[str, tuple[int, Mapping[str, int]]] | None = None,
     ) -> Gate:
         """Holm-adjust the decided tests together. A ``CompareError`` when no system
         but the baseline was scored on a dataset the baseline was scored on, or when
-        ``n_resamples`` is too few for the gate ever to fail (see :func:`check_power`)."""
+        ``n_resamples`` is too few for the gate ever to fail (see :func:`check_power`).
+        ``common``: per dataset, the rows compared and the rows each system left out
+        (``--common-rows``), said in the verdict."""
         from toxeval.compare_inputs import CompareError
         from toxeval.stats import holm
 
@@ -397,9 +402,14 @@ class Gate:
             out[i] = GateTest(
                 t.dataset, t.system, t.figure, t.difference, t.worse_by, t.p, float(p)
             )
-        return cls(
-            baseline, tuple(f.key for f in figures), margin, alpha, tuple(out), tuple(untested)
+        notes = tuple(
+            f"{d}: compared on the {n} rows every system scored (rows left out: "
+            + ", ".join(f"{k} {v}" for k, v in left.items())
+            + ")"
+            for d, (n, left) in (common or {}).items()
         )
+        figs = tuple(f.key for f in figures)
+        return cls(baseline, figs, margin, alpha, tuple(out), tuple(untested), notes)
 
     @property
     def failing(self) -> list[GateTest]:
@@ -423,6 +433,7 @@ class Gate:
             )
         for d in self.untested:
             out.append(f"  {d}: not tested ({self.baseline} was not scored on it)")
+        out += [f"  {note}" for note in self.common_rows]
         out.append(self.verdict())
         return out
 
@@ -438,7 +449,7 @@ class Gate:
             f"; not tested: {', '.join(self.untested)} ({self.baseline} was not scored there)"
             if self.untested
             else ""
-        )
+        ) + "".join(f"; {note}" for note in self.common_rows)
         failing = self.failing
         if not failing:
             return f"gate passed: no system is {rule}{untested}"
