@@ -247,7 +247,8 @@ def test_a_system_missing_on_a_dataset_of_the_baseline_is_undecided(
     assert main([*argv, "--fail-if-worse", "map,lrl"]) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert "  test  new vs base  map: n/a (undecided)  UNDECIDED" in err
-    assert err[-1].startswith("gate FAILED: new on test map undecided: no results of it")
+    assert err[-1].startswith("gate FAILED: new on test map, lrl undecided: no results of it")
+    assert err[-1].count("no results of it") == 1
     assert "demo  new vs base  map: +0.0000 (Holm p 1)  ok" in "\n".join(err)
 
 

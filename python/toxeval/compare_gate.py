@@ -273,7 +273,8 @@ def category_tests(
 ) -> list[GateTest]:
     """The tests of the ``ap:CATEGORY`` figures of ``system`` against ``baseline`` (two
     :class:`toxeval.compare_inputs.SystemResult` whose rows are matched): one paired
-    bootstrap of AP per category (``toxeval.stats.compare(..., per_label=True)``).
+    bootstrap of AP per category (:func:`toxeval.stats.compare` on its column, same
+    seed and count as the table's, resamples where its AP is undefined left out).
     A category the dataset does not have, or whose AP is undefined there (no known
     positive), is a ``CompareError``: the gate would watch nothing."""
     from toxeval import stats
@@ -456,7 +457,11 @@ class Gate:
         worse = [t for t in failing if t.p is not None]
         undecided = [t for t in failing if t.p is None]
         parts = [f"{t.system} on {t.dataset} {t.figure} ({_signed(t.difference)})" for t in worse]
-        parts += [f"{t.system} on {t.dataset} {t.figure} undecided: {t.reason}" for t in undecided]
+        # one part per (system, dataset, reason): a missing folder is said once, not per figure
+        same: dict[tuple[str, str, str | None], list[str]] = {}
+        for t in undecided:
+            same.setdefault((t.system, t.dataset, t.reason), []).append(t.figure)
+        parts += [f"{s} on {d} {', '.join(f)} undecided: {r}" for (s, d, r), f in same.items()]
         return f"gate FAILED: {'; '.join(parts)}; the rule: fail when {rule}{untested}"
 
     def to_records(self) -> list[dict[str, Any]]:
