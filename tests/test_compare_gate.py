@@ -367,3 +367,14 @@ def test_the_verdict_says_when_rows_were_left_out_by_common_rows(
     assert c.gate.verdict().endswith(
         "; demo: compared on the 322 rows every system scored (rows left out: base 40)"
     )
+
+
+def test_a_tiny_difference_is_not_printed_as_zero() -> None:
+    # on a large set a drop of 3e-5 can be significant: "-0.0000 ... WORSE" reads as a
+    # contradiction in a CI log
+    from toxeval.compare_gate import Gate, GateTest
+
+    t = GateTest("demo", "new", "map", -3e-5, 3e-5, 0.001)
+    gate = Gate.build("old", parse_figures("map"), 0.0, 0.05, [t])
+    assert gate.lines()[0] == "  demo  new vs old  map: -3.0e-05 (Holm p 0.001)  WORSE"
+    assert "new on demo map (-3.0e-05)" in gate.verdict()

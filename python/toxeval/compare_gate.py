@@ -483,5 +483,8 @@ class Gate:
 
 
 def _signed(x: float) -> str:
-    """A difference as the gate's lines show it: signed, 4 decimals, ``n/a`` if NaN."""
-    return "n/a" if math.isnan(x) else f"{x:+.4f}"
+    """A difference as the gate's lines show it: signed, 4 decimals (2 significant
+    digits below 1e-4, which 4 decimals would show as 0), ``n/a`` if NaN."""
+    if math.isnan(x):
+        return "n/a"
+    return f"{x:+.4f}" if x == 0 or abs(x) >= 1e-4 else f"{x:+.1e}"
