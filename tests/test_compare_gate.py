@@ -378,3 +378,10 @@ def test_a_tiny_difference_is_not_printed_as_zero() -> None:
     gate = Gate.build("old", parse_figures("map"), 0.0, 0.05, [t])
     assert gate.lines()[0] == "  demo  new vs old  map: -3.0e-05 (Holm p 0.001)  WORSE"
     assert "new on demo map (-3.0e-05)" in gate.verdict()
+
+
+def test_fail_if_worse_given_twice_watches_both(systems: dict[str, Path], capsys: Any) -> None:
+    # the second --fail-if-worse replaced the first: map was silently not watched
+    assert _run(systems, "worse", "--fail-if-worse", "ap:hate", "--fail-if-worse", "map") == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert sorted(line.split()[4] for line in err[:-1]) == ["ap:hate:", "map:"]
