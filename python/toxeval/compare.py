@@ -8,7 +8,7 @@ scores of the scored rows; see :mod:`toxeval.scored_rows`). Systems are grouped 
 dataset (the dataset file's sha256); within a dataset every system must have scored the
 same items (same ids, same labels), otherwise the comparison is refused: paired tests and
 a shared interval need the same rows. Their order does not matter: every system's rows
-are put in the order of the dataset's first folder, matched by id
+are matched by id and sorted by it, whatever the order of the folders and their rows
 (:mod:`toxeval.compare_inputs` reads and matches the folders).
 
 Figures are recomputed from the rows with the report's definitions: mAP is the mean AP
@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from toxeval.compare_gate import Gate, GateTest, check_margin, parse_figures, system_tests
+from toxeval.compare_gate import ALPHA, Gate, GateTest, check_margin, dataset_tests, parse_figures
 from toxeval.compare_inputs import (
     CompareError,
     SystemResult,
@@ -448,21 +448,19 @@ def compare(
                     adjusted = stats.holm(list(pvals.values()))
                     for name, p in zip(pvals, adjusted, strict=True):
                         row[name].p_holm[metric] = float(p)
-            for sr in group:
-                if sr is not base and figures:
-                    gate_tests += system_tests(
-                        dname, sr, base, figures, margin, row[sr.name].diff, dists,
-                        n_resamples=n_resamples, seed=seed, n_jobs=n_jobs,
-                    )  # fmt: skip
+            if figures:
+                gate_tests += dataset_tests(
+                    dname, group, base, names, figures, margin,
+                    {k: c.diff for k, c in row.items()}, dists,
+                    n_resamples=n_resamples, seed=seed, n_jobs=n_jobs,
+                )  # fmt: skip
         cells[dname] = row
     gate = None
     if figures and baseline is not None:
-        if not gate_tests:
-            raise CompareError(
-                f"--fail-if-worse: nothing to test: no other system was scored on a dataset "
-                f"{baseline} was scored on"
-            )
-        gate = Gate.build(baseline, figures, margin, 0.05, gate_tests, without_baseline)
+        gate = Gate.build(
+            baseline, figures, margin, ALPHA, gate_tests, without_baseline,
+            n_resamples=n_resamples, common=common,
+        )  # fmt: skip
     return Comparison(
         datasets=datasets,
         systems=names,

@@ -4,8 +4,8 @@
 matched row by row (:func:`aligned`).
 
 Paired tests and a shared interval need the same items, not the same order: the rows of
-every system are put in the order of the first folder given for the dataset, matched by
-id. Systems that scored different items (an id only one of them has), under different
+every system are matched by id and sorted by it, so the paired resamples do not depend on
+the order of the folders or of their rows. Systems that scored different items (an id only one of them has), under different
 taxonomies or with different labels for an item, are refused with a
 :class:`CompareError` that says which and why.
 """
@@ -211,10 +211,23 @@ def keep_common_rows(group: Sequence[SystemResult]) -> tuple[list[SystemResult],
 
 
 def aligned(group: Sequence[SystemResult]) -> list[SystemResult]:
-    """The systems of one dataset, each with its rows in the first system's order
-    (matched by id; ids are unique in a ``scored_rows.parquet``). Refused: an id that
-    only some systems scored, another taxonomy, other labels for the same item."""
+    """The systems of one dataset, each with its rows sorted by id (ids are unique in a
+    ``scored_rows.parquet``), so that the paired resamples, hence the paired tests and
+    the regression gate's verdict, depend neither on the order of the folders nor on
+    the order of the rows in each (an LLM run writes them as the answers come back).
+    Refused: an id that only some systems scored, another taxonomy, other labels for
+    the same item."""
     first = group[0]
+    ids = first.rows.ids
+    by_id = sorted(range(len(ids)), key=ids.__getitem__)
+    if by_id != list(range(len(ids))):
+        o = np.asarray(by_id, dtype=np.intp)
+        r = first.rows
+        r = dataclasses.replace(
+            r, ids=tuple(ids[i] for i in by_id), y_true=r.y_true[o], mask=r.mask[o],
+            scores=r.scores[o],
+        )  # fmt: skip
+        first = dataclasses.replace(first, rows=r)
     out = [first]
     for other in group[1:]:
         a, b = first.rows, other.rows

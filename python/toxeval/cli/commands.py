@@ -323,7 +323,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
     from toxeval.compare import compare, split_spec
 
-    if args.margin != 0.0 and args.fail_if_worse is None:
+    if args.margin is not None and args.fail_if_worse is None:
         raise UsageError("--margin is the tolerance of --fail-if-worse: give --fail-if-worse too")
     if args.html:
         _check_compare_html(Path(args.html), [split_spec(r)[1] for r in args.results])
@@ -334,7 +334,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         seed=args.seed,
         common_rows=args.common_rows,
         fail_if_worse=args.fail_if_worse,
-        margin=args.margin,
+        margin=0.0 if args.margin is None else args.margin,
     )
     if args.format == "table":
         result.render()

@@ -263,17 +263,19 @@ def build_parser() -> argparse.ArgumentParser:
     cp.add_argument(
         "--fail-if-worse",
         metavar="FIGURES",
+        action="append",
         help="regression gate: exit 1 when a system is worse than --baseline by more than "
-        "--margin on any of FIGURES (comma-separated: map, lrl, ap:CATEGORY), by a one-sided "
-        "paired bootstrap test, Holm-adjusted over every test (alpha 0.05); an untestable "
-        "figure fails too",
+        "--margin on any of FIGURES (comma-separated: map, lrl, ap:CATEGORY; repeatable), by "
+        "a one-sided paired bootstrap test, Holm-adjusted over every test (alpha 0.05); an "
+        "untestable figure fails too",
     )
     cp.add_argument(
         "--margin",
         type=float,
-        default=0.0,
+        default=None,
         metavar="M",
-        help="--fail-if-worse tolerates a drop of up to M (in the figure's units; default 0)",
+        help="--fail-if-worse tolerates a drop of up to M, in the figure's units (0.01 is "
+        "one point of mAP; default 0)",
     )
     th = sub.add_parser(
         "thresholds",
