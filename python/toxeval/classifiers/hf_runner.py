@@ -37,8 +37,10 @@ class HfClassifier:
     which texts were truncated; :meth:`fingerprint` identifies its files."""
 
     def __init__(self, path: str | Path, options: ModelOptions, detector: str) -> None:
-        transformers = require("transformers", "hf", detector)
+        # torch first: transformers decides once, at its import, whether torch is
+        # available, and a failed torch import behind it would stick for the process
         torch = require("torch", "hf", detector)
+        transformers = require("transformers", "hf", detector)
         self._torch = torch
         d = Path(path)
         self.config = read_model_config(d, options.max_length)
