@@ -356,6 +356,9 @@ def test_option_checks(model: TinyModel, cli: Callable[..., CliRun]) -> None:
     assert "--device applies to hf:" in _fails(
         cli, "--detector", f"onnx:{model.path}", "--device", "cpu"
     )
+    assert "--dtype applies to hf:" in _fails(
+        cli, "--detector", f"onnx:{model.path}", "--dtype", "float16"
+    )
     assert "give the model directory" in _fails(cli, "--detector", "onnx:")
 
 

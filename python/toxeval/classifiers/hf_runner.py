@@ -2,7 +2,9 @@
 ``save_pretrained`` wrote), run with torch through transformers' public API:
 ``AutoTokenizer`` (a fast tokenizer: its ``tokenizers`` backend is batched as for
 ``onnx:``), ``AutoModelForSequenceClassification`` called directly (no pipeline, whose
-defaults change between versions) under ``torch.inference_mode()``, in float32.
+defaults change between versions) under ``torch.inference_mode()``, in float32 unless
+``dtype`` says float16 or bfloat16 (on a CUDA device only: on a CPU they are refused);
+the logits are turned into probabilities in float64 either way.
 
 ``device``: ``auto`` (CUDA when torch sees a GPU, else the CPU), ``cpu`` or ``cuda``
 (refused when torch sees none). Needs ``pip install "toxeval[hf]"`` (transformers and
@@ -21,7 +23,7 @@ import numpy as np
 from toxeval.classifiers.batching import encode, length_batches, prepare_tokenizer
 from toxeval.classifiers.extras import require
 from toxeval.classifiers.heads import probabilities
-from toxeval.classifiers.model_dir import ModelDirError, read_model_config
+from toxeval.classifiers.model_dir import ModelDirError, model_file, read_model_config
 from toxeval.classifiers.options import DEFAULT_CPU_BATCH_TOKENS, ModelOptions
 from toxeval.files import file_sha256
 
@@ -32,13 +34,55 @@ _WEIGHT_SUFFIXES = (".safetensors", ".bin")
 _TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json")
 
 
+def _load(transformers: Any, d: Path) -> tuple[Any, Any]:
+    """The tokenizer and model of ``d``, read from it only; transformers' progress bar
+    and load report are kept off the terminal (its settings are restored after) and
+    weights that do not fit the config are one :class:`ModelDirError`: transformers
+    would fill a missing or misshapen tensor (a classifier head of another width, or a
+    checkpoint saved without one) with random values."""
+    log = transformers.utils.logging
+    bar, verbosity = log.is_progress_bar_enabled(), log.get_verbosity()
+    log.disable_progress_bar()
+    log.set_verbosity_error()
+    try:
+        tok = transformers.AutoTokenizer.from_pretrained(str(d), local_files_only=True)
+        model, info = transformers.AutoModelForSequenceClassification.from_pretrained(
+            str(d), local_files_only=True, ignore_mismatched_sizes=True, output_loading_info=True
+        )
+    except (OSError, ValueError, KeyError, RuntimeError) as e:
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise ModelDirError(f"{d}: transformers cannot load the model: {first}") from None
+    finally:
+        log.set_verbosity(verbosity)
+        if bar:
+            log.enable_progress_bar()
+    shapes = sorted(
+        f"{key} is {list(saved)} in the weights and {list(wanted)} by config.json"
+        for key, saved, wanted in info.get("mismatched_keys") or ()
+    )
+    if shapes:
+        raise ModelDirError(
+            f"{d}: the weights do not fit config.json ({'; '.join(shapes)}): does id2label "
+            "name one label per output of the classifier head?"
+        )
+    missing = sorted(info.get("missing_keys") or ())
+    if missing:
+        raise ModelDirError(
+            f"{d}: the weights hold no {', '.join(missing)} (transformers would fill them "
+            "at random); hf: needs a sequence-classification checkpoint, head included"
+        )
+    return tok, model
+
+
 class HfClassifier:
     """A transformers sequence classifier: :meth:`predict` gives label probabilities and
     which texts were truncated; :meth:`fingerprint` identifies its files."""
 
     def __init__(self, path: str | Path, options: ModelOptions, detector: str) -> None:
-        transformers = require("transformers", "hf", detector)
+        # torch first: transformers decides once, at its import, whether torch is
+        # available, and a failed torch import behind it would stick for the process
         torch = require("torch", "hf", detector)
+        transformers = require("transformers", "hf", detector)
         self._torch = torch
         d = Path(path)
         self.config = read_model_config(d, options.max_length)
@@ -47,13 +91,17 @@ class HfClassifier:
         self.max_length = self.config.max_length
         self.batch_size = options.batch_size
         self.directory = d
-        try:
-            tok = transformers.AutoTokenizer.from_pretrained(str(d), local_files_only=True)
-            model = transformers.AutoModelForSequenceClassification.from_pretrained(
-                str(d), local_files_only=True
+        # checked before the weights are read: a wrong option costs no loading time
+        self.device = self._device(options.device)
+        self.dtype = options.dtype
+        if self.dtype != "float32" and self.device.type != "cuda":
+            raise ValueError(
+                f"--dtype {self.dtype} needs a CUDA device and {detector} runs on the CPU "
+                "(--device cuda, or --dtype float32)"
             )
-        except (OSError, ValueError, KeyError) as e:
-            raise ModelDirError(f"{d}: transformers cannot load the model: {e}") from None
+        # transformers would fall back to a slow tokenizer's files or none at all
+        model_file(d, "tokenizer.json", "the fast tokenizer hf: runs")
+        tok, model = _load(transformers, d)
         if not getattr(tok, "is_fast", False):
             raise ModelDirError(
                 f"{d}: the tokenizer is a slow (Python) one; hf: needs a fast tokenizer "
@@ -65,9 +113,8 @@ class HfClassifier:
                 f"{d}: the model has {n} outputs but config.json's id2label names "
                 f"{len(self.labels)} labels"
             )
-        self.device = self._device(options.device)
-        # float32 whatever dtype the weights were saved in (newer transformers load "auto")
-        self.model = model.float().to(self.device).eval()
+        # the asked dtype whatever dtype the weights load in (newer transformers: "auto")
+        self.model = model.to(getattr(torch, self.dtype)).to(self.device).eval()
         on_cpu = self.device.type == "cpu"
         self.batch_tokens = options.batch_tokens or (DEFAULT_CPU_BATCH_TOKENS if on_cpu else None)
         self.tokenizer = tok.backend_tokenizer
@@ -89,11 +136,13 @@ class HfClassifier:
         )
 
     def fingerprint(self) -> dict[str, Any]:
-        """sha256 of the weights, config and tokenizer files, the token limit and head."""
+        """sha256 of the weights, config and tokenizer files, the token limit, the head and
+        the dtype computed in (not the device: float32 on a CPU or a GPU is one model)."""
         return {
             "files": {p.name: file_sha256(p) for p in self._files},
             "max_length": self.max_length,
             "head": self.head,
+            "dtype": self.dtype,
         }
 
     def logits(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:

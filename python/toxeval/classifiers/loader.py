@@ -91,9 +91,10 @@ def load_classifier(
     if spec.kind == "onnx":
         from toxeval.classifiers.onnx_runner import OnnxClassifier
 
-        if options.device != "auto":
+        if options.device != "auto" or options.dtype != "float32":
+            flag = "--device" if options.device != "auto" else "--dtype"
             raise ValueError(
-                f"--device applies to hf: detectors; {spec.text!r} runs on ONNX Runtime's CPU"
+                f"{flag} applies to hf: detectors; {spec.text!r} runs on ONNX Runtime's CPU"
             )
         model = OnnxClassifier(path, options, spec.text)
         import onnxruntime

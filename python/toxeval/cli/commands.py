@@ -50,6 +50,7 @@ def _predict_options(args: argparse.Namespace) -> dict[str, Any]:
         "max_length": args.max_length,
         "threads": args.threads,
         "device": args.device,
+        "dtype": args.dtype,
     }
 
 

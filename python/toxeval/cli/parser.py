@@ -335,6 +335,12 @@ def _model_options(sp: argparse.ArgumentParser) -> None:
         default="auto",
         help="where hf: runs (auto: cuda when available)",
     )
+    g.add_argument(
+        "--dtype",
+        choices=("float32", "float16", "bfloat16"),
+        default="float32",
+        help="what hf: computes in (float16 / bfloat16 on a CUDA device only)",
+    )
 
 
 def _llm_options(sp: argparse.ArgumentParser) -> None:

@@ -143,6 +143,7 @@ def predict(
     max_length: int | None = None,
     threads: int | None = None,
     device: Literal["auto", "cpu", "cuda"] = "auto",
+    dtype: Literal["float32", "float16", "bfloat16"] = "float32",
 ) -> RunSummary:
     """Run ``detector`` over ``dataset`` and append every answer to ``run_file``.
 
@@ -153,7 +154,7 @@ def predict(
     The API key is read from the environment variable ``api_key_env`` only (a server
     that needs no key works without it). ``mapping``, ``batch_size``, ``batch_tokens``,
     ``max_length``,
-    ``threads`` and ``device`` are the options of a local classifier (``onnx:PATH``,
+    ``threads``, ``device`` and ``dtype`` are the options of a local classifier (``onnx:PATH``,
     ``hf:PATH``; :class:`toxeval.classifiers.ModelOptions`). See docs/python-api.md for
     every option.
     """
@@ -168,6 +169,7 @@ def predict(
         "max_length": max_length,
         "threads": threads,
         "device": device,
+        "dtype": dtype,
     }
     if not det.classifier:
         given = changed_from_defaults(predict, model_values)
