@@ -184,7 +184,7 @@ def test_a_thresholds_file_with_a_bad_value_or_category_is_refused(
     assert "not a finite number" in capsys.readouterr().err
     f.write_text(json.dumps({"format": "toxeval-thresholds/1", "thresholds": {"nope": 0.5}}))
     assert main(["thresholds", str(folders["dev"]), "--apply", str(f)]) == 2
-    assert "does not have: nope" in capsys.readouterr().err
+    assert "do not have: nope" in capsys.readouterr().err
 
 
 def _preds(path: Path, seed: int) -> Path:

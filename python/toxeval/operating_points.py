@@ -40,6 +40,7 @@ __all__ = [
     "operating_points_lines",
     "operating_points_table",
     "parse_target",
+    "points_for",
     "read_thresholds",
     "read_thresholds_mapping",
     "section",
@@ -218,6 +219,28 @@ def apply_thresholds(
         fp = int(np.count_nonzero(flag & (y == 0)))
         out.append(OperatingPoint(c, float(t), tp, fp, pos - tp, neg - fp))
     return out
+
+
+def points_for(
+    y_true: Any,
+    scores: Any,
+    mask: Any,
+    categories: Sequence[str],
+    *,
+    target: Target | None = None,
+    thresholds: Mapping[str, float | None] | None = None,
+    source: str = "the thresholds",
+) -> list[OperatingPoint]:
+    """Thresholds chosen for ``target``, or ``thresholds`` (from ``source``) applied; a
+    threshold for a category these rows do not have is a ``ValueError``."""
+    if thresholds is not None:
+        unknown = sorted(set(thresholds) - set(categories))
+        if unknown:
+            raise ValueError(f"{source}: categories these rows do not have: {', '.join(unknown)}")
+        return apply_thresholds(y_true, scores, mask, categories, thresholds)
+    if target is None:
+        raise ValueError("give a target or thresholds")
+    return choose_thresholds(y_true, scores, mask, categories, target)
 
 
 def thresholds_document(

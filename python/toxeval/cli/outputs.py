@@ -133,18 +133,21 @@ def add_operating_points(result: EvaluationResult, args: argparse.Namespace) -> 
             "run scores out of core or on Dask"
         )
     cats = list(result.config["taxonomy"]["ids"])  # the columns of the rows
-    if given is not None:
-        unknown = sorted(set(given) - set(cats))
-        if unknown:
-            raise UsageError(
-                f"--thresholds-from {args.thresholds_from}: categories this evaluation does "
-                f"not have: {', '.join(unknown)}"
-            )
-        points = op.apply_thresholds(rows.y_true, rows.scores, rows.mask, cats, given)
-        result.operating_points = op.section(points, thresholds_from=str(args.thresholds_from))
-    elif target is not None:
-        points = op.choose_thresholds(rows.y_true, rows.scores, rows.mask, cats, target)
-        result.operating_points = op.section(points, target=target)
+    source = f"--thresholds-from {args.thresholds_from}"
+    try:
+        points = op.points_for(
+            rows.y_true,
+            rows.scores,
+            rows.mask,
+            cats,
+            target=target,
+            thresholds=given,
+            source=source,
+        )
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    from_ = None if given is None else str(args.thresholds_from)
+    result.operating_points = op.section(points, target=target, thresholds_from=from_)
 
 
 def write_out_folder(

@@ -21,9 +21,8 @@ def cmd_thresholds(args: argparse.Namespace) -> int:
     from toxeval.compare_inputs import load_system
     from toxeval.console_output import output_console
     from toxeval.operating_points import (
-        apply_thresholds,
-        choose_thresholds,
         parse_target,
+        points_for,
         read_thresholds,
         thresholds_document,
     )
@@ -37,19 +36,16 @@ def cmd_thresholds(args: argparse.Namespace) -> int:
     given = read_thresholds(args.apply) if args.apply else None
     system = load_system(args.results)
     rows = system.rows
-    cats = list(rows.category_ids)
+    try:
+        points = points_for(
+            rows.y_true, rows.scores, rows.mask, list(rows.category_ids),
+            target=target, thresholds=given, source=f"--apply {args.apply}",
+        )  # fmt: skip
+    except ValueError as e:
+        raise UsageError(str(e)) from None
     if given is not None:
-        unknown = sorted(set(given) - set(cats))
-        if unknown:
-            raise UsageError(
-                f"--apply {args.apply}: categories this results folder does not have: "
-                f"{', '.join(unknown)}"
-            )
-        points = apply_thresholds(rows.y_true, rows.scores, rows.mask, cats, given)
         title = f"{system.name}: rates at the thresholds of {args.apply}"
     else:
-        assert target is not None
-        points = choose_thresholds(rows.y_true, rows.scores, rows.mask, cats, target)
         title = f"{system.name}: thresholds for {target} (chosen on these rows: optimistic here)"
     table = Table(title=escape(title), caption="[95% Wilson interval]; score >= threshold flags")
     for col in ("category", "threshold", "precision", "recall", "FPR", "TP/FP/FN/TN"):
