@@ -52,6 +52,7 @@ from toxeval.llm.rows import (
 from toxeval.llm.runfile import RunWriter, read_run
 
 if TYPE_CHECKING:
+    from toxeval.llm.options import PredictOptions
     from toxeval.llm.requests import RequestSpec
 
 __all__ = [
@@ -63,6 +64,7 @@ __all__ = [
     "dataset_keys",
     "run_local",
     "run_remote",
+    "send_options",
     "taxonomy_sha256",
 ]
 
@@ -100,6 +102,27 @@ class RunOptions:
     def __repr__(self) -> str:  # never show the key, nor a password in the URL
         url = public_url(self.base_url)
         return f"RunOptions(base_url={url!r}, concurrency={self.concurrency})"
+
+
+def send_options(opts: PredictOptions) -> RunOptions:
+    """How a run of ``opts`` sends its requests; the API key is read from the environment
+    variable ``opts.api_key_env`` here, and kept nowhere else."""
+    import os
+
+    connect_t, read_t = opts.timeout
+    return RunOptions(
+        base_url=opts.url,
+        api_key=os.environ.get(opts.api_key_env) or None,
+        api_key_env=opts.api_key_env,
+        concurrency=opts.concurrency,
+        rpm=opts.rpm,
+        tpm=opts.tpm,
+        connect_timeout=connect_t,
+        read_timeout=read_t,
+        request_deadline=float(opts.request_deadline),
+        retry=RetryPolicy(max_retries=opts.max_retries, base_delay=opts.retry_base_delay),
+        quiet=opts.quiet,
+    )
 
 
 def run_remote(

@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -20,9 +20,24 @@ from toxeval.llm.progress import Progress, RunSummary
 from toxeval.llm.rows import Key, answered, header_line
 from toxeval.llm.runfile import RunWriter, json_scores, read_run, request_hash
 
-__all__ = ["LOCAL_BASE_URL", "LOCAL_BATCH", "run_local"]
+if TYPE_CHECKING:
+    from toxeval.llm.options import PredictOptions
+    from toxeval.taxonomy import Taxonomy
+
+__all__ = ["LOCAL_BASE_URL", "LOCAL_BATCH", "local_system", "run_local"]
 
 LOCAL_BASE_URL = "local"
+
+
+def local_system(opts: PredictOptions, taxonomy: Taxonomy) -> LocalSystem:
+    """The in-process system of a local detector spec over ``taxonomy`` (a classifier
+    with the options' model settings)."""
+    model_options = None
+    if opts.spec.classifier:
+        from toxeval.classifiers import ModelOptions
+
+        model_options = ModelOptions(**opts.model_options())
+    return LocalSystem(opts.spec, taxonomy, model_options)
 
 
 def run_local(
