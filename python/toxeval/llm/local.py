@@ -16,8 +16,9 @@ import numpy as np
 
 from toxeval.llm.detectors import LocalSystem
 from toxeval.llm.local_answers import LOCAL_BATCH
+from toxeval.llm.plan import Key, answered
 from toxeval.llm.progress import Progress, RunSummary
-from toxeval.llm.rows import Key, answered, header_line
+from toxeval.llm.rows import header_line
 from toxeval.llm.runfile import RunWriter, json_scores, read_run, request_hash
 
 if TYPE_CHECKING:

@@ -1,31 +1,153 @@
 """The first stage of a run: what is asked.
 
 :func:`plan_run` loads the dataset, picks its rows (``--limit``, ``--sample``) and, for a
-remote detector, builds the request spec; what is already in the run file is skipped by
-the stage that sends (:func:`toxeval.llm.rows.pending`, :func:`toxeval.llm.local.run_local`),
-which reads the file it appends to. The stages after it: send
-(:mod:`toxeval.llm.engine`, :mod:`toxeval.llm.local`, or a Batch API file in
-:mod:`toxeval.llm.batch`), read each answer (:mod:`toxeval.llm.requests`) and write its row
-(:mod:`toxeval.llm.rows`, :mod:`toxeval.llm.runfile`).
+remote detector, builds the request spec. :func:`plan_remote_work` then reads the run
+file and gives the units still to send, each item with its request hash (items already
+answered with the same hash are skipped). Shared by the live runner and the batch-file
+path (:mod:`toxeval.llm.batch`), so that an item is asked, and hashed, the same whichever
+way its answer comes. The stages after it: send (:mod:`toxeval.llm.engine` and
+:mod:`toxeval.llm.remote`, :mod:`toxeval.llm.local`, or a Batch API file in
+:mod:`toxeval.llm.batch`), read each answer and write its row (:mod:`toxeval.llm.rows`,
+:mod:`toxeval.llm.runfile`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
 from toxeval.llm.options import PredictOptions, check_rows
 from toxeval.llm.request_spec import build_request_spec
-from toxeval.llm.rows import Key, dataset_keys
+from toxeval.llm.runfile import RunState, read_run, request_hasher
 
 if TYPE_CHECKING:
     from toxeval.datasets import Dataset
-    from toxeval.llm.requests import RequestSpec
+    from toxeval.llm.requests import RequestSpec, Unit
 
-__all__ = ["RunPlan", "plan_run", "select_rows"]
+__all__ = [
+    "Key",
+    "Planned",
+    "RemoteWork",
+    "RunPlan",
+    "answered",
+    "count_done",
+    "dataset_keys",
+    "pending",
+    "plan_remote",
+    "plan_remote_work",
+    "plan_run",
+    "run_url",
+    "select_rows",
+]
+
+Key = tuple[str, str, "str | None"]  # (id, text, response)
+
+
+def dataset_keys(dataset: Dataset) -> list[Key]:
+    """(id, text, response) of every dataset row; the response only at response level."""
+    responses = dataset.responses if dataset.level == "response" else None
+    ids, texts = list(dataset.ids), list(dataset.texts)
+    if responses is None:
+        return [(i, t, None) for i, t in zip(ids, texts, strict=True)]
+    return [(i, t, r) for i, t, r in zip(ids, texts, list(responses), strict=True)]
+
+
+def run_url(base_url: str, last_header: Any) -> str:
+    """The base URL a run file's header carries and its request hashes are made of:
+    ``base_url`` as :func:`toxeval.llm.requests.public_url` writes it (a password or a
+    secret query value replaced by ``***``), so the file never holds the secret and
+    ``score`` computes the same hashes from the header. A URL without a secret is
+    unchanged. A file whose last header holds ``base_url`` itself, secret included
+    (written by an older toxeval), keeps being hashed with it: it resumes and scores
+    exactly, and with the same fingerprint no header is written again. Run with other
+    options, its new header holds that URL too (the hashes are made of it, so rows of
+    the file's earlier headers can still be reused)."""
+    from toxeval.llm.requests import public_url
+
+    if isinstance(last_header, dict) and last_header.get("base_url") == base_url:
+        return base_url
+    return public_url(base_url)
+
+
+def answered(state: RunState, key: Key, h: str) -> bool:
+    """True when ``key`` has a row with hash ``h`` and no error (it is not asked again)."""
+    rec = state.current(key[0], h)
+    return rec is not None and rec.error is None
+
+
+PLAN_CHUNK = 1024  # items planned at a time: request bodies are built as they are needed
+
+
+@dataclass(frozen=True)
+class Planned:
+    """A unit and the request hash of each of its items."""
+
+    unit: Unit
+    hashes: dict[str, str]
+
+
+def plan_remote(spec: RequestSpec, keys: Sequence[Key], base_url: str) -> Iterator[Planned]:
+    """The units of ``keys`` in order, planned a chunk at a time so that memory does not
+    grow with the dataset (chunks are whole moderation batches, so the grouping is the
+    one ``plan`` gives for the whole list)."""
+    from toxeval.llm.requests import Item, plan
+
+    hash_item = request_hasher(base_url, spec.fingerprint())
+    step = spec.batch_size * max(1, -(-PLAN_CHUNK // spec.batch_size))
+    for lo in range(0, len(keys), step):
+        part = keys[lo : lo + step]
+        items = [Item(id=i, text=t, response=r) for i, t, r in part]
+        hashes = {i: hash_item(t, r) for i, t, r in part}
+        for unit in plan(spec, items):
+            yield Planned(unit, {i: hashes[i] for i in unit.item_ids})
+
+
+def count_done(keys: Sequence[Key], state: RunState, base_url: str, fp: dict[str, Any]) -> int:
+    """How many of ``keys`` already have an answer with their current hash."""
+    if not state.by_hash:  # a new run file: nothing to look up
+        return 0
+    hash_item = request_hasher(base_url, fp)
+    return sum(answered(state, k, hash_item(k[1], k[2])) for k in keys)
+
+
+def pending(planned: Iterator[Planned], state: RunState) -> Iterator[tuple[Planned, set[str]]]:
+    """The units with an item not yet answered with its current hash, each with the ids
+    of its items that are (a moderation batch is sent whole; those rows are not
+    written twice)."""
+    for p in planned:
+        done = {
+            i
+            for i in p.unit.item_ids
+            if (rec := state.current(i, p.hashes[i])) is not None and rec.error is None
+        }
+        if len(done) < len(p.unit.item_ids):
+            yield p, done
+
+
+@dataclass
+class RemoteWork:
+    """What a remote run sends: the run file's state, the base URL its hashes are made
+    of, how many items are already answered and the units still to send (a lazy
+    iterator, each unit with the ids of its items already answered)."""
+
+    state: RunState
+    url: str
+    done: int
+    todo: Iterator[tuple[Planned, set[str]]]
+
+
+def plan_remote_work(
+    spec: RequestSpec, keys: Sequence[Key], base_url: str, path: str | Path
+) -> RemoteWork:
+    """The units of ``keys`` not yet answered in the run file ``path``."""
+    state = read_run(path, light=True)
+    url = run_url(base_url, state.header)  # no secret unless the file has it
+    done = count_done(keys, state, url, spec.fingerprint())
+    return RemoteWork(state, url, done, pending(plan_remote(spec, keys, url), state))
 
 
 @dataclass(frozen=True)

@@ -16,8 +16,9 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from toxeval.llm.client import AuthenticationFailed, Client, RequestFailed
+from toxeval.llm.plan import Planned
 from toxeval.llm.progress import Progress, RunSummary
-from toxeval.llm.rows import Planned, failed_row, read_answers, total_usage, write_answers
+from toxeval.llm.rows import failed_row, read_answers, total_usage, write_answers
 from toxeval.llm.runfile import RunWriter
 
 if TYPE_CHECKING:
