@@ -22,14 +22,17 @@ import numpy as np
 
 from toxeval.llm.options import PredictOptions, check_rows
 from toxeval.llm.request_spec import build_request_spec
-from toxeval.llm.runfile import RunState, read_run, request_hasher
+from toxeval.llm.runfile import RunState, read_run, request_hash, request_hasher
 
 if TYPE_CHECKING:
     from toxeval.datasets import Dataset
+    from toxeval.llm.detectors import LocalSystem
     from toxeval.llm.requests import RequestSpec, Unit
 
 __all__ = [
+    "LOCAL_BASE_URL",
     "Key",
+    "LocalWork",
     "Planned",
     "RemoteWork",
     "RunPlan",
@@ -37,6 +40,7 @@ __all__ = [
     "count_done",
     "dataset_keys",
     "pending",
+    "plan_local_work",
     "plan_remote",
     "plan_remote_work",
     "plan_run",
@@ -214,3 +218,37 @@ def sample_notes(sample: int, n: int) -> list[str]:
         f"--sample {sample} asks for more rows than the dataset has ({n}): "
         f"all {n} rows are run (a sample is drawn without replacement)"
     ]
+
+
+LOCAL_BASE_URL = "local"  # the base URL of an in-process system's rows and hashes
+
+
+@dataclass(frozen=True)
+class LocalWork:
+    """What a local run asks: the run file's state, the system's fingerprint, the request
+    hash of every key and the positions of the keys not yet answered with it."""
+
+    state: RunState
+    fingerprint: dict[str, Any]
+    hashes: list[str]
+    todo: list[int]
+
+
+def plan_local_work(system: LocalSystem, keys: Sequence[Key], path: str | Path) -> LocalWork:
+    """The keys a local ``system`` has not answered yet in the run file ``path``; a
+    ValueError when some are answered but the system's code cannot be identified (its
+    rows could be those of an older version of it)."""
+    fp = system.fingerprint()
+    state = read_run(path)
+    hashes = [request_hash(LOCAL_BASE_URL, fp, t, r) for _, t, r in keys]
+    todo = [
+        i for i, (k, h) in enumerate(zip(keys, hashes, strict=True)) if not answered(state, k, h)
+    ]
+    if len(todo) < len(keys) and not system.versioned:
+        raise ValueError(
+            f"{path} already holds {len(keys) - len(todo)} rows of {system.spec.text}, but "
+            "whether its code changed since cannot be told (a module that defines it has "
+            "no file); declare __version__ on it or its module (change it with the code) "
+            "so a rerun resumes, or use a new run file"
+        )
+    return LocalWork(state, fp, hashes, todo)

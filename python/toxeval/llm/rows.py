@@ -14,16 +14,20 @@ import hashlib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from toxeval.llm.runfile import RUN_FORMAT, RunWriter, canonical_json, json_scores
 from toxeval.taxonomy import Taxonomy
 
 if TYPE_CHECKING:
+    from toxeval.llm.local_answers import LocalAnswers
     from toxeval.llm.plan import Planned
     from toxeval.llm.requests import Answer, RequestSpec, Unit
 
 __all__ = [
     "failed_row",
     "header_line",
+    "local_row",
     "read_answers",
     "taxonomy_sha256",
     "total_usage",
@@ -147,3 +151,46 @@ def failed_row(message: str, status: int | None, attempts: int) -> dict[str, Any
         "usage": None,
         "error": message,
     }
+
+
+def local_row(
+    got: LocalAnswers,
+    j: int,
+    item_id: str,
+    request_hash: str,
+    ids: tuple[str, ...],
+    latency: float,
+) -> tuple[dict[str, Any], bool]:
+    """The row of the ``j``-th answer of a local system's batch, and whether it scores
+    the item."""
+    row_scores = got.scores[j]
+    status = got.statuses[j]
+    known = slice(None) if got.known is None else got.known
+    # a NaN outside the columns the system scores, or in a category a partial answer
+    # gave no value for, is an unknown cell (written as null); the categories it gave a
+    # value for are kept
+    usable = (
+        status != "unparseable"
+        and bool(np.isfinite(row_scores).any())
+        and (got.known is None or bool(np.isfinite(row_scores[known]).all()))
+    )
+    row: dict[str, Any] = {
+        "id": item_id,
+        "request_hash": request_hash,
+        "scores": json_scores(row_scores, ids) if usable else None,
+        "output": got.outputs[j],
+        "reasoning": None,
+        "raw": [],
+        "parse_status": status,
+        "parse_reason": got.reasons[j],
+        "method": got.method,
+        "graded": got.graded[j],
+        "status_code": None,
+        "attempts": 1,
+        "latency_s": latency,
+        "usage": None,
+        "error": None,
+    }
+    if got.truncated is not None:
+        row["truncated"] = got.truncated[j]
+    return row, usable
