@@ -6,9 +6,15 @@ run of the same settings stopped. ``toxeval.evaluate(detector=...)`` and
 ``toxeval score RUNFILE`` turn a run file into the report (:mod:`toxeval.scoring.runs`,
 reading it as predictions with :mod:`toxeval.predictions.run_file`): scoring calls the
 runner, the runner never scores.
-What is sent and how answers are read lives in :mod:`toxeval.llm.requests`; how it is sent
-(retries, rate limits, concurrency) in :mod:`toxeval.llm.client` and
-:mod:`toxeval.llm.engine`.
+
+:func:`predict` runs as stages, each with one input and one output, over one
+:class:`~toxeval.llm.options.PredictOptions` (its keywords, checked once): plan the rows
+to ask (:mod:`toxeval.llm.plan`: dataset, rows, request spec, what the run file already
+answers) → send them (:mod:`toxeval.llm.engine` and :mod:`toxeval.llm.remote` through
+:mod:`toxeval.llm.client`; :mod:`toxeval.llm.local` in this process; or a Batch API file,
+:mod:`toxeval.llm.batch`) → read each answer into scores (:mod:`toxeval.llm.rows` over
+:mod:`toxeval.llm.requests`) → write its row (:mod:`toxeval.llm.rows`,
+:mod:`toxeval.llm.runfile`).
 """
 
 from __future__ import annotations
@@ -87,45 +93,12 @@ def predict(
     ``hf:PATH``; :class:`toxeval.classifiers.ModelOptions`). See docs/python-api.md for
     every option.
     """
+    # every keyword but the dataset, taken before any other local name exists (a test
+    # keeps PredictOptions' fields and defaults those of this signature)
+    keywords = {name: value for name, value in locals().items() if name != "dataset"}
     from toxeval.llm.plan import plan_run
 
-    opts = predict_options(
-        detector=detector,
-        run_file=run_file,
-        taxonomy=taxonomy,
-        data_dir=data_dir,
-        rule=rule,
-        min_annotators=min_annotators,
-        base_url=base_url,
-        api_key_env=api_key_env,
-        scoring=scoring,
-        api=api,
-        structured=structured,
-        samples=samples,
-        template=template,
-        temperature=temperature,
-        max_tokens=max_tokens,
-        max_completion_tokens=max_completion_tokens,
-        seed=seed,
-        concurrency=concurrency,
-        rpm=rpm,
-        tpm=tpm,
-        timeout=timeout,
-        request_deadline=request_deadline,
-        max_retries=max_retries,
-        retry_base_delay=retry_base_delay,
-        limit=limit,
-        sample=sample,
-        dry_run=dry_run,
-        batch_file=batch_file,
-        quiet=quiet,
-        mapping=mapping,
-        batch_size=batch_size,
-        batch_tokens=batch_tokens,
-        max_length=max_length,
-        threads=threads,
-        device=device,
-    )
+    opts = predict_options(**keywords)  # the options, checked once
     plan = plan_run(dataset, opts)  # stage 1: the rows to ask
     summary = _send(plan, opts)  # stages 2-4: send, read each answer, write its row
     summary.notes.extend(plan.notes)
