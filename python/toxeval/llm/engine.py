@@ -130,7 +130,7 @@ def run_remote(
     work = plan_remote_work(spec, keys, options.base_url, path)
     state, done, todo = work.state, work.done, work.todo
     summary = RunSummary(path=str(path), items=len(keys), skipped=done)
-    header = header_line(work.url, spec.fingerprint(), detector.text)
+    header = header_line(work.url, work.fingerprint, detector.text)
 
     async def main() -> None:
         client = Client(

@@ -134,12 +134,13 @@ def pending(planned: Iterator[Planned], state: RunState) -> Iterator[tuple[Plann
 
 @dataclass
 class RemoteWork:
-    """What a remote run sends: the run file's state, the base URL its hashes are made
-    of, how many items are already answered and the units still to send (a lazy
-    iterator, each unit with the ids of its items already answered)."""
+    """What a remote run sends: the run file's state, the base URL and fingerprint its
+    hashes are made of, how many items are already answered and the units still to send
+    (a lazy iterator, each unit with the ids of its items already answered)."""
 
     state: RunState
     url: str
+    fingerprint: dict[str, Any]
     done: int
     todo: Iterator[tuple[Planned, set[str]]]
 
@@ -150,8 +151,9 @@ def plan_remote_work(
     """The units of ``keys`` not yet answered in the run file ``path``."""
     state = read_run(path, light=True)
     url = run_url(base_url, state.header)  # no secret unless the file has it
-    done = count_done(keys, state, url, spec.fingerprint())
-    return RemoteWork(state, url, done, pending(plan_remote(spec, keys, url), state))
+    fp = spec.fingerprint()
+    done = count_done(keys, state, url, fp)
+    return RemoteWork(state, url, fp, done, pending(plan_remote(spec, keys, url), state))
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from toxeval.llm.client import AuthenticationFailed, Client, RequestFailed
@@ -22,13 +23,26 @@ from toxeval.llm.rows import failed_row, read_answers, total_usage, write_answer
 from toxeval.llm.runfile import RunWriter
 
 if TYPE_CHECKING:
-    from toxeval.llm.requests import RequestSpec
+    from toxeval.llm.requests import RequestSpec, Unit
 
-__all__ = ["RemoteRun", "Unreachable"]
+__all__ = ["RemoteRun", "Sent", "Unreachable"]
 
 
 class Unreachable(Exception):
     """The first request got no HTTP answer at all after its retries."""
+
+
+@dataclass
+class Sent:
+    """What the calls of one unit got: the bodies (the key redacted), the last status,
+    the attempts, the latency of the whole unit, or the error of a request that failed
+    after its retries."""
+
+    bodies: list[dict[str, Any]] = field(default_factory=list)
+    status: int | None = None
+    attempts: int = 0
+    latency: float | None = None
+    error: RequestFailed | None = None
 
 
 class RemoteRun:
@@ -59,13 +73,12 @@ class RemoteRun:
         self.summary.failed += n
         self.bar.advance(n)
 
-    async def unit(self, p: Planned, done: set[str]) -> None:
-        unit = p.unit
+    async def send(self, unit: Unit) -> Sent:
+        """Send the calls of ``unit`` in turn (the send stage); a failed request after its
+        retries is returned, not raised (but a refused key, which stops the run)."""
         from toxeval.llm.requests import estimate_prompt_tokens
 
-        bodies: list[dict[str, Any]] = []
-        attempts = 0
-        status: int | None = None
+        sent = Sent()
         t0 = time.monotonic()
         try:
             for call in unit.calls:
@@ -75,33 +88,53 @@ class RemoteRun:
                 reply = await self.client.post(call.path, call.body, tokens=tokens)
                 # what the run file keeps (raw, and the output read from it) never holds
                 # the key, even from a server that echoes the request
-                bodies.append(self.client.redact_body(reply.body))
-                attempts += reply.attempts
-                status = reply.status_code
+                sent.bodies.append(self.client.redact_body(reply.body))
+                sent.attempts += reply.attempts
+                sent.status = reply.status_code
         except AuthenticationFailed:
             raise
         except RequestFailed as e:
-            self.last_error = str(e)
-            self.summary.retries = self.client.retries
-            self._failed(p, done, failed_row(str(e), e.status_code, attempts + e.attempts))
+            sent.error = e
+            sent.attempts += e.attempts
+            return sent
+        sent.latency = round(time.monotonic() - t0, 6)
+        return sent
+
+    async def unit(self, p: Planned, done: set[str]) -> None:
+        """One planned unit through the stages: send its calls, read the answers, write
+        a row per item not in ``done`` (a failed row when the request or the reading
+        failed)."""
+        sent = await self.send(p.unit)
+        self.summary.retries = self.client.retries
+        if sent.error is not None:
+            self.last_error = str(sent.error)
+            e = sent.error
+            self._failed(p, done, failed_row(str(e), e.status_code, sent.attempts))
             return
-        latency = round(time.monotonic() - t0, 6)
         try:
-            answers = read_answers(self.spec, unit, bodies)
+            answers = read_answers(self.spec, p.unit, sent.bodies)
         except ValueError as e:  # a reader bug must not lose the bodies: keep them as a failure
-            self._failed(p, done, {**failed_row(str(e), status, attempts), "raw": bodies})
+            row = failed_row(str(e), sent.status, sent.attempts)
+            self._failed(p, done, {**row, "raw": sent.bodies})
             return
         written = write_answers(
-            self.writer, self.spec, p, bodies, status, attempts, latency, answers, skip=done
+            self.writer,
+            self.spec,
+            p,
+            sent.bodies,
+            sent.status,
+            sent.attempts,
+            sent.latency,
+            answers,
+            skip=done,
         )
         for a in written:
             self.summary.parse_counts[a.status] = self.summary.parse_counts.get(a.status, 0) + 1
             self.summary.ok += a.scores is not None
         self.summary.written += len(written)
-        usage = total_usage(bodies) or {}
+        usage = total_usage(sent.bodies) or {}
         self.summary.prompt_tokens += usage.get("prompt_tokens", 0)
         self.summary.completion_tokens += usage.get("completion_tokens", 0)
-        self.summary.retries = self.client.retries
         self.bar.advance(len(written))
 
     async def all(self, todo: Iterator[tuple[Planned, set[str]]], concurrency: int) -> None:
