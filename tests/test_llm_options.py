@@ -33,3 +33,23 @@ def test_a_bad_option_fails_before_the_dataset_is_read(tmp_path: Path) -> None:
     missing = tmp_path / "absent.jsonl"
     with pytest.raises(ValueError, match="concurrency must be an integer > 0"):
         predict(str(missing), "openai:m", tmp_path / "run.jsonl", concurrency=0)
+
+
+@pytest.mark.parametrize(
+    ("detector", "options", "message"),
+    [
+        ("lexicon", {"limit": 0}, "limit must be an integer > 0"),
+        ("lexicon", {"limit": 1, "sample": 1}, "cannot be combined"),
+        ("lexicon", {"dry_run": True}, "apply to API detectors"),
+        ("lexicon", {"temperature": 0.5}, "--temperature apply to model servers"),
+        ("openai:m", {"base_url": "ftp://x"}, "give an http:// or https:// URL"),
+    ],
+)
+def test_every_option_check_runs_before_the_dataset_is_read(
+    tmp_path: Path, detector: str, options: dict[str, object], message: str
+) -> None:
+    """The options are checked as a whole first: a wrong flag is reported as such, not
+    after (or instead of) loading a dataset that may be large or missing."""
+    missing = tmp_path / "absent.jsonl"
+    with pytest.raises(ValueError, match=message):
+        predict(str(missing), detector, tmp_path / "run.jsonl", **options)  # type: ignore[arg-type]
