@@ -29,7 +29,7 @@ from typing import IO, TYPE_CHECKING, Any
 from toxeval.llm.error_bodies import in_band_detail, in_band_error
 from toxeval.llm.plan import Key, Planned, plan_remote
 from toxeval.llm.progress import RunSummary
-from toxeval.llm.rows import failed_row, header_line, read_answers, write_answers
+from toxeval.llm.rows import UnitReplies, failed_row, header_line, read_answers, write_answers
 from toxeval.llm.runfile import RunFileError, RunWriter, canonical_json
 
 if TYPE_CHECKING:
@@ -375,4 +375,4 @@ def batch_run_file(
                         | failed_row(str(e), 200, 1)
                     )
                 continue
-            write_answers(writer, spec, p, bodies, 200, 1, None, answers)
+            write_answers(writer, spec, p, UnitReplies(bodies, 200, 1, None), answers)

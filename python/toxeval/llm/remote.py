@@ -13,36 +13,22 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from toxeval.llm.client import AuthenticationFailed, Client, RequestFailed
 from toxeval.llm.plan import Planned
 from toxeval.llm.progress import Progress, RunSummary
-from toxeval.llm.rows import failed_row, read_answers, total_usage, write_answers
+from toxeval.llm.rows import UnitReplies, failed_row, read_answers, total_usage, write_answers
 from toxeval.llm.runfile import RunWriter
 
 if TYPE_CHECKING:
     from toxeval.llm.requests import RequestSpec, Unit
 
-__all__ = ["RemoteRun", "Sent", "Unreachable"]
+__all__ = ["RemoteRun", "Unreachable"]
 
 
 class Unreachable(Exception):
     """The first request got no HTTP answer at all after its retries."""
-
-
-@dataclass
-class Sent:
-    """What the calls of one unit got: the bodies (the key redacted), the last status,
-    the attempts, the latency of the whole unit, or the error of a request that failed
-    after its retries."""
-
-    bodies: list[dict[str, Any]] = field(default_factory=list)
-    status: int | None = None
-    attempts: int = 0
-    latency: float | None = None
-    error: RequestFailed | None = None
 
 
 class RemoteRun:
@@ -73,12 +59,13 @@ class RemoteRun:
         self.summary.failed += n
         self.bar.advance(n)
 
-    async def send(self, unit: Unit) -> Sent:
-        """Send the calls of ``unit`` in turn (the send stage); a failed request after its
-        retries is returned, not raised (but a refused key, which stops the run)."""
+    async def send(self, unit: Unit) -> tuple[UnitReplies, RequestFailed | None]:
+        """Send the calls of ``unit`` in turn (the send stage): what they got, and the
+        error of a request that failed after its retries (returned, not raised; a refused
+        key is raised, it stops the run)."""
         from toxeval.llm.requests import estimate_prompt_tokens
 
-        sent = Sent()
+        sent = UnitReplies()
         t0 = time.monotonic()
         try:
             for call in unit.calls:
@@ -94,22 +81,20 @@ class RemoteRun:
         except AuthenticationFailed:
             raise
         except RequestFailed as e:
-            sent.error = e
             sent.attempts += e.attempts
-            return sent
+            return sent, e
         sent.latency = round(time.monotonic() - t0, 6)
-        return sent
+        return sent, None
 
     async def unit(self, p: Planned, done: set[str]) -> None:
         """One planned unit through the stages: send its calls, read the answers, write
         a row per item not in ``done`` (a failed row when the request or the reading
         failed)."""
-        sent = await self.send(p.unit)
+        sent, error = await self.send(p.unit)
         self.summary.retries = self.client.retries
-        if sent.error is not None:
-            self.last_error = str(sent.error)
-            e = sent.error
-            self._failed(p, done, failed_row(str(e), e.status_code, sent.attempts))
+        if error is not None:
+            self.last_error = str(error)
+            self._failed(p, done, failed_row(str(error), error.status_code, sent.attempts))
             return
         try:
             answers = read_answers(self.spec, p.unit, sent.bodies)
@@ -117,17 +102,7 @@ class RemoteRun:
             row = failed_row(str(e), sent.status, sent.attempts)
             self._failed(p, done, {**row, "raw": sent.bodies})
             return
-        written = write_answers(
-            self.writer,
-            self.spec,
-            p,
-            sent.bodies,
-            sent.status,
-            sent.attempts,
-            sent.latency,
-            answers,
-            skip=done,
-        )
+        written = write_answers(self.writer, self.spec, p, sent, answers, skip=done)
         for a in written:
             self.summary.parse_counts[a.status] = self.summary.parse_counts.get(a.status, 0) + 1
             self.summary.ok += a.scores is not None

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
     from toxeval.llm.requests import Answer, RequestSpec, Unit
 
 __all__ = [
+    "UnitReplies",
     "failed_row",
     "header_line",
     "local_row",
@@ -90,20 +92,30 @@ def read_answers(spec: RequestSpec, unit: Unit, bodies: Sequence[dict[str, Any]]
     return answers
 
 
+@dataclass
+class UnitReplies:
+    """What the calls of one unit got, the input of the read and write stages: the
+    answer bodies (the key redacted), the last status, the attempts and the latency of
+    the whole unit."""
+
+    bodies: list[dict[str, Any]] = field(default_factory=list)
+    status: int | None = None
+    attempts: int = 0
+    latency: float | None = None
+
+
 def write_answers(
     writer: RunWriter,
     spec: RequestSpec,
     planned: Planned,
-    bodies: Sequence[dict[str, Any]],
-    status: int | None,
-    attempts: int,
-    latency: float | None,
+    reply: UnitReplies,
     answers: Sequence[Answer],
     *,
     skip: set[str] | frozenset[str] = frozenset(),
 ) -> list[Answer]:
     """Write one row per item of the unit (but those in ``skip``) from the answers to
     its calls; returns the answers written."""
+    bodies, status, attempts, latency = reply.bodies, reply.status, reply.attempts, reply.latency
     unit = planned.unit
     n = len(unit.item_ids)
     usage = total_usage(bodies)
