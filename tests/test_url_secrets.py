@@ -166,14 +166,14 @@ def test_a_run_file_written_with_the_password_in_its_header_resumes_exactly(
     """A file whose header holds the URL with its password (as toxeval wrote them before
     it hid secrets) is still resumed with the hashes it was written with: nothing is
     asked again and no header is added; score reads it as before."""
-    import toxeval.llm.engine as engine
+    import toxeval.llm.plan as plan
 
     ds = tmp_path / "ds.jsonl"
     write_dataset(ds, 4)
     run = tmp_path / "run.jsonl"
     url = _with_password(fake_openai.url)
     with monkeypatch.context() as m:
-        m.setattr(engine, "run_url", lambda base_url, last_header: base_url)
+        m.setattr(plan, "run_url", lambda base_url, last_header: base_url)
         predict(ds, "openai:fake", run, base_url=url, retry_base_delay=0.001)
     before = run.read_bytes()
     assert SECRET.encode() in before  # the file as an earlier toxeval wrote it

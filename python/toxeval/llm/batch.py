@@ -27,16 +27,9 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from toxeval.llm.error_bodies import in_band_detail, in_band_error
+from toxeval.llm.plan import Key, Planned, plan_remote
 from toxeval.llm.progress import RunSummary
-from toxeval.llm.rows import (
-    Key,
-    Planned,
-    failed_row,
-    header_line,
-    plan_remote,
-    read_answers,
-    write_answers,
-)
+from toxeval.llm.rows import UnitReplies, failed_row, header_line, read_answers, write_answers
 from toxeval.llm.runfile import RunFileError, RunWriter, canonical_json
 
 if TYPE_CHECKING:
@@ -311,8 +304,8 @@ def batch_run_file(
 ) -> None:
     """Write the answers of a Batch API output as the run file ``run_file``."""
     from toxeval.llm.detectors import parse_detector
+    from toxeval.llm.plan import dataset_keys
     from toxeval.llm.request_spec import build_request_spec
-    from toxeval.llm.rows import dataset_keys
 
     side = read_sidecar(batch_input)
     if side["dataset"]["sha256"] != dataset.sha256:
@@ -382,4 +375,4 @@ def batch_run_file(
                         | failed_row(str(e), 200, 1)
                     )
                 continue
-            write_answers(writer, spec, p, bodies, 200, 1, None, answers)
+            write_answers(writer, spec, p, UnitReplies(bodies, 200, 1, None), answers)

@@ -1,9 +1,9 @@
 """The runner: sends a dataset's items to a system and appends every answer to a run file.
 
 Remote systems (``openai:``, ``openai-moderation``, ``llama-guard:``): the items are
-planned into units by :func:`toxeval.llm.requests.plan`, units already answered with the
-current request hash (see :mod:`toxeval.llm.runfile`) are skipped, and the rest are sent
-by ``concurrency`` workers through one :class:`~toxeval.llm.client.Client`
+planned into units by :func:`toxeval.llm.plan.plan_remote_work`, units already answered
+with the current request hash (see :mod:`toxeval.llm.runfile`) are skipped, and the rest
+are sent by ``concurrency`` workers through one :class:`~toxeval.llm.client.Client`
 (:mod:`toxeval.llm.remote`). The first unit is sent alone, so that a wrong key, base URL
 or model stops the run after one request (:class:`RunStopped`). Each answer is read by
 :func:`toxeval.llm.requests.read` and written at once (:mod:`toxeval.llm.rows`); a
@@ -36,22 +36,15 @@ from toxeval.llm.client import (
 )
 from toxeval.llm.detectors import DetectorSpec
 from toxeval.llm.local import LOCAL_BASE_URL, run_local
+from toxeval.llm.plan import Key, dataset_keys, plan_remote_work
 from toxeval.llm.progress import Progress, RunSummary
 from toxeval.llm.remote import RemoteRun, Unreachable
 from toxeval.llm.requests import public_url
-from toxeval.llm.rows import (
-    Key,
-    count_done,
-    dataset_keys,
-    header_line,
-    pending,
-    plan_remote,
-    run_url,
-    taxonomy_sha256,
-)
-from toxeval.llm.runfile import RunWriter, read_run
+from toxeval.llm.rows import header_line, taxonomy_sha256
+from toxeval.llm.runfile import RunWriter
 
 if TYPE_CHECKING:
+    from toxeval.llm.options import PredictOptions
     from toxeval.llm.requests import RequestSpec
 
 __all__ = [
@@ -63,6 +56,7 @@ __all__ = [
     "dataset_keys",
     "run_local",
     "run_remote",
+    "send_options",
     "taxonomy_sha256",
 ]
 
@@ -102,6 +96,27 @@ class RunOptions:
         return f"RunOptions(base_url={url!r}, concurrency={self.concurrency})"
 
 
+def send_options(opts: PredictOptions) -> RunOptions:
+    """How a run of ``opts`` sends its requests; the API key is read from the environment
+    variable ``opts.api_key_env`` here, and kept nowhere else."""
+    import os
+
+    connect_t, read_t = opts.timeout
+    return RunOptions(
+        base_url=opts.url,
+        api_key=os.environ.get(opts.api_key_env) or None,
+        api_key_env=opts.api_key_env,
+        concurrency=opts.concurrency,
+        rpm=opts.rpm,
+        tpm=opts.tpm,
+        connect_timeout=connect_t,
+        read_timeout=read_t,
+        request_deadline=float(opts.request_deadline),
+        retry=RetryPolicy(max_retries=opts.max_retries, base_delay=opts.retry_base_delay),
+        quiet=opts.quiet,
+    )
+
+
 def run_remote(
     spec: RequestSpec,
     keys: Sequence[Key],
@@ -112,13 +127,10 @@ def run_remote(
 ) -> RunSummary:
     """Send ``keys`` as ``spec`` says and append every answer to ``path``; resumes."""
     t0 = time.monotonic()
-    fp = spec.fingerprint()
-    state = read_run(path, light=True)
-    url = run_url(options.base_url, state.header)  # no secret unless the file has it
-    done = count_done(keys, state, url, fp)
-    todo = pending(plan_remote(spec, keys, url), state)
+    work = plan_remote_work(spec, keys, options.base_url, path)
+    state, done, todo = work.state, work.done, work.todo
     summary = RunSummary(path=str(path), items=len(keys), skipped=done)
-    header = header_line(url, fp, detector.text)
+    header = header_line(work.url, work.fingerprint, detector.text)
 
     async def main() -> None:
         client = Client(

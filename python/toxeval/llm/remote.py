@@ -16,12 +16,13 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from toxeval.llm.client import AuthenticationFailed, Client, RequestFailed
+from toxeval.llm.plan import Planned
 from toxeval.llm.progress import Progress, RunSummary
-from toxeval.llm.rows import Planned, failed_row, read_answers, total_usage, write_answers
+from toxeval.llm.rows import UnitReplies, failed_row, read_answers, total_usage, write_answers
 from toxeval.llm.runfile import RunWriter
 
 if TYPE_CHECKING:
-    from toxeval.llm.requests import RequestSpec
+    from toxeval.llm.requests import RequestSpec, Unit
 
 __all__ = ["RemoteRun", "Unreachable"]
 
@@ -58,13 +59,13 @@ class RemoteRun:
         self.summary.failed += n
         self.bar.advance(n)
 
-    async def unit(self, p: Planned, done: set[str]) -> None:
-        unit = p.unit
+    async def send(self, unit: Unit) -> tuple[UnitReplies, RequestFailed | None]:
+        """Send the calls of ``unit`` in turn (the send stage): what they got, and the
+        error of a request that failed after its retries (returned, not raised; a refused
+        key is raised, it stops the run)."""
         from toxeval.llm.requests import estimate_prompt_tokens
 
-        bodies: list[dict[str, Any]] = []
-        attempts = 0
-        status: int | None = None
+        sent = UnitReplies()
         t0 = time.monotonic()
         try:
             for call in unit.calls:
@@ -74,33 +75,41 @@ class RemoteRun:
                 reply = await self.client.post(call.path, call.body, tokens=tokens)
                 # what the run file keeps (raw, and the output read from it) never holds
                 # the key, even from a server that echoes the request
-                bodies.append(self.client.redact_body(reply.body))
-                attempts += reply.attempts
-                status = reply.status_code
+                sent.bodies.append(self.client.redact_body(reply.body))
+                sent.attempts += reply.attempts
+                sent.status = reply.status_code
         except AuthenticationFailed:
             raise
         except RequestFailed as e:
-            self.last_error = str(e)
-            self.summary.retries = self.client.retries
-            self._failed(p, done, failed_row(str(e), e.status_code, attempts + e.attempts))
+            sent.attempts += e.attempts
+            return sent, e
+        sent.latency = round(time.monotonic() - t0, 6)
+        return sent, None
+
+    async def unit(self, p: Planned, done: set[str]) -> None:
+        """One planned unit through the stages: send its calls, read the answers, write
+        a row per item not in ``done`` (a failed row when the request or the reading
+        failed)."""
+        sent, error = await self.send(p.unit)
+        self.summary.retries = self.client.retries
+        if error is not None:
+            self.last_error = str(error)
+            self._failed(p, done, failed_row(str(error), error.status_code, sent.attempts))
             return
-        latency = round(time.monotonic() - t0, 6)
         try:
-            answers = read_answers(self.spec, unit, bodies)
+            answers = read_answers(self.spec, p.unit, sent.bodies)
         except ValueError as e:  # a reader bug must not lose the bodies: keep them as a failure
-            self._failed(p, done, {**failed_row(str(e), status, attempts), "raw": bodies})
+            row = failed_row(str(e), sent.status, sent.attempts)
+            self._failed(p, done, {**row, "raw": sent.bodies})
             return
-        written = write_answers(
-            self.writer, self.spec, p, bodies, status, attempts, latency, answers, skip=done
-        )
+        written = write_answers(self.writer, self.spec, p, sent, answers, skip=done)
         for a in written:
             self.summary.parse_counts[a.status] = self.summary.parse_counts.get(a.status, 0) + 1
             self.summary.ok += a.scores is not None
         self.summary.written += len(written)
-        usage = total_usage(bodies) or {}
+        usage = total_usage(sent.bodies) or {}
         self.summary.prompt_tokens += usage.get("prompt_tokens", 0)
         self.summary.completion_tokens += usage.get("completion_tokens", 0)
-        self.summary.retries = self.client.retries
         self.bar.advance(len(written))
 
     async def all(self, todo: Iterator[tuple[Planned, set[str]]], concurrency: int) -> None:

@@ -1,43 +1,35 @@
-"""The rows of a run file: which items a run asks, and the row written for each answer.
+"""The last stages of a run: an answer read, and the row written for it.
 
-Shared by the live runner (:mod:`toxeval.llm.remote`, :mod:`toxeval.llm.local`) and the
-batch-file path (:mod:`toxeval.llm.batch`), so that a row means the same whichever way
-its answer came: the dataset's keys, the header line, the plan of units with each item's
-request hash, which items are already answered (and skipped), and the row of an answer
-or of a failure.
+:func:`read_answers` reads the bodies of a unit's calls into one answer per item
+(:func:`toxeval.llm.requests.read`); :func:`write_answers` appends the row of each to the
+run file, :func:`failed_row` is the row of a request that failed. Shared by the live
+runner (:mod:`toxeval.llm.remote`, :mod:`toxeval.llm.local`) and the batch-file path
+(:mod:`toxeval.llm.batch`), so that a row means the same whichever way its answer came;
+what is asked, and each item's request hash, is planned before (:mod:`toxeval.llm.plan`).
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from toxeval.llm.runfile import (
-    RUN_FORMAT,
-    RunState,
-    RunWriter,
-    canonical_json,
-    json_scores,
-    request_hasher,
-)
+import numpy as np
+
+from toxeval.llm.runfile import RUN_FORMAT, RunWriter, canonical_json, json_scores
 from toxeval.taxonomy import Taxonomy
 
 if TYPE_CHECKING:
-    from toxeval.datasets import Dataset
+    from toxeval.llm.local_answers import LocalAnswers
+    from toxeval.llm.plan import Planned
     from toxeval.llm.requests import Answer, RequestSpec, Unit
 
 __all__ = [
-    "Key",
-    "Planned",
-    "answered",
-    "count_done",
-    "dataset_keys",
+    "UnitReplies",
     "failed_row",
     "header_line",
-    "pending",
-    "plan_remote",
+    "local_row",
     "read_answers",
     "taxonomy_sha256",
     "total_usage",
@@ -51,18 +43,6 @@ def taxonomy_sha256(taxonomy: Taxonomy) -> str:
     return hashlib.sha256(canonical_json([taxonomy.name, parts]).encode()).hexdigest()
 
 
-Key = tuple[str, str, "str | None"]  # (id, text, response)
-
-
-def dataset_keys(dataset: Dataset) -> list[Key]:
-    """(id, text, response) of every dataset row; the response only at response level."""
-    responses = dataset.responses if dataset.level == "response" else None
-    ids, texts = list(dataset.ids), list(dataset.texts)
-    if responses is None:
-        return [(i, t, None) for i, t in zip(ids, texts, strict=True)]
-    return [(i, t, r) for i, t, r in zip(ids, texts, list(responses), strict=True)]
-
-
 def header_line(base_url: str, fingerprint: dict[str, Any], detector: str) -> dict[str, Any]:
     from toxeval._core import __version__
 
@@ -73,56 +53,6 @@ def header_line(base_url: str, fingerprint: dict[str, Any], detector: str) -> di
         "fingerprint": fingerprint,
         "toxeval_version": str(__version__),
     }
-
-
-def run_url(base_url: str, last_header: Any) -> str:
-    """The base URL a run file's header carries and its request hashes are made of:
-    ``base_url`` as :func:`toxeval.llm.requests.public_url` writes it (a password or a
-    secret query value replaced by ``***``), so the file never holds the secret and
-    ``score`` computes the same hashes from the header. A URL without a secret is
-    unchanged. A file whose last header holds ``base_url`` itself, secret included
-    (written by an older toxeval), keeps being hashed with it: it resumes and scores
-    exactly, and with the same fingerprint no header is written again. Run with other
-    options, its new header holds that URL too (the hashes are made of it, so rows of
-    the file's earlier headers can still be reused)."""
-    from toxeval.llm.requests import public_url
-
-    if isinstance(last_header, dict) and last_header.get("base_url") == base_url:
-        return base_url
-    return public_url(base_url)
-
-
-def answered(state: RunState, key: Key, h: str) -> bool:
-    """True when ``key`` has a row with hash ``h`` and no error (it is not asked again)."""
-    rec = state.current(key[0], h)
-    return rec is not None and rec.error is None
-
-
-PLAN_CHUNK = 1024  # items planned at a time: request bodies are built as they are needed
-
-
-@dataclass(frozen=True)
-class Planned:
-    """A unit and the request hash of each of its items."""
-
-    unit: Unit
-    hashes: dict[str, str]
-
-
-def plan_remote(spec: RequestSpec, keys: Sequence[Key], base_url: str) -> Iterator[Planned]:
-    """The units of ``keys`` in order, planned a chunk at a time so that memory does not
-    grow with the dataset (chunks are whole moderation batches, so the grouping is the
-    one ``plan`` gives for the whole list)."""
-    from toxeval.llm.requests import Item, plan
-
-    hash_item = request_hasher(base_url, spec.fingerprint())
-    step = spec.batch_size * max(1, -(-PLAN_CHUNK // spec.batch_size))
-    for lo in range(0, len(keys), step):
-        part = keys[lo : lo + step]
-        items = [Item(id=i, text=t, response=r) for i, t, r in part]
-        hashes = {i: hash_item(t, r) for i, t, r in part}
-        for unit in plan(spec, items):
-            yield Planned(unit, {i: hashes[i] for i in unit.item_ids})
 
 
 def _raw_for(body: dict[str, Any], position: int, n_items: int) -> dict[str, Any]:
@@ -162,20 +92,30 @@ def read_answers(spec: RequestSpec, unit: Unit, bodies: Sequence[dict[str, Any]]
     return answers
 
 
+@dataclass
+class UnitReplies:
+    """What the calls of one unit got, the input of the read and write stages: the
+    answer bodies (the key redacted), the last status, the attempts and the latency of
+    the whole unit."""
+
+    bodies: list[dict[str, Any]] = field(default_factory=list)
+    status: int | None = None
+    attempts: int = 0
+    latency: float | None = None
+
+
 def write_answers(
     writer: RunWriter,
     spec: RequestSpec,
     planned: Planned,
-    bodies: Sequence[dict[str, Any]],
-    status: int | None,
-    attempts: int,
-    latency: float | None,
+    reply: UnitReplies,
     answers: Sequence[Answer],
     *,
     skip: set[str] | frozenset[str] = frozenset(),
 ) -> list[Answer]:
     """Write one row per item of the unit (but those in ``skip``) from the answers to
     its calls; returns the answers written."""
+    bodies, status, attempts, latency = reply.bodies, reply.status, reply.attempts, reply.latency
     unit = planned.unit
     n = len(unit.item_ids)
     usage = total_usage(bodies)
@@ -225,23 +165,44 @@ def failed_row(message: str, status: int | None, attempts: int) -> dict[str, Any
     }
 
 
-def count_done(keys: Sequence[Key], state: RunState, base_url: str, fp: dict[str, Any]) -> int:
-    """How many of ``keys`` already have an answer with their current hash."""
-    if not state.by_hash:  # a new run file: nothing to look up
-        return 0
-    hash_item = request_hasher(base_url, fp)
-    return sum(answered(state, k, hash_item(k[1], k[2])) for k in keys)
-
-
-def pending(planned: Iterator[Planned], state: RunState) -> Iterator[tuple[Planned, set[str]]]:
-    """The units with an item not yet answered with its current hash, each with the ids
-    of its items that are (a moderation batch is sent whole; those rows are not
-    written twice)."""
-    for p in planned:
-        done = {
-            i
-            for i in p.unit.item_ids
-            if (rec := state.current(i, p.hashes[i])) is not None and rec.error is None
-        }
-        if len(done) < len(p.unit.item_ids):
-            yield p, done
+def local_row(
+    got: LocalAnswers,
+    j: int,
+    item_id: str,
+    request_hash: str,
+    ids: tuple[str, ...],
+    latency: float,
+) -> tuple[dict[str, Any], bool]:
+    """The row of the ``j``-th answer of a local system's batch, and whether it scores
+    the item."""
+    row_scores = got.scores[j]
+    status = got.statuses[j]
+    known = slice(None) if got.known is None else got.known
+    # a NaN outside the columns the system scores, or in a category a partial answer
+    # gave no value for, is an unknown cell (written as null); the categories it gave a
+    # value for are kept
+    usable = (
+        status != "unparseable"
+        and bool(np.isfinite(row_scores).any())
+        and (got.known is None or bool(np.isfinite(row_scores[known]).all()))
+    )
+    row: dict[str, Any] = {
+        "id": item_id,
+        "request_hash": request_hash,
+        "scores": json_scores(row_scores, ids) if usable else None,
+        "output": got.outputs[j],
+        "reasoning": None,
+        "raw": [],
+        "parse_status": status,
+        "parse_reason": got.reasons[j],
+        "method": got.method,
+        "graded": got.graded[j],
+        "status_code": None,
+        "attempts": 1,
+        "latency_s": latency,
+        "usage": None,
+        "error": None,
+    }
+    if got.truncated is not None:
+        row["truncated"] = got.truncated[j]
+    return row, usable

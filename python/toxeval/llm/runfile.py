@@ -2,7 +2,7 @@
 
 JSONL. Header lines ``{"toxeval_run": 1, "fingerprint": {...}, "base_url": ..., "detector":
 ...}`` say what the rows after them were asked with (never an API key, nor a password or
-query key of the base URL: see :func:`toxeval.llm.rows.run_url`); each other line is one
+query key of the base URL: see :func:`toxeval.llm.plan.run_url`); each other line is one
 finished item::
 
     {"id", "request_hash", "scores": {category_id: float|null} | null, "output",

@@ -78,8 +78,8 @@ def _score_cell(path: str | Path, item_id: str, cid: str, v: Any) -> float:
 def run_scores(path: str | Path, dataset: Dataset) -> RunScores:
     """Read the run file ``path`` against ``dataset`` (see the module docstring)."""
     from toxeval.files import file_sha256
+    from toxeval.llm.plan import dataset_keys
     from toxeval.llm.requests import public_url
-    from toxeval.llm.rows import dataset_keys
     from toxeval.predictions import Predictions
 
     state = read_run(path)
