@@ -193,6 +193,7 @@ def reference(folder: Path, texts: list[str], threads: int) -> tuple[np.ndarray,
     tok.enable_truncation(MAX_POS)
     so = ort.SessionOptions()
     so.intra_op_num_threads, so.inter_op_num_threads = threads, 1
+    so.add_session_config_entry("session.intra_op.allow_spinning", "0")  # as OnnxClassifier
     sess = ort.InferenceSession(str(folder / "model.onnx"), so, providers=["CPUExecutionProvider"])
     out = np.empty((len(texts), len(LABELS)))
     warm = np.array([tok.encode(texts[0]).ids], dtype=np.int64)
