@@ -1,36 +1,48 @@
-"""The ``onnx:`` detector's throughput against a plain one-row-at-a-time ONNX Runtime loop.
+"""The ``onnx:`` detector's throughput against plain transformers and ONNX Runtime loops.
 
-    python benches/bench_onnx.py [--rows 1024] [--layers 4] [--hidden 256] [--threads 2]
+The references: a plain transformers pipeline loop over the same weights (where torch and
+transformers are installed) and a plain one-row-at-a-time ONNX Runtime loop.
 
-The bench builds a BERT-shaped sequence classifier with ``onnx.helper`` (word and
-position embeddings, ``--layers`` post-LayerNorm encoder layers of ``--hidden`` units and
-hidden/64 attention heads with a 4x GELU feed-forward block, a tanh pooler on the first
-token, a 6-label head; random weights, vocabulary 30,522) and a WordLevel tokenizer, and
-``--rows`` texts of 5 to 200 words (log-normal, median ~40: short comments and a few long
-ones; 512 tokens at most).
+    python benches/bench_onnx.py [--rows 512] [--repeats 3] [--layers 4] [--hidden 256]
+                                 [--threads 2] [--no-pipeline-batch]
 
-Timed, on the same session settings (``--threads`` intra-op threads, one inter-op thread):
+The bench builds a BERT classifier graph with ``onnx.helper`` (word and position
+embeddings, no token types, embedding LayerNorm, ``--layers`` post-LayerNorm encoder
+layers of ``--hidden`` units and hidden/64 attention heads with a 4x feed-forward block
+and exact (erf) GELU, a tanh pooler on the first token, a 6-label head; LayerNorm epsilon
+1e-5; random weights, vocabulary 30,522) and a WordLevel tokenizer, and ``--rows`` texts of
+5 to 200 words (log-normal, median ~40: short comments and a few long ones; 512 tokens at
+most). Where torch and transformers import, the graph's weights are loaded into a
+transformers ``BertForSequenceClassification`` (same configuration, token-type embeddings
+zero, multi-label problem type), saved with a ``PreTrainedTokenizerFast`` over the same
+tokenizer.json, and the pipeline paths are timed too.
 
-Every path is timed whole: session creation (and, for predict, the model's sha256 and the
-run file) included.
+Timed with ``--threads`` intra-op threads and one inter-op thread everywhere (ONNX Runtime
+sessions and torch). Every path is timed whole: session creation or model loading (and,
+for predict, the model's sha256 and the run file) included.
 
 1. **reference**: for each text, ``tokenizer.encode`` and one ``session.run`` of batch 1
    (no padding at all), what a plain ONNX Runtime loop does;
-2. **toxeval classifier**: a new ``OnnxClassifier`` (its session created, as the reference's
-   is not timed) and ``predict`` over all texts, batch 32 grouped by token length (the
-   detector's engine, without the run file);
-3. **toxeval predict**: ``toxeval.llm.predict`` with ``onnx:DIR``, batch 32, writing the
+2. **transformers pipeline, one call per text**: ``pipeline("text-classification",
+   top_k=None, function_to_apply="sigmoid", device=-1)`` called once per text, what a
+   plain transformers loop does (torch and transformers only);
+3. **transformers pipeline, batch_size**: the same pipeline called once over the list with
+   ``batch_size=--batch-size`` (skipped with ``--no-pipeline-batch``);
+4. **toxeval classifier**: a new ``OnnxClassifier`` and ``predict`` over all texts, batch
+   32 grouped by token length (the detector's engine, without the run file);
+5. **rows only**: as 4 without the padded-token cap (32 rows per batch whatever their
+   length), to show what the cap buys;
+6. **toxeval predict**: ``toxeval.llm.predict`` with ``onnx:DIR``, batch 32, writing the
    run file (everything a user's run does, the model's sha256 included).
 
-4. **rows only**: as 2 without the padded-token cap (32 rows per batch whatever their
-   length), to show what the cap buys.
-
 Each path runs ``--repeats`` times, alternating; the best wall time and the best CPU time
-(this process, all its threads: less sensitive to other load on the machine) are shown. The
-run-file path creates its session and hashes the model on every run (what a user's run
-pays). Scores of 2 and 3 are checked equal to the reference's (max abs difference printed).
-transformers and torch are not installed on the machine the published figures come from,
-so the transformers-pipeline comparison of the issue is not made here.
+(this process, all its threads: less sensitive to other load on the machine) are shown,
+as ratios to the one-call-per-text pipeline where it runs, else to the reference. Every
+path's scores are checked against the reference's (max abs difference printed: ~1e-7 for
+the pipeline, whose float32 kernels differ from ONNX Runtime's). ``OMP_WAIT_POLICY`` is
+``PASSIVE`` unless set: spinning OpenMP workers make torch more than 10x slower on a machine
+whose cores are busy with other work; ONNX Runtime's threads do not spin either (the
+``session.intra_op.allow_spinning`` setting, as in ``OnnxClassifier``).
 """
 
 from __future__ import annotations
