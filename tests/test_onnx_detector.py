@@ -420,3 +420,15 @@ def test_a_session_that_cannot_start_names_the_thread_count(
     monkeypatch.setattr(onnxruntime, "InferenceSession", refuse)
     with pytest.raises(ModelDirError, match=r"with 1000000000 threads \(--threads\): std::bad"):
         OnnxClassifier(model.path, ModelOptions(threads=1_000_000_000), "onnx:m")
+
+
+def test_session_threads_do_not_spin(model: TinyModel) -> None:
+    # spinning intra-op threads halve the throughput on a machine whose cores are busy
+    # with other work (benches/bench_onnx.py): the session must be created without them
+    from toxeval.classifiers.onnx_runner import OnnxClassifier
+    from toxeval.classifiers.options import ModelOptions
+
+    clf = OnnxClassifier(model.path, ModelOptions(threads=2), "onnx:m")
+    so = clf.session.get_session_options()
+    assert so.get_session_config_entry("session.intra_op.allow_spinning") == "0"
+    assert (so.intra_op_num_threads, so.inter_op_num_threads) == (2, 1)

@@ -67,6 +67,10 @@ class OnnxClassifier:
         so = ort.SessionOptions()
         so.intra_op_num_threads = options.threads or 0
         so.inter_op_num_threads = 1
+        # no busy-waiting between operators: on a machine whose cores are also busy with
+        # other work, spinning intra-op threads halve the throughput (benches/bench_onnx.py);
+        # on an idle one batches of 32 keep each operator long enough that waking costs little
+        so.add_session_config_entry("session.intra_op.allow_spinning", "0")
         so.log_severity_level = 3  # errors only: no warnings on stderr under the progress bar
         try:
             self.session = ort.InferenceSession(
