@@ -44,6 +44,10 @@ at a time, one piece every ``trickle_s`` seconds: with the defaults, one byte ev
 that server-side context. ``require_key`` makes every request without ``Bearer <key>``
 a 401 whose message quotes the key given, as OpenAI's does.
 
+Per item, ``delays[key]`` adds seconds before its answer (after the global ``latency``)
+and ``usage[key]`` replaces the usage block of its scripted chat answer (the default:
+20 prompt, 10 completion tokens).
+
 Routes are matched as a real server matches them, on the path alone and whole:
 ``/v1/chat/completions``, ``/v1/completions`` (a raw ``prompt``, as vLLM and llama.cpp
 serve it: answered from ``answers``, whose choices then hold ``text``, else ``safe``)
@@ -133,6 +137,10 @@ class FakeOpenAI:
         self.fault_rate = 0.0
         self.random = random.Random(0)
         self.latency = 0.0
+        # per item key: seconds added before that item's request is answered, and the
+        # usage block its chat answer carries instead of the default one
+        self.delays: dict[str, float] = {}
+        self.usage: dict[str, dict[str, Any]] = {}
         self.slow_s = 1.0
         self.trickle_s = 0.5
         self.trickle_bytes = 1
@@ -269,7 +277,10 @@ class FakeOpenAI:
             "object": "chat.completion",
             "model": model,
             "choices": choices,
-            "usage": {"prompt_tokens": 20, "completion_tokens": 10, "total_tokens": 30},
+            "usage": self.usage.get(
+                keys[0] if keys else "",
+                {"prompt_tokens": 20, "completion_tokens": 10, "total_tokens": 30},
+            ),
         }
 
     def _choice_body(self, model: str, scripted: Any, body: dict[str, Any]) -> dict[str, Any]:
@@ -401,8 +412,9 @@ class _Handler(BaseHTTPRequestHandler):
                 fake.record(keys, path, 401)
                 self._error(401, bad)
                 return
-        if fake.latency:
-            time.sleep(fake.latency)
+        delay = fake.latency + sum(fake.delays.get(k, 0.0) for k in keys)
+        if delay:
+            time.sleep(delay)
         fault = fake.fault_for(keys)
         if body.get("model") in fake.reasoning_models and "max_tokens" in body:
             fault = "unsupported"

@@ -27,13 +27,14 @@ from __future__ import annotations
 import csv
 import io
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from toxeval.compare_costs import COST_COLUMNS, cost_columns
 from toxeval.compare_gate import ALPHA, Gate, GateTest, check_margin, dataset_tests, parse_figures
 from toxeval.compare_inputs import (
     CompareError,
@@ -79,6 +80,7 @@ class Cell:
     p_bootstrap: dict[str, float] = field(default_factory=dict)
     p_permutation: dict[str, float] = field(default_factory=dict)
     p_holm: dict[str, float] = field(default_factory=dict)
+    cost: Mapping[str, float | None] | None = None  # toxeval.compare_costs.cost_figures
 
 
 @dataclass
@@ -117,6 +119,7 @@ class Comparison:
     def to_records(self) -> list[dict[str, Any]]:
         """One dict per (dataset, system): every figure, interval and test (the CSV rows)."""
         out: list[dict[str, Any]] = []
+        with_cost = cost_columns([c.cost for row in self.cells.values() for c in row.values()])
         for d in self.datasets:
             for s in self.systems:
                 cell = self.cells[d].get(s)
@@ -136,6 +139,8 @@ class Comparison:
                     rec[f"{m}_p_holm"] = cell.p_holm.get(m)
                 rec["rows"] = cell.n_rows
                 rec["rows_left_out"] = self.common.get(d, (0, {}))[1].get(s, 0)
+                if with_cost:
+                    rec.update({k: (cell.cost or {}).get(k) for k in COST_COLUMNS})
                 out.append(rec)
         return out
 
@@ -395,7 +400,7 @@ def compare(
             check_reported(sr, value)
             # an interval defined on too few resamples is n/a, as in the system's report
             interval = {"map": fi.map, "label_ranking_loss": fi.label_ranking_loss}
-            row[sr.name] = Cell(value=value, n_rows=len(rows.ids), interval=interval)
+            row[sr.name] = Cell(value, len(rows.ids), interval, cost=sr.cost)
         for metric in METRICS:
             vals = {k: c.value[metric] for k, c in row.items() if not math.isnan(c.value[metric])}
             if vals:

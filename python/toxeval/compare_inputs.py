@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from toxeval.compare_costs import cost_figures
 from toxeval.scored_rows import FILE_NAME, ScoredRows, read_scored_rows
 
 __all__ = [
@@ -51,6 +52,8 @@ class SystemResult:
     # mAP and label ranking loss as results.json reports them (None: NaN, not a number,
     # or not there), checked against what the rows give (:func:`check_reported`)
     reported: Mapping[str, float | None] = dataclasses.field(default_factory=dict)
+    # latency, tokens and cost of a run file's answers (toxeval.compare_costs); None: none
+    cost: Mapping[str, float | None] | None = None
 
 
 def _system_name(system: Mapping[str, Any], folder: Path) -> str:
@@ -123,6 +126,7 @@ def load_system(spec: str | Path) -> SystemResult:
         dataset_sha256=str(sha),
         rows=rows,
         reported=_reported_figures(results),
+        cost=cost_figures(results.get("cost")),
     )
 
 

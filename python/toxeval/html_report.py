@@ -195,6 +195,19 @@ def _operating_points_section(block: Mapping[str, Any] | None) -> str:
     )
 
 
+def _cost_section(block: Mapping[str, Any] | None) -> str:
+    """A run's latency, tokens and (priced) cost, or nothing for a dump."""
+    if block is None:
+        return ""
+    from toxeval.cost_table import COST_NOTE, cost_rows
+
+    body = "".join(
+        f"<tr><td class=l>{_e(what)}</td><td class=l>{_e(value)}</td></tr>"
+        for what, value in cost_rows(block)
+    )
+    return f"<h2>Latency and cost</h2><table><tbody>{body}</tbody></table><p class=note>{_e(COST_NOTE)}</p>"
+
+
 def render_html(
     result: Mapping[str, Any],
     arrays: tuple[NDArray[Any], NDArray[Any], NDArray[np.bool_]] | None = None,
@@ -277,6 +290,7 @@ the system: the reason is written beside each). Whiskers: the per-category boots
 interval. In the table, unknown counts the dataset's unknown labels and no score the known
 labels the system gives no score for; both are left out of every figure.</p>
 {_operating_points_section(result.get("operating_points"))}
+{_cost_section(result.get("cost"))}
 <h2>Precision-recall curves</h2>{curves}
 <p class="note">Known rows only; dashed line: the positive rate (no skill).</p>
 <h2>Label co-occurrence (true vs predicted)</h2>{heat}{heat_note}

@@ -297,6 +297,8 @@ def render(result: EvaluationResult, console: Console | None = None) -> None:
         )
     if result.operating_points:
         _render_operating_points(result.operating_points, con)
+    if result.cost is not None:
+        _render_cost(result.cost, con)
     notes = [*result.notes, "card recipe: " + result.card_recipe["caveats"]]
     for note in notes:
         con.print(f"[dim]note:[/dim] {escape(note)}", highlight=False)
@@ -316,6 +318,22 @@ def _render_operating_points(block: dict[str, Any], con: Console) -> None:
         table.add_column(h, justify="left" if i == 0 else "right")
     for cells in rows:
         table.add_row(*(escape(c) for c in cells))
+    con.print(table)
+
+
+def _render_cost(block: dict[str, Any], con: Console) -> None:
+    """The run's latency, tokens and (priced) cost as a terminal table."""
+    from rich import box
+    from rich.markup import escape
+    from rich.table import Table
+
+    from toxeval.cost_table import COST_NOTE, cost_rows
+
+    table = Table(title="latency and cost", caption=COST_NOTE, box=box.SIMPLE_HEAD)
+    table.add_column("")
+    table.add_column("")
+    for what, value in cost_rows(block):
+        table.add_row(escape(what), escape(value))
     con.print(table)
 
 
@@ -366,6 +384,12 @@ def report_markdown(result: EvaluationResult) -> str:
 
         lines += ["", "## Operating points", ""]
         lines += operating_points_lines(result.operating_points, md)
+    if result.cost is not None:
+        from toxeval.cost_table import COST_NOTE, cost_rows
+
+        lines += ["", "## Latency and cost", "", "| | |", "| --- | --- |"]
+        lines += [f"| {md(what)} | {md(value)} |" for what, value in cost_rows(result.cost)]
+        lines += ["", COST_NOTE + "."]
     lines += ["", "## Card's reference recipe (compatibility mode)", ""]
     card = result.card_recipe
     if card.get("rows_used") is None:

@@ -37,6 +37,7 @@ def check_args(args: argparse.Namespace) -> None:
     except ValueError as e:
         raise UsageError(str(e)) from None
     _check_operating_points(args)
+    _check_prices(args)
     if args.out:
         _check_out_dir(args.out)
         from toxeval.output_dir import check_outputs
@@ -118,6 +119,38 @@ def _check_operating_points(args: argparse.Namespace) -> None:
         raise UsageError(f"--thresholds-from {e}" if source is not None else str(e)) from None
 
 
+def _check_prices(args: argparse.Namespace) -> None:
+    """--prices, read and checked before any work."""
+    from toxeval.llm.prices import PriceError, read_prices
+
+    args.prices_table = None
+    if getattr(args, "prices", None) is None:
+        return
+    try:
+        args.prices_table = read_prices(args.prices)
+    except PriceError as e:
+        raise UsageError(f"--prices {e}") from None
+
+
+def add_prices(result: EvaluationResult, args: argparse.Namespace) -> None:
+    """The cost of a run's answers at the --prices table, into its ``cost`` block."""
+    table = getattr(args, "prices_table", None)
+    if table is None:
+        return
+    if result.cost is None:
+        raise UsageError(
+            "--prices prices the answers of a run file (toxeval predict, or evaluate with "
+            "--detector); these predictions record no token usage"
+        )
+    from toxeval.llm.prices import PriceError, price_block
+
+    model = (result.system.get("fingerprint") or {}).get("model")
+    try:
+        result.cost["prices"] = price_block(result.cost, table, model, str(args.prices))
+    except PriceError as e:
+        raise UsageError(str(e)) from None
+
+
 def add_operating_points(result: EvaluationResult, args: argparse.Namespace) -> None:
     """The operating points asked for (:mod:`toxeval.operating_points`), from the rows
     the figures were computed on, into ``result``."""
@@ -158,6 +191,7 @@ def write_out_folder(
     """Add the operating points asked for, then write the --out files (and the --plots
     figures); return their paths."""
     add_operating_points(result, args)
+    add_prices(result, args)
     step("writing outputs")
     if not args.out:
         return []

@@ -88,6 +88,13 @@ def build_parser() -> argparse.ArgumentParser:
             "folder written with --operating-point): the rates at them on these rows",
         )
         sp.add_argument(
+            "--prices",
+            metavar="FILE",
+            help="a price table (TOML or JSON: USD per 1M input, output and reasoning tokens "
+            "per model; none is shipped): the cost of a run file's answers, in all and per "
+            "1,000 items (docs/llm.md, latency and cost)",
+        )
+        sp.add_argument(
             "--out",
             metavar="DIR",
             help=f"write {', '.join(REPORT_FILES[:-1])} and {REPORT_FILES[-1]} (the scored "

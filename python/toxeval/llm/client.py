@@ -118,12 +118,15 @@ class RetryPolicy:
 
 @dataclass(frozen=True)
 class Reply:
-    """A decoded HTTP 200 answer."""
+    """A decoded HTTP 200 answer: ``latency_s`` from the first attempt to the body read
+    (waits and retries included), ``ttfb_s`` from sending the attempt that was answered
+    to its head arriving (None: not measured)."""
 
     body: dict[str, Any]
     status_code: int
     attempts: int
     latency_s: float
+    ttfb_s: float | None = None
 
 
 def retry_after_seconds(headers: Mapping[str, str], now: float | None = None) -> float | None:
@@ -338,7 +341,13 @@ class Client:
                     decoded = _json_object(content)
                     in_band = in_band_error(decoded)
                     if decoded is not None and in_band is None:
-                        return Reply(decoded, status, retries + 1, time.monotonic() - started)
+                        return Reply(
+                            decoded,
+                            status,
+                            retries + 1,
+                            time.monotonic() - started,
+                            response.ttfb,
+                        )
                 if status == 200 and in_band is None:
                     problem = "the 200 answer is not a JSON object (malformed or truncated body)"
                     bad_body = True

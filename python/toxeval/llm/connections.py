@@ -50,6 +50,7 @@ import logging
 import math
 import os
 import ssl
+import time
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -112,14 +113,23 @@ class BadEncoding(Exception):
 
 
 class Answer:
-    """An HTTP answer: status, headers (looked up in any case) and the decoded body."""
+    """An HTTP answer: status, headers (looked up in any case), the decoded body and
+    ``ttfb``, the seconds from sending the request to its answer's head (status line and
+    headers) arriving (None: not measured)."""
 
-    __slots__ = ("body", "headers", "status_code")
+    __slots__ = ("body", "headers", "status_code", "ttfb")
 
-    def __init__(self, status_code: int, headers: Mapping[str, str], body: bytes) -> None:
+    def __init__(
+        self,
+        status_code: int,
+        headers: Mapping[str, str],
+        body: bytes,
+        ttfb: float | None = None,
+    ) -> None:
         self.status_code = status_code
         self.headers = headers
         self.body = body
+        self.ttfb = ttfb
 
 
 def tls_context() -> ssl.SSLContext:
@@ -251,6 +261,7 @@ class Connections:
         url = self._url(path)
         async with self._slots:
             session = self._session or self._open()
+            sent = time.monotonic()
             try:
                 async with session.post(
                     url,
@@ -260,6 +271,7 @@ class Connections:
                     proxy=self._proxy,
                     proxy_headers=self._proxy_headers,
                 ) as response:
+                    ttfb = time.monotonic() - sent  # aiohttp enters here once the head is read
                     body = await _body(response)
                     if _log.isEnabledFor(logging.INFO):
                         _log.info(
@@ -269,7 +281,7 @@ class Connections:
                             response.status,
                             response.reason or "",
                         )
-                    return Answer(response.status, response.headers, body)
+                    return Answer(response.status, response.headers, body, ttfb)
             except aiohttp.ServerTimeoutError:
                 raise  # the connect or the read timeout
             except asyncio.TimeoutError:  # the total: this attempt's deadline

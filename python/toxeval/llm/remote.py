@@ -65,11 +65,12 @@ class RemoteRun:
         key is raised, it stops the run)."""
         from toxeval.llm.requests import estimate_prompt_tokens
 
-        sent = UnitReplies()
+        sent = UnitReplies(calls=0)
         t0 = time.monotonic()
         try:
             for call in unit.calls:
                 self.summary.requests += 1
+                sent.calls = (sent.calls or 0) + 1
                 # the size estimate only matters to a tokens-per-minute limit
                 tokens = estimate_prompt_tokens(call) if self.client.tokens_limiter else 0
                 reply = await self.client.post(call.path, call.body, tokens=tokens)
@@ -78,6 +79,8 @@ class RemoteRun:
                 sent.bodies.append(self.client.redact_body(reply.body))
                 sent.attempts += reply.attempts
                 sent.status = reply.status_code
+                if len(sent.bodies) == 1:
+                    sent.ttfb = None if reply.ttfb_s is None else round(reply.ttfb_s, 6)
         except AuthenticationFailed:
             raise
         except RequestFailed as e:
@@ -94,12 +97,13 @@ class RemoteRun:
         self.summary.retries = self.client.retries
         if error is not None:
             self.last_error = str(error)
-            self._failed(p, done, failed_row(str(error), error.status_code, sent.attempts))
+            row = failed_row(str(error), error.status_code, sent.attempts, sent.calls)
+            self._failed(p, done, row)
             return
         try:
             answers = read_answers(self.spec, p.unit, sent.bodies)
         except ValueError as e:  # a reader bug must not lose the bodies: keep them as a failure
-            row = failed_row(str(e), sent.status, sent.attempts)
+            row = failed_row(str(e), sent.status, sent.attempts, sent.calls)
             self._failed(p, done, {**row, "raw": sent.bodies})
             return
         written = write_answers(self.writer, self.spec, p, sent, answers, skip=done)

@@ -95,13 +95,17 @@ def read_answers(spec: RequestSpec, unit: Unit, bodies: Sequence[dict[str, Any]]
 @dataclass
 class UnitReplies:
     """What the calls of one unit got, the input of the read and write stages: the
-    answer bodies (the key redacted), the last status, the attempts and the latency of
-    the whole unit."""
+    answer bodies (the key redacted), the last status, the attempts (HTTP requests sent)
+    and the calls they were for (``attempts - calls`` are retries), the latency of the
+    whole unit and the time to the first call's answer head (``ttfb``; None: not
+    measured)."""
 
     bodies: list[dict[str, Any]] = field(default_factory=list)
     status: int | None = None
     attempts: int = 0
     latency: float | None = None
+    ttfb: float | None = None
+    calls: int | None = None
 
 
 def write_answers(
@@ -139,7 +143,9 @@ def write_answers(
                 "graded": a.graded,
                 "status_code": status,
                 "attempts": attempts,
+                "retries": None if reply.calls is None else attempts - reply.calls,
                 "latency_s": latency,
+                "ttfb_s": reply.ttfb,
                 "usage": usage if n == 1 else None,
                 "error": None,
             }
@@ -147,7 +153,11 @@ def write_answers(
     return out
 
 
-def failed_row(message: str, status: int | None, attempts: int) -> dict[str, Any]:
+def failed_row(
+    message: str, status: int | None, attempts: int, calls: int | None = None
+) -> dict[str, Any]:
+    """The row of a unit whose request failed (``calls``: the calls it sent, the failed
+    one included, so ``attempts - calls`` are its retries; None: not known)."""
     return {
         "scores": None,
         "output": None,
@@ -159,6 +169,7 @@ def failed_row(message: str, status: int | None, attempts: int) -> dict[str, Any
         "graded": None,
         "status_code": status,
         "attempts": attempts,
+        "retries": None if calls is None else attempts - calls,
         "latency_s": None,
         "usage": None,
         "error": message,

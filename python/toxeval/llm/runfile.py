@@ -7,7 +7,17 @@ finished item::
 
     {"id", "request_hash", "scores": {category_id: float|null} | null, "output",
      "reasoning", "raw": [response bodies], "parse_status", "parse_reason", "method",
-     "status_code", "attempts", "latency_s", "usage", "error": null | "message"}
+     "status_code", "attempts", "retries", "latency_s", "ttfb_s", "usage",
+     "error": null | "message"}
+
+``attempts`` counts the HTTP requests sent for the item's unit, ``retries`` those past
+one per call; ``latency_s`` is the unit's time from its first request to its last answer
+read (waits and retries included), ``ttfb_s`` the time from sending the answered attempt
+of its first call to that answer's head (status line and headers); ``usage`` sums the
+bodies' ``usage`` blocks (prompt, completion and total tokens) for a one-item unit. The
+reasoning tokens are read from the bodies themselves
+(``usage.completion_tokens_details.reasoning_tokens``), not stored twice. Rows written
+before ``retries`` and ``ttfb_s`` existed lack them: read as not recorded, never 0.
 
 (rows of a local classifier, ``onnx:`` / ``hf:``, also carry ``"truncated": bool``: the
 text was cut to the model's token limit.)
@@ -52,10 +62,12 @@ __all__ = [
     "RunRecord",
     "RunState",
     "RunWriter",
+    "Usage",
     "is_run_file",
     "read_run",
     "request_hash",
     "request_hasher",
+    "row_usage",
 ]
 
 RUN_FORMAT = 1
@@ -259,6 +271,51 @@ def _header_key(header: Any) -> str | None:
 
 
 @dataclass(frozen=True)
+class Usage:
+    """The tokens one row's answer took, as the server reported them (None: the server
+    did not report that count)."""
+
+    prompt: int | None
+    completion: int | None
+    reasoning: int | None
+
+
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def _add(a: int | None, b: int | None) -> int | None:
+    return b if a is None else a if b is None else a + b
+
+
+def row_usage(obj: Mapping[str, Any]) -> Usage | None:
+    """The tokens of a row: from its ``usage`` (a one-item unit's sum over its bodies;
+    null for a unit of several items, whose bodies' usage is the whole unit's) and the
+    reasoning tokens of its bodies. None when the row has no usage."""
+    usage = obj.get("usage")
+    if not isinstance(usage, dict):
+        return None
+    reasoning: int | None = None
+    raw = obj.get("raw")
+    for body in raw if isinstance(raw, list) else ():
+        u = body.get("usage") if isinstance(body, dict) else None
+        details = u.get("completion_tokens_details") if isinstance(u, dict) else None
+        if isinstance(details, dict):
+            reasoning = _add(reasoning, _count(details.get("reasoning_tokens")))
+    prompt, completion = _count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens"))
+    if prompt is None and completion is None:
+        return None
+    return Usage(prompt, completion, reasoning)
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        f = float(value)
+        return f if math.isfinite(f) and f >= 0 else None
+    return None
+
+
+@dataclass(frozen=True)
 class RunRecord:
     """What a reader keeps of one row (not the raw bodies)."""
 
@@ -270,6 +327,12 @@ class RunRecord:
     error: str | None
     graded: bool | None
     truncated: bool = False  # a local classifier cut the text to its token limit
+    # what the answer cost (toxeval.llm.run_costs); None: not recorded in the row
+    attempts: int | None = None
+    retries: int | None = None
+    latency_s: float | None = None
+    ttfb_s: float | None = None
+    usage: Usage | None = None
 
     @property
     def ok(self) -> bool:
@@ -364,4 +427,9 @@ def _record(obj: dict[str, Any], light: bool) -> RunRecord | None:
         error=error,
         graded=graded if isinstance(graded, bool) else None,
         truncated=obj.get("truncated") is True,
+        attempts=_count(obj.get("attempts")),
+        retries=_count(obj.get("retries")),
+        latency_s=_number(obj.get("latency_s")),
+        ttfb_s=_number(obj.get("ttfb_s")),
+        usage=row_usage(obj),
     )

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from toxeval.llm.runfile import RunFileError, read_run, request_hash
+from toxeval.llm.runfile import RunFileError, RunRecord, read_run, request_hash
 
 if TYPE_CHECKING:
     from toxeval.datasets import Dataset
@@ -39,7 +39,8 @@ LABELS_NOTE = (
 class RunScores:
     """A run file read against a dataset: ``predictions`` (unscored rows marked),
     ``unknown_cells`` ((N, K) bool, cells the system gave no score for), ``info`` (what
-    results.json records about the run) and ``notes``."""
+    results.json records about the run), ``notes`` and ``cost`` (the latency, retries and
+    tokens of the rows read: :func:`toxeval.llm.run_costs.cost_block`)."""
 
     def __init__(
         self,
@@ -47,11 +48,13 @@ class RunScores:
         unknown_cells: np.ndarray,
         info: dict[str, Any],
         notes: list[str],
+        cost: dict[str, Any] | None = None,
     ) -> None:
         self.predictions = predictions
         self.unknown_cells = unknown_cells
         self.info = info
         self.notes = notes
+        self.cost = cost
 
 
 def _score_cell(path: str | Path, item_id: str, cid: str, v: Any) -> float:
@@ -104,12 +107,14 @@ def run_scores(path: str | Path, dataset: Dataset) -> RunScores:
     truncated = 0
     binary = 0  # scored rows whose scores are 0/1 (a label answer, no logprobs)
     errors: Counter[str] = Counter()
+    current: list[RunRecord] = []  # the row read for each dataset item, for the cost block
     for row, (item_id, text, response) in enumerate(dataset_keys(dataset)):
         rec = state.current(item_id, request_hash(base, fp, text, response))
         if rec is None:
             missing.append(item_id)
             stale += item_id in state.latest
             continue
+        current.append(rec)
         if rec.error is not None:
             failed.append((item_id, rec.error))
             errors[rec.error.split(":")[0]] += 1
@@ -228,7 +233,9 @@ def run_scores(path: str | Path, dataset: Dataset) -> RunScores:
         "errors": dict(errors),
         "parse_status_counts": dict(status_counts),
     }
-    return RunScores(preds, unknown, info, notes)
+    from toxeval.llm.run_costs import cost_block
+
+    return RunScores(preds, unknown, info, notes, cost_block(current))
 
 
 def _check_taxonomy(path: str | Path, fingerprint: dict[str, Any], tax: Taxonomy) -> None:

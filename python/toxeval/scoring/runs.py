@@ -46,9 +46,11 @@ def score_run(
     )
     methods = rs.info["scoring_method"]
     cfg = {"scoring_method": methods, "run_fingerprint": rs.info["fingerprint"], **(config or {})}
-    return score_predictions(
+    result = score_predictions(
         preds, ds, threshold=threshold, system=rs.info, config=cfg, progress=progress
     )
+    result.cost = rs.cost
+    return result
 
 
 def evaluate_spec(
