@@ -283,3 +283,34 @@ def test_compare_puts_cost_beside_map(
     table = {r["system"]: r for r in csv.DictReader(io.StringIO(got.stdout))}
     assert float(table["llm"]["latency_p50_s"]) == pytest.approx(cost["latency_s"]["p50"])
     assert table["dump"]["latency_p50_s"] == table["dump"]["usd_per_1000_items"] == ""
+
+
+def test_prices_checked_before_any_request(
+    fake_openai: FakeOpenAI, tmp_path: Path, cli: Callable[..., CliRun]
+) -> None:
+    """evaluate --detector with a table that lacks its model stops before asking."""
+    ds_file = tmp_path / "ds.jsonl"
+    write_dataset(ds_file, 3)
+    prices = tmp_path / "prices.json"
+    prices.write_text(
+        json.dumps({"models": {"other": {"usd_per_1m_input": 1, "usd_per_1m_output": 1}}})
+    )
+    got = cli(
+        "evaluate", "--dataset", str(ds_file), "--detector", "openai:fake",
+        "--base-url", fake_openai.url, "--prices", str(prices), "-q",
+    )  # fmt: skip
+    assert got.returncode == 2
+    assert "no prices for model 'fake'" in got.stderr
+    assert fake_openai.log == []
+    prices.write_text(
+        json.dumps({"models": {"fake": {"usd_per_1m_input": 1, "usd_per_1m_output": 2}}})
+    )
+    out = tmp_path / "out"
+    got = cli(
+        "evaluate", "--dataset", str(ds_file), "--detector", "openai:fake",
+        "--base-url", fake_openai.url, "--prices", str(prices), "-q", "--out", str(out),
+        "--bootstrap", "0",
+    )  # fmt: skip
+    assert got.returncode == 0, got.stderr
+    cost = json.loads((out / "results.json").read_text())["cost"]
+    assert cost["prices"]["usd_total"] == pytest.approx((3 * 20 * 1 + 3 * 10 * 2) / 1e6)

@@ -121,7 +121,7 @@ def _check_operating_points(args: argparse.Namespace) -> None:
 
 def _check_prices(args: argparse.Namespace) -> None:
     """--prices, read and checked before any work."""
-    from toxeval.llm.prices import PriceError, read_prices
+    from toxeval.llm.prices import PriceError, price_block, read_prices
 
     args.prices_table = None
     if getattr(args, "prices", None) is None:
@@ -130,6 +130,42 @@ def _check_prices(args: argparse.Namespace) -> None:
         args.prices_table = read_prices(args.prices)
     except PriceError as e:
         raise UsageError(f"--prices {e}") from None
+    known, model = _model_to_price(args)
+    if known and (model is None or model not in args.prices_table):
+        try:  # the same message as after scoring, before any request is sent
+            price_block({"billable": {}}, args.prices_table, model, str(args.prices))
+        except PriceError as e:
+            raise UsageError(str(e)) from None
+
+
+def _model_to_price(args: argparse.Namespace) -> tuple[bool, str | None]:
+    """(known?, model) of what --prices will price, where it can be told before any
+    work: the model evaluate's --detector names. A score of predictions that are not a
+    run file is refused here. Otherwise (a run file's current model is in its last
+    header) it is checked after scoring, from the run's fingerprint."""
+    detector = getattr(args, "detector", None)
+    if isinstance(detector, str):
+        from toxeval.llm.detectors import parse_detector
+
+        try:
+            spec = parse_detector(detector)
+        except (TypeError, ValueError):
+            return False, None  # the run refuses it with its own message
+        if spec.model is not None:
+            return True, spec.model
+        if not spec.remote:
+            return True, None  # a local detector: no model priced per token
+        return False, None  # a default model (openai-moderation): named by the run
+    predictions = getattr(args, "predictions", None)
+    if predictions is not None and not getattr(args, "batch_input", None):
+        from toxeval.llm.runfile import is_run_file
+
+        if not is_run_file(predictions):
+            raise UsageError(
+                "--prices prices the answers of a run file (toxeval predict, or evaluate "
+                "with --detector); these predictions record no token usage"
+            )
+    return False, None
 
 
 def add_prices(result: EvaluationResult, args: argparse.Namespace) -> None:
