@@ -18,19 +18,25 @@ COST_NOTE = (
 )
 
 
+def _items(n: int) -> str:
+    return f"{n} item" if n == 1 else f"{n} items"
+
+
 def _seconds(block: Mapping[str, Any] | None, with_max: bool) -> str:
     if not block:
         return NOT_RECORDED
     text = f"p50 {block['p50']:.3f} s, p95 {block['p95']:.3f} s"
     if with_max:
         text += f", max {block['max']:.3f} s"
-    return text + f" ({block['n']} items)"
+    return text + f" (over {_items(block['n'])})"
 
 
 def _tokens(block: Mapping[str, Any] | None) -> str:
     if not block:
         return NOT_RECORDED
-    return f"{block['per_item']:.1f} per item, {block['total']} in all ({block['rows']} items)"
+    return (
+        f"{block['per_item']:.1f} per item, {block['total']} in all (over {_items(block['rows'])})"
+    )
 
 
 def cost_rows(cost: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -61,7 +67,7 @@ def cost_rows(cost: Mapping[str, Any]) -> list[tuple[str, str]]:
                 f"cost ({priced['model']}, prices from {priced['file']})",
                 f"USD {priced['usd_total']:.6g} in all, "
                 + (f"USD {per_1000:.6g} per 1,000 items" if per_1000 is not None else "no item")
-                + f" ({cost['billable']['rows']} items with usage)",
+                + f" (over {_items(cost['billable']['rows'])} with usage)",
             )
         )
     return rows

@@ -329,7 +329,9 @@ def _render_cost(block: dict[str, Any], con: Console) -> None:
 
     from toxeval.cost_table import COST_NOTE, cost_rows
 
-    table = Table(title="latency and cost", caption=COST_NOTE, box=box.SIMPLE_HEAD)
+    table = Table(
+        title="latency and cost", caption=COST_NOTE, box=box.SIMPLE_HEAD, show_header=False
+    )
     table.add_column("")
     table.add_column("")
     for what, value in cost_rows(block):
