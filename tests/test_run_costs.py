@@ -314,3 +314,26 @@ def test_prices_checked_before_any_request(
     assert got.returncode == 0, got.stderr
     cost = json.loads((out / "results.json").read_text())["cost"]
     assert cost["prices"]["usd_total"] == pytest.approx((3 * 20 * 1 + 3 * 10 * 2) / 1e6)
+
+
+def test_batched_unit_counts_its_retries_once(fake_openai: FakeOpenAI, tmp_path: Path) -> None:
+    """A moderation batch repeats its attempts on each of its rows: counted once."""
+    ds_file = tmp_path / "ds.jsonl"
+    write_dataset(ds_file, 40)
+    fake_openai.faults["item-00001"] = ["500"]  # the first batch of 32 is sent twice
+    run_file = tmp_path / "run.jsonl"
+    ds = load_dataset(ds_file)
+    predict(
+        ds, "openai-moderation", run_file, base_url=fake_openai.url, retry_base_delay=0.001,
+    )  # fmt: skip
+    rows = {r["id"]: r for r in _rows(run_file)}
+    assert [r["unit_items"] for r in rows.values()] == [32] * 32 + [8] * 8
+    assert (rows["r0"]["attempts"], rows["r0"]["retries"]) == (2, 1)
+    assert (rows["r35"]["attempts"], rows["r35"]["retries"]) == (1, 0)
+    cost = score_run(run_file, ds).cost
+    assert cost is not None
+    assert (cost["attempts"], cost["retries"]) == (3, 1)
+    assert len([e for e in fake_openai.log if e.path.endswith("/moderations")]) == 3
+    # a batch's usage is the whole batch's: no row takes it as its own
+    assert (cost["rows_with_usage"], cost["rows_without_usage"]) == (0, 40)
+    assert cost["latency_s"]["n"] == 40

@@ -51,9 +51,13 @@ class RemoteRun:
 
     def _failed(self, p: Planned, done: set[str], row: dict[str, Any]) -> None:
         n = 0
+        size = len(p.unit.item_ids)
         for item_id in p.unit.item_ids:
             if item_id not in done:
-                self.writer.write({"id": item_id, "request_hash": p.hashes[item_id], **row})
+                line = {"id": item_id, "request_hash": p.hashes[item_id], **row}
+                if size > 1:  # the unit's attempts and retries are repeated on each row
+                    line["unit_items"] = size
+                self.writer.write(line)
                 n += 1
         self.summary.written += n
         self.summary.failed += n

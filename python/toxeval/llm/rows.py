@@ -148,6 +148,8 @@ def write_answers(
                 "ttfb_s": reply.ttfb,
                 "usage": usage if n == 1 else None,
                 "error": None,
+                # the unit's attempts and retries are repeated on each of its n rows
+                **({"unit_items": n} if n > 1 else {}),
             }
         )
     return out

@@ -52,8 +52,10 @@ def cost_block(records: Sequence[RunRecord]) -> dict[str, Any]:
     """The ``cost`` block of results.json from the current rows of a run (see the
     module docstring and docs/cli.md for its keys)."""
     answered = [r for r in records if r.error is None]
-    attempts = [r.attempts for r in records if r.attempts is not None]
-    retries = [r.retries for r in records if r.retries is not None]
+    # a unit of several items repeats its attempts and retries on each of its rows: each
+    # row counts its share, so the unit counts once when all its rows are read
+    attempts = [r.attempts / r.unit_items for r in records if r.attempts is not None]
+    retries = [r.retries / r.unit_items for r in records if r.retries is not None]
     latency = [r.latency_s for r in answered if r.latency_s is not None]
     ttfb = [r.ttfb_s for r in answered if r.ttfb_s is not None]
     usage = [r.usage for r in answered if r.usage is not None]
@@ -62,8 +64,8 @@ def cost_block(records: Sequence[RunRecord]) -> dict[str, Any]:
         "rows": len(records),
         "answered": len(answered),
         "failed": len(records) - len(answered),
-        "attempts": sum(attempts) if attempts else None,
-        "retries": sum(retries) if retries else None,
+        "attempts": round(sum(attempts)) if attempts else None,
+        "retries": round(sum(retries)) if retries else None,
         "rows_without_retries": len(records) - len(retries),
         "latency_s": spread(latency, with_max=True),
         "rows_without_latency": len(answered) - len(latency),

@@ -8,7 +8,7 @@ finished item::
     {"id", "request_hash", "scores": {category_id: float|null} | null, "output",
      "reasoning", "raw": [response bodies], "parse_status", "parse_reason", "method",
      "status_code", "attempts", "retries", "latency_s", "ttfb_s", "usage",
-     "error": null | "message"}
+     "error": null | "message", "unit_items": n (only when n > 1)}
 
 ``attempts`` counts the HTTP requests sent for the item's unit, ``retries`` those past
 one per call; ``latency_s`` is the unit's time from its first request to its last answer
@@ -17,7 +17,9 @@ of its first call to that answer's head (status line and headers); ``usage`` sum
 bodies' ``usage`` blocks (prompt, completion and total tokens) for a one-item unit. The
 reasoning tokens are read from the bodies themselves
 (``usage.completion_tokens_details.reasoning_tokens``), not stored twice. Rows written
-before ``retries`` and ``ttfb_s`` existed lack them: read as not recorded, never 0.
+before ``retries`` and ``ttfb_s`` existed lack them: read as not recorded, never 0. The
+rows of a unit of several items (a moderation batch) carry ``"unit_items": n``: the
+unit's attempts and retries, repeated on each of its rows, count once in all.
 
 (rows of a local classifier, ``onnx:`` / ``hf:``, also carry ``"truncated": bool``: the
 text was cut to the model's token limit.)
@@ -333,6 +335,7 @@ class RunRecord:
     latency_s: float | None = None
     ttfb_s: float | None = None
     usage: Usage | None = None
+    unit_items: int = 1  # the items of the row's unit, which share its attempts and retries
 
     @property
     def ok(self) -> bool:
@@ -432,4 +435,5 @@ def _record(obj: dict[str, Any], light: bool) -> RunRecord | None:
         latency_s=_number(obj.get("latency_s")),
         ttfb_s=_number(obj.get("ttfb_s")),
         usage=row_usage(obj),
+        unit_items=_count(obj.get("unit_items")) or 1,
     )
