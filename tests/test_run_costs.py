@@ -283,6 +283,14 @@ def test_compare_puts_cost_beside_map(
     table = {r["system"]: r for r in csv.DictReader(io.StringIO(got.stdout))}
     assert float(table["llm"]["latency_p50_s"]) == pytest.approx(cost["latency_s"]["p50"])
     assert table["dump"]["latency_p50_s"] == table["dump"]["usd_per_1000_items"] == ""
+    got = cli(
+        "compare", f"llm={llm}", f"dump={dump_out}", "--format", "markdown", "--bootstrap", "10"
+    )
+    assert got.returncode == 0, got.stderr
+    p50, usd_k = cost["latency_s"]["p50"], usd / N * 1000
+    said = f"llm on ds: latency p50 {p50:.3f} s, {per_item:.1f} tokens per item, USD {usd_k:.4g}"
+    assert said in got.stdout
+    assert "dump on" not in got.stdout
 
 
 def test_prices_checked_before_any_request(

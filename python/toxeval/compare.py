@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from toxeval.compare_costs import COST_COLUMNS, cost_columns
+from toxeval.compare_costs import COST_COLUMNS, cost_columns, cost_legend
 from toxeval.compare_gate import ALPHA, Gate, GateTest, check_margin, dataset_tests, parse_figures
 from toxeval.compare_inputs import (
     CompareError,
@@ -213,7 +213,7 @@ class Comparison:
             where, them = ", ".join(map(esc, self.without_baseline)), len(self.without_baseline)
             text += f" No paired tests on {where}: {esc(self.baseline)} was not scored on "
             text += "it." if them == 1 else "them."
-        return text
+        return text + cost_legend(self.cells, esc)
 
     def to_markdown(self) -> str:
         header, body = self._grid(MARKDOWN)

@@ -11,10 +11,10 @@ empty CSV cell), never 0.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-__all__ = ["COST_COLUMNS", "cost_columns", "cost_figures"]
+__all__ = ["COST_COLUMNS", "cost_columns", "cost_figures", "cost_legend"]
 
 COST_COLUMNS = (
     "latency_p50_s",
@@ -61,3 +61,26 @@ def cost_columns(costs: Sequence[Mapping[str, float | None] | None]) -> bool:
     """Whether the comparison's records carry the cost columns: when any system has a
     cost block (then every record has them, None where a system has none)."""
     return any(c is not None for c in costs)
+
+
+def cost_legend(cells: Mapping[str, Mapping[str, Any]], esc: Callable[[str], str] = str) -> str:
+    """The legend's sentence on the runs' latency, tokens and cost (``cells[dataset]
+    [system]``, each with a ``cost`` of :func:`cost_figures`); empty when none has one.
+    ``esc`` escapes the names (user text) for the output format."""
+    parts = []
+    for d, row in cells.items():
+        for s, cell in row.items():
+            c = getattr(cell, "cost", None)
+            if not c:
+                continue
+            said = []
+            if c.get("latency_p50_s") is not None:
+                said.append(f"latency p50 {c['latency_p50_s']:.3f} s")
+            if c.get("tokens_per_item") is not None:
+                said.append(f"{c['tokens_per_item']:.1f} tokens per item")
+            if c.get("usd_per_1000_items") is not None:
+                said.append(f"USD {c['usd_per_1000_items']:.4g} per 1,000 items")
+            parts.append(f"{esc(s)} on {esc(d)}: {', '.join(said) or 'not recorded'}")
+    if not parts:
+        return ""
+    return " Runs (their own reports, all items answered): " + "; ".join(parts) + "."
