@@ -302,3 +302,41 @@ def test_chromium_shows_the_operating_points_of_report_html(
         assert cells[0] == p["category"]
         assert cells[1] == (f"{p['threshold']:.6g}" if p["threshold"] is not None else cells[1])
         assert cells[5:] == [str(p[k]) for k in ("tp", "fp", "fn", "tn")]
+
+
+def test_write_never_replaces_a_file_of_the_results_folder(
+    folders: dict[str, Path], capsys: Any
+) -> None:
+    results = folders["dev"] / "results.json"
+    before = results.read_bytes()
+    argv = ["thresholds", str(folders["dev"]), "--operating-point", "recall=0.5"]
+    assert main([*argv, "--write", str(results)]) == 2
+    assert "is a file of the results folder being read" in capsys.readouterr().err
+    assert results.read_bytes() == before
+
+
+def test_thresholds_from_the_out_folder_itself_is_refused(tmp_path: Path, capsys: Any) -> None:
+    out = tmp_path / "o"
+    assert (
+        main(["evaluate", "--bootstrap", "0", "--operating-point", "recall=0.5", "--out", str(out)])
+        == 0
+    )
+    before = (out / "results.json").read_bytes()
+    capsys.readouterr()
+    assert (
+        main(["evaluate", "--bootstrap", "0", "--thresholds-from", str(out), "--out", str(out)])
+        == 2
+    )
+    assert "would overwrite the input file" in capsys.readouterr().err
+    assert (out / "results.json").read_bytes() == before
+
+
+def test_a_thresholds_file_that_is_a_named_pipe_is_refused_not_waited_on(
+    folders: dict[str, Path], tmp_path: Path, capsys: Any
+) -> None:
+    import os
+
+    fifo = tmp_path / "t.json"
+    os.mkfifo(fifo)
+    assert main(["thresholds", str(folders["dev"]), "--apply", str(fifo)]) == 2
+    assert "not a regular file" in capsys.readouterr().err

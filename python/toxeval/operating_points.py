@@ -268,6 +268,8 @@ def read_thresholds(path: str | Path) -> dict[str, float | None]:
     """The ``thresholds`` of a thresholds file (``ValueError`` naming the file and what
     is wrong otherwise)."""
     p = Path(path)
+    if p.exists() and not p.is_file():  # a named pipe would be waited on, not read
+        raise ValueError(f"{path}: not a regular file")
     try:
         doc = json.loads(p.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
@@ -315,6 +317,8 @@ def thresholds_of(path: str | Path) -> dict[str, float | None]:
     if not p.is_dir():
         return read_thresholds(p)
     doc_path = p / "results.json"
+    if doc_path.exists() and not doc_path.is_file():
+        raise ValueError(f"{doc_path}: not a regular file")
     try:
         doc = json.loads(doc_path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:

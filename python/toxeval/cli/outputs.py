@@ -69,11 +69,15 @@ def _output_names(args: argparse.Namespace) -> tuple[str, ...]:
 def _given_inputs(args: argparse.Namespace) -> list[str | None]:
     """The files named on the command line that the run reads (those that are not
     files, e.g. registry names, are skipped by the check)."""
+    source = getattr(args, "thresholds_from", None)
+    if source is not None and Path(source).is_dir():
+        source = str(Path(source) / "results.json")  # what is read of a results folder
     return [
         getattr(args, "predictions", None),
         args.dataset,
         args.taxonomy,
         getattr(args, "mapping", None),
+        source,
     ]
 
 

@@ -9,7 +9,7 @@ import argparse
 import json
 from pathlib import Path
 
-from toxeval.cli.parser import UsageError
+from toxeval.cli.parser import PLOT_FILES, UsageError
 
 
 def cmd_thresholds(args: argparse.Namespace) -> int:
@@ -18,7 +18,7 @@ def cmd_thresholds(args: argparse.Namespace) -> int:
     from rich.markup import escape
     from rich.table import Table
 
-    from toxeval.compare_inputs import load_system
+    from toxeval.compare_inputs import load_system, split_spec
     from toxeval.console_output import output_console
     from toxeval.operating_points import (
         parse_target,
@@ -32,6 +32,8 @@ def cmd_thresholds(args: argparse.Namespace) -> int:
         raise UsageError("give --operating-point KIND=RATE (choose) or --apply FILE (measure)")
     if args.write is not None and args.apply is not None:
         raise UsageError("--write saves thresholds chosen with --operating-point, not applied ones")
+    if args.write is not None:
+        _check_write(Path(args.write), Path(split_spec(args.results)[1]))
     target = parse_target(args.operating_point) if args.operating_point else None
     given = read_thresholds(args.apply) if args.apply else None
     system = load_system(args.results)
@@ -71,3 +73,20 @@ def cmd_thresholds(args: argparse.Namespace) -> int:
         except OSError as e:
             raise UsageError(f"--write {args.write}: cannot write the file: {e}") from None
     return 0
+
+
+def _check_write(target: Path, folder: Path) -> None:
+    """--write names a file to create or replace, never one of the evaluation's own
+    files in the results folder it reads."""
+    from toxeval.report import HTML_FILE, REPORT_FILES
+
+    if target.is_dir():
+        raise UsageError(f"--write {target}: is a directory; give a file name")
+    if not target.parent.is_dir():
+        raise UsageError(f"--write {target}: the folder {target.parent} does not exist")
+    own = {*REPORT_FILES, HTML_FILE, *PLOT_FILES, "run.jsonl"}
+    if folder.is_dir() and target.resolve().parent == folder.resolve() and target.name in own:
+        raise UsageError(
+            f"--write {target}: {target.name} is a file of the results folder being read; "
+            "give another name (e.g. thresholds.json)"
+        )
