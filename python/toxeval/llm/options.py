@@ -24,6 +24,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_BASE_URL",
+    "DERIVED",
+    "KEYWORDS",
     "PredictOptions",
     "check_positive",
     "check_rows",
@@ -146,6 +148,13 @@ class PredictOptions:
         if self.max_completion_tokens is not None:  # sidecars without it read as before
             out["max_completion_tokens"] = self.max_completion_tokens
         return out
+
+
+# the fields predict_options derives from the keywords: no keyword of predict, no flag
+DERIVED = ("det", "url")
+# every keyword of predict but the dataset, in the order of its signature: the names of
+# the command line's runner flags too (toxeval.cli.run_options reads them by these names)
+KEYWORDS = tuple(f.name for f in fields(PredictOptions) if f.name not in DERIVED)
 
 
 def checked_base_url(url: str) -> str:
