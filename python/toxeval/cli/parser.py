@@ -153,6 +153,7 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("--detector", required=True, metavar="SPEC", help="as for evaluate")
     pr.add_argument(
         "--out",
+        dest="run_file",  # the name of predict's keyword (toxeval.cli.run_options)
         metavar="RUNFILE",
         help="the run file answers are appended to (rerun to resume); not with --batch-file",
     )
