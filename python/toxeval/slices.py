@@ -258,10 +258,8 @@ def slices_csv(block: Mapping[str, Any]) -> str:
     (empty cells for a slice too small, and for undefined values)."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(
-        ["column", "value", "rows", "too_small", "reason", *FIGURES]
-        + ["map_ci_low", "map_ci_high", "lrl_ci_low", "lrl_ci_high"]
-    )
+    head = ["column", "value", "rows", "too_small", "reason", *FIGURES]
+    w.writerow([*head, "map_ci_low", "map_ci_high", "lrl_ci_low", "lrl_ci_high"])
     for col in block["columns"]:
         for sl in col["slices"]:
             f = sl.get("figures") or {}
