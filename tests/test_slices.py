@@ -13,7 +13,6 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 import pytest
-
 import toxeval
 from toxeval.cli import main
 from toxeval.datasets import load_dataset
@@ -71,9 +70,10 @@ def test_slices_equal_scoring_each_slice_alone(tmp_path: Path, suffix: str) -> N
         for key in FIGURES:
             np.testing.assert_allclose(sl["figures"][key], alone.figures[key], rtol=1e-12)
         assert sl["intervals"]["map"] == alone.figures["intervals"]["map"]
-        assert sl["intervals"]["label_ranking_loss"] == alone.figures["intervals"][
-            "label_ranking_loss"
-        ]
+        assert (
+            sl["intervals"]["label_ranking_loss"]
+            == alone.figures["intervals"]["label_ranking_loss"]
+        )
     assert got["fr"]["too_small"]  # 8 rows
     assert not got[MISSING]["too_small"]
 
