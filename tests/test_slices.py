@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -195,3 +196,45 @@ def test_the_record_path_keeps_extra_columns(tmp_path: Path) -> None:
     assert result.slices is not None
     got = [(s["value"], s["rows"], s["too_small"]) for s in result.slices["columns"][0]["slices"]]
     assert got == [("en", 1, True), (MISSING, 2, True)]
+
+
+def test_chromium_shows_the_slices_of_report_html(
+    tmp_path: Path, run_browser: Any, capsys: Any
+) -> None:
+    data = _write(_rows(), tmp_path / "d.jsonl")
+    out = tmp_path / "out"
+    argv = ["evaluate", "--dataset", str(data), "--bootstrap", "20", "--slice-by", "language"]
+    assert main([*argv, "--out", str(out), "--html"]) == 0
+    capsys.readouterr()
+    block = json.loads((out / "results.json").read_text())["slices"]
+    proc = run_browser(out / "report.html", "--dump-dom")
+    assert [line for line in proc.stderr.splitlines() if "CONSOLE" in line] == []
+    table = proc.stdout.split("<h2>Slices</h2>", 1)[1].split("</table>", 1)[0]
+    rows = table.split("<tbody>", 1)[1].split("</tr>")[:-1]
+    slices = block["columns"][0]["slices"]
+    assert len(rows) == len(slices) == 4
+    for row, sl in zip(rows, slices, strict=True):
+        cells = re.findall(r"<td[^>]*>([^<]*)</td>", row)
+        assert cells[:3] == ["language", sl["value"], str(sl["rows"])]
+        if sl["too_small"]:
+            assert cells[3].startswith("too small")
+        else:
+            assert cells[3] == f"{sl['figures']['map']:.4f}"
+
+
+def test_cli_score_slices_equal_the_python_api(tmp_path: Path, capsys: Any) -> None:
+    rows = _rows()
+    data = _write(rows, tmp_path / "d.parquet")
+    ds = load_dataset(data)
+    preds = tmp_path / "p.npy"
+    np.save(preds, _scores(len(rows), ds.k))
+    out = tmp_path / "out"
+    argv = ["score", str(preds), "--dataset", str(data), "--bootstrap", "30"]
+    assert main([*argv, "--slice-by", "language", "--out", str(out), "--quiet"]) == 0
+    capsys.readouterr()
+    got = json.loads((out / "results.json").read_text())["slices"]
+    want = add_slices(
+        toxeval.score(_scores(len(rows), ds.k), ds, bootstrap=30), ds, ["language"], n_resamples=30
+    ).slices
+    assert want is not None
+    assert got["columns"] == json.loads(json.dumps(want["columns"]))
