@@ -71,6 +71,7 @@ def test_slices_equal_scoring_each_slice_alone(tmp_path: Path, suffix: str) -> N
         for key in FIGURES:
             np.testing.assert_allclose(sl["figures"][key], alone.figures[key], rtol=1e-12)
         assert sl["intervals"]["map"] == alone.figures["intervals"]["map"]
+        assert sl["intervals"]["n_undefined"] == alone.figures["intervals"]["n_undefined"]
         assert (
             sl["intervals"]["label_ranking_loss"]
             == alone.figures["intervals"]["label_ranking_loss"]

@@ -147,6 +147,7 @@ def slice_figures(
         out["intervals"] = {
             "map": list(fi.map) if fi.map else None,
             "label_ranking_loss": list(fi.label_ranking_loss) if fi.label_ranking_loss else None,
+            "n_undefined": fi.n_undefined,
         }
     return out
 
@@ -209,26 +210,41 @@ def _num(v: Any, digits: int = 4) -> str:
     )
 
 
-def _ci(ci: Any) -> str:
-    return "n/a" if not ci else f"[{ci[0]:.3f}, {ci[1]:.3f}]"
+def _ci(ci: Mapping[str, Any], key: str, n_resamples: int) -> str:
+    """An interval, with the resamples it leaves out (figure undefined) when any."""
+    v = ci.get(key)
+    text = "n/a" if not v else f"[{v[0]:.3f}, {v[1]:.3f}]"
+    undefined = (ci.get("n_undefined") or {}).get(key)
+    return f"{text} ({undefined}/{n_resamples} resamples undefined)" if undefined else text
+
+
+def slices_header(block: Mapping[str, Any]) -> tuple[str, ...]:
+    """The columns of the slices table: :data:`HEADER`, without the intervals when the
+    run computed none."""
+    return HEADER if block.get("n_resamples") else tuple(h for h in HEADER if "interval" not in h)
 
 
 def slices_table(block: Mapping[str, Any]) -> list[list[str]]:
-    """The cells (in :data:`HEADER` order) of the ``slices`` block, one list per slice,
-    as report.md, the terminal and the HTML page show them."""
+    """The cells (in :func:`slices_header` order) of the ``slices`` block, one list per
+    slice, as report.md, the terminal and the HTML page show them."""
+    keep = [i for i, h in enumerate(HEADER) if h in slices_header(block)]
+    return [[cells[i] for i in keep] for cells in _cells(block)]
+
+
+def _cells(block: Mapping[str, Any]) -> list[list[str]]:
     rows = []
     for col in block["columns"]:
         for sl in col["slices"]:
             cells = [str(col["column"]), str(sl["value"]), str(sl["rows"])]
             if sl["too_small"]:
-                cells += [f"too small ({sl['reason']})", "", "", "", ""]
+                cells += [f"too small ({sl['reason']})"] + [""] * (len(HEADER) - 4)
             else:
                 f, ci = sl["figures"], sl.get("intervals") or {}
                 cells += [
                     _num(f["map"]),
-                    _ci(ci.get("map")),
+                    _ci(ci, "map", block["n_resamples"]),
                     _num(f["label_ranking_loss"]),
-                    _ci(ci.get("label_ranking_loss")),
+                    _ci(ci, "label_ranking_loss", block["n_resamples"]),
                     _num(f["macro_f1"]),
                 ]
             rows.append(cells)
@@ -247,8 +263,9 @@ def slices_caption(block: Mapping[str, Any]) -> str:
 
 def slices_lines(block: Mapping[str, Any], text: Any = str) -> list[str]:
     """The ``slices`` block as Markdown (``text`` escapes user text)."""
-    lines = [text(slices_caption(block)), "", "| " + " | ".join(HEADER) + " |"]
-    lines.append("| --- | --- |" + " ---: |" * (len(HEADER) - 2))
+    header = slices_header(block)
+    lines = [text(slices_caption(block)), "", "| " + " | ".join(header) + " |"]
+    lines.append("| --- | --- |" + " ---: |" * (len(header) - 2))
     lines += ["| " + " | ".join(text(c) for c in r) + " |" for r in slices_table(block)]
     return lines
 
@@ -282,7 +299,8 @@ def slices_html(block: Mapping[str, Any] | None, escape: Any) -> str:
     if not block:
         return ""
     head = "".join(
-        f"<th{' class=l' if i < 2 else ''}>{escape(h)}</th>" for i, h in enumerate(HEADER)
+        f"<th{' class=l' if i < 2 else ''}>{escape(h)}</th>"
+        for i, h in enumerate(slices_header(block))
     )
     body = "".join(
         "<tr>"
@@ -303,7 +321,7 @@ def render_slices(block: Mapping[str, Any], con: Any) -> None:
     from rich.table import Table
 
     table = Table(title="slices", caption=escape(slices_caption(block)), box=box.SIMPLE_HEAD)
-    for i, h in enumerate(HEADER):
+    for i, h in enumerate(slices_header(block)):
         table.add_column(h, justify="left" if i < 2 else "right")
     for cells in slices_table(block):
         table.add_row(*(escape(c) for c in cells))
