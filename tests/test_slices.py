@@ -168,6 +168,12 @@ def test_cli_unknown_column_exits_2_listing_the_columns(tmp_path: Path, capsys: 
         assert main([*cmd, "--dataset", str(data), "--slice-by", "lang"]) == 2
         err = capsys.readouterr().err
         assert "--slice-by lang" in err and "language, text_length" in err
+    # before any work: no model is asked (nothing listens there), no --out written
+    out = tmp_path / "out"
+    model = ["--detector", "openai:m", "--base-url", "http://127.0.0.1:9/v1", "--out", str(out)]
+    assert main(["evaluate", "--dataset", str(data), *model, "--slice-by", "lang"]) == 2
+    assert "--slice-by lang" in capsys.readouterr().err
+    assert not out.exists()
 
 
 @pytest.mark.parametrize("extra", [["--dask-local", "1"], ["--memory-limit", "1GB"]])
