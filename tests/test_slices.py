@@ -245,3 +245,13 @@ def test_cli_score_slices_equal_the_python_api(tmp_path: Path, capsys: Any) -> N
     ).slices
     assert want is not None
     assert got["columns"] == json.loads(json.dumps(want["columns"]))
+
+
+def test_batch_output_scoring_checks_the_column_first(tmp_path: Path, capsys: Any) -> None:
+    data = _write(_rows(40), tmp_path / "d.jsonl")
+    output, batch = tmp_path / "output.jsonl", tmp_path / "batch.jsonl"
+    output.write_text("")
+    batch.write_text("")
+    argv = ["score", str(output), "--dataset", str(data), "--batch-input", str(batch)]
+    assert main([*argv, "--slice-by", "lang"]) == 2
+    assert "--slice-by lang" in capsys.readouterr().err
