@@ -11,7 +11,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from toxeval.cli.outputs import LINK_TO_NOTHING, check_args, finish_command, write_out_folder
+from toxeval.cli.outputs import (
+    LINK_TO_NOTHING,
+    add_slices,
+    check_args,
+    finish_command,
+    sliced_dataset,
+    write_out_folder,
+)
 from toxeval.cli.parser import UsageError
 from toxeval.cli.progress import TIMINGS, progress_steps
 from toxeval.cli.run_options import EVALUATE_OWN, runner_keywords
@@ -76,16 +83,19 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
         run_file = args.run_file or (str(Path(args.out) / "run.jsonl") if args.out else None)
         run = {"run_file": run_file, **options, "quiet": args.quiet}
     # the run's own progress bar replaces the step spinner (one live display at a time)
+    loading = _dataset_options(args)
+    ds = sliced_dataset(args, loading)
     with progress_steps(args.quiet or bool(run)) as step:
         result = evaluate(
-            args.dataset,
+            args.dataset if ds is None else ds,
             args.detector,
             threshold=args.threshold,
             progress=step,
             **_bootstrap_options(args),
-            **_dataset_options(args),
+            **(loading if ds is None else {"taxonomy": args.taxonomy}),
             **run,
         )
+        add_slices(result, ds, args, loading)
         written = write_out_folder(result, args, step)
     finish_command(result, args, written)
     return 0
@@ -120,10 +130,12 @@ def _cmd_score(args: argparse.Namespace) -> int:
         return _score_batch(args)
     if args.out_of_core:
         return score_out_of_core(args)
+    loading = _dataset_options(args)
+    ds = sliced_dataset(args, loading)
     with progress_steps(args.quiet) as step:
         result = score(
             args.predictions,
-            args.dataset,
+            args.dataset if ds is None else ds,
             parse_policy=args.parse_policy,
             on_mismatch=args.on_mismatch,
             format=args.format,
@@ -131,8 +143,9 @@ def _cmd_score(args: argparse.Namespace) -> int:
             threshold=args.threshold,
             progress=step,
             **_bootstrap_options(args),
-            **_dataset_options(args),
+            **(loading if ds is None else {"taxonomy": args.taxonomy}),
         )
+        add_slices(result, ds, args, loading)
         written = write_out_folder(result, args, step)
     finish_command(result, args, written)
     return 0
@@ -151,6 +164,7 @@ def _score_batch(args: argparse.Namespace) -> int:
     from toxeval.output_dir import staged_file
     from toxeval.scoring.intervals import add_intervals
     from toxeval.scoring.runs import score_run
+    from toxeval.slices import check_slice_columns
 
     given = {
         "--format": args.format != "auto",
@@ -166,6 +180,11 @@ def _score_batch(args: argparse.Namespace) -> int:
             "the options its sidecar records; drop " + ("it" if len(unused) == 1 else "them")
         )
     ds = load_dataset(args.dataset, **_dataset_options(args))
+    if args.slice_by:
+        try:
+            check_slice_columns(ds, args.slice_by)
+        except ValueError as e:
+            raise UsageError(str(e)) from None
     with tempfile.TemporaryDirectory() as tmp:
         run_file = Path(tmp) / "run.jsonl"
         batch_run_file(args.predictions, args.batch_input, ds, run_file)
@@ -186,6 +205,7 @@ def _score_batch(args: argparse.Namespace) -> int:
             if args.bootstrap:
                 step("bootstrap intervals")
             add_intervals(result, args.bootstrap, seed=args.bootstrap_seed)
+            add_slices(result, ds if args.slice_by else None, args, _dataset_options(args))
             written = write_out_folder(result, args, step)
         if kept is not None:
             with staged_file(kept, binary=True) as f, open(run_file, "rb") as src:

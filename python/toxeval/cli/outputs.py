@@ -10,7 +10,7 @@ import argparse
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from toxeval.cli.parser import PLOT_FILES, UsageError
 from toxeval.cli.progress import TIMINGS
@@ -62,8 +62,11 @@ def _output_names(args: argparse.Namespace) -> tuple[str, ...]:
 
     if getattr(args, "out_of_core", None):
         return REPORT_FILES[:3]  # no scored rows, HTML page or figures out of core
+    from toxeval.slices import SLICES_FILE
+
     html = (HTML_FILE,) if getattr(args, "html", False) else ()
-    return REPORT_FILES + html + (PLOT_FILES if args.plots else ())
+    sliced = (SLICES_FILE,) if getattr(args, "slice_by", None) else ()
+    return REPORT_FILES + sliced + html + (PLOT_FILES if args.plots else ())
 
 
 def _given_inputs(args: argparse.Namespace) -> list[str | None]:
@@ -152,6 +155,37 @@ def add_operating_points(result: EvaluationResult, args: argparse.Namespace) -> 
         raise UsageError(str(e)) from None
     from_ = None if given is None else str(args.thresholds_from)
     result.operating_points = op.section(points, target=target, thresholds_from=from_)
+
+
+def sliced_dataset(args: argparse.Namespace, options: dict[str, Any]) -> Any:
+    """With ``--slice-by``: the dataset, loaded once (with ``options``) before any other
+    work, its slice columns checked (exit 2 naming the columns there); else None."""
+    if not getattr(args, "slice_by", None):
+        return None
+    from toxeval.datasets import load_dataset
+    from toxeval.slices import check_slice_columns
+
+    ds = load_dataset(args.dataset, **options)
+    try:
+        check_slice_columns(ds, args.slice_by)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    return ds
+
+
+def add_slices(
+    result: EvaluationResult, ds: Any, args: argparse.Namespace, options: dict[str, Any]
+) -> None:
+    """The slices asked for (:mod:`toxeval.slices`) into ``result``; the dataset was
+    loaded by :func:`sliced_dataset` with ``options``, which the config records."""
+    if ds is None:
+        return
+    from toxeval.slices import add_slices as slices_of
+
+    for key in ("rule", "min_annotators"):
+        if key in result.config:
+            result.config[key] = options[key]
+    slices_of(result, ds, args.slice_by, n_resamples=args.bootstrap, seed=args.bootstrap_seed)
 
 
 def write_out_folder(

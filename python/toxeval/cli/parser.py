@@ -88,6 +88,15 @@ def build_parser() -> argparse.ArgumentParser:
             "folder written with --operating-point): the rates at them on these rows",
         )
         sp.add_argument(
+            "--slice-by",
+            action="append",
+            default=None,
+            metavar="COLUMN",
+            help="every headline figure per value of a dataset column (e.g. language, "
+            "source, or the built-in text_length buckets), with its interval and row count; "
+            "repeatable (docs/cli.md, slices)",
+        )
+        sp.add_argument(
             "--out",
             metavar="DIR",
             help=f"write {', '.join(REPORT_FILES[:-1])} and {REPORT_FILES[-1]} (the scored "

@@ -81,6 +81,9 @@ class EvaluationResult:
     # --operating-point / --thresholds-from: per-category thresholds and the rates there
     # (toxeval.operating_points.section); in results.json only when asked for
     operating_points: dict[str, Any] | None = None
+    # --slice-by: the headline figures per value of dataset columns (toxeval.slices);
+    # in results.json only when asked for
+    slices: dict[str, Any] | None = None
     # the rows the figures were computed on (not in results.json; written beside it as
     # scored_rows.parquet, and read by the HTML report and `toxeval compare`)
     rows: ScoredRowArrays | None = field(default=None, repr=False, compare=False)
@@ -107,6 +110,7 @@ class EvaluationResult:
             "notes": self.notes,
             "inputs": self.inputs,
             **({"operating_points": self.operating_points} if self.operating_points else {}),
+            **({"slices": self.slices} if self.slices else {}),
         }
 
     def input_paths(self) -> list[str]:
