@@ -30,15 +30,17 @@ from toxeval.scored_rows import read_scored_rows
 
 
 def _brute(y: np.ndarray, s: np.ndarray, target: Target) -> float | None:
-    """Scan every distinct score as a threshold (score >= t flags)."""
+    """Scan every distinct score as a threshold (score >= t flags); for precision the
+    most true positives, then the highest threshold giving them."""
     best = None
+    best_tp = -1
     pos, neg = int(y.sum()), int((1 - y).sum())
     for t in np.unique(s):
         flag = s >= t
         tp, fp = int((flag & (y == 1)).sum()), int((flag & (y == 0)).sum())
         if target.kind == "precision":
             ok = tp / (tp + fp) >= target.value
-            better = best is None or t < best
+            better = tp > best_tp or (tp == best_tp and best is not None and t > best)
         elif target.kind == "recall":
             ok = pos > 0 and tp / pos >= target.value
             better = best is None or t > best
@@ -46,7 +48,7 @@ def _brute(y: np.ndarray, s: np.ndarray, target: Target) -> float | None:
             ok = neg > 0 and fp / neg <= target.value
             better = best is None or t < best
         if ok and better:
-            best = float(t)
+            best, best_tp = float(t), tp
     return best
 
 
@@ -80,13 +82,25 @@ def test_thresholds_agree_with_scikit_learn_curves() -> None:
     s = np.round(rng.random(500) * 0.6 + y * 0.3, 2)
     prec, rec, thr = precision_recall_curve(y, s)
     (p,) = choose_thresholds(y[:, None], s[:, None], None, ["c"], Target("precision", 0.8))
-    ok = thr[prec[:-1] >= 0.8]
-    assert p.threshold == float(ok.min())
+    best_recall = rec[:-1][prec[:-1] >= 0.8].max()
+    assert p.threshold == float(thr[rec[:-1] == best_recall].max())
     (r,) = choose_thresholds(y[:, None], s[:, None], None, ["c"], Target("recall", 0.7))
     assert r.threshold == float(thr[rec[:-1] >= 0.7].max())
     fpr, _, rthr = roc_curve(y, s, drop_intermediate=False)
     (f,) = choose_thresholds(y[:, None], s[:, None], None, ["c"], Target("fpr", 0.1))
     assert f.threshold == float(rthr[fpr <= 0.1].min())
+
+
+def test_a_precision_target_never_adds_only_false_positives() -> None:
+    # scores 1.0 (positive), 0.5 (negative): precision >= 1/3 holds at 0.5 too, which
+    # flags the negative for no recall; 1.0 keeps the same recall at precision 1
+    y, s = np.array([1, 0]), np.array([1.0, 0.5])
+    (p,) = choose_thresholds(y[:, None], s[:, None], None, ["c"], Target("precision", 1 / 3))
+    assert (p.threshold, p.tp, p.fp) == (1.0, 1, 0)
+    # mid-curve: 0.8 meets 0.5 with (1 TP, 1 FP) and nothing lower does; 0.9 has 1 TP, 0 FP
+    y, s = np.array([1, 0, 0, 0, 1]), np.array([0.9, 0.8, 0.7, 0.6, 0.5])
+    (p,) = choose_thresholds(y[:, None], s[:, None], None, ["c"], Target("precision", 0.5))
+    assert (p.threshold, p.tp, p.fp) == (0.9, 1, 0)
 
 
 def test_masked_labels_are_left_out_per_category() -> None:

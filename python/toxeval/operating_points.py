@@ -6,8 +6,9 @@ A threshold ``t`` flags a row when its score is ``>= t`` (scikit-learn's
 ``precision_recall_curve`` convention); the candidate thresholds of a category are its
 distinct known scores. For a target
 
-* ``precision=p``: the lowest threshold whose precision is at least ``p`` (the highest
-  recall that keeps the precision);
+* ``precision=p``: the highest recall whose precision is at least ``p``, at the highest
+  threshold that gives it (a lower one would add only false positives: precision is not
+  monotone in the threshold);
 * ``recall=r``: the highest threshold whose recall is at least ``r`` (the fewest flags
   that keep the recall);
 * ``fpr=f``: the lowest threshold whose false-positive rate is at most ``f``;
@@ -165,7 +166,9 @@ def _point(category: str, y: NDArray[Any], s: NDArray[Any], target: Target) -> O
         # the rates as scikit-learn's curves compute them, so a rate equal to the
         # target compares as there
         pick = np.flatnonzero(tps / (tps + fps) >= target.value)
-        i = int(pick[-1]) if pick.size else None  # descending scores: last = lowest
+        # the lowest such threshold has the most true positives; the highest threshold
+        # with as many flags no more false positives (tps rises as the threshold falls)
+        i = int(np.searchsorted(tps, tps[pick[-1]])) if pick.size else None
     elif target.kind == "recall":
         pick = np.flatnonzero(tps / pos >= target.value)
         i = int(pick[0]) if pick.size else None  # first = highest threshold
