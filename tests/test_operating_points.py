@@ -103,6 +103,20 @@ def test_a_precision_target_never_adds_only_false_positives() -> None:
     assert (p.threshold, p.tp, p.fp) == (0.9, 1, 0)
 
 
+@pytest.mark.parametrize("bad", [math.nan, math.inf])
+def test_a_nan_or_infinite_known_score_is_refused(bad: float) -> None:
+    y, s = np.array([[1], [0], [1]]), np.array([[bad], [0.2], [0.5]])
+    for target in (Target("recall", 1.0), Target("precision", 0.5)):
+        with pytest.raises(ValueError, match="NaN or infinite"):
+            choose_thresholds(y, s, None, ["c"], target)
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        apply_thresholds(y, s, None, ["c"], {"c": 0.3})
+    # where the label is unknown the score is not used
+    mask = np.array([[False], [True], [True]])
+    (p,) = choose_thresholds(y, s, mask, ["c"], Target("recall", 1.0))
+    assert (p.threshold, p.tp, p.fp) == (0.5, 1, 0)
+
+
 def test_masked_labels_are_left_out_per_category() -> None:
     y = np.array([[1, 0], [0, 1], [1, 1], [0, 0]])
     s = np.array([[0.9, 0.1], [0.8, 0.7], [0.3, 0.9], [0.2, 0.4]])

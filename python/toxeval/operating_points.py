@@ -182,11 +182,14 @@ def _point(category: str, y: NDArray[Any], s: NDArray[Any], target: Target) -> O
 
 
 def _known(
-    y_true: Any, scores: Any, mask: Any, j: int
+    y_true: Any, scores: Any, mask: Any, j: int, category: str
 ) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
     y = np.asarray(y_true)[:, j]
     s = np.asarray(scores, dtype=np.float64)[:, j]
     keep = np.ones(y.shape[0], dtype=bool) if mask is None else np.asarray(mask, bool)[:, j]
+    bad = int(np.count_nonzero(~np.isfinite(s[keep])))
+    if bad:  # a NaN would sort as a threshold that flags nothing, with counts that say otherwise
+        raise ValueError(f"category {category!r}: {bad} NaN or infinite scores on rows with a known label")
     return (y[keep] == 1).astype(np.int64), s[keep]
 
 
@@ -196,7 +199,7 @@ def choose_thresholds(
     """Each category's operating point for ``target`` (see the module docstring);
     ``y_true`` and ``scores`` are (N, K) in ``categories`` order, ``mask`` True where the
     label is known (``None``: every label known)."""
-    return [_point(c, *_known(y_true, scores, mask, j), target) for j, c in enumerate(categories)]
+    return [_point(c, *_known(y_true, scores, mask, j, c), target) for j, c in enumerate(categories)]
 
 
 def apply_thresholds(
@@ -210,7 +213,7 @@ def apply_thresholds(
     split); a category the thresholds do not name, or name as ``None``, has none."""
     out = []
     for j, c in enumerate(categories):
-        y, s = _known(y_true, scores, mask, j)
+        y, s = _known(y_true, scores, mask, j, c)
         t = thresholds.get(c)
         pos, neg = int(y.sum()), int(y.shape[0] - y.sum())
         if t is None:
