@@ -203,6 +203,26 @@ def test_bad_cli_input_exits_2(
     assert message in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ('{"c0": 0.1, "c0": 0.9}', "the key 'c0' is given twice"),
+        ('{"c0": ' + "1" * 400 + "}", "is " + "1" * 37 + "..., not a finite"),
+        ('{"c0": 0.5, "x": ' + "[" * 100_000 + "]" * 100_000 + "}", "nested too deeply"),
+    ],
+)
+def test_a_thresholds_file_a_json_reader_would_misread_is_refused(
+    tmp_path: Path, body: str, message: str
+) -> None:
+    # a duplicate key silently kept the last; a huge integer and deep nesting were
+    # internal errors (OverflowError, RecursionError)
+    path = tmp_path / "t.json"
+    path.write_text('{"format": "toxeval-thresholds/1", "thresholds": ' + body + "}")
+    with pytest.raises(ValueError, match=re.escape(message)):
+        read_thresholds(path)
+
+
+
 def test_a_thresholds_file_with_a_bad_value_or_category_is_refused(
     folders: dict[str, Path], tmp_path: Path, capsys: Any
 ) -> None:

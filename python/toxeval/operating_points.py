@@ -270,6 +270,38 @@ def _finite(d: dict[str, Any]) -> dict[str, Any]:
     return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in d.items()}
 
 
+_MAX_BYTES = 64 << 20  # far above any thresholds file or results.json
+
+
+def _load_json(p: Path) -> Any:
+    """The JSON document in ``p``; ``ValueError`` for a file too large to be one, text
+    that is not JSON, nesting too deep to read, or a key given twice in one object (the
+    second would silently win)."""
+    if p.stat().st_size > _MAX_BYTES:
+        raise ValueError(f"larger than {_MAX_BYTES >> 20} MiB")
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        seen: dict[str, Any] = {}
+        for k, v in items:
+            if k in seen:
+                raise ValueError(f"the key {k!r} is given twice")
+            seen[k] = v
+        return seen
+
+    try:
+        return json.loads(p.read_text(encoding="utf-8"), object_pairs_hook=pairs)
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
+
+
+def _finite_number(v: float) -> bool:
+    """``v`` is a finite float (an integer too large for a float is not)."""
+    try:
+        return math.isfinite(v)
+    except OverflowError:
+        return False
+
+
 def read_thresholds(path: str | Path) -> dict[str, float | None]:
     """The ``thresholds`` of a thresholds file (``ValueError`` naming the file and what
     is wrong otherwise)."""
@@ -277,8 +309,8 @@ def read_thresholds(path: str | Path) -> dict[str, float | None]:
     if p.exists() and not p.is_file():  # a named pipe would be waited on, not read
         raise ValueError(f"{path}: not a regular file")
     try:
-        doc = json.loads(p.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        doc = _load_json(p)
+    except (OSError, ValueError) as e:
         raise ValueError(f"{path}: not a readable thresholds file ({e})") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise ValueError(f'{path}: not a toxeval thresholds file (no "format": "{FORMAT}")')
@@ -292,9 +324,10 @@ def read_thresholds_mapping(raw: Any, path: str) -> dict[str, float | None]:
     out: dict[str, float | None] = {}
     for k, v in raw.items():
         if v is not None and (
-            isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v)
+            isinstance(v, bool) or not isinstance(v, (int, float)) or not _finite_number(v)
         ):
-            raise ValueError(f"{path}: the threshold of {k!r} is {v!r}, not a finite number")
+            shown = repr(v) if len(repr(v)) <= 40 else repr(v)[:37] + "..."
+            raise ValueError(f"{path}: the threshold of {k!r} is {shown}, not a finite number")
         out[str(k)] = None if v is None else float(v)
     return out
 
@@ -326,8 +359,8 @@ def thresholds_of(path: str | Path) -> dict[str, float | None]:
     if doc_path.exists() and not doc_path.is_file():
         raise ValueError(f"{doc_path}: not a regular file")
     try:
-        doc = json.loads(doc_path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        doc = _load_json(doc_path)
+    except (OSError, ValueError) as e:
         raise ValueError(f"{path}: no readable results.json ({e})") from None
     block = doc.get("operating_points") if isinstance(doc, dict) else None
     if not isinstance(block, dict) or block.get("target") is None:
