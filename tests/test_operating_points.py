@@ -363,6 +363,22 @@ def test_write_never_replaces_a_file_of_the_results_folder(
     assert results.read_bytes() == before
 
 
+def test_write_replaces_only_an_earlier_thresholds_file(
+    folders: dict[str, Path], tmp_path: Path, capsys: Any
+) -> None:
+    # another results folder's results.json (or any file) was silently replaced
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "results.json").write_text('{"figures": 1}\n')
+    argv = ["thresholds", str(folders["dev"]), "--operating-point", "recall=0.5", "--write"]
+    assert main([*argv, str(other / "results.json")]) == 2
+    assert "exists and is not a thresholds file" in capsys.readouterr().err
+    assert (other / "results.json").read_text() == '{"figures": 1}\n'
+    saved = tmp_path / "t.json"
+    assert main([*argv, str(saved)]) == 0
+    assert main([*argv, str(saved)]) == 0  # an earlier thresholds file is replaced
+
+
 def test_thresholds_from_the_out_folder_itself_is_refused(tmp_path: Path, capsys: Any) -> None:
     out = tmp_path / "o"
     assert (
