@@ -222,7 +222,6 @@ def test_a_thresholds_file_a_json_reader_would_misread_is_refused(
         read_thresholds(path)
 
 
-
 def test_a_thresholds_file_with_a_bad_value_or_category_is_refused(
     folders: dict[str, Path], tmp_path: Path, capsys: Any
 ) -> None:

@@ -189,7 +189,9 @@ def _known(
     keep = np.ones(y.shape[0], dtype=bool) if mask is None else np.asarray(mask, bool)[:, j]
     bad = int(np.count_nonzero(~np.isfinite(s[keep])))
     if bad:  # a NaN would sort as a threshold that flags nothing, with counts that say otherwise
-        raise ValueError(f"category {category!r}: {bad} NaN or infinite scores on rows with a known label")
+        raise ValueError(
+            f"category {category!r}: {bad} NaN or infinite scores on rows with a known label"
+        )
     return (y[keep] == 1).astype(np.int64), s[keep]
 
 
@@ -199,7 +201,9 @@ def choose_thresholds(
     """Each category's operating point for ``target`` (see the module docstring);
     ``y_true`` and ``scores`` are (N, K) in ``categories`` order, ``mask`` True where the
     label is known (``None``: every label known)."""
-    return [_point(c, *_known(y_true, scores, mask, j, c), target) for j, c in enumerate(categories)]
+    return [
+        _point(c, *_known(y_true, scores, mask, j, c), target) for j, c in enumerate(categories)
+    ]
 
 
 def apply_thresholds(
