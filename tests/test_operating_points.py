@@ -305,6 +305,21 @@ def test_score_chooses_thresholds_into_results_json_and_another_run_measures_the
     capsys.readouterr()
 
 
+def test_thresholds_apply_reads_a_results_folder_as_thresholds_from_does(
+    tmp_path: Path, capsys: Any
+) -> None:
+    # --thresholds-from took FILE|DIR, --apply only a file ("not a regular file")
+    dev = _preds(tmp_path / "dev.jsonl", 1)
+    base = ["score", str(dev), "--dataset", "demo", "--bootstrap", "0", "--quiet"]
+    assert main([*base, "--out", str(tmp_path / "dev"), "--operating-point", "recall=0.8"]) == 0
+    assert main([*base, "--out", str(tmp_path / "plain")]) == 0
+    capsys.readouterr()
+    assert main(["thresholds", str(tmp_path / "plain"), "--apply", str(tmp_path / "dev")]) == 0
+    assert "rates at the thresholds" in capsys.readouterr().out
+    assert main(["thresholds", str(tmp_path / "dev"), "--apply", str(tmp_path / "plain")]) == 2
+    assert "holds no thresholds chosen with --operating-point" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize(
     ("extra", "message"),
     [

@@ -23,8 +23,8 @@ def cmd_thresholds(args: argparse.Namespace) -> int:
     from toxeval.operating_points import (
         parse_target,
         points_for,
-        read_thresholds,
         thresholds_document,
+        thresholds_of,
     )
     from toxeval.output_dir import staged_file
 
@@ -35,7 +35,7 @@ def cmd_thresholds(args: argparse.Namespace) -> int:
     if args.write is not None:
         _check_write(Path(args.write), Path(split_spec(args.results)[1]))
     target = parse_target(args.operating_point) if args.operating_point else None
-    given = read_thresholds(args.apply) if args.apply else None
+    given = thresholds_of(args.apply) if args.apply else None
     system = load_system(args.results)
     rows = system.rows
     try:
