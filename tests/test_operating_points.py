@@ -139,6 +139,22 @@ def test_wilson_interval_matches_its_formula() -> None:
     assert wilson_interval(0, 5)[0] == 0.0 and wilson_interval(5, 5)[1] == 1.0
 
 
+@pytest.mark.parametrize(
+    ("k", "n", "low", "high"),
+    [
+        (81, 263, 0.2553, 0.3662),
+        (15, 148, 0.0624, 0.1605),
+        (0, 20, 0.0, 0.1611),
+        (1, 29, 0.0061, 0.1718),
+    ],
+)
+def test_wilson_interval_matches_published_values(k: int, n: int, low: float, high: float) -> None:
+    # Newcombe (1998), Statistics in Medicine 17:857-872, Table I, method 3 (score, no
+    # continuity correction), to the 4 decimals printed there
+    lo, hi = wilson_interval(k, n)
+    assert (round(lo, 4), round(hi, 4)) == (low, high)
+
+
 def test_applied_thresholds_count_each_category() -> None:
     y = np.array([[1, 0], [0, 1], [1, 1]])
     s = np.array([[0.9, 0.1], [0.8, 0.7], [0.3, 0.9]])
