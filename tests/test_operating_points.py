@@ -355,6 +355,21 @@ def test_score_refuses_bad_operating_point_options(
     assert message in capsys.readouterr().err
 
 
+def test_thresholds_from_a_category_outside_the_given_taxonomy_is_refused_before_work(
+    tmp_path: Path, capsys: Any
+) -> None:
+    # it was refused only once every row was scored (a model run spent for nothing); the
+    # predictions file here does not exist, so an error about it means work began first
+    bogus = tmp_path / "t.json"
+    bogus.write_text('{"format": "toxeval-thresholds/1", "thresholds": {"hate": 0.5, "nope": 1}}')
+    argv = ["score", str(tmp_path / "absent.jsonl"), "--dataset", "demo", "--bootstrap", "0"]
+    argv += ["--taxonomy", "toxeval-15", "--thresholds-from", str(bogus)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "categories the taxonomy toxeval-15 does not have: nope" in err
+    assert len(err.strip().splitlines()) == 1
+
+
 def test_a_results_folder_without_chosen_thresholds_is_refused(
     folders: dict[str, Path], capsys: Any
 ) -> None:
