@@ -121,7 +121,7 @@ def _check_operating_points(args: argparse.Namespace) -> None:
     except ValueError as e:
         raise UsageError(f"--thresholds-from {e}" if source is not None else str(e)) from None
     if args.op_thresholds and getattr(args, "taxonomy", None):
-        _check_threshold_categories(args.op_thresholds, args.taxonomy, source)
+        _check_threshold_categories(args.op_thresholds, args.taxonomy, str(source))
 
 
 def _check_threshold_categories(thresholds: dict[str, Any], taxonomy: str, source: str) -> None:
