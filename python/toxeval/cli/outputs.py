@@ -123,6 +123,26 @@ def _check_operating_points(args: argparse.Namespace) -> None:
             args.op_thresholds = thresholds_of(source)
     except ValueError as e:
         raise UsageError(f"--thresholds-from {e}" if source is not None else str(e)) from None
+    if args.op_thresholds and getattr(args, "taxonomy", None):
+        _check_threshold_categories(args.op_thresholds, args.taxonomy, str(source))
+
+
+def _check_threshold_categories(thresholds: dict[str, Any], taxonomy: str, source: str) -> None:
+    """With --taxonomy given, a category of --thresholds-from it does not have is refused
+    before any work (a model run is not spent to be refused at the end); without it the
+    taxonomy is the dataset's, checked once it is loaded (:func:`add_operating_points`)."""
+    from toxeval.taxonomy import load_taxonomy
+
+    try:
+        ids = set(load_taxonomy(taxonomy).ids)
+    except (OSError, ValueError):
+        return  # a bad --taxonomy is reported where the dataset is loaded
+    unknown = sorted(set(thresholds) - ids)
+    if unknown:
+        raise UsageError(
+            f"--thresholds-from {source}: categories the taxonomy {taxonomy} does not have: "
+            f"{', '.join(unknown)}"
+        )
 
 
 def add_operating_points(result: EvaluationResult, args: argparse.Namespace) -> None:

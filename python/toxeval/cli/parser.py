@@ -299,7 +299,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="choose each category's threshold: precision=P (lowest threshold with precision "
         ">= P), recall=R (highest with recall >= R) or fpr=F (lowest with FPR <= F)",
     )
-    th.add_argument("--apply", metavar="FILE", help="measure the thresholds of FILE on DIR")
+    th.add_argument(
+        "--apply",
+        metavar="FILE|DIR",
+        help="measure on DIR the thresholds of a thresholds file, or of a results folder "
+        "written with --operating-point",
+    )
     th.add_argument(
         "--write", metavar="FILE", help="save the chosen thresholds as a JSON file a service loads"
     )

@@ -23,8 +23,8 @@ def cmd_thresholds(args: argparse.Namespace) -> int:
     from toxeval.operating_points import (
         parse_target,
         points_for,
-        read_thresholds,
         thresholds_document,
+        thresholds_of,
     )
     from toxeval.output_dir import staged_file
 
@@ -35,7 +35,7 @@ def cmd_thresholds(args: argparse.Namespace) -> int:
     if args.write is not None:
         _check_write(Path(args.write), Path(split_spec(args.results)[1]))
     target = parse_target(args.operating_point) if args.operating_point else None
-    given = read_thresholds(args.apply) if args.apply else None
+    given = thresholds_of(args.apply) if args.apply else None
     system = load_system(args.results)
     rows = system.rows
     try:
@@ -76,8 +76,8 @@ def cmd_thresholds(args: argparse.Namespace) -> int:
 
 
 def _check_write(target: Path, folder: Path) -> None:
-    """--write names a file to create or replace, never one of the evaluation's own
-    files in the results folder it reads."""
+    """--write names a file to create or an earlier thresholds file to replace, never one
+    of the evaluation's own files in the results folder it reads nor any other file."""
     from toxeval.report import HTML_FILE, REPORT_FILES
 
     if target.is_dir():
@@ -90,3 +90,12 @@ def _check_write(target: Path, folder: Path) -> None:
             f"--write {target}: {target.name} is a file of the results folder being read; "
             "give another name (e.g. thresholds.json)"
         )
+    if target.exists() or target.is_symlink():
+        from toxeval.operating_points import read_thresholds
+
+        try:  # replace an earlier thresholds file, never another file (results.json elsewhere)
+            read_thresholds(target)
+        except ValueError:
+            raise UsageError(
+                f"--write {target}: exists and is not a thresholds file; give a new name"
+            ) from None
