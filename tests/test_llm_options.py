@@ -53,3 +53,23 @@ def test_every_option_check_runs_before_the_dataset_is_read(
     missing = tmp_path / "absent.jsonl"
     with pytest.raises(ValueError, match=message):
         predict(str(missing), detector, tmp_path / "run.jsonl", **options)  # type: ignore[arg-type]
+
+
+def test_request_options_are_the_keywords_of_build_request_spec() -> None:
+    from toxeval.llm.request_spec import build_request_spec
+
+    params = inspect.signature(build_request_spec).parameters
+    keyword_only = {n for n, p in params.items() if p.kind is p.KEYWORD_ONLY}
+    assert set(predict_options(detector="openai:m").request_options()) == keyword_only
+
+
+def test_chat_options_are_the_sidecar_options_in_their_order() -> None:
+    """A batch file's sidecar records the request options (the template as text, the
+    completion token limit only when given), in the order sidecars always had."""
+    opts = predict_options(detector="openai:m", template=Path("t.txt"), seed=3)
+    chat = opts.chat_options()
+    order = ["scoring", "template", "structured", "temperature", "max_tokens", "seed"]
+    assert list(chat) == [*order, "samples"]
+    assert chat["template"] == "t.txt" and chat["seed"] == 3
+    more = predict_options(detector="openai:m", max_completion_tokens=9).chat_options()
+    assert list(more)[-1] == "max_completion_tokens" and more["template"] is None

@@ -40,6 +40,7 @@ from toxeval.html_figures import esc as _e
 from toxeval.html_figures import finite as _num
 from toxeval.html_figures import interval_pair as _interval
 from toxeval.report_text import format_value as _fmt
+from toxeval.slices import slices_html
 
 __all__ = [
     "cooccurrence",
@@ -291,6 +292,7 @@ interval. In the table, unknown counts the dataset's unknown labels and no score
 labels the system gives no score for; both are left out of every figure.</p>
 {_operating_points_section(result.get("operating_points"))}
 {_cost_section(result.get("cost"))}
+{slices_html(result.get("slices"), _e)}
 <h2>Precision-recall curves</h2>{curves}
 <p class="note">Known rows only; dashed line: the positive rate (no skill).</p>
 <h2>Label co-occurrence (true vs predicted)</h2>{heat}{heat_note}

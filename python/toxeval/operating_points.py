@@ -6,8 +6,9 @@ A threshold ``t`` flags a row when its score is ``>= t`` (scikit-learn's
 ``precision_recall_curve`` convention); the candidate thresholds of a category are its
 distinct known scores. For a target
 
-* ``precision=p``: the lowest threshold whose precision is at least ``p`` (the highest
-  recall that keeps the precision);
+* ``precision=p``: the highest recall whose precision is at least ``p``, at the highest
+  threshold that gives it (a lower one would add only false positives: precision is not
+  monotone in the threshold);
 * ``recall=r``: the highest threshold whose recall is at least ``r`` (the fewest flags
   that keep the recall);
 * ``fpr=f``: the lowest threshold whose false-positive rate is at most ``f``;
@@ -165,7 +166,9 @@ def _point(category: str, y: NDArray[Any], s: NDArray[Any], target: Target) -> O
         # the rates as scikit-learn's curves compute them, so a rate equal to the
         # target compares as there
         pick = np.flatnonzero(tps / (tps + fps) >= target.value)
-        i = int(pick[-1]) if pick.size else None  # descending scores: last = lowest
+        # the lowest such threshold has the most true positives; the highest threshold
+        # with as many flags no more false positives (tps rises as the threshold falls)
+        i = int(np.searchsorted(tps, tps[pick[-1]])) if pick.size else None
     elif target.kind == "recall":
         pick = np.flatnonzero(tps / pos >= target.value)
         i = int(pick[0]) if pick.size else None  # first = highest threshold
@@ -179,11 +182,16 @@ def _point(category: str, y: NDArray[Any], s: NDArray[Any], target: Target) -> O
 
 
 def _known(
-    y_true: Any, scores: Any, mask: Any, j: int
+    y_true: Any, scores: Any, mask: Any, j: int, category: str
 ) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
     y = np.asarray(y_true)[:, j]
     s = np.asarray(scores, dtype=np.float64)[:, j]
     keep = np.ones(y.shape[0], dtype=bool) if mask is None else np.asarray(mask, bool)[:, j]
+    bad = int(np.count_nonzero(~np.isfinite(s[keep])))
+    if bad:  # a NaN would sort as a threshold that flags nothing, with counts that say otherwise
+        raise ValueError(
+            f"category {category!r}: {bad} NaN or infinite scores on rows with a known label"
+        )
     return (y[keep] == 1).astype(np.int64), s[keep]
 
 
@@ -193,7 +201,9 @@ def choose_thresholds(
     """Each category's operating point for ``target`` (see the module docstring);
     ``y_true`` and ``scores`` are (N, K) in ``categories`` order, ``mask`` True where the
     label is known (``None``: every label known)."""
-    return [_point(c, *_known(y_true, scores, mask, j), target) for j, c in enumerate(categories)]
+    return [
+        _point(c, *_known(y_true, scores, mask, j, c), target) for j, c in enumerate(categories)
+    ]
 
 
 def apply_thresholds(
@@ -207,7 +217,7 @@ def apply_thresholds(
     split); a category the thresholds do not name, or name as ``None``, has none."""
     out = []
     for j, c in enumerate(categories):
-        y, s = _known(y_true, scores, mask, j)
+        y, s = _known(y_true, scores, mask, j, c)
         t = thresholds.get(c)
         pos, neg = int(y.sum()), int(y.shape[0] - y.sum())
         if t is None:
@@ -264,13 +274,47 @@ def _finite(d: dict[str, Any]) -> dict[str, Any]:
     return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in d.items()}
 
 
+_MAX_BYTES = 64 << 20  # far above any thresholds file or results.json
+
+
+def _load_json(p: Path) -> Any:
+    """The JSON document in ``p``; ``ValueError`` for a file too large to be one, text
+    that is not JSON, nesting too deep to read, or a key given twice in one object (the
+    second would silently win)."""
+    if p.stat().st_size > _MAX_BYTES:
+        raise ValueError(f"larger than {_MAX_BYTES >> 20} MiB")
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        seen: dict[str, Any] = {}
+        for k, v in items:
+            if k in seen:
+                raise ValueError(f"the key {k!r} is given twice")
+            seen[k] = v
+        return seen
+
+    try:
+        return json.loads(p.read_text(encoding="utf-8"), object_pairs_hook=pairs)
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
+
+
+def _finite_number(v: float) -> bool:
+    """``v`` is a finite float (an integer too large for a float is not)."""
+    try:
+        return math.isfinite(v)
+    except OverflowError:
+        return False
+
+
 def read_thresholds(path: str | Path) -> dict[str, float | None]:
     """The ``thresholds`` of a thresholds file (``ValueError`` naming the file and what
     is wrong otherwise)."""
     p = Path(path)
+    if p.exists() and not p.is_file():  # a named pipe would be waited on, not read
+        raise ValueError(f"{path}: not a regular file")
     try:
-        doc = json.loads(p.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        doc = _load_json(p)
+    except (OSError, ValueError) as e:
         raise ValueError(f"{path}: not a readable thresholds file ({e})") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise ValueError(f'{path}: not a toxeval thresholds file (no "format": "{FORMAT}")')
@@ -284,9 +328,10 @@ def read_thresholds_mapping(raw: Any, path: str) -> dict[str, float | None]:
     out: dict[str, float | None] = {}
     for k, v in raw.items():
         if v is not None and (
-            isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v)
+            isinstance(v, bool) or not isinstance(v, (int, float)) or not _finite_number(v)
         ):
-            raise ValueError(f"{path}: the threshold of {k!r} is {v!r}, not a finite number")
+            shown = repr(v) if len(repr(v)) <= 40 else repr(v)[:37] + "..."
+            raise ValueError(f"{path}: the threshold of {k!r} is {shown}, not a finite number")
         out[str(k)] = None if v is None else float(v)
     return out
 
@@ -315,9 +360,11 @@ def thresholds_of(path: str | Path) -> dict[str, float | None]:
     if not p.is_dir():
         return read_thresholds(p)
     doc_path = p / "results.json"
+    if doc_path.exists() and not doc_path.is_file():
+        raise ValueError(f"{doc_path}: not a regular file")
     try:
-        doc = json.loads(doc_path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        doc = _load_json(doc_path)
+    except (OSError, ValueError) as e:
         raise ValueError(f"{path}: no readable results.json ({e})") from None
     block = doc.get("operating_points") if isinstance(doc, dict) else None
     if not isinstance(block, dict) or block.get("target") is None:

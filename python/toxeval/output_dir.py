@@ -63,6 +63,7 @@ OUTPUT_NAMES = (
     "results.json",
     "report.md",
     "per_category.csv",
+    "slices.csv",
     "scored_rows.parquet",
     "report.html",
     "pr_curves.png",

@@ -299,6 +299,10 @@ def render(result: EvaluationResult, console: Console | None = None) -> None:
         _render_operating_points(result.operating_points, con)
     if result.cost is not None:
         _render_cost(result.cost, con)
+    if result.slices:
+        from toxeval.slices import render_slices
+
+        render_slices(result.slices, con)
     notes = [*result.notes, "card recipe: " + result.card_recipe["caveats"]]
     for note in notes:
         con.print(f"[dim]note:[/dim] {escape(note)}", highlight=False)
@@ -392,6 +396,11 @@ def report_markdown(result: EvaluationResult) -> str:
         lines += ["", "## Latency and cost", "", "| | |", "| --- | --- |"]
         lines += [f"| {md(what)} | {md(value)} |" for what, value in cost_rows(result.cost)]
         lines += ["", COST_NOTE + "."]
+    if result.slices:
+        from toxeval.slices import slices_lines
+
+        lines += ["", "## Slices", ""]
+        lines += slices_lines(result.slices, md)
     lines += ["", "## Card's reference recipe (compatibility mode)", ""]
     card = result.card_recipe
     if card.get("rows_used") is None:
@@ -437,6 +446,10 @@ def write_report_files(result: EvaluationResult, folder: Path) -> None:
         (folder / name).write_text(render_text(result), encoding="utf-8", newline="\n")
     if "scored_rows.parquet" in report_file_names(result):
         write_scored_rows_file(result, folder)
+    if result.slices:
+        from toxeval.slices import SLICES_FILE, slices_csv
+
+        (folder / SLICES_FILE).write_text(slices_csv(result.slices), encoding="utf-8", newline="\n")
 
 
 def write_scored_rows_file(result: EvaluationResult, folder: Path) -> Path:

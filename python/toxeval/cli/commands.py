@@ -11,9 +11,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from toxeval.cli.outputs import LINK_TO_NOTHING, check_args, finish_command, write_out_folder
-from toxeval.cli.parser import UsageError, timeout_arg
+from toxeval.cli.outputs import (
+    LINK_TO_NOTHING,
+    add_slices,
+    check_args,
+    finish_command,
+    sliced_dataset,
+    write_out_folder,
+)
+from toxeval.cli.parser import UsageError
 from toxeval.cli.progress import TIMINGS, progress_steps
+from toxeval.cli.run_options import EVALUATE_OWN, runner_keywords
 from toxeval.cli.scale import out_of_core_reason, score_dask, score_out_of_core
 from toxeval.cli.thresholds import cmd_thresholds
 
@@ -21,55 +29,17 @@ if TYPE_CHECKING:
     pass
 
 
-def _predict_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The keyword arguments of toxeval.llm.predict that the command line sets."""
-    return {
-        "base_url": args.base_url,
-        "api_key_env": args.api_key_env,
-        "scoring": args.scoring,
-        "api": args.api,
-        "structured": args.structured,
-        "samples": args.samples,
-        "template": args.template,
-        "temperature": args.temperature,
-        "max_tokens": args.max_tokens,
-        "max_completion_tokens": args.max_completion_tokens,
-        "seed": args.seed,
-        "concurrency": args.concurrency,
-        "rpm": args.rpm,
-        "tpm": args.tpm,
-        "timeout": timeout_arg(args.timeout),
-        "request_deadline": args.request_deadline,
-        "max_retries": args.max_retries,
-        "limit": args.limit,
-        "sample": args.sample,
-        "quiet": args.quiet,
-        "mapping": args.mapping,
-        "batch_size": args.batch_size,
-        "batch_tokens": args.batch_tokens,
-        "max_length": args.max_length,
-        "threads": args.threads,
-        "device": args.device,
-        "dtype": args.dtype,
-    }
-
-
 def _cmd_predict(args: argparse.Namespace) -> int:
     from toxeval.llm import predict
 
-    if args.batch_file and args.out:
+    # predict's --out is the run file (dest run_file)
+    if args.batch_file and args.run_file:
         raise UsageError("--batch-file writes requests instead of a run file: drop --out")
-    if not args.batch_file and not args.out and not args.dry_run:
+    if not args.batch_file and not args.run_file and not args.dry_run:
         raise UsageError("name the run file: --out RUNFILE (or --dry-run, or --batch-file)")
-    summary = predict(
-        args.dataset,
-        args.detector,
-        args.out or "run.jsonl",
-        dry_run=args.dry_run,
-        batch_file=args.batch_file,
-        **_dataset_options(args),
-        **_predict_options(args),
-    )
+    keywords = runner_keywords(args)
+    keywords["run_file"] = args.run_file or "run.jsonl"  # --out "" too, as not given
+    summary = predict(args.dataset, **keywords)
     if args.batch_file:
         print(
             f"wrote {summary.requests} Batch API requests for {summary.items} items to "
@@ -103,7 +73,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     if args.dry_run or args.batch_file:
         raise UsageError("--dry-run and --batch-file belong to 'toxeval predict'")
     run: dict[str, Any] = {}
-    options = _predict_options(args)
+    options = runner_keywords(args, exclude=EVALUATE_OWN)
     if args.detector.strip().lower() == "lexicon" and not args.run_file:
         # the baseline runs in-process; an option given (--limit, --sample, or one that
         # only a model server takes and predict refuses) sends it through the runner
@@ -113,16 +83,19 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
         run_file = args.run_file or (str(Path(args.out) / "run.jsonl") if args.out else None)
         run = {"run_file": run_file, **options, "quiet": args.quiet}
     # the run's own progress bar replaces the step spinner (one live display at a time)
+    loading = _dataset_options(args)
+    ds = sliced_dataset(args, loading)
     with progress_steps(args.quiet or bool(run)) as step:
         result = evaluate(
-            args.dataset,
+            args.dataset if ds is None else ds,
             args.detector,
             threshold=args.threshold,
             progress=step,
             **_bootstrap_options(args),
-            **_dataset_options(args),
+            **(loading if ds is None else {"taxonomy": args.taxonomy}),
             **run,
         )
+        add_slices(result, ds, args, loading)
         written = write_out_folder(result, args, step)
     finish_command(result, args, written)
     return 0
@@ -157,10 +130,12 @@ def _cmd_score(args: argparse.Namespace) -> int:
         return _score_batch(args)
     if args.out_of_core:
         return score_out_of_core(args)
+    loading = _dataset_options(args)
+    ds = sliced_dataset(args, loading)
     with progress_steps(args.quiet) as step:
         result = score(
             args.predictions,
-            args.dataset,
+            args.dataset if ds is None else ds,
             parse_policy=args.parse_policy,
             on_mismatch=args.on_mismatch,
             format=args.format,
@@ -168,8 +143,9 @@ def _cmd_score(args: argparse.Namespace) -> int:
             threshold=args.threshold,
             progress=step,
             **_bootstrap_options(args),
-            **_dataset_options(args),
+            **(loading if ds is None else {"taxonomy": args.taxonomy}),
         )
+        add_slices(result, ds, args, loading)
         written = write_out_folder(result, args, step)
     finish_command(result, args, written)
     return 0
@@ -188,6 +164,7 @@ def _score_batch(args: argparse.Namespace) -> int:
     from toxeval.output_dir import staged_file
     from toxeval.scoring.intervals import add_intervals
     from toxeval.scoring.runs import score_run
+    from toxeval.slices import check_slice_columns
 
     given = {
         "--format": args.format != "auto",
@@ -203,6 +180,11 @@ def _score_batch(args: argparse.Namespace) -> int:
             "the options its sidecar records; drop " + ("it" if len(unused) == 1 else "them")
         )
     ds = load_dataset(args.dataset, **_dataset_options(args))
+    if args.slice_by:
+        try:
+            check_slice_columns(ds, args.slice_by)
+        except ValueError as e:
+            raise UsageError(str(e)) from None
     with tempfile.TemporaryDirectory() as tmp:
         run_file = Path(tmp) / "run.jsonl"
         batch_run_file(args.predictions, args.batch_input, ds, run_file)
@@ -223,6 +205,7 @@ def _score_batch(args: argparse.Namespace) -> int:
             if args.bootstrap:
                 step("bootstrap intervals")
             add_intervals(result, args.bootstrap, seed=args.bootstrap_seed)
+            add_slices(result, ds if args.slice_by else None, args, _dataset_options(args))
             written = write_out_folder(result, args, step)
         if kept is not None:
             with staged_file(kept, binary=True) as f, open(run_file, "rb") as src:

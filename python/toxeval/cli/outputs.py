@@ -10,7 +10,7 @@ import argparse
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from toxeval.cli.parser import PLOT_FILES, UsageError
 from toxeval.cli.progress import TIMINGS
@@ -63,18 +63,25 @@ def _output_names(args: argparse.Namespace) -> tuple[str, ...]:
 
     if getattr(args, "out_of_core", None):
         return REPORT_FILES[:3]  # no scored rows, HTML page or figures out of core
+    from toxeval.slices import SLICES_FILE
+
     html = (HTML_FILE,) if getattr(args, "html", False) else ()
-    return REPORT_FILES + html + (PLOT_FILES if args.plots else ())
+    sliced = (SLICES_FILE,) if getattr(args, "slice_by", None) else ()
+    return REPORT_FILES + sliced + html + (PLOT_FILES if args.plots else ())
 
 
 def _given_inputs(args: argparse.Namespace) -> list[str | None]:
     """The files named on the command line that the run reads (those that are not
     files, e.g. registry names, are skipped by the check)."""
+    source = getattr(args, "thresholds_from", None)
+    if source is not None and Path(source).is_dir():
+        source = str(Path(source) / "results.json")  # what is read of a results folder
     return [
         getattr(args, "predictions", None),
         args.dataset,
         args.taxonomy,
         getattr(args, "mapping", None),
+        source,
     ]
 
 
@@ -117,6 +124,26 @@ def _check_operating_points(args: argparse.Namespace) -> None:
             args.op_thresholds = thresholds_of(source)
     except ValueError as e:
         raise UsageError(f"--thresholds-from {e}" if source is not None else str(e)) from None
+    if args.op_thresholds and getattr(args, "taxonomy", None):
+        _check_threshold_categories(args.op_thresholds, args.taxonomy, str(source))
+
+
+def _check_threshold_categories(thresholds: dict[str, Any], taxonomy: str, source: str) -> None:
+    """With --taxonomy given, a category of --thresholds-from it does not have is refused
+    before any work (a model run is not spent to be refused at the end); without it the
+    taxonomy is the dataset's, checked once it is loaded (:func:`add_operating_points`)."""
+    from toxeval.taxonomy import load_taxonomy
+
+    try:
+        ids = set(load_taxonomy(taxonomy).ids)
+    except (OSError, ValueError):
+        return  # a bad --taxonomy is reported where the dataset is loaded
+    unknown = sorted(set(thresholds) - ids)
+    if unknown:
+        raise UsageError(
+            f"--thresholds-from {source}: categories the taxonomy {taxonomy} does not have: "
+            f"{', '.join(unknown)}"
+        )
 
 
 def _check_prices(args: argparse.Namespace) -> None:
@@ -217,6 +244,37 @@ def add_operating_points(result: EvaluationResult, args: argparse.Namespace) -> 
         raise UsageError(str(e)) from None
     from_ = None if given is None else str(args.thresholds_from)
     result.operating_points = op.section(points, target=target, thresholds_from=from_)
+
+
+def sliced_dataset(args: argparse.Namespace, options: dict[str, Any]) -> Any:
+    """With ``--slice-by``: the dataset, loaded once (with ``options``) before any other
+    work, its slice columns checked (exit 2 naming the columns there); else None."""
+    if not getattr(args, "slice_by", None):
+        return None
+    from toxeval.datasets import load_dataset
+    from toxeval.slices import check_slice_columns
+
+    ds = load_dataset(args.dataset, **options)
+    try:
+        check_slice_columns(ds, args.slice_by)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    return ds
+
+
+def add_slices(
+    result: EvaluationResult, ds: Any, args: argparse.Namespace, options: dict[str, Any]
+) -> None:
+    """The slices asked for (:mod:`toxeval.slices`) into ``result``; the dataset was
+    loaded by :func:`sliced_dataset` with ``options``, which the config records."""
+    if ds is None:
+        return
+    from toxeval.slices import add_slices as slices_of
+
+    for key in ("rule", "min_annotators"):
+        if key in result.config:
+            result.config[key] = options[key]
+    slices_of(result, ds, args.slice_by, n_resamples=args.bootstrap, seed=args.bootstrap_seed)
 
 
 def write_out_folder(

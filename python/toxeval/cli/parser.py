@@ -95,6 +95,15 @@ def build_parser() -> argparse.ArgumentParser:
             "1,000 items (docs/llm.md, latency and cost)",
         )
         sp.add_argument(
+            "--slice-by",
+            action="append",
+            default=None,
+            metavar="COLUMN",
+            help="every headline figure per value of a dataset column (e.g. language, "
+            "source, or the built-in text_length buckets), with its interval and row count; "
+            "repeatable (docs/cli.md, slices)",
+        )
+        sp.add_argument(
             "--out",
             metavar="DIR",
             help=f"write {', '.join(REPORT_FILES[:-1])} and {REPORT_FILES[-1]} (the scored "
@@ -160,6 +169,7 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("--detector", required=True, metavar="SPEC", help="as for evaluate")
     pr.add_argument(
         "--out",
+        dest="run_file",  # the name of predict's keyword (toxeval.cli.run_options)
         metavar="RUNFILE",
         help="the run file answers are appended to (rerun to resume); not with --batch-file",
     )
@@ -296,7 +306,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="choose each category's threshold: precision=P (lowest threshold with precision "
         ">= P), recall=R (highest with recall >= R) or fpr=F (lowest with FPR <= F)",
     )
-    th.add_argument("--apply", metavar="FILE", help="measure the thresholds of FILE on DIR")
+    th.add_argument(
+        "--apply",
+        metavar="FILE|DIR",
+        help="measure on DIR the thresholds of a thresholds file, or of a results folder "
+        "written with --operating-point",
+    )
     th.add_argument(
         "--write", metavar="FILE", help="save the chosen thresholds as a JSON file a service loads"
     )

@@ -150,7 +150,13 @@ def _dask_bar(futures: Any) -> None:
 
 
 def _no_operating_points(args: argparse.Namespace, where: str) -> None:
-    """Operating points need every scored row in memory: refused before any work."""
+    """Operating points and slices need every scored row in memory: refused before any
+    work."""
+    if getattr(args, "slice_by", None):
+        raise UsageError(
+            f"--slice-by needs every scored row in memory; this run scores {where} "
+            "(score the rows in memory to slice them)"
+        )
     for opt in ("operating_point", "thresholds_from"):
         if getattr(args, opt, None) is not None:
             flag = "--" + opt.replace("_", "-")

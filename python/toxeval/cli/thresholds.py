@@ -9,7 +9,7 @@ import argparse
 import json
 from pathlib import Path
 
-from toxeval.cli.parser import UsageError
+from toxeval.cli.parser import PLOT_FILES, UsageError
 
 
 def cmd_thresholds(args: argparse.Namespace) -> int:
@@ -18,13 +18,13 @@ def cmd_thresholds(args: argparse.Namespace) -> int:
     from rich.markup import escape
     from rich.table import Table
 
-    from toxeval.compare_inputs import load_system
+    from toxeval.compare_inputs import load_system, split_spec
     from toxeval.console_output import output_console
     from toxeval.operating_points import (
         parse_target,
         points_for,
-        read_thresholds,
         thresholds_document,
+        thresholds_of,
     )
     from toxeval.output_dir import staged_file
 
@@ -32,8 +32,10 @@ def cmd_thresholds(args: argparse.Namespace) -> int:
         raise UsageError("give --operating-point KIND=RATE (choose) or --apply FILE (measure)")
     if args.write is not None and args.apply is not None:
         raise UsageError("--write saves thresholds chosen with --operating-point, not applied ones")
+    if args.write is not None:
+        _check_write(Path(args.write), Path(split_spec(args.results)[1]))
     target = parse_target(args.operating_point) if args.operating_point else None
-    given = read_thresholds(args.apply) if args.apply else None
+    given = thresholds_of(args.apply) if args.apply else None
     system = load_system(args.results)
     rows = system.rows
     try:
@@ -71,3 +73,29 @@ def cmd_thresholds(args: argparse.Namespace) -> int:
         except OSError as e:
             raise UsageError(f"--write {args.write}: cannot write the file: {e}") from None
     return 0
+
+
+def _check_write(target: Path, folder: Path) -> None:
+    """--write names a file to create or an earlier thresholds file to replace, never one
+    of the evaluation's own files in the results folder it reads nor any other file."""
+    from toxeval.report import HTML_FILE, REPORT_FILES
+
+    if target.is_dir():
+        raise UsageError(f"--write {target}: is a directory; give a file name")
+    if not target.parent.is_dir():
+        raise UsageError(f"--write {target}: the folder {target.parent} does not exist")
+    own = {*REPORT_FILES, HTML_FILE, *PLOT_FILES, "run.jsonl"}
+    if folder.is_dir() and target.resolve().parent == folder.resolve() and target.name in own:
+        raise UsageError(
+            f"--write {target}: {target.name} is a file of the results folder being read; "
+            "give another name (e.g. thresholds.json)"
+        )
+    if target.exists() or target.is_symlink():
+        from toxeval.operating_points import read_thresholds
+
+        try:  # replace an earlier thresholds file, never another file (results.json elsewhere)
+            read_thresholds(target)
+        except ValueError:
+            raise UsageError(
+                f"--write {target}: exists and is not a thresholds file; give a new name"
+            ) from None

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import difflib
 import json
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -290,6 +290,7 @@ class RawRows:
     n_ann: np.ndarray | None
     has_labels: np.ndarray  # (N,) bool: row had explicit labels (these win over annotations)
     ignored: tuple[str, ...] = ()  # fields that gave no labels and are not schema fields
+    extra: Mapping[str, Any] = field(default_factory=dict)  # their values: pyarrow arrays
 
 
 def _combine(
@@ -383,4 +384,5 @@ def build_dataset(
         source=source,
         sha256=sha,
         ignored_fields=raw.ignored,
+        columns=dict(raw.extra),
     )

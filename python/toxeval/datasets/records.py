@@ -5,6 +5,7 @@ when a file cannot be read column-wise in one piece.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -47,6 +48,7 @@ def records_to_rows(
     any_ann = False
     any_resp = False
     ignored: dict[str, None] = {}
+    extra: dict[str, dict[int, Any]] = {}  # field -> {row: value} of the ignored fields
     k = labels.k
     for line, rec in records:
         where = f"{source}: {unit} {line}"
@@ -81,6 +83,7 @@ def records_to_rows(
             elif per_category and (msg := labels.misspelt(c)) is not None:
                 raise DatasetError(f"{where}: {msg}")
             ignored[c] = None
+            extra.setdefault(c, {})[len(ids)] = v
         if lab is not None:
             y, m = labels.parse(lab, where)
         elif ann is None and cat_cols:
@@ -127,4 +130,21 @@ def records_to_rows(
         n_ann=np.asarray(n_ann, dtype=np.int64) if any_ann else None,
         has_labels=np.asarray(has_labels, dtype=bool),
         ignored=tuple(ignored),
+        extra={c: extra_column(extra[c], len(ids)) for c in ignored},
     )
+
+
+def extra_column(values: dict[int, Any], n: int) -> Any:
+    """One ignored field's values ({row: value}, absent rows null) as a pyarrow array:
+    typed as pyarrow infers them, or as strings when the rows mix types."""
+    import pyarrow as pa
+
+    cells = [values.get(i) for i in range(n)]
+    try:
+        return pa.array(cells)
+    except (pa.ArrowException, ValueError, TypeError, OverflowError):
+        return pa.array(
+            [None if v is None else json.dumps(v) if isinstance(v, (dict, list)) else str(v)
+             for v in cells],
+            type=pa.string(),
+        )  # fmt: skip

@@ -10,9 +10,9 @@ known. Unknown labels never become silent negatives: they are 0 in ``y_true`` an
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Literal
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 import numpy as np
 
@@ -74,7 +74,10 @@ class Dataset:
     column-wise readers, :class:`StringColumn` (Arrow-backed, turned into Python strings
     only when used). ``ignored_fields`` names the fields (columns, keys) of the file that
     gave no labels and are not schema fields: metadata, or per-category fields when the
-    labels came from ``labels`` / ``annotations``.
+    labels came from ``labels`` / ``annotations``. ``columns`` holds those fields' values,
+    one pyarrow array of N values per field name (null where a row lacks the field), for
+    slicing the figures by them (:mod:`toxeval.slices`); read from the file's own columns,
+    with no Python object per row on the column-wise path.
     """
 
     name: str
@@ -90,6 +93,7 @@ class Dataset:
     source: str
     sha256: str
     ignored_fields: tuple[str, ...] = ()
+    columns: Mapping[str, Any] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return len(self.ids)

@@ -324,6 +324,12 @@ def table_to_rows(
             raise DatasetError(
                 f"{source}: {unit} {int(bad[0]) + first_line}: no labels and no annotations"
             )
+    ignored = tuple(
+        c
+        for c in names
+        if c not in RESERVED_FIELDS
+        and ("labels" in names or ann is not None or labels.targets(c) is None)
+    )
     return RawRows(
         ids=ids,
         texts=texts,
@@ -333,10 +339,6 @@ def table_to_rows(
         counts=None if ann is None else ann[0],
         n_ann=None if ann is None else ann[1],
         has_labels=has_labels,
-        ignored=tuple(
-            c
-            for c in names
-            if c not in RESERVED_FIELDS
-            and ("labels" in names or ann is not None or labels.targets(c) is None)
-        ),
+        ignored=ignored,
+        extra={c: table.column(c) for c in ignored},
     )

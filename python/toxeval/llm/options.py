@@ -24,6 +24,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_BASE_URL",
+    "DERIVED",
+    "KEYWORDS",
     "PredictOptions",
     "check_positive",
     "check_rows",
@@ -62,6 +64,18 @@ SERVER_OPTIONS = (
     "request_deadline",
     "max_retries",
     "retry_base_delay",
+)
+
+# the options that build a request spec as a batch file's sidecar records them, in its
+# order (and max_completion_tokens after them, when given; api is always chat there)
+SIDECAR_OPTIONS = (
+    "scoring",
+    "template",
+    "structured",
+    "temperature",
+    "max_tokens",
+    "seed",
+    "samples",
 )
 
 
@@ -124,9 +138,8 @@ class PredictOptions:
 
     def request_options(self) -> dict[str, Any]:
         """The keywords of :func:`toxeval.llm.request_spec.build_request_spec`."""
-        names = ("scoring", "template", "structured", "temperature", "max_tokens")
-        more = ("max_completion_tokens", "seed", "samples", "api")
-        return {n: getattr(self, n) for n in names + more}
+        names = (*SIDECAR_OPTIONS, "max_completion_tokens", "api")
+        return {n: getattr(self, n) for n in names}
 
     def model_options(self) -> dict[str, Any]:
         """The keywords of :class:`toxeval.classifiers.ModelOptions`."""
@@ -134,18 +147,19 @@ class PredictOptions:
 
     def chat_options(self) -> dict[str, Any]:
         """The options a batch file's sidecar records (the ones that build its requests)."""
-        out: dict[str, Any] = {
-            "scoring": self.scoring,
-            "template": None if self.template is None else str(self.template),
-            "structured": self.structured,
-            "temperature": self.temperature,
-            "max_tokens": self.max_tokens,
-            "seed": self.seed,
-            "samples": self.samples,
-        }
+        out: dict[str, Any] = {n: getattr(self, n) for n in SIDECAR_OPTIONS}
+        if self.template is not None:
+            out["template"] = str(self.template)
         if self.max_completion_tokens is not None:  # sidecars without it read as before
             out["max_completion_tokens"] = self.max_completion_tokens
         return out
+
+
+# the fields predict_options derives from the keywords: no keyword of predict, no flag
+DERIVED = ("det", "url")
+# every keyword of predict but the dataset, in the order of its signature: the names of
+# the command line's runner flags too (toxeval.cli.run_options reads them by these names)
+KEYWORDS = tuple(f.name for f in fields(PredictOptions) if f.name not in DERIVED)
 
 
 def checked_base_url(url: str) -> str:

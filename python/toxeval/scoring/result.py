@@ -84,6 +84,9 @@ class EvaluationResult:
     # a run file's latency, retries and token usage, priced with --prices when given
     # (toxeval.llm.run_costs.cost_block); in results.json only for a run file
     cost: dict[str, Any] | None = None
+    # --slice-by: the headline figures per value of dataset columns (toxeval.slices);
+    # in results.json only when asked for
+    slices: dict[str, Any] | None = None
     # the rows the figures were computed on (not in results.json; written beside it as
     # scored_rows.parquet, and read by the HTML report and `toxeval compare`)
     rows: ScoredRowArrays | None = field(default=None, repr=False, compare=False)
@@ -111,6 +114,7 @@ class EvaluationResult:
             "inputs": self.inputs,
             **({"operating_points": self.operating_points} if self.operating_points else {}),
             **({"cost": self.cost} if self.cost is not None else {}),
+            **({"slices": self.slices} if self.slices else {}),
         }
 
     def input_paths(self) -> list[str]:
