@@ -15,7 +15,7 @@ import json
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-__all__ = ["decode_json_line", "json_line_values"]
+__all__ = ["decode_json_document", "decode_json_line", "json_line_values"]
 
 
 class _RepeatedKey(Exception):
@@ -54,6 +54,18 @@ def decode_json_line(line: str, lineno: int, source: str, error: type[Exception]
         raise error(
             f"{source}: line {lineno}: key {e.key!r} is specified twice in one object"
         ) from None
+
+
+def decode_json_document(text: str) -> Any:
+    """A whole JSON document (a thresholds file, a results.json) by the same rules as a
+    line: ``ValueError`` for text that is not JSON, nesting too deep to read, or a key
+    given twice in one object (the second would silently win)."""
+    try:
+        return _DECODER.decode(text)
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
+    except _RepeatedKey as e:
+        raise ValueError(f"the key {e.key!r} is given twice") from None
 
 
 def json_line_values(

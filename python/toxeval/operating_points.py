@@ -23,7 +23,6 @@ choose on one split and measure on another (``apply_thresholds``), as docs/cli.m
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -278,24 +277,13 @@ _MAX_BYTES = 64 << 20  # far above any thresholds file or results.json
 
 
 def _load_json(p: Path) -> Any:
-    """The JSON document in ``p``; ``ValueError`` for a file too large to be one, text
-    that is not JSON, nesting too deep to read, or a key given twice in one object (the
-    second would silently win)."""
+    """The JSON document in ``p`` (:func:`toxeval.json_lines.decode_json_document`);
+    ``ValueError`` also for a file too large to be one."""
+    from toxeval.json_lines import decode_json_document
+
     if p.stat().st_size > _MAX_BYTES:
         raise ValueError(f"larger than {_MAX_BYTES >> 20} MiB")
-
-    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
-        seen: dict[str, Any] = {}
-        for k, v in items:
-            if k in seen:
-                raise ValueError(f"the key {k!r} is given twice")
-            seen[k] = v
-        return seen
-
-    try:
-        return json.loads(p.read_text(encoding="utf-8"), object_pairs_hook=pairs)
-    except RecursionError:
-        raise ValueError("nested too deeply") from None
+    return decode_json_document(p.read_text(encoding="utf-8"))
 
 
 def _finite_number(v: float) -> bool:
