@@ -10,7 +10,7 @@ import dataclasses
 
 import pytest
 from toxeval.cli.parser import UsageError, build_parser
-from toxeval.cli.run_options import API_ONLY, EVALUATE_OWN, runner_keywords
+from toxeval.cli.run_options import EVALUATE_OWN, runner_keywords
 from toxeval.llm.options import (
     DERIVED,
     KEYWORDS,
@@ -18,7 +18,7 @@ from toxeval.llm.options import (
     SERVER_OPTIONS,
     PredictOptions,
 )
-from toxeval.llm.request_spec import flags_text
+from toxeval.llm.request_spec import API_ONLY, flags_text
 
 # the groups of the runner's flags in evaluate (beside the ones every command has)
 RUNNER_GROUPS = ("local classifiers", "API detectors")
@@ -99,3 +99,12 @@ def test_evaluate_gives_the_runner_the_options_it_does_not_take_itself() -> None
     got = runner_keywords(args, exclude=EVALUATE_OWN)
     assert set(got) == set(KEYWORDS) - set(API_ONLY) - set(EVALUATE_OWN)
     assert got["limit"] == 4
+
+
+def test_a_keyword_without_a_flag_is_named_as_a_keyword() -> None:
+    # predict(..., "lexicon", retry_base_delay=1.0) said "--retry-base-delay apply to
+    # model servers", a flag that does not exist
+    import toxeval.llm
+
+    with pytest.raises(ValueError, match=r"^retry_base_delay= apply to model servers"):
+        toxeval.llm.predict("demo", "lexicon", retry_base_delay=1.0, run_file="unused.jsonl")

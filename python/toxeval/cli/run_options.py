@@ -4,7 +4,7 @@
 Every runner flag of ``predict`` and ``evaluate`` (parser.py) has a field's name as its
 ``dest``, so adding a runner option is one field in ``llm/options.py`` and one flag in
 ``cli/parser.py``; tests/test_cli_run_options.py fails when a field has no flag (and is
-not in :data:`API_ONLY`) or a runner flag has no field.
+not in :data:`toxeval.llm.request_spec.API_ONLY`) or a runner flag has no field.
 """
 
 from __future__ import annotations
@@ -14,10 +14,8 @@ from typing import Any
 
 from toxeval.cli.parser import timeout_arg
 
-__all__ = ["API_ONLY", "EVALUATE_OWN", "runner_keywords"]
+__all__ = ["EVALUATE_OWN", "runner_keywords"]
 
-# the keywords of toxeval.llm.predict that the command line has no flag for
-API_ONLY = ("retry_base_delay",)
 # runner flags evaluate takes as keywords of its own (the system, where its answers go,
 # the dataset), and the ones that belong to 'toxeval predict' only (refused by evaluate)
 EVALUATE_OWN = (

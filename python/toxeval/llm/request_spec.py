@@ -90,6 +90,13 @@ def changed_from_defaults(func: Callable[..., Any], values: dict[str, Any]) -> l
     return given
 
 
+#: runner keywords the command line has no flag for: messages name them as keywords
+API_ONLY = ("retry_base_delay",)
+
+
 def flags_text(names: list[str]) -> str:
-    """Keyword names as the command line's flags: ``max_tokens`` -> ``--max-tokens``."""
-    return ", ".join(f"--{name.replace('_', '-')}" for name in names)
+    """Keyword names as the command line's flags: ``max_tokens`` -> ``--max-tokens``;
+    a keyword without a flag (:data:`API_ONLY`) as itself: ``retry_base_delay=``."""
+    return ", ".join(
+        f"{name}=" if name in API_ONLY else f"--{name.replace('_', '-')}" for name in names
+    )
