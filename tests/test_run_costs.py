@@ -162,6 +162,30 @@ def test_old_run_file_reads_as_not_recorded(run: tuple[Path, Path], tmp_path: Pa
     assert shown["latency"] == shown["prompt tokens"] == "not recorded"
 
 
+@pytest.mark.parametrize("bad", ["2", -1.5, True, None, [1], 10**400])
+def test_garbage_timings_and_counts_read_as_not_recorded(
+    run: tuple[Path, Path], tmp_path: Path, bad: Any
+) -> None:
+    """Hostile values of latency, ttfb, attempts, retries and usage (a string, a negative,
+    a bool, a 400-digit integer): not recorded, never summed and never a traceback."""
+    ds_file, run_file = run
+    rows = []
+    for line in run_file.read_text(encoding="utf-8").splitlines():
+        obj = json.loads(line)
+        if "toxeval_run" not in obj:
+            for k in ("retries", "ttfb_s", "latency_s", "attempts"):
+                obj[k] = bad
+            obj["usage"] = {"prompt_tokens": bad, "completion_tokens": bad}
+        rows.append(obj)
+    bad_file = tmp_path / "bad.jsonl"
+    bad_file.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    cost = score_run(bad_file, load_dataset(ds_file)).cost
+    assert cost is not None
+    assert cost["attempts"] is None and cost["retries"] is None
+    assert cost["latency_s"] is None and cost["ttfb_s"] is None
+    assert cost["billable"]["rows"] == 0 and cost["rows_without_usage"] == N
+
+
 def test_plain_dump_has_no_cost(tmp_path: Path, cli: Callable[..., CliRun]) -> None:
     ds_file = tmp_path / "ds.jsonl"
     write_dataset(ds_file, 4)
@@ -213,6 +237,18 @@ BAD_PRICES = [
         "no prices for model 'fake'",
     ),
     ("missing.json", None, "cannot read the price table"),
+    # an integer too large for a float: refused, not an OverflowError traceback
+    (
+        "p.json",
+        '{"models": {"fake": {"usd_per_1m_input": 1' + "0" * 400 + ', "usd_per_1m_output": 2}}}',
+        "finite number >= 0",
+    ),
+    # finite prices whose total is not: refused, never an Infinity in results.json
+    (
+        "p.json",
+        '{"models": {"fake": {"usd_per_1m_input": 1e308, "usd_per_1m_output": 1e308}}}',
+        "too large to compute",
+    ),
 ]
 
 

@@ -73,6 +73,8 @@ def read_prices(path: str | Path) -> Prices:
         prices: dict[str, float] = {}
         for key, value in row.items():
             ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+            if ok and isinstance(value, int) and abs(value) > 2**53:
+                ok = False  # an integer too large for math.isfinite (OverflowError)
             if not ok or not math.isfinite(value) or value < 0:
                 raise PriceError(
                     f"{p}: model {model!r}: {key} is {value!r}; a price is a finite number >= 0 "
@@ -109,6 +111,11 @@ def price_block(cost: dict[str, Any], table: Prices, model: Any, source: str) ->
             + reasoning * per_reasoning
         )
     usd /= 1e6
+    if not math.isfinite(usd):
+        raise PriceError(
+            f"--prices {source}: the prices of model {model!r} give a total too large to "
+            "compute (not finite)"
+        )
     return {
         "file": source,
         "model": model,

@@ -282,8 +282,14 @@ class Usage:
     reasoning: int | None
 
 
+# a count beyond what a float holds exactly is no count a server reported: not recorded
+# (and a 400-digit integer would overflow the float arithmetic of the cost block)
+_MAX_COUNT = 2**53
+
+
 def _count(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+    ok = isinstance(value, int) and not isinstance(value, bool)
+    return value if ok and 0 <= value <= _MAX_COUNT else None
 
 
 def _add(a: int | None, b: int | None) -> int | None:
@@ -312,7 +318,10 @@ def row_usage(obj: Mapping[str, Any]) -> Usage | None:
 
 def _number(value: Any) -> float | None:
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        f = float(value)
+        try:
+            f = float(value)
+        except OverflowError:  # an integer too large for a float: not a time recorded
+            return None
         return f if math.isfinite(f) and f >= 0 else None
     return None
 
