@@ -255,3 +255,26 @@ def test_batch_output_scoring_checks_the_column_first(tmp_path: Path, capsys: An
     argv = ["score", str(output), "--dataset", str(data), "--batch-input", str(batch)]
     assert main([*argv, "--slice-by", "lang"]) == 2
     assert "--slice-by lang" in capsys.readouterr().err
+
+
+def test_column_of_ids_is_refused_with_its_bound(tmp_path: Path, capsys: Any) -> None:
+    """A column with one value per row (an id) would give thousands of empty slices and a
+    scan per value: refused up front (exit 2, one line, no --out folder)."""
+    from toxeval.slices import MAX_SLICES
+
+    rows = [{**r, "uid": f"u{i}"} for i, r in enumerate(_rows(MAX_SLICES + 1))]
+    data = _write(rows, tmp_path / "d.jsonl")
+    preds = tmp_path / "p.npy"
+    np.save(preds, _scores(len(rows), load_dataset(data).k))
+    out = tmp_path / "out"
+    argv = ["score", str(preds), "--dataset", str(data), "--slice-by", "uid", "--out", str(out)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert f"{MAX_SLICES + 1} distinct values" in err and "Traceback" not in err
+    assert not out.exists()
+    # at the bound the slices are computed, each row its own (too small) slice
+    ds = load_dataset(_write(rows[:MAX_SLICES], tmp_path / "e.jsonl"))
+    result = add_slices(toxeval.score(_scores(MAX_SLICES, ds.k), ds, bootstrap=0), ds, ["uid"])
+    assert result.slices is not None
+    got = result.slices["columns"][0]["slices"]
+    assert len(got) == MAX_SLICES and all(s["rows"] == 1 and s["too_small"] for s in got)

@@ -32,6 +32,10 @@ TEXT_LENGTH = "text_length"
 TEXT_LENGTH_BUCKETS = ((50, "<=50"), (200, "51-200"), (1000, "201-1000"), (None, ">1000"))
 #: A slice with fewer scored rows shows "too small" instead of figures.
 MIN_ROWS = 30
+#: The most distinct values a ``--slice-by`` column may hold: a column of ids or free
+#: text (one slice per row, each too small) is refused up front with this bound, not
+#: scored into a report of thousands of empty slices.
+MAX_SLICES = 1000
 #: The slice of rows without a value.
 MISSING = "(missing)"
 #: slices.csv, written beside per_category.csv when slices were asked for.
@@ -73,6 +77,14 @@ def check_slice_columns(dataset: Dataset, names: Sequence[str]) -> None:
                 f"--slice-by {name}: the column holds lists or objects; slice by a column "
                 "of single values"
             )
+        if col is not None:
+            n = len(slice_values(dataset, name)[1]) - 1  # without (missing)
+            if n > MAX_SLICES:
+                raise ValueError(
+                    f"--slice-by {name}: the column has {n} distinct values; slices take a "
+                    f"column of at most {MAX_SLICES} (an id or free-text column gives one "
+                    "slice per row)"
+                )
 
 
 def slice_values(dataset: Dataset, name: str) -> tuple[np.ndarray, list[str]]:
@@ -175,9 +187,12 @@ def add_slices(
     for name in dict.fromkeys(columns):
         codes, labels = slice_values(dataset, name)
         codes = codes[rows.scored]
+        # the rows of each value in one stable sort (not one pass over the rows per value)
+        order = np.argsort(codes, kind="stable")
+        bounds = np.searchsorted(codes[order], np.arange(len(labels) + 1))
         items = []
         for i, label in enumerate(labels):
-            sel = np.flatnonzero(codes == i)
+            sel = order[bounds[i] : bounds[i + 1]]
             if not len(sel) and (label == MISSING or name != TEXT_LENGTH):
                 continue  # no scored row has this value
             fig = slice_figures(
