@@ -4,6 +4,7 @@ toxeval.llm.prices), against the fake OpenAI server's known delays and usage blo
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -237,6 +238,8 @@ BAD_PRICES = [
         "no prices for model 'fake'",
     ),
     ("missing.json", None, "cannot read the price table"),
+    ("dir.json", None, "cannot read the price table"),
+    ("fifo.json", None, "not a regular file"),
     # an integer too large for a float: refused, not an OverflowError traceback
     (
         "p.json",
@@ -263,7 +266,11 @@ def test_bad_price_file_exits_2(
 ) -> None:
     ds_file, run_file = run
     prices = tmp_path / name
-    if text is not None:
+    if name == "fifo.json":
+        os.mkfifo(prices)  # nobody writes it: reading it would block forever
+    elif name == "dir.json":
+        prices.mkdir()
+    elif text is not None:
         prices.write_text(text)
     got = cli("score", str(run_file), "--dataset", str(ds_file), "--prices", str(prices), "-q")
     assert got.returncode == 2

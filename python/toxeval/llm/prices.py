@@ -36,6 +36,8 @@ class PriceError(ValueError):
 def read_prices(path: str | Path) -> Prices:
     """The price table of ``path``, checked: ``{model: {key: USD per 1M tokens}}``."""
     p = Path(path)
+    if p.exists() and not p.is_file():  # a FIFO would block the read forever
+        raise PriceError(f"{p}: cannot read the price table: not a regular file")
     try:
         text = p.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
