@@ -278,3 +278,20 @@ def test_column_of_ids_is_refused_with_its_bound(tmp_path: Path, capsys: Any) ->
     assert result.slices is not None
     got = result.slices["columns"][0]["slices"]
     assert len(got) == MAX_SLICES and all(s["rows"] == 1 and s["too_small"] for s in got)
+
+
+def test_column_of_bytes_not_utf8_is_refused(tmp_path: Path, capsys: Any) -> None:
+    """A Parquet column of bytes that are not UTF-8: exit 2 naming the column, not an
+    Arrow traceback or a bare 'Invalid UTF8 payload'."""
+    rows = _rows(60)
+    table = pa.Table.from_pylist(rows).append_column(
+        "blob", pa.array([b"\xff\xfe" if i % 2 else b"ok" for i in range(60)], pa.binary())
+    )
+    data = tmp_path / "d.parquet"
+    pq.write_table(table, data)
+    preds = tmp_path / "p.npy"
+    np.save(preds, _scores(60, load_dataset(data).k))
+    assert main(["score", str(preds), "--dataset", str(data), "--slice-by", "blob"]) == 2
+    err = capsys.readouterr().err
+    assert "--slice-by blob: the column's values cannot be read as text" in err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1

@@ -105,7 +105,13 @@ def slice_values(dataset: Dataset, name: str) -> tuple[np.ndarray, list[str]]:
     col = dataset.columns[name]
     if isinstance(col, pa.ChunkedArray):
         col = col.combine_chunks()
-    text = pc.utf8_trim_whitespace(pc.cast(col, pa.string()))
+    try:
+        text = pc.utf8_trim_whitespace(pc.cast(col, pa.string()))
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:  # bytes that are not UTF-8
+        raise ValueError(
+            f"--slice-by {name}: the column's values cannot be read as text ({e}); slice by a "
+            "column of text, numbers or dates"
+        ) from None
     text = pc.if_else(pc.equal(text, ""), pa.scalar(None, pa.string()), text)
     enc = pc.dictionary_encode(text)
     values = [str(v) for v in enc.dictionary.to_pylist()]
