@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -185,6 +186,30 @@ def test_garbage_timings_and_counts_read_as_not_recorded(
     assert cost["attempts"] is None and cost["retries"] is None
     assert cost["latency_s"] is None and cost["ttfb_s"] is None
     assert cost["billable"]["rows"] == 0 and cost["rows_without_usage"] == N
+
+
+def test_compare_reads_a_hostile_cost_block_as_unknown(
+    run: tuple[Path, Path], tmp_path: Path, cli: Callable[..., CliRun]
+) -> None:
+    """A results.json whose cost figures are integers too large for a float (a hand-edited
+    or hostile file): compare shows them as unknown, never an OverflowError."""
+    ds_file, run_file = run
+    out = tmp_path / "llm"
+    got = cli("score", str(run_file), "--dataset", str(ds_file), "--out", str(out), "-q")
+    assert got.returncode == 0, got.stderr
+    doc = out / "results.json"
+    text = doc.read_text(encoding="utf-8")
+    huge = "1" + "0" * 400
+    text = re.sub(r'("p50": )[0-9.e-]+', rf"\g<1>{huge}", text, count=1)
+    text = re.sub(r'("prompt": )[0-9]+', rf"\g<1>{huge}", text)
+    doc.write_text(text, encoding="utf-8")
+    got = cli("compare", f"a={out}", f"b={out}", "--format", "csv", "--bootstrap", "10")
+    assert got.returncode == 0, got.stderr
+    import csv
+    import io
+
+    table = {r["system"]: r for r in csv.DictReader(io.StringIO(got.stdout))}
+    assert table["a"]["latency_p50_s"] == "" and table["a"]["tokens_per_item"] == ""
 
 
 def test_plain_dump_has_no_cost(tmp_path: Path, cli: Callable[..., CliRun]) -> None:

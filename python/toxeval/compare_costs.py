@@ -26,7 +26,10 @@ COST_COLUMNS = (
 
 def _number(value: Any) -> float | None:
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        f = float(value)
+        try:
+            f = float(value)
+        except OverflowError:  # an integer too large for a float: no figure
+            return None
         return f if math.isfinite(f) else None
     return None
 
@@ -49,6 +52,7 @@ def cost_figures(cost: Any) -> dict[str, float | None] | None:
     tokens = None
     if rows and all(u is not None for u in used):
         tokens = sum(u for u in used if u is not None) / rows
+        tokens = tokens if math.isfinite(tokens) else None
     return {
         "latency_p50_s": _number(_get(cost, "latency_s", "p50")),
         "latency_p95_s": _number(_get(cost, "latency_s", "p95")),
