@@ -212,6 +212,27 @@ def test_compare_reads_a_hostile_cost_block_as_unknown(
     assert table["a"]["latency_p50_s"] == "" and table["a"]["tokens_per_item"] == ""
 
 
+def test_reported_map_too_large_for_a_float_is_no_crash(
+    run: tuple[Path, Path], tmp_path: Path, cli: Callable[..., CliRun]
+) -> None:
+    """results.json's mAP replaced by a 400-digit integer: compare and thresholds read the
+    folder (its figures come from its rows) or refuse it (exit 2), never an OverflowError."""
+    ds_file, run_file = run
+    out = tmp_path / "llm"
+    got = cli("score", str(run_file), "--dataset", str(ds_file), "--out", str(out), "-q")
+    assert got.returncode == 0, got.stderr
+    doc = out / "results.json"
+    text = re.sub(r'("map": )[0-9.e-]+', r"\g<1>1" + "0" * 400, doc.read_text(encoding="utf-8"))
+    doc.write_text(text, encoding="utf-8")
+    for argv in (
+        ("compare", f"a={out}", f"b={out}", "--bootstrap", "10"),
+        ("thresholds", str(out), "--operating-point", "recall=0.5"),
+    ):
+        got = cli(*argv)
+        assert got.returncode in (0, 2), (argv, got.stderr)
+        assert "internal error" not in got.stderr and "Traceback" not in got.stderr
+
+
 def test_plain_dump_has_no_cost(tmp_path: Path, cli: Callable[..., CliRun]) -> None:
     ds_file = tmp_path / "ds.jsonl"
     write_dataset(ds_file, 4)

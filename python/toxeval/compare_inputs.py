@@ -142,7 +142,9 @@ def _reported_figures(results: Mapping[str, Any]) -> dict[str, float | None]:
         if v is None:
             out[key] = float("nan")
         elif isinstance(v, (int, float)) and not isinstance(v, bool):
-            out[key] = float(v)
+            # an integer too large for a float is no figure a run wrote: infinite, which
+            # no computed figure equals, so check_reported refuses the folder
+            out[key] = float(v) if not isinstance(v, int) or abs(v) < 2**53 else math.inf
     return out
 
 
