@@ -255,3 +255,22 @@ def test_batch_output_scoring_checks_the_column_first(tmp_path: Path, capsys: An
     argv = ["score", str(output), "--dataset", str(data), "--batch-input", str(batch)]
     assert main([*argv, "--slice-by", "lang"]) == 2
     assert "--slice-by lang" in capsys.readouterr().err
+
+
+def test_slices_csv_shows_formula_like_values_as_text() -> None:
+    # a column value is user text: "=HYPERLINK(...)" must not run in a spreadsheet
+    from toxeval.slices import slices_csv
+
+    block = {
+        "columns": [
+            {
+                "column": "source",
+                "slices": [
+                    {"value": "=cmd|' /C calc'!A0", "rows": 3, "too_small": True,
+                     "reason": "fewer than 30 scored rows", "figures": None, "intervals": None}
+                ],
+            }
+        ]
+    }  # fmt: skip
+    row = slices_csv(block).splitlines()[1]
+    assert row.startswith("source,'=cmd")

@@ -175,9 +175,13 @@ def add_slices(
     for name in dict.fromkeys(columns):
         codes, labels = slice_values(dataset, name)
         codes = codes[rows.scored]
+        # the scored rows grouped by value with one sort (a scan per value would be
+        # quadratic in a column of many distinct values)
+        order = np.argsort(codes, kind="stable")
+        edges = np.searchsorted(codes[order], np.arange(len(labels) + 1))
         items = []
         for i, label in enumerate(labels):
-            sel = np.flatnonzero(codes == i)
+            sel = order[edges[i] : edges[i + 1]]
             if not len(sel) and (label == MISSING or name != TEXT_LENGTH):
                 continue  # no scored row has this value
             fig = slice_figures(
@@ -273,6 +277,8 @@ def slices_lines(block: Mapping[str, Any], text: Any = str) -> list[str]:
 def slices_csv(block: Mapping[str, Any]) -> str:
     """``slices.csv``: one row per slice with every headline figure and its intervals
     (empty cells for a slice too small, and for undefined values)."""
+    from toxeval.compare_markup import csv_cell
+
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     head = ["column", "value", "rows", "too_small", "reason", *FIGURES]
@@ -281,7 +287,9 @@ def slices_csv(block: Mapping[str, Any]) -> str:
         for sl in col["slices"]:
             f = sl.get("figures") or {}
             ci = sl.get("intervals") or {}
-            cells: list[Any] = [col["column"], sl["value"], sl["rows"], sl["too_small"]]
+            # values are user text: a spreadsheet must show them, not run them
+            cells: list[Any] = [csv_cell(col["column"]), csv_cell(sl["value"])]
+            cells += [sl["rows"], sl["too_small"]]
             cells.append(sl["reason"] or "")
             cells += [_csv_num(f.get(k)) for k in FIGURES]
             for key in ("map", "label_ranking_loss"):
