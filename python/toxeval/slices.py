@@ -302,26 +302,6 @@ def _csv_num(v: Any) -> Any:
     return "" if v is None or (isinstance(v, float) and not np.isfinite(v)) else repr(float(v))
 
 
-def slices_html(block: Mapping[str, Any] | None, escape: Any) -> str:
-    """The slices table of the HTML page (``escape``: its HTML escaping), or nothing."""
-    if not block:
-        return ""
-    head = "".join(
-        f"<th{' class=l' if i < 2 else ''}>{escape(h)}</th>"
-        for i, h in enumerate(slices_header(block))
-    )
-    body = "".join(
-        "<tr>"
-        + "".join(f"<td{' class=l' if i < 2 else ''}>{escape(c)}</td>" for i, c in enumerate(r))
-        + "</tr>"
-        for r in slices_table(block)
-    )
-    return (
-        f"<h2>Slices</h2><table class=sortable id=slices><thead><tr>{head}</tr></thead>"
-        f"<tbody>{body}</tbody></table><p class=note>{escape(slices_caption(block))}</p>"
-    )
-
-
 def render_slices(block: Mapping[str, Any], con: Any) -> None:
     """The slices as a terminal table (the rows of report.md's table)."""
     from rich import box
