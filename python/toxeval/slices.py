@@ -304,13 +304,7 @@ def _csv_num(v: Any) -> Any:
 
 def render_slices(block: Mapping[str, Any], con: Any) -> None:
     """The slices as a terminal table (the rows of report.md's table)."""
-    from rich import box
-    from rich.markup import escape
-    from rich.table import Table
+    from toxeval.console_output import print_table
 
-    table = Table(title="slices", caption=escape(slices_caption(block)), box=box.SIMPLE_HEAD)
-    for i, h in enumerate(slices_header(block)):
-        table.add_column(h, justify="left" if i < 2 else "right")
-    for cells in slices_table(block):
-        table.add_row(*(escape(c) for c in cells))
-    con.print(table)
+    rows = slices_table(block)
+    print_table(con, "slices", slices_header(block), rows, slices_caption(block), text_columns=2)
