@@ -402,12 +402,7 @@ def operating_points_table(block: Mapping[str, Any]) -> tuple[str, list[list[str
 
 def operating_points_lines(block: Mapping[str, Any], text: Any = str) -> list[str]:
     """The ``operating_points`` block as Markdown (``text`` escapes user text)."""
+    from toxeval.compare_markup import markdown_table
+
     caption, rows = operating_points_table(block)
-    lines = [
-        text(caption),
-        "",
-        "| " + " | ".join(HEADER) + " |",
-        "| --- |" + " ---: |" * (len(HEADER) - 1),
-    ]
-    lines += ["| " + " | ".join(text(c) for c in r) + " |" for r in rows]
-    return lines
+    return markdown_table(caption, HEADER, rows, text_columns=1, text=text)

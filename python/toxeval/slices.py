@@ -267,11 +267,10 @@ def slices_caption(block: Mapping[str, Any]) -> str:
 
 def slices_lines(block: Mapping[str, Any], text: Any = str) -> list[str]:
     """The ``slices`` block as Markdown (``text`` escapes user text)."""
-    header = slices_header(block)
-    lines = [text(slices_caption(block)), "", "| " + " | ".join(header) + " |"]
-    lines.append("| --- | --- |" + " ---: |" * (len(header) - 2))
-    lines += ["| " + " | ".join(text(c) for c in r) + " |" for r in slices_table(block)]
-    return lines
+    from toxeval.compare_markup import markdown_table
+
+    header, rows = slices_header(block), slices_table(block)
+    return markdown_table(slices_caption(block), header, rows, text_columns=2, text=text)
 
 
 def slices_csv(block: Mapping[str, Any]) -> str:
