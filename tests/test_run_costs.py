@@ -258,6 +258,13 @@ def test_plain_dump_has_no_cost(tmp_path: Path, cli: Callable[..., CliRun]) -> N
 
 BAD_PRICES = [
     ("p.json", "{not json", "not valid JSON"),
+    # a model priced twice: json.loads kept the second price without a word
+    (
+        "p.json",
+        '{"models": {"fake": {"usd_per_1m_input": 1, "usd_per_1m_output": 2},'
+        ' "fake": {"usd_per_1m_input": 9, "usd_per_1m_output": 9}}}',
+        "is given twice",
+    ),
     ("p.toml", "models = [", "not valid TOML"),
     ("p.json", "[]", "one table 'models'"),
     ("p.json", '{"models": {}}', "names no model"),

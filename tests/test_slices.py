@@ -295,3 +295,22 @@ def test_column_of_bytes_not_utf8_is_refused(tmp_path: Path, capsys: Any) -> Non
     err = capsys.readouterr().err
     assert "--slice-by blob: the column's values cannot be read as text" in err
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_slices_csv_shows_formula_like_values_as_text() -> None:
+    # a column value is user text: "=HYPERLINK(...)" must not run in a spreadsheet
+    from toxeval.slices import slices_csv
+
+    block = {
+        "columns": [
+            {
+                "column": "source",
+                "slices": [
+                    {"value": "=cmd|' /C calc'!A0", "rows": 3, "too_small": True,
+                     "reason": "fewer than 30 scored rows", "figures": None, "intervals": None}
+                ],
+            }
+        ]
+    }  # fmt: skip
+    row = slices_csv(block).splitlines()[1]
+    assert row.startswith("source,'=cmd")

@@ -94,7 +94,7 @@ class Comparison:
     n_resamples: int
     confidence_level: float
     seed: int
-    alpha: float = 0.05
+    alpha: float = ALPHA
     #: datasets the baseline was not scored on: no paired tests there (said in the legend)
     without_baseline: list[str] = field(default_factory=list)
     #: ``common_rows=True``: per dataset, the rows compared and the rows each system that

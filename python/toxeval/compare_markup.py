@@ -4,7 +4,7 @@ as formulas (:func:`csv_cell`, also used for the report's ``per_category.csv``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -88,3 +88,19 @@ def csv_cell(value: Any) -> Any:
     if isinstance(value, str) and value.startswith(FORMULA_START):
         return "'" + value
     return value
+
+
+def markdown_table(
+    caption: str,
+    header: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    *,
+    text_columns: int,
+    text: Callable[[str], str] = str,
+) -> list[str]:
+    """A caption, then a Markdown table of text cells (the first ``text_columns``
+    left-aligned, the rest right-aligned), every caption and cell through ``text``."""
+    align = "| " + " | ".join("---" if i < text_columns else "---:" for i in range(len(header)))
+    lines = [text(caption), "", "| " + " | ".join(header) + " |", align + " |"]
+    lines += ["| " + " | ".join(text(c) for c in r) + " |" for r in rows]
+    return lines

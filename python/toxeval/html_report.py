@@ -40,7 +40,7 @@ from toxeval.html_figures import esc as _e
 from toxeval.html_figures import finite as _num
 from toxeval.html_figures import interval_pair as _interval
 from toxeval.report_text import format_value as _fmt
-from toxeval.slices import slices_html
+from toxeval.slices import slices_caption, slices_header, slices_table
 
 __all__ = [
     "cooccurrence",
@@ -183,15 +183,41 @@ def _operating_points_section(block: Mapping[str, Any] | None) -> str:
     from toxeval.operating_points import HEADER, operating_points_table
 
     caption, rows = operating_points_table(block)
-    head = "".join(f"<th{' class=l' if i == 0 else ''}>{_e(h)}</th>" for i, h in enumerate(HEADER))
+    return _table_section("Operating points", HEADER, rows, caption, text_columns=1)
+
+
+def _slices_section(block: Mapping[str, Any] | None) -> str:
+    """The slices table (``--slice-by``), or nothing when none were asked for."""
+    if not block:
+        return ""
+    header, rows = slices_header(block), slices_table(block)
+    caption = slices_caption(block)
+    return _table_section("Slices", header, rows, caption, text_columns=2, table_id="slices")
+
+
+def _table_section(
+    title: str,
+    header: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    caption: str,
+    *,
+    text_columns: int,
+    table_id: str | None = None,
+) -> str:
+    """A titled sortable table of text cells (the first ``text_columns`` left-aligned,
+    the rest numbers) with its caption; every cell escaped."""
+
+    def cls(i: int) -> str:
+        return " class=l" if i < text_columns else ""
+
+    head = "".join(f"<th{cls(i)}>{_e(h)}</th>" for i, h in enumerate(header))
     body = "".join(
-        "<tr>"
-        + "".join(f"<td{' class=l' if i == 0 else ''}>{_e(c)}</td>" for i, c in enumerate(r))
-        + "</tr>"
+        "<tr>" + "".join(f"<td{cls(i)}>{_e(c)}</td>" for i, c in enumerate(r)) + "</tr>"
         for r in rows
     )
+    ident = f" id={table_id}" if table_id else ""
     return (
-        f"<h2>Operating points</h2><table class=sortable><thead><tr>{head}</tr></thead>"
+        f"<h2>{_e(title)}</h2><table class=sortable{ident}><thead><tr>{head}</tr></thead>"
         f"<tbody>{body}</tbody></table><p class=note>{_e(caption)}</p>"
     )
 
@@ -292,7 +318,7 @@ interval. In the table, unknown counts the dataset's unknown labels and no score
 labels the system gives no score for; both are left out of every figure.</p>
 {_operating_points_section(result.get("operating_points"))}
 {_cost_section(result.get("cost"))}
-{slices_html(result.get("slices"), _e)}
+{_slices_section(result.get("slices"))}
 <h2>Precision-recall curves</h2>{curves}
 <p class="note">Known rows only; dashed line: the positive rate (no skill).</p>
 <h2>Label co-occurrence (true vs predicted)</h2>{heat}{heat_note}

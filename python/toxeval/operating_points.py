@@ -24,7 +24,7 @@ choose on one split and measure on another (``apply_thresholds``), as docs/cli.m
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -180,12 +180,23 @@ def _point(category: str, y: NDArray[Any], s: NDArray[Any], target: Target) -> O
     return OperatingPoint(category, float(thr[i]), tp, fp, pos - tp, neg - fp)
 
 
+def _columns(
+    y_true: Any, scores: Any, mask: Any, categories: Sequence[str]
+) -> Iterator[tuple[str, NDArray[np.int64], NDArray[np.float64]]]:
+    """(category, labels, scores) of each category's known rows; the inputs are viewed
+    as arrays once, and each column is taken as a float64 copy of its own."""
+    y_all, s_all = np.asarray(y_true), np.asarray(scores)
+    m_all = None if mask is None else np.asarray(mask, dtype=bool)
+    for j, c in enumerate(categories):
+        m = None if m_all is None else m_all[:, j]
+        yield (c, *_known(y_all[:, j], s_all[:, j].astype(np.float64), m, c))
+
+
 def _known(
-    y_true: Any, scores: Any, mask: Any, j: int, category: str
+    y: NDArray[Any], s: NDArray[np.float64], keep: NDArray[np.bool_] | None, category: str
 ) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
-    y = np.asarray(y_true)[:, j]
-    s = np.asarray(scores, dtype=np.float64)[:, j]
-    keep = np.ones(y.shape[0], dtype=bool) if mask is None else np.asarray(mask, bool)[:, j]
+    if keep is None:
+        keep = np.ones(y.shape[0], dtype=bool)
     bad = int(np.count_nonzero(~np.isfinite(s[keep])))
     if bad:  # a NaN would sort as a threshold that flags nothing, with counts that say otherwise
         raise ValueError(
@@ -200,9 +211,7 @@ def choose_thresholds(
     """Each category's operating point for ``target`` (see the module docstring);
     ``y_true`` and ``scores`` are (N, K) in ``categories`` order, ``mask`` True where the
     label is known (``None``: every label known)."""
-    return [
-        _point(c, *_known(y_true, scores, mask, j, c), target) for j, c in enumerate(categories)
-    ]
+    return [_point(c, y, s, target) for c, y, s in _columns(y_true, scores, mask, categories)]
 
 
 def apply_thresholds(
@@ -215,8 +224,7 @@ def apply_thresholds(
     """The counts and rates of each category at the given thresholds (chosen on another
     split); a category the thresholds do not name, or name as ``None``, has none."""
     out = []
-    for j, c in enumerate(categories):
-        y, s = _known(y_true, scores, mask, j, c)
+    for c, y, s in _columns(y_true, scores, mask, categories):
         t = thresholds.get(c)
         pos, neg = int(y.sum()), int(y.shape[0] - y.sum())
         if t is None:
@@ -394,12 +402,7 @@ def operating_points_table(block: Mapping[str, Any]) -> tuple[str, list[list[str
 
 def operating_points_lines(block: Mapping[str, Any], text: Any = str) -> list[str]:
     """The ``operating_points`` block as Markdown (``text`` escapes user text)."""
+    from toxeval.compare_markup import markdown_table
+
     caption, rows = operating_points_table(block)
-    lines = [
-        text(caption),
-        "",
-        "| " + " | ".join(HEADER) + " |",
-        "| --- |" + " ---: |" * (len(HEADER) - 1),
-    ]
-    lines += ["| " + " | ".join(text(c) for c in r) + " |" for r in rows]
-    return lines
+    return markdown_table(caption, HEADER, rows, text_columns=1, text=text)

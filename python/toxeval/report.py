@@ -310,19 +310,11 @@ def render(result: EvaluationResult, console: Console | None = None) -> None:
 
 def _render_operating_points(block: dict[str, Any], con: Console) -> None:
     """The operating points as a terminal table (the rows of report.md's table)."""
-    from rich import box
-    from rich.markup import escape
-    from rich.table import Table
-
+    from toxeval.console_output import print_table
     from toxeval.operating_points import HEADER, operating_points_table
 
     caption, rows = operating_points_table(block)
-    table = Table(title="operating points", caption=escape(caption), box=box.SIMPLE_HEAD)
-    for i, h in enumerate(HEADER):
-        table.add_column(h, justify="left" if i == 0 else "right")
-    for cells in rows:
-        table.add_row(*(escape(c) for c in cells))
-    con.print(table)
+    print_table(con, "operating points", HEADER, rows, caption, text_columns=1)
 
 
 def _render_cost(block: dict[str, Any], con: Console) -> None:

@@ -193,12 +193,13 @@ def add_slices(
     for name in dict.fromkeys(columns):
         codes, labels = slice_values(dataset, name)
         codes = codes[rows.scored]
-        # the rows of each value in one stable sort (not one pass over the rows per value)
+        # the scored rows grouped by value with one sort (a scan per value would be
+        # quadratic in a column of many distinct values)
         order = np.argsort(codes, kind="stable")
-        bounds = np.searchsorted(codes[order], np.arange(len(labels) + 1))
+        edges = np.searchsorted(codes[order], np.arange(len(labels) + 1))
         items = []
         for i, label in enumerate(labels):
-            sel = order[bounds[i] : bounds[i + 1]]
+            sel = order[edges[i] : edges[i + 1]]
             if not len(sel) and (label == MISSING or name != TEXT_LENGTH):
                 continue  # no scored row has this value
             fig = slice_figures(
@@ -284,16 +285,17 @@ def slices_caption(block: Mapping[str, Any]) -> str:
 
 def slices_lines(block: Mapping[str, Any], text: Any = str) -> list[str]:
     """The ``slices`` block as Markdown (``text`` escapes user text)."""
-    header = slices_header(block)
-    lines = [text(slices_caption(block)), "", "| " + " | ".join(header) + " |"]
-    lines.append("| --- | --- |" + " ---: |" * (len(header) - 2))
-    lines += ["| " + " | ".join(text(c) for c in r) + " |" for r in slices_table(block)]
-    return lines
+    from toxeval.compare_markup import markdown_table
+
+    header, rows = slices_header(block), slices_table(block)
+    return markdown_table(slices_caption(block), header, rows, text_columns=2, text=text)
 
 
 def slices_csv(block: Mapping[str, Any]) -> str:
     """``slices.csv``: one row per slice with every headline figure and its intervals
     (empty cells for a slice too small, and for undefined values)."""
+    from toxeval.compare_markup import csv_cell
+
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     head = ["column", "value", "rows", "too_small", "reason", *FIGURES]
@@ -302,7 +304,9 @@ def slices_csv(block: Mapping[str, Any]) -> str:
         for sl in col["slices"]:
             f = sl.get("figures") or {}
             ci = sl.get("intervals") or {}
-            cells: list[Any] = [col["column"], sl["value"], sl["rows"], sl["too_small"]]
+            # values are user text: a spreadsheet must show them, not run them
+            cells: list[Any] = [csv_cell(col["column"]), csv_cell(sl["value"])]
+            cells += [sl["rows"], sl["too_small"]]
             cells.append(sl["reason"] or "")
             cells += [_csv_num(f.get(k)) for k in FIGURES]
             for key in ("map", "label_ranking_loss"):
@@ -315,35 +319,9 @@ def _csv_num(v: Any) -> Any:
     return "" if v is None or (isinstance(v, float) and not np.isfinite(v)) else repr(float(v))
 
 
-def slices_html(block: Mapping[str, Any] | None, escape: Any) -> str:
-    """The slices table of the HTML page (``escape``: its HTML escaping), or nothing."""
-    if not block:
-        return ""
-    head = "".join(
-        f"<th{' class=l' if i < 2 else ''}>{escape(h)}</th>"
-        for i, h in enumerate(slices_header(block))
-    )
-    body = "".join(
-        "<tr>"
-        + "".join(f"<td{' class=l' if i < 2 else ''}>{escape(c)}</td>" for i, c in enumerate(r))
-        + "</tr>"
-        for r in slices_table(block)
-    )
-    return (
-        f"<h2>Slices</h2><table class=sortable id=slices><thead><tr>{head}</tr></thead>"
-        f"<tbody>{body}</tbody></table><p class=note>{escape(slices_caption(block))}</p>"
-    )
-
-
 def render_slices(block: Mapping[str, Any], con: Any) -> None:
     """The slices as a terminal table (the rows of report.md's table)."""
-    from rich import box
-    from rich.markup import escape
-    from rich.table import Table
+    from toxeval.console_output import print_table
 
-    table = Table(title="slices", caption=escape(slices_caption(block)), box=box.SIMPLE_HEAD)
-    for i, h in enumerate(slices_header(block)):
-        table.add_column(h, justify="left" if i < 2 else "right")
-    for cells in slices_table(block):
-        table.add_row(*(escape(c) for c in cells))
-    con.print(table)
+    rows = slices_table(block)
+    print_table(con, "slices", slices_header(block), rows, slices_caption(block), text_columns=2)

@@ -16,10 +16,15 @@ as output and the reasoning ones at that price.
 
 from __future__ import annotations
 
-import json
 import math
+import sys
 from pathlib import Path
 from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only (tomllib is 3.11's)
+    import tomli as tomllib
 
 __all__ = ["PriceError", "Prices", "price_block", "read_prices"]
 
@@ -35,6 +40,8 @@ class PriceError(ValueError):
 
 def read_prices(path: str | Path) -> Prices:
     """The price table of ``path``, checked: ``{model: {key: USD per 1M tokens}}``."""
+    from toxeval.json_lines import decode_json_document
+
     p = Path(path)
     if p.exists() and not p.is_file():  # a FIFO would block the read forever
         raise PriceError(f"{p}: cannot read the price table: not a regular file")
@@ -44,11 +51,9 @@ def read_prices(path: str | Path) -> Prices:
         raise PriceError(f"{p}: cannot read the price table: {e}") from None
     try:
         if p.suffix.lower() == ".toml":
-            import tomllib
-
             data: Any = tomllib.loads(text)
-        else:
-            data = json.loads(text)
+        else:  # a model given twice would silently take the second price
+            data = decode_json_document(text)
     except ValueError as e:
         kind = "TOML" if p.suffix.lower() == ".toml" else "JSON (name a TOML file *.toml)"
         raise PriceError(f"{p}: not valid {kind}: {e}") from None
