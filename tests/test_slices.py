@@ -314,3 +314,17 @@ def test_slices_csv_shows_formula_like_values_as_text() -> None:
     }  # fmt: skip
     row = slices_csv(block).splitlines()[1]
     assert row.startswith("source,'=cmd")
+
+
+def test_the_ignored_fields_note_leaves_out_the_slice_columns(tmp_path: Path) -> None:
+    rows = [{**r, "source": "web"} for r in _rows()]
+    ds = load_dataset(_write(rows, tmp_path / "d.jsonl"))
+    result = toxeval.score(_scores(len(rows), ds.k), ds)
+    ignored = [n for n in result.notes if n.startswith("dataset fields ignored")]
+    assert len(ignored) == 1 and "'language'" in ignored[0] and "'source'" in ignored[0]
+    add_slices(result, ds, ["language"])
+    ignored = [n for n in result.notes if n.startswith("dataset fields ignored")]
+    assert len(ignored) == 1 and "'language'" not in ignored[0] and "'source'" in ignored[0]
+    # every ignored field sliced by: no such note at all
+    add_slices(result, ds, ["language", "source"])
+    assert not [n for n in result.notes if n.startswith("dataset fields ignored")]

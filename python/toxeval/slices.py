@@ -214,6 +214,7 @@ def add_slices(
             )
             items.append({"value": label, **fig})
         blocks.append({"column": name, "slices": items})
+    _name_slice_columns(result, dataset, columns)
     result.slices = {
         "min_rows": MIN_ROWS,
         "confidence_level": float(confidence_level) if n_resamples else None,
@@ -221,6 +222,20 @@ def add_slices(
         "columns": blocks,
     }
     return result
+
+
+def _name_slice_columns(result: EvaluationResult, dataset: Dataset, columns: Sequence[str]) -> None:
+    """The scoring's note on ignored dataset fields, less the columns the slices use
+    (they give no labels, but they are not ignored)."""
+    from toxeval.scoring.figures import IGNORED_FIELDS_NOTE, ignored_fields_note
+
+    if not any(f in columns for f in dataset.ignored_fields):
+        return
+    notes = [n for n in result.notes if not n.startswith(IGNORED_FIELDS_NOTE)]
+    if len(notes) == len(result.notes):
+        return  # not a note of this scoring (the caller removed it)
+    after = ignored_fields_note([f for f in dataset.ignored_fields if f not in columns])
+    result.notes = [*notes, after] if after else notes
 
 
 HEADER = ("column", "value", "rows", "mAP", "mAP interval", "LRL", "LRL interval", "macro F1")

@@ -100,13 +100,9 @@ def score_predictions(
             f"{preds.source}: no dataset row has a usable prediction{unknown_note}"
         )
     notes = list(preds.notes)
-    ignored = dataset.ignored_fields
+    ignored = ignored_fields_note(dataset.ignored_fields)
     if ignored:
-        shown = ", ".join(repr(f) for f in ignored[:20]) + (", ..." if len(ignored) > 20 else "")
-        notes.append(
-            f"dataset fields ignored (not schema fields, or per-category fields while the "
-            f"labels come from 'labels'/'annotations'): {shown}"
-        )
+        notes.append(ignored)
 
     if progress:
         progress("computing metrics")
@@ -203,6 +199,22 @@ def score_predictions(
     )
     result.rows = ScoredRowArrays(y_true=y, scores=s, mask=m, dataset_ids=dataset.ids, scored=rows)
     return result
+
+
+#: How the note on ignored dataset fields begins (slices rewrite it: a column they use
+#: gives no labels but is not ignored).
+IGNORED_FIELDS_NOTE = "dataset fields ignored"
+
+
+def ignored_fields_note(ignored: Sequence[str]) -> str | None:
+    """The note naming the dataset fields that gave no labels (None when there are none)."""
+    if not ignored:
+        return None
+    shown = ", ".join(repr(f) for f in ignored[:20]) + (", ..." if len(ignored) > 20 else "")
+    return (
+        f"{IGNORED_FIELDS_NOTE} (not schema fields, or per-category fields while the "
+        f"labels come from 'labels'/'annotations'): {shown}"
+    )
 
 
 def _no_score_counts(
