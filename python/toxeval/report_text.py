@@ -43,6 +43,18 @@ def level_text(level: float) -> str:
     return f"{float(level) * 100:g}%"
 
 
+#: How a run's scoring method reads in the report's "system" line: the LLM's
+#: ``--scoring`` modes and the local detectors' answer kinds (``toxeval.llm.local_answers``).
+SCORING_METHOD_TEXT = {
+    "json": "json scoring",
+    "logprobs": "logprobs scoring",
+    "sample": "sample scoring",
+    "labels": "label answers",
+    "scores": "graded scores",
+    "text": "text answers",
+}
+
+
 def system_line(result: EvaluationResult) -> str:
     """What was evaluated, in one line (a detector, an LLM run file, or a prediction
     dump with its format): the report's "system" row and the figures' titles."""
@@ -50,11 +62,12 @@ def system_line(result: EvaluationResult) -> str:
     if sysd.get("kind") == "detector":
         return f"detector {sysd.get('detector')} {sysd.get('detector_version', '')}".strip()
     if sysd.get("kind") == "run":  # a run file of toxeval predict
-        methods = ", ".join(sysd.get("scoring_method") or ["unknown"])
+        how = sysd.get("scoring_method") or ["unknown"]
+        methods = ", ".join(SCORING_METHOD_TEXT.get(m, f"{m} scoring") for m in how)
         if sysd.get("batch_input"):  # a Batch API output, read through its input's sidecar
             return (
-                f"{sysd.get('detector')} ({methods} scoring), Batch API output "
+                f"{sysd.get('detector')} ({methods}), Batch API output "
                 f"{sysd.get('source')} (requests {sysd.get('batch_input')})"
             )
-        return f"{sysd.get('detector')} ({methods} scoring), run file {sysd.get('source')}"
+        return f"{sysd.get('detector')} ({methods}), run file {sysd.get('source')}"
     return f"predictions {sysd.get('source')} ({sysd.get('format')}, {sysd.get('kind')})"

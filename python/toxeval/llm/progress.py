@@ -116,14 +116,15 @@ class Progress:
     def _show(self, now: float) -> None:
         """Hand rich the rows counted since the last update and the current figures."""
         summary = self._summary
-        rate = self._new / max(now - self._start, 1e-9)
         answered = summary.ok + summary.failed
         parsed = sum(v for k, v in summary.parse_counts.items() if k in ("ok", "partial"))
+        # no answer yet (or none to ask: a resumed run already done): no share, no rate
+        share = f"{100.0 * parsed / answered:.0f}%" if answered else "-"
+        rate = f"{self._new / max(now - self._start, 1e-9):.1f} rows/s" if self._new else "-"
         info = (
-            f"retries {summary.retries}  failed {summary.failed}  "
-            f"parsed {100.0 * parsed / max(answered, 1):.0f}%  "
+            f"retries {summary.retries}  failed {summary.failed}  parsed {share}  "
             f"tokens {summary.prompt_tokens + summary.completion_tokens}"
         )
-        self._bar.update(self._task, advance=self._pending, rate=f"{rate:.1f} rows/s", info=info)
+        self._bar.update(self._task, advance=self._pending, rate=rate, info=info)
         self._pending = 0
         self._shown = now
