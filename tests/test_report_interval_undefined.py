@@ -308,3 +308,34 @@ def test_slices_withhold_intervals_of_undefined_figures(tmp_path: Path) -> None:
     assert "n/a (" in md and "resamples undefined" in md and "more than 5%" in md
     table = list(csv.DictReader(io.StringIO(slices_csv(result.slices))))
     assert all(r["map_ci_low"] == "" and int(r["map_ci_undefined"]) > 10 for r in table)
+
+
+def test_an_estimate_outside_an_interval_given_is_named_in_a_note(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """No constructed case puts a figure outside an interval that is given (the rule
+    above sees to the undefined resamples), but a skewed distribution could: the note
+    must then say so. The intervals are replaced to make one."""
+    import dataclasses
+
+    from toxeval.scoring import intervals
+
+    y, s = _rare_problem((6, 8), n=100, seed=3)
+    real = intervals.figure_intervals
+
+    def shifted(*args: Any, **kwargs: Any) -> Any:
+        fi = real(*args, **kwargs)
+        up = (fi.map_estimate + 0.01, fi.map_estimate + 0.02)
+        return dataclasses.replace(fi, map=up)
+
+    monkeypatch.setattr(intervals, "figure_intervals", shifted)
+    r = toxeval.score(s, make_dataset(y), bootstrap=50)
+    notes = [n for n in r.notes if "outside its own interval" in n]
+    assert notes == [
+        "bootstrap: the estimate lies outside its own interval for mAP: its resampled "
+        "values lie mostly on one side of it (a skewed bootstrap distribution), so read "
+        "that interval as a rough guide"
+    ]
+    monkeypatch.undo()
+    r = toxeval.score(s, make_dataset(y), bootstrap=50)
+    assert not any("outside its own interval" in n for n in r.notes)
