@@ -53,11 +53,14 @@ def _reference(
     undefined on more than ``1 - level`` of the resamples has no interval (None)."""
     idx = stats.bootstrap_indices(y.shape[0], n_resamples, seed=seed)
     k = y.shape[1]
-    ap = np.full((k, n_resamples), np.nan)
-    for b, rows in enumerate(idx):
-        for j in range(k):
-            if y[rows, j].any():
-                ap[j, b] = skm.average_precision_score(y[rows, j], s[rows, j])
+    drawn = y[idx].any(axis=1).T  # (k, n_resamples): a positive of the category drawn
+    # where a category is defined, its AP (NaN elsewhere: a placeholder where the
+    # category is withheld anyway, so scikit-learn is not asked for values never used)
+    ap = np.where(drawn, 0.0, np.nan)
+    for j in range(k):
+        if (~drawn[j]).sum() <= (1 - level) * n_resamples:
+            for b in np.flatnonzero(drawn[j]):
+                ap[j, b] = skm.average_precision_score(y[idx[b], j], s[idx[b], j])
     q = [(1 - level) / 2, 1 - (1 - level) / 2]
 
     def ci(values: np.ndarray) -> Any:
@@ -114,11 +117,11 @@ def test_every_interval_given_contains_its_estimate_on_the_rare_problem() -> Non
 
 
 def test_category_intervals_follow_the_rule_and_equal_the_numpy_reference() -> None:
-    y, s = _rare_problem()
+    y, s = _rare_problem((1, 1, 2, 3, 3, 6, 6, 6))
     got = figure_intervals(y, s, np.ones_like(y, dtype=bool), n_resamples=200, seed=0)
     ref = _reference(y, s, 200, 0)
     assert got.map is None and ref["map"][0] is None
-    assert got.n_undefined["map"] == ref["map"][1] == 182
+    assert got.n_undefined["map"] == ref["map"][1] > 100
     for j in range(y.shape[1]):
         want, undefined = ref["ap"][j]
         assert got.ap_undefined[j] == undefined
@@ -127,7 +130,7 @@ def test_category_intervals_follow_the_rule_and_equal_the_numpy_reference() -> N
         else:
             np.testing.assert_allclose(got.ap[j], want, rtol=1e-12)
     # one positive: undefined on about 37% of the resamples; six: on none here
-    assert got.ap[0] is None and got.ap[8] is not None
+    assert got.ap[0] is None and got.ap[7] is not None
 
 
 def test_map_with_few_undefined_resamples_keeps_its_interval_equal_to_the_reference() -> None:
