@@ -392,7 +392,7 @@ def compare(
             )
             value = {"map": fi.map_estimate, "label_ranking_loss": fi.label_ranking_loss_estimate}
             check_reported(sr, value)
-            # an interval defined on too few resamples is n/a, as in the system's report
+            # a figure undefined on too many resamples has no interval (n/a), as in its report
             interval = {"map": fi.map, "label_ranking_loss": fi.label_ranking_loss}
             n_rows, undefined, withheld = len(rows.ids), dict(fi.n_undefined), fi.withheld()
             row[sr.name] = Cell(value, n_rows, interval, undefined, withheld, cost=sr.cost)
