@@ -487,7 +487,7 @@ def test_an_interval_defined_on_too_few_resamples_is_na_as_in_the_report(
     cell = c.cells["demo"]["a"]
     assert cell.interval["map"] is None and not math.isnan(cell.value["map"])
     assert f"{cell.value['map']:.4f} [n/a]" in c.to_markdown()
-    assert "n/a: the figure is defined on too few resamples" in c.to_markdown()
+    assert "n/a: the figure is undefined on more than 5% of the resamples" in c.to_markdown()
     rec = next(r for r in c.to_records() if r["system"] == "a")
     assert rec["map_low"] is None and rec["map_high"] is None
     assert "[n/a]" in c.to_latex() and "[n/a]" in c.to_html()

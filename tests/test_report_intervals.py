@@ -27,16 +27,18 @@ def demo() -> Any:
 
 
 def _masked_problem(
-    n: int = 40, k: int = 3, seed: int = 5
+    n: int = 40, k: int = 3, seed: int = 5, *, single: bool = True
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Labels with unknown cells (one row wholly unknown), tied scores, and a category
-    with a single known positive (so some resamples draw none of it)."""
+    """Labels with unknown cells (one row wholly unknown), tied scores, and (``single``)
+    a category with a single known positive (so some resamples draw none of it: about
+    37%, too many for an interval of it or of mAP)."""
     rng = np.random.default_rng(seed)
     y = (rng.random((n, k)) < 0.3).astype(np.int8)
-    y[:, 2] = 0
-    y[7, 2] = 1
     m = rng.random((n, k)) > 0.15
-    m[7, 2] = True
+    if single:
+        y[:, 2] = 0
+        y[7, 2] = 1
+        m[7, 2] = True
     m[3] = False  # a row with no known label
     s = np.round(rng.random((n, k)), 1)
     return y, s, m
@@ -48,7 +50,8 @@ def _reference(
     """The report's intervals computed with NumPy + scikit-learn on materialised
     resamples: both from ``bootstrap_indices`` over every row; label ranking loss is the
     mean over the drawn rows with a known label (the rows it is defined on), undefined
-    on a resample that draws none."""
+    on a resample that draws none. A figure undefined on more than 5% of the resamples
+    (or defined on fewer than 2) has no interval: None."""
     level = 0.95
     idx = stats.bootstrap_indices(y.shape[0], n_resamples, seed=seed)
     k = y.shape[1]
@@ -71,16 +74,31 @@ def _reference(
         ]
         lrl.append(np.mean(per_row) if per_row else np.nan)
     q = [(1 - level) / 2, 1 - (1 - level) / 2]
+
+    def ci(defined: np.ndarray) -> Any:
+        undefined = n_resamples - defined.shape[0]
+        if undefined > (1 - level) * n_resamples or defined.shape[0] < 2:
+            return None
+        return np.quantile(defined, q)
+
     every = np.isfinite(ap[cols]).all(axis=0)
     lrl_arr = np.array(lrl)
     return {
-        "map": np.quantile(ap[cols][:, every].mean(axis=0), q),
+        "map": ci(ap[cols][:, every].mean(axis=0)),
         "map_undefined": int((~every).sum()),
-        "lrl": np.quantile(lrl_arr[np.isfinite(lrl_arr)], q),
+        "lrl": ci(lrl_arr[np.isfinite(lrl_arr)]),
         "lrl_undefined": int((~np.isfinite(lrl_arr)).sum()),
-        "ap": {j: np.quantile(ap[j][np.isfinite(ap[j])], q) for j in cols},
+        "ap": {j: ci(ap[j][np.isfinite(ap[j])]) for j in cols},
         "ap_undefined": {j: int((~np.isfinite(ap[j])).sum()) for j in cols},
     }
+
+
+def _same(got: Any, want: Any) -> None:
+    """An interval equals the reference's, or both are None (withheld)."""
+    if want is None:
+        assert got is None
+    else:
+        np.testing.assert_allclose(got, want, rtol=1e-12)
 
 
 def test_default_report_equals_stats_bootstrap_on_the_scored_rows(demo: Any) -> None:
@@ -116,16 +134,20 @@ def test_default_report_equals_stats_bootstrap_on_the_scored_rows(demo: Any) -> 
 
 @pytest.mark.slow
 def test_intervals_equal_numpy_sklearn_bootstrap_with_masked_cells() -> None:
-    y, s, m = _masked_problem()
-    got = figure_intervals(y, s, m, n_resamples=60, seed=11)
-    ref = _reference(y, s, m, 60, 11)
-    np.testing.assert_allclose(got.map, ref["map"], rtol=1e-12)
-    assert got.n_undefined["map"] == ref["map_undefined"] > 0  # the single positive
-    np.testing.assert_allclose(got.label_ranking_loss, ref["lrl"], rtol=1e-12)
-    assert got.n_undefined["label_ranking_loss"] == ref["lrl_undefined"]
-    for j, want in ref["ap"].items():
-        np.testing.assert_allclose(got.ap[j], want, rtol=1e-12)
-        assert got.ap_undefined[j] == ref["ap_undefined"][j]
+    for single in (True, False):
+        y, s, m = _masked_problem(single=single)
+        got = figure_intervals(y, s, m, n_resamples=60, seed=11)
+        ref = _reference(y, s, m, 60, 11)
+        _same(got.map, ref["map"])
+        assert got.n_undefined["map"] == ref["map_undefined"]
+        _same(got.label_ranking_loss, ref["lrl"])
+        assert got.n_undefined["label_ranking_loss"] == ref["lrl_undefined"]
+        for j, want in ref["ap"].items():
+            _same(got.ap[j], want)
+            assert got.ap_undefined[j] == ref["ap_undefined"][j]
+        # the single positive: undefined on too many resamples for mAP or its AP
+        assert (got.map is None) == (got.ap[2] is None) == single
+        assert (ref["map_undefined"] > 0) == single
 
 
 def test_masked_cells_are_unknown_whatever_they_hold() -> None:
@@ -154,7 +176,7 @@ def test_a_category_defined_on_too_few_resamples_gets_none_and_its_count() -> No
     assert got.map is None and got.n_undefined["map"] >= got.ap_undefined[2]
     ref = _reference(y, s, m, 3, seed)
     for j in (0, 1):
-        np.testing.assert_allclose(got.ap[j], ref["ap"][j], rtol=1e-12)
+        _same(got.ap[j], ref["ap"][j])
 
 
 def test_intervals_recomputed_replace_their_notes() -> None:
@@ -178,7 +200,7 @@ def test_intervals_recomputed_replace_their_notes() -> None:
 
 
 def test_same_seed_reproduces_another_seed_changes_any_n_jobs() -> None:
-    y, s, m = _masked_problem(n=200, k=4, seed=9)
+    y, s, m = _masked_problem(n=200, k=4, seed=9, single=False)
     a = figure_intervals(y, s, m, n_resamples=100, seed=3, n_jobs=1)
     assert a == figure_intervals(y, s, m, n_resamples=100, seed=3, n_jobs=2)
     b = figure_intervals(y, s, m, n_resamples=100, seed=4)
@@ -190,10 +212,15 @@ def test_score_takes_bootstrap_seed_and_level() -> None:
     ds = make_dataset(y, m)
     a = toxeval.score(s, ds, bootstrap=200, bootstrap_seed=5, confidence_level=0.9)
     want = figure_intervals(y, s, m, n_resamples=200, seed=5, confidence_level=0.9)
-    assert a.figures["intervals"]["map"] == list(want.map)
+    assert want.map is None  # c2's single positive: undefined on about a third
+    assert a.figures["intervals"]["map"] is None
+    assert a.figures["intervals"]["n_undefined"] == want.n_undefined
+    assert a.figures["intervals"]["undefined_limit"] == pytest.approx(0.1)
+    assert a.figures["intervals"]["label_ranking_loss"] == list(want.label_ranking_loss)
     assert a.figures["intervals"]["confidence_level"] == 0.9
     assert [r["ap_ci"] for r in a.per_category] == [list(c) if c else None for c in want.ap]
-    assert any("left out of its AP interval" in n for n in a.notes)  # c2: one positive
+    assert any("left out of their intervals" in n for n in a.notes)  # c2: one positive
+    assert any(n.startswith("bootstrap: no interval for mAP") for n in a.notes)
 
 
 @pytest.mark.parametrize(("level", "shown"), [(0.999, "99.9%"), (0.975, "97.5%"), (0.9, "90%")])
@@ -202,7 +229,7 @@ def test_every_output_names_the_confidence_level_as_asked(level: float, shown: s
     from toxeval.html_report import render_html
     from toxeval.report import interval_line, quiet_intervals
 
-    y, s, m = _masked_problem(n=60, k=3, seed=1)
+    y, s, m = _masked_problem(n=60, k=3, seed=1, single=False)
     r = toxeval.score(s, make_dataset(y, m), bootstrap=50, confidence_level=level)
     assert interval_line(r).startswith(f"{shown} percentile bootstrap")  # terminal, report.md
     assert quiet_intervals(r).startswith(f"  {shown} CI: mAP [")
@@ -258,7 +285,10 @@ def test_cli_outputs_show_the_intervals(tmp_path: Path, capsys: pytest.CaptureFi
         "map",
         "label_ranking_loss",
         "n_undefined",
+        "undefined_limit",
+        "withheld",
     }
+    assert iv["withheld"] == {}  # every figure of the demo set has an interval
     assert (iv["n_resamples"], iv["seed"]) == (300, 4)
     assert set(iv["n_undefined"]) == {"map", "label_ranking_loss"}
     lo, hi = iv["map"]

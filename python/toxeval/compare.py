@@ -46,6 +46,7 @@ from toxeval.compare_inputs import (
     split_spec,
 )
 from toxeval.compare_markup import HTML, LATEX, MARKDOWN, RICH, Markup, csv_cell
+from toxeval.compare_withheld import difference_withheld, na_legend, p_text
 from toxeval.report import level_text
 from toxeval.scoring.intervals import MAX_RESAMPLES, check_resamples, figure_intervals, map_columns
 
@@ -71,8 +72,12 @@ class Cell:
     value: dict[str, float]
     #: the rows the figures are computed on
     n_rows: int
-    #: ``None``: the figure is defined on too few resamples for an interval (n/a)
+    #: ``None``: the figure is undefined on too many resamples for an interval (n/a)
     interval: dict[str, tuple[float, float] | None]
+    #: resamples on which each figure is undefined (``None``: undefined on the rows)
+    n_undefined: dict[str, int | None] = field(default_factory=dict)
+    #: the figures given no interval, with their undefined resamples
+    withheld: dict[str, int] = field(default_factory=dict)
     best: dict[str, bool] = field(default_factory=dict)
     # vs the baseline: difference (system - baseline), its interval, p-values
     diff: dict[str, float] = field(default_factory=dict)
@@ -80,6 +85,9 @@ class Cell:
     p_bootstrap: dict[str, float] = field(default_factory=dict)
     p_permutation: dict[str, float] = field(default_factory=dict)
     p_holm: dict[str, float] = field(default_factory=dict)
+    #: the differences given no interval and no bootstrap p-value (undefined on too
+    #: many resamples), with their undefined resamples
+    withheld_diff: dict[str, int] = field(default_factory=dict)
     cost: Mapping[str, float | None] | None = None  # toxeval.compare_costs.cost_figures
 
 
@@ -129,6 +137,7 @@ class Comparison:
                 for m in METRICS:
                     rec[m] = cell.value[m]
                     rec[f"{m}_low"], rec[f"{m}_high"] = cell.interval[m] or (None, None)
+                    rec[f"{m}_undefined"] = cell.n_undefined.get(m)
                     rec[f"{m}_best"] = cell.best.get(m, False)
                     rec[f"{m}_diff_vs_baseline"] = cell.diff.get(m)
                     lo_hi = cell.diff_interval.get(m)
@@ -172,31 +181,16 @@ class Comparison:
             body.append(row)
         return [markup.text(h) for h in header], body
 
-    def _has_na(self) -> bool:
-        """Whether a figure has no interval, or a system no paired test, for too few
-        defined resamples."""
-        for row in self.cells.values():
-            for name, c in row.items():
-                if None in c.interval.values():
-                    return True
-                if self.baseline in row and name != self.baseline:
-                    if any(m not in c.p_bootstrap for m in METRICS):
-                        return True
-        return False
-
     def _legend(self, markup: Markup | None = None) -> str:
         """The table's legend; ``markup`` escapes the baseline's name (user text) in it."""
         text = (
             f"Point estimate [{level_text(self.confidence_level)} bootstrap interval, "
             f"{self.n_resamples} resamples, seed {self.seed}]; best per dataset in bold."
         )
-        if self._has_na():
-            text += (
-                " n/a: the figure is defined on too few resamples for an interval"
-                " (and for a paired test)."
-            )
-
         esc = markup.text if markup else str
+        text += na_legend(
+            self.cells, self.datasets, self.baseline, self.n_resamples, self.confidence_level, esc
+        )
         if self.baseline:
             text += (
                 f" (*): differs from {esc(self.baseline)}"
@@ -257,15 +251,15 @@ class Comparison:
         tests = []
         for rec in self.to_records():
             for m in METRICS:
-                if rec[f"{m}_p_bootstrap"] is None:
+                if rec[f"{m}_p_permutation"] is None:
                     continue
                 lo, hi = rec[f"{m}_diff_low"], rec[f"{m}_diff_high"]
                 ci = f"[{lo:.4f}, {hi:.4f}]" if lo is not None else "n/a"
                 tests.append(
                     f"<tr><td>{e(rec['dataset'])}</td><td>{e(rec['system'])}</td>"
                     f"<td>{e(_LABELS[m])}</td><td>{rec[f'{m}_diff_vs_baseline']:+.4f}</td>"
-                    f"<td>{ci}</td><td>{rec[f'{m}_p_bootstrap']:.4g}</td>"
-                    f"<td>{rec[f'{m}_p_permutation']:.4g}</td><td>{rec[f'{m}_p_holm']:.4g}</td></tr>"
+                    f"<td>{ci}</td><td>{p_text(rec[f'{m}_p_bootstrap'])}</td>"
+                    f"<td>{p_text(rec[f'{m}_p_permutation'])}</td><td>{p_text(rec[f'{m}_p_holm'])}</td></tr>"
                 )
         paired = (
             "<h2>Paired tests against the baseline</h2><table class=sortable><thead><tr>"
@@ -398,9 +392,10 @@ def compare(
             )
             value = {"map": fi.map_estimate, "label_ranking_loss": fi.label_ranking_loss_estimate}
             check_reported(sr, value)
-            # an interval defined on too few resamples is n/a, as in the system's report
+            # a figure undefined on too many resamples has no interval (n/a), as in its report
             interval = {"map": fi.map, "label_ranking_loss": fi.label_ranking_loss}
-            row[sr.name] = Cell(value, len(rows.ids), interval, cost=sr.cost)
+            n_rows, undefined, withheld = len(rows.ids), dict(fi.n_undefined), fi.withheld()
+            row[sr.name] = Cell(value, n_rows, interval, undefined, withheld, cost=sr.cost)
         for metric in METRICS:
             vals = {k: c.value[metric] for k, c in row.items() if not math.isnan(c.value[metric])}
             if vals:
@@ -443,11 +438,15 @@ def compare(
                         continue
                     c.diff[metric] = float(cmp.difference)
                     dists[sr.name, metric] = cmp.bootstrap_distribution
+                    c.p_permutation[metric] = float(cmp.pvalue_permutation)
+                    undefined_diff = difference_withheld(cmp, n_resamples, confidence_level)
+                    if undefined_diff is not None:  # no interval, no bootstrap p-value
+                        c.withheld_diff[metric] = undefined_diff
+                        continue
                     dci = cmp.confidence_interval
                     if dci is not None:
                         c.diff_interval[metric] = (float(dci.low), float(dci.high))
                     c.p_bootstrap[metric] = float(cmp.pvalue_bootstrap)
-                    c.p_permutation[metric] = float(cmp.pvalue_permutation)
                     pvals[sr.name] = float(cmp.pvalue_bootstrap)
                 if pvals:
                     adjusted = stats.holm(list(pvals.values()))

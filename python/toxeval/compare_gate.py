@@ -13,9 +13,10 @@ defined resamples (add-one, so never 0). The p-values of every test of the gate 
 Holm-adjusted together (:func:`toxeval.stats.holm`), so the gate fails wrongly with
 probability at most ``alpha`` whatever the number of figures, systems and datasets.
 
-A test that cannot be run (a figure undefined on too few resamples, one row) is
-*undecided*: the gate fails on it too, because a regression that could not be tested
-is not shown absent. Definitions and a CI example: ``docs/cli.md`` ("Regression gate").
+A test that cannot be run (one row; a difference undefined on more than ``ALPHA`` of the
+resamples: :func:`toxeval.scoring.intervals.too_many_undefined`) is *undecided*: the
+gate fails on it too, as a regression that could not be tested is not shown absent.
+Definitions and a CI example: ``docs/cli.md`` ("Regression gate").
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
+
+from toxeval.scoring.intervals import too_many_undefined
 
 __all__ = [
     "ALPHA",
@@ -173,6 +176,13 @@ def gate_test(
         return GateTest(dataset, system, figure.key, difference, worse_by, None, reason=reason)
     d = np.asarray(distribution, dtype=np.float64)
     ok = d[np.isfinite(d)]
+    n_undefined = n_resamples - ok.shape[0]
+    if n_undefined and too_many_undefined(n_undefined, n_resamples, ALPHA):
+        reason = (  # the undefined resamples alone could hold the p-value's tail
+            f"the difference is undefined on {n_undefined} of {n_resamples} resamples, more "
+            f"than {ALPHA:.0%} (too few known positives of a category to be drawn in each)"
+        )
+        return GateTest(dataset, system, figure.key, difference, worse_by, None, reason=reason)
     if 1 / (1 + ok.shape[0]) > ALPHA:  # p >= 1/(1+B) > alpha: it could never fail
         reason = (
             f"the difference is defined on only {ok.shape[0]} of {n_resamples} resamples, "

@@ -40,6 +40,7 @@ from toxeval.html_figures import esc as _e
 from toxeval.html_figures import finite as _num
 from toxeval.html_figures import interval_pair as _interval
 from toxeval.report_text import format_value as _fmt
+from toxeval.report_text import withheld_text
 from toxeval.slices import slices_caption, slices_header, slices_table
 
 __all__ = [
@@ -100,11 +101,22 @@ document.querySelectorAll('table.sortable').forEach(function(t){
 # --------------------------------------------------------------------------- page
 
 
-def _card(label: str, value: Any, ci: Any = None, *, digits: int = 4, level: str = "") -> str:
+def _card(
+    label: str,
+    value: Any,
+    ci: Any = None,
+    *,
+    digits: int = 4,
+    level: str = "",
+    why: str | None = None,
+) -> str:
+    """A headline figure with its interval, or with ``why`` it has none."""
     interval = _interval(ci)
     ci_html = (
         f'<div class="ci">{level} CI [{interval[0]:.{digits}f}, {interval[1]:.{digits}f}]</div>'
         if interval is not None
+        else f'<div class="ci">no CI: {_e(why)}</div>'
+        if why
         else ""
     )
     return (
@@ -139,9 +151,13 @@ def _category_table(per_category: Sequence[Mapping[str, Any]], level: str) -> st
     rows = []
     for c in per_category:
         ci = _interval(c.get("ap_ci"))
+        undefined = c.get("ap_ci_undefined")
         ci_cell = (
             f'<td data-v="{ci[1] - ci[0]!r}">[{ci[0]:.3f}, {ci[1]:.3f}]</td>'
             if ci is not None
+            else f'<td class="na" data-v="" title="undefined on {_e(undefined)} resamples: '
+            'see the notes">n/a</td>'
+            if c.get("ap_ci_withheld")
             else '<td class="na" data-v="">n/a</td>'
         )
         in_map = bool(c.get("in_map"))
@@ -268,12 +284,19 @@ def render_html(
     )
     cards = "".join(
         [
-            _card("mAP", figures.get("map"), intervals.get("map"), level=pct),
+            _card(
+                "mAP",
+                figures.get("map"),
+                intervals.get("map"),
+                level=pct,
+                why=withheld_text(intervals, "map"),
+            ),
             _card(
                 "label ranking loss",
                 figures.get("label_ranking_loss"),
                 intervals.get("label_ranking_loss"),
                 level=pct,
+                why=withheld_text(intervals, "label_ranking_loss"),
             ),
             _card("LRAP", figures.get("lrap"), intervals.get("lrap"), level=pct),
             _card("coverage error", figures.get("coverage_error"), digits=3),

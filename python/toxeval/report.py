@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from toxeval.report_text import format_value as _fmt
-from toxeval.report_text import level_text, system_line
+from toxeval.report_text import level_text, system_line, withheld_text
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -58,6 +58,8 @@ CSV_COLUMNS = (
     "no_score",
     "in_map",
     "ap_undefined_reason",
+    "ap_ci_undefined",
+    "ap_ci_withheld",
 )
 REPORT_FILES = ("results.json", "report.md", "per_category.csv", "scored_rows.parquet")
 HTML_FILE = "report.html"
@@ -98,11 +100,12 @@ def _compact_ci(ci: Any) -> str:
 
 def figure_with_interval(result: EvaluationResult, name: str) -> str:
     """A headline figure with its interval when the result has one, e.g.
-    ``0.6123 [0.5871, 0.6380]``."""
+    ``0.6123 [0.5871, 0.6380]``, or with why it has none, e.g. ``0.0430 (no interval:
+    undefined on 182 of 200 resamples)``."""
     intervals = result.figures.get("intervals") or {}
     text = _fmt(result.figures[name])
-    ci = _ci(intervals.get(name))
-    return f"{text} {ci}" if ci else text
+    ci, why = _ci(intervals.get(name)), withheld_text(intervals, name)
+    return f"{text} {ci}" if ci else f"{text} (no interval: {why})" if why else text
 
 
 def interval_line(result: EvaluationResult) -> str | None:
@@ -129,14 +132,18 @@ def quiet_line(result: EvaluationResult) -> str:
 
 def quiet_intervals(result: EvaluationResult) -> str:
     """The intervals at the end of the ``--quiet`` line, e.g. ``  95% CI: mAP [0.5871,
-    0.6380], LRL [0.0394, 0.0734]`` (``""`` without intervals)."""
+    0.6380], LRL [0.0394, 0.0734]``, ``n/a (undefined on 182 of 200 resamples)`` for a
+    figure without one (``""`` without intervals)."""
     iv = result.figures.get("intervals")
     if not iv:
         return ""
-    return (
-        f"  {level_text(iv['confidence_level'])} CI: mAP {_ci(iv.get('map')) or 'n/a'}, "
-        f"LRL {_ci(iv.get('label_ranking_loss')) or 'n/a'}"
-    )
+
+    def ci(name: str) -> str:
+        why = withheld_text(iv, name)
+        return _ci(iv.get(name)) or (f"n/a ({why})" if why else "n/a")
+
+    level = level_text(iv["confidence_level"])
+    return f"  {level} CI: mAP {ci('map')}, LRL {ci('label_ranking_loss')}"
 
 
 def _summary_rows(
@@ -345,7 +352,8 @@ def report_markdown(result: EvaluationResult) -> str:
     lines += ["| | |", "| --- | --- |"]
     lines += [f"| {k} | {v} |" for k, v in _summary_rows(result, md)]
     lines += ["", "## Per category (known labels only)", ""]
-    with_ci = bool(result.figures.get("intervals"))
+    with_ci = bool(iv := result.figures.get("intervals"))
+    n = iv["n_resamples"] if iv else 0
     lines += [
         "| category | AP |"
         + (" AP interval |" if with_ci else "")
@@ -355,7 +363,8 @@ def report_markdown(result: EvaluationResult) -> str:
         + " ---: | ---: | ---: | ---: | ---: | ---: | --- |",
     ]
     for r in result.per_category:
-        ci = f" {_ci(r.get('ap_ci'), 3) or 'n/a'} |" if with_ci else ""
+        na = f"n/a ({r['ap_ci_undefined']} of {n} undefined)" if r.get("ap_ci_withheld") else "n/a"
+        ci = f" {_ci(r.get('ap_ci'), 3) or na} |" if with_ci else ""
         lines.append(
             f"| {md(r['id'])} | {_fmt(r['ap'])} |{ci} {_fmt(r['roc_auc'])} | {_fmt(r['f1'])} | "
             f"{r['support']} | {r['negatives']} | {r['unknown']} | {r.get('no_score', 0)} | "
@@ -418,7 +427,9 @@ def per_category_csv(result: EvaluationResult) -> str:
     w.writerow(CSV_COLUMNS)
     for r in result.per_category:
         ci = r.get("ap_ci") or (None, None)
-        row = {**r, "ap_ci_low": ci[0], "ap_ci_high": ci[1]}
+        # (a result scored without add_intervals has no ap_ci_undefined, ap_ci_withheld)
+        row = {"ap_ci_undefined": None, "ap_ci_withheld": None, **r}
+        row.update(ap_ci_low=ci[0], ap_ci_high=ci[1])
         w.writerow(
             [
                 ""

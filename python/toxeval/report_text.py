@@ -1,5 +1,5 @@
 """Text the report's renderings share: one value formatter, a confidence level as text,
-the one-line name of the evaluated system.
+the one-line name of the evaluated system, why a figure has no interval.
 
 The terminal and Markdown report (:mod:`toxeval.report`), the HTML page
 (:mod:`toxeval.html_report`), the figures (:mod:`toxeval.plots`) and the comparison
@@ -18,7 +18,7 @@ import numpy as np
 if TYPE_CHECKING:
     from toxeval.scoring import EvaluationResult
 
-__all__ = ["format_value", "level_text", "system_line"]
+__all__ = ["format_value", "level_text", "system_line", "withheld_text"]
 
 
 def format_value(x: Any, digits: int = 4) -> str:
@@ -71,3 +71,16 @@ def system_line(result: EvaluationResult) -> str:
             )
         return f"{sysd.get('detector')} ({methods}), run file {sysd.get('source')}"
     return f"predictions {sysd.get('source')} ({sysd.get('format')}, {sysd.get('kind')})"
+
+
+def withheld_text(intervals: Any, name: str) -> str | None:
+    """Why a headline figure has no interval, e.g. ``undefined on 182 of 200
+    resamples`` (``None`` when it has one, or the result has no intervals)."""
+    if not intervals or intervals.get(name):
+        return None
+    undefined = (intervals.get("withheld") or {}).get(name, {}).get("n_undefined")
+    if undefined is None:
+        undefined = (intervals.get("n_undefined") or {}).get(name)
+    if undefined is None:
+        return None
+    return f"undefined on {undefined} of {intervals['n_resamples']} resamples"

@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from toxeval.report_text import level_text
+
 if TYPE_CHECKING:
     from toxeval.datasets import Dataset
     from toxeval.scoring import EvaluationResult
@@ -291,7 +293,13 @@ def _cells(block: Mapping[str, Any]) -> list[list[str]]:
 def slices_caption(block: Mapping[str, Any]) -> str:
     """What the slices table shows, in one sentence."""
     level = block.get("confidence_level")
-    how = f"{level:.0%} bootstrap intervals" if level else "no intervals (--bootstrap 0)"
+    how = (
+        f"{level_text(level)} bootstrap intervals (n/a where the figure is undefined on "
+        f"more than {level_text(1 - level)} of the resamples: a category's known positives "
+        "too few in the slice)"
+        if level
+        else "no intervals (--bootstrap 0)"
+    )
     return (
         f"Each slice scored on its own rows; {how}; a slice with fewer than "
         f"{block['min_rows']} scored rows or no known positive is too small for figures."
@@ -314,7 +322,13 @@ def slices_csv(block: Mapping[str, Any]) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     head = ["column", "value", "rows", "too_small", "reason", *FIGURES]
-    w.writerow([*head, "map_ci_low", "map_ci_high", "lrl_ci_low", "lrl_ci_high"])
+    w.writerow(
+        [
+            *head,
+            *("map_ci_low", "map_ci_high", "lrl_ci_low", "lrl_ci_high"),
+            *("map_ci_undefined", "lrl_ci_undefined"),
+        ]
+    )
     for col in block["columns"]:
         for sl in col["slices"]:
             f = sl.get("figures") or {}
@@ -326,6 +340,8 @@ def slices_csv(block: Mapping[str, Any]) -> str:
             cells += [_csv_num(f.get(k)) for k in FIGURES]
             for key in ("map", "label_ranking_loss"):
                 cells += list(ci[key]) if ci.get(key) else ["", ""]
+            undefined = ci.get("n_undefined") or {}
+            cells += [csv_cell(undefined.get(key)) for key in ("map", "label_ranking_loss")]
             w.writerow(cells)
     return buf.getvalue()
 

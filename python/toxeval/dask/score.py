@@ -332,7 +332,10 @@ def score_on_dask(
         system={"kind": "predictions", "source": str(predictions), "format": "parquet"},
         counts=counts,
         figures={**summary.figures, "intervals": None},
-        per_category=[{**r, "ap_ci": None, "ap_ci_undefined": None} for r in summary.per_category],
+        per_category=[
+            {**r, "ap_ci": None, "ap_ci_undefined": None, "ap_ci_withheld": None}
+            for r in summary.per_category
+        ],
         excluded_categories=summary.excluded,
         card_recipe=card,
         agreement=None,

@@ -234,7 +234,10 @@ def build_result(
         system=system,
         counts=counts,
         figures={**summary.figures, "intervals": None},
-        per_category=[{**r, "ap_ci": None, "ap_ci_undefined": None} for r in summary.per_category],
+        per_category=[
+            {**r, "ap_ci": None, "ap_ci_undefined": None, "ap_ci_withheld": None}
+            for r in summary.per_category
+        ],
         excluded_categories=summary.excluded,
         card_recipe=card,
         agreement=None,

@@ -7,19 +7,23 @@ percentile intervals of
 * **mAP**: macro AP over the categories with a known positive (:func:`map_columns`),
   the report's definition. The per-category AP distributions come from one
   ``average=None`` bootstrap; a resample's mAP is their mean, and a resample on which
-  any of these categories has no known positive drawn is left out and counted (what
+  any of these categories has no known positive drawn is undefined for mAP (what
   ``stats.bootstrap(..., average="macro")`` does, so both give the same interval);
 * **per-category AP**, from the same resamples: a resample without a known positive of
-  that category is left out and counted for it;
+  that category is undefined for it;
 * **label ranking loss** over every category, with :func:`toxeval.stats.bootstrap` of
   ``label_ranking_loss`` and the mask on all scored rows (the mAP resamples' draws):
   a drawn row without a known label is not a row of this figure (the report's rule)
   and weighs 0 in its resample, and a resample that draws no row with a known label is
-  left out and counted.
+  undefined.
 
-A figure whose resamples are defined fewer than twice gets no interval (``None``) and
-its count of undefined resamples: never a NaN in place of an interval.
-:func:`add_intervals` puts them into an :class:`~toxeval.scoring.EvaluationResult`.
+A figure undefined on more than ``1 - confidence_level`` of the resamples (5% at 95%,
+:func:`too_many_undefined`), or defined on fewer than two, gets no interval (``None``),
+only its count of undefined resamples: the defined resamples are then a selection (those
+that draw a rare category's positives, where its AP runs high), and their interval may
+lie wholly off the figure. Never a NaN in place of an interval.
+:func:`add_intervals` puts them into an :class:`~toxeval.scoring.EvaluationResult`, with
+notes that say which figures have no interval and which categories cause it.
 """
 
 from __future__ import annotations
@@ -43,6 +47,8 @@ __all__ = [
     "check_resamples",
     "figure_intervals",
     "map_columns",
+    "too_many_undefined",
+    "undefined_limit",
 ]
 
 #: Resamples of a report's intervals unless asked otherwise.
@@ -68,6 +74,22 @@ def check_resamples(n_resamples: Any, *, allow_zero: bool, option: str = "bootst
     return n
 
 
+def undefined_limit(confidence_level: float) -> float:
+    """The largest share of undefined resamples an interval at ``confidence_level`` may
+    rest on: ``1 - confidence_level``, the share the interval itself leaves outside
+    (5% at 95%). Past it the undefined resamples alone could hold both tails the
+    interval cuts off, so the defined ones cannot place its ends."""
+    return round(1.0 - float(confidence_level), 12)  # 0.05, not 0.050000000000000044
+
+
+def too_many_undefined(n_undefined: int, n_resamples: int, limit: float) -> bool:
+    """Whether a figure undefined on ``n_undefined`` of ``n_resamples`` resamples gets
+    no interval (or test): defined on fewer than two, or undefined on more than the
+    share ``limit`` of them (:func:`undefined_limit`; within 1e-9 of it counts as at
+    it, so 50 of 1000 at 95% is not more than 5%)."""
+    return n_resamples - n_undefined < 2 or n_undefined > limit * n_resamples + 1e-9
+
+
 def map_columns(y: NDArray[Any], m: NDArray[np.bool_]) -> NDArray[np.intp]:
     """The categories mAP averages over: those with a known positive among the rows."""
     return np.flatnonzero(((np.asarray(y) == 1) & np.asarray(m, dtype=bool)).any(axis=0))
@@ -80,12 +102,14 @@ Interval = tuple[float, float] | None
 class FigureIntervals:
     """Percentile bootstrap intervals of the report's figures on one set of rows.
 
-    ``map``, ``label_ranking_loss``: ``(low, high)`` or ``None`` (defined on fewer than
-    two resamples, or undefined on the rows); ``*_estimate``: the figure on the rows
-    (what the interval is around); ``n_undefined``: resamples left out per figure
-    (``None`` when the figure is undefined on the rows). ``ap``: per category (every
-    column of the input, in order) ``(low, high)`` or ``None``; ``ap_undefined``: per
-    category the resamples left out, ``None`` for a category outside mAP."""
+    ``map``, ``label_ranking_loss``: ``(low, high)`` or ``None`` (undefined on too many
+    resamples, :func:`too_many_undefined`, or undefined on the rows); ``*_estimate``: the
+    figure on the rows (what the interval is around); ``n_undefined``: resamples on which
+    each figure is undefined (``None`` when the figure is undefined on the rows). ``ap``:
+    per category (every column of the input, in order) ``(low, high)`` or ``None``;
+    ``ap_undefined``: per category the undefined resamples, ``None`` for a category
+    outside mAP. A figure defined on the rows whose interval is ``None`` is *withheld*
+    (:meth:`withheld`)."""
 
     n_resamples: int
     confidence_level: float
@@ -98,13 +122,29 @@ class FigureIntervals:
     ap: list[Interval]
     ap_undefined: list[int | None]
 
+    @property
+    def undefined_limit(self) -> float:
+        """The share of undefined resamples past which a figure gets no interval."""
+        return undefined_limit(self.confidence_level)
 
-def _percentile(values: NDArray[np.float64], confidence_level: float) -> Interval:
-    """The percentile interval of defined resample values (``toxeval.stats``' formula);
-    ``None`` for fewer than two."""
+    def withheld(self) -> dict[str, int]:
+        """The headline figures (``map``, ``label_ranking_loss``) defined on the rows
+        but given no interval, with their counts of undefined resamples."""
+        return {
+            name: u
+            for name, u in self.n_undefined.items()
+            if u is not None and getattr(self, name) is None
+        }
+
+
+def _percentile(values: NDArray[np.float64], n_resamples: int, confidence_level: float) -> Interval:
+    """The percentile interval of the defined resample values (``toxeval.stats``'
+    formula) of ``n_resamples``; ``None`` when too many are undefined
+    (:func:`too_many_undefined`)."""
     from toxeval.stats.intervals import interval
 
-    if values.shape[0] < 2:
+    n_undefined = n_resamples - values.shape[0]
+    if too_many_undefined(n_undefined, n_resamples, undefined_limit(confidence_level)):
         return None
     return interval(values, math.nan, confidence_level=confidence_level, method=METHOD)
 
@@ -199,7 +239,10 @@ def _lrl_interval(
         estimate = metrics.label_ranking_loss(y, s, mask=m, n_jobs=n_jobs)
         return None, float(estimate), int((~drawn.any(axis=1)).sum())
     ci = res.confidence_interval
-    return (float(ci.low), float(ci.high)), float(res.estimate), int(res.n_undefined)
+    n_undefined = int(res.n_undefined)
+    if too_many_undefined(n_undefined, n_resamples, undefined_limit(confidence_level)):
+        return None, float(res.estimate), n_undefined
+    return (float(ci.low), float(ci.high)), float(res.estimate), n_undefined
 
 
 def figure_intervals(
@@ -253,11 +296,11 @@ def figure_intervals(
         )
         defined = np.isfinite(dist)
         for i, j in enumerate(cols):
-            ap[j] = _percentile(dist[i, defined[i]], confidence_level)
+            ap[j] = _percentile(dist[i, defined[i]], n_resamples, confidence_level)
             ap_undefined[j] = int(n_resamples - defined[i].sum())
         every = defined.all(axis=0)
         map_estimate = float(np.mean(estimate))
-        map_ci = _percentile(np.mean(dist[:, every], axis=0), confidence_level)
+        map_ci = _percentile(np.mean(dist[:, every], axis=0), n_resamples, confidence_level)
         map_undefined = int(n_resamples - every.sum())
     lrl_ci, lrl_estimate, lrl_undefined = _lrl_interval(
         y,
@@ -317,10 +360,16 @@ def add_intervals(
     confidence_level: float = 0.95,
     n_jobs: int | None = None,
 ) -> EvaluationResult:
-    """Set ``result.figures["intervals"]`` and each category's ``ap_ci`` and
-    ``ap_ci_undefined`` from ``result.rows`` (``n_resamples=0``: ``None`` everywhere:
-    no intervals). Returns ``result``, changed in place; the notes of intervals it had
-    before are replaced."""
+    """Set ``result.figures["intervals"]`` and each category's ``ap_ci``,
+    ``ap_ci_undefined`` and ``ap_ci_withheld`` from ``result.rows`` (``n_resamples=0``:
+    ``None`` everywhere: no intervals). Returns ``result``, changed in place; the notes of
+    intervals it had before are replaced.
+
+    ``figures["intervals"]["withheld"]`` names each headline figure given no interval
+    (undefined on too many resamples, :func:`too_many_undefined`) with its count of
+    undefined resamples and, for mAP, the categories that leave it undefined (those
+    undefined most often first); ``undefined_limit`` is the share past which that
+    happens."""
     n = check_options(n_resamples, seed, confidence_level)
     if n and result.rows is None:
         raise ValueError("this result carries no scored rows (it was not made by scoring)")
@@ -328,7 +377,7 @@ def add_intervals(
     if n == 0:
         result.figures["intervals"] = None
         for row in result.per_category:
-            row["ap_ci"] = row["ap_ci_undefined"] = None
+            row["ap_ci"] = row["ap_ci_undefined"] = row["ap_ci_withheld"] = None
         return result
     rows = result.rows
     assert rows is not None  # checked above, before anything changed
@@ -341,6 +390,11 @@ def add_intervals(
         seed=seed,
         n_jobs=n_jobs,
     )
+    ids = [str(r["id"]) for r in result.per_category]
+    withheld: dict[str, dict[str, Any]] = {
+        name: {"n_undefined": u, "categories": _causes(ids, fi) if name == "map" else []}
+        for name, u in fi.withheld().items()
+    }
     result.figures["intervals"] = {
         "method": METHOD,
         "confidence_level": fi.confidence_level,
@@ -349,49 +403,87 @@ def add_intervals(
         "map": list(fi.map) if fi.map else None,
         "label_ranking_loss": list(fi.label_ranking_loss) if fi.label_ranking_loss else None,
         "n_undefined": fi.n_undefined,
+        "undefined_limit": fi.undefined_limit,
+        "withheld": withheld,
     }
     for row, ci, undefined in zip(result.per_category, fi.ap, fi.ap_undefined, strict=True):
         row["ap_ci"] = list(ci) if ci else None
         row["ap_ci_undefined"] = undefined
+        row["ap_ci_withheld"] = None if undefined is None else ci is None
     result.notes.extend(_notes(result, fi))
     return result
 
 
+def _causes(ids: list[str], fi: FigureIntervals) -> list[str]:
+    """The categories of mAP undefined on some resamples (each such resample leaves mAP
+    undefined), those undefined most often first, then in column order."""
+    counts = [(u, j) for j, u in enumerate(fi.ap_undefined) if u]
+    return [ids[j] for _, j in sorted(counts, key=lambda c: (-c[0], c[1]))]
+
+
+def _share(fi: FigureIntervals) -> str:
+    """The limit as text: ``5%`` at 95%."""
+    from toxeval.report_text import level_text
+
+    return level_text(fi.undefined_limit)
+
+
 def _notes(result: EvaluationResult, fi: FigureIntervals) -> list[str]:
     """What the reader needs to read the intervals: resamples left out, figures
-    without an interval."""
+    without an interval and why, an estimate outside its own interval."""
     if result.rows is not None and result.rows.y_true.shape[0] < 2:
         return [f"{NOTE_PREFIX}no intervals: resampling needs two or more scored rows"]
     notes = []
-    left_out = [
-        f"{r['id']} {u}"
-        for r, u in zip(result.per_category, fi.ap_undefined, strict=True)
-        if u  # None (outside mAP) and 0 say nothing
-    ]
-    if left_out:
+    b = fi.n_resamples
+    ids = [str(r["id"]) for r in result.per_category]
+    left_out = [f"{i} {u}" for i, u in zip(ids, fi.ap_undefined, strict=True) if u]
+    if left_out:  # None (outside mAP) and 0 say nothing
         notes.append(
-            f"{NOTE_PREFIX}resamples without a known positive of a category are left out of "
-            f"its AP interval and of the mAP interval (of {fi.n_resamples}: "
+            f"{NOTE_PREFIX}resamples that draw no known positive of a category are undefined "
+            f"for its AP and for mAP, and left out of their intervals (of {b}: "
             + ", ".join(left_out)
-            + f"; mAP's interval uses {fi.n_resamples - (fi.n_undefined['map'] or 0)})"
+            + f"; mAP {fi.n_undefined['map'] or 0})"
         )
-    missing = [
+    missing = []
+    for name, u in fi.withheld().items():
+        if name == "map":
+            causes = _causes(ids, fi)
+            why = f", through {', '.join(causes)}" if causes else ""
+            missing.append(f"mAP (undefined on {u} of {b} resamples{why})")
+        else:
+            missing.append(
+                f"label ranking loss (undefined on {u} of {b} resamples: they draw no row "
+                "with a known label)"
+            )
+    aps = [i for i, ci, u in zip(ids, fi.ap, fi.ap_undefined, strict=True) if ci is None and u]
+    if aps:
+        missing.append("the AP of " + ", ".join(aps))
+    if missing:
+        notes.append(
+            f"{NOTE_PREFIX}no interval for "
+            + "; ".join(missing)
+            + f": a figure undefined on more than {_share(fi)} of the resamples (or defined "
+            "on fewer than 2) gets none: the resamples it is defined on are a selection "
+            "(those that draw a category's few known positives, where its AP runs high), "
+            "and their interval need not contain the figure; more known positives give one"
+        )
+    outside = [
         name
         for name, ci, est in (
             ("mAP", fi.map, fi.map_estimate),
             ("label ranking loss", fi.label_ranking_loss, fi.label_ranking_loss_estimate),
+            *(
+                (f"AP of {i}", ci, r["ap"])
+                for i, ci, r in zip(ids, fi.ap, result.per_category, strict=True)
+            ),
         )
-        if ci is None and np.isfinite(est)
+        if ci is not None and est is not None and not ci[0] <= est <= ci[1]
     ]
-    missing += [
-        f"AP of {r['id']}"
-        for r, ci, u in zip(result.per_category, fi.ap, fi.ap_undefined, strict=True)
-        if ci is None and u is not None
-    ]
-    if missing:
+    if outside:
         notes.append(
-            f"{NOTE_PREFIX}no interval for "
-            + ", ".join(missing)
-            + ": defined on fewer than 2 resamples (more resamples, or more known positives)"
+            f"{NOTE_PREFIX}the estimate lies outside its own interval for "
+            + ", ".join(outside)
+            + ": its resampled values lie mostly on one side of it (a skewed bootstrap "
+            "distribution), so read that interval as a rough guide"
         )
     return notes
