@@ -17,6 +17,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from toxeval.calibration import FIGURES as CALIBRATION_FIGURES
+from toxeval.calibration import HEADER as CAL_HEADER
+from toxeval.calibration import (
+    annotator_interval_line,
+    calibration_lines,
+    calibration_table,
+    csv_values,
+)
+from toxeval.console_output import print_table
+from toxeval.cost_table import render_cost
 from toxeval.report_text import format_value as _fmt
 from toxeval.report_text import level_text, system_line
 
@@ -58,6 +68,7 @@ CSV_COLUMNS = (
     "no_score",
     "in_map",
     "ap_undefined_reason",
+    *CALIBRATION_FIGURES,  # empty without per-annotator labels
 )
 REPORT_FILES = ("results.json", "report.md", "per_category.csv", "scored_rows.parquet")
 HTML_FILE = "report.html"
@@ -209,6 +220,9 @@ def _summary_rows(
                 f"{_fmt(a.get('map_contested_rows'))}",
             )
         )
+        line = annotator_interval_line(a)
+        if line:
+            rows.append(("annotator resampling", line))
     return rows
 
 
@@ -298,11 +312,15 @@ def render(result: EvaluationResult, console: Console | None = None) -> None:
     if result.operating_points:
         _render_operating_points(result.operating_points, con)
     if result.cost is not None:
-        _render_cost(result.cost, con)
+        render_cost(result.cost, con)
     if result.slices:
         from toxeval.slices import render_slices
 
         render_slices(result.slices, con)
+    if result.calibration is not None:
+        caption, cal = calibration_table(result.calibration)
+        header = [h.replace(" ", "\n") for h in CAL_HEADER]  # fits 80 columns
+        print_table(con, "calibration against annotators", header, cal, caption, text_columns=1)
     notes = [*result.notes, "card recipe: " + result.card_recipe["caveats"]]
     for note in notes:
         con.print(f"[dim]note:[/dim] {escape(note)}", highlight=False)
@@ -310,29 +328,10 @@ def render(result: EvaluationResult, console: Console | None = None) -> None:
 
 def _render_operating_points(block: dict[str, Any], con: Console) -> None:
     """The operating points as a terminal table (the rows of report.md's table)."""
-    from toxeval.console_output import print_table
     from toxeval.operating_points import HEADER, operating_points_table
 
     caption, rows = operating_points_table(block)
     print_table(con, "operating points", HEADER, rows, caption, text_columns=1)
-
-
-def _render_cost(block: dict[str, Any], con: Console) -> None:
-    """The run's latency, tokens and (priced) cost as a terminal table."""
-    from rich import box
-    from rich.markup import escape
-    from rich.table import Table
-
-    from toxeval.cost_table import COST_NOTE, cost_rows
-
-    table = Table(
-        title="latency and cost", caption=COST_NOTE, box=box.SIMPLE_HEAD, show_header=False
-    )
-    table.add_column("")
-    table.add_column("")
-    for what, value in cost_rows(block):
-        table.add_row(escape(what), escape(value))
-    con.print(table)
 
 
 def report_markdown(result: EvaluationResult) -> str:
@@ -393,6 +392,9 @@ def report_markdown(result: EvaluationResult) -> str:
 
         lines += ["", "## Slices", ""]
         lines += slices_lines(result.slices, md)
+    if result.calibration is not None:
+        lines += ["", "## Calibration against annotators", ""]
+        lines += calibration_lines(result.calibration, md)
     lines += ["", "## Card's reference recipe (compatibility mode)", ""]
     card = result.card_recipe
     if card.get("rows_used") is None:
@@ -418,7 +420,12 @@ def per_category_csv(result: EvaluationResult) -> str:
     w.writerow(CSV_COLUMNS)
     for r in result.per_category:
         ci = r.get("ap_ci") or (None, None)
-        row = {**r, "ap_ci_low": ci[0], "ap_ci_high": ci[1]}
+        row = {
+            **r,
+            "ap_ci_low": ci[0],
+            "ap_ci_high": ci[1],
+            **csv_values(result.calibration, r["id"]),
+        }
         w.writerow(
             [
                 ""

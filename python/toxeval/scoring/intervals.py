@@ -329,6 +329,8 @@ def add_intervals(
         result.figures["intervals"] = None
         for row in result.per_category:
             row["ap_ci"] = row["ap_ci_undefined"] = None
+        if result.agreement is not None:
+            result.agreement["annotator_intervals"] = None
         return result
     rows = result.rows
     assert rows is not None  # checked above, before anything changed
@@ -354,7 +356,34 @@ def add_intervals(
         row["ap_ci"] = list(ci) if ci else None
         row["ap_ci_undefined"] = undefined
     result.notes.extend(_notes(result, fi))
+    _annotator_intervals(result, n, seed, confidence_level)
     return result
+
+
+def _annotator_intervals(
+    result: EvaluationResult, n_resamples: int, seed: int, confidence_level: float
+) -> None:
+    """The agreement block's mAP intervals that resample annotators as well as rows
+    (:mod:`toxeval.scoring.annotator_intervals`), when the rows have annotators."""
+    rows = result.rows
+    if result.agreement is None or rows is None or rows.soft is None or rows.n_annotators is None:
+        return
+    from toxeval.scoring.annotator_intervals import annotator_map_intervals
+
+    result.agreement["annotator_intervals"] = (
+        annotator_map_intervals(
+            rows.y_true,
+            rows.scores,
+            rows.mask,
+            rows.soft,
+            rows.n_annotators,
+            n_resamples=n_resamples,
+            seed=seed,
+            confidence_level=confidence_level,
+        )
+        if n_resamples
+        else None
+    )
 
 
 def _notes(result: EvaluationResult, fi: FigureIntervals) -> list[str]:
