@@ -29,6 +29,7 @@ from toxeval.console_output import print_table
 from toxeval.cost_table import render_cost
 from toxeval.report_text import format_value as _fmt
 from toxeval.report_text import level_text, system_line
+from toxeval.slices import SLICES_FILE, render_slices, slices_csv, slices_lines
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -238,10 +239,12 @@ def out_of_core_line(info: dict[str, Any]) -> str:
 
 def report_file_names(result: EvaluationResult) -> tuple[str, ...]:
     """The files :func:`write_report_files` writes for ``result``: ``REPORT_FILES``, less
-    ``scored_rows.parquet`` for an out-of-core or Dask result (it has no rows in memory)."""
+    ``scored_rows.parquet`` for an out-of-core or Dask result (it has no rows in memory),
+    plus ``slices.csv`` when it has slices."""
+    sliced = (SLICES_FILE,) if result.slices else ()
     if result.rows is None and (result.config.get("out_of_core") or result.config.get("dask")):
-        return REPORT_FILES[:3]
-    return REPORT_FILES
+        return REPORT_FILES[:3] + sliced
+    return REPORT_FILES + sliced
 
 
 def render(result: EvaluationResult, console: Console | None = None) -> None:
@@ -314,8 +317,6 @@ def render(result: EvaluationResult, console: Console | None = None) -> None:
     if result.cost is not None:
         render_cost(result.cost, con)
     if result.slices:
-        from toxeval.slices import render_slices
-
         render_slices(result.slices, con)
     if result.calibration is not None:
         caption, cal = calibration_table(result.calibration)
@@ -388,8 +389,6 @@ def report_markdown(result: EvaluationResult) -> str:
         lines += [f"| {md(what)} | {md(value)} |" for what, value in cost_rows(result.cost)]
         lines += ["", COST_NOTE + "."]
     if result.slices:
-        from toxeval.slices import slices_lines
-
         lines += ["", "## Slices", ""]
         lines += slices_lines(result.slices, md)
     if result.calibration is not None:
@@ -446,8 +445,6 @@ def write_report_files(result: EvaluationResult, folder: Path) -> None:
     if "scored_rows.parquet" in report_file_names(result):
         write_scored_rows_file(result, folder)
     if result.slices:
-        from toxeval.slices import SLICES_FILE, slices_csv
-
         (folder / SLICES_FILE).write_text(slices_csv(result.slices), encoding="utf-8", newline="\n")
 
 
