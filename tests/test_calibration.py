@@ -20,6 +20,7 @@ import pytest
 import sklearn.metrics as skm
 import toxeval
 from helpers import make_dataset
+from scipy.stats import binom
 from sklearn.calibration import calibration_curve
 from toxeval.calibration import (
     FIGURES,
@@ -32,7 +33,7 @@ from toxeval.cli import main
 from toxeval.predictions import predictions_from_array
 from toxeval.report import per_category_csv, report_markdown
 from toxeval.scoring import score_predictions
-from toxeval.scoring.annotator_intervals import annotator_map_intervals
+from toxeval.scoring.annotator_intervals import annotator_map_intervals, majority_probability
 from toxeval.scoring.intervals import add_intervals
 
 
@@ -167,13 +168,17 @@ def test_no_calibration_without_annotators() -> None:
 def _two_stage_reference(
     d: dict[str, Any], n_resamples: int, seed: int, level: float
 ) -> tuple[list[float] | None, list[float] | None, float]:
-    """The two-stage bootstrap written out with scikit-learn's AP, on the documented
-    draws: per resample rng.integers(0, N, N), then rng.binomial(n, share)."""
+    """The two-stage bootstrap written out, drawn rows and copies as rows, with
+    scikit-learn's AP and SciPy's binomial tail, on the documented draws: per resample
+    rng.integers(0, N, N), then rng.binomial(copies, p) per contested cell of a drawn row,
+    row-major."""
     y, m, soft, n_ann, s = d["y"], d["mask"], d["soft"], d["n_ann"], d["s"]
     n, k = y.shape
     voted = m & (n_ann[:, None] > 0)
     share = np.where(voted, soft, 0.0)
     labels = np.where(voted, share > 0.5, y == 1).astype(int)
+    p = np.where(voted, binom.sf(n_ann[:, None] // 2, n_ann[:, None], share), labels)
+    contested = voted & (p > 0) & (p < 1)
 
     def mean_ap(lab: np.ndarray, sc: np.ndarray, mk: np.ndarray, cols: list[int]) -> float:
         aps = []
@@ -188,14 +193,19 @@ def _two_stage_reference(
     rng = np.random.default_rng(seed)
     rows_only, both = [], []
     for _ in range(n_resamples):
-        idx = rng.integers(0, n, n)
-        votes = np.empty((n, k), dtype=np.int64)
-        for i in range(n):  # one draw per (drawn row, category), in row-major order
+        copies = np.bincount(rng.integers(0, n, n), minlength=n)
+        positive_copies = {}
+        for i in range(n):  # one draw per contested cell, in row-major order
             for c in range(k):
-                votes[i, c] = rng.binomial(n_ann[idx[i]], share[idx[i], c])
-        rows_only.append(mean_ap(labels[idx], s[idx], m[idx], cols))
-        redrawn = np.where(voted[idx], votes * 2 > n_ann[idx][:, None], labels[idx] == 1)
-        both.append(mean_ap(redrawn.astype(int), s[idx], m[idx], cols))
+                if contested[i, c] and copies[i]:
+                    positive_copies[i, c] = rng.binomial(copies[i], p[i, c])
+        rows = np.repeat(np.arange(n), copies)  # every drawn copy, as a row
+        copy_no = np.concatenate([np.arange(x) for x in copies])
+        redrawn = labels[rows].copy()
+        for (i, c), got in positive_copies.items():
+            redrawn[rows == i, c] = (copy_no[rows == i] < got).astype(int)
+        rows_only.append(mean_ap(labels[rows], s[rows], m[rows], cols))
+        both.append(mean_ap(redrawn, s[rows], m[rows], cols))
     a = (1 - level) / 2
 
     def ci(values: list[float]) -> list[float] | None:
@@ -203,6 +213,18 @@ def _two_stage_reference(
         return None if v.size < 2 else [float(q) for q in np.quantile(v, [a, 1 - a])]
 
     return ci(rows_only), ci(both), mean_ap(labels, s, m, cols)
+
+
+def test_majority_probability_is_the_binomial_tail_and_a_simulated_majority() -> None:
+    n = np.array([1, 2, 3, 4, 5, 7, 10, 3])
+    q = np.array([0.5, 0.5, 2 / 3, 0.5, 0.4, 3 / 7, 0.6, 0.0])
+    got = majority_probability(n, q)
+    np.testing.assert_allclose(got, binom.sf(n // 2, n, q), rtol=1e-12, atol=1e-15)
+    # the majority of n annotators drawn with replacement from n, a share q of whom voted
+    rng = np.random.default_rng(0)
+    for nn, qq, pp in zip(n, q, got, strict=True):
+        votes = (rng.random((100_000, nn)) < qq).sum(axis=1)
+        assert np.mean(votes * 2 > nn) == pytest.approx(pp, abs=0.006)
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
