@@ -131,6 +131,21 @@ def test_scores_that_are_not_probabilities_get_no_figure(bad: float) -> None:
         assert all(row[f] is None for f in FIGURES) and row["bins"] is None
         assert row["reason"] == block["reason"]
     assert all(v is None for v in block["macro"].values())
+    result = _result(d)
+    md = report_markdown(result)
+    section = md.split("## Calibration against annotators", 1)[1].split("\n## ", 1)[0]
+    assert "calibration does not apply: scores outside [0, 1]" in section.replace("\\", "")
+    assert "| category |" not in section  # no table of n/a rows
+    from toxeval.html_report import render_html
+
+    page = render_html(result.to_dict())
+    assert "calibration does not apply" in page and "Reliability diagram" not in page
+    from rich.console import Console
+    from toxeval.report import render
+
+    con = Console(record=True, width=200, color_system=None)
+    render(result, con)
+    assert "calibration against annotators: calibration does not apply" in con.export_text()
 
 
 def test_an_unknown_out_of_range_score_does_not_count() -> None:

@@ -181,16 +181,18 @@ def _fmt(x: Any) -> str:
 
 def calibration_table(block: Mapping[str, Any]) -> tuple[str, list[list[str]]]:
     """(caption, rows) of the calibration table: one row per category, then the
-    macro average; a category without a figure says why."""
+    macro average; a category without a figure says why. No rows when calibration does
+    not apply (the caption says why)."""
     rows: list[list[str]] = []
+    if not block.get("applicable"):
+        return calibration_caption(block), rows
     for r in block.get("per_category", []):
         if r.get("ece_share") is None:
             rows.append([str(r["id"]), str(r["cells"]), f"n/a: {r.get('reason')}", "", "", ""])
         else:
             rows.append([str(r["id"]), str(r["cells"]), *(_fmt(r[f]) for f in FIGURES)])
     macro = block.get("macro") or {}
-    if block.get("applicable"):
-        rows.append(["(mean)", "", *(_fmt(macro.get(f)) for f in FIGURES)])
+    rows.append(["(mean)", "", *(_fmt(macro.get(f)) for f in FIGURES)])
     return calibration_caption(block), rows
 
 
@@ -210,12 +212,29 @@ def calibration_caption(block: Mapping[str, Any]) -> str:
 def calibration_lines(block: Mapping[str, Any], md: Callable[[str], str]) -> list[str]:
     """report.md's calibration section (after its heading); ``md`` escapes user text."""
     caption, rows = calibration_table(block)
+    if not rows:
+        return [md(caption) + "."]
     lines = [
         "| " + " | ".join(HEADER) + " |",
         "| --- | ---: | ---: | ---: | ---: | ---: |",
     ]
-    lines += ["| " + " | ".join([md(r[0]), *(md(c) for c in r[1:])]) + " |" for r in rows]
-    return [*lines, "", caption + "."]
+    lines += ["| " + " | ".join(md(c) for c in r) + " |" for r in rows]
+    return [*lines, "", md(caption) + "."]
+
+
+def render_calibration(block: Mapping[str, Any], con: Any) -> None:
+    """The calibration table in the terminal (headers on two lines, to fit 80 columns),
+    or the reason it does not apply."""
+    from rich.markup import escape
+
+    from toxeval.console_output import print_table
+
+    caption, rows = calibration_table(block)
+    if not rows:
+        con.print(f"calibration against annotators: {escape(caption)}", highlight=False)
+        return
+    header = [h.replace(" ", "\n") for h in HEADER]
+    print_table(con, "calibration against annotators", header, rows, caption, text_columns=1)
 
 
 def csv_values(block: Mapping[str, Any] | None, category: str) -> dict[str, Any]:

@@ -204,6 +204,8 @@ def _calibration_section(block: Mapping[str, Any] | None, agreement: Any) -> str
     from toxeval.html_reliability import svg_reliability
 
     caption, rows = calibration_table(block)
+    if not rows:
+        return f"<h2>Calibration against annotators</h2><p class=note>{_e(caption)}.</p>"
     table = _table_section(
         "Calibration against annotators",
         HEADER,

@@ -18,12 +18,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from toxeval.calibration import FIGURES as CALIBRATION_FIGURES
-from toxeval.calibration import HEADER as CAL_HEADER
 from toxeval.calibration import (
     annotator_interval_line,
     calibration_lines,
-    calibration_table,
     csv_values,
+    render_calibration,
 )
 from toxeval.console_output import print_table
 from toxeval.cost_table import render_cost
@@ -319,9 +318,7 @@ def render(result: EvaluationResult, console: Console | None = None) -> None:
     if result.slices:
         render_slices(result.slices, con)
     if result.calibration is not None:
-        caption, cal = calibration_table(result.calibration)
-        header = [h.replace(" ", "\n") for h in CAL_HEADER]  # fits 80 columns
-        print_table(con, "calibration against annotators", header, cal, caption, text_columns=1)
+        render_calibration(result.calibration, con)
     notes = [*result.notes, "card recipe: " + result.card_recipe["caveats"]]
     for note in notes:
         con.print(f"[dim]note:[/dim] {escape(note)}", highlight=False)
