@@ -138,8 +138,9 @@ def test_scores_that_are_not_probabilities_get_no_figure(bad: float) -> None:
     assert "| category |" not in section  # no table of n/a rows
     from toxeval.html_report import render_html
 
-    page = render_html(result.to_dict())
+    page = render_html(add_intervals(result, 20).to_dict())
     assert "calibration does not apply" in page and "Reliability diagram" not in page
+    assert "mAP against the annotators&#x27; majority" in page  # mAP needs no probabilities
     from rich.console import Console
     from toxeval.report import render
 

@@ -204,8 +204,10 @@ def _calibration_section(block: Mapping[str, Any] | None, agreement: Any) -> str
     from toxeval.html_reliability import svg_reliability
 
     caption, rows = calibration_table(block)
-    if not rows:
-        return f"<h2>Calibration against annotators</h2><p class=note>{_e(caption)}.</p>"
+    line = annotator_interval_line(agreement if isinstance(agreement, Mapping) else None)
+    resampled = f"<p class=note>{_e(line)}.</p>" if line else ""
+    if not rows:  # calibration does not apply: why, and the intervals (any scores)
+        return f"<h2>Calibration against annotators</h2><p class=note>{_e(caption)}.</p>{resampled}"
     table = _table_section(
         "Calibration against annotators",
         HEADER,
@@ -214,9 +216,7 @@ def _calibration_section(block: Mapping[str, Any] | None, agreement: Any) -> str
         text_columns=1,
         table_id="calibration",
     )
-    line = annotator_interval_line(agreement if isinstance(agreement, Mapping) else None)
-    figure = f'<div class="wide">{svg_reliability(block)}</div>' if block.get("applicable") else ""
-    return table + figure + (f"<p class=note>{_e(line)}.</p>" if line else "")
+    return table + f'<div class="wide">{svg_reliability(block)}</div>' + resampled
 
 
 def _table_section(
