@@ -326,3 +326,22 @@ def test_the_decision_example_of_statistics_md_prints_what_it_shows(capsys: Any)
     exec(compile(code, str(doc), "exec"), {})
     shown = [line.split("# -> ", 1)[1] for line in code.splitlines() if "# -> " in line]
     assert capsys.readouterr().out.splitlines() == shown
+
+
+def test_the_annotator_intervals_bench_runs() -> None:
+    """benches/bench_annotator_intervals.py end to end on a tiny workload (no timing)."""
+    import os
+    import subprocess
+    import sys
+
+    bench = Path(__file__).resolve().parents[1] / "benches" / "bench_annotator_intervals.py"
+    if not bench.is_file():
+        pytest.skip("benches/ is not beside the tests")
+    argv = ["--rows", "300", "--labels", "3", "--resamples", "4", "--slow-resamples", "1"]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    proc = subprocess.run(
+        [sys.executable, str(bench), *argv], capture_output=True, text=True, env=env, check=False
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "annotator intervals (4 resamples)" in proc.stdout
+    assert "written out in NumPy + scikit-learn" in proc.stdout
