@@ -232,10 +232,12 @@ def _two_stage_reference(
 
 
 def test_majority_probability_is_the_binomial_tail_and_a_simulated_majority() -> None:
-    n = np.array([1, 2, 3, 4, 5, 7, 10, 3])
-    q = np.array([0.5, 0.5, 2 / 3, 0.5, 0.4, 3 / 7, 0.6, 0.0])
+    n = np.array([1, 2, 3, 4, 5, 7, 10, 3, 3, 0, 2000, 5000])
+    q = np.array([0.5, 0.5, 2 / 3, 0.5, 0.4, 3 / 7, 0.6, 0.0, 1.0, 0.0, 0.49, 0.503])
     got = majority_probability(n, q)
-    np.testing.assert_allclose(got, binom.sf(n // 2, n, q), rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(got, binom.sf(n // 2, n, q), rtol=1e-11, atol=1e-15)
+    n, q = n[:10], q[:10]
+    got = got[:10]
     # the majority of n annotators drawn with replacement from n, a share q of whom voted
     rng = np.random.default_rng(0)
     for nn, qq, pp in zip(n, q, got, strict=True):
@@ -243,9 +245,9 @@ def test_majority_probability_is_the_binomial_tail_and_a_simulated_majority() ->
         assert np.mean(votes * 2 > nn) == pytest.approx(pp, abs=0.006)
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_annotator_intervals_equal_a_numpy_reference_on_the_same_seed(seed: int) -> None:
-    d = _annotated(20 + seed, n=60, k=3)
+@pytest.mark.parametrize(("seed", "k"), [(0, 3), (1, 3), (2, 3), (3, 1)])
+def test_annotator_intervals_equal_a_numpy_reference_on_the_same_seed(seed: int, k: int) -> None:
+    d = _annotated(20 + seed, n=60, k=k)
     got = annotator_map_intervals(
         d["y"], d["s"], d["mask"], d["soft"], d["n_ann"],
         n_resamples=60, seed=seed, confidence_level=0.9,

@@ -60,21 +60,25 @@ def majority_labels(
 def majority_probability(n: NDArray[np.int64], q: NDArray[np.float64]) -> NDArray[np.float64]:
     """``P(Binomial(n, q) > n / 2)`` elementwise: the chance that more than half of ``n``
     annotators drawn with replacement, of whom a share ``q`` marked a category, mark it.
-    Exact sums of binomial terms, one per distinct ``(n, q)``."""
+    Sums of binomial terms in log space (no overflow for any ``n``), one per distinct
+    ``(n, q)``."""
     n, q = np.broadcast_arrays(np.asarray(n, dtype=np.int64), np.asarray(q, dtype=np.float64))
     out = np.zeros(n.shape)
     for k in np.unique(n):
+        kk = int(k)
         sel = n == k
         qs, inverse = np.unique(q[sel], return_inverse=True)
-        kk = int(k)
-        tails = [
-            sum(
-                math.comb(kk, v) * qq**v * (1.0 - qq) ** (kk - v)
-                for v in range(kk // 2 + 1, kk + 1)
-            )
-            for qq in qs.tolist()
-        ]
-        out[sel] = np.asarray(tails, dtype=np.float64)[np.asarray(inverse).reshape(-1)]
+        v = np.arange(kk // 2 + 1, kk + 1)
+        log_comb = math.lgamma(kk + 1) - np.array(
+            [math.lgamma(x + 1) + math.lgamma(kk - x + 1) for x in v]
+        )
+        tails = np.empty(qs.size)
+        for j, qq in enumerate(qs.tolist()):
+            if qq <= 0.0 or qq >= 1.0 or kk == 0:
+                tails[j] = 1.0 if qq >= 1.0 and kk > 0 else 0.0
+                continue
+            tails[j] = float(np.exp(log_comb + v * math.log(qq) + (kk - v) * math.log1p(-qq)).sum())
+        out[sel] = tails[np.asarray(inverse).reshape(-1)]
     return np.clip(out, 0.0, 1.0)
 
 
