@@ -134,3 +134,30 @@ def test_prices_of_a_run_file_equal_the_command_line(
         (api.cost["billable"]["prompt"] * 0.5 + api.cost["billable"]["completion"] * 2) / 1e6
     )
     assert np.isfinite(api.cost["prices"]["usd_per_1000_items"])
+
+
+def test_a_model_missing_from_the_price_table_is_refused_before_any_request(
+    tmp_path: Path,
+) -> None:
+    prices = tmp_path / "p.toml"
+    prices.write_text('[models."fake"]\nusd_per_1m_input = 1\nusd_per_1m_output = 2\n')
+    run_file = tmp_path / "run.jsonl"
+    # nothing listens there: a request sent would fail, not the check
+    with pytest.raises(ValueError, match=r"^prices= .*no prices for model 'other'"):
+        toxeval.evaluate(
+            "demo", "openai:other", base_url="http://127.0.0.1:9/v1", run_file=run_file,
+            prices=prices, bootstrap=0,
+        )  # fmt: skip
+    assert not run_file.exists()
+
+
+def test_a_run_of_a_model_missing_from_the_table_names_the_keyword(
+    fake_openai: FakeOpenAI, tmp_path: Path
+) -> None:
+    ds_file, run_file = tmp_path / "ds.jsonl", tmp_path / "run.jsonl"
+    write_dataset(ds_file, 4)
+    predict(load_dataset(ds_file), "openai:fake", run_file, base_url=fake_openai.url)
+    prices = tmp_path / "p.toml"
+    prices.write_text('[models."other"]\nusd_per_1m_input = 1\nusd_per_1m_output = 2\n')
+    with pytest.raises(ValueError, match=r"^prices= .*no prices for model 'fake'"):
+        toxeval.score(run_file, ds_file, bootstrap=0, prices=prices)

@@ -28,6 +28,7 @@ from toxeval.scoring.decisions import (
     DecisionOptions,
     add_decisions,
     check_dataset,
+    check_prices_model,
     decision_options,
 )
 from toxeval.scoring.figures import score_predictions
@@ -392,6 +393,7 @@ def evaluate(
     and checked before the detector runs."""
     n_resamples = check_options(bootstrap, bootstrap_seed, confidence_level)
     decisions = decision_options(slice_by, operating_point, thresholds_from, prices)
+    check_prices_model(decisions, detector)
     result, ds = _evaluate(
         dataset,
         detector,

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from toxeval.datasets import Dataset
@@ -21,7 +21,13 @@ if TYPE_CHECKING:
     from toxeval.operating_points import Target
     from toxeval.scoring.result import EvaluationResult
 
-__all__ = ["DecisionOptions", "add_decisions", "check_dataset", "decision_options"]
+__all__ = [
+    "DecisionOptions",
+    "add_decisions",
+    "check_dataset",
+    "check_prices_model",
+    "decision_options",
+]
 
 
 #: ``thresholds_from`` of a result whose thresholds were given as a mapping.
@@ -137,6 +143,32 @@ def check_dataset(options: DecisionOptions, dataset: Dataset) -> None:
         )
 
 
+def check_prices_model(options: DecisionOptions, detector: Any) -> None:
+    """With ``prices=``, a detector spec that names its model (``openai:MODEL``) must
+    have a row in the table: checked before any request is sent."""
+    if options.prices is None or not isinstance(detector, str):
+        return
+    from toxeval.llm.detectors import parse_detector
+
+    try:
+        spec = parse_detector(detector)
+    except (TypeError, ValueError):
+        return  # the run refuses the spec with its own message
+    if spec.model is not None and spec.model not in options.prices:
+        _price({"billable": {}}, options, spec.model)
+
+
+def _price(cost: dict[str, Any], options: DecisionOptions, model: Any) -> dict[str, Any]:
+    """The priced block, its errors naming ``prices=``."""
+    from toxeval.llm.prices import price_block
+
+    assert options.prices is not None
+    try:
+        return price_block(cost, options.prices, model, str(options.prices_source))
+    except ValueError as e:
+        raise ValueError(_keyword(str(e), "--prices", "prices=")) from None
+
+
 def add_decisions(
     result: EvaluationResult,
     dataset: Dataset,
@@ -163,17 +195,13 @@ def add_decisions(
     if options.target is not None or options.thresholds is not None:
         _operating_points(result, options)
     if options.prices is not None:
-        from toxeval.llm.prices import price_block
-
         if result.cost is None:
             raise ValueError(
                 "prices= prices the answers of a run file (toxeval.llm.predict, or evaluate "
                 "with a model); these predictions record no token usage"
             )
         model = (result.system.get("fingerprint") or {}).get("model")
-        result.cost["prices"] = price_block(
-            result.cost, options.prices, model, str(options.prices_source)
-        )
+        result.cost["prices"] = _price(result.cost, options, model)
     return result
 
 
