@@ -190,7 +190,8 @@ def test_a_dataset_without_the_baseline_is_named_in_the_legend(
     )
     assert c.datasets == ["demo", "demo_copy"]
     assert c.cells["demo_copy"]["x"].p_holm == {}
-    legend = c.to_markdown().splitlines()[-1]
+    # the matrix's legend (the tables of the folders' own reports follow it)
+    legend = c.to_markdown().split("\n## ", 1)[0].splitlines()[-1]
     assert legend.endswith("No paired tests on demo\\_copy: lex was not scored on it.")
     assert "No paired tests on demo_copy: lex was not scored on it." in c.to_html()
     assert "No paired tests on demo_copy" in c.to_latex()
@@ -253,9 +254,15 @@ def test_latex_escapes_system_names(folders: dict[str, Path]) -> None:
 def test_a_line_end_in_a_name_stays_in_its_markdown_row(folders: dict[str, Path]) -> None:
     # a name with a line end (from results.json, or NAME=DIR) cut its table row in two
     c = compare([f"a\nb={folders['lex']}", f"c\r\nd={folders['noisy']}"], n_resamples=20)
-    md = c.to_markdown().splitlines()
+    whole = c.to_markdown()
+    md = whole.split("\n## ", 1)[0].splitlines()  # the matrix, then the folders' own tables
     assert md[2].startswith("| a b | ") and md[3].startswith("| c  d | ")
     assert md[4] == "" and len(md) == 6
+    calibration = whole.split("## Calibration against annotators", 1)[1].splitlines()
+    assert [x[:14] for x in calibration if x.startswith("| demo")] == [
+        "| demo | a b |",
+        "| demo | c  d ",
+    ]
 
 
 def test_latex_rows_cannot_start_with_an_argument_of_the_previous_line_break(

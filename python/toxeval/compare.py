@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from toxeval import compare_reported as reported
 from toxeval.compare_costs import COST_COLUMNS, cost_columns, cost_legend
 from toxeval.compare_gate import ALPHA, Gate, GateTest, check_margin, dataset_tests, parse_figures
 from toxeval.compare_inputs import (
@@ -89,6 +90,7 @@ class Cell:
     #: many resamples), with their undefined resamples
     withheld_diff: dict[str, int] = field(default_factory=dict)
     cost: Mapping[str, float | None] | None = None  # toxeval.compare_costs.cost_figures
+    reported: Mapping[str, Any] | None = None  # toxeval.compare_reported.reported_blocks
 
 
 @dataclass
@@ -128,6 +130,9 @@ class Comparison:
         """One dict per (dataset, system): every figure, interval and test (the CSV rows)."""
         out: list[dict[str, Any]] = []
         with_cost = cost_columns([c.cost for row in self.cells.values() for c in row.values()])
+        with_cal = any(
+            "calibration" in (c.reported or {}) for r in self.cells.values() for c in r.values()
+        )
         for d in self.datasets:
             for s in self.systems:
                 cell = self.cells[d].get(s)
@@ -150,6 +155,8 @@ class Comparison:
                 rec["rows_left_out"] = self.common.get(d, (0, {}))[1].get(s, 0)
                 if with_cost:
                     rec.update({k: (cell.cost or {}).get(k) for k in COST_COLUMNS})
+                if with_cal:
+                    rec.update(reported.calibration_columns(cell.reported))
                 out.append(rec)
         return out
 
@@ -213,27 +220,16 @@ class Comparison:
         header, body = self._grid(MARKDOWN)
         lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
         lines += ["| " + " | ".join(r) + " |" for r in body]
-        return "\n".join(lines) + "\n\n" + self._legend(MARKDOWN) + "\n"
+        tables = reported.tables_markdown(self._reported(), MARKDOWN.text)
+        return "\n".join(lines) + "\n\n" + self._legend(MARKDOWN) + "\n" + tables
 
     def to_latex(self) -> str:
         header, body = self._grid(LATEX)
         cols = "l" + "c" * (len(header) - 1)
-        rows = [" & ".join(r) + r" \\" for r in body]
-        return (
-            "\n".join(
-                [
-                    rf"\begin{{tabular}}{{{cols}}}",
-                    r"\toprule",
-                    " & ".join(header) + r" \\",
-                    r"\midrule",
-                    *rows,
-                    r"\bottomrule",
-                    r"\end{tabular}",
-                    "% " + " ".join(self._legend().splitlines()),
-                ]
-            )
-            + "\n"
-        )
+        lines = [rf"\begin{{tabular}}{{{cols}}}", r"\toprule", " & ".join(header) + r" \\"]
+        lines += [r"\midrule", *(" & ".join(r) + r" \\" for r in body), r"\bottomrule"]
+        lines += [r"\end{tabular}", "% " + " ".join(self._legend().splitlines())]
+        return "\n".join(lines) + "\n"
 
     def to_html(self) -> str:
         """A self-contained page: the matrix, then every paired test against the baseline."""
@@ -271,7 +267,8 @@ class Comparison:
             if tests
             else ""
         )
-        body_html = f"<h1>toxeval compare</h1>{matrix}<p class=note>{e(self._legend())}</p>{paired}"
+        body_html = f"<h1>toxeval compare</h1>{matrix}<p class=note>{e(self._legend())}</p>"
+        body_html += reported.tables_html(self._reported(), e) + paired
         if self.gate is not None:
             body_html += (
                 "<h2>Regression gate</h2><pre>" + e("\n".join(self.gate.lines())) + "</pre>"
@@ -303,7 +300,13 @@ class Comparison:
             table.add_column(h, justify="left" if i == 0 else "right")
         for r in body:
             table.add_row(*r)
-        (console or output_console()).print(table)
+        con = console or output_console()
+        con.print(table)
+        reported.render_tables(self._reported(), con)
+
+    def _reported(self) -> list[reported.ReportedTable]:
+        """Calibration, slices and operating points from the systems' own reports."""
+        return reported.reported_tables(self.cells, self.datasets, self.systems)
 
 
 # --------------------------------------------------------------------------- figures
@@ -395,7 +398,9 @@ def compare(
             # a figure undefined on too many resamples has no interval (n/a), as in its report
             interval = {"map": fi.map, "label_ranking_loss": fi.label_ranking_loss}
             n_rows, undefined, withheld = len(rows.ids), dict(fi.n_undefined), fi.withheld()
-            row[sr.name] = Cell(value, n_rows, interval, undefined, withheld, cost=sr.cost)
+            row[sr.name] = Cell(
+                value, n_rows, interval, undefined, withheld, cost=sr.cost, reported=sr.blocks
+            )
         for metric in METRICS:
             vals = {k: c.value[metric] for k, c in row.items() if not math.isnan(c.value[metric])}
             if vals:

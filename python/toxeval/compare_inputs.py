@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from toxeval.compare_costs import cost_figures
+from toxeval.compare_reported import reported_blocks
 from toxeval.scored_rows import FILE_NAME, ScoredRows, read_scored_rows
 
 __all__ = [
@@ -54,6 +55,8 @@ class SystemResult:
     reported: Mapping[str, float | None] = dataclasses.field(default_factory=dict)
     # latency, tokens and cost of a run file's answers (toxeval.compare_costs); None: none
     cost: Mapping[str, float | None] | None = None
+    # calibration, slices and operating points of its report (toxeval.compare_reported)
+    blocks: Mapping[str, Any] = dataclasses.field(default_factory=dict)
 
 
 def _system_name(system: Mapping[str, Any], folder: Path) -> str:
@@ -127,6 +130,7 @@ def load_system(spec: str | Path) -> SystemResult:
         rows=rows,
         reported=_reported_figures(results),
         cost=cost_figures(results.get("cost")),
+        blocks=reported_blocks(results),
     )
 
 

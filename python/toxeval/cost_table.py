@@ -1,14 +1,17 @@
 """The ``cost`` block of a run's results (:func:`toxeval.llm.run_costs.cost_block`) as
-rows of (what, value) text, shared by the terminal report, report.md and report.html so
-that all three say the same; a figure no row recorded reads "not recorded", never 0.
+rows of (what, value) text, shared by the terminal report (:func:`render_cost`),
+report.md and report.html so that all three say the same; a figure no row recorded reads "not recorded", never 0.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["COST_NOTE", "cost_rows"]
+if TYPE_CHECKING:
+    from rich.console import Console
+
+__all__ = ["COST_NOTE", "cost_rows", "render_cost"]
 
 NOT_RECORDED = "not recorded"
 COST_NOTE = (
@@ -71,3 +74,19 @@ def cost_rows(cost: Mapping[str, Any]) -> list[tuple[str, str]]:
             )
         )
     return rows
+
+
+def render_cost(block: Mapping[str, Any], con: Console) -> None:
+    """The run's latency, tokens and (priced) cost as a terminal table."""
+    from rich import box
+    from rich.markup import escape
+    from rich.table import Table
+
+    table = Table(
+        title="latency and cost", caption=COST_NOTE, box=box.SIMPLE_HEAD, show_header=False
+    )
+    table.add_column("")
+    table.add_column("")
+    for what, value in cost_rows(block):
+        table.add_row(escape(what), escape(value))
+    con.print(table)

@@ -211,6 +211,30 @@ def _slices_section(block: Mapping[str, Any] | None) -> str:
     return _table_section("Slices", header, rows, caption, text_columns=2, table_id="slices")
 
 
+def _calibration_section(block: Mapping[str, Any] | None, agreement: Any) -> str:
+    """The calibration table and reliability diagram (datasets with per-annotator
+    labels), with the mAP intervals that resample annotators; nothing otherwise."""
+    if not block:
+        return ""
+    from toxeval.calibration import HEADER, annotator_interval_line, calibration_table
+    from toxeval.html_reliability import svg_reliability
+
+    caption, rows = calibration_table(block)
+    line = annotator_interval_line(agreement if isinstance(agreement, Mapping) else None)
+    resampled = f"<p class=note>{_e(line)}.</p>" if line else ""
+    if not rows:  # calibration does not apply: why, and the intervals (any scores)
+        return f"<h2>Calibration against annotators</h2><p class=note>{_e(caption)}.</p>{resampled}"
+    table = _table_section(
+        "Calibration against annotators",
+        HEADER,
+        rows,
+        caption,
+        text_columns=1,
+        table_id="calibration",
+    )
+    return table + f'<div class="wide">{svg_reliability(block)}</div>' + resampled
+
+
 def _table_section(
     title: str,
     header: Sequence[str],
@@ -342,6 +366,7 @@ labels the system gives no score for; both are left out of every figure.</p>
 {_operating_points_section(result.get("operating_points"))}
 {_cost_section(result.get("cost"))}
 {_slices_section(result.get("slices"))}
+{_calibration_section(result.get("calibration"), result.get("agreement"))}
 <h2>Precision-recall curves</h2>{curves}
 <p class="note">Known rows only; dashed line: the positive rate (no skill).</p>
 <h2>Label co-occurrence (true vs predicted)</h2>{heat}{heat_note}

@@ -9,16 +9,23 @@ files removed, the folder untouched when a write fails).
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from toxeval.calibration import (
+    annotator_interval_line,
+    calibration_lines,
+    render_calibration,
+)
+from toxeval.console_output import print_table
+from toxeval.cost_table import render_cost
+from toxeval.per_category_csv import per_category_csv
 from toxeval.report_text import format_value as _fmt
 from toxeval.report_text import level_text, system_line, withheld_text
+from toxeval.slices import SLICES_FILE, render_slices, slices_csv, slices_lines
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -44,23 +51,6 @@ __all__ = [
     "write_scored_rows_file",
 ]
 
-CSV_COLUMNS = (
-    "id",
-    "name",
-    "ap",
-    "ap_ci_low",
-    "ap_ci_high",
-    "roc_auc",
-    "f1",
-    "support",
-    "negatives",
-    "unknown",
-    "no_score",
-    "in_map",
-    "ap_undefined_reason",
-    "ap_ci_undefined",
-    "ap_ci_withheld",
-)
 REPORT_FILES = ("results.json", "report.md", "per_category.csv", "scored_rows.parquet")
 HTML_FILE = "report.html"
 
@@ -216,6 +206,9 @@ def _summary_rows(
                 f"{_fmt(a.get('map_contested_rows'))}",
             )
         )
+        line = annotator_interval_line(a)
+        if line:
+            rows.append(("annotator resampling", line))
     return rows
 
 
@@ -231,10 +224,12 @@ def out_of_core_line(info: dict[str, Any]) -> str:
 
 def report_file_names(result: EvaluationResult) -> tuple[str, ...]:
     """The files :func:`write_report_files` writes for ``result``: ``REPORT_FILES``, less
-    ``scored_rows.parquet`` for an out-of-core or Dask result (it has no rows in memory)."""
+    ``scored_rows.parquet`` for an out-of-core or Dask result (it has no rows in memory),
+    plus ``slices.csv`` when it has slices."""
+    sliced = (SLICES_FILE,) if result.slices else ()
     if result.rows is None and (result.config.get("out_of_core") or result.config.get("dask")):
-        return REPORT_FILES[:3]
-    return REPORT_FILES
+        return REPORT_FILES[:3] + sliced
+    return REPORT_FILES + sliced
 
 
 def render(result: EvaluationResult, console: Console | None = None) -> None:
@@ -305,11 +300,11 @@ def render(result: EvaluationResult, console: Console | None = None) -> None:
     if result.operating_points:
         _render_operating_points(result.operating_points, con)
     if result.cost is not None:
-        _render_cost(result.cost, con)
+        render_cost(result.cost, con)
     if result.slices:
-        from toxeval.slices import render_slices
-
         render_slices(result.slices, con)
+    if result.calibration is not None:
+        render_calibration(result.calibration, con)
     notes = [*result.notes, "card recipe: " + result.card_recipe["caveats"]]
     for note in notes:
         con.print(f"[dim]note:[/dim] {escape(note)}", highlight=False)
@@ -317,29 +312,10 @@ def render(result: EvaluationResult, console: Console | None = None) -> None:
 
 def _render_operating_points(block: dict[str, Any], con: Console) -> None:
     """The operating points as a terminal table (the rows of report.md's table)."""
-    from toxeval.console_output import print_table
     from toxeval.operating_points import HEADER, operating_points_table
 
     caption, rows = operating_points_table(block)
     print_table(con, "operating points", HEADER, rows, caption, text_columns=1)
-
-
-def _render_cost(block: dict[str, Any], con: Console) -> None:
-    """The run's latency, tokens and (priced) cost as a terminal table."""
-    from rich import box
-    from rich.markup import escape
-    from rich.table import Table
-
-    from toxeval.cost_table import COST_NOTE, cost_rows
-
-    table = Table(
-        title="latency and cost", caption=COST_NOTE, box=box.SIMPLE_HEAD, show_header=False
-    )
-    table.add_column("")
-    table.add_column("")
-    for what, value in cost_rows(block):
-        table.add_row(escape(what), escape(value))
-    con.print(table)
 
 
 def report_markdown(result: EvaluationResult) -> str:
@@ -398,10 +374,11 @@ def report_markdown(result: EvaluationResult) -> str:
         lines += [f"| {md(what)} | {md(value)} |" for what, value in cost_rows(result.cost)]
         lines += ["", COST_NOTE + "."]
     if result.slices:
-        from toxeval.slices import slices_lines
-
         lines += ["", "## Slices", ""]
         lines += slices_lines(result.slices, md)
+    if result.calibration is not None:
+        lines += ["", "## Calibration against annotators", ""]
+        lines += calibration_lines(result.calibration, md)
     lines += ["", "## Card's reference recipe (compatibility mode)", ""]
     card = result.card_recipe
     if card.get("rows_used") is None:
@@ -417,30 +394,6 @@ def report_markdown(result: EvaluationResult) -> str:
     return "\n".join(lines) + "\n"
 
 
-def per_category_csv(result: EvaluationResult) -> str:
-    """``per_category.csv``; a name a spreadsheet would run as a formula (``=``, ``+``,
-    ``-``, ``@``, ...) gets a leading ``'`` (:func:`toxeval.compare_markup.csv_cell`)."""
-    from toxeval.compare_markup import csv_cell
-
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(CSV_COLUMNS)
-    for r in result.per_category:
-        ci = r.get("ap_ci") or (None, None)
-        # (a result scored without add_intervals has no ap_ci_undefined, ap_ci_withheld)
-        row = {"ap_ci_undefined": None, "ap_ci_withheld": None, **r}
-        row.update(ap_ci_low=ci[0], ap_ci_high=ci[1])
-        w.writerow(
-            [
-                ""
-                if row[c] is None or (isinstance(row[c], float) and not math.isfinite(row[c]))
-                else csv_cell(row[c])
-                for c in CSV_COLUMNS
-            ]
-        )
-    return buf.getvalue()
-
-
 def write_report_files(result: EvaluationResult, folder: Path) -> None:
     """Write ``REPORT_FILES`` into ``folder`` (a staging folder: see
     :func:`write_outputs`)."""
@@ -450,8 +403,6 @@ def write_report_files(result: EvaluationResult, folder: Path) -> None:
     if "scored_rows.parquet" in report_file_names(result):
         write_scored_rows_file(result, folder)
     if result.slices:
-        from toxeval.slices import SLICES_FILE, slices_csv
-
         (folder / SLICES_FILE).write_text(slices_csv(result.slices), encoding="utf-8", newline="\n")
 
 

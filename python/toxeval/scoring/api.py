@@ -7,8 +7,7 @@ file or a live model). Both load and check their inputs, then call
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,17 +17,29 @@ from toxeval.predictions import (
     Format,
     OnMismatch,
     ParsePolicy,
-    PredictionError,
     Predictions,
-    check_raw_outputs,
     is_frame,
     predictions_from_array,
     predictions_from_frame,
     predictions_from_texts,
     read_predictions,
 )
+from toxeval.scoring.decisions import (
+    DecisionOptions,
+    add_decisions,
+    check_dataset,
+    check_prices_model,
+    decision_options,
+)
 from toxeval.scoring.figures import score_predictions
 from toxeval.scoring.intervals import DEFAULT_RESAMPLES, add_intervals, check_options
+from toxeval.scoring.prediction_inputs import (
+    mapping_name,
+    mapping_record,
+    note_unused_by_dump,
+    output_list,
+    unmasked_scores,
+)
 from toxeval.scoring.result import EvaluationResult, Progress, toxeval_version
 from toxeval.taxonomy import LabelMapping, Taxonomy, load_taxonomy
 
@@ -39,17 +50,6 @@ if TYPE_CHECKING:
 
 #: Called with (rows done, rows in the step) as out-of-core scoring streams.
 RowProgress = Callable[[int, int], None]
-
-
-def _mapping_record(mapping: str | Path | LabelMapping | None) -> dict[str, Any] | None:
-    """The ``inputs.mapping`` record of a mapping given by path or built-in name."""
-    from toxeval.files import builtin_record, file_record
-
-    if not isinstance(mapping, (str, Path)):
-        return None
-    if Path(mapping).is_file():
-        return file_record(mapping)
-    return builtin_record("mappings", f"{mapping}.toml")
 
 
 def _load(
@@ -116,6 +116,10 @@ def score(
     memory_limit: str | int | None = None,
     spill_dir: str | Path | None = None,
     rows_progress: RowProgress | None = None,
+    slice_by: Sequence[str] | str | None = None,
+    operating_point: str | None = None,
+    thresholds_from: str | Path | Mapping[str, float | None] | None = None,
+    prices: str | Path | None = None,
 ) -> EvaluationResult:
     """Score predictions against a dataset.
 
@@ -146,12 +150,24 @@ def score(
     ``dataset`` is then a Parquet file or directory joined by id, or None / the same
     path when the one table holds labels and scores. The result has no scored rows and
     no intervals (a note says so); ``rows_progress(done, total)`` follows the rows.
+
+    ``slice_by``, ``operating_point``, ``thresholds_from`` and ``prices`` add what the
+    command line's ``--slice-by``, ``--operating-point``, ``--thresholds-from`` and
+    ``--prices`` add (``result.slices``, ``result.operating_points``,
+    ``result.cost["prices"]``; see :func:`toxeval.scoring.decisions.decision_options`),
+    in memory only.
     """
     n_resamples = check_options(bootstrap, bootstrap_seed, confidence_level)
+    decisions = decision_options(slice_by, operating_point, thresholds_from, prices)
     from toxeval.outofcore.choice import out_of_core_reason
 
     reason = out_of_core_reason(predictions, dataset, memory_limit)
     if reason is not None:
+        if decisions:
+            raise ValueError(
+                "slice_by, operating_point, thresholds_from and prices need the scored rows "
+                f"in memory; out-of-core scoring ({reason}) keeps none"
+            )
         return _score_out_of_core(
             predictions,
             dataset,
@@ -175,7 +191,7 @@ def score(
         )
     if spill_dir is not None:
         raise ValueError("spill_dir applies to out-of-core scoring only (see memory_limit)")
-    result = _score(
+    result, ds = _score(
         predictions,
         dataset,
         taxonomy=taxonomy,
@@ -188,8 +204,10 @@ def score(
         rule=rule,
         min_annotators=min_annotators,
         progress=progress,
+        decisions=decisions,
     )
-    return _with_intervals(result, n_resamples, bootstrap_seed, confidence_level, progress)
+    result = _with_intervals(result, n_resamples, bootstrap_seed, confidence_level, progress)
+    return _with_decisions(result, ds, decisions, n_resamples, bootstrap_seed, confidence_level)
 
 
 def _score_out_of_core(
@@ -240,6 +258,21 @@ def _with_intervals(
     return add_intervals(result, n_resamples, seed=seed, confidence_level=confidence_level)
 
 
+def _with_decisions(
+    result: EvaluationResult,
+    ds: Dataset,
+    decisions: DecisionOptions,
+    n_resamples: int,
+    seed: int,
+    confidence_level: float,
+) -> EvaluationResult:
+    if not decisions:
+        return result
+    return add_decisions(
+        result, ds, decisions, n_resamples=n_resamples, seed=seed, confidence_level=confidence_level
+    )
+
+
 def _score(
     predictions: Any,
     dataset: Dataset | str | Path | None,
@@ -254,7 +287,8 @@ def _score(
     rule: Rule,
     min_annotators: int,
     progress: Progress | None,
-) -> EvaluationResult:
+    decisions: DecisionOptions,
+) -> tuple[EvaluationResult, Dataset]:
     file_only: dict[str, tuple[object, object]] = {
         "format": (format, "auto"),
         "on_mismatch": (on_mismatch, "error"),
@@ -272,6 +306,7 @@ def _score(
     elif not isinstance(predictions, (str, Path)):
         _reject_unused(file_only, "a sequence of outputs (they apply to a file)")
     ds = _load(dataset, taxonomy, data_dir, rule, min_annotators, progress)
+    check_dataset(decisions, ds)
     loaded = dataset is None or isinstance(dataset, (str, Path))
     if isinstance(predictions, Predictions):
         preds = predictions
@@ -282,7 +317,7 @@ def _score(
             from toxeval.scoring.runs import score_run
 
             _reject_unused(parsing | {"format": (format, "auto")}, "a run file")
-            return score_run(predictions, ds, threshold=threshold, progress=progress)
+            return score_run(predictions, ds, threshold=threshold, progress=progress), ds
         if progress:
             progress("reading predictions")
         preds = read_predictions(
@@ -293,15 +328,15 @@ def _score(
             parse_policy=parse_policy,
             mapping=mapping,
         )
-        preds = _note_unused_by_dump(preds, parse_policy, mapping)
+        preds = note_unused_by_dump(preds, parse_policy, mapping)
     elif isinstance(predictions, np.ndarray):
-        preds = predictions_from_array(_unmasked_scores(predictions), ds)
+        preds = predictions_from_array(unmasked_scores(predictions), ds)
     elif is_frame(predictions):
         preds = predictions_from_frame(
             predictions, ds, source=type(predictions).__name__, on_mismatch=on_mismatch
         )
     else:
-        texts = _output_list(predictions)
+        texts = output_list(predictions)
         if progress:
             progress("parsing outputs")
         preds = predictions_from_texts(texts, ds, parse_policy=parse_policy, mapping=mapping)
@@ -310,73 +345,14 @@ def _score(
         "parse_policy": preds.parse_policy if preds.kind == "text" else None,
         "on_mismatch": preds.on_mismatch,
         "format": preds.format,
-        "mapping": _mapping_name(mapping) if preds.kind != "scores" else None,
+        "mapping": mapping_name(mapping) if preds.kind != "scores" else None,
         "rule": rule if loaded else None,
         "min_annotators": min_annotators if loaded else None,
     }
     result = score_predictions(preds, ds, threshold=threshold, config=config, progress=progress)
     if config["mapping"] is not None:
-        result.inputs["mapping"] = _mapping_record(mapping)
-    return result
-
-
-def _unmasked_scores(scores: np.ndarray) -> np.ndarray:
-    """The score matrix given to :func:`score`, with a NumPy masked array rejected when
-    it masks any entry: ``np.asarray`` would read the values under its mask, scoring
-    what the caller marked as missing. A masked array without masked entries is its data.
-    """
-    if isinstance(scores, np.ma.MaskedArray):
-        if np.ma.getmaskarray(scores).any():
-            raise PredictionError(
-                "masked arrays are not supported as scores: the masked entries would be "
-                "scored with the values under the mask. Pass a plain array with a score "
-                "for every cell (a prediction dump with the rows that have predictions "
-                "leaves the others unscored)"
-            )
-        data: np.ndarray = np.ma.getdata(scores)
-        return data
-    return scores
-
-
-def _note_unused_by_dump(
-    preds: Predictions, parse_policy: str, mapping: str | Path | LabelMapping | None
-) -> Predictions:
-    """``preds`` with a note for each option the dump turned out to have no use for
-    (known only once it is read): ``parse_policy`` applies to raw text, ``mapping`` to
-    label lists and raw text. Not an error, so that one command line can score a mix of
-    dumps; the report says so, and ``result.config`` records ``None`` for it."""
-    unused = []
-    if parse_policy != "exclude" and preds.kind != "text":
-        unused.append(f"parse_policy={parse_policy!r}")
-    if mapping is not None and preds.kind == "scores":
-        unused.append(f"mapping={_mapping_name(mapping)!r}")
-    if not unused:
-        return preds
-    note = f"{' and '.join(unused)} not used: the predictions are {preds.kind}, not raw text" + (
-        " or label lists" if preds.kind == "scores" else ""
-    )
-    return dataclasses.replace(preds, notes=(*preds.notes, note))
-
-
-def _output_list(predictions: object) -> list[str]:
-    """``predictions`` as a list of raw outputs, or a TypeError saying what is accepted."""
-    accepted = (
-        "predictions must be a file path, an (N, K) numpy array of scores, a DataFrame or "
-        "Arrow table of scores, a sequence of N raw model outputs (str) or a Predictions"
-    )
-    if isinstance(predictions, (bytes, dict)) or not isinstance(predictions, Iterable):
-        raise TypeError(f"{accepted}; got {type(predictions).__name__}")
-    texts = list(predictions)
-    check_raw_outputs(texts, f"{accepted}; got a sequence that is none of these")
-    return texts
-
-
-def _mapping_name(mapping: str | Path | LabelMapping | None) -> str | None:
-    if mapping is None:
-        return None
-    if isinstance(mapping, LabelMapping):
-        return mapping.name
-    return str(mapping)
+        result.inputs["mapping"] = mapping_record(mapping)
+    return result, ds
 
 
 def evaluate(
@@ -393,6 +369,10 @@ def evaluate(
     bootstrap: int = DEFAULT_RESAMPLES,
     bootstrap_seed: int = 0,
     confidence_level: float = 0.95,
+    slice_by: Sequence[str] | str | None = None,
+    operating_point: str | None = None,
+    thresholds_from: str | Path | Mapping[str, float | None] | None = None,
+    prices: str | Path | None = None,
     **predict_options: Any,
 ) -> EvaluationResult:
     """Run a detector over a dataset and score it (default: the lexicon baseline on the
@@ -408,9 +388,13 @@ def evaluate(
     keyword arguments, e.g. ``base_url=``) into ``run_file`` (a temporary file when None),
     then scores the run file. ``bootstrap``, ``bootstrap_seed`` and
     ``confidence_level``: the intervals, as for :func:`score` (``seed`` among
-    ``predict_options`` is the model's sampling seed, not the bootstrap's)."""
+    ``predict_options`` is the model's sampling seed, not the bootstrap's). ``slice_by``,
+    ``operating_point``, ``thresholds_from`` and ``prices``: as for :func:`score`, read
+    and checked before the detector runs."""
     n_resamples = check_options(bootstrap, bootstrap_seed, confidence_level)
-    result = _evaluate(
+    decisions = decision_options(slice_by, operating_point, thresholds_from, prices)
+    check_prices_model(decisions, detector)
+    result, ds = _evaluate(
         dataset,
         detector,
         taxonomy=taxonomy,
@@ -420,9 +404,11 @@ def evaluate(
         min_annotators=min_annotators,
         progress=progress,
         run_file=run_file,
+        decisions=decisions,
         **predict_options,
     )
-    return _with_intervals(result, n_resamples, bootstrap_seed, confidence_level, progress)
+    result = _with_intervals(result, n_resamples, bootstrap_seed, confidence_level, progress)
+    return _with_decisions(result, ds, decisions, n_resamples, bootstrap_seed, confidence_level)
 
 
 def _evaluate(
@@ -436,11 +422,13 @@ def _evaluate(
     min_annotators: int,
     progress: Progress | None,
     run_file: str | Path | None,
+    decisions: DecisionOptions,
     **predict_options: Any,
-) -> EvaluationResult:
+) -> tuple[EvaluationResult, Dataset]:
     from toxeval.detectors import get_detector
 
     ds = _load(dataset, taxonomy, data_dir, rule, min_annotators, progress)
+    check_dataset(decisions, ds)
     loaded = dataset is None or isinstance(dataset, (str, Path))
     if isinstance(detector, str) and (
         run_file is not None or predict_options or detector.strip().lower() != "lexicon"
@@ -452,9 +440,10 @@ def _evaluate(
             "rule": rule if loaded else None,
             "min_annotators": min_annotators if loaded else None,
         }
-        return evaluate_spec(
+        spec = evaluate_spec(
             ds, detector, run_file, threshold=threshold, config=config, **predict_options
         )
+        return spec, ds
     if isinstance(detector, str):
         det = get_detector(detector, ds.taxonomy)
         asked = detector
@@ -489,6 +478,7 @@ def _evaluate(
         "rule": rule if loaded else None,
         "min_annotators": min_annotators if loaded else None,
     }
-    return score_predictions(
+    result = score_predictions(
         preds, ds, threshold=threshold, system=system, config=config, progress=progress
     )
+    return result, ds

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
+from toxeval.calibration import calibration_block
 from toxeval.predictions import PredictionError, Predictions
 from toxeval.predictions.forms import all_binary
 from toxeval.scoring.agreement import agreement_figures, mean_ap
@@ -197,7 +198,17 @@ def score_predictions(
         binary_scores=binary,
         notes=notes,
     )
-    result.rows = ScoredRowArrays(y_true=y, scores=s, mask=m, dataset_ids=dataset.ids, scored=rows)
+    soft, n_ann = _annotator_rows(dataset, rows)
+    result.calibration = calibration_block(y, s, m, soft, n_ann, tax.ids)
+    result.rows = ScoredRowArrays(
+        y_true=y,
+        scores=s,
+        mask=m,
+        dataset_ids=dataset.ids,
+        scored=rows,
+        soft=soft,
+        n_annotators=n_ann,
+    )
     return result
 
 
@@ -215,6 +226,18 @@ def ignored_fields_note(ignored: Sequence[str]) -> str | None:
         f"{IGNORED_FIELDS_NOTE} (not schema fields, or per-category fields while the "
         f"labels come from 'labels'/'annotations'): {shown}"
     )
+
+
+def _annotator_rows(
+    dataset: Dataset, rows: NDArray[np.bool_]
+) -> tuple[NDArray[np.float64] | None, NDArray[np.int64] | None]:
+    """The scored rows' annotator shares and counts (None, None without annotations)."""
+    soft, n_ann = getattr(dataset, "soft", None), getattr(dataset, "n_annotators", None)
+    if soft is None or n_ann is None:
+        return None, None
+    if rows.all():
+        return np.asarray(soft, dtype=np.float64), np.asarray(n_ann, dtype=np.int64)
+    return np.asarray(soft, dtype=np.float64)[rows], np.asarray(n_ann, dtype=np.int64)[rows]
 
 
 def _no_score_counts(

@@ -378,6 +378,8 @@ def add_intervals(
         result.figures["intervals"] = None
         for row in result.per_category:
             row["ap_ci"] = row["ap_ci_undefined"] = row["ap_ci_withheld"] = None
+        if result.agreement is not None:
+            result.agreement["annotator_intervals"] = None
         return result
     rows = result.rows
     assert rows is not None  # checked above, before anything changed
@@ -411,6 +413,9 @@ def add_intervals(
         row["ap_ci_undefined"] = undefined
         row["ap_ci_withheld"] = None if undefined is None else ci is None
     result.notes.extend(_notes(result, fi))
+    from toxeval.scoring.annotator_intervals import add_annotator_intervals
+
+    add_annotator_intervals(result, n, seed, confidence_level)
     return result
 
 

@@ -42,6 +42,10 @@ class ScoredRowArrays:
     mask: np.ndarray
     dataset_ids: Any  # every dataset id: a sequence of str or a StringColumn
     scored: np.ndarray  # (n_dataset_rows,) bool: the rows above, in order
+    # the rows' annotator shares (N, K) and annotator counts (N,), when the dataset has
+    # per-annotator labels (for the intervals that resample annotators)
+    soft: np.ndarray | None = None
+    n_annotators: np.ndarray | None = None
 
     @functools.cached_property
     def ids(self) -> Any:
@@ -87,6 +91,10 @@ class EvaluationResult:
     # --slice-by: the headline figures per value of dataset columns (toxeval.slices);
     # in results.json only when asked for
     slices: dict[str, Any] | None = None
+    # ECE and Brier score against the annotators' share and majority label, with the
+    # reliability bins (toxeval.calibration); in results.json only when the dataset has
+    # per-annotator labels
+    calibration: dict[str, Any] | None = None
     # the rows the figures were computed on (not in results.json; written beside it as
     # scored_rows.parquet, and read by the HTML report and `toxeval compare`)
     rows: ScoredRowArrays | None = field(default=None, repr=False, compare=False)
@@ -115,6 +123,7 @@ class EvaluationResult:
             **({"operating_points": self.operating_points} if self.operating_points else {}),
             **({"cost": self.cost} if self.cost is not None else {}),
             **({"slices": self.slices} if self.slices else {}),
+            **({"calibration": self.calibration} if self.calibration is not None else {}),
         }
 
     def input_paths(self) -> list[str]:
