@@ -16,7 +16,8 @@ import toxeval
 from helpers import make_dataset
 from sklearn import metrics as skm
 from toxeval import stats
-from toxeval.report import CSV_COLUMNS, per_category_csv, report_markdown
+from toxeval.per_category_csv import CSV_COLUMNS, per_category_csv
+from toxeval.report import report_markdown
 from toxeval.scoring.intervals import MAX_RESAMPLES, figure_intervals
 
 
