@@ -183,7 +183,7 @@ def test_no_calibration_without_annotators() -> None:
 
 def _two_stage_reference(
     d: dict[str, Any], n_resamples: int, seed: int, level: float
-) -> tuple[list[float] | None, list[float] | None, float]:
+) -> tuple[list[float] | None, list[float] | None, float, float | None]:
     """The two-stage bootstrap written out, drawn rows and copies as rows, with
     scikit-learn's AP and SciPy's binomial tail, on the documented draws: per resample
     rng.integers(0, N, N), then rng.binomial(copies, p) per contested cell of a drawn row,
@@ -224,11 +224,16 @@ def _two_stage_reference(
         both.append(mean_ap(redrawn, s[rows], m[rows], cols))
     a = (1 - level) / 2
 
+    def withheld(values: list[float]) -> bool:  # the report's rule on undefined resamples
+        v = np.array([x for x in values if np.isfinite(x)])
+        return v.size < 2 or len(values) - v.size > (1 - level) * len(values) + 1e-9
+
     def ci(values: list[float]) -> list[float] | None:
         v = np.array([x for x in values if np.isfinite(x)])
-        return None if v.size < 2 else [float(q) for q in np.quantile(v, [a, 1 - a])]
+        return None if withheld(values) else [float(q) for q in np.quantile(v, [a, 1 - a])]
 
-    return ci(rows_only), ci(both), mean_ap(labels, s, m, cols)
+    med = None if withheld(both) else float(np.median([x for x in both if np.isfinite(x)]))
+    return ci(rows_only), ci(both), mean_ap(labels, s, m, cols), med
 
 
 def test_majority_probability_is_the_binomial_tail_and_a_simulated_majority() -> None:
@@ -253,11 +258,36 @@ def test_annotator_intervals_equal_a_numpy_reference_on_the_same_seed(seed: int,
         n_resamples=60, seed=seed, confidence_level=0.9,
     )  # fmt: skip
     assert got is not None
-    ci_rows, ci_both, estimate = _two_stage_reference(d, 60, seed, 0.9)
+    ci_rows, ci_both, estimate, median = _two_stage_reference(d, 60, seed, 0.9)
     assert got["map"] == pytest.approx(estimate, abs=1e-12)
     assert got["ci_rows"] == pytest.approx(ci_rows, abs=1e-12)
     assert got["ci_rows_and_annotators"] == pytest.approx(ci_both, abs=1e-12)
+    assert got["median_rows_and_annotators"] == pytest.approx(median, abs=1e-12)
     assert got["ci_rows"] != pytest.approx(got["ci_rows_and_annotators"])
+
+
+def test_annotator_intervals_are_withheld_when_a_rare_category_leaves_many_undefined() -> None:
+    d = _annotated(40, n=60, k=3)
+    # one known positive left in category 2: most resamples miss it (mAP undefined there)
+    pos = np.flatnonzero(d["y"][:, 2] == 1)
+    d["y"][pos[1:], 2] = 0
+    d["soft"][pos[1:], 2] = np.where(np.isnan(d["soft"][pos[1:], 2]), np.nan, 0.0)
+    d["soft"][pos[0], 2] = np.where(np.isnan(d["soft"][pos[0], 2]), np.nan, 1.0)
+    got = annotator_map_intervals(
+        d["y"], d["s"], d["mask"], d["soft"], d["n_ann"],
+        n_resamples=60, seed=0, confidence_level=0.9,
+    )  # fmt: skip
+    assert got is not None and got["n_undefined"]["rows"] > 6  # more than 10% of 60
+    ci_rows, ci_both, _, median = _two_stage_reference(d, 60, 0, 0.9)
+    assert got["ci_rows"] is None and ci_rows is None
+    # redrawn annotators of other contested cells can give the category positives, so the
+    # second stage may be defined more often: it follows the same rule on its own count
+    assert got["ci_rows_and_annotators"] == (
+        None if ci_both is None else pytest.approx(ci_both, abs=1e-12)
+    )
+    assert got["median_rows_and_annotators"] == (
+        None if median is None else pytest.approx(median, abs=1e-12)
+    )
 
 
 def test_unanimous_annotators_add_nothing_to_the_interval() -> None:

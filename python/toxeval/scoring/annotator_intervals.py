@@ -26,8 +26,19 @@ kept.
 The rows-only interval of the same figure uses the same row draws with the labels as they
 are, so the two intervals differ by the annotators' part alone. As in the report's mAP
 interval (:mod:`toxeval.scoring.intervals`), mAP averages over the categories with a
-known positive, and a resample without a known positive of one of them is left out and
-counted. Each category's known rows are sorted by score once; a resample's AP is a
+known positive; a resample without a known positive of one of them is undefined and
+counted, and an interval undefined on more than ``1 - confidence_level`` of the
+resamples is not given (the report's rule, :func:`toxeval.stats.undefined.too_many_undefined`).
+
+The rows-and-annotators resamples measure mAP against a majority of *redrawn*
+annotators, which is noisier than the observed majority the estimate is scored against
+(a cell two of three annotators marked loses its majority on about a quarter of the
+redraws): their interval sits lower than the rows-only one and may lie wholly below the
+estimate. It is reported with its own median (``median_rows_and_annotators``) and read
+as how far label ambiguity alone can move the figure, not as an interval around the
+estimate.
+
+Each category's known rows are sorted by score once; a resample's AP is a
 walk over them with the copies' positive and negative counts as weights (scikit-learn's
 AP with ties grouped, as for the drawn rows written out), O(rows) per category.
 """
@@ -152,6 +163,7 @@ def annotator_map_intervals(
     interval defined on fewer than two resamples is None."""
     from toxeval import metrics
     from toxeval.stats.intervals import interval
+    from toxeval.stats.undefined import too_many_undefined, undefined_limit
 
     n_ann = np.asarray(n_annotators, dtype=np.int64)
     if not (n_ann > 0).any() or n_resamples < 2:
@@ -192,12 +204,22 @@ def annotator_map_intervals(
             rows_only[b] = np.mean([a for a, _ in pairs])
             both[b] = np.mean([r for _, r in pairs])
 
+    limit = undefined_limit(confidence_level)
+
     def ci(values: NDArray[np.float64]) -> list[float] | None:
         ok = values[np.isfinite(values)]
-        if ok.shape[0] < 2:
-            return None
+        if too_many_undefined(n_resamples - ok.shape[0], n_resamples, limit):
+            return None  # the report's rule: no interval resting on a conditioned subset
         low, high = interval(ok, np.nan, confidence_level=confidence_level, method="percentile")
         return [float(low), float(high)]
+
+    def median(values: NDArray[np.float64]) -> float | None:
+        ok = values[np.isfinite(values)]
+        return (
+            None
+            if too_many_undefined(n_resamples - ok.shape[0], n_resamples, limit)
+            else float(np.median(ok))
+        )
 
     estimate = None
     if cols.size == 1:
@@ -213,6 +235,9 @@ def annotator_map_intervals(
         "categories": int(cols.size),
         "ci_rows": ci(rows_only),
         "ci_rows_and_annotators": ci(both),
+        # where the rows-and-annotators resamples centre: redrawn majorities flip contested
+        # labels, so they sit below an estimate against the observed majority
+        "median_rows_and_annotators": median(both),
         "n_undefined": {
             "rows": int(np.isnan(rows_only).sum()),
             "rows_and_annotators": int(np.isnan(both).sum()),

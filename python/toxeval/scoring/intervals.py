@@ -36,6 +36,8 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 import numpy as np
 from numpy.typing import NDArray
 
+from toxeval.stats.undefined import too_many_undefined, undefined_limit
+
 if TYPE_CHECKING:
     from toxeval.scoring.result import EvaluationResult
 
@@ -72,22 +74,6 @@ def check_resamples(n_resamples: Any, *, allow_zero: bool, option: str = "bootst
             f"got {n_resamples!r}"
         )
     return n
-
-
-def undefined_limit(confidence_level: float) -> float:
-    """The largest share of undefined resamples an interval at ``confidence_level`` may
-    rest on: ``1 - confidence_level``, the share the interval itself leaves outside
-    (5% at 95%). Past it the undefined resamples alone could hold both tails the
-    interval cuts off, so the defined ones cannot place its ends."""
-    return round(1.0 - float(confidence_level), 12)  # 0.05, not 0.050000000000000044
-
-
-def too_many_undefined(n_undefined: int, n_resamples: int, limit: float) -> bool:
-    """Whether a figure undefined on ``n_undefined`` of ``n_resamples`` resamples gets
-    no interval (or test): defined on fewer than two, or undefined on more than the
-    share ``limit`` of them (:func:`undefined_limit`; within 1e-9 of it counts as at
-    it, so 50 of 1000 at 95% is not more than 5%)."""
-    return n_resamples - n_undefined < 2 or n_undefined > limit * n_resamples + 1e-9
 
 
 def map_columns(y: NDArray[Any], m: NDArray[np.bool_]) -> NDArray[np.intp]:

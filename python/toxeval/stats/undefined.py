@@ -7,7 +7,9 @@ scored (``docs/statistics.md``, "Undefined resamples").
 * ``no_label_weight``: AP and ROC AUC with ``average="weighted"`` whose label weights
   sum to about 0, where scikit-learn returns 0 without a warning;
 * ``per_column``: AP and ROC AUC with ``average=None`` scored label by label, so a
-  label undefined on some rows leaves the other labels' values defined.
+  label undefined on some rows leaves the other labels' values defined;
+* ``undefined_limit``, ``too_many_undefined``: when a figure undefined on some resamples
+  gets no interval at all (the reports' rule, ``docs/statistics.md``).
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ __all__ = [
     "no_label_weight",
     "per_column",
     "tiny_label_weight",
+    "too_many_undefined",
+    "undefined_limit",
 ]
 
 #: Metrics whose ``average=None`` values are the metric on each label's column alone
@@ -102,3 +106,19 @@ def per_column(
         if value is not None:
             out[j] = value[0]
     return out
+
+
+def undefined_limit(confidence_level: float) -> float:
+    """The largest share of undefined resamples an interval at ``confidence_level`` may
+    rest on: ``1 - confidence_level``, the share the interval itself leaves outside
+    (5% at 95%). Past it the undefined resamples alone could hold both tails the
+    interval cuts off, so the defined ones cannot place its ends."""
+    return round(1.0 - float(confidence_level), 12)  # 0.05, not 0.050000000000000044
+
+
+def too_many_undefined(n_undefined: int, n_resamples: int, limit: float) -> bool:
+    """Whether a figure undefined on ``n_undefined`` of ``n_resamples`` resamples gets
+    no interval (or test): defined on fewer than two, or undefined on more than the
+    share ``limit`` of them (:func:`undefined_limit`; within 1e-9 of it counts as at
+    it, so 50 of 1000 at 95% is not more than 5%)."""
+    return n_resamples - n_undefined < 2 or n_undefined > limit * n_resamples + 1e-9
