@@ -523,3 +523,23 @@ def test_one_row_is_refused_as_scipy_refuses_one_observation() -> None:
         bootstrap("label_ranking_loss", y, s, n_resamples=10)
     with pytest.raises(ValueError, match="resampling needs two or more rows, got 1"):
         compare("label_ranking_loss", y, s, s[:, ::-1], n_resamples=10)
+
+
+def test_an_interval_resting_on_few_resamples_warns_that_it_is_conditioned() -> None:
+    import warnings
+
+    from toxeval.stats import ConditionedIntervalWarning
+
+    rng = np.random.default_rng(0)
+    y = (rng.random((200, 3)) < 0.3).astype(int)
+    y[:, 2] = 0
+    y[7, 2] = 1  # one positive: about 37% of resamples miss it
+    s = rng.random((200, 3))
+    with pytest.warns(ConditionedIntervalWarning, match=r"labels 2 \(\d+\)"):
+        res = bootstrap("average_precision_score", y, s, average=None, n_resamples=200)
+    assert res.n_undefined[2] > 10
+    with pytest.warns(ConditionedIntervalWarning, match="undefined on more than 5%"):
+        bootstrap("average_precision_score", y, s, n_resamples=200)  # macro
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # common labels: nothing to say
+        bootstrap("average_precision_score", y[:, :2], s[:, :2], n_resamples=200)

@@ -16,6 +16,7 @@ from __future__ import annotations
 from toxeval.metrics import SignificanceResult, SmallSampleWarning, kendalltau
 from toxeval.stats.bootstrap import (
     BootstrapResult,
+    ConditionedIntervalWarning,
     ConfidenceInterval,
     TooFewResamplesError,
     bootstrap,
@@ -26,6 +27,7 @@ from toxeval.stats.compare import CompareResult, compare, holm
 __all__ = [
     "BootstrapResult",
     "CompareResult",
+    "ConditionedIntervalWarning",
     "ConfidenceInterval",
     "SignificanceResult",
     "SmallSampleWarning",

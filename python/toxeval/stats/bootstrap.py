@@ -28,6 +28,7 @@ from toxeval.stats.resampled_metric import (
 
 __all__ = [
     "BootstrapResult",
+    "ConditionedIntervalWarning",
     "ConfidenceInterval",
     "TooFewResamplesError",
     "bootstrap",
@@ -38,6 +39,14 @@ __all__ = [
 class TooFewResamplesError(ValueError):
     """The metric is defined on the data but on fewer than two resamples: no interval.
     A ``ValueError``, so callers that catch that see no change."""
+
+
+class ConditionedIntervalWarning(UserWarning):
+    """The metric is undefined on more than ``1 - confidence_level`` of the resamples:
+    the interval rests on those that drew what it needs (a rare label's positives) and
+    may not cover the estimate. toxeval's reports give no interval there
+    (``docs/statistics.md``, "Undefined resamples"); this API still returns it, counted
+    in ``n_undefined``, and warns."""
 
 
 class ConfidenceInterval(NamedTuple):
@@ -192,7 +201,38 @@ def summarise(
             )
         )
         ses.append(float(np.std(ok, ddof=1)))
+    _warn_conditioned(undefined, values.shape[0], confidence_level, what, per_label)
     return cis, ses, undefined
+
+
+def _warn_conditioned(
+    undefined: list[int], n_resamples: int, confidence_level: float, what: str, per_label: bool
+) -> None:
+    """One :class:`ConditionedIntervalWarning` naming the columns undefined on more
+    than the share of resamples the reports allow (:func:`toxeval.stats.undefined.too_many_undefined`)."""
+    import warnings
+
+    from toxeval.stats.undefined import too_many_undefined, undefined_limit
+
+    limit = undefined_limit(confidence_level)
+    over = [j for j, u in enumerate(undefined) if too_many_undefined(u, n_resamples, limit)]
+    if not over:
+        return
+    where = (
+        "labels "
+        + ", ".join(f"{j} ({undefined[j]})" for j in over[:10])
+        + (", ..." if len(over) > 10 else "")
+        if per_label
+        else str(undefined[0])
+    )
+    warnings.warn(
+        f"{what} is undefined on more than {100 * limit:g}% of {n_resamples} resamples "
+        f"(undefined on {where}): the interval rests on the resamples that drew what the "
+        "metric needs and may not cover the estimate; use strata= so every resample draws "
+        "some, or read n_undefined",
+        ConditionedIntervalWarning,
+        stacklevel=4,
+    )
 
 
 def bootstrap(
