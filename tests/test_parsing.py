@@ -1197,3 +1197,18 @@ def test_the_final_answer_in_the_middle_of_a_line_is_the_answer() -> None:
     r = p("Initial thought: hate. Final answer: harassment.")
     assert r.status == "ok"
     assert r.labels == frozenset({"harassment"})
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "This is not not violent.",  # read as violence negative: "not" after a cue was filler
+        "This is not not hateful.",
+        "Not present: not hate.",
+        "There is no not-violent reading.",
+    ],
+)
+def test_a_double_negation_is_unparseable(text: str) -> None:
+    # two denials in a row assert the category, or nothing clear: never a known negative
+    r = p(text)
+    assert r.status == "unparseable" and "a double negation" in (r.reason or "")

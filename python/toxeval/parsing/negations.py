@@ -147,6 +147,8 @@ EXCEPT_RE = re.compile(
     r"|every\s+(?:category|label))\s+but\b",
     re.IGNORECASE,
 )
+# A scope that opens with a denial of its own ("not not violent", "no non-violent").
+_NOT_RE = re.compile(r"(?:not|non|never|no)\b(?![\s.!,]*\Z)", re.I)
 _NONE_WORD_RE = re.compile(r"(?:none|nothing|no|nil|zero|ninguna?|aucune?|keine?)\b", re.I)
 # Words before a negated list that leave open whether it is denied: "I can't say it's
 # not hate speech", "unable to say whether there is no violence".
@@ -287,6 +289,9 @@ class NegationReader(ParserBase):
             scope = after.strip(STRIP_CHARS)
             if _NONE_WORD_RE.match(scope) and self.resolve(scope) == ():
                 # "Not present: none": a negated "none" says that nothing is absent
+                return f"negation {m.group()!r} of {_shown(scope)}: a double negation"
+            if _NOT_RE.match(scope):
+                # "This is not not violent": the second denial undoes the first
                 return f"negation {m.group()!r} of {_shown(scope)}: a double negation"
             if self.resolve(f"no {scope}") == () or self.resolve(scope) == ():
                 return (REST,), ""  # "There are no violations", "contains no toxic content"
