@@ -251,6 +251,37 @@ def test_read_value(text: str, reading: tuple[float | None, bool, str | None]) -
     assert read_value(text) == reading
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "yes - not hateful",  # read as 1.0: a note that denies was taken as a description
+        "yes (not present)",
+        "1 - none found",
+        "0.0 - strongly present",  # read as 0.0: a note that affirms, beside a zero
+        "no (clearly present)",
+        "none - detected in the second sentence",
+    ],
+)
+def test_a_value_beside_a_note_that_says_the_opposite_contradicts_itself(text: str) -> None:
+    score, _, err = read_value(text)
+    assert score is None and err is not None and "contradicts itself" in err
+
+
+@pytest.mark.parametrize(
+    ("text", "score"),
+    [
+        ("yes - uses a slur", 1.0),
+        ("yes (no doubt)", 1.0),
+        ("no (not present)", 0.0),
+        ("no - nothing detected", 0.0),
+        ("yes, present", 1.0),
+        ("0.2 (some hostility detected)", 0.2),
+    ],
+)
+def test_a_note_that_agrees_with_its_value_keeps_it(text: str, score: float) -> None:
+    assert read_value(text)[0] == score
+
+
 @pytest.mark.parametrize("text", ["no, but borderline", "unsure", "unclear", "not sure", "??"])
 def test_read_value_does_not_guess(text: str) -> None:
     score, _, err = read_value(text)

@@ -136,17 +136,46 @@ def read_value(text: str) -> Reading:
             hit = None, False, f"value {_shown(text)} is a censored word, not a value"
         else:
             hit = _read(v, 0) or (None, False, f"value {_shown(text)} not understood")
-            if hit[0] is not None and hit[0] >= 0.5 and hit[1]:
-                note = _NOTE_RE.search(v)
-                if note is not None and has_negation_cue(note.group(1)):
-                    # "0.9 (not hateful)": the score and the note beside it disagree
-                    hit = None, False, f"value {_shown(text)} contradicts itself"
+            if hit[0] is not None and _note_disagrees(v, hit[0], hit[1]):
+                # "0.9 (not hateful)", "yes - not hateful", "0 - clearly present": the
+                # value and the note beside it disagree
+                hit = None, False, f"value {_shown(text)} contradicts itself"
         if len(_CACHE) >= _MAX_CACHE:
             _CACHE.clear()
         _CACHE[text] = hit
     return hit
 
 
+def _note_disagrees(v: str, score: float, graded: bool) -> bool:
+    """The note beside a value says the opposite: a denial beside a positive ("yes - not
+    hateful"), a presence word beside a zero ("0 - clearly present")."""
+    if score >= 0.5 and graded:
+        note = _NOTE_RE.search(v)
+        if note is not None and has_negation_cue(note.group(1)):
+            return True
+    if 0.0 < score < 0.5:
+        return False
+    m = _GLOSS_RE.match(v)
+    if m is None or _read(_clean(m.group(1)), 1) is None:
+        return False  # "score: 0.2": no value before the note
+    gloss = _EMPHASIS_RE.sub(" ", next((g for g in m.groups()[1:] if g is not None), ""))
+    words = set(_words(gloss))
+    if score >= 0.5:
+        return bool(words & _DENIALS)
+    return bool(words & _AFFIRMS) and not words & CUE_WORDS
+
+
+# Denial words that stress a yes: "yes (no doubt)", "yes, not just rude".
+_EMPHASIS_RE = re.compile(
+    r"\b(?:no\s+(?:doubt|question)|not\s+(?:just|only|merely)|without\s+(?:a\s+)?doubt)\b"
+)
+# Words that deny outright, and words that say a category is there.
+_DENIALS = frozenset(
+    "no not none nothing never isn't isnt doesn't doesnt nor absent false n/a neither".split()
+)
+_AFFIRMS = frozenset(
+    "present detected flagged violated identified evident apparent triggered observed found".split()
+)
 # A censored word ("f***", "f*" once "**" emphasis is stripped): a letter, then "*".
 _CENSORED_RE = re.compile(r"\s*[A-Za-z]\*")
 # The note in parentheses after a score: "0.9 (not hateful)".
