@@ -150,6 +150,40 @@ def test_safe_with_a_category_is_contradictory(text: str) -> None:
     assert r.reason == "contradictory: says safe but names hate"
 
 
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        # each read as its last line alone: "none" (empty) or {hate}
+        ("Toxic: yes\nCategories: none", "flagged unsafe but no category given"),
+        ("Unsafe: yes\nCategories: none", "flagged unsafe but no category given"),
+        ("Flagged: yes\nCategories: none", "flagged unsafe but no category given"),
+        ("Safe: no\nCategories: none", "flagged unsafe but no category given"),
+        ("Toxic: no\nCategories: hate", "contradictory: says safe but names hate"),
+        ("Harmful: false\nCategories: hate", "contradictory: says safe but names hate"),
+    ],
+)
+def test_a_verdict_line_that_disagrees_with_the_categories_is_unparseable(
+    text: str, reason: str
+) -> None:
+    r = parse_output(text)
+    assert r.status == "unparseable" and r.reason == reason
+
+
+@pytest.mark.parametrize(
+    ("text", "status", "labels"),
+    [
+        ("Toxic: yes\nCategories: hate", "ok", {"hate"}),
+        ("Toxic: no\nCategories: none", "empty", set()),
+        ("Unsafe: yes\nHate: yes\nViolence: no", "partial", {"hate"}),
+    ],
+)
+def test_a_verdict_line_that_agrees_with_the_categories_is_read(
+    text: str, status: str, labels: set[str]
+) -> None:
+    r = parse_output(text)
+    assert r.status == status and r.labels == labels
+
+
 def test_safe_with_low_scores_is_not_contradictory() -> None:
     r = parse_output('{"flagged": false, "category_scores": {"hate": 0.01}}')
     assert r.status == "ok" and r.labels == frozenset() and r.graded

@@ -14,7 +14,7 @@ from .answer import MAX_CACHE, MAX_DEPTH, MAX_JSON_CANDIDATES, Acc, norm_name, v
 from .base import NONE_SENTENCE_RE, STRIP_CHARS
 from .json_answers import JsonReader
 from .lists import BARE_VERDICT_RE, BULLET_RE, HAS_SEPARATOR_RE
-from .llama_guard import CODE_RE, LG_RE
+from .llama_guard import CODE_RE, LG_RE, verdict_flag
 from .negations import CUE_RE as NEG_CUE_RE
 from .negations import EXCEPT_RE, REST, Negation
 from .result import NullPolicy
@@ -284,6 +284,8 @@ class Parser(JsonReader):
         acc = self._text(s, depth)
         if acc.scores and acc.unsafe_flag is None and self._says_safe_first(s):
             acc.unsafe_flag = False
+        if acc.resolved and acc.unsafe_flag is None and ":" in s:
+            acc.unsafe_flag = verdict_flag(s)  # "Toxic: yes\nCategories: none"
         return acc
 
     def _fences(self, s: str, depth: int) -> Acc | None:
