@@ -1212,3 +1212,17 @@ def test_a_double_negation_is_unparseable(text: str) -> None:
     # two denials in a row assert the category, or nothing clear: never a known negative
     r = p(text)
     assert r.status == "unparseable" and "a double negation" in (r.reason or "")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Hate -",  # read as {hate}: the dash of a missing value was stripped as an edge
+        "Hate —\nViolence — no",
+        "Hate -\nViolence -",
+        "- Hate –\n- Violence – yes",
+    ],
+)
+def test_a_name_and_a_dash_with_no_value_after_it_is_unparseable(text: str) -> None:
+    r = p(text)
+    assert r.status == "unparseable" and "no value given" in (r.reason or "")

@@ -29,6 +29,8 @@ _NAME_VALUE_RE = re.compile(
 )
 # A piece that may be "name <sep> value".
 HAS_SEPARATOR_RE = re.compile(r"[:=(]|\s[-\u2013\u2014]\s")
+# A name and a dash with nothing after it ("Hate -", "Violence —"): a missing value.
+DANGLING_DASH_RE = re.compile(r"\S\s+[-\u2013\u2014]+\s*\Z")
 _QUOTE_CHARS = " \t\"'“”‘’`*"
 # A task-list check box before an item: "[x]" checked, "[ ]" not.
 _CHECKBOX_RE = re.compile(r"\[([ xX✓✔])\]\s*")
@@ -245,6 +247,11 @@ class ListReader(NegationReader):
             acc.errors.append(f"sign {sign.group()!r} whose meaning is not known: {_shown(p)}")
             return
         has_value = ":" in p or "=" in p
+        if not has_value and DANGLING_DASH_RE.search(p):
+            head = p.rstrip(" \t-\u2013\u2014")
+            if self.resolve_name(head.strip(STRIP_CHARS)):
+                acc.errors.append(f"{head!r}: no value given")  # "Hate -": not {hate}
+                return
         if not has_value:
             # a whole name first: "Sexual - minors" is one category, not sexual = "minors"
             hit = self.resolve(p.strip(STRIP_CHARS))

@@ -13,7 +13,7 @@ from toxeval.taxonomy import LabelMapping, Taxonomy
 from .answer import MAX_CACHE, MAX_DEPTH, MAX_JSON_CANDIDATES, Acc, norm_name, vector
 from .base import NONE_SENTENCE_RE, STRIP_CHARS
 from .json_answers import JsonReader
-from .lists import BARE_VERDICT_RE, BULLET_RE, HAS_SEPARATOR_RE
+from .lists import BARE_VERDICT_RE, BULLET_RE, DANGLING_DASH_RE, HAS_SEPARATOR_RE
 from .llama_guard import CODE_RE, LG_RE, verdict_flag
 from .negations import CUE_RE as NEG_CUE_RE
 from .negations import EXCEPT_RE, REST, Negation
@@ -191,6 +191,8 @@ class Parser(JsonReader):
         any_piece = False
         for piece in s.split(","):
             p = piece.strip(" -")
+            if p and piece.rstrip().endswith(" -"):
+                return None  # "Hate -": a name whose value is missing
             if not p:
                 continue
             any_piece = True
@@ -428,6 +430,8 @@ class Parser(JsonReader):
         """The whole block is one name or a "none" phrase."""
         if len(body) > 200 or ":" in body or "=" in body or body.endswith("?"):
             return None  # "hate: no", "hate:" are a name and its value; "hate?" asks
+        if DANGLING_DASH_RE.search(body):
+            return None  # "Hate -": a name whose value is missing
         hit = self.resolve(body)
         if hit is None:
             return None
