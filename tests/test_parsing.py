@@ -1226,3 +1226,24 @@ def test_a_double_negation_is_unparseable(text: str) -> None:
 def test_a_name_and_a_dash_with_no_value_after_it_is_unparseable(text: str) -> None:
     r = p(text)
     assert r.status == "unparseable" and "no value given" in (r.reason or "")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "hate. Actually, none.",  # read as {hate}: the "none" item was dropped
+        "Answer: hate. Actually, on reflection, none apply.",
+        "violence. Never mind, none apply.",
+        "hate\nnone",
+        "hate, safe",
+    ],
+)
+def test_a_none_after_the_categories_is_unparseable(text: str) -> None:
+    # a "none" after the names takes them back: which one is the answer is not known
+    r = p(text)
+    assert r.status == "unparseable" and "after" in (r.reason or "")
+
+
+def test_a_none_before_the_categories_is_still_a_list_item() -> None:
+    r = p("None of these apply\nhate")
+    assert r.status == "ok" and r.labels == frozenset({"hate"})

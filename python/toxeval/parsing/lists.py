@@ -255,6 +255,15 @@ class ListReader(NegationReader):
         if not has_value:
             # a whole name first: "Sexual - minors" is one category, not sexual = "minors"
             hit = self.resolve(p.strip(STRIP_CHARS))
+            if (
+                hit == ()
+                and any(v > 0.0 for v in acc.scores.values())
+                and not norm_name(p).startswith("none of")
+            ):
+                # "hate. Actually, none.": the "none" takes back the names before it
+                # ("hate, none of them" may be "none of the others": read as before)
+                acc.errors.append(f"contradictory: {_shown(p)} after the categories")
+                return
             if hit is not None:
                 acc.add(hit, 1.0)
                 acc.complete = True  # a label list: what it does not list is negative

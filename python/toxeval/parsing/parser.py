@@ -13,7 +13,7 @@ from toxeval.taxonomy import LabelMapping, Taxonomy
 from .answer import MAX_CACHE, MAX_DEPTH, MAX_JSON_CANDIDATES, Acc, norm_name, vector
 from .base import NONE_SENTENCE_RE, STRIP_CHARS
 from .json_answers import JsonReader
-from .lists import BARE_VERDICT_RE, BULLET_RE, DANGLING_DASH_RE, HAS_SEPARATOR_RE
+from .lists import BULLET_RE, DANGLING_DASH_RE, HAS_SEPARATOR_RE
 from .llama_guard import CODE_RE, LG_RE, verdict_flag
 from .negations import CUE_RE as NEG_CUE_RE
 from .negations import EXCEPT_RE, REST, Negation
@@ -197,8 +197,8 @@ class Parser(JsonReader):
                 continue
             any_piece = True
             hit = self.resolve(p)
-            if hit is None or (not hit and cols and BARE_VERDICT_RE.fullmatch(p)):
-                return None  # "hate, no": the list reader refuses the bare "no"
+            if hit is None or (not hit and cols):
+                return None  # "hate, none": the list reader refuses a "none" after names
             cols.extend(hit)
         if not any_piece:
             return None
