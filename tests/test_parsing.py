@@ -1247,3 +1247,23 @@ def test_a_none_after_the_categories_is_unparseable(text: str) -> None:
 def test_a_none_before_the_categories_is_still_a_list_item() -> None:
     r = p("None of these apply\nhate")
     assert r.status == "ok" and r.labels == frozenset({"hate"})
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # each read as its score: hate 0.1 (under a "present": true) or 0.9 (under false)
+        '{"hate": {"present": true, "score": 0.1}}',
+        '{"hate": {"flagged": false, "score": 0.9}}',
+        '{"hate": {"detected": "yes", "probability": "10%"}}',
+        '[{"category": "hate", "present": false, "score": 0.8}]',
+    ],
+)
+def test_a_json_verdict_and_score_that_disagree_are_unparseable(text: str) -> None:
+    r = p(text)
+    assert r.status == "unparseable" and "disagree" in (r.reason or "")
+
+
+def test_a_json_verdict_and_score_that_agree_give_the_score() -> None:
+    r = p('{"hate": {"present": true, "score": 0.8}, "violence": {"flagged": false, "score": 0.1}}')
+    assert r.status == "partial" and r.labels == frozenset({"hate"}) and r.graded

@@ -210,6 +210,9 @@ class JsonReader(LlamaGuardReader):
             ),
             None,
         )
+        if hit and _verdicts_disagree(item):
+            acc.errors.append(f"{name!r}: its verdict and its score disagree")
+            return
         given = [item[k] for k in (score_key, flag_key) if k is not None]
         if not given:
             value: float | None = 1.0  # {"category": "hate"}: a bare mention
@@ -271,6 +274,9 @@ class JsonReader(LlamaGuardReader):
             if not hit and (nk in _META_KEYS or nk in _SPECIAL_KEYS):
                 continue
             if isinstance(v, dict):
+                if hit and _verdicts_disagree(v):
+                    acc.errors.append(f"{ks!r}: its verdict and its score disagree")
+                    continue
                 inner = _inner_value(v)
                 if inner is MISS:
                     if hit is None:
@@ -364,6 +370,20 @@ def _json_value(v: Any) -> Reading:
     if isinstance(v, str):
         return read_value(v)
     return None, False, f"unsupported value {json.dumps(v)[:40]}"
+
+
+def _verdicts_disagree(v: dict[str, Any]) -> bool:
+    """A verdict and a score of one category on either side of 0.5: {"present": true,
+    "score": 0.1}. ("confidence" beside a verdict is how sure it is, not a score.)"""
+    keys = {norm_name(str(k)): k for k in v}
+    verdict = any(name in keys for name in _VERDICT_KEYS)
+    sides = set()
+    for name in (*_ITEM_SCORE_KEYS, *_VERDICT_KEYS):
+        if name in keys and not (name == "confidence" and verdict):
+            x = _json_value(v[keys[name]])[0]
+            if x is not None:
+                sides.add(x >= 0.5)
+    return len(sides) > 1
 
 
 def _inner_value(v: dict[str, Any]) -> Any:
