@@ -1267,3 +1267,20 @@ def test_a_json_verdict_and_score_that_disagree_are_unparseable(text: str) -> No
 def test_a_json_verdict_and_score_that_agree_give_the_score() -> None:
     r = p('{"hate": {"present": true, "score": 0.8}, "violence": {"flagged": false, "score": 0.1}}')
     assert r.status == "partial" and r.labels == frozenset({"hate"}) and r.graded
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"hate": 0.9, "violence": 0.2, "final_answer": "none"}',  # read as hate 0.9
+        '{"hate": true, "final_categories": ["violence"]}',  # read as hate
+    ],
+)
+def test_a_final_answer_key_beside_category_keys_must_agree(text: str) -> None:
+    r = p(text)
+    assert r.status == "unparseable" and "contradictory" in (r.reason or "")
+
+
+def test_a_final_answer_key_is_the_answer() -> None:
+    r = p('{"reasoning": "it threatens him", "final_answer": ["violence", "harassment"]}')
+    assert r.status == "ok" and r.labels == frozenset({"violence", "harassment"})

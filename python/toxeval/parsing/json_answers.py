@@ -18,6 +18,11 @@ from .values import NULL_VALUE, Reading, read_number, read_value
 # Keys of JSON containers that hold the categories, in priority order.
 _SCORE_CONTAINERS = ("category scores", "scores", "score", "probabilities", "probability")
 _LABEL_CONTAINERS = (
+    "final answer",
+    "final categories",
+    "final category",
+    "final labels",
+    "final label",
     "categories",
     "category",
     "labels",
