@@ -1284,3 +1284,35 @@ def test_a_final_answer_key_beside_category_keys_must_agree(text: str) -> None:
 def test_a_final_answer_key_is_the_answer() -> None:
     r = p('{"reasoning": "it threatens him", "final_answer": ["violence", "harassment"]}')
     assert r.status == "ok" and r.labels == frozenset({"violence", "harassment"})
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # each read as its names positive: any words before a ":" were taken for a lead-in
+        "Unlikely: hate, violence",
+        "Least likely: hate",
+        "Rejected: hate, violence\nAccepted: harassment",
+        "Considered: hate, violence. Selected: harassment.",
+        "Initially: hate\nRevised: harassment",
+        "Possibly present: hate",
+        "Could apply: hate",
+        "Maybe: hate",
+    ],
+)
+def test_a_lead_in_that_does_not_assert_its_list_is_unparseable(text: str) -> None:
+    r = p(text)
+    assert r.status == "unparseable" and "does not assert" in (r.reason or "")
+
+
+@pytest.mark.parametrize(
+    ("text", "labels"),
+    [
+        ("After analyzing, I conclude: harassment", {"harassment"}),
+        ("Present: hate", {"hate"}),
+        ("Original answer: hate\nCorrected answer: harassment", {"harassment"}),
+    ],
+)
+def test_a_lead_in_that_asserts_its_list_is_read(text: str, labels: set[str]) -> None:
+    r = p(text)
+    assert r.status != "unparseable" and r.labels == labels

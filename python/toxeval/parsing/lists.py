@@ -32,6 +32,15 @@ HAS_SEPARATOR_RE = re.compile(r"[:=(]|\s[-\u2013\u2014]\s")
 # A name and a dash with nothing after it ("Hate -", "Violence —"): a missing value.
 DANGLING_DASH_RE = re.compile(r"\S\s+[-\u2013\u2014]+\s*\Z")
 _QUOTE_CHARS = " \t\"'“”‘’`*"
+# Words of a lead-in that show the names after it are not the answer: rejected or
+# weighed candidates, a first or earlier answer, a condition or a hedge.
+UNSURE_HEAD_RE = re.compile(
+    r"\b(?:rejected|dismissed|discarded|eliminated|considered|consider|candidates?"
+    r"|initial(?:ly)?|original(?:ly)?|previous(?:ly)?|earlier|draft|first\s+(?:thought|guess)"
+    r"|if|would|could|might|may|maybe|perhaps|possibl[ey]|borderline|uncertain|unsure"
+    r"|unlikely|least)\b",
+    re.IGNORECASE,
+)
 # A task-list check box before an item: "[x]" checked, "[ ]" not.
 _CHECKBOX_RE = re.compile(r"\[([ xX✓✔])\]\s*")
 # An item that qualifies the one before it ("..., but borderline", "..., although unclear").
@@ -317,6 +326,11 @@ class ListReader(NegationReader):
             hit = self.resolve(tail) if tail else None
             # a category after a lead-in, never "none" after prose that names one
             # ("This one is tricky. Hate: possibly. Violence: no" says nothing of the rest)
+            if hit and (UNSURE_HEAD_RE.search(head) or _hedge_value(head)):
+                # "Unlikely: hate", "Rejected: violence", "Initially: hate": the names
+                # after the lead are not asserted
+                acc.errors.append(f"a lead-in that does not assert its list: {_shown(p)}")
+                return
             if hit and not self.mentions(norm_name(head)):
                 acc.add(hit, 1.0)
                 acc.complete = True
@@ -411,6 +425,13 @@ class ListReader(NegationReader):
 
 _LIST_JOIN_RE = re.compile(r"(and|or)\s+", re.IGNORECASE)
 _HEDGE_RE = re.compile(r"\s*/\s*|\s+or\s+", re.IGNORECASE)
+
+
+def _hedge_value(head: str) -> bool:
+    """The lead-in before a list is a value that is not a plain yes: "Unlikely",
+    "Possible", "Least likely", "Absent"."""
+    score, graded, err = read_value(head)
+    return err is None and score is not None and (graded or score < 1.0)
 
 
 def _hedged(names: str) -> bool:

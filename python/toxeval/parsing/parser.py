@@ -13,7 +13,7 @@ from toxeval.taxonomy import LabelMapping, Taxonomy
 from .answer import MAX_CACHE, MAX_DEPTH, MAX_JSON_CANDIDATES, Acc, norm_name, vector
 from .base import NONE_SENTENCE_RE, STRIP_CHARS
 from .json_answers import JsonReader
-from .lists import BULLET_RE, DANGLING_DASH_RE, HAS_SEPARATOR_RE
+from .lists import BULLET_RE, DANGLING_DASH_RE, HAS_SEPARATOR_RE, UNSURE_HEAD_RE
 from .llama_guard import CODE_RE, LG_RE, verdict_flag
 from .negations import CUE_RE as NEG_CUE_RE
 from .negations import EXCEPT_RE, REST, Negation
@@ -448,6 +448,8 @@ class Parser(JsonReader):
         if NEG_CUE_RE.search(lead) or _OTHERS_RE.search(lead):
             return False  # "Categories not present: hate" negates its list; "All other
             # categories: no" speaks for the rest
+        if UNSURE_HEAD_RE.search(lead):
+            return False  # "Possibly present: hate", "Initial answer: hate" assert nothing
         if EXCEPT_RE.search(lead) or re.search(r"\bbut\b", lead, re.IGNORECASE):
             return False  # "All categories except hate: no" leaves hate out of its answer
         # "Privacy violations: no", "1. Self-harm: yes", "Privacy violations - risk: high"
