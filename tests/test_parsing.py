@@ -1316,3 +1316,21 @@ def test_a_lead_in_that_does_not_assert_its_list_is_unparseable(text: str) -> No
 def test_a_lead_in_that_asserts_its_list_is_read(text: str, labels: set[str]) -> None:
     r = p(text)
     assert r.status != "unparseable" and r.labels == labels
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Label: hate\nScore: 0.1",  # read as hate 1.0, 14 negatives: the score was dropped
+        "Categories: hate\nProbability: 10%",
+        "Hate: yes, confidence 0.1",
+    ],
+)
+def test_a_low_score_beside_the_answer_is_unparseable(text: str) -> None:
+    r = p(text)
+    assert r.status == "unparseable" and "beside the answer" in (r.reason or "")
+
+
+def test_a_high_score_beside_the_answer_keeps_it() -> None:
+    r = p("Label: hate\nScore: 0.93")
+    assert r.status != "unparseable" and r.labels == frozenset({"hate"})

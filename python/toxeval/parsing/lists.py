@@ -41,6 +41,9 @@ UNSURE_HEAD_RE = re.compile(
     r"|unlikely|least)\b",
     re.IGNORECASE,
 )
+# A name that is a score of the whole answer ("Score: 0.1"), not a category.
+_SCORE_NAMES = frozenset(("score", "probability", "confidence", "likelihood", "certainty"))
+_SCORE_PIECE_RE = re.compile(r"(?:" + "|".join(_SCORE_NAMES) + r")\s+(.+)\Z", re.IGNORECASE)
 # A task-list check box before an item: "[x]" checked, "[ ]" not.
 _CHECKBOX_RE = re.compile(r"\[([ xX✓✔])\]\s*")
 # An item that qualifies the one before it ("..., but borderline", "..., although unclear").
@@ -335,6 +338,14 @@ class ListReader(NegationReader):
                 acc.add(hit, 1.0)
                 acc.complete = True
                 return
+        sp = _SCORE_PIECE_RE.match(p)
+        if (
+            sp is not None
+            and (sp_score := read_value(sp.group(1))[0]) is not None
+            and sp_score < 0.5
+        ):
+            acc.errors.append(f"{_shown(p)} beside the answer: is it a yes?")  # "confidence 0.1"
+            return
         self.unknown_name(acc, p)
 
     def _name_value(self, nv: re.Match[str], acc: Acc) -> bool:
@@ -352,6 +363,10 @@ class ListReader(NegationReader):
             # unless it looks like one ("violance: no"): that category is unknown.
             if score is None and not graded:
                 return False  # not a value either: "Detected: hate", prose
+            if score is not None and score < 0.5 and norm_name(name) in _SCORE_NAMES:
+                # "Label: hate\nScore: 0.1": a low score may take the answer back
+                acc.errors.append(f"{name!r} {_shown(text)} beside the answer: is it a yes?")
+                return True
             if score or err is not None or self.suggest(name)[0]:
                 self.unknown_name(acc, name)
             return True
