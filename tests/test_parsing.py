@@ -1334,3 +1334,23 @@ def test_a_low_score_beside_the_answer_is_unparseable(text: str) -> None:
 def test_a_high_score_beside_the_answer_keeps_it() -> None:
     r = p("Label: hate\nScore: 0.93")
     assert r.status != "unparseable" and r.labels == frozenset({"hate"})
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # read as a label list, the 13 categories not named negative: "clearly" was
+        # taken for a description of violence
+        "- Hate — not really\n- Violence — clearly",
+        "Hate - no\nViolence - strongly",
+        "Violence - obviously",
+    ],
+)
+def test_one_word_after_a_dash_that_is_not_a_value_is_unparseable(text: str) -> None:
+    r = p(text)
+    assert r.status == "unparseable" and "not understood" in (r.reason or "")
+
+
+def test_a_description_after_a_dash_still_names_the_category() -> None:
+    r = p("Hate: no\nViolence - threats to kill")
+    assert r.status == "ok" and r.labels == frozenset({"violence"})

@@ -406,9 +406,10 @@ class ListReader(NegationReader):
                 acc.complete = True
                 return True
             others = self.mentions(norm_name(tail)) - set(cols) if tail else set()
-            if tail and not has_negation_cue(tail) and not others:
+            if tail and " " in tail and not has_negation_cue(tail) and not others:
                 # a description: "Hate - attacks on a protected group"; one that names
-                # another category ("hate (or violence)") is not read as one
+                # another category ("hate (or violence)") is not read as one, nor is one
+                # word ("Violence - clearly": a value not understood)
                 acc.add(cols, 1.0)
                 acc.complete = True
                 return True
