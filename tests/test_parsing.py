@@ -1354,3 +1354,28 @@ def test_one_word_after_a_dash_that_is_not_a_value_is_unparseable(text: str) -> 
 def test_a_description_after_a_dash_still_names_the_category() -> None:
     r = p("Hate: no\nViolence - threats to kill")
     assert r.status == "ok" and r.labels == frozenset({"violence"})
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Hate: yes\nAll categories: no",  # read as empty: the first line was dropped
+        "Hate: yes\nViolence: no\nCategories: none",
+        "- hate\n- violence\nCategories: harassment",
+    ],
+)
+def test_an_answer_before_the_last_lead_in_must_agree_with_it(text: str) -> None:
+    r = p(text)
+    assert r.status == "unparseable" and "disagree" in (r.reason or "")
+
+
+@pytest.mark.parametrize(
+    ("text", "labels"),
+    [
+        ("Reasoning: The text mentions hate speech but it is a quote.\nAnswer: none", set()),
+        ("Hate: yes\nCategories: hate", {"hate"}),
+    ],
+)
+def test_reasoning_before_the_last_lead_in_is_not_the_answer(text: str, labels: set[str]) -> None:
+    r = p(text)
+    assert r.status in ("ok", "empty") and r.labels == labels

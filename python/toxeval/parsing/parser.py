@@ -10,7 +10,7 @@ from itertools import pairwise
 
 from toxeval.taxonomy import LabelMapping, Taxonomy
 
-from .answer import MAX_CACHE, MAX_DEPTH, MAX_JSON_CANDIDATES, Acc, norm_name, vector
+from .answer import MAX_CACHE, MAX_DEPTH, MAX_JSON_CANDIDATES, Acc, conflict, norm_name, vector
 from .base import NONE_SENTENCE_RE, STRIP_CHARS
 from .json_answers import JsonReader
 from .lists import BULLET_RE, DANGLING_DASH_RE, HAS_SEPARATOR_RE, UNSURE_HEAD_RE
@@ -343,9 +343,13 @@ class Parser(JsonReader):
             if len(leads) >= 2:
                 return self._lead_sections(body, [x.start() for x in leads], depth)
             if leads and (m is None or not self._is_lead(m.group(1))):
-                # Reasoning first, answer last: "...\nFinal answer: hate".
-                body = body[leads[-1].start() :].strip()
-                m = _LEAD_RE.match(body)
+                # Reasoning first, answer last: "...\nFinal answer: hate"; what comes
+                # before must not contradict the answer if it reads as one ("Hate: yes")
+                acc = self._text(body[leads[-1].start() :].strip(), depth + 1)
+                before = self._text(body[: leads[-1].start()].strip(), depth + 1)
+                if before.resolved and not before.errors and conflict(acc, before):
+                    acc.errors.append("contradictory: the lines before the answer disagree")
+                return acc
         # negated lists ("Not present: hate, violence") apart, the rest read as usual
         if depth < MAX_DEPTH and "|" not in body:
             neg = self.negations(body)
