@@ -1298,6 +1298,9 @@ def test_a_final_answer_key_is_the_answer() -> None:
         "Possibly present: hate",
         "Could apply: hate",
         "Maybe: hate",
+        "Detected: none. Potential: hate.",
+        "Suspected: violence",
+        "Probable: hate",
     ],
 )
 def test_a_lead_in_that_does_not_assert_its_list_is_unparseable(text: str) -> None:

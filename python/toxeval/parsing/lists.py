@@ -38,6 +38,7 @@ UNSURE_HEAD_RE = re.compile(
     r"\b(?:rejected|dismissed|discarded|eliminated|considered|consider|candidates?"
     r"|initial(?:ly)?|original(?:ly)?|previous(?:ly)?|earlier|draft|first\s+(?:thought|guess)"
     r"|if|would|could|might|may|maybe|perhaps|possibl[ey]|borderline|uncertain|unsure"
+    r"|potential(?:ly)?|suspected|probabl[ey]"
     r"|unlikely|least)\b",
     re.IGNORECASE,
 )
