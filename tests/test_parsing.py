@@ -1382,3 +1382,31 @@ def test_an_answer_before_the_last_lead_in_must_agree_with_it(text: str) -> None
 def test_reasoning_before_the_last_lead_in_is_not_the_answer(text: str, labels: set[str]) -> None:
     r = p(text)
     assert r.status in ("ok", "empty") and r.labels == labels
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # read as {hate}: the first code fence is the answer and the text after it was
+        # not read
+        "```\nhate\n```\nActually, violence.",
+        '```json\n{"categories": ["hate"]}\n```\nNote: on reflection this is not hate.',
+        'Hate: yes\n```json\n{"categories": []}\n```',
+    ],
+)
+def test_text_beside_a_code_fence_that_contradicts_it_is_unparseable(text: str) -> None:
+    r = p(text)
+    assert r.status == "unparseable" and "code fence" in (r.reason or "")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'Here is my answer:\n```json\n{"categories": ["hate"]}\n```\nLet me know if you need more.',
+        '```json\n{"categories": ["hate"]}\n```\nThe slur targets a protected group.',
+        'Hate: yes\n```json\n{"categories": ["hate"]}\n```',
+    ],
+)
+def test_text_beside_a_code_fence_that_agrees_or_says_nothing_keeps_it(text: str) -> None:
+    r = p(text)
+    assert r.status == "ok" and r.labels == frozenset({"hate"})

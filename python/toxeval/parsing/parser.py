@@ -17,6 +17,7 @@ from .lists import BULLET_RE, DANGLING_DASH_RE, HAS_SEPARATOR_RE, UNSURE_HEAD_RE
 from .llama_guard import CODE_RE, LG_RE, verdict_flag
 from .negations import CUE_RE as NEG_CUE_RE
 from .negations import EXCEPT_RE, REST, Negation
+from .reasoning_blocks import final_answer
 from .result import NullPolicy
 from .unicode_forms import plain_unicode
 
@@ -86,8 +87,6 @@ _LEAD_RE = re.compile(r"\A[ \t]*([^\n:{}\[\]]{1,60}?)[ \t]*[:=][ \t]*(.*)\Z", re
 _LEAD_LINE_RE = re.compile(r"^[ \t]*[*#>]*[ \t]*([A-Za-z][A-Za-z _*-]{0,59}?)[ \t]*[:=]", re.M)
 # A lead-in after the end of a sentence on the same line ("Categories: hate. Answer: none").
 _LEAD_INLINE_RE = re.compile(r"[.!;][ \t]+[*#>]*[ \t]*([A-Za-z][A-Za-z _*-]{0,59}?)[ \t]*[:=]")
-# A leading reasoning block ("<think>...</think> answer"), as reasoning models write it.
-_REASONING_OPEN_RE = re.compile(r"\A<(think|thinking|reasoning)>", re.IGNORECASE)
 # Lead-ins of a verdict line ("Verdict: safe"), stripped before reading it.
 _VERDICT_LEAD_RE = re.compile(
     r"\A(?:verdict|answer|final answer|result|assessment|classification|rating|label)\s*[:=-]\s*",
@@ -175,7 +174,7 @@ class Parser(JsonReader):
         if not s:
             return _unparseable("empty output")
         if s[0] == "<" or "</think>" in s:
-            s, problem = _final_answer(s)
+            s, problem = final_answer(s)
             if problem is not None:
                 return _unparseable(problem)
         if _PLAIN_RE.fullmatch(s):
@@ -306,6 +305,13 @@ class Parser(JsonReader):
                     return first
             elif acc.resolved and not acc.errors:
                 self.agree(first, acc, "code fences")
+        outside = _FENCE_RE.sub("\n", s).strip()
+        if first is not None and not first.errors and outside:
+            # "```hate```\nActually, violence.": words around the fence that read as
+            # an answer must not contradict it
+            other = self._text(outside, depth + 1)
+            if other.resolved and not other.errors and conflict(first, other):
+                first.errors.append("contradictory: the text around the code fence disagrees")
         return first
 
     def _says_safe_first(self, s: str) -> bool:
@@ -472,25 +478,3 @@ _FINAL_RE = re.compile(
 def _denial(unknown: tuple[str, ...]) -> str | None:
     """The first of the unrecognised pieces of an answer that holds a negation cue."""
     return next((u for u in unknown if NEG_CUE_RE.search(u) is not None), None)
-
-
-def _final_answer(s: str) -> tuple[str, str | None]:
-    """``s`` without a leading reasoning block (``<think>...</think>``), and a problem if
-    there is no final answer. Reasoning models (DeepSeek-R1 and others) deliberate first;
-    only what follows the block is the answer. A chat template may open the block in the
-    prompt, so a closing ``</think>`` without an opening one ends the reasoning too."""
-    m = _REASONING_OPEN_RE.match(s)
-    if m is not None:
-        tag = m.group(1).lower()
-        close = s.lower().find(f"</{tag}>", m.end())
-        if close < 0:
-            return "", f"unterminated <{tag}> reasoning block: no final answer"
-        rest = s[close + len(tag) + 3 :].strip()
-    elif "</think>" in s:
-        tag = "think"
-        rest = s[s.rfind("</think>") + len("</think>") :].strip()
-    else:
-        return s, None
-    if not rest:
-        return "", f"no final answer after the </{tag}> reasoning block"
-    return rest, None
