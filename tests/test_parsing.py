@@ -1410,3 +1410,21 @@ def test_text_beside_a_code_fence_that_contradicts_it_is_unparseable(text: str) 
 def test_text_beside_a_code_fence_that_agrees_or_says_nothing_keeps_it(text: str) -> None:
     r = p(text)
     assert r.status == "ok" and r.labels == frozenset({"hate"})
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Hate, not violence, and harassment",  # read as harassment negative
+        "hate, no violence, harassment",
+    ],
+)
+def test_a_negation_in_the_middle_of_a_list_that_runs_on_is_unparseable(text: str) -> None:
+    r = p(text)
+    assert r.status == "unparseable" and "middle of a list" in (r.reason or "")
+
+
+def test_a_negated_item_in_the_middle_of_a_list_is_read() -> None:
+    r = p("hate, no violence")
+    assert r.status == "ok" and r.labels == frozenset({"hate"})
+    assert r.scores[TOX15.index("violence")] == 0.0

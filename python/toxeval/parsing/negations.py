@@ -261,7 +261,8 @@ class NegationReader(ParserBase):
                 continue  # the cue word starts a name: "false information" (misinformation)
             names = _NAMES_END_RE.sub("", pre).strip(STRIP_CHARS)
             value_sep = _PUNCT_SEP_RE.search(pre) is not None
-            if pre.rstrip()[-1:] in (",", ";"):
+            mid_list = pre.rstrip()[-1:] in (",", ";")
+            if mid_list:
                 names = ""  # "harassment; no hate": the cue starts an item of its own
             if names and ";" in names:
                 return f"negation {m.group()!r} after a ';': {_shown(text)} is not one list"
@@ -303,6 +304,9 @@ class NegationReader(ParserBase):
                 )
             if not cols:
                 continue  # "no categories apply" after a lead: a "none" answer
+            if mid_list and len(set(cols)) > 1:
+                # "Hate, not violence, and harassment": is harassment denied too?
+                return f"negation {m.group()!r} in the middle of a list: how far it reaches is not known"
             frame = _UNSURE_FRAME_RE.search(pre)
             if frame is not None:
                 return (
