@@ -1428,3 +1428,23 @@ def test_a_negated_item_in_the_middle_of_a_list_is_read() -> None:
     r = p("hate, no violence")
     assert r.status == "ok" and r.labels == frozenset({"hate"})
     assert r.scores[TOX15.index("violence")] == 0.0
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # read as scores in [0, 1]: 1 on a 1-5 scale is its lowest, not 1.0
+        "| Category | Score (1-5) |\n|---|---|\n| Hate | 1 |\n| Violence | 1 |",
+        "| Category | Severity (0-3) |\n|---|---|\n| Hate | 0 |\n| Violence | 1 |",
+        "| Category | Rating (out of 10) |\n|---|---|\n| Hate | 1 |",
+        "| Category | Score /5 |\n|---|---|\n| Hate | 1 |",
+    ],
+)
+def test_a_table_column_on_another_scale_is_unparseable(text: str) -> None:
+    r = p(text)
+    assert r.status == "unparseable" and "scale" in (r.reason or "")
+
+
+def test_a_table_column_on_the_unit_scale_is_read() -> None:
+    r = p("| Category | Score (0-1) |\n|---|---|\n| Hate | 0.8 |\n| Violence | 0.1 |")
+    assert r.status == "partial" and r.labels == frozenset({"hate"}) and r.graded

@@ -42,6 +42,10 @@ UNSURE_HEAD_RE = re.compile(
     r"|unlikely|least)\b",
     re.IGNORECASE,
 )
+# The top of a scale named in a column header: "(1-5)", "0 to 10", "/5", "out of 10".
+_SCALE_RE = re.compile(
+    r"\d+(?:\.\d+)?\s*(?:-|\u2013|to)\s*(\d+(?:\.\d+)?)|(?:/|out\s+of)\s*(\d+(?:\.\d+)?)", re.I
+)
 # A name that is a score of the whole answer ("Score: 0.1"), not a category.
 _SCORE_NAMES = frozenset(("score", "probability", "confidence", "likelihood", "certainty"))
 _SCORE_PIECE_RE = re.compile(r"(?:" + "|".join(_SCORE_NAMES) + r")\s+(.+)\Z", re.IGNORECASE)
@@ -151,6 +155,12 @@ class ListReader(NegationReader):
             verdicts = [j for j in value_cols if norm_name(header[j]) not in _CONFIDENCE]
             picked = verdicts or value_cols
             value_col = picked[0] if picked else None
+            shown = header[value_col] if value_col is not None else ""
+            scale = _SCALE_RE.search(shown) if "%" not in shown else None  # "(0-100%)"
+            if scale is not None and float(scale.group(1) or scale.group(2)) != 1.0:
+                # "| Category | Score (1-5) |": a 1 there is the lowest score, not 1.0
+                acc.errors.append(f"table column {shown!r} is on another scale")
+                return
             negated = [j for j in range(1, len(header)) if NEG_CUE_RE.search(header[j])]
             if negated and (value_col is None or value_col in negated):
                 # "| Category | Absent |": a "yes" there says the category is not present
