@@ -479,3 +479,30 @@ def test_long_runs_in_values_stay_linear(text: str) -> None:
     # a regex that backtracks over a long run of spaces would take minutes here
     r = parse_output(text)
     assert r.status in ("ok", "empty", "partial", "unparseable")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # each read as hate 1.0: the 1 is the bottom of the scale the answer names
+        "Scores (1-5):\nHate: 1\nViolence: 1",
+        "Hate (1-5): 1",
+        "Hate: 1 (on a 1-5 scale)",
+        "Scale: 1-10\nHate: 1",
+        '{"scale": "1-5", "hate": 1, "violence": 1}',
+        '{"hate": {"score": 1, "max": 5}}',
+        "Severity scores (0 = none, 3 = severe):\nHate: 0\nViolence: 1",
+    ],
+)
+def test_scores_on_a_scale_the_answer_names_are_unparseable(text: str) -> None:
+    r = parse_output(text)
+    assert r.status == "unparseable" and "scale" in (r.reason or "")
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Scores (0-1):\nHate: 0.8", "Hate: 4/5", "Hate: 0.8\nThe target is 13-17 years old."],
+)
+def test_scores_on_the_unit_scale_or_with_their_own_scale_are_read(text: str) -> None:
+    r = parse_output(text)
+    assert r.status == "partial" and r.labels == frozenset({"hate"})

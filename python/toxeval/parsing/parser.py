@@ -20,6 +20,7 @@ from .negations import EXCEPT_RE, REST, Negation
 from .reasoning_blocks import final_answer
 from .result import NullPolicy
 from .unicode_forms import plain_unicode
+from .values import named_scale
 
 # Lead-in words: "Categories: hate", "Final answer: ..." (matched on the normalised lead).
 _LEAD_WORDS = frozenset(
@@ -217,6 +218,8 @@ class Parser(JsonReader):
             if not acc.scores and _REFUSAL_RE.search(s[:500]):
                 return _unparseable(f"refusal: {s[:80]!r}")
             return _unparseable("; ".join(acc.errors), unknown)
+        if acc.graded and (top := named_scale(s)) is not None:
+            return _unparseable(f"scores on a scale to {top:g} that the answer names, not [0, 1]")
         if not acc.resolved:
             if unknown:
                 reason = f"no category recognised: {_quote_list(unknown)}"

@@ -61,6 +61,7 @@ __all__ = [
     "Reading",
     "check_score",
     "has_negation_cue",
+    "named_scale",
     "read_number",
     "read_value",
 ]
@@ -113,6 +114,17 @@ def read_number(x: float) -> Reading:
     """A number given as a score: kept as it is (graded) if in [0, 1], else an error."""
     err = check_score(x)
     return (None if err else x), True, err
+
+
+def named_scale(text: str) -> float | None:
+    """The top of a scale other than [0, 1] that an answer names ("Scores (1-5):",
+    "on a 1-10 scale", ``"max": 5``, "3 = severe"), or None. Numbers on such a scale are
+    not scores: a 1 on a 1-5 scale is its lowest value, not 1.0."""
+    for m in _SCALE_RE.finditer(text):
+        top = float(next(g for g in m.groups() if g is not None))
+        if top != 1.0:
+            return top
+    return None
 
 
 def has_negation_cue(text: str) -> bool:
@@ -175,6 +187,15 @@ _DENIALS = frozenset(
 )
 _AFFIRMS = frozenset(
     "present detected flagged violated identified evident apparent triggered observed found".split()
+)
+_N = r"(\d+(?:\.\d+)?)"
+_SCALE_RE = re.compile(
+    rf"(?:scale|scores?|rating|rated|severity|range|from)\b\D{{0,20}}?\d+(?:\.\d+)?\s*(?:-|\u2013|to)\s*{_N}"
+    rf"|\(\s*\d+(?:\.\d+)?\s*(?:-|\u2013|to)\s*{_N}\s*\)"
+    rf"|\b(?:scale|max|maximum)\W{{0,3}}{_N}\b"
+    rf"|\d+(?:\.\d+)?\s*(?:-|\u2013|to)\s*{_N}[\s-]*(?:points?\s+)?scale\b"
+    rf"|\b{_N}\s*=\s*(?:severe|extreme|high|highest|max|maximum)\b",
+    re.IGNORECASE,
 )
 # A censored word ("f***", "f*" once "**" emphasis is stripped): a letter, then "*".
 _CENSORED_RE = re.compile(r"\s*[A-Za-z]\*")
