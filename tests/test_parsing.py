@@ -1448,3 +1448,23 @@ def test_a_table_column_on_another_scale_is_unparseable(text: str) -> None:
 def test_a_table_column_on_the_unit_scale_is_read() -> None:
     r = p("| Category | Score (0-1) |\n|---|---|\n| Hate | 0.8 |\n| Violence | 0.1 |")
     assert r.status == "partial" and r.labels == frozenset({"hate"}) and r.graded
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Not safe.", "Not benign.", "The text is not harmless.", "It is not clean."],
+)
+def test_a_negated_safe_verdict_is_not_a_none_answer(text: str) -> None:
+    # read as "empty" (every category negative): "not safe" says something is there
+    r = p(text)
+    assert r.status == "unparseable" and r.reason == "flagged unsafe but no category given"
+
+
+def test_a_negated_safe_verdict_with_categories_is_read() -> None:
+    r = p("Not safe. Categories: hate")
+    assert r.status == "ok" and r.labels == frozenset({"hate"})
+
+
+@pytest.mark.parametrize("text", ["Not unsafe.", "There are no violations.", "Not toxic."])
+def test_a_negated_unsafe_verdict_is_a_none_answer(text: str) -> None:
+    assert p(text).status == "empty"

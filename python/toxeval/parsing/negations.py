@@ -171,8 +171,10 @@ _REST_NEG_RE = re.compile(
     r"|is\s+present|were\s+found|was\s+found|detected|found|identified|present))?[\s.!]*\Z",
     re.IGNORECASE,
 )
-# The marker of a "the rest are negative" clause among the negated columns.
+# The marker of a "the rest are negative" clause among the negated columns, and of a
+# denied "safe" ("Not safe": the answer says it is unsafe).
 REST = -1
+UNSAFE = -2
 
 Negation = tuple[tuple[int, ...], list[str], list[str]]
 
@@ -288,6 +290,9 @@ class NegationReader(ParserBase):
             if self.resolve(text[m.start() :].strip(STRIP_CHARS)) == ():
                 continue  # "Categories: not toxic", "Answer: no categories": a "none"
             scope = after.strip(STRIP_CHARS)
+            if self.resolve(scope) == () and self.resolve(f"no {scope}") != ():
+                # "Not safe", "not benign": the denial of a "none" says something is there
+                return (UNSAFE,), ""
             if _NONE_WORD_RE.match(scope) and self.resolve(scope) == ():
                 # "Not present: none": a negated "none" says that nothing is absent
                 return f"negation {m.group()!r} of {_shown(scope)}: a double negation"

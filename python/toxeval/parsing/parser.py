@@ -16,7 +16,7 @@ from .json_answers import JsonReader
 from .lists import BULLET_RE, DANGLING_DASH_RE, HAS_SEPARATOR_RE, UNSURE_HEAD_RE
 from .llama_guard import CODE_RE, LG_RE, verdict_flag
 from .negations import CUE_RE as NEG_CUE_RE
-from .negations import EXCEPT_RE, REST, Negation
+from .negations import EXCEPT_RE, REST, UNSAFE, Negation
 from .reasoning_blocks import final_answer
 from .result import NullPolicy
 from .unicode_forms import plain_unicode
@@ -405,6 +405,10 @@ class Parser(JsonReader):
         cols, kept, errors = neg
         rest = "\n".join(k.strip() for k in kept if k.strip())
         acc = self._text(rest, depth + 1) if rest else Acc()
+        if UNSAFE in cols:  # "Not safe": a verdict that some category applies
+            cols = tuple(c for c in cols if c != UNSAFE)
+            acc.unsafe_flag = True
+            acc.resolved = True
         if REST in cols:  # "All other categories: no": what it does not name is negative
             cols = tuple(c for c in cols if c != REST)
             acc.complete = True
