@@ -506,3 +506,18 @@ def test_scores_on_a_scale_the_answer_names_are_unparseable(text: str) -> None:
 def test_scores_on_the_unit_scale_or_with_their_own_scale_are_read(text: str) -> None:
     r = parse_output(text)
     assert r.status == "partial" and r.labels == frozenset({"hate"})
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Unsafe. Categories: none",  # read as empty
+        "Verdict: unsafe\nCategories: none",
+        "safe\nunsafe\nS1",  # read as empty, "unsafe" and "S1" unrecognised
+        "none\ntoxic",
+    ],
+)
+def test_an_unsafe_verdict_beside_a_none_answer_is_unparseable(text: str) -> None:
+    r = parse_output(text)
+    assert r.status == "unparseable" and r.reason is not None
+    assert "unsafe" in r.reason

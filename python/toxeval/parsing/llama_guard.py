@@ -51,6 +51,19 @@ def default_llama_guard_mapping(tax: Taxonomy) -> tuple[LabelMapping | None, str
     return m, err
 
 
+# An answer that opens with an unsafe verdict: "Unsafe. Categories: ...", "Verdict: toxic".
+_UNSAFE_FIRST_RE = re.compile(
+    r"\A[\s*#>_-]*(?:(?:final\s+)?(?:verdict|answer|classification|rating|label|result"
+    r"|assessment)\s*[:=-]\s*)?[*_]*(?:unsafe|toxic|harmful|not\s+safe)[*_]*\s*(?:[.!\n]|\Z)",
+    re.IGNORECASE,
+)
+
+
+def says_unsafe_first(text: str) -> bool:
+    """The answer opens with an unsafe verdict ("Unsafe.", "Verdict: toxic")."""
+    return _UNSAFE_FIRST_RE.match(text) is not None
+
+
 def verdict_flag(text: str) -> bool | None:
     """What the verdict lines of a text answer say: True for "Toxic: yes" / "Safe: no",
     False for "Toxic: no" / "Safe: yes", None when there is none, one is not a plain yes

@@ -14,7 +14,7 @@ from .answer import MAX_CACHE, MAX_DEPTH, MAX_JSON_CANDIDATES, Acc, conflict, no
 from .base import NONE_SENTENCE_RE, STRIP_CHARS
 from .json_answers import JsonReader
 from .lists import BULLET_RE, DANGLING_DASH_RE, HAS_SEPARATOR_RE, UNSURE_HEAD_RE
-from .llama_guard import CODE_RE, LG_RE, verdict_flag
+from .llama_guard import CODE_RE, LG_RE, says_unsafe_first, verdict_flag
 from .negations import CUE_RE as NEG_CUE_RE
 from .negations import EXCEPT_RE, REST, UNSAFE, Negation
 from .reasoning_blocks import final_answer
@@ -93,6 +93,7 @@ _VERDICT_LEAD_RE = re.compile(
     r"\A(?:verdict|answer|final answer|result|assessment|classification|rating|label)\s*[:=-]\s*",
     re.IGNORECASE,
 )
+_UNSAFE = frozenset(("unsafe", "toxic", "harmful", "not safe", "flagged"))
 _OTHERS_RE = re.compile(r"\b(?:other|others|remaining|rest|else)\b", re.IGNORECASE)
 _SENTENCE_END_RE = re.compile(r"[.!\n]")
 # A line that starts commentary after the answer ("Explanation: ..."): the answer ends there.
@@ -234,7 +235,8 @@ class Parser(JsonReader):
             labels = tuple(c for c, v in items if v >= self.threshold)
         else:
             labels = tuple(c for c, v in items if v > 0.0)
-        if not cols and acc.unsafe_flag:
+        if not cols and (acc.unsafe_flag or any(norm_name(u) in _UNSAFE for u in unknown)):
+            # "safe\nunsafe\nS1": an unsafe verdict beside a none answer
             return _unparseable("flagged unsafe but no category given", unknown)
         if labels and acc.complete and (denial := _denial(unknown)) is not None:
             # "- hate\n- violence\n\nThese are not present": words outside the list that
@@ -290,6 +292,8 @@ class Parser(JsonReader):
             acc.unsafe_flag = False
         if acc.resolved and acc.unsafe_flag is None and ":" in s:
             acc.unsafe_flag = verdict_flag(s)  # "Toxic: yes\nCategories: none"
+        if acc.resolved and acc.unsafe_flag is None and says_unsafe_first(s):
+            acc.unsafe_flag = True  # "Unsafe. Categories: none"
         return acc
 
     def _fences(self, s: str, depth: int) -> Acc | None:
