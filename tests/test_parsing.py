@@ -1468,3 +1468,10 @@ def test_a_negated_safe_verdict_with_categories_is_read() -> None:
 @pytest.mark.parametrize("text", ["Not unsafe.", "There are no violations.", "Not toxic."])
 def test_a_negated_unsafe_verdict_is_a_none_answer(text: str) -> None:
     assert p(text).status == "empty"
+
+
+def test_a_negation_in_commentary_after_the_answer_is_not_read() -> None:
+    # read as violence positive: the negation reader ran before the commentary was cut
+    r = p("Hate: No\nReason: not hate, but violence: yes")
+    assert r.status == "partial" and r.labels == frozenset()
+    assert r.known[TOX15.index("hate")] and not r.known[TOX15.index("violence")]

@@ -363,6 +363,12 @@ class Parser(JsonReader):
                 if before.resolved and not before.errors and conflict(acc, before):
                     acc.errors.append("contradictory: the lines before the answer disagree")
                 return acc
+        # 4. commentary after the answer ("hate\nExplanation: ...") is not part of it,
+        # nor are the negations in it ("Hate: no\nReason: not hate, but violence")
+        cm = _COMMENTARY_RE.search(body)
+        if cm is not None and body[: cm.start()].strip():
+            body = body[: cm.start()].strip()
+            m = _LEAD_RE.match(body)
         # negated lists ("Not present: hate, violence") apart, the rest read as usual
         if depth < MAX_DEPTH and "|" not in body:
             neg = self.negations(body)
@@ -378,13 +384,6 @@ class Parser(JsonReader):
                 inner = self.json_anywhere(body, depth + 1)
                 if inner is not None:
                     return inner
-            whole = self._whole(body)
-            if whole is not None:
-                return whole
-        # 4. commentary after the answer ("hate\nExplanation: ...") is not part of it.
-        cm = _COMMENTARY_RE.search(body)
-        if cm is not None and body[: cm.start()].strip():
-            body = body[: cm.start()].strip()
             whole = self._whole(body)
             if whole is not None:
                 return whole
