@@ -1475,3 +1475,21 @@ def test_a_negation_in_commentary_after_the_answer_is_not_read() -> None:
     r = p("Hate: No\nReason: not hate, but violence: yes")
     assert r.status == "partial" and r.labels == frozenset()
     assert r.known[TOX15.index("hate")] and not r.known[TOX15.index("violence")]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"scores": {"hate": 0.9}, "categories": ["violence"]}',  # read as hate 0.9
+        '{"category_scores": {"hate": 0.1}, "categories": ["hate"]}',  # read as hate 0.1
+        '{"final_answer": ["violence"], "categories": ["hate"]}',  # read as violence
+    ],
+)
+def test_two_containers_that_disagree_are_unparseable(text: str) -> None:
+    r = p(text)
+    assert r.status == "unparseable" and "containers disagree" in (r.reason or "")
+
+
+def test_two_containers_that_agree_are_read() -> None:
+    r = p('{"category_scores": {"hate": 0.9, "violence": 0.1}, "categories": ["hate"]}')
+    assert r.labels == frozenset({"hate"}) and r.graded

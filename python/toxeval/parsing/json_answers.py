@@ -9,7 +9,7 @@ from typing import Any
 
 from toxeval.taxonomy import normalize_label
 
-from .answer import MAX_DEPTH, MAX_JSON_CANDIDATES, MISS, Acc, norm_name
+from .answer import MAX_DEPTH, MAX_JSON_CANDIDATES, MISS, Acc, conflict, norm_name
 from .json_decode import decode_at, json_items, next_open
 from .llama_guard import LlamaGuardReader
 from .negations import CUE_RE as NEG_CUE_RE
@@ -270,6 +270,7 @@ class JsonReader(LlamaGuardReader):
                 if sub.resolved or sub.errors or sub.unknown:
                     _merge(acc, sub)
                     self._keys_beside(obj, norm[nk], acc, depth)
+                    self._lists_beside(obj, norm, nk, sub, acc, depth)
                     return
         # Otherwise a category -> score/bool object (a key given twice: the larger value, or a contradiction).
         for k, v in json_items(obj):
@@ -305,6 +306,23 @@ class JsonReader(LlamaGuardReader):
             if graded:
                 acc.graded = True
             acc.add(hit, value)
+
+    def _lists_beside(
+        self, obj: dict[str, Any], norm: dict[str, Any], nk: str, sub: Acc, acc: Acc, depth: int
+    ) -> None:
+        """Another container that holds a list (``{"scores": {"hate": 0.9}, "categories":
+        ["violence"]}``) must not contradict the one that was read."""
+        for other in _CONTAINERS:
+            inner = obj[norm[other]] if other != nk and other in norm else None
+            if not isinstance(inner, list) or not inner or self.resolve(str(norm[other])):
+                continue
+            said = Acc()
+            self._interpret(inner, said, depth + 1)
+            if said.resolved and not said.errors and conflict(sub, said):
+                acc.errors.append(
+                    f"contradictory: the {norm[nk]!r} and {norm[other]!r} containers disagree"
+                )
+                return
 
     def _keys_beside(self, obj: dict[str, Any], container: str, acc: Acc, depth: int) -> None:
         """Category keys beside a container (``{"categories": ["hate"], "violence": 0.9}``)
