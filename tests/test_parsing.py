@@ -1197,3 +1197,299 @@ def test_the_final_answer_in_the_middle_of_a_line_is_the_answer() -> None:
     r = p("Initial thought: hate. Final answer: harassment.")
     assert r.status == "ok"
     assert r.labels == frozenset({"harassment"})
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "This is not not violent.",  # read as violence negative: "not" after a cue was filler
+        "This is not not hateful.",
+        "Not present: not hate.",
+        "There is no not-violent reading.",
+    ],
+)
+def test_a_double_negation_is_unparseable(text: str) -> None:
+    # two denials in a row assert the category, or nothing clear: never a known negative
+    r = p(text)
+    assert r.status == "unparseable" and "a double negation" in (r.reason or "")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Hate -",  # read as {hate}: the dash of a missing value was stripped as an edge
+        "Hate —\nViolence — no",
+        "Hate -\nViolence -",
+        "- Hate –\n- Violence – yes",
+    ],
+)
+def test_a_name_and_a_dash_with_no_value_after_it_is_unparseable(text: str) -> None:
+    r = p(text)
+    assert r.status == "unparseable" and "no value given" in (r.reason or "")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "hate. Actually, none.",  # read as {hate}: the "none" item was dropped
+        "Answer: hate. Actually, on reflection, none apply.",
+        "violence. Never mind, none apply.",
+        "hate\nnone",
+        "hate, safe",
+    ],
+)
+def test_a_none_after_the_categories_is_unparseable(text: str) -> None:
+    # a "none" after the names takes them back: which one is the answer is not known
+    r = p(text)
+    assert r.status == "unparseable" and "after" in (r.reason or "")
+
+
+def test_a_none_before_the_categories_is_still_a_list_item() -> None:
+    r = p("None of these apply\nhate")
+    assert r.status == "ok" and r.labels == frozenset({"hate"})
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # each read as its score: hate 0.1 (under a "present": true) or 0.9 (under false)
+        '{"hate": {"present": true, "score": 0.1}}',
+        '{"hate": {"flagged": false, "score": 0.9}}',
+        '{"hate": {"detected": "yes", "probability": "10%"}}',
+        '[{"category": "hate", "present": false, "score": 0.8}]',
+    ],
+)
+def test_a_json_verdict_and_score_that_disagree_are_unparseable(text: str) -> None:
+    r = p(text)
+    assert r.status == "unparseable" and "disagree" in (r.reason or "")
+
+
+def test_a_json_verdict_and_score_that_agree_give_the_score() -> None:
+    r = p('{"hate": {"present": true, "score": 0.8}, "violence": {"flagged": false, "score": 0.1}}')
+    assert r.status == "partial" and r.labels == frozenset({"hate"}) and r.graded
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"hate": 0.9, "violence": 0.2, "final_answer": "none"}',  # read as hate 0.9
+        '{"hate": true, "final_categories": ["violence"]}',  # read as hate
+    ],
+)
+def test_a_final_answer_key_beside_category_keys_must_agree(text: str) -> None:
+    r = p(text)
+    assert r.status == "unparseable" and "contradictory" in (r.reason or "")
+
+
+def test_a_final_answer_key_is_the_answer() -> None:
+    r = p('{"reasoning": "it threatens him", "final_answer": ["violence", "harassment"]}')
+    assert r.status == "ok" and r.labels == frozenset({"violence", "harassment"})
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # each read as its names positive: any words before a ":" were taken for a lead-in
+        "Unlikely: hate, violence",
+        "Least likely: hate",
+        "Rejected: hate, violence\nAccepted: harassment",
+        "Considered: hate, violence. Selected: harassment.",
+        "Initially: hate\nRevised: harassment",
+        "Possibly present: hate",
+        "Could apply: hate",
+        "Maybe: hate",
+        "Detected: none. Potential: hate.",
+        "Suspected: violence",
+        "Probable: hate",
+    ],
+)
+def test_a_lead_in_that_does_not_assert_its_list_is_unparseable(text: str) -> None:
+    r = p(text)
+    assert r.status == "unparseable" and "does not assert" in (r.reason or "")
+
+
+@pytest.mark.parametrize(
+    ("text", "labels"),
+    [
+        ("After analyzing, I conclude: harassment", {"harassment"}),
+        ("Present: hate", {"hate"}),
+        ("Original answer: hate\nCorrected answer: harassment", {"harassment"}),
+    ],
+)
+def test_a_lead_in_that_asserts_its_list_is_read(text: str, labels: set[str]) -> None:
+    r = p(text)
+    assert r.status != "unparseable" and r.labels == labels
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Label: hate\nScore: 0.1",  # read as hate 1.0, 14 negatives: the score was dropped
+        "Categories: hate\nProbability: 10%",
+        "Hate: yes, confidence 0.1",
+    ],
+)
+def test_a_low_score_beside_the_answer_is_unparseable(text: str) -> None:
+    r = p(text)
+    assert r.status == "unparseable" and "beside the answer" in (r.reason or "")
+
+
+def test_a_high_score_beside_the_answer_keeps_it() -> None:
+    r = p("Label: hate\nScore: 0.93")
+    assert r.status != "unparseable" and r.labels == frozenset({"hate"})
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # read as a label list, the 13 categories not named negative: "clearly" was
+        # taken for a description of violence
+        "- Hate — not really\n- Violence — clearly",
+        "Hate - no\nViolence - strongly",
+        "Violence - obviously",
+    ],
+)
+def test_one_word_after_a_dash_that_is_not_a_value_is_unparseable(text: str) -> None:
+    r = p(text)
+    assert r.status == "unparseable" and "not understood" in (r.reason or "")
+
+
+def test_a_description_after_a_dash_still_names_the_category() -> None:
+    r = p("Hate: no\nViolence - threats to kill")
+    assert r.status == "ok" and r.labels == frozenset({"violence"})
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Hate: yes\nAll categories: no",  # read as empty: the first line was dropped
+        "Hate: yes\nViolence: no\nCategories: none",
+        "- hate\n- violence\nCategories: harassment",
+    ],
+)
+def test_an_answer_before_the_last_lead_in_must_agree_with_it(text: str) -> None:
+    r = p(text)
+    assert r.status == "unparseable" and "disagree" in (r.reason or "")
+
+
+@pytest.mark.parametrize(
+    ("text", "labels"),
+    [
+        ("Reasoning: The text mentions hate speech but it is a quote.\nAnswer: none", set()),
+        ("Hate: yes\nCategories: hate", {"hate"}),
+    ],
+)
+def test_reasoning_before_the_last_lead_in_is_not_the_answer(text: str, labels: set[str]) -> None:
+    r = p(text)
+    assert r.status in ("ok", "empty") and r.labels == labels
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # read as {hate}: the first code fence is the answer and the text after it was
+        # not read
+        "```\nhate\n```\nActually, violence.",
+        '```json\n{"categories": ["hate"]}\n```\nNote: on reflection this is not hate.',
+        'Hate: yes\n```json\n{"categories": []}\n```',
+    ],
+)
+def test_text_beside_a_code_fence_that_contradicts_it_is_unparseable(text: str) -> None:
+    r = p(text)
+    assert r.status == "unparseable" and "code fence" in (r.reason or "")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'Here is my answer:\n```json\n{"categories": ["hate"]}\n```\nLet me know if you need more.',
+        '```json\n{"categories": ["hate"]}\n```\nThe slur targets a protected group.',
+        'Hate: yes\n```json\n{"categories": ["hate"]}\n```',
+    ],
+)
+def test_text_beside_a_code_fence_that_agrees_or_says_nothing_keeps_it(text: str) -> None:
+    r = p(text)
+    assert r.status == "ok" and r.labels == frozenset({"hate"})
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Hate, not violence, and harassment",  # read as harassment negative
+        "hate, no violence, harassment",
+    ],
+)
+def test_a_negation_in_the_middle_of_a_list_that_runs_on_is_unparseable(text: str) -> None:
+    r = p(text)
+    assert r.status == "unparseable" and "middle of a list" in (r.reason or "")
+
+
+def test_a_negated_item_in_the_middle_of_a_list_is_read() -> None:
+    r = p("hate, no violence")
+    assert r.status == "ok" and r.labels == frozenset({"hate"})
+    assert r.scores[TOX15.index("violence")] == 0.0
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # read as scores in [0, 1]: 1 on a 1-5 scale is its lowest, not 1.0
+        "| Category | Score (1-5) |\n|---|---|\n| Hate | 1 |\n| Violence | 1 |",
+        "| Category | Severity (0-3) |\n|---|---|\n| Hate | 0 |\n| Violence | 1 |",
+        "| Category | Rating (out of 10) |\n|---|---|\n| Hate | 1 |",
+        "| Category | Score /5 |\n|---|---|\n| Hate | 1 |",
+    ],
+)
+def test_a_table_column_on_another_scale_is_unparseable(text: str) -> None:
+    r = p(text)
+    assert r.status == "unparseable" and "scale" in (r.reason or "")
+
+
+def test_a_table_column_on_the_unit_scale_is_read() -> None:
+    r = p("| Category | Score (0-1) |\n|---|---|\n| Hate | 0.8 |\n| Violence | 0.1 |")
+    assert r.status == "partial" and r.labels == frozenset({"hate"}) and r.graded
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Not safe.", "Not benign.", "The text is not harmless.", "It is not clean."],
+)
+def test_a_negated_safe_verdict_is_not_a_none_answer(text: str) -> None:
+    # read as "empty" (every category negative): "not safe" says something is there
+    r = p(text)
+    assert r.status == "unparseable" and r.reason == "flagged unsafe but no category given"
+
+
+def test_a_negated_safe_verdict_with_categories_is_read() -> None:
+    r = p("Not safe. Categories: hate")
+    assert r.status == "ok" and r.labels == frozenset({"hate"})
+
+
+@pytest.mark.parametrize("text", ["Not unsafe.", "There are no violations.", "Not toxic."])
+def test_a_negated_unsafe_verdict_is_a_none_answer(text: str) -> None:
+    assert p(text).status == "empty"
+
+
+def test_a_negation_in_commentary_after_the_answer_is_not_read() -> None:
+    # read as violence positive: the negation reader ran before the commentary was cut
+    r = p("Hate: No\nReason: not hate, but violence: yes")
+    assert r.status == "partial" and r.labels == frozenset()
+    assert r.known[TOX15.index("hate")] and not r.known[TOX15.index("violence")]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"scores": {"hate": 0.9}, "categories": ["violence"]}',  # read as hate 0.9
+        '{"category_scores": {"hate": 0.1}, "categories": ["hate"]}',  # read as hate 0.1
+        '{"final_answer": ["violence"], "categories": ["hate"]}',  # read as violence
+    ],
+)
+def test_two_containers_that_disagree_are_unparseable(text: str) -> None:
+    r = p(text)
+    assert r.status == "unparseable" and "containers disagree" in (r.reason or "")
+
+
+def test_two_containers_that_agree_are_read() -> None:
+    r = p('{"category_scores": {"hate": 0.9, "violence": 0.1}, "categories": ["hate"]}')
+    assert r.labels == frozenset({"hate"}) and r.graded

@@ -150,6 +150,40 @@ def test_safe_with_a_category_is_contradictory(text: str) -> None:
     assert r.reason == "contradictory: says safe but names hate"
 
 
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        # each read as its last line alone: "none" (empty) or {hate}
+        ("Toxic: yes\nCategories: none", "flagged unsafe but no category given"),
+        ("Unsafe: yes\nCategories: none", "flagged unsafe but no category given"),
+        ("Flagged: yes\nCategories: none", "flagged unsafe but no category given"),
+        ("Safe: no\nCategories: none", "flagged unsafe but no category given"),
+        ("Toxic: no\nCategories: hate", "contradictory: says safe but names hate"),
+        ("Harmful: false\nCategories: hate", "contradictory: says safe but names hate"),
+    ],
+)
+def test_a_verdict_line_that_disagrees_with_the_categories_is_unparseable(
+    text: str, reason: str
+) -> None:
+    r = parse_output(text)
+    assert r.status == "unparseable" and r.reason == reason
+
+
+@pytest.mark.parametrize(
+    ("text", "status", "labels"),
+    [
+        ("Toxic: yes\nCategories: hate", "ok", {"hate"}),
+        ("Toxic: no\nCategories: none", "empty", set()),
+        ("Unsafe: yes\nHate: yes\nViolence: no", "partial", {"hate"}),
+    ],
+)
+def test_a_verdict_line_that_agrees_with_the_categories_is_read(
+    text: str, status: str, labels: set[str]
+) -> None:
+    r = parse_output(text)
+    assert r.status == status and r.labels == labels
+
+
 def test_safe_with_low_scores_is_not_contradictory() -> None:
     r = parse_output('{"flagged": false, "category_scores": {"hate": 0.01}}')
     assert r.status == "ok" and r.labels == frozenset() and r.graded
@@ -249,6 +283,37 @@ def test_degree_words_never_reach_a_yes_or_a_no() -> None:
 )
 def test_read_value(text: str, reading: tuple[float | None, bool, str | None]) -> None:
     assert read_value(text) == reading
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "yes - not hateful",  # read as 1.0: a note that denies was taken as a description
+        "yes (not present)",
+        "1 - none found",
+        "0.0 - strongly present",  # read as 0.0: a note that affirms, beside a zero
+        "no (clearly present)",
+        "none - detected in the second sentence",
+    ],
+)
+def test_a_value_beside_a_note_that_says_the_opposite_contradicts_itself(text: str) -> None:
+    score, _, err = read_value(text)
+    assert score is None and err is not None and "contradicts itself" in err
+
+
+@pytest.mark.parametrize(
+    ("text", "score"),
+    [
+        ("yes - uses a slur", 1.0),
+        ("yes (no doubt)", 1.0),
+        ("no (not present)", 0.0),
+        ("no - nothing detected", 0.0),
+        ("yes, present", 1.0),
+        ("0.2 (some hostility detected)", 0.2),
+    ],
+)
+def test_a_note_that_agrees_with_its_value_keeps_it(text: str, score: float) -> None:
+    assert read_value(text)[0] == score
 
 
 @pytest.mark.parametrize("text", ["no, but borderline", "unsure", "unclear", "not sure", "??"])
@@ -414,3 +479,45 @@ def test_long_runs_in_values_stay_linear(text: str) -> None:
     # a regex that backtracks over a long run of spaces would take minutes here
     r = parse_output(text)
     assert r.status in ("ok", "empty", "partial", "unparseable")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # each read as hate 1.0: the 1 is the bottom of the scale the answer names
+        "Scores (1-5):\nHate: 1\nViolence: 1",
+        "Hate (1-5): 1",
+        "Hate: 1 (on a 1-5 scale)",
+        "Scale: 1-10\nHate: 1",
+        '{"scale": "1-5", "hate": 1, "violence": 1}',
+        '{"hate": {"score": 1, "max": 5}}',
+        "Severity scores (0 = none, 3 = severe):\nHate: 0\nViolence: 1",
+    ],
+)
+def test_scores_on_a_scale_the_answer_names_are_unparseable(text: str) -> None:
+    r = parse_output(text)
+    assert r.status == "unparseable" and "scale" in (r.reason or "")
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Scores (0-1):\nHate: 0.8", "Hate: 4/5", "Hate: 0.8\nThe target is 13-17 years old."],
+)
+def test_scores_on_the_unit_scale_or_with_their_own_scale_are_read(text: str) -> None:
+    r = parse_output(text)
+    assert r.status == "partial" and r.labels == frozenset({"hate"})
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Unsafe. Categories: none",  # read as empty
+        "Verdict: unsafe\nCategories: none",
+        "safe\nunsafe\nS1",  # read as empty, "unsafe" and "S1" unrecognised
+        "none\ntoxic",
+    ],
+)
+def test_an_unsafe_verdict_beside_a_none_answer_is_unparseable(text: str) -> None:
+    r = parse_output(text)
+    assert r.status == "unparseable" and r.reason is not None
+    assert "unsafe" in r.reason

@@ -39,6 +39,7 @@ The package's parts, each importable but not API (the API is what this module ex
 ``result`` (statuses, :class:`ParseResult`, :class:`ParsedBatch`), ``api`` (the entry
 points and their caches), ``parser`` (the dispatcher), ``base`` (name resolution),
 ``lists`` (lists and tables), ``llama_guard``, ``json_answers`` and ``json_decode``,
+``reasoning_blocks`` (a leading ``<think>`` block),
 ``answer`` (what one output said, while it is read), ``values`` and ``value_words`` (the
 value grammar and its vocabulary).
 """

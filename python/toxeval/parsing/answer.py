@@ -82,6 +82,17 @@ def vector(acc: Acc) -> tuple[tuple[int, float], ...]:
     return tuple(sorted((c, v) for c, v in acc.scores.items() if v != 0.0))
 
 
+def conflict(a: Acc, b: Acc) -> bool:
+    """True if a category is on either side of 0.5 in two answers (a complete one says 0
+    for what it does not name; an incomplete one says nothing of it)."""
+    for c in set(a.scores) | set(b.scores):
+        x = a.scores.get(c, 0.0 if a.complete else None)
+        y = b.scores.get(c, 0.0 if b.complete else None)
+        if x is not None and y is not None and (x >= 0.5) != (y >= 0.5):
+            return True
+    return False
+
+
 _NORM_CACHE: dict[str, str] = {}
 _NON_ALNUM_RE = re.compile(r"[^a-z0-9]+")
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from toxeval.taxonomy import normalize_label
 
-from .answer import MAX_DEPTH, MAX_JSON_CANDIDATES, MISS, Acc, norm_name
+from .answer import MAX_DEPTH, MAX_JSON_CANDIDATES, MISS, Acc, conflict, norm_name
 from .json_decode import decode_at, json_items, next_open
 from .llama_guard import LlamaGuardReader
 from .negations import CUE_RE as NEG_CUE_RE
@@ -18,6 +18,11 @@ from .values import NULL_VALUE, Reading, read_number, read_value
 # Keys of JSON containers that hold the categories, in priority order.
 _SCORE_CONTAINERS = ("category scores", "scores", "score", "probabilities", "probability")
 _LABEL_CONTAINERS = (
+    "final answer",
+    "final categories",
+    "final category",
+    "final labels",
+    "final label",
     "categories",
     "category",
     "labels",
@@ -210,6 +215,9 @@ class JsonReader(LlamaGuardReader):
             ),
             None,
         )
+        if hit and _verdicts_disagree(item):
+            acc.errors.append(f"{name!r}: its verdict and its score disagree")
+            return
         given = [item[k] for k in (score_key, flag_key) if k is not None]
         if not given:
             value: float | None = 1.0  # {"category": "hate"}: a bare mention
@@ -262,6 +270,7 @@ class JsonReader(LlamaGuardReader):
                 if sub.resolved or sub.errors or sub.unknown:
                     _merge(acc, sub)
                     self._keys_beside(obj, norm[nk], acc, depth)
+                    self._lists_beside(obj, norm, nk, sub, acc, depth)
                     return
         # Otherwise a category -> score/bool object (a key given twice: the larger value, or a contradiction).
         for k, v in json_items(obj):
@@ -271,6 +280,9 @@ class JsonReader(LlamaGuardReader):
             if not hit and (nk in _META_KEYS or nk in _SPECIAL_KEYS):
                 continue
             if isinstance(v, dict):
+                if hit and _verdicts_disagree(v):
+                    acc.errors.append(f"{ks!r}: its verdict and its score disagree")
+                    continue
                 inner = _inner_value(v)
                 if inner is MISS:
                     if hit is None:
@@ -294,6 +306,23 @@ class JsonReader(LlamaGuardReader):
             if graded:
                 acc.graded = True
             acc.add(hit, value)
+
+    def _lists_beside(
+        self, obj: dict[str, Any], norm: dict[str, Any], nk: str, sub: Acc, acc: Acc, depth: int
+    ) -> None:
+        """Another container that holds a list (``{"scores": {"hate": 0.9}, "categories":
+        ["violence"]}``) must not contradict the one that was read."""
+        for other in _CONTAINERS:
+            inner = obj[norm[other]] if other != nk and other in norm else None
+            if not isinstance(inner, list) or not inner or self.resolve(str(norm[other])):
+                continue
+            said = Acc()
+            self._interpret(inner, said, depth + 1)
+            if said.resolved and not said.errors and conflict(sub, said):
+                acc.errors.append(
+                    f"contradictory: the {norm[nk]!r} and {norm[other]!r} containers disagree"
+                )
+                return
 
     def _keys_beside(self, obj: dict[str, Any], container: str, acc: Acc, depth: int) -> None:
         """Category keys beside a container (``{"categories": ["hate"], "violence": 0.9}``)
@@ -364,6 +393,20 @@ def _json_value(v: Any) -> Reading:
     if isinstance(v, str):
         return read_value(v)
     return None, False, f"unsupported value {json.dumps(v)[:40]}"
+
+
+def _verdicts_disagree(v: dict[str, Any]) -> bool:
+    """A verdict and a score of one category on either side of 0.5: {"present": true,
+    "score": 0.1}. ("confidence" beside a verdict is how sure it is, not a score.)"""
+    keys = {norm_name(str(k)): k for k in v}
+    verdict = any(name in keys for name in _VERDICT_KEYS)
+    sides = set()
+    for name in (*_ITEM_SCORE_KEYS, *_VERDICT_KEYS):
+        if name in keys and not (name == "confidence" and verdict):
+            x = _json_value(v[keys[name]])[0]
+            if x is not None:
+                sides.add(x >= 0.5)
+    return len(sides) > 1
 
 
 def _inner_value(v: dict[str, Any]) -> Any:

@@ -29,7 +29,26 @@ _NAME_VALUE_RE = re.compile(
 )
 # A piece that may be "name <sep> value".
 HAS_SEPARATOR_RE = re.compile(r"[:=(]|\s[-\u2013\u2014]\s")
+# A name and a dash with nothing after it ("Hate -", "Violence —"): a missing value.
+DANGLING_DASH_RE = re.compile(r"\S\s+[-\u2013\u2014]+\s*\Z")
 _QUOTE_CHARS = " \t\"'“”‘’`*"
+# Words of a lead-in that show the names after it are not the answer: rejected or
+# weighed candidates, a first or earlier answer, a condition or a hedge.
+UNSURE_HEAD_RE = re.compile(
+    r"\b(?:rejected|dismissed|discarded|eliminated|considered|consider|candidates?"
+    r"|initial(?:ly)?|original(?:ly)?|previous(?:ly)?|earlier|draft|first\s+(?:thought|guess)"
+    r"|if|would|could|might|may|maybe|perhaps|possibl[ey]|borderline|uncertain|unsure"
+    r"|potential(?:ly)?|suspected|probabl[ey]"
+    r"|unlikely|least)\b",
+    re.IGNORECASE,
+)
+# The top of a scale named in a column header: "(1-5)", "0 to 10", "/5", "out of 10".
+_SCALE_RE = re.compile(
+    r"\d+(?:\.\d+)?\s*(?:-|\u2013|to)\s*(\d+(?:\.\d+)?)|(?:/|out\s+of)\s*(\d+(?:\.\d+)?)", re.I
+)
+# A name that is a score of the whole answer ("Score: 0.1"), not a category.
+_SCORE_NAMES = frozenset(("score", "probability", "confidence", "likelihood", "certainty"))
+_SCORE_PIECE_RE = re.compile(r"(?:" + "|".join(_SCORE_NAMES) + r")\s+(.+)\Z", re.IGNORECASE)
 # A task-list check box before an item: "[x]" checked, "[ ]" not.
 _CHECKBOX_RE = re.compile(r"\[([ xX✓✔])\]\s*")
 # An item that qualifies the one before it ("..., but borderline", "..., although unclear").
@@ -136,6 +155,12 @@ class ListReader(NegationReader):
             verdicts = [j for j in value_cols if norm_name(header[j]) not in _CONFIDENCE]
             picked = verdicts or value_cols
             value_col = picked[0] if picked else None
+            shown = header[value_col] if value_col is not None else ""
+            scale = _SCALE_RE.search(shown) if "%" not in shown else None  # "(0-100%)"
+            if scale is not None and float(scale.group(1) or scale.group(2)) != 1.0:
+                # "| Category | Score (1-5) |": a 1 there is the lowest score, not 1.0
+                acc.errors.append(f"table column {shown!r} is on another scale")
+                return
             negated = [j for j in range(1, len(header)) if NEG_CUE_RE.search(header[j])]
             if negated and (value_col is None or value_col in negated):
                 # "| Category | Absent |": a "yes" there says the category is not present
@@ -245,9 +270,23 @@ class ListReader(NegationReader):
             acc.errors.append(f"sign {sign.group()!r} whose meaning is not known: {_shown(p)}")
             return
         has_value = ":" in p or "=" in p
+        if not has_value and DANGLING_DASH_RE.search(p):
+            head = p.rstrip(" \t-\u2013\u2014")
+            if self.resolve_name(head.strip(STRIP_CHARS)):
+                acc.errors.append(f"{head!r}: no value given")  # "Hate -": not {hate}
+                return
         if not has_value:
             # a whole name first: "Sexual - minors" is one category, not sexual = "minors"
             hit = self.resolve(p.strip(STRIP_CHARS))
+            if (
+                hit == ()
+                and any(v > 0.0 for v in acc.scores.values())
+                and not norm_name(p).startswith("none of")
+            ):
+                # "hate. Actually, none.": the "none" takes back the names before it
+                # ("hate, none of them" may be "none of the others": read as before)
+                acc.errors.append(f"contradictory: {_shown(p)} after the categories")
+                return
             if hit is not None:
                 acc.add(hit, 1.0)
                 acc.complete = True  # a label list: what it does not list is negative
@@ -301,10 +340,23 @@ class ListReader(NegationReader):
             hit = self.resolve(tail) if tail else None
             # a category after a lead-in, never "none" after prose that names one
             # ("This one is tricky. Hate: possibly. Violence: no" says nothing of the rest)
+            if hit and (UNSURE_HEAD_RE.search(head) or _hedge_value(head)):
+                # "Unlikely: hate", "Rejected: violence", "Initially: hate": the names
+                # after the lead are not asserted
+                acc.errors.append(f"a lead-in that does not assert its list: {_shown(p)}")
+                return
             if hit and not self.mentions(norm_name(head)):
                 acc.add(hit, 1.0)
                 acc.complete = True
                 return
+        sp = _SCORE_PIECE_RE.match(p)
+        if (
+            sp is not None
+            and (sp_score := read_value(sp.group(1))[0]) is not None
+            and sp_score < 0.5
+        ):
+            acc.errors.append(f"{_shown(p)} beside the answer: is it a yes?")  # "confidence 0.1"
+            return
         self.unknown_name(acc, p)
 
     def _name_value(self, nv: re.Match[str], acc: Acc) -> bool:
@@ -322,6 +374,10 @@ class ListReader(NegationReader):
             # unless it looks like one ("violance: no"): that category is unknown.
             if score is None and not graded:
                 return False  # not a value either: "Detected: hate", prose
+            if score is not None and score < 0.5 and norm_name(name) in _SCORE_NAMES:
+                # "Label: hate\nScore: 0.1": a low score may take the answer back
+                acc.errors.append(f"{name!r} {_shown(text)} beside the answer: is it a yes?")
+                return True
             if score or err is not None or self.suggest(name)[0]:
                 self.unknown_name(acc, name)
             return True
@@ -361,9 +417,10 @@ class ListReader(NegationReader):
                 acc.complete = True
                 return True
             others = self.mentions(norm_name(tail)) - set(cols) if tail else set()
-            if tail and not has_negation_cue(tail) and not others:
+            if tail and " " in tail and not has_negation_cue(tail) and not others:
                 # a description: "Hate - attacks on a protected group"; one that names
-                # another category ("hate (or violence)") is not read as one
+                # another category ("hate (or violence)") is not read as one, nor is one
+                # word ("Violence - clearly": a value not understood)
                 acc.add(cols, 1.0)
                 acc.complete = True
                 return True
@@ -395,6 +452,13 @@ class ListReader(NegationReader):
 
 _LIST_JOIN_RE = re.compile(r"(and|or)\s+", re.IGNORECASE)
 _HEDGE_RE = re.compile(r"\s*/\s*|\s+or\s+", re.IGNORECASE)
+
+
+def _hedge_value(head: str) -> bool:
+    """The lead-in before a list is a value that is not a plain yes: "Unlikely",
+    "Possible", "Least likely", "Absent"."""
+    score, graded, err = read_value(head)
+    return err is None and score is not None and (graded or score < 1.0)
 
 
 def _hedged(names: str) -> bool:

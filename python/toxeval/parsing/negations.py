@@ -147,6 +147,8 @@ EXCEPT_RE = re.compile(
     r"|every\s+(?:category|label))\s+but\b",
     re.IGNORECASE,
 )
+# A scope that opens with a denial of its own ("not not violent", "no non-violent").
+_NOT_RE = re.compile(r"(?:not|non|never|no)\b(?![\s.!,]*\Z)", re.I)
 _NONE_WORD_RE = re.compile(r"(?:none|nothing|no|nil|zero|ninguna?|aucune?|keine?)\b", re.I)
 # Words before a negated list that leave open whether it is denied: "I can't say it's
 # not hate speech", "unable to say whether there is no violence".
@@ -169,8 +171,10 @@ _REST_NEG_RE = re.compile(
     r"|is\s+present|were\s+found|was\s+found|detected|found|identified|present))?[\s.!]*\Z",
     re.IGNORECASE,
 )
-# The marker of a "the rest are negative" clause among the negated columns.
+# The marker of a "the rest are negative" clause among the negated columns, and of a
+# denied "safe" ("Not safe": the answer says it is unsafe).
 REST = -1
+UNSAFE = -2
 
 Negation = tuple[tuple[int, ...], list[str], list[str]]
 
@@ -259,7 +263,8 @@ class NegationReader(ParserBase):
                 continue  # the cue word starts a name: "false information" (misinformation)
             names = _NAMES_END_RE.sub("", pre).strip(STRIP_CHARS)
             value_sep = _PUNCT_SEP_RE.search(pre) is not None
-            if pre.rstrip()[-1:] in (",", ";"):
+            mid_list = pre.rstrip()[-1:] in (",", ";")
+            if mid_list:
                 names = ""  # "harassment; no hate": the cue starts an item of its own
             if names and ";" in names:
                 return f"negation {m.group()!r} after a ';': {_shown(text)} is not one list"
@@ -285,8 +290,14 @@ class NegationReader(ParserBase):
             if self.resolve(text[m.start() :].strip(STRIP_CHARS)) == ():
                 continue  # "Categories: not toxic", "Answer: no categories": a "none"
             scope = after.strip(STRIP_CHARS)
+            if self.resolve(scope) == () and self.resolve(f"no {scope}") != ():
+                # "Not safe", "not benign": the denial of a "none" says something is there
+                return (UNSAFE,), ""
             if _NONE_WORD_RE.match(scope) and self.resolve(scope) == ():
                 # "Not present: none": a negated "none" says that nothing is absent
+                return f"negation {m.group()!r} of {_shown(scope)}: a double negation"
+            if _NOT_RE.match(scope):
+                # "This is not not violent": the second denial undoes the first
                 return f"negation {m.group()!r} of {_shown(scope)}: a double negation"
             if self.resolve(f"no {scope}") == () or self.resolve(scope) == ():
                 return (REST,), ""  # "There are no violations", "contains no toxic content"
@@ -298,6 +309,9 @@ class NegationReader(ParserBase):
                 )
             if not cols:
                 continue  # "no categories apply" after a lead: a "none" answer
+            if mid_list and len(set(cols)) > 1:
+                # "Hate, not violence, and harassment": is harassment denied too?
+                return f"negation {m.group()!r} in the middle of a list: how far it reaches is not known"
             frame = _UNSURE_FRAME_RE.search(pre)
             if frame is not None:
                 return (

@@ -10,15 +10,17 @@ from itertools import pairwise
 
 from toxeval.taxonomy import LabelMapping, Taxonomy
 
-from .answer import MAX_CACHE, MAX_DEPTH, MAX_JSON_CANDIDATES, Acc, norm_name, vector
+from .answer import MAX_CACHE, MAX_DEPTH, MAX_JSON_CANDIDATES, Acc, conflict, norm_name, vector
 from .base import NONE_SENTENCE_RE, STRIP_CHARS
 from .json_answers import JsonReader
-from .lists import BARE_VERDICT_RE, BULLET_RE, HAS_SEPARATOR_RE
-from .llama_guard import CODE_RE, LG_RE
+from .lists import BULLET_RE, DANGLING_DASH_RE, HAS_SEPARATOR_RE, UNSURE_HEAD_RE
+from .llama_guard import CODE_RE, LG_RE, says_unsafe_first, verdict_flag
 from .negations import CUE_RE as NEG_CUE_RE
-from .negations import EXCEPT_RE, REST, Negation
+from .negations import EXCEPT_RE, REST, UNSAFE, Negation
+from .reasoning_blocks import final_answer
 from .result import NullPolicy
 from .unicode_forms import plain_unicode
+from .values import named_scale
 
 # Lead-in words: "Categories: hate", "Final answer: ..." (matched on the normalised lead).
 _LEAD_WORDS = frozenset(
@@ -86,13 +88,12 @@ _LEAD_RE = re.compile(r"\A[ \t]*([^\n:{}\[\]]{1,60}?)[ \t]*[:=][ \t]*(.*)\Z", re
 _LEAD_LINE_RE = re.compile(r"^[ \t]*[*#>]*[ \t]*([A-Za-z][A-Za-z _*-]{0,59}?)[ \t]*[:=]", re.M)
 # A lead-in after the end of a sentence on the same line ("Categories: hate. Answer: none").
 _LEAD_INLINE_RE = re.compile(r"[.!;][ \t]+[*#>]*[ \t]*([A-Za-z][A-Za-z _*-]{0,59}?)[ \t]*[:=]")
-# A leading reasoning block ("<think>...</think> answer"), as reasoning models write it.
-_REASONING_OPEN_RE = re.compile(r"\A<(think|thinking|reasoning)>", re.IGNORECASE)
 # Lead-ins of a verdict line ("Verdict: safe"), stripped before reading it.
 _VERDICT_LEAD_RE = re.compile(
     r"\A(?:verdict|answer|final answer|result|assessment|classification|rating|label)\s*[:=-]\s*",
     re.IGNORECASE,
 )
+_UNSAFE = frozenset(("unsafe", "toxic", "harmful", "not safe", "flagged"))
 _OTHERS_RE = re.compile(r"\b(?:other|others|remaining|rest|else)\b", re.IGNORECASE)
 _SENTENCE_END_RE = re.compile(r"[.!\n]")
 # A line that starts commentary after the answer ("Explanation: ..."): the answer ends there.
@@ -175,7 +176,7 @@ class Parser(JsonReader):
         if not s:
             return _unparseable("empty output")
         if s[0] == "<" or "</think>" in s:
-            s, problem = _final_answer(s)
+            s, problem = final_answer(s)
             if problem is not None:
                 return _unparseable(problem)
         if _PLAIN_RE.fullmatch(s):
@@ -191,12 +192,14 @@ class Parser(JsonReader):
         any_piece = False
         for piece in s.split(","):
             p = piece.strip(" -")
+            if p and piece.rstrip().endswith(" -"):
+                return None  # "Hate -": a name whose value is missing
             if not p:
                 continue
             any_piece = True
             hit = self.resolve(p)
-            if hit is None or (not hit and cols and BARE_VERDICT_RE.fullmatch(p)):
-                return None  # "hate, no": the list reader refuses the bare "no"
+            if hit is None or (not hit and cols):
+                return None  # "hate, none": the list reader refuses a "none" after names
             cols.extend(hit)
         if not any_piece:
             return None
@@ -216,6 +219,8 @@ class Parser(JsonReader):
             if not acc.scores and _REFUSAL_RE.search(s[:500]):
                 return _unparseable(f"refusal: {s[:80]!r}")
             return _unparseable("; ".join(acc.errors), unknown)
+        if acc.graded and (top := named_scale(s)) is not None:
+            return _unparseable(f"scores on a scale to {top:g} that the answer names, not [0, 1]")
         if not acc.resolved:
             if unknown:
                 reason = f"no category recognised: {_quote_list(unknown)}"
@@ -230,7 +235,8 @@ class Parser(JsonReader):
             labels = tuple(c for c, v in items if v >= self.threshold)
         else:
             labels = tuple(c for c, v in items if v > 0.0)
-        if not cols and acc.unsafe_flag:
+        if not cols and (acc.unsafe_flag or any(norm_name(u) in _UNSAFE for u in unknown)):
+            # "safe\nunsafe\nS1": an unsafe verdict beside a none answer
             return _unparseable("flagged unsafe but no category given", unknown)
         if labels and acc.complete and (denial := _denial(unknown)) is not None:
             # "- hate\n- violence\n\nThese are not present": words outside the list that
@@ -284,6 +290,10 @@ class Parser(JsonReader):
         acc = self._text(s, depth)
         if acc.scores and acc.unsafe_flag is None and self._says_safe_first(s):
             acc.unsafe_flag = False
+        if acc.resolved and acc.unsafe_flag is None and ":" in s:
+            acc.unsafe_flag = verdict_flag(s)  # "Toxic: yes\nCategories: none"
+        if acc.resolved and acc.unsafe_flag is None and says_unsafe_first(s):
+            acc.unsafe_flag = True  # "Unsafe. Categories: none"
         return acc
 
     def _fences(self, s: str, depth: int) -> Acc | None:
@@ -302,6 +312,13 @@ class Parser(JsonReader):
                     return first
             elif acc.resolved and not acc.errors:
                 self.agree(first, acc, "code fences")
+        outside = _FENCE_RE.sub("\n", s).strip()
+        if first is not None and not first.errors and outside:
+            # "```hate```\nActually, violence.": words around the fence that read as
+            # an answer must not contradict it
+            other = self._text(outside, depth + 1)
+            if other.resolved and not other.errors and conflict(first, other):
+                first.errors.append("contradictory: the text around the code fence disagrees")
         return first
 
     def _says_safe_first(self, s: str) -> bool:
@@ -339,9 +356,19 @@ class Parser(JsonReader):
             if len(leads) >= 2:
                 return self._lead_sections(body, [x.start() for x in leads], depth)
             if leads and (m is None or not self._is_lead(m.group(1))):
-                # Reasoning first, answer last: "...\nFinal answer: hate".
-                body = body[leads[-1].start() :].strip()
-                m = _LEAD_RE.match(body)
+                # Reasoning first, answer last: "...\nFinal answer: hate"; what comes
+                # before must not contradict the answer if it reads as one ("Hate: yes")
+                acc = self._text(body[leads[-1].start() :].strip(), depth + 1)
+                before = self._text(body[: leads[-1].start()].strip(), depth + 1)
+                if before.resolved and not before.errors and conflict(acc, before):
+                    acc.errors.append("contradictory: the lines before the answer disagree")
+                return acc
+        # 4. commentary after the answer ("hate\nExplanation: ...") is not part of it,
+        # nor are the negations in it ("Hate: no\nReason: not hate, but violence")
+        cm = _COMMENTARY_RE.search(body)
+        if cm is not None and body[: cm.start()].strip():
+            body = body[: cm.start()].strip()
+            m = _LEAD_RE.match(body)
         # negated lists ("Not present: hate, violence") apart, the rest read as usual
         if depth < MAX_DEPTH and "|" not in body:
             neg = self.negations(body)
@@ -357,13 +384,6 @@ class Parser(JsonReader):
                 inner = self.json_anywhere(body, depth + 1)
                 if inner is not None:
                     return inner
-            whole = self._whole(body)
-            if whole is not None:
-                return whole
-        # 4. commentary after the answer ("hate\nExplanation: ...") is not part of it.
-        cm = _COMMENTARY_RE.search(body)
-        if cm is not None and body[: cm.start()].strip():
-            body = body[: cm.start()].strip()
             whole = self._whole(body)
             if whole is not None:
                 return whole
@@ -388,6 +408,10 @@ class Parser(JsonReader):
         cols, kept, errors = neg
         rest = "\n".join(k.strip() for k in kept if k.strip())
         acc = self._text(rest, depth + 1) if rest else Acc()
+        if UNSAFE in cols:  # "Not safe": a verdict that some category applies
+            cols = tuple(c for c in cols if c != UNSAFE)
+            acc.unsafe_flag = True
+            acc.resolved = True
         if REST in cols:  # "All other categories: no": what it does not name is negative
             cols = tuple(c for c in cols if c != REST)
             acc.complete = True
@@ -426,6 +450,8 @@ class Parser(JsonReader):
         """The whole block is one name or a "none" phrase."""
         if len(body) > 200 or ":" in body or "=" in body or body.endswith("?"):
             return None  # "hate: no", "hate:" are a name and its value; "hate?" asks
+        if DANGLING_DASH_RE.search(body):
+            return None  # "Hate -": a name whose value is missing
         hit = self.resolve(body)
         if hit is None:
             return None
@@ -442,6 +468,8 @@ class Parser(JsonReader):
         if NEG_CUE_RE.search(lead) or _OTHERS_RE.search(lead):
             return False  # "Categories not present: hate" negates its list; "All other
             # categories: no" speaks for the rest
+        if UNSURE_HEAD_RE.search(lead):
+            return False  # "Possibly present: hate", "Initial answer: hate" assert nothing
         if EXCEPT_RE.search(lead) or re.search(r"\bbut\b", lead, re.IGNORECASE):
             return False  # "All categories except hate: no" leaves hate out of its answer
         # "Privacy violations: no", "1. Self-harm: yes", "Privacy violations - risk: high"
@@ -460,25 +488,3 @@ _FINAL_RE = re.compile(
 def _denial(unknown: tuple[str, ...]) -> str | None:
     """The first of the unrecognised pieces of an answer that holds a negation cue."""
     return next((u for u in unknown if NEG_CUE_RE.search(u) is not None), None)
-
-
-def _final_answer(s: str) -> tuple[str, str | None]:
-    """``s`` without a leading reasoning block (``<think>...</think>``), and a problem if
-    there is no final answer. Reasoning models (DeepSeek-R1 and others) deliberate first;
-    only what follows the block is the answer. A chat template may open the block in the
-    prompt, so a closing ``</think>`` without an opening one ends the reasoning too."""
-    m = _REASONING_OPEN_RE.match(s)
-    if m is not None:
-        tag = m.group(1).lower()
-        close = s.lower().find(f"</{tag}>", m.end())
-        if close < 0:
-            return "", f"unterminated <{tag}> reasoning block: no final answer"
-        rest = s[close + len(tag) + 3 :].strip()
-    elif "</think>" in s:
-        tag = "think"
-        rest = s[s.rfind("</think>") + len("</think>") :].strip()
-    else:
-        return s, None
-    if not rest:
-        return "", f"no final answer after the </{tag}> reasoning block"
-    return rest, None

@@ -61,6 +61,7 @@ __all__ = [
     "Reading",
     "check_score",
     "has_negation_cue",
+    "named_scale",
     "read_number",
     "read_value",
 ]
@@ -115,6 +116,17 @@ def read_number(x: float) -> Reading:
     return (None if err else x), True, err
 
 
+def named_scale(text: str) -> float | None:
+    """The top of a scale other than [0, 1] that an answer names ("Scores (1-5):",
+    "on a 1-10 scale", ``"max": 5``, "3 = severe"), or None. Numbers on such a scale are
+    not scores: a 1 on a 1-5 scale is its lowest value, not 1.0."""
+    for m in _SCALE_RE.finditer(text):
+        top = float(next(g for g in m.groups() if g is not None))
+        if top != 1.0:
+            return top
+    return None
+
+
 def has_negation_cue(text: str) -> bool:
     """True if ``text`` contains a word that negates or hedges ("not", "no", "unlikely")."""
     return any(w in CUE_WORDS for w in _words(text))
@@ -136,17 +148,55 @@ def read_value(text: str) -> Reading:
             hit = None, False, f"value {_shown(text)} is a censored word, not a value"
         else:
             hit = _read(v, 0) or (None, False, f"value {_shown(text)} not understood")
-            if hit[0] is not None and hit[0] >= 0.5 and hit[1]:
-                note = _NOTE_RE.search(v)
-                if note is not None and has_negation_cue(note.group(1)):
-                    # "0.9 (not hateful)": the score and the note beside it disagree
-                    hit = None, False, f"value {_shown(text)} contradicts itself"
+            if hit[0] is not None and _note_disagrees(v, hit[0], hit[1]):
+                # "0.9 (not hateful)", "yes - not hateful", "0 - clearly present": the
+                # value and the note beside it disagree
+                hit = None, False, f"value {_shown(text)} contradicts itself"
         if len(_CACHE) >= _MAX_CACHE:
             _CACHE.clear()
         _CACHE[text] = hit
     return hit
 
 
+def _note_disagrees(v: str, score: float, graded: bool) -> bool:
+    """The note beside a value says the opposite: a denial beside a positive ("yes - not
+    hateful"), a presence word beside a zero ("0 - clearly present")."""
+    if score >= 0.5 and graded:
+        note = _NOTE_RE.search(v)
+        if note is not None and has_negation_cue(note.group(1)):
+            return True
+    if 0.0 < score < 0.5:
+        return False
+    m = _GLOSS_RE.match(v)
+    if m is None or _read(_clean(m.group(1)), 1) is None:
+        return False  # "score: 0.2": no value before the note
+    gloss = _EMPHASIS_RE.sub(" ", next((g for g in m.groups()[1:] if g is not None), ""))
+    words = set(_words(gloss))
+    if score >= 0.5:
+        return bool(words & _DENIALS)
+    return bool(words & _AFFIRMS) and not words & CUE_WORDS
+
+
+# Denial words that stress a yes: "yes (no doubt)", "yes, not just rude".
+_EMPHASIS_RE = re.compile(
+    r"\b(?:no\s+(?:doubt|question)|not\s+(?:just|only|merely)|without\s+(?:a\s+)?doubt)\b"
+)
+# Words that deny outright, and words that say a category is there.
+_DENIALS = frozenset(
+    "no not none nothing never isn't isnt doesn't doesnt nor absent false n/a neither".split()
+)
+_AFFIRMS = frozenset(
+    "present detected flagged violated identified evident apparent triggered observed found".split()
+)
+_N = r"(\d+(?:\.\d+)?)"
+_SCALE_RE = re.compile(
+    rf"(?:scale|scores?|rating|rated|severity|range|from)\b\D{{0,20}}?\d+(?:\.\d+)?\s*(?:-|\u2013|to)\s*{_N}"
+    rf"|\(\s*\d+(?:\.\d+)?\s*(?:-|\u2013|to)\s*{_N}\s*\)"
+    rf"|\b(?:scale|max|maximum)\W{{0,3}}{_N}\b"
+    rf"|\d+(?:\.\d+)?\s*(?:-|\u2013|to)\s*{_N}[\s-]*(?:points?\s+)?scale\b"
+    rf"|\b{_N}\s*=\s*(?:severe|extreme|high|highest|max|maximum)\b",
+    re.IGNORECASE,
+)
 # A censored word ("f***", "f*" once "**" emphasis is stripped): a letter, then "*".
 _CENSORED_RE = re.compile(r"\s*[A-Za-z]\*")
 # The note in parentheses after a score: "0.9 (not hateful)".
