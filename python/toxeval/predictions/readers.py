@@ -34,6 +34,7 @@ from toxeval.file_formats import (
 )
 from toxeval.files import (
     ARROW_JSON_OPENERS,
+    bad_utf8_place,
     check_utf8_encoding,
     json_openers_exceed,
     not_utf8_message,
@@ -97,25 +98,10 @@ def _open_text(path: Path) -> io.TextIOBase:
 def _unreadable(path: Path, e: BaseException) -> PredictionError:
     """A decompression or decoding error while reading ``path`` as a PredictionError."""
     if isinstance(e, UnicodeDecodeError):
-        return PredictionError(not_utf8_message(str(path), _bad_utf8_place(path), e.reason))
+        return PredictionError(not_utf8_message(str(path), bad_utf8_place(path), e.reason))
     if file_compression(path) is not None:
         return PredictionError(str(not_valid_compressed(path, e, PredictionError)))
     return PredictionError(f"{path}: cannot read the file ({type(e).__name__}: {e})")
-
-
-def _bad_utf8_place(path: Path) -> tuple[int, int] | None:
-    """(line, byte in it) of the first bytes of ``path`` that are not UTF-8 (error path
-    only)."""
-    try:
-        with open_binary(path) as f:
-            for lineno, line in enumerate(f, start=1):
-                try:
-                    line.decode("utf-8")
-                except UnicodeDecodeError as e:
-                    return lineno, e.start + 1
-    except (OSError, EOFError, zlib.error):
-        pass
-    return None
 
 
 # Lines read at most to find a non-null value of each prediction field for the schema.
