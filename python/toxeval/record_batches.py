@@ -25,8 +25,9 @@ block, a float in the next), as pyarrow's whole-file readers do.
 
 from __future__ import annotations
 
+import re
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +61,8 @@ DEFAULT_BATCH_ROWS = 1 << 16
 #: Bytes of JSONL or CSV text parsed at a time unless the caller says otherwise.
 DEFAULT_BLOCK_BYTES = 1 << 24
 
+_NON_BLANK = re.compile(rb"\S")
+
 #: The formats a stream is read from (NPY and NPZ are arrays, not tables).
 STREAM_FORMATS = ("jsonl", "csv", "parquet")
 
@@ -74,14 +77,17 @@ def iter_record_batches(
     block_bytes: int = DEFAULT_BLOCK_BYTES,
     csv_convert: Any = None,
     json_schema: pa.Schema | None = None,
+    explain: Callable[[str], Exception] | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """The rows of the table at ``path`` (a ``what`` file: ``dataset``,
     ``predictions``) as record batches of at most ``batch_rows`` rows. ``given``: the
     format when the name does not say it. ``csv_convert``: the
     ``pyarrow.csv.ConvertOptions`` of a CSV file; ``json_schema``: the types of JSONL
-    fields to pin (others inferred). Every problem is an ``error`` naming the file (and
-    the line, for JSONL and text that is not UTF-8); a file with no rows yields
-    nothing."""
+    fields to pin (others inferred); ``explain``: the error for a JSONL block pyarrow
+    refuses (given pyarrow's message) when no line of it is malformed on its own (a
+    field of two kinds, say). Every problem is an ``error`` naming the file (and the
+    line, for JSONL and text that is not UTF-8). A Parquet or CSV file with columns but
+    no rows yields one empty batch (its columns); a JSONL file of blank lines nothing."""
     if batch_rows < 1 or block_bytes < 1:
         raise ValueError("batch_rows and block_bytes must be positive")
     p = require_file(path, f"{what} file", error)  # type: ignore[arg-type]
@@ -91,12 +97,14 @@ def iter_record_batches(
     elif fmt.format == "csv":
         yield from _csv_batches(p, error, batch_rows, block_bytes, fmt.delimiter, csv_convert)
     else:
-        yield from _jsonl_batches(p, error, batch_rows, block_bytes, json_schema)
+        yield from _jsonl_batches(p, error, batch_rows, block_bytes, json_schema, explain)
 
 
-def read_batches_table(batches: Iterator[pa.RecordBatch] | list[pa.RecordBatch]) -> pa.Table:
+def read_batches_table(batches: Iterable[pa.RecordBatch]) -> pa.Table:
     """The table of a stream of batches, types widened where blocks disagree (integer
-    and float, null and anything: ``promote_options="permissive"``)."""
+    and float, null and anything: ``promote_options="permissive"``); ``ArrowTypeError``
+    or ``ArrowInvalid`` where they cannot be (a string in one block, a number in
+    another)."""
     tables = [pa.Table.from_batches([b]) for b in batches]
     if not tables:
         return pa.table({})
@@ -114,6 +122,9 @@ def _parquet_batches(
     try:
         pf = pq.ParquetFile(path, memory_map=True)
         check_column_names(pf.schema_arrow.names, str(path), error)
+        if pf.metadata.num_rows == 0:
+            yield _empty(pf.schema_arrow)
+            return
         yield from pf.iter_batches(batch_size=batch_rows)
     except (pa.ArrowException, OSError) as e:
         raise error(f"{path}: cannot read as Parquet: {e}") from None
@@ -143,8 +154,12 @@ def _csv_batches(
             convert_options=convert,
         )
         check_column_names(reader.schema.names, str(path), error)
+        rows = 0
         for batch in reader:
+            rows += batch.num_rows
             yield from _bounded(batch, batch_rows)
+        if rows == 0:
+            yield _empty(reader.schema)
     except (pa.ArrowInvalid, pa.ArrowTypeError) as e:
         if "Empty CSV file" in str(e):
             raise error(f"{path}: the file is empty") from None
@@ -168,10 +183,11 @@ def _jsonl_batches(
     batch_rows: int,
     block_bytes: int,
     schema: pa.Schema | None,
+    explain: Callable[[str], Exception] | None,
 ) -> Iterator[pa.RecordBatch]:
     _check_head(path, error)
     for first_line, block in _line_blocks(path, error, block_bytes):
-        table = _parse_json_block(path, error, block, first_line, schema)
+        table = _parse_json_block(path, error, block, first_line, schema, explain)
         if table is not None:
             for batch in table.to_batches():
                 yield from _bounded(batch, batch_rows)
@@ -179,72 +195,110 @@ def _jsonl_batches(
 
 def _line_blocks(
     path: Path, error: type[Exception], block_bytes: int
-) -> Iterator[tuple[int, bytes]]:
+) -> Iterator[tuple[int, memoryview]]:
     """(number of its first line, block) of blocks of whole lines of about
-    ``block_bytes`` (longer when one line is), the byte-order mark dropped."""
+    ``block_bytes`` (longer when one line is), the byte-order mark dropped. The blocks
+    are views of one buffer, reused for the next block once the caller has parsed one
+    (a fresh buffer per block would page-fault its memory in every time)."""
+    buf = bytearray(block_bytes)
+    held = 0  # bytes at the start of buf: the unfinished line after the last block
     line = 1
-    carry = b""
+    first = True
     try:
         with open_binary(path) as f:
-            first = True
             while True:
-                chunk = f.read(block_bytes)
-                if first:
-                    chunk = chunk.removeprefix(BOM)
-                    first = False
-                if not chunk:
+                if held == len(buf):  # a line longer than the buffer: a larger one
+                    grown = bytearray(2 * len(buf))
+                    grown[:held] = buf[:held]
+                    buf = grown
+                got = f.readinto(memoryview(buf)[held:])
+                if first and got >= 3 and buf.startswith(BOM):
+                    buf[: got - 3] = buf[3:got]  # drop the byte-order mark
+                    got -= 3
+                first = False
+                if not got:
                     break
-                data = carry + chunk if carry else chunk
-                cut = data.rfind(b"\n") + 1
+                end = held + got
+                cut = buf.rfind(b"\n", held, end) + 1
                 if cut == 0:
-                    carry = data  # a line longer than a block: read on
+                    held = end  # no line ends in this block yet: read on
                     continue
-                block, carry = data[:cut], data[cut:]
-                yield line, block
-                line += block.count(b"\n")
+                yield line, memoryview(buf)[:cut]
+                line += buf.count(b"\n", 0, cut)
+                buf[: end - cut] = buf[cut:end]
+                held = end - cut
     except (OSError, EOFError, zlib.error, pa.ArrowException) as e:
         raise _unreadable(path, e, error) from None
-    if carry:
-        yield line, carry
+    if held:
+        yield line, memoryview(buf)[:held]
 
 
 def _parse_json_block(
-    path: Path, error: type[Exception], block: bytes, first_line: int, schema: pa.Schema | None
+    path: Path,
+    error: type[Exception],
+    block: memoryview,
+    first_line: int,
+    schema: pa.Schema | None,
+    explain: Callable[[str], Exception] | None,
 ) -> pa.Table | None:
     """The table of one block of whole lines, or None when it holds only blank lines;
     ``error`` naming the line for a line that is not UTF-8, not JSON, not an object or
     nested too deeply."""
-    import pyarrow.json as pajson
-
-    text = _decode_block(path, error, block, first_line)
-    if not text.strip():
+    if _NON_BLANK.search(block) is None:
         return None
     if json_openers_exceed([block], ARROW_JSON_OPENERS):
-        _scan_lines(path, error, text, first_line)  # names a line nested too deeply
-    opts: dict[str, Any] = {"unexpected_field_behavior": "infer"}
-    if schema is not None:
-        opts["explicit_schema"] = schema
+        _scan_lines(path, error, block, first_line)  # names a line nested too deeply
     try:
-        return pajson.read_json(
-            pa.BufferReader(block),
-            read_options=pajson.ReadOptions(block_size=max(len(block) + 1, 1 << 20)),
-            parse_options=pajson.ParseOptions(**opts),
-        )
+        table = _read_json_block(path, error, block, schema)
+        # pyarrow's JSON reader does not check UTF-8: the strings are checked here (in
+        # C++, nested ones too), and the block decoded to name the line only when bad
+        table.validate(full=True)
+        return table
     except (pa.ArrowInvalid, pa.ArrowTypeError) as e:
-        _scan_lines(path, error, text, first_line)
-        msg = str(e).removeprefix("JSON parse error: ")
+        _scan_lines(path, error, block, first_line)
+        if explain is not None:
+            raise explain(str(e)) from None
+        # pyarrow counts rows from 0 within the block and skips blank lines: its
+        # "row N" is not a line number
+        msg = re.sub(r" in row \d+", "", str(e).removeprefix("JSON parse error: "))
         raise error(f"{path}: cannot read as JSON Lines: {msg}") from None
 
 
-def _scan_lines(path: Path, error: type[Exception], text: str, first_line: int) -> None:
+def _read_json_block(
+    path: Path, error: type[Exception], block: memoryview, schema: pa.Schema | None
+) -> pa.Table:
+    import pyarrow.json as pajson
+
+    opts: dict[str, Any] = {"unexpected_field_behavior": "infer"}
+    if schema is not None:
+        opts["explicit_schema"] = schema
+    parse = pajson.ParseOptions(**opts)
+    try:
+        # pyarrow's own blocks (1 MiB) are parsed in parallel
+        return pajson.read_json(pa.BufferReader(block), parse_options=parse)
+    except pa.ArrowInvalid as e:
+        if "straddl" not in str(e):
+            raise
+    # a line longer than pyarrow's block: the whole block as one
+    if len(block) >= (1 << 31) - 1:
+        raise error(
+            f"{path}: a line of {len(block)} bytes or more is too long to read as JSON Lines"
+        )
+    read = pajson.ReadOptions(block_size=len(block) + 1)
+    return pajson.read_json(pa.BufferReader(block), parse_options=parse, read_options=read)
+
+
+def _scan_lines(path: Path, error: type[Exception], block: memoryview, first_line: int) -> None:
     """Decode each line of a block, raising ``error`` naming the first line that is not
-    a JSON object (error path, and blocks with deeply nested lines)."""
+    UTF-8 or not a JSON object (error path, and blocks with deeply nested lines)."""
+    text = _decode_block(path, error, block, first_line)
     for no, value in json_line_values(text.split("\n"), str(path), error, first_line):
         if not isinstance(value, dict):
             raise error(f"{path}: line {no}: expected a JSON object, got {type(value).__name__}")
 
 
-def _decode_block(path: Path, error: type[Exception], block: bytes, first_line: int) -> str:
+def _decode_block(path: Path, error: type[Exception], view: memoryview, first_line: int) -> str:
+    block = bytes(view)
     try:
         return block.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -254,6 +308,11 @@ def _decode_block(path: Path, error: type[Exception], block: bytes, first_line: 
 
 
 # ------------------------------------------------------------------ shared
+
+
+def _empty(schema: pa.Schema) -> pa.RecordBatch:
+    """A batch of no rows with ``schema``'s columns."""
+    return pa.RecordBatch.from_pylist([], schema=schema)
 
 
 def _bounded(batch: pa.RecordBatch, batch_rows: int) -> Iterator[pa.RecordBatch]:
