@@ -14,7 +14,7 @@ import pytest
 from helpers import write_compressed
 from toxeval.predictions import PredictionError
 from toxeval.predictions.readers import read_pyarrow_jsonl_table
-from toxeval.record_batches import iter_record_batches, read_batches_table
+from toxeval.record_batches import iter_record_batches, json_bytes_batches, read_batches_table
 
 
 def _lines(n: int) -> list[str]:
@@ -126,3 +126,20 @@ def test_unknown_format_and_a_directory_get_the_file_layer_messages(tmp_path: Pa
     odd.write_text("x")
     assert "cannot tell the predictions format from the file name" in _error(odd)
     assert _error(tmp_path) == f"predictions file {tmp_path} is a directory, not a file"
+
+
+def test_bytes_in_memory_stream_like_the_file(tmp_path: Path) -> None:
+    # a dataset read whole for its hash streams its bytes: the same blocks and batches
+    lines = _lines(50)
+    lines[7] = json.dumps({"id": "long", "scores": {"hate": 0.25}, "text": "y" * 3000})
+    body = b"\xef\xbb\xbf" + "\n".join(lines).encode()  # a BOM, no final newline
+    path = tmp_path / "p.jsonl"
+    path.write_bytes(body)
+    for block in (64, 1000, 1 << 20):
+        got = list(json_bytes_batches(body, path, PredictionError, batch_rows=4, block_bytes=block))
+        assert max(b.num_rows for b in got) <= 4
+        want = _stream(path, batch_rows=4, block_bytes=block)
+        assert read_batches_table(got).to_pylist() == read_batches_table(want).to_pylist()
+    bad = body.replace(b'"r33"', b'"r33" "x"')
+    with pytest.raises(PredictionError, match=r"p\.jsonl: line 34: malformed JSON"):
+        list(json_bytes_batches(bad, path, PredictionError, block_bytes=128))

@@ -53,6 +53,7 @@ __all__ = [
     "DEFAULT_BATCH_ROWS",
     "DEFAULT_BLOCK_BYTES",
     "iter_record_batches",
+    "json_bytes_batches",
     "read_batches_table",
 ]
 
@@ -191,6 +192,38 @@ def _jsonl_batches(
         if table is not None:
             for batch in table.to_batches():
                 yield from _bounded(batch, batch_rows)
+
+
+def json_bytes_batches(
+    data: bytes,
+    source: Path,
+    error: type[Exception],
+    *,
+    batch_rows: int = DEFAULT_BATCH_ROWS,
+    block_bytes: int = DEFAULT_BLOCK_BYTES,
+    json_schema: pa.Schema | None = None,
+) -> Iterator[pa.RecordBatch]:
+    """The JSONL stream of :func:`iter_record_batches` over ``data``, the decompressed
+    bytes of ``source`` already in memory (a dataset read whole for its hash): the same
+    blocks of whole lines (views of ``data``, no copy), checks and messages."""
+    first = len(BOM) if data.startswith(BOM) else 0
+    check_utf8_encoding(data[first : first + 64], str(source), error)
+    view = memoryview(data)
+    line = 1
+    start = first
+    while start < len(data):
+        stop = min(start + block_bytes, len(data))
+        if stop < len(data):
+            cut = data.rfind(b"\n", start, stop)
+            if cut < 0:  # a line longer than a block: up to its end
+                cut = data.find(b"\n", stop)
+            stop = len(data) if cut < 0 else cut + 1
+        table = _parse_json_block(source, error, view[start:stop], line, json_schema, None)
+        if table is not None:
+            for batch in table.to_batches():
+                yield from _bounded(batch, batch_rows)
+        line += data.count(b"\n", start, stop)
+        start = stop
 
 
 def _line_blocks(
