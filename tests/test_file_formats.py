@@ -132,6 +132,10 @@ def test_json_lines_blank_lines_numbers_and_messages() -> None:
     assert list(json_line_values(lines, "f", ValueError)) == [(1, {"a": 1}), (4, {"b": [1, 2]})]
     with pytest.raises(ValueError, match=r"^f: line 2: malformed JSON \(.* at column 8\)$"):
         list(json_line_values(['{"a": 1}', '{"a": 1'], "f", ValueError))
+    # lines read from a text file keep their line end: the error is still at the end
+    # of that line, not at column 1 of the next
+    with pytest.raises(ValueError, match=r"^f: line 2: malformed JSON \(.* at column 8\)$"):
+        list(json_line_values(['{"a": 1}\n', '{"a": 1\n'], "f", ValueError))
     with pytest.raises(ValueError, match=r"^f: line 1: key 'a' is specified twice in one object"):
         list(json_line_values(['{"a": 1, "a": 2}'], "f", ValueError))
     with pytest.raises(ValueError, match=r"^f: line 1: JSON nested too deeply to read$"):

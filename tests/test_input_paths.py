@@ -4,7 +4,8 @@ A dataset's labels and masks, and a prediction dump's scores and scored rows, mu
 depend on the format (JSONL, CSV, TSV, Parquet), the compression (none, gzip, bzip2,
 zstd, LZ4), or the reader inside a format (column-wise with pyarrow or line by line for
 datasets; the native reader or pyarrow for JSONL dumps), or whether the file is read
-whole or streamed in batches from Parquet shards (out-of-core scoring). Each case is compared with
+whole, streamed in batches from Parquet shards (out-of-core scoring), or streamed in
+record batches by the file layer (:mod:`toxeval.record_batches`). Each case is compared with
 values written out by hand, not only with the other cases.
 """
 
@@ -18,13 +19,23 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pacsv
+import pyarrow.json as pajson
 import pyarrow.parquet as pq
 import pytest
 from helpers import CODECS, make_dataset, small_taxonomy, write_compressed
 from toxeval.datasets import load_dataset
 from toxeval.datasets.labels import LabelReader
+from toxeval.datasets.schema import DatasetError
+from toxeval.file_formats import name_format
 from toxeval.outofcore.columns import plan_columns, read_ids, read_labels, read_scores
 from toxeval.predictions import PredictionError, read_predictions
+from toxeval.predictions.readers import (
+    prediction_format,
+    read_csv_table,
+    read_parquet_table,
+    read_pyarrow_jsonl_table,
+)
+from toxeval.record_batches import iter_record_batches, read_batches_table
 from toxeval.shards import discover_shards
 
 TAX = small_taxonomy(3)  # ids c0, c1, c2
@@ -245,3 +256,55 @@ def test_dump_scores_read_the_same_streamed_from_shards(tmp_path: Path) -> None:
     np.testing.assert_array_equal(np.concatenate(null), [s is None for s in SCORES])
     want = np.array([s for s in SCORES if s is not None])
     np.testing.assert_array_equal(np.concatenate(scored), want)
+
+
+# --------------------------------- the file layer's stream of record batches
+
+
+def _whole_dump_table(path: Path) -> pa.Table:
+    fmt = prediction_format(path).format
+    if fmt == "parquet":
+        return read_parquet_table(path)
+    if fmt == "csv":
+        return read_csv_table(path)
+    return read_pyarrow_jsonl_table(path)
+
+
+@pytest.mark.parametrize("name", DUMP_NAMES)
+def test_dump_stream_concatenates_to_the_whole_file_read(tmp_path: Path, name: str) -> None:
+    # JSONL in blocks of about one line (a block per batch), every format two rows a batch
+    path = _write_dump(tmp_path, name)
+    batches = list(
+        iter_record_batches(path, PredictionError, what="predictions", batch_rows=2, block_bytes=64)
+    )
+    assert len(batches) >= 2 and all(b.num_rows <= 2 for b in batches)
+    whole = _whole_dump_table(path)
+    assert read_batches_table(batches).to_pylist() == whole.to_pylist()
+
+
+@pytest.mark.parametrize("name", DATASET_NAMES)
+def test_dataset_stream_concatenates_to_the_whole_file_read(tmp_path: Path, name: str) -> None:
+    path = _write_dataset(tmp_path, name)
+    fmt = name_format(path)
+    assert fmt is not None
+    # CSV: the first block fixes the column types, so the block holds the whole file
+    block = 64 if fmt.format == "jsonl" else 1 << 20
+    batches = list(
+        iter_record_batches(path, DatasetError, what="dataset", batch_rows=2, block_bytes=block)
+    )
+    assert all(b.num_rows <= 2 for b in batches)
+    got = read_batches_table(batches)
+    if fmt.format == "parquet":
+        whole = pq.read_table(path)
+    elif fmt.format == "csv":
+        src = pa.input_stream(str(path), compression=fmt.codec)
+        whole = pacsv.read_csv(src, parse_options=pacsv.ParseOptions(delimiter=fmt.delimiter))
+    else:
+        src = pa.input_stream(str(path), compression=fmt.codec)
+        whole = pajson.read_json(src)
+    assert got.to_pylist() == whole.to_pylist()
+    # and the cells are those written by hand
+    rows = got.to_pylist()
+    assert [r["id"] for r in rows] == [i for i, _, _ in CELLS]
+    cells = [[r[f"c{k}"] for k in range(3)] for r in rows]
+    assert cells == [c for _, _, c in CELLS]

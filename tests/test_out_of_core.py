@@ -236,6 +236,18 @@ def test_shards_with_other_columns_or_types_name_the_shard(
         discover_shards(folder)
 
 
+@pytest.mark.parametrize("name", ["p.jsonl", "p.csv.gz", "p.tsv"])
+def test_a_jsonl_or_csv_file_is_refused_naming_its_format(tmp_path: Path, name: str) -> None:
+    # not "Parquet magic bytes not found": the user gave a text table, and is told so
+    path = tmp_path / name
+    path.write_bytes(b"id,hate\na,0.5\n")
+    fmt = "JSONL" if ".jsonl" in name else "CSV"
+    with pytest.raises(
+        ShardError, match=rf"^{path}: out-of-core scoring streams Parquet .*not {fmt};"
+    ):
+        discover_shards(path)
+
+
 @pytest.mark.parametrize("change", ["delete", "rewrite"])
 def test_a_shard_that_changes_while_read_is_an_error(
     tmp_path: Path, data: dict[str, Any], monkeypatch: pytest.MonkeyPatch, change: str

@@ -33,6 +33,7 @@ __all__ = [
     "ARROW_JSON_OPENERS",
     "BOM",
     "BackgroundSha256",
+    "bad_utf8_place",
     "builtin_record",
     "check_utf8_encoding",
     "decode_utf8",
@@ -201,6 +202,22 @@ def decompress(path: Path, data: bytes, error: type[Exception]) -> bytes:
             return bytes(stream.read())
     except (OSError, EOFError, zlib.error, pa.ArrowException) as e:
         raise not_valid_compressed(path, e, error, sfx) from None
+
+
+def bad_utf8_place(path: Path) -> tuple[int, int] | None:
+    """(line, byte in it) of the first bytes of ``path`` (decompressed) that are not
+    UTF-8, or None when none is found or the file cannot be read (error path only:
+    a reader that was told the text is not UTF-8 names the place)."""
+    try:
+        with open_binary(path) as f:
+            for lineno, line in enumerate(f, start=1):
+                try:
+                    line.decode("utf-8")
+                except UnicodeDecodeError as e:
+                    return lineno, e.start + 1
+    except (OSError, EOFError, zlib.error, pa.ArrowException):
+        pass
+    return None
 
 
 def not_valid_compressed(

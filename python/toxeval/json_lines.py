@@ -69,10 +69,13 @@ def decode_json_document(text: str) -> Any:
 
 
 def json_line_values(
-    lines: Iterable[str], source: str, error: type[Exception]
+    lines: Iterable[str], source: str, error: type[Exception], first: int = 1
 ) -> Iterator[tuple[int, Any]]:
     """(1-based line number, value) of each line of ``lines`` that is not blank (JSON
-    whitespace only), decoded by :func:`decode_json_line`."""
-    for no, line in enumerate(lines, start=1):
+    whitespace only), decoded by :func:`decode_json_line`; ``first`` is the number of
+    the first of ``lines`` (a block read from further into a file)."""
+    for no, line in enumerate(lines, start=first):
         if line.strip(_JSON_SPACE):
-            yield no, decode_json_line(line, no, source, error)
+            # without its line end: an error at the end of the line is at a column of
+            # this line, not column 1 of the next
+            yield no, decode_json_line(line.removesuffix("\n"), no, source, error)

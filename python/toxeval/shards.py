@@ -28,7 +28,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from toxeval.file_formats import is_parquet_name
+from toxeval.file_formats import TEXT_FORMATS, is_parquet_name, name_format
 from toxeval.input_columns import check_column_names
 
 __all__ = ["Shard", "ShardError", "ShardSet", "discover_shards", "is_parquet_input", "shard_paths"]
@@ -189,6 +189,13 @@ def shard_paths(root: Path) -> list[Path]:
     """The shard files of ``root``: itself if a file, else its ``*.parquet`` files (not
     hidden or ``_``-prefixed) in name order; :class:`ShardError` when there are none."""
     if root.is_file():
+        fmt = name_format(root)
+        if fmt is not None and fmt.format in TEXT_FORMATS:
+            raise ShardError(
+                f"{root}: out-of-core scoring streams Parquet (a file or a folder of "
+                f"shards), not {fmt.format.upper()}; convert it to Parquet, or score it in "
+                "memory (without --memory-limit)"
+            )
         return [root]
     if not root.exists():
         raise ShardError(f"{root}: no such file or directory")

@@ -16,7 +16,10 @@
 //! caller (Python) emits scikit-learn's warnings once per call.
 //!
 //! Several computations give these values; [`dispatch`] alone chooses among them
-//! ([`Path`] lists them, with where each lives and how exact it is):
+//! ([`Path`] lists them, with where each lives and how exact it is), and it also
+//! chooses the statistic of the bootstrap's AP distribution
+//! (`crate::bootstrap::ap_distribution`), so every path choice of the crate's
+//! ranking metrics is made in one function:
 //!
 //! - `curve`: the reference (stable sort with payload, scikit-learn's curve);
 //! - `per_label`: unweighted labels from two sorted key runs per label;
@@ -102,7 +105,8 @@ pub struct MetricValue {
 
 // ------------------------------------------------------------------ dispatch
 
-/// Which averaging an entry point computes.
+/// What an entry point computes: one averaging of a binary metric, or the
+/// bootstrap's AP distribution.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Averaging {
     /// One problem per label (column).
@@ -111,6 +115,10 @@ pub(crate) enum Averaging {
     Micro,
     /// One problem per row (`average="samples"`).
     PerRow,
+    /// The bootstrap distribution of AP (any averaging, chosen inside the
+    /// statistic): which statistic runs the resamples. `mixed_dtypes`: the
+    /// systems' score matrices are not all of one dtype.
+    BootstrapAp { mixed_dtypes: bool },
 }
 
 /// One gathered problem: its known rows by class and whether its keys are 4 bytes.
@@ -180,6 +188,16 @@ pub(crate) enum Path {
     /// `streamed::label_values_streamed`: sort both runs (4-byte keys), counts
     /// and terms streamed (no room for them). Bit for bit.
     NarrowRuns,
+    /// `bootstrap::weighted_ap::ApStatistic`, one per system: each resample walks
+    /// every label's sorted rows with `count * sample_weight` weights.
+    BootstrapWeighted,
+    /// `bootstrap::bucket_ap::BucketAp`, one for all systems (one dtype, or no
+    /// system): integer draw counts histogrammed, the passes shared. Bit for bit
+    /// the weighted walk.
+    BootstrapBucketShared,
+    /// `bootstrap::bucket_ap::BucketAp`, one per system (a statistic holds one key
+    /// type). Bit for bit the weighted walk.
+    BootstrapBucketEach,
 }
 
 /// Known rows (both classes present) from which a label takes the count walk:
@@ -190,6 +208,9 @@ pub(crate) const WALK_MIN: usize = 1 << 17;
 ///
 /// | input | path | why |
 /// |---|---|---|
+/// | bootstrap AP, weights | `BootstrapWeighted` | `f64` weights per resample |
+/// | bootstrap AP, one dtype | `BootstrapBucketShared` | integer counts, shared passes |
+/// | bootstrap AP, mixed dtypes | `BootstrapBucketEach` | one key type per statistic |
 /// | any weights | `Curve` | weighted counts are `np.cumsum` in row order |
 /// | per row, partial AUC | `Curve` | the network gives full-area counts only |
 /// | per row, AP or full AUC | `RowNetwork` | few labels per row: no sort call |
@@ -207,6 +228,9 @@ pub(crate) const WALK_MIN: usize = 1 << 17;
 pub(crate) fn dispatch(x: &Input) -> Path {
     let partial = x.max_fpr.is_some_and(|v| v != 1.0);
     match (x.averaging, x.gathered) {
+        (Averaging::BootstrapAp { .. }, _) if x.weighted => Path::BootstrapWeighted,
+        (Averaging::BootstrapAp { mixed_dtypes }, _) if mixed_dtypes => Path::BootstrapBucketEach,
+        (Averaging::BootstrapAp { .. }, _) => Path::BootstrapBucketShared,
         _ if x.weighted => Path::Curve,
         (Averaging::PerRow, _) if partial => Path::Curve,
         (Averaging::PerRow, _) => Path::RowNetwork,

@@ -4,9 +4,10 @@
 //! Two statistics give the same values: [`ApStatistic`] walks each label's fixed
 //! order with `f64` row weights (needed when there is a `sample_weight`), and
 //! [`BucketAp`] histograms integer draw counts, four resamples per pass (faster,
-//! and only valid without `sample_weight`). [`ap_path`] is the one place that
-//! chooses between them; [`ap_distribution`] builds what it chose and runs the
-//! resamples, so the binding only converts arrays and errors.
+//! and only valid without `sample_weight`). `crate::binary::dispatch`, the one
+//! place that chooses every path, chooses between them ([`ap_path`] asks it);
+//! [`ap_distribution`] builds what it chose and runs the resamples, so the binding
+//! only converts arrays and errors.
 
 use ndarray::ArrayView2;
 
@@ -14,7 +15,8 @@ use super::bucket_ap::BucketAp;
 use super::resample::Strata;
 use super::weighted_ap::{ApAverage, ApStatistic};
 use super::{distribution, Statistic};
-use crate::error::Result;
+use crate::binary::{dispatch, Averaging, Input, Path};
+use crate::error::{MetricError, Result};
 use crate::parallel::Parallelism;
 use crate::score::Score;
 
@@ -58,32 +60,20 @@ matrix_dtype!(f64, F64);
 matrix_dtype!(f32, F32);
 matrix_dtype!(i64, I64);
 
-/// The statistic that computes a bootstrap distribution of AP.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ApPath {
-    /// `sample_weight` given: one [`ApStatistic`] per system, each resample a
-    /// walk of every label's sorted rows with `count * sample_weight` weights.
-    Weighted,
-    /// No `sample_weight`, every system of one dtype (or no system): one
-    /// [`BucketAp`] for all systems, which share the histogram passes.
-    BucketShared,
-    /// No `sample_weight`, systems of several dtypes: one [`BucketAp`] per
-    /// system (a statistic holds one key type).
-    BucketEach,
-}
-
-/// Choose the statistic: weights need the weighted walk; integer counts take the
-/// buckets, shared by the systems when their keys are of one type.
-pub fn ap_path(weighted: bool, y_scores: &[ScoreMatrix<'_>]) -> ApPath {
+/// The statistic that computes the distribution, as [`dispatch`] chooses it (the one
+/// place that chooses every path): weights need the weighted walk
+/// ([`Path::BootstrapWeighted`]); integer counts take the buckets, shared by the
+/// systems when their keys are of one type ([`Path::BootstrapBucketShared`]), else
+/// one statistic per system ([`Path::BootstrapBucketEach`]).
+pub(crate) fn ap_path(weighted: bool, y_scores: &[ScoreMatrix<'_>]) -> Path {
     let same =
         |p: &[ScoreMatrix<'_>]| std::mem::discriminant(&p[0]) == std::mem::discriminant(&p[1]);
-    if weighted {
-        ApPath::Weighted
-    } else if y_scores.windows(2).all(same) {
-        ApPath::BucketShared
-    } else {
-        ApPath::BucketEach
-    }
+    let mixed_dtypes = !y_scores.windows(2).all(same);
+    dispatch(&Input::one(
+        Averaging::BootstrapAp { mixed_dtypes },
+        weighted,
+        None,
+    ))
 }
 
 /// One [`BucketAp`] over all `y_scores`, which are all of dtype `S`.
@@ -119,7 +109,7 @@ pub fn ap_distribution(
     par: &Parallelism,
 ) -> Result<(Vec<f64>, usize)> {
     let stats: Vec<Box<dyn Statistic>> = match ap_path(sample_weight.is_some(), y_scores) {
-        ApPath::Weighted => y_scores
+        Path::BootstrapWeighted => y_scores
             .iter()
             .map(|m| {
                 with_matrix!(m, |s| ApStatistic::new(
@@ -128,7 +118,7 @@ pub fn ap_distribution(
                 .map(|a| Box::new(a) as Box<dyn Statistic>))
             })
             .collect::<Result<_>>()?,
-        ApPath::BucketShared => {
+        Path::BootstrapBucketShared => {
             let shared = match y_scores.first() {
                 Some(ScoreMatrix::F32(_)) => {
                     bucket_shared::<f32>(y_scores, y_pos, mask, average, par)
@@ -140,7 +130,7 @@ pub fn ap_distribution(
             };
             vec![Box::new(shared?)]
         }
-        ApPath::BucketEach => y_scores
+        Path::BootstrapBucketEach => y_scores
             .iter()
             .map(|m| {
                 with_matrix!(m, |s| BucketAp::new(
@@ -153,6 +143,11 @@ pub fn ap_distribution(
                 .map(|a| Box::new(a) as Box<dyn Statistic>))
             })
             .collect::<Result<_>>()?,
+        other => {
+            return Err(MetricError::value(format!(
+                "internal: no bootstrap statistic for the path {other:?}"
+            )))
+        }
     };
     let width = stats.iter().map(|s| s.n_out()).sum();
     let dyns: Vec<&dyn Statistic> = stats.iter().map(|s| s.as_ref()).collect();
@@ -179,13 +174,13 @@ mod tests {
             ScoreMatrix::I64(c.view()),
         );
         for systems in [&[][..], &[a], &[a, a], &[a, b], &[c, b]] {
-            assert_eq!(ap_path(true, systems), ApPath::Weighted);
+            assert_eq!(ap_path(true, systems), Path::BootstrapWeighted);
         }
         for systems in [&[][..], &[a], &[b, b], &[c, c, c]] {
-            assert_eq!(ap_path(false, systems), ApPath::BucketShared);
+            assert_eq!(ap_path(false, systems), Path::BootstrapBucketShared);
         }
         for systems in [&[a, b][..], &[b, b, c], &[c, a]] {
-            assert_eq!(ap_path(false, systems), ApPath::BucketEach);
+            assert_eq!(ap_path(false, systems), Path::BootstrapBucketEach);
         }
     }
 

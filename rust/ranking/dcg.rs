@@ -29,6 +29,19 @@ impl Discounts<'_> {
         }
         Ok(())
     }
+
+    /// The sum of the discounts of ranks `first..first + len` (`len >= 1`), from the
+    /// cumulative sums: what a group of `len` tied scores starting at rank `first`
+    /// shares in tie-averaged DCG.
+    #[inline]
+    pub(super) fn ranks_sum(&self, first: usize, len: usize) -> f64 {
+        let hi = self.cumsum[first + len - 1];
+        if first == 0 {
+            hi
+        } else {
+            hi - self.cumsum[first - 1]
+        }
+    }
 }
 
 /// McSherry–Najork tie-averaged DCG of ascending-sorted entries: each group of tied
@@ -49,13 +62,7 @@ pub(super) fn dcg_tie_averaged(e: &[Entry], d: &Discounts<'_>) -> f64 {
 /// times the sum of the discounts of ranks `first..first + g.len()`.
 #[inline]
 pub(super) fn tied_group_dcg(g: &[Entry], first: usize, d: &Discounts<'_>) -> f64 {
-    let last = first + g.len() - 1;
-    let hi = d.cumsum[last];
-    let dsum = if first == 0 {
-        hi
-    } else {
-        hi - d.cumsum[first - 1]
-    };
+    let dsum = d.ranks_sum(first, g.len());
     let mut gain = 0.0f64;
     for x in g.iter().rev() {
         gain += x.gain;
@@ -139,14 +146,7 @@ pub(super) fn dcg_direct(b: &RowBuf, d: &Discounts<'_>, ignore_ties: bool) -> f6
         if ignore_ties {
             dcg += d.discount[above + same_after] * gj;
         } else {
-            let last = above + same - 1;
-            let hi = d.cumsum[last];
-            let dsum = if above == 0 {
-                hi
-            } else {
-                hi - d.cumsum[above - 1]
-            };
-            dcg += gj / same as f64 * dsum;
+            dcg += gj / same as f64 * d.ranks_sum(above, same);
         }
     });
     dcg

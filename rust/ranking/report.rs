@@ -75,13 +75,7 @@ pub(super) fn report_row(b: &mut RowBuf, d: &Discounts<'_>) -> [f64; 7] {
             }
             // As `dcg_direct` (tie-averaged).
             let (above, same) = (above as usize, same as usize);
-            let hi = d.cumsum[above + same - 1];
-            let dsum = if above == 0 {
-                hi
-            } else {
-                hi - d.cumsum[above - 1]
-            };
-            g_sum += gj / same as f64 * dsum;
+            g_sum += gj / same as f64 * d.ranks_sum(above, same);
         });
         errors = err;
         lrap = ap;

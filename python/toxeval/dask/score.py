@@ -32,6 +32,7 @@ from toxeval.datasets import Dataset
 from toxeval.predictions import PredictionError
 from toxeval.scoring.figures import report_figures
 from toxeval.scoring.result import EvaluationResult, Progress
+from toxeval.scoring.streamed_result import streamed_counts, streamed_result
 from toxeval.streaming import MultilabelAccumulator
 
 __all__ = ["DaskUnavailable", "connect", "score_on_dask"]
@@ -274,21 +275,16 @@ def score_on_dask(
         "scored on a Dask cluster: no scored_rows.parquet, HTML report, --plots figures, "
         "card recipe or bootstrap intervals (each needs every scored row in memory)"
     )
-    n_no_known = int(report["n_rows_without_known_label"])
-    counts = {
-        "dataset_rows": len(dataset.ids),
-        "scored": n_joined,
-        "excluded": len(dataset.ids) - n_joined,
-        "missing_prediction": n_missing,
-        "excluded_by_parse_policy": 0,
-        "null_prediction": n_null,
-        "failed_request": 0,
-        "duplicate_rows_dropped": 0,
-        "unknown_ids_dropped": n_unknown,
-        "rows_without_known_labels": n_no_known,
-        "known_cells": int(np.sum(report["support"]) + np.sum(report["n_negative"])),
-        "unknown_cells": int(np.sum(report["n_unknown"])),
-    }
+    counts = streamed_counts(
+        report,
+        dataset_rows=len(dataset.ids),
+        scored=n_joined,
+        missing=n_missing,
+        null=n_null,
+        failed=0,
+        duplicate=0,
+        unknown=n_unknown,
+    )
     info = {
         "engine": "dask",
         "scheduler": client.scheduler.address,
@@ -298,30 +294,13 @@ def score_on_dask(
         "intervals": "not computed on Dask",
         "absent": ["scored_rows.parquet", "report.html", "plots", "card_recipe"],
     }
-    config = {
-        "threshold": threshold,
-        "taxonomy": {"name": tax.name, "version": tax.version, "k": tax.k, "ids": cats},
-        "parse_policy": None,
-        "on_mismatch": on_mismatch,
-        "format": "parquet",
-        "mapping": None,
-        "rule": None,
-        "min_annotators": None,
-        "dask": info,
-    }
-    card = {
-        "label": "benchmark card's reference recipe (compatibility mode; not standard AP)",
-        "threshold": threshold,
-        "rows_used": None,
-        "rows_skipped_partial_labels": None,
-        "map": None,
-        "label_ranking_loss": None,
-        "per_category_ap": {},
-        "caveats": "not computed on Dask: the card's recipe walks every row in memory",
-    }
-    return EvaluationResult(
-        inputs={"dataset": None, "predictions": None, "taxonomy": None, "mapping": None},
-        config=config,
+    return streamed_result(
+        summary,
+        tax=tax,
+        threshold=threshold,
+        on_mismatch=on_mismatch,
+        engine=("dask", info),
+        card_caveat="not computed on Dask: the card's recipe walks every row in memory",
         dataset={
             "name": dataset.name,
             "level": dataset.level,
@@ -331,15 +310,6 @@ def score_on_dask(
         },
         system={"kind": "predictions", "source": str(predictions), "format": "parquet"},
         counts=counts,
-        figures={**summary.figures, "intervals": None},
-        per_category=[
-            {**r, "ap_ci": None, "ap_ci_undefined": None, "ap_ci_withheld": None}
-            for r in summary.per_category
-        ],
-        excluded_categories=summary.excluded,
-        card_recipe=card,
-        agreement=None,
-        parse=None,
-        binary_scores=False,
         notes=notes,
+        binary_scores=False,
     )

@@ -3,7 +3,8 @@ from the name (:mod:`toxeval.file_formats`, as for prediction dumps); JSONL and 
 compressed (``.gz``, ``.bz2``, ``.zst``, ``.lz4``), and a file without a compression
 suffix whose bytes start with gzip's magic number is read as gzip.
 
-Simple, regular files are read column-wise with pyarrow (:mod:`toxeval.datasets.tables`);
+Simple, regular files are read column-wise with pyarrow (:mod:`toxeval.datasets.tables`;
+JSONL through the file layer's stream of record batches, :mod:`toxeval.record_batches`);
 a JSONL file that pyarrow cannot read in one piece (malformed line, mixed label forms,
 unknown category) is re-read line by line (:mod:`toxeval.datasets.records`) so errors
 name the line. The file's sha256 is computed on a thread while it is parsed.
@@ -26,16 +27,15 @@ from toxeval.datasets.schema import RESERVED_FIELDS, DatasetError
 from toxeval.datasets.tables import NotColumnar, table_to_rows
 from toxeval.file_formats import InputFormat, input_format, input_stem
 from toxeval.files import (
-    ARROW_JSON_OPENERS,
     BackgroundSha256,
     check_utf8_encoding,
     decode_utf8,
     decompress,
-    json_openers_exceed,
     require_file,
 )
 from toxeval.input_columns import check_column_names
 from toxeval.json_lines import json_line_values
+from toxeval.record_batches import json_bytes_batches, read_batches_table
 
 _NON_BLANK = re.compile(rb"\S")
 
@@ -53,26 +53,18 @@ def json_lines(raw: bytes, source: str) -> Iterator[tuple[int, Any]]:
     return json_line_values(text.split("\n"), source, DatasetError)
 
 
-def _blocks(body: bytes) -> Iterator[memoryview]:
-    view = memoryview(body)
-    for start in range(0, len(body), 1 << 24):
-        yield view[start : start + (1 << 24)]
-
-
 def _read_jsonl(path: Path, data: bytes, labels: LabelReader, source: str) -> RawRows:
-    import pyarrow.json as pajson
-
     body = decompress(path, data, DatasetError)
     if _blank(body):
         raise DatasetError(f"{source}: the file is empty")
     check_utf8_encoding(body[:64], source, DatasetError)
     blank_free = b"\n\n" not in body and not body.startswith((b"\n", b"\r\n"))
-    if blank_free and not json_openers_exceed(_blocks(body), ARROW_JSON_OPENERS):
+    # a line nested too deeply for pyarrow is named by the stream (as Python's json
+    # reads it) and read again line by line below
+    if blank_free:
         try:
-            table = pajson.read_json(
-                pa.BufferReader(body),
-                read_options=pajson.ReadOptions(block_size=1 << 24),
-            )
+            # the file layer's stream over the bytes already read, concatenated
+            table = read_batches_table(json_bytes_batches(body, path, DatasetError))
             return table_to_rows(table, labels, source, "line", first_line=1)
         except (pa.ArrowException, NotColumnar, DatasetError):
             pass  # re-read line by line: exact line numbers, mixed label forms

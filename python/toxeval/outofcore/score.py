@@ -27,8 +27,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from toxeval.datasets import DatasetError
 from toxeval.file_formats import input_stem
 from toxeval.outofcore.join import score_joined
@@ -41,6 +39,7 @@ from toxeval.predictions import PredictionError
 from toxeval.predictions.schema import MISMATCH_POLICIES, OnMismatch, check_choice
 from toxeval.scoring.figures import report_figures, row_count_notes
 from toxeval.scoring.result import EvaluationResult, Progress
+from toxeval.scoring.streamed_result import streamed_counts, streamed_result
 from toxeval.shards import ShardSet, discover_shards
 from toxeval.taxonomy import Taxonomy, load_taxonomy
 
@@ -168,51 +167,23 @@ def build_result(
             "per-row figures (ranking loss, LRAP, coverage error, one-error)"
         )
     all_notes.append(ABSENT)
-    known = int(np.sum(report["support"]) + np.sum(report["n_negative"]))
-    counts = {
-        "dataset_rows": c.n_dataset,
-        "scored": c.n_scored,
-        "excluded": c.n_dataset - c.n_scored,
-        "missing_prediction": c.n_missing,
-        "excluded_by_parse_policy": 0,
-        "null_prediction": c.n_null,
-        "failed_request": c.n_failed,
-        "duplicate_rows_dropped": c.n_duplicate,
-        "unknown_ids_dropped": c.n_unknown,
-        "rows_without_known_labels": n_no_known,
-        "known_cells": known,
-        "unknown_cells": int(np.sum(report["n_unknown"])),
-    }
+    counts = streamed_counts(
+        report,
+        dataset_rows=c.n_dataset,
+        scored=c.n_scored,
+        missing=c.n_missing,
+        null=c.n_null,
+        failed=c.n_failed,
+        duplicate=c.n_duplicate,
+        unknown=c.n_unknown,
+    )
     info["shards"] = {
         "predictions": len(pred_shards.shards),
         "dataset": None if ds_shards is None else len(ds_shards.shards),
     }
     info["intervals"] = "not computed out of core"
     info["absent"] = ["scored_rows.parquet", "report.html", "plots", "card_recipe"]
-    config = {
-        "threshold": run.threshold,
-        "taxonomy": {"name": tax.name, "version": tax.version, "k": tax.k, "ids": list(tax.ids)},
-        "parse_policy": None,
-        "on_mismatch": run.on_mismatch if ds_shards is not None else None,
-        "format": "parquet",
-        "mapping": None,
-        "rule": None,
-        "min_annotators": None,
-        "out_of_core": info,
-    }
     ds_source = str(dataset) if ds_shards is not None else predictions
-    ds_name = input_stem(ds_source)  # as the in-memory reader names it
-    card = {
-        "label": "benchmark card's reference recipe (compatibility mode; not standard AP)",
-        "threshold": run.threshold,
-        "rows_used": None,
-        "rows_skipped_partial_labels": None,
-        "map": None,
-        "label_ranking_loss": None,
-        "per_category_ap": {},
-        "caveats": "not computed out of core: the card's recipe walks every row in "
-        "dataset order in memory",
-    }
     system = {
         "kind": "predictions",
         "source": predictions,
@@ -221,11 +192,16 @@ def build_result(
         "rows_read": c.n_read,
         "shards": len(pred_shards.shards),
     }
-    result = EvaluationResult(
-        inputs={"dataset": None, "predictions": None, "taxonomy": None, "mapping": None},
-        config=config,
+    return streamed_result(
+        summary,
+        tax=tax,
+        threshold=run.threshold,
+        on_mismatch=run.on_mismatch if ds_shards is not None else None,
+        engine=("out_of_core", info),
+        card_caveat="not computed out of core: the card's recipe walks every row in "
+        "dataset order in memory",
         dataset={
-            "name": ds_name,
+            "name": input_stem(ds_source),  # as the in-memory reader names it
             "level": "prompt",
             "source": ds_source,
             "sha256": None,
@@ -233,16 +209,6 @@ def build_result(
         },
         system=system,
         counts=counts,
-        figures={**summary.figures, "intervals": None},
-        per_category=[
-            {**r, "ap_ci": None, "ap_ci_undefined": None, "ap_ci_withheld": None}
-            for r in summary.per_category
-        ],
-        excluded_categories=summary.excluded,
-        card_recipe=card,
-        agreement=None,
-        parse=None,
-        binary_scores=c.binary,
         notes=all_notes,
+        binary_scores=c.binary,
     )
-    return result

@@ -22,7 +22,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
 
 from toxeval.file_formats import (
@@ -33,9 +32,8 @@ from toxeval.file_formats import (
     name_format,
 )
 from toxeval.files import (
-    ARROW_JSON_OPENERS,
+    bad_utf8_place,
     check_utf8_encoding,
-    json_openers_exceed,
     not_utf8_message,
     not_valid_compressed,
     open_binary,
@@ -52,6 +50,7 @@ from toxeval.predictions.schema import (
     TEXT_COLUMNS,
     PredictionError,
 )
+from toxeval.record_batches import iter_record_batches, read_batches_table
 
 __all__ = [
     "TEXT_FORMATS",
@@ -97,26 +96,15 @@ def _open_text(path: Path) -> io.TextIOBase:
 def _unreadable(path: Path, e: BaseException) -> PredictionError:
     """A decompression or decoding error while reading ``path`` as a PredictionError."""
     if isinstance(e, UnicodeDecodeError):
-        return PredictionError(not_utf8_message(str(path), _bad_utf8_place(path), e.reason))
+        return PredictionError(not_utf8_message(str(path), bad_utf8_place(path), e.reason))
     if file_compression(path) is not None:
         return PredictionError(str(not_valid_compressed(path, e, PredictionError)))
     return PredictionError(f"{path}: cannot read the file ({type(e).__name__}: {e})")
 
 
-def _bad_utf8_place(path: Path) -> tuple[int, int] | None:
-    """(line, byte in it) of the first bytes of ``path`` that are not UTF-8 (error path
-    only)."""
-    try:
-        with open_binary(path) as f:
-            for lineno, line in enumerate(f, start=1):
-                try:
-                    line.decode("utf-8")
-                except UnicodeDecodeError as e:
-                    return lineno, e.start + 1
-    except (OSError, EOFError, zlib.error):
-        pass
-    return None
-
+#: Rows per batch when a whole file is read through the stream: as many as a block
+#: (or a Parquet row group) holds, so the table has one chunk per block.
+WHOLE_FILE_ROWS = 1 << 62
 
 # Lines read at most to find a non-null value of each prediction field for the schema.
 _SCHEMA_LINES = 10_000
@@ -280,37 +268,6 @@ def _json_schema(first: dict[str, Any]) -> pa.Schema:
     return pa.schema(fields)
 
 
-def _check_nesting(path: Path) -> None:
-    """Raise :class:`PredictionError` for a line nested too deeply for pyarrow (see
-    ``ARROW_JSON_OPENERS``): a file with a line of that many openers is parsed by
-    Python's json first, which names such a line; one it reads is shallow enough."""
-    try:
-        with open_binary(path) as f:
-            if not json_openers_exceed(iter(lambda: f.read(1 << 22), b""), ARROW_JSON_OPENERS):
-                return
-        for _ in _json_objects(path):
-            pass
-    except (OSError, EOFError, UnicodeDecodeError, zlib.error) as e:
-        raise _unreadable(path, e) from None
-
-
-def _longest_line(path: Path) -> int:
-    """Bytes in the longest line of a (possibly compressed) file, read in blocks."""
-    longest = 0
-    run = 0  # bytes since the last newline
-    with open_binary(path) as f:
-        while block := f.read(1 << 22):
-            nl = np.flatnonzero(np.frombuffer(block, dtype=np.uint8) == 10)
-            if nl.size == 0:
-                run += len(block)
-            else:
-                longest = max(longest, run + int(nl[0]) + 1)
-                if nl.size > 1:
-                    longest = max(longest, int(np.diff(nl).max()))
-                run = len(block) - int(nl[-1]) - 1
-    return max(longest, run)
-
-
 @contextmanager
 def _source(path: Path) -> Iterator[str | pa.NativeFile]:
     """What pyarrow's JSON / CSV readers are given: the path of a plain file, or a
@@ -351,35 +308,26 @@ def read_jsonl_table(path: Path) -> pa.Table:
 
 def read_pyarrow_jsonl_table(path: Path) -> pa.Table:
     """Any JSONL dump through ``pyarrow.json`` with an explicit schema from the first
-    lines; a file pyarrow refuses is scanned line by line to name the line and the
-    problem."""
-    import pyarrow.json as pj
-
+    lines: the concatenation of the file layer's stream of batches
+    (:func:`~toxeval.record_batches.iter_record_batches`, blocks of whole lines), so a
+    line nested too deeply, longer than pyarrow's block or malformed is handled and
+    named as when streamed; a file pyarrow refuses otherwise is scanned line by line to
+    name the line and the problem."""
     _check_encoding(path)
     first = _schema_sample(path)
-    _check_nesting(path)
-    opts = pj.ParseOptions(explicit_schema=_json_schema(first), unexpected_field_behavior="infer")
+    batches = iter_record_batches(
+        path,
+        PredictionError,
+        what="predictions",
+        given="jsonl",
+        batch_rows=WHOLE_FILE_ROWS,
+        json_schema=_json_schema(first),
+        explain=lambda msg: _scan_jsonl(path, msg),
+    )
     try:
-        try:
-            with _source(path) as src:
-                return pj.read_json(src, parse_options=opts)
-        except pa.ArrowInvalid as e:
-            if "straddl" not in str(e):
-                raise
-            # a line longer than pyarrow's block (1 MiB): read again in blocks that hold
-            # the longest line whole
-            block = _longest_line(path) + 1024
-            if block >= 1 << 31:
-                raise PredictionError(
-                    f"{path}: a line of {block} bytes is too long to read as JSON Lines"
-                ) from None
-            read = pj.ReadOptions(block_size=max(block, 1 << 20))
-            with _source(path) as src:
-                return pj.read_json(src, parse_options=opts, read_options=read)
-    except (pa.ArrowInvalid, pa.ArrowTypeError) as e:
+        return read_batches_table(batches)
+    except (pa.ArrowInvalid, pa.ArrowTypeError) as e:  # blocks of types that do not unify
         raise _scan_jsonl(path, str(e)) from None
-    except (OSError, EOFError, zlib.error) as e:
-        raise _unreadable(path, e) from None
 
 
 def read_csv_table(path: Path) -> pa.Table:
@@ -416,14 +364,11 @@ def read_csv_table(path: Path) -> pa.Table:
 
 
 def read_parquet_table(path: Path) -> pa.Table:
-    import pyarrow.parquet as pq
-
+    """A Parquet dump: the concatenation of the file layer's stream of batches, one row
+    group at a time (:func:`~toxeval.record_batches.iter_record_batches`)."""
     if path.stat().st_size == 0:
         raise PredictionError(f"{path}: empty file (no predictions)")
-    try:
-        # ParquetFile: one chunk per row group, and no import of pyarrow.dataset
-        table = pq.ParquetFile(path, memory_map=True).read()
-    except (pa.ArrowInvalid, OSError) as e:
-        raise PredictionError(f"{path}: cannot read as Parquet: {e}") from None
-    check_column_names(table.column_names, str(path), PredictionError)
-    return table
+    batches = iter_record_batches(
+        path, PredictionError, what="predictions", given="parquet", batch_rows=WHOLE_FILE_ROWS
+    )
+    return read_batches_table(batches)

@@ -636,9 +636,9 @@ fn shape_errors() {
     .is_err());
 }
 
-/// The dispatch table: weights always take the curve, the micro stream only
-/// when the cells do not fit, the count walk only for large labels with both
-/// classes, and 4-byte keys the narrow runs.
+/// The dispatch table: weights always take the curve (the bootstrap's weighted
+/// walk for its AP), the micro stream only when the cells do not fit, the count
+/// walk only for large labels with both classes, and 4-byte keys the narrow runs.
 #[test]
 fn dispatch_rules() {
     let at = |averaging, weighted, max_fpr, fits, gathered| {
@@ -660,6 +660,23 @@ fn dispatch_rules() {
     use Averaging::*;
     for a in [PerLabel, Micro, PerRow] {
         assert_eq!(at(a, true, None, true, None), Path::Curve);
+    }
+    // the bootstrap's AP statistic: weights the weighted walk, else the buckets,
+    // one per system when the dtypes are mixed; nothing else sways it
+    for mixed_dtypes in [false, true] {
+        let boot = BootstrapAp { mixed_dtypes };
+        for (max_fpr, fits, gathered) in [(None, true, None), (Some(0.5), false, g(9, 9, true))] {
+            assert_eq!(
+                at(boot, true, max_fpr, fits, gathered),
+                Path::BootstrapWeighted
+            );
+            let unweighted = if mixed_dtypes {
+                Path::BootstrapBucketEach
+            } else {
+                Path::BootstrapBucketShared
+            };
+            assert_eq!(at(boot, false, max_fpr, fits, gathered), unweighted);
+        }
     }
     assert_eq!(at(PerRow, false, None, true, None), Path::RowNetwork);
     assert_eq!(at(PerRow, false, Some(1.0), true, None), Path::RowNetwork);
