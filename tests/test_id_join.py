@@ -150,3 +150,22 @@ def test_prediction_files_give_the_same_errors_and_joins(
     np.testing.assert_array_equal(dropped[0].scores, dropped[1].scores)
     assert dropped[0].summary() == dropped[1].summary()
     assert id_module.SHOW == 5  # the first ids named per kind, on both paths
+
+
+def test_cached_sort_keys_give_the_same_lookup_and_foreign_keys_are_refused() -> None:
+    from toxeval import _core
+
+    col = StringColumn(pa.array(["b", "a", "c", "a\x00"]))
+    values = pa.array(["a\x00", "c", "x", "b"])
+    assert index_in(values, col.arrow, col.native_keys()).tolist() == [3, 2, -1, 0]
+    assert index_in(values, col.arrow).tolist() == [3, 2, -1, 0]
+    other = StringColumn(pa.array(["q", "r"])).native_keys()
+    with pytest.raises(ValueError, match="sort keys do not belong to these ids"):
+        index_in(values, col.arrow, other)
+    with pytest.raises(ValueError, match="sort keys do not belong"):
+        _core.ids_any_repeat(*_offsets_and_data(col.arrow), other)
+
+
+def _offsets_and_data(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    offsets = np.frombuffer(arr.buffers()[1], dtype=np.int32, count=len(arr) + 1)
+    return offsets, np.frombuffer(arr.buffers()[2], dtype=np.uint8)

@@ -294,5 +294,16 @@ def ids_index_in(
     probe_data: NDArray[np.uint8],
     set_offsets: NDArray[np.int32] | NDArray[np.int64],
     set_data: NDArray[np.uint8],
+    set_keys: NDArray[np.uint64] | None = None,
     n_jobs: int | None = None,
 ) -> NDArray[np.int64]: ...
+def ids_sorted_keys(
+    offsets: NDArray[np.int32] | NDArray[np.int64],
+    data: NDArray[np.uint8],
+    n_jobs: int | None = None,
+) -> NDArray[np.uint64]: ...
+def ids_any_repeat(
+    offsets: NDArray[np.int32] | NDArray[np.int64],
+    data: NDArray[np.uint8],
+    keys: NDArray[np.uint64],
+) -> bool: ...

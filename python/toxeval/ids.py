@@ -84,19 +84,23 @@ def _text_array(arr: pa.Array | pa.ChunkedArray) -> pa.Array:
 
 
 def index_in(
-    values: pa.Array | pa.ChunkedArray, value_set: pa.Array | pa.ChunkedArray
+    values: pa.Array | pa.ChunkedArray,
+    value_set: pa.Array | pa.ChunkedArray,
+    set_keys: np.ndarray | None = None,
 ) -> np.ndarray:
     """For each of ``values`` (strings without nulls; ``string`` or ``large_string``,
     chunked or not), the first row of ``value_set`` holding the same string, or -1
     (an int64 array). Native when :func:`native_join_available`, else Arrow's
-    ``index_in``; both confirm every match on the bytes."""
+    ``index_in``; both confirm every match on the bytes. ``set_keys``: the native
+    sort keys of ``value_set`` when known (:meth:`StringColumn.native_keys`)."""
     if native_join_available():
         from toxeval import _core
 
         set_offsets, set_data = _string_buffers(_text_array(value_set))
         chunks = values.chunks if isinstance(values, pa.ChunkedArray) else [values]
         parts = [
-            _core.ids_index_in(*_string_buffers(chunk), set_offsets, set_data) for chunk in chunks
+            _core.ids_index_in(*_string_buffers(chunk), set_offsets, set_data, set_keys)
+            for chunk in chunks
         ]
         return np.concatenate(parts) if len(parts) != 1 else parts[0]
     pos = pc.index_in(values, value_set=_text_array(value_set))
@@ -198,7 +202,7 @@ class StringColumn(Sequence[str]):
     ``.arrow`` is the underlying array, ``tolist()`` a fresh list.
     """
 
-    __slots__ = ("_arr", "_index", "_list", "_lookups")
+    __slots__ = ("_arr", "_index", "_keys", "_list", "_lookups")
     __hash__ = None  # type: ignore[assignment]  # like list: compared by value
     _EAGER_AFTER = 64  # single lookups served from Arrow before the list is built
 
@@ -211,6 +215,16 @@ class StringColumn(Sequence[str]):
         self._list: list[str] | None = None
         self._lookups = 0
         self._index: IdIndex | bool | None = False  # False: not computed yet
+        self._keys: np.ndarray | None = None
+
+    def native_keys(self) -> np.ndarray:
+        """The native kernel's sort keys of the values (computed once): what
+        :func:`index_in` and the uniqueness check sort the column by."""
+        if self._keys is None:
+            from toxeval import _core
+
+            self._keys = _core.ids_sorted_keys(*_string_buffers(self._arr))
+        return self._keys
 
     def id_index(self) -> IdIndex | None:
         """The sorted-hash index of the values (computed once; None for long strings)."""
@@ -223,8 +237,10 @@ class StringColumn(Sequence[str]):
         """Whether no value repeats: the native lookup of the column in itself, else
         sorted hashes when they are distinct, else Arrow."""
         if not self._arr.null_count and native_join_available():
-            first = index_in(self._arr, self._arr)
-            return bool((first == np.arange(len(first))).all())
+            from toxeval import _core
+
+            buffers = _string_buffers(self._arr)
+            return not _core.ids_any_repeat(*buffers, self.native_keys())
         index = self.id_index()
         if index is not None and index.distinct_hashes():
             return True
@@ -377,7 +393,10 @@ def join_ids(
         rows = np.arange(n_ds)
         return IdJoin(rows, rows, 0, (), 0, (), 0, ())
     if native_join_available():
-        idx = index_in(pred_ids, ds)
+        keys = None
+        if isinstance(dataset_ids, StringColumn) and dataset_ids.arrow is ds:
+            keys = dataset_ids.native_keys()  # computed once, with the uniqueness check
+        idx = index_in(pred_ids, ds, keys)
     else:
         if len(pred_ids) == n_ds:
             perm = permutation_by_hash(pred_ids, dataset_ids, ds)

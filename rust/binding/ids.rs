@@ -7,7 +7,7 @@ use pyo3::prelude::*;
 
 use super::args::{dtype_error, with_array};
 use super::{parallelism, run_detached};
-use crate::ids::{index_in, Bounds};
+use crate::ids::{any_repeat, check_keys, index_in, sorted_keys, Bounds};
 
 /// The checked offsets of one string array (int32 or int64 offsets, contiguous).
 fn bounds(name: &str, offsets: &Bound<'_, PyAny>, data_len: usize) -> PyResult<Bounds> {
@@ -25,15 +25,17 @@ fn bounds(name: &str, offsets: &Bound<'_, PyAny>, data_len: usize) -> PyResult<B
 /// For each string of the probe array, the first row of the set array holding the
 /// same bytes, or -1 (int64). Each array is given as Arrow's offsets (int32 for
 /// `string`, int64 for `large_string`; a slice's offsets may start past zero) and
-/// its data bytes (uint8).
+/// its data bytes (uint8); `set_keys`, the set's `ids_sorted_keys` when known.
 #[pyfunction]
-#[pyo3(signature = (probe_offsets, probe_data, set_offsets, set_data, n_jobs=None))]
+#[pyo3(signature = (probe_offsets, probe_data, set_offsets, set_data, set_keys=None, n_jobs=None))]
+#[allow(clippy::too_many_arguments)]
 fn ids_index_in<'py>(
     py: Python<'py>,
     probe_offsets: &Bound<'py, PyAny>,
     probe_data: PyReadonlyArray1<'py, u8>,
     set_offsets: &Bound<'py, PyAny>,
     set_data: PyReadonlyArray1<'py, u8>,
+    set_keys: Option<PyReadonlyArray1<'py, u64>>,
     n_jobs: Option<i64>,
 ) -> PyResult<Bound<'py, PyArray1<i64>>> {
     let par = parallelism(n_jobs)?;
@@ -41,12 +43,52 @@ fn ids_index_in<'py>(
     let sd = set_data.as_slice()?;
     let pb = bounds("probe_offsets", probe_offsets, pd.len())?;
     let sb = bounds("set_offsets", set_offsets, sd.len())?;
+    let keys = match &set_keys {
+        Some(k) => Some(k.as_slice()?),
+        None => None,
+    };
     let (p, s) = (pb.strings(pd), sb.strings(sd));
-    let out = run_detached(py, p.len() + s.len(), || index_in(p, s, par))?;
+    let out = run_detached(py, p.len() + s.len(), || index_in(p, s, keys, par))?;
     Ok(out.into_pyarray(py))
+}
+
+/// The sort keys of a string array (offsets and data as for `ids_index_in`): its
+/// rows ordered by a hash of their bytes, `hash << 32 | row` (uint64).
+#[pyfunction]
+#[pyo3(signature = (offsets, data, n_jobs=None))]
+fn ids_sorted_keys<'py>(
+    py: Python<'py>,
+    offsets: &Bound<'py, PyAny>,
+    data: PyReadonlyArray1<'py, u8>,
+    n_jobs: Option<i64>,
+) -> PyResult<Bound<'py, PyArray1<u64>>> {
+    let par = parallelism(n_jobs)?;
+    let d = data.as_slice()?;
+    let b = bounds("offsets", offsets, d.len())?;
+    let s = b.strings(d);
+    let out = run_detached(py, s.len(), || sorted_keys(s, par))?;
+    Ok(out.into_pyarray(py))
+}
+
+/// Whether some string of the array repeats, from its `ids_sorted_keys`.
+#[pyfunction]
+fn ids_any_repeat<'py>(
+    py: Python<'py>,
+    offsets: &Bound<'py, PyAny>,
+    data: PyReadonlyArray1<'py, u8>,
+    keys: PyReadonlyArray1<'py, u64>,
+) -> PyResult<bool> {
+    let d = data.as_slice()?;
+    let b = bounds("offsets", offsets, d.len())?;
+    let k = keys.as_slice()?;
+    let s = b.strings(d);
+    check_keys(s, k)?;
+    Ok(run_detached(py, s.len(), || any_repeat(s, k)))
 }
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(ids_index_in, m)?)?;
+    m.add_function(wrap_pyfunction!(ids_sorted_keys, m)?)?;
+    m.add_function(wrap_pyfunction!(ids_any_repeat, m)?)?;
     Ok(())
 }

@@ -131,17 +131,26 @@ pub fn hash_bytes(b: &[u8]) -> u64 {
     h ^ (h >> 32)
 }
 
-/// Sort keys of a column: `hash & !low | row`, the row in the `low` bits, sorted. A
-/// sort of integers orders the rows by (truncated) hash, rows ascending within a
-/// hash; no separate row array is moved.
-fn sorted_keys(s: Strings<'_>, low: u64, par: Parallelism) -> Result<Vec<u64>> {
+/// The low bits of a sort key that hold the row (so at most 2^32 ids per column);
+/// the high 32 bits hold the hash.
+pub const ROW_MASK: u64 = u32::MAX as u64;
+
+/// Sort keys of a column: `hash << 32 | row`, sorted. A sort of integers orders the
+/// rows by (truncated) hash, rows ascending within a hash; no row array is moved.
+/// A column of 2^32 ids or more is a `Value` error.
+pub fn sorted_keys(s: Strings<'_>, par: Parallelism) -> Result<Vec<u64>> {
     let n = s.len();
+    if n as u64 > ROW_MASK {
+        return Err(MetricError::value(format!(
+            "{n} ids: too many for one join"
+        )));
+    }
     let blocks = n.div_ceil(BLOCK);
     let parts = par.map(blocks, n, |b| {
         let lo = b * BLOCK;
         let hi = (lo + BLOCK).min(n);
         (lo..hi)
-            .map(|i| (hash_bytes(s.get(i)) & !low) | i as u64)
+            .map(|i| (hash_bytes(s.get(i)) & !ROW_MASK) | i as u64)
             .collect::<Vec<u64>>()
     })?;
     let mut keys = Vec::with_capacity(n);
@@ -153,9 +162,49 @@ fn sorted_keys(s: Strings<'_>, low: u64, par: Parallelism) -> Result<Vec<u64>> {
     Ok(keys)
 }
 
+/// Check keys given from outside (a cached [`sorted_keys`]) against their column:
+/// as many as ids, every row in range, ascending. Keys of another column of the
+/// same length could only make lookups miss, never read out of bounds.
+pub fn check_keys(s: Strings<'_>, keys: &[u64]) -> Result<()> {
+    let n = s.len();
+    if keys.len() != n
+        || keys.windows(2).any(|w| w[0] >= w[1])
+        || keys.iter().any(|&k| (k & ROW_MASK) as usize >= n)
+    {
+        return Err(MetricError::value("sort keys do not belong to these ids"));
+    }
+    Ok(())
+}
+
+/// Whether some id of the column repeats (its [`sorted_keys`] given): runs of equal
+/// hashes are compared on the bytes.
+pub fn any_repeat(s: Strings<'_>, keys: &[u64]) -> bool {
+    let mut i = 0;
+    while i < keys.len() {
+        let h = keys[i] & !ROW_MASK;
+        let mut g = i + 1;
+        while g < keys.len() && keys[g] & !ROW_MASK == h {
+            g += 1;
+        }
+        let run = &keys[i..g];
+        for (a, &ka) in run.iter().enumerate() {
+            let b = s.get((ka & ROW_MASK) as usize);
+            if run[a + 1..]
+                .iter()
+                .any(|&kb| s.get((kb & ROW_MASK) as usize) == b)
+            {
+                return true;
+            }
+        }
+        i = g;
+    }
+    false
+}
+
 /// Walk the sorted keys of both sides together: within each run of equal hashes,
 /// each probe takes the first set row (rows ascend) with the same bytes.
-fn join_sorted(probe: Strings<'_>, set: Strings<'_>, kp: &[u64], ks: &[u64], low: u64) -> Vec<i64> {
+fn join_sorted(probe: Strings<'_>, set: Strings<'_>, kp: &[u64], ks: &[u64]) -> Vec<i64> {
+    let low = ROW_MASK;
     let mut out = vec![-1i64; kp.len()];
     let (mut i, mut j) = (0usize, 0usize);
     while j < kp.len() {
@@ -180,21 +229,35 @@ fn join_sorted(probe: Strings<'_>, set: Strings<'_>, kp: &[u64], ks: &[u64], low
     out
 }
 
-/// Probe ids per parallel block of hashing.
+/// Ids per parallel block of hashing.
 const BLOCK: usize = 1 << 16;
 
 /// For each id of `probe`, the first row of `set` that holds the same bytes, or -1.
+/// `set_keys`: the set's [`sorted_keys`] when already known (checked by
+/// [`check_keys`]), else computed here.
 ///
-/// Both sides are sorted by a 64-bit hash with the row in the low bits (sorts of
-/// integers, sequential in memory), then walked together; each hash match is
-/// confirmed on the bytes, so a collision is only a comparison that fails. A hash
-/// table would do the same with several dependent cache misses per id, which on a
-/// million ids cost several times as much.
-pub fn index_in(probe: Strings<'_>, set: Strings<'_>, par: Parallelism) -> Result<Vec<i64>> {
-    let longest = probe.len().max(set.len()).max(2);
-    let bits = usize::BITS - (longest - 1).leading_zeros();
-    let low = (1u64 << bits) - 1;
-    let ks = sorted_keys(set, low, par)?;
-    let kp = sorted_keys(probe, low, par)?;
-    Ok(join_sorted(probe, set, &kp, &ks, low))
+/// Both sides are sorted by a hash with the row in the low bits (sorts of integers,
+/// sequential in memory), then walked together; each hash match is confirmed on the
+/// bytes, so a collision is only a comparison that fails. A hash table would do the
+/// same with several dependent cache misses per id, which measured 6 times slower on
+/// a million ids.
+pub fn index_in(
+    probe: Strings<'_>,
+    set: Strings<'_>,
+    set_keys: Option<&[u64]>,
+    par: Parallelism,
+) -> Result<Vec<i64>> {
+    let owned;
+    let ks = match set_keys {
+        Some(k) => {
+            check_keys(set, k)?;
+            k
+        }
+        None => {
+            owned = sorted_keys(set, par)?;
+            &owned
+        }
+    };
+    let kp = sorted_keys(probe, par)?;
+    Ok(join_sorted(probe, set, &kp, ks))
 }

@@ -26,8 +26,13 @@ fn check(probe: &[&[u8]], set: &[&[u8]]) {
     let pb = Bounds::new(&po, pd.len()).unwrap();
     let sb = Bounds::new(&so, sd.len()).unwrap();
     for par in [Parallelism::sequential(), Parallelism { threads: 2 }] {
-        let got = index_in(pb.strings(&pd), sb.strings(&sd), par).unwrap();
+        let got = index_in(pb.strings(&pd), sb.strings(&sd), None, par).unwrap();
         assert_eq!(got, naive(probe, set));
+        let keys = sorted_keys(sb.strings(&sd), par).unwrap();
+        let again = index_in(pb.strings(&pd), sb.strings(&sd), Some(&keys), par).unwrap();
+        assert_eq!(again, got);
+        let distinct = set.iter().enumerate().all(|(i, a)| !set[..i].contains(a));
+        assert_eq!(any_repeat(sb.strings(&sd), &keys), !distinct);
     }
 }
 
@@ -64,7 +69,13 @@ fn many_ids_in_parallel_blocks() {
     let (so, sd) = layout(&s);
     let pb = Bounds::new(&po, pd.len()).unwrap();
     let sb = Bounds::new(&so, sd.len()).unwrap();
-    let got = index_in(pb.strings(&pd), sb.strings(&sd), Parallelism { threads: 2 }).unwrap();
+    let got = index_in(
+        pb.strings(&pd),
+        sb.strings(&sd),
+        None,
+        Parallelism { threads: 2 },
+    )
+    .unwrap();
     for (i, g) in got.iter().enumerate() {
         let want = (i * 7919) % 250_000;
         assert_eq!(*g, if want < 200_000 { want as i64 } else { -1 });
@@ -82,7 +93,7 @@ fn sliced_and_large_offsets() {
     assert_eq!(s.get(2), b"three");
     let (po, pd) = layout(&[b"three", b"junk", b"one"]);
     let pb = Bounds::new(&po, pd.len()).unwrap();
-    let got = index_in(pb.strings(&pd), s, Parallelism::sequential()).unwrap();
+    let got = index_in(pb.strings(&pd), s, None, Parallelism::sequential()).unwrap();
     assert_eq!(got, vec![2, -1, 0]);
 }
 
@@ -104,10 +115,14 @@ fn colliding_hashes_are_told_apart_by_bytes() {
     let (po, pd) = layout(&probe);
     let sb = Bounds::new(&so, sd.len()).unwrap();
     let pb = Bounds::new(&po, pd.len()).unwrap();
-    let low = 0b111u64;
-    let same = 42u64 << 3;
+    let same = 42u64 << 32;
     let ks: Vec<u64> = (0..4).map(|r| same | r).collect();
     let kp: Vec<u64> = (0..3).map(|r| same | r).collect();
-    let got = join_sorted(pb.strings(&pd), sb.strings(&sd), &kp, &ks, low);
+    let got = join_sorted(pb.strings(&pd), sb.strings(&sd), &kp, &ks);
     assert_eq!(got, vec![2, -1, 1]);
+    assert!(any_repeat(sb.strings(&sd), &ks)); // "q" twice
+    assert!(!any_repeat(pb.strings(&pd), &kp));
+    assert!(check_keys(sb.strings(&sd), &kp).is_err()); // too few
+    assert!(check_keys(sb.strings(&sd), &[3, 2, 1, 0]).is_err()); // not ascending
+    assert!(check_keys(sb.strings(&sd), &[0, 1, 2, 9]).is_err()); // row out of range
 }
