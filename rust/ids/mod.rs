@@ -201,8 +201,11 @@ pub fn any_repeat(s: Strings<'_>, keys: &[u64]) -> bool {
     false
 }
 
-/// Walk the sorted keys of both sides together: within each run of equal hashes,
-/// each probe takes the first set row (rows ascend) with the same bytes.
+/// Walk the sorted keys of both sides together: a probe whose hash one set row has
+/// takes that row, to be confirmed on the bytes afterwards in probe order (one stream
+/// of random reads, into the set, instead of two); within a run of equal hashes on the
+/// set's side (a collision or a repeated id) each probe takes the first set row (rows
+/// ascend) with the same bytes at once.
 fn join_sorted(probe: Strings<'_>, set: Strings<'_>, kp: &[u64], ks: &[u64]) -> Vec<i64> {
     let low = ROW_MASK;
     let mut out = vec![-1i64; kp.len()];
@@ -218,13 +221,22 @@ fn join_sorted(probe: Strings<'_>, set: Strings<'_>, kp: &[u64], ks: &[u64]) -> 
         }
         while j < kp.len() && kp[j] & !low == h {
             let row = (kp[j] & low) as usize;
-            let b = probe.get(row);
-            if let Some(k) = ks[i..g].iter().find(|&&k| set.get((k & low) as usize) == b) {
-                out[row] = (k & low) as i64;
+            if g == i + 1 {
+                out[row] = (ks[i] & low) as i64; // confirmed below
+            } else if g > i {
+                let b = probe.get(row);
+                if let Some(k) = ks[i..g].iter().find(|&&k| set.get((k & low) as usize) == b) {
+                    out[row] = (k & low) as i64;
+                }
             }
             j += 1;
         }
         i = g;
+    }
+    for (row, o) in out.iter_mut().enumerate() {
+        if *o >= 0 && set.get(*o as usize) != probe.get(row) {
+            *o = -1; // the same hash, other bytes
+        }
     }
     out
 }
