@@ -13,6 +13,7 @@ pub mod check;
 pub mod cpu;
 pub mod dumps;
 pub mod error;
+pub mod ids;
 pub mod indicator;
 pub mod kendall;
 pub mod labels;

@@ -4,13 +4,16 @@ or a RecursionError; rows with many brackets but shallow nesting read as usual."
 
 from __future__ import annotations
 
+import itertools
 import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from helpers import write_scored_pair
+from helpers import examples, write_scored_pair
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from toxeval.files import json_openers_exceed
 
 _DEEP = "[" * 100_000 + "]" * 100_000
@@ -65,3 +68,26 @@ def test_openers_are_counted_per_line_across_blocks() -> None:
         assert json_openers_exceed(blocks, 9) is True
     assert json_openers_exceed([b"[[", b"[\n[", b"["], 2) is True
     assert json_openers_exceed([b"[[", b"\n[", b"[\n"], 2) is False
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(
+    data=st.lists(st.sampled_from([b"[", b"{", b"\n", b"a", b"]"]), max_size=120).map(b"".join),
+    cuts=st.lists(st.integers(0, 120), max_size=4),
+    limit=st.integers(0, 8),
+)
+def test_openers_match_a_plain_count_of_every_line(
+    data: bytes, cuts: list[int], limit: int
+) -> None:
+    want = any(line.count(b"[") + line.count(b"{") > limit for line in data.split(b"\n"))
+    edges = sorted({0, len(data), *(min(c, len(data)) for c in cuts)})
+    blocks = [data[a:b] for a, b in itertools.pairwise(edges)]
+    assert json_openers_exceed(blocks, limit) is want
+
+
+def test_many_long_lines_are_counted_in_one_pass() -> None:
+    data = b"[[[aaaaaaa\n" * 100  # 100 lines longer than the limit, 3 openers each
+    for cut in (0, 5, 555):
+        blocks = [data[:cut], data[cut:]]
+        assert json_openers_exceed(blocks, 3) is False
+        assert json_openers_exceed(blocks, 2) is True

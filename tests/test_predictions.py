@@ -500,6 +500,7 @@ def test_same_order_and_shuffled_dumps_give_the_same_predictions(
     from toxeval.scoring import score
 
     if collide:  # every hash equal: the join must take the exact hash-table path
+        monkeypatch.setenv(id_module.JOIN_ENV, "arrow")  # the numpy hashes, not the kernel's
         monkeypatch.setattr(id_module, "_MIX", (np.uint64(0), np.uint64(0), np.uint64(31)))
     elif len(ids[-1]) <= 64:  # the sorted-hash join must not need Arrow's hash tables
 
@@ -532,7 +533,8 @@ def test_shuffled_dump_with_mismatches_drops_exactly(
 ) -> None:
     import toxeval.ids as id_module
 
-    if collide:
+    if collide:  # the numpy hashes of the Arrow path, all equal
+        monkeypatch.setenv(id_module.JOIN_ENV, "arrow")
         monkeypatch.setattr(id_module, "_MIX", (np.uint64(0), np.uint64(0), np.uint64(31)))
     n = 400
     ids = [f"r{i}" for i in range(n)]

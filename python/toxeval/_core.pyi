@@ -289,3 +289,21 @@ def runs_reducer_finish(
 ) -> tuple[float, float, int, int]: ...
 def score_keys(y_score: NDArray[Any]) -> NDArray[np.uint64]: ...
 def read_jsonl_dump(path: str | os.PathLike[str], n_jobs: int | None = None) -> dict[str, Any]: ...
+def ids_index_in(
+    probe_offsets: NDArray[np.int32] | NDArray[np.int64],
+    probe_data: NDArray[np.uint8],
+    set_offsets: NDArray[np.int32] | NDArray[np.int64],
+    set_data: NDArray[np.uint8],
+    set_keys: NDArray[np.uint64] | None = None,
+    n_jobs: int | None = None,
+) -> NDArray[np.int64]: ...
+def ids_sorted_keys(
+    offsets: NDArray[np.int32] | NDArray[np.int64],
+    data: NDArray[np.uint8],
+    n_jobs: int | None = None,
+) -> NDArray[np.uint64]: ...
+def ids_any_repeat(
+    offsets: NDArray[np.int32] | NDArray[np.int64],
+    data: NDArray[np.uint8],
+    keys: NDArray[np.uint64],
+) -> bool: ...

@@ -257,21 +257,51 @@ ARROW_JSON_OPENERS = 2048
 
 def json_openers_exceed(blocks: Iterable[bytes | memoryview], limit: int) -> bool:
     """Whether some line of the concatenated ``blocks`` holds more than ``limit`` of the
-    bytes ``[`` and ``{`` (inside strings too: an upper bound on its nesting)."""
+    bytes ``[`` and ``{`` (inside strings too: an upper bound on its nesting).
+
+    A line of at most ``limit`` bytes cannot hold more, so only longer lines are
+    counted: most files need one pass for their newlines and nothing else."""
     carry = 0  # openers since the last newline
+    carry_len = 0  # bytes since the last newline
     for block in blocks:
         a = np.frombuffer(block, dtype=np.uint8)
-        opens = np.flatnonzero((a == 0x5B) | (a == 0x7B))
         nl = np.flatnonzero(a == 0x0A)
         if nl.size == 0:
-            carry += int(opens.size)
+            carry += _openers(a)
+            carry_len += a.size
         else:
-            before = np.searchsorted(opens, nl)  # openers before each newline
-            per_line = np.diff(before, prepend=0)
-            per_line[0] += carry
-            if int(per_line.max()) > limit:
-                return True
-            carry = int(opens.size - before[-1])
+            lengths = np.diff(nl, prepend=-1) - 1  # bytes of each line before its newline
+            lengths[0] += carry_len
+            long = np.flatnonzero(lengths > limit)
+            if long.size > _FEW_LONG_LINES:
+                if _openers_per_line(a, nl, carry).max() > limit:
+                    return True
+            else:
+                for i in long.tolist():
+                    start = int(nl[i - 1]) + 1 if i else 0
+                    if _openers(a[start : int(nl[i])]) + (carry if i == 0 else 0) > limit:
+                        return True
+            tail = a[int(nl[-1]) + 1 :]
+            carry, carry_len = _openers(tail), tail.size
         if carry > limit:
             return True
     return False
+
+
+#: Above this many long lines in a block, their openers are counted in one vectorised
+#: pass over the block rather than line by line.
+_FEW_LONG_LINES = 64
+
+
+def _openers(a: np.ndarray) -> int:
+    return int(np.count_nonzero(a == 0x5B)) + int(np.count_nonzero(a == 0x7B))
+
+
+def _openers_per_line(a: np.ndarray, nl: np.ndarray, carry: int) -> np.ndarray:
+    """The openers of each line of ``a`` ending at a newline of ``nl`` (the first line
+    with the ``carry`` openers of earlier blocks)."""
+    opens = np.flatnonzero((a == 0x5B) | (a == 0x7B))
+    before = np.searchsorted(opens, nl)  # openers before each newline
+    per_line = np.diff(before, prepend=0)
+    per_line[0] += carry
+    return per_line

@@ -11,10 +11,17 @@ Both run over pyarrow string arrays without a Python string per row:
   texts and responses in; it computes its :class:`IdIndex` once.
 - :func:`join_ids` matches prediction ids to dataset rows and reports the dataset ids
   without a prediction, repeated prediction ids and ids not in the dataset.
+- :func:`index_in` is the one place that picks how ids are looked up: the native
+  kernel (``toxeval._core.ids_index_in``, Rust ``rust/ids/``: a hash table over the
+  Arrow string buffers, every match confirmed on the bytes) when the compiled module
+  has it, else the numpy hash index above and Arrow's ``index_in``.
+  ``TOXEVAL_ID_JOIN=arrow`` forces the latter (to compare, or to step around the
+  kernel); both give the same positions, so the same joins and messages.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, overload
@@ -23,7 +30,18 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-__all__ = ["SHOW", "IdIndex", "IdJoin", "StringColumn", "dataset_id_array", "id_index", "join_ids"]
+__all__ = [
+    "JOIN_ENV",
+    "SHOW",
+    "IdIndex",
+    "IdJoin",
+    "StringColumn",
+    "dataset_id_array",
+    "id_index",
+    "index_in",
+    "join_ids",
+    "native_join_available",
+]
 
 # How many ids a message names before "...".
 SHOW = 5
@@ -32,6 +50,64 @@ SHOW = 5
 # of integers), longer ones through Arrow's hash tables.
 _ID_BYTES_MAX = 64
 _MIX = (np.uint64(0x9E3779B97F4A7C15), np.uint64(0xBF58476D1CE4E5B9), np.uint64(31))
+
+#: ``TOXEVAL_ID_JOIN=arrow`` looks ids up with numpy hashes and Arrow's hash tables
+#: instead of the native kernel; unset or ``auto``: native when the module has it.
+JOIN_ENV = "TOXEVAL_ID_JOIN"
+
+
+def native_join_available() -> bool:
+    """True when ids are looked up by the native kernel: the compiled module has it
+    and :data:`JOIN_ENV` does not ask for Arrow."""
+    if os.environ.get(JOIN_ENV, "auto").strip().lower() == "arrow":
+        return False
+    from toxeval import _core
+
+    return hasattr(_core, "ids_index_in")
+
+
+def _string_buffers(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """The offsets (int32 or int64) and UTF-8 bytes of a string or large_string array,
+    as NumPy views of its Arrow buffers (no copy, no Python string per row)."""
+    width = np.int64 if pa.types.is_large_string(arr.type) else np.int32
+    size = np.dtype(width).itemsize
+    bufs = arr.buffers()
+    offsets = np.frombuffer(bufs[1], dtype=width, count=len(arr) + 1, offset=arr.offset * size)
+    data = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None else np.zeros(0, np.uint8)
+    return offsets, data
+
+
+def _text_array(arr: pa.Array | pa.ChunkedArray) -> pa.Array:
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks() if arr.num_chunks != 1 else arr.chunk(0)
+    return arr
+
+
+def index_in(
+    values: pa.Array | pa.ChunkedArray,
+    value_set: pa.Array | pa.ChunkedArray,
+    set_keys: np.ndarray | None = None,
+) -> np.ndarray:
+    """For each of ``values`` (strings without nulls; ``string`` or ``large_string``,
+    chunked or not), the first row of ``value_set`` holding the same string, or -1
+    (an int64 array). Native when :func:`native_join_available`, else Arrow's
+    ``index_in``; both confirm every match on the bytes. ``set_keys``: the native
+    sort keys of ``value_set`` when known (:meth:`StringColumn.native_keys`)."""
+    if native_join_available():
+        from toxeval import _core
+
+        set_offsets, set_data = _string_buffers(_text_array(value_set))
+        chunks = values.chunks if isinstance(values, pa.ChunkedArray) else [values]
+        parts = [
+            _core.ids_index_in(*_string_buffers(chunk), set_offsets, set_data, set_keys)
+            for chunk in chunks
+        ]
+        return np.concatenate(parts) if len(parts) != 1 else parts[0]
+    pos = pc.index_in(values, value_set=_text_array(value_set))
+    out = pos.fill_null(-1)
+    if isinstance(out, pa.ChunkedArray):
+        out = out.combine_chunks()
+    return np.asarray(out.to_numpy(zero_copy_only=False), dtype=np.int64)
 
 
 @dataclass(frozen=True)
@@ -126,7 +202,7 @@ class StringColumn(Sequence[str]):
     ``.arrow`` is the underlying array, ``tolist()`` a fresh list.
     """
 
-    __slots__ = ("_arr", "_index", "_list", "_lookups")
+    __slots__ = ("_arr", "_index", "_keys", "_list", "_lookups")
     __hash__ = None  # type: ignore[assignment]  # like list: compared by value
     _EAGER_AFTER = 64  # single lookups served from Arrow before the list is built
 
@@ -139,6 +215,16 @@ class StringColumn(Sequence[str]):
         self._list: list[str] | None = None
         self._lookups = 0
         self._index: IdIndex | bool | None = False  # False: not computed yet
+        self._keys: np.ndarray | None = None
+
+    def native_keys(self) -> np.ndarray:
+        """The native kernel's sort keys of the values (computed once): what
+        :func:`index_in` and the uniqueness check sort the column by."""
+        if self._keys is None:
+            from toxeval import _core
+
+            self._keys = _core.ids_sorted_keys(*_string_buffers(self._arr))
+        return self._keys
 
     def id_index(self) -> IdIndex | None:
         """The sorted-hash index of the values (computed once; None for long strings)."""
@@ -148,7 +234,13 @@ class StringColumn(Sequence[str]):
         return self._index
 
     def all_distinct(self) -> bool:
-        """Whether no value repeats: sorted hashes when they are distinct, else Arrow."""
+        """Whether no value repeats: the native lookup of the column in itself, else
+        sorted hashes when they are distinct, else Arrow."""
+        if not self._arr.null_count and native_join_available():
+            from toxeval import _core
+
+            buffers = _string_buffers(self._arr)
+            return not _core.ids_any_repeat(*buffers, self.native_keys())
         index = self.id_index()
         if index is not None and index.distinct_hashes():
             return True
@@ -300,20 +392,24 @@ def join_ids(
     if len(pred_ids) == n_ds and pred_ids.equals(ds):  # already in dataset order
         rows = np.arange(n_ds)
         return IdJoin(rows, rows, 0, (), 0, (), 0, ())
-    if len(pred_ids) == n_ds:
-        perm = permutation_by_hash(pred_ids, dataset_ids, ds)
-        if perm is not None:  # the same ids in another order
-            return IdJoin(np.arange(n_ds), perm, 0, (), 0, (), 0, ())
-    pos = pc.index_in(pred_ids, value_set=ds)
-    if not pos.null_count and len(pos) == n_ds:
+    if native_join_available():
+        keys = None
+        if isinstance(dataset_ids, StringColumn) and dataset_ids.arrow is ds:
+            keys = dataset_ids.native_keys()  # computed once, with the uniqueness check
+        idx = index_in(pred_ids, ds, keys)
+    else:
+        if len(pred_ids) == n_ds:
+            perm = permutation_by_hash(pred_ids, dataset_ids, ds)
+            if perm is not None:  # the same ids in another order
+                return IdJoin(np.arange(n_ds), perm, 0, (), 0, (), 0, ())
+        idx = index_in(pred_ids, ds)
+    known = idx >= 0
+    if len(idx) == n_ds and known.all():
         # every id known and as many rows as the dataset: a permutation unless an id repeats
-        idx = np.asarray(pos.to_numpy(zero_copy_only=False), dtype=np.intp)
         present = np.zeros(n_ds, dtype=bool)
         present[idx] = True
         if present.all():
-            return IdJoin(np.arange(n_ds), idx, 0, (), 0, (), 0, ())
-    known = pos.is_valid().to_numpy(zero_copy_only=False)
-    idx = pos.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+            return IdJoin(np.arange(n_ds), idx.astype(np.intp, copy=False), 0, (), 0, (), 0, ())
     unknown_rows = np.flatnonzero(~known)
     known_rows = np.flatnonzero(known)
     first_dst, first_at = np.unique(idx[known_rows], return_index=True)

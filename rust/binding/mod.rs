@@ -16,6 +16,7 @@ mod args;
 mod binary;
 mod bootstrap;
 mod dumps;
+mod ids;
 mod kendall;
 mod ranking;
 mod runs;
@@ -55,6 +56,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     kendall::register(m)?;
     runs::register(m)?;
     dumps::register(m)?;
+    ids::register(m)?;
     Ok(())
 }
 
