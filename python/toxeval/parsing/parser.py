@@ -322,16 +322,13 @@ class Parser(JsonReader):
         return first
 
     def _compared_text(self, s: str, depth: int) -> Acc:
-        """:meth:`_text` for text read only to compare with the answer: its values,
-        completeness and errors, not the notes on its unknown names (whose fuzzy
-        look-up cost most of the time of a fenced answer with prose around it)."""
-        if self._comparing:
-            return self._text(s, depth)
-        self._comparing = True
+        """:meth:`_text` for text read only to compare with the answer: its values and
+        errors count, not the notes on its unknown names (a costly fuzzy look-up)."""
+        was, self._comparing = self._comparing, True
         try:
             return self._text(s, depth)
         finally:
-            self._comparing = False
+            self._comparing = was
 
     def _says_safe_first(self, s: str) -> bool:
         """The answer opens with a "safe" verdict: "Safe. Categories: hate", "Verdict: safe"."""
