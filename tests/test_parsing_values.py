@@ -499,6 +499,22 @@ def test_scores_on_a_scale_the_answer_names_are_unparseable(text: str) -> None:
     assert r.status == "unparseable" and "scale" in (r.reason or "")
 
 
+def test_a_long_run_of_digits_beside_scores_is_read_like_a_short_one() -> None:
+    # the scale pattern tried every split of a run of digits from each of its digits:
+    # 50,000 digits took minutes (quadratic), now the same reading as a short run
+    def answer(digits: str, tail: str = "") -> str:
+        return json.dumps({"hate": 0.9, "violence": 0.1, "reason": f"score from {digits}{tail}"})
+
+    short = parse_output(answer("7"))
+    long = parse_output(answer("7" * 50_000))
+    assert long.status == short.status == "partial"
+    assert long.labels == short.labels == frozenset({"hate"})
+    np.testing.assert_array_equal(long.scores, short.scores)
+    # a scale named after the run is still found
+    scaled = parse_output(answer("1" * 50_000, "-5 scale"))
+    assert scaled.status == "unparseable" and "scale to 5" in (scaled.reason or "")
+
+
 @pytest.mark.parametrize(
     "text",
     ["Scores (0-1):\nHate: 0.8", "Hate: 4/5", "Hate: 0.8\nThe target is 13-17 years old."],

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import difflib
 from pathlib import Path
 
 import pytest
+from helpers import examples
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from toxeval.taxonomy import (
     TaxonomyError,
     list_mappings,
@@ -166,3 +170,50 @@ def test_suggest_names_the_category_a_label_misspells() -> None:
     assert tax.suggest("Harrasment") == "harassment"
     assert tax.suggest("self harn") == "self_harm"
     assert tax.suggest("spam") is None and tax.suggest("eggs") is None
+
+
+def _difflib_suggest(tax_name: str, label: str) -> str | None:
+    # the documented rule, with difflib itself: the closest id, name or alias (cutoff
+    # 0.8) to the label as written, then to the label normalised
+    tax = load_taxonomy(tax_name)
+    keys: dict[str, str] = {}
+    for cat in tax.categories:
+        for x in (cat.id, cat.name, *cat.aliases):
+            keys.setdefault(x.lower(), cat.id)
+            keys.setdefault(normalize_label(x), cat.id)
+    for word in (label.lower(), normalize_label(label)):
+        hit = difflib.get_close_matches(word, list(keys), n=1, cutoff=0.8)
+        if hit:
+            return keys[hit[0]]
+    return None
+
+
+def _near_label(tax_name: str) -> st.SearchStrategy[str]:
+    # a category's id, name or alias with a few letters inserted, dropped or replaced
+    tax = load_taxonomy(tax_name)
+    words = sorted({x for c in tax.categories for x in (c.id, c.name, *c.aliases)})
+
+    def edit(word: str, edits: list[tuple[int, int, str]]) -> str:
+        w = list(word)
+        for op, pos, ch in edits:
+            i = pos % (len(w) + 1)
+            if op == 0:
+                w.insert(i, ch)
+            elif w:
+                w[min(i, len(w) - 1) : min(i, len(w) - 1) + op] = [ch] if op == 2 else []
+        return "".join(w)
+
+    ops = st.tuples(st.integers(0, 2), st.integers(0, 60), st.sampled_from("aeiostnrl _-éK"))
+    return st.builds(edit, st.sampled_from(words), st.lists(ops, max_size=4))
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(
+    st.sampled_from(["toxeval-15", "openai-moderation-8"]).flatmap(
+        lambda t: st.tuples(st.just(t), st.one_of(_near_label(t), st.text(max_size=50)))
+    )
+)
+def test_suggest_is_difflibs_closest_match(case: tuple[str, str]) -> None:
+    # suggest skips the keys difflib's own bounds rule out; the answer must not change
+    tax_name, label = case
+    assert load_taxonomy(tax_name).suggest(label) == _difflib_suggest(tax_name, label)

@@ -216,13 +216,80 @@ class Taxonomy:
 
 @lru_cache(maxsize=8192)
 def _suggest(tax: Taxonomy, label: str) -> str | None:
+    cands = _suggestion_keys(tax)
+    index = _suggestion_index(tax)
+    hit = _closest(label.lower(), index)
+    if hit is None:
+        hit = _closest(normalize_label(label), index)
+    return cands[hit] if hit is not None else None
+
+
+_CUTOFF = 0.8
+
+
+@dataclass(frozen=True)
+class _KeyIndex:
+    """The suggestion keys with what the two cheap bounds of
+    :func:`difflib.get_close_matches` read: each key's length and letter counts."""
+
+    keys: tuple[str, ...]
+    lengths: Any  # (n,) int64
+    counts: Any  # (n, letters) int64: how often each letter of ``letter`` is in a key
+    letter: dict[str, int]
+
+
+@lru_cache(maxsize=64)
+def _suggestion_index(tax: Taxonomy) -> _KeyIndex:
+    import numpy as np
+
+    keys = tuple(_suggestion_keys(tax))
+    letter = {ch: i for i, ch in enumerate(sorted({ch for k in keys for ch in k}))}
+    counts = np.zeros((len(keys), max(1, len(letter))), dtype=np.int64)
+    for row, key in enumerate(keys):
+        for ch in key:
+            counts[row, letter[ch]] += 1
+    lengths = np.array([len(k) for k in keys], dtype=np.int64)
+    return _KeyIndex(keys, lengths, counts, letter)
+
+
+def _closest(word: str, index: _KeyIndex) -> str | None:
+    """``difflib.get_close_matches(word, keys, n=1, cutoff=0.8)``, the same answer
+    computed faster. difflib tests each key with two bounds before its exact ratio:
+    ``real_quick_ratio`` (2 min(la, lb) / (la + lb)) and ``quick_ratio`` (2 x the letters
+    the two share, with multiplicity, / (la + lb)). Here both are computed for every
+    key at once from letter counts made once per taxonomy, with the same float
+    arithmetic, and only the keys that pass both get difflib's exact ``ratio``; the
+    best (ratio, key) wins, as in ``get_close_matches``. A name that is not a category
+    is looked up in every answer that holds one, so the per-key loop cost most of the
+    time of such answers."""
     import difflib
 
-    cands = _suggestion_keys(tax)
-    hit = difflib.get_close_matches(label.lower(), list(cands), n=1, cutoff=0.8)
-    if not hit:
-        hit = difflib.get_close_matches(normalize_label(label), list(cands), n=1, cutoff=0.8)
-    return cands[hit[0]] if hit else None
+    import numpy as np
+
+    lw = len(word)
+    wcounts = np.zeros(index.counts.shape[1], dtype=np.int64)
+    for ch in word:
+        j = index.letter.get(ch)
+        if j is not None:
+            wcounts[j] += 1
+    total = (index.lengths + lw).astype(np.float64)
+    shared = np.minimum(index.counts, wcounts).sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        # difflib._calculate_ratio: 2.0 * matches / length, 1.0 when both are empty
+        real_quick = np.where(total > 0, 2.0 * np.minimum(index.lengths, lw) / total, 1.0)
+        quick = np.where(total > 0, 2.0 * shared / total, 1.0)
+    passed = np.flatnonzero((real_quick >= _CUTOFF) & (quick >= _CUTOFF))
+    best: tuple[float, str] | None = None
+    if len(passed):
+        matcher = difflib.SequenceMatcher()
+        matcher.set_seq2(word)
+        for row in passed.tolist():
+            key = index.keys[row]
+            matcher.set_seq1(key)
+            r = matcher.ratio()
+            if r >= _CUTOFF and (best is None or (r, key) > best):
+                best = (r, key)
+    return best[1] if best is not None else None
 
 
 @lru_cache(maxsize=64)

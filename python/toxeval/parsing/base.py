@@ -131,6 +131,10 @@ class ParserBase:
         self._names: dict[str, tuple[int, ...] | None] = {}
         self._labelsets: dict[tuple[int, ...], frozenset[str]] = {}
         self._suggestions: dict[str, tuple[tuple[int, ...], str]] = {}
+        # True while text is read only to compare it with the answer (the words around a
+        # code fence): only its values and errors are looked at, so the categories its
+        # unknown names may stand for (notes for the row's reason) are not looked for
+        self._comparing = False
 
     # ---- names
 
@@ -173,7 +177,7 @@ class ParserBase:
         that names one, ``hate-adjacent remarks``), that category is unknown on this row,
         never a 0, and the reason says which category was meant."""
         acc.add_unknown(name)
-        if len(acc.unknown) > _MAX_SUGGESTED:
+        if len(acc.unknown) > _MAX_SUGGESTED or self._comparing:
             return  # a flood of unknown names: the row is partial, suggestions cost time
         cols, how = self.suggest(name)
         for c in cols:

@@ -316,10 +316,19 @@ class Parser(JsonReader):
         if first is not None and not first.errors and outside:
             # "```hate```\nActually, violence.": words around the fence that read as
             # an answer must not contradict it
-            other = self._text(outside, depth + 1)
+            other = self._compared_text(outside, depth + 1)
             if other.resolved and not other.errors and conflict(first, other):
                 first.errors.append("contradictory: the text around the code fence disagrees")
         return first
+
+    def _compared_text(self, s: str, depth: int) -> Acc:
+        """:meth:`_text` for text read only to compare with the answer: its values and
+        errors count, not the notes on its unknown names (a costly fuzzy look-up)."""
+        was, self._comparing = self._comparing, True
+        try:
+            return self._text(s, depth)
+        finally:
+            self._comparing = was
 
     def _says_safe_first(self, s: str) -> bool:
         """The answer opens with a "safe" verdict: "Safe. Categories: hate", "Verdict: safe"."""

@@ -120,6 +120,10 @@ def named_scale(text: str) -> float | None:
     """The top of a scale other than [0, 1] that an answer names ("Scores (1-5):",
     "on a 1-10 scale", ``"max": 5``, "3 = severe"), or None. Numbers on such a scale are
     not scores: a 1 on a 1-5 scale is its lowest value, not 1.0."""
+    if text.isascii():  # (IGNORECASE also folds some non-ASCII letters, "\u017f" = "s")
+        low = text.lower()
+        if not any(w in low for w in _SCALE_NEEDS):
+            return None
     for m in _SCALE_RE.finditer(text):
         top = float(next(g for g in m.groups() if g is not None))
         if top != 1.0:
@@ -193,10 +197,15 @@ _SCALE_RE = re.compile(
     rf"(?:scale|scores?|rating|rated|severity|range|from)\b\D{{0,20}}?\d+(?:\.\d+)?\s*(?:-|\u2013|to)\s*{_N}"
     rf"|\(\s*\d+(?:\.\d+)?\s*(?:-|\u2013|to)\s*{_N}\s*\)"
     rf"|\b(?:scale|max|maximum)\W{{0,3}}{_N}\b"
-    rf"|\d+(?:\.\d+)?\s*(?:-|\u2013|to)\s*{_N}[\s-]*(?:points?\s+)?scale\b"
+    # (?<!\d): not from inside a run of digits, where it would match only if it did from
+    # the run's start, after trying every split of the run (quadratic in its length)
+    rf"|(?<!\d)\d+(?:\.\d+)?\s*(?:-|\u2013|to)\s*{_N}[\s-]*(?:points?\s+)?scale\b"
     rf"|\b{_N}\s*=\s*(?:severe|extreme|high|highest|max|maximum)\b",
     re.IGNORECASE,
 )
+# What every alternative of _SCALE_RE needs (lower case): most answers hold none of these
+# and need not be scanned.
+_SCALE_NEEDS = ("scale", "score", "rating", "rated", "severity", "range", "from", "max", "(", "=")
 # A censored word ("f***", "f*" once "**" emphasis is stripped): a letter, then "*".
 _CENSORED_RE = re.compile(r"\s*[A-Za-z]\*")
 # The note in parentheses after a score: "0.9 (not hateful)".
