@@ -19,8 +19,13 @@
 4. Each result must equal the in-memory report (AP per label to 1e-12 relative,
    supports exactly); the load average (1 minute) is printed beside each timing: the
    machine's cores may be shared, which inflates every time.
+   ``multilabel_report`` chooses its path from a first pass (range partitions for
+   these continuous scores; ``--memory-limit`` sets the per-worker target, default
+   2 GiB): the path, ranges per label and passes are recorded. With ``--tree``: also
+   the tree merge of runs (``toxeval.dask.accumulate(...).compute()``), same peaks.
 5. With ``--ranges R``: also ``toxeval.dask.average_precision_score(average=None)``
    by the tree merge and with ``n_ranges=R`` (time, worker and client peaks).
+6. ``--no-accumulator`` skips the single-process ``MultilabelAccumulator`` step.
 
 Writes ``bench_dask.json`` and ``bench_dask.md`` into ``--out``.
 """
@@ -38,6 +43,7 @@ import numpy as np
 
 K = 15
 RANGES = 0  # --ranges: also time average_precision_score(average=None), tree vs ranges
+OPTS: dict[str, Any] = {"tree": False, "accumulator": True, "memory_limit": None}
 
 
 def _hwm_reset() -> None:
@@ -113,6 +119,18 @@ def in_memory(paths: list[Path]) -> dict[str, Any]:
     t_report = time.perf_counter() - t0
     peak = _hwm() - base
     del y, s
+    out = {
+        "report": report,
+        "read_s": round(t_read, 3),
+        "report_s": round(t_report, 3),
+        "report_peak_bytes": peak,
+        "accumulator_s": None,
+        "accumulator_peak_bytes": None,
+        "accumulator_state_bytes": None,
+        "load": load,
+    }
+    if not OPTS["accumulator"]:
+        return out
     _hwm_reset()
     base = _rss()
     t0 = time.perf_counter()
@@ -127,16 +145,24 @@ def in_memory(paths: list[Path]) -> dict[str, Any]:
     t_acc = time.perf_counter() - t0
     acc_peak = _hwm() - base
     assert np.allclose(streamed["ap"], report["ap"], rtol=1e-12, atol=0)
-    return {
-        "report": report,
-        "read_s": round(t_read, 3),
-        "report_s": round(t_report, 3),
-        "report_peak_bytes": peak,
-        "accumulator_s": round(t_acc, 3),
-        "accumulator_peak_bytes": acc_peak,
-        "accumulator_state_bytes": acc.nbytes,
-        "load": load,
-    }
+    out.update(
+        accumulator_s=round(t_acc, 3),
+        accumulator_peak_bytes=acc_peak,
+        accumulator_state_bytes=acc.nbytes,
+    )
+    return out
+
+
+def _spy_plan(record: dict[str, Any]) -> None:
+    """Record the range plan ``multilabel_report`` chose (ranges per label, passes)."""
+    import toxeval.dask.metrics as tdm
+    from toxeval.dask.ranges import ranged_report
+
+    def spy(blocks: Any, survey: Any, plan: Any) -> Any:
+        record.update(path="ranges", ranges=plan.n_ranges, passes=len(plan.passes))
+        return ranged_report(blocks, survey, plan)
+
+    tdm.ranged_report = spy  # type: ignore[assignment]
 
 
 def on_dask(folder: Path, workers: int, want: Any) -> dict[str, Any]:
@@ -162,12 +188,29 @@ def on_dask(folder: Path, workers: int, want: Any) -> dict[str, Any]:
         _hwm_reset()
         client_base = _rss()
         load = _load()
+        plan: dict[str, Any] = {"path": "tree"}
+        _spy_plan(plan)
         t0 = time.perf_counter()
         df = dd.read_parquet(str(folder))
-        report = td.multilabel_report(df[ycols], df[scols])
+        report = td.multilabel_report(df[ycols], df[scols], memory_limit=OPTS["memory_limit"])
         seconds = time.perf_counter() - t0
         peaks = client.run(_hwm)
         client_peak = _hwm() - client_base
+        tree: dict[str, Any] = {}
+        if OPTS["tree"]:
+            client.run(_hwm_reset)
+            _hwm_reset()
+            c0 = _rss()
+            t0 = time.perf_counter()
+            tree_report = td.accumulate(df[ycols], df[scols]).compute()
+            tree = {
+                "seconds": round(time.perf_counter() - t0, 3),
+                "worker_peak_bytes": max(client.run(_hwm).values()),
+                "client_peak_growth_bytes": _hwm() - c0,
+                "load": _load(),
+            }
+            np.testing.assert_allclose(tree_report["ap"], want["ap"], rtol=1e-12, atol=0)
+            del tree_report
         ap_runs = {}
         for label, n_ranges in (("tree", None), (f"{RANGES} ranges", RANGES)):
             if not RANGES:
@@ -183,10 +226,15 @@ def on_dask(folder: Path, workers: int, want: Any) -> dict[str, Any]:
                 "client_peak_growth_bytes": _hwm() - c0,
             }
             np.testing.assert_allclose(ap, want["ap"], rtol=1e-12, atol=0)
-    np.testing.assert_allclose(report["ap"], want["ap"], rtol=1e-12, atol=0)
+    for key in ("ap", "roc_auc", "f1"):
+        np.testing.assert_allclose(report[key], want[key], rtol=1e-12, atol=0)
+    for key in ("ap_micro", "roc_auc_micro", "label_ranking_loss"):
+        np.testing.assert_allclose(report[key], want[key], rtol=1e-12, atol=0)
     assert np.array_equal(report["support"], want["support"])
     return {
         "workers": workers,
+        "plan": plan,
+        "tree": tree,
         "seconds": round(seconds, 3),
         "worker_peak_bytes": max(peaks.values()),
         "worker_peak_growth_bytes": max(peaks[a] - base[a] for a in peaks),
@@ -204,9 +252,13 @@ def main() -> None:
     ap.add_argument("--data-dir", default="bench-data/dask")
     ap.add_argument("--out", default="bench-results")
     ap.add_argument("--ranges", type=int, default=0)
+    ap.add_argument("--tree", action="store_true", help="also time the tree merge of runs")
+    ap.add_argument("--no-accumulator", action="store_true")
+    ap.add_argument("--memory-limit", default=None, help="per-worker target (default 2 GiB)")
     args = ap.parse_args()
     global RANGES
     RANGES = args.ranges
+    OPTS.update(tree=args.tree, accumulator=not args.no_accumulator, memory_limit=args.memory_limit)
     sizes = [int(float(x)) for x in args.sizes.split(",")]
     workers = [int(x) for x in args.workers.split(",")]
     out = Path(args.out)
@@ -225,15 +277,29 @@ def main() -> None:
     (out / "bench_dask.json").write_text(json.dumps(rows, indent=1))
     mib = 1 << 20
     lines = [
-        "| N | workers | Dask (s) | worker peak (MiB) | client growth (MiB) | in-memory read + report (s) | report peak (MiB) | accumulator (s) | load |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| N | workers | path | Dask (s) | worker peak (MiB) | client growth (MiB) "
+        "| tree merge (s / worker peak MiB) | in-memory read + report (s) "
+        "| report peak (MiB) | accumulator (s) | load |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
+        plan = r["plan"]
+        path = (
+            f"{plan['ranges']} ranges, {plan['passes']} pass(es)"
+            if plan["path"] == "ranges"
+            else "tree"
+        )
+        tree = (
+            f"{r['tree']['seconds']:.2f} / {r['tree']['worker_peak_bytes'] / mib:.0f}"
+            if r["tree"]
+            else "-"
+        )
+        acc = "-" if r["mem_accumulator_s"] is None else f"{r['mem_accumulator_s']:.2f}"
         lines.append(
-            f"| {r['n']:.0e} | {r['workers']} | {r['seconds']:.2f} | "
+            f"| {r['n']:.0e} | {r['workers']} | {path} | {r['seconds']:.2f} | "
             f"{r['worker_peak_bytes'] / mib:.0f} | {r['client_peak_growth_bytes'] / mib:.0f} | "
-            f"{r['mem_read_s']:.2f} + {r['mem_report_s']:.2f} | "
-            f"{r['mem_report_peak_bytes'] / mib:.0f} | {r['mem_accumulator_s']:.2f} | "
+            f"{tree} | {r['mem_read_s']:.2f} + {r['mem_report_s']:.2f} | "
+            f"{r['mem_report_peak_bytes'] / mib:.0f} | {acc} | "
             f"{r['mem_load']} / {r['load']} |"
         )
     (out / "bench_dask.md").write_text("\n".join(lines) + "\n")

@@ -229,6 +229,9 @@ def _bucket(
 ) -> None:
     if scores.size == 0:
         return
+    if n_ranges == 1:
+        out[(t, 0)] = Cells(scores, positive, weight)
+        return
     order, slices = range_slices(rank, n_ranges)
     s, y = scores[order], positive[order]
     w = None if weight is None else weight[order]
@@ -248,38 +251,51 @@ def cut_block(
     micro: bool,
 ) -> dict[tuple[int, int], Cells]:
     """The known cells of one block in the pass's ranges, keyed by (target, range)."""
-    yt, ys, m = _as_2d(y_true), _as_2d(y_score), _as_2d(mask)
-    w = as_numpy(weight)
-    if w is not None:
-        w = np.asarray(w, dtype=np.float64)
-    out: dict[tuple[int, int], Cells] = {}
+    ys = _as_2d(y_score)
     n, k = ys.shape
+    out: dict[tuple[int, int], Cells] = {}
     if n == 0:
         return out
-    pos = np.asarray(yt) == 1
-    micro_parts: list[tuple[Any, ...]] = []
+    # one column at a time, contiguous: the transposes cost one pass each
+    scores = np.ascontiguousarray(ys.T)
+    positive = np.ascontiguousarray(np.asarray(_as_2d(y_true)).T) == 1
+    m = _as_2d(mask)
+    known = None if m is None else np.ascontiguousarray(np.asarray(m, dtype=bool).T)
+    w = as_numpy(weight)
+    w = None if w is None else np.asarray(w, dtype=np.float64)
     mt = k if labels else 0
+    micro_parts: dict[int, list[Cells]] = {}
     for j in range(k):
-        col = np.ascontiguousarray(ys[:, j])
-        keys = score_keys(col)
+        keys = score_keys(scores[j])
         for t in ([j] if labels else []) + ([mt] if micro else []):
             a, b = spans[t]
             if a >= b:
                 continue
+            n_ranges = bounds[t].size + 1
             rank = np.searchsorted(bounds[t], keys, side="right")
-            sel = (rank >= a) & (rank < b)
-            if m is not None:
-                sel &= np.asarray(m[:, j], dtype=bool)
-            idx = np.flatnonzero(sel)
-            part = (rank[idx], col[idx], pos[idx, j], None if w is None else w[idx])
+            s, y, wj = scores[j], positive[j], w
+            if a > 0 or b < n_ranges or known is not None:
+                sel = (rank >= a) & (rank < b)
+                if known is not None:
+                    sel &= known[j]
+                idx = np.flatnonzero(sel)
+                rank, s, y = rank[idx], s[idx], y[idx]
+                wj = None if w is None else w[idx]
             if t == mt and micro:
-                micro_parts.append(part)
+                part: dict[tuple[int, int], Cells] = {}
+                _bucket(part, t, rank, n_ranges, s, y, wj)
+                for (_, g), cells in part.items():
+                    micro_parts.setdefault(g, []).append(cells)
             else:
-                _bucket(out, t, part[0], bounds[t].size + 1, *part[1:])
-    if micro_parts:
-        rank, s, y = (np.concatenate([p[i] for p in micro_parts]) for i in range(3))
-        wm = None if w is None else np.concatenate([p[3] for p in micro_parts])
-        _bucket(out, mt, rank, bounds[mt].size + 1, s, y, wm)
+                _bucket(out, t, rank, n_ranges, s, y, wj)
+    for g, cells in micro_parts.items():
+        out[(mt, g)] = Cells(
+            np.concatenate([c.scores for c in cells]),
+            np.concatenate([c.positive for c in cells]),
+            None
+            if w is None
+            else np.concatenate([c.weight for c in cells if c.weight is not None]),
+        )
     return out
 
 
