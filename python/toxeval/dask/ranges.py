@@ -41,7 +41,14 @@ from toxeval.dask.tree import compute_one, task, tree_reduce
 from toxeval.metrics import BinaryFigures, check_report_chunk
 from toxeval.outofcore.ranges import quantile_splitters, range_slices
 from toxeval.outofcore.states import TREE, choose_path
-from toxeval.streaming import LabelRuns, MultilabelAccumulator, PairFigures, RunsReducer, score_keys
+from toxeval.streaming import (
+    LabelRuns,
+    MultilabelAccumulator,
+    PairFigures,
+    RunsReducer,
+    binary_figures,
+    score_keys,
+)
 
 __all__ = [
     "Plan",
@@ -284,17 +291,17 @@ def cut_block(
             if t == mt and micro:
                 part: dict[tuple[int, int], Cells] = {}
                 _bucket(part, t, rank, n_ranges, s, y, wj)
-                for (_, g), cells in part.items():
-                    micro_parts.setdefault(g, []).append(cells)
+                for (_, g), piece in part.items():
+                    micro_parts.setdefault(g, []).append(piece)
             else:
                 _bucket(out, t, rank, n_ranges, s, y, wj)
-    for g, cells in micro_parts.items():
+    for g, pieces in micro_parts.items():
         out[(mt, g)] = Cells(
-            np.concatenate([c.scores for c in cells]),
-            np.concatenate([c.positive for c in cells]),
+            np.concatenate([c.scores for c in pieces]),
+            np.concatenate([c.positive for c in pieces]),
             None
             if w is None
-            else np.concatenate([c.weight for c in cells if c.weight is not None]),
+            else np.concatenate([c.weight for c in pieces if c.weight is not None]),
         )
     return out
 
@@ -366,15 +373,4 @@ def ranged_report(
     if survey.acc is None or not plan.micro or not plan.labels:
         raise ValueError("the report's ranges need the survey's totals, labels and micro")
     figs, micro, _ = ranged_figures(blocks, plan)
-    assert micro is not None
-    binary = BinaryFigures(
-        np.array([f.ap for f in figs], dtype=np.float64),
-        np.array([f.roc_auc for f in figs], dtype=np.float64),
-        np.array([f.ap_flags for f in figs], dtype=np.uint8),
-        np.array([f.roc_auc_flags for f in figs], dtype=np.uint8),
-        micro.ap,
-        micro.roc_auc,
-        micro.ap_flags,
-        micro.roc_auc_flags,
-    )
-    return survey.acc, binary
+    return survey.acc, binary_figures(figs, micro)

@@ -29,16 +29,17 @@ families do not merge.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import math
+from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
 
 from toxeval import _core
-from toxeval.metrics import check_mask, check_n_jobs, to_array, warn_binary_flags
+from toxeval.metrics import BinaryFigures, check_mask, check_n_jobs, to_array, warn_binary_flags
 
-__all__ = ["LabelRuns", "PairFigures", "RunsReducer", "score_keys"]
+__all__ = ["LabelRuns", "PairFigures", "RunsReducer", "binary_figures", "score_keys"]
 
 SCORE_KINDS = ("float64", "float32", "int64", "uint64")
 
@@ -338,3 +339,19 @@ class RunsReducer:
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
+
+
+def binary_figures(per_label: Sequence[PairFigures], micro: PairFigures | None) -> BinaryFigures:
+    """The per-label (and micro) figures of reducers or runs in the form
+    ``MultilabelAccumulator.compute(binary=...)`` takes; without ``micro`` the
+    micro-averaged AP and ROC AUC are NaN, unflagged (not computed)."""
+    return BinaryFigures(
+        np.array([f.ap for f in per_label], dtype=np.float64),
+        np.array([f.roc_auc for f in per_label], dtype=np.float64),
+        np.array([f.ap_flags for f in per_label], dtype=np.uint8),
+        np.array([f.roc_auc_flags for f in per_label], dtype=np.uint8),
+        math.nan if micro is None else micro.ap,
+        math.nan if micro is None else micro.roc_auc,
+        0 if micro is None else micro.ap_flags,
+        0 if micro is None else micro.roc_auc_flags,
+    )
