@@ -333,7 +333,12 @@ def main() -> None:
         return
     global RANGES
     RANGES = args.ranges
-    OPTS.update(tree=args.tree, accumulator=not args.no_accumulator, memory_limit=args.memory_limit)
+    OPTS.update(
+        tree=args.tree,
+        accumulator=not args.no_accumulator,
+        in_memory=not args.no_in_memory,
+        memory_limit=args.memory_limit,
+    )
     sizes = [int(float(x)) for x in args.sizes.split(",")]
     workers = [int(x) for x in args.workers.split(",")]
     out = Path(args.out)
