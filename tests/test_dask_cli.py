@@ -212,6 +212,16 @@ def test_unreachable_scheduler_fails_within_the_timeout(tmp_path: Path, cli: Any
     assert time.monotonic() - started < 60
 
 
+def test_a_bad_memory_limit_is_refused_before_any_work(tmp_path: Path, cli: Any) -> None:
+    ds, flat, _ = _write(tmp_path, 20)
+    run = cli(
+        "score", str(flat), "--dataset", str(ds), "--dask-local", "1", "--memory-limit", "lots"
+    )
+    assert run.returncode == 2
+    assert "--memory-limit" in run.stderr and "is not a size" in run.stderr
+    assert len(run.stderr.strip().splitlines()) == 1, run.stderr
+
+
 def test_scheduler_lost_mid_computation(tmp_path: Path) -> None:
     """A scheduler process killed while it runs the join: a DaskUnavailable error
     within the timeout, not a hang."""
