@@ -387,6 +387,22 @@ def test_range_path_on_dataframes_and_float32(dask_cluster: Any) -> None:
         _same(r1[key], r0[key])
 
 
+def test_range_path_of_one_label_and_its_errors(dask_cluster: Any) -> None:
+    """1-D binary input through ranges equals the in-memory value; bad input gives the
+    tree path's errors (the same checks, before any range is built)."""
+    p = _continuous(14, 600, 2)
+    y, s = p["y"][:, 1], p["s"][:, 1]
+    dy, ds = da.from_array(y, chunks=150), da.from_array(s, chunks=200)
+    for name in ("average_precision_score", "roc_auc_score"):
+        _same(getattr(td, name)(dy, ds, n_ranges=3), getattr(tm, name)(y, s))
+    bad_y, bad_s = y.copy(), s.copy()
+    bad_y[3], bad_s[5] = 2, np.nan
+    for args in ((da.from_array(bad_y, chunks=150), ds), (dy, da.from_array(bad_s, chunks=200))):
+        tree = _call(td.average_precision_score, *args)[0]
+        ranged = _call(td.average_precision_score, *args, n_ranges=3)[0]
+        assert isinstance(tree, tuple) and ranged == tree
+
+
 def test_range_graphs_hold_no_scores(dask_cluster: Any, monkeypatch: Any) -> None:
     """Every task the range path adds (survey, cut, pick, reduce) pickles small: the
     splitters and the reducers' few numbers, never cells."""

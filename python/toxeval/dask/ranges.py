@@ -38,7 +38,7 @@ from numpy.typing import NDArray
 from toxeval.dask.blocks import as_numpy
 from toxeval.dask.states import report_block, report_merge
 from toxeval.dask.tree import compute_one, task, tree_reduce
-from toxeval.metrics import BinaryFigures, check_report_chunk
+from toxeval.metrics import BinaryFigures
 from toxeval.outofcore.ranges import quantile_splitters, range_slices
 from toxeval.outofcore.states import TREE, choose_path
 from toxeval.streaming import (
@@ -95,15 +95,16 @@ class Survey(NamedTuple):
 def survey_block(
     y_true: Any, y_score: Any, mask: Any, weight: Any, *, report: dict[str, Any] | None
 ) -> Survey:
-    """The survey of one block: checked as ``multilabel_report`` checks its input
-    (the accumulator's totals when ``report`` holds its settings)."""
+    """The survey of one block, checked as the tree path checks it: as
+    ``multilabel_report`` (the accumulator's totals, when ``report`` holds its
+    settings), or as ``LabelRuns.from_matrix`` for AP and ROC AUC."""
     yt, ys, m = _as_2d(y_true), _as_2d(y_score), _as_2d(mask)
     w = as_numpy(weight)
     acc = None
     if report is not None:
         acc = report_block(yt, ys, m, w, keep_runs=False, **report)
-    elif np.shape(yt)[0]:
-        check_report_chunk(yt, ys, mask=m, sample_weight=w, n_jobs=1)
+    else:  # the checks (and errors) of the tree path's LabelRuns.from_matrix
+        LabelRuns.check_matrix(yt, ys, mask=m, sample_weight=w)
     n, k = ys.shape
     step = max(1, n // SAMPLE_PER_BLOCK)
     sample = np.zeros((0, k), dtype=np.uint64)

@@ -166,6 +166,16 @@ class LabelRuns:
         ``y_score`` of shape (n, k), ``mask`` (True = known) of the same shape,
         ``sample_weight`` of shape (n,). One native call; labels in parallel."""
         n_jobs = check_n_jobs(n_jobs, "LabelRuns.from_matrix")
+        s, kind, y, m, w = cls.check_matrix(y_true, y_score, mask=mask, sample_weight=sample_weight)
+        return cls.from_checked(s, kind, y, m, w, n_jobs)
+
+    @staticmethod
+    def check_matrix(
+        y_true: Any, y_score: Any, *, mask: Any = None, sample_weight: Any = None
+    ) -> tuple[NDArray[Any], str, NDArray[np.bool_], NDArray[np.bool_] | None, Any]:
+        """The checks of :meth:`from_matrix` (its errors), without building runs: the
+        kernel arrays (scores contiguous, score kind, bool labels, mask, float64
+        weights or None) for :meth:`from_checked`."""
         y = to_array(y_true)
         raw = to_array(y_score)
         if y.ndim != 2 or raw.shape != y.shape:
@@ -185,7 +195,7 @@ class LabelRuns:
                 raise ValueError(f"sample_weight must have shape {(y.shape[0],)}; got {w.shape}")
             if not np.isfinite(w).all():
                 raise ValueError("Input sample_weight contains NaN or infinity.")
-        return cls.from_checked(np.ascontiguousarray(s), kind, y, m, w, n_jobs)
+        return np.ascontiguousarray(s), kind, y, m, w
 
     @classmethod
     def from_checked(
