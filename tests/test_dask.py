@@ -303,21 +303,132 @@ def test_range_partitions_equal_in_memory(
     masked: bool,
     weighted: bool,
 ) -> None:
-    """AP/ROC AUC merged range by range (ties at the splitters included) equal the
-    in-memory values, warnings included."""
+    """The report and AP/ROC AUC (per label and micro) merged range by range, ties at
+    the splitters, degenerate labels, empty blocks and several passes over the data
+    (a tiny memory target) included, equal the in-memory values, warnings included."""
     p = _problem(seed, n, 4, masked=masked, weighted=weighted)
     d = _chunked(p, cuts)
+    forced = {"n_ranges": n_ranges, "memory_limit": "16KiB"}
+    kw0 = {"mask": p["m"], "sample_weight": p["w"]}
+    kw1 = {"mask": d["m"], "sample_weight": d["w"], **forced}
+    r0, w0 = _call(tm.multilabel_report, p["y"], p["s"], **kw0)
+    r1, w1 = _call(td.multilabel_report, d["y"], d["s"], **kw1)
+    assert w1 == w0
+    assert set(r1) == set(r0)
+    for key in r0:
+        _same(r1[key], r0[key])
     for name in ("average_precision_score", "roc_auc_score"):
-        for avg in (None, "macro", "weighted"):
-            kw0 = {"mask": p["m"], "sample_weight": p["w"], "average": avg}
-            kw1 = {"mask": d["m"], "sample_weight": d["w"], "average": avg, "n_ranges": n_ranges}
-            v0, w0 = _call(getattr(tm, name), p["y"], p["s"], **kw0)
-            v1, w1 = _call(getattr(td, name), d["y"], d["s"], **kw1)
+        for avg in (None, "macro", "weighted", "micro"):
+            v0, w0 = _call(getattr(tm, name), p["y"], p["s"], average=avg, **kw0)
+            v1, w1 = _call(getattr(td, name), d["y"], d["s"], average=avg, **kw1)
             assert w1 == w0, (name, avg)
             if isinstance(v0, tuple):
                 assert v1 == v0
             else:
                 _same(v1, v0)
+
+
+def _continuous(seed: int, n: int, k: int) -> dict[str, Any]:
+    """Continuous scores (every score distinct: the ranges' case), with a few ties, a
+    label without positives, masks and weights."""
+    p = _problem(seed, n, k, masked=True, weighted=True)
+    rng = np.random.default_rng(seed)
+    s = rng.random((n, k))
+    s[: n // 10] = 0.5  # ties across labels and blocks
+    return {**p, "s": s}
+
+
+def test_the_range_path_is_chosen_from_the_data(dask_cluster: Any, monkeypatch: Any) -> None:
+    """Continuous scores over the memory target go through ranges (chosen by the
+    survey, several passes); rounded scores stay on the tree merge; both equal."""
+    import toxeval.dask.metrics as tdm
+
+    used: list[int] = []
+    real = tdm.ranged_report
+
+    def spy(*args: Any) -> Any:
+        used.append(len(args[2].passes))
+        return real(*args)
+
+    monkeypatch.setattr(tdm, "ranged_report", spy)
+    p = _continuous(11, 3000, 3)
+    d = _chunked(p, [0, 700, 700, 1900])
+    kw0 = {"mask": p["m"], "sample_weight": p["w"]}
+    kw1 = {"mask": d["m"], "sample_weight": d["w"], "memory_limit": "64KiB"}
+    r0, w0 = _call(tm.multilabel_report, p["y"], p["s"], **kw0)
+    r1, w1 = _call(td.multilabel_report, d["y"], d["s"], **kw1)
+    assert used and used[0] > 1, used
+    assert w1 == w0
+    for key in r0:
+        _same(r1[key], r0[key])
+    used.clear()
+    rounded = {**p, "s": np.round(p["s"], 2)}
+    dr = _chunked(rounded, [1000])
+    r2, _ = _call(td.multilabel_report, dr["y"], dr["s"], mask=dr["m"], memory_limit="64KiB")
+    assert not used
+    r3, _ = _call(tm.multilabel_report, rounded["y"], rounded["s"], mask=p["m"])
+    _same(r2["ap_micro"], r3["ap_micro"])
+
+
+def test_range_path_on_dataframes_and_float32(dask_cluster: Any) -> None:
+    p = _continuous(12, 2000, 3)
+    s32 = p["s"].astype(np.float32)
+    frame = pd.DataFrame({**{f"y{j}": p["y"][:, j] for j in range(3)}})
+    for j in range(3):
+        frame[f"s{j}"] = s32[:, j]
+        frame[f"m{j}"] = p["m"][:, j]
+    df = dd.from_pandas(frame, npartitions=4)
+    args = (df[["y0", "y1", "y2"]], df[["s0", "s1", "s2"]])
+    r1 = td.multilabel_report(*args, mask=df[["m0", "m1", "m2"]], n_ranges=5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r0 = tm.multilabel_report(p["y"], s32, mask=p["m"])
+    for key in r0:
+        _same(r1[key], r0[key])
+
+
+def test_range_path_of_one_label_and_its_errors(dask_cluster: Any) -> None:
+    """1-D binary input through ranges equals the in-memory value; bad input gives the
+    tree path's errors (the same checks, before any range is built)."""
+    p = _continuous(14, 600, 2)
+    y, s = p["y"][:, 1], p["s"][:, 1]
+    dy, ds = da.from_array(y, chunks=150), da.from_array(s, chunks=200)
+    for name in ("average_precision_score", "roc_auc_score"):
+        _same(getattr(td, name)(dy, ds, n_ranges=3), getattr(tm, name)(y, s))
+    bad_y, bad_s = y.copy(), s.copy()
+    bad_y[3], bad_s[5] = 2, np.nan
+    for args in ((da.from_array(bad_y, chunks=150), ds), (dy, da.from_array(bad_s, chunks=200))):
+        tree = _call(td.average_precision_score, *args)[0]
+        ranged = _call(td.average_precision_score, *args, n_ranges=3)[0]
+        assert isinstance(tree, tuple) and ranged == tree
+
+
+def test_range_graphs_hold_no_scores(dask_cluster: Any, monkeypatch: Any) -> None:
+    """Every task the range path adds (survey, cut, pick, reduce) pickles small: the
+    splitters and the reducers' few numbers, never cells."""
+    from toxeval.dask import tree
+
+    p = _continuous(13, 4000, 3)
+    d = _chunked(p, [1000, 2000, 3000])
+    base = set()
+    for x in d.values():
+        if x is not None:
+            base |= set(x.__dask_graph__())
+    sizes: list[int] = []
+    real = tree.compute_one
+
+    def spy(graph: Any) -> Any:
+        added = [v for k, v in dict(graph.__dask_graph__()).items() if k not in base]
+        sizes.extend(len(pickle.dumps(v)) for v in added)
+        return real(graph)
+
+    import toxeval.dask.metrics as tdm
+    import toxeval.dask.ranges as tdr
+
+    monkeypatch.setattr(tdr, "compute_one", spy)
+    monkeypatch.setattr(tdm, "compute_one", spy)
+    td.multilabel_report(d["y"], d["s"], mask=d["m"], sample_weight=d["w"], n_ranges=6)
+    assert sizes and max(sizes) < 4096
 
 
 def test_replayed_warnings_are_scikit_learns_class_where_it_is_imported(

@@ -30,16 +30,21 @@ from toxeval.taxonomy import load_taxonomy  # noqa: E402
 TAX = load_taxonomy("toxeval-15")
 
 
-def _write(tmp: Path, n: int, seed: int = 0) -> tuple[Path, Path, Path]:
+def _write(
+    tmp: Path, n: int, seed: int = 0, *, continuous: bool = False
+) -> tuple[Path, Path, Path]:
     """A Parquet dataset (labels with unknown cells), the predictions as one file and
-    as a directory of shards (one of them empty)."""
+    as a directory of shards (one of them empty); scores in steps of 0.05, or
+    continuous (nearly every score distinct)."""
     rng = np.random.default_rng(seed)
     k = TAX.k
     y = (rng.random((n, k)) < 0.25).astype(np.int8)
     y[:, 3] = 0
     known = rng.random((n, k)) < 0.85
     known[::17] = False
-    s = (np.floor(rng.random((n, k)) * 20) / 20).astype(np.float32)
+    s = rng.random((n, k)).astype(np.float32)
+    if not continuous:
+        s = (np.floor(s * 20) / 20).astype(np.float32)
     ids = np.array([f"item-{i:05d}" for i in range(n)])
     labels = pa.array(
         [
@@ -72,8 +77,19 @@ def _close(a: Any, b: Any, what: str) -> None:
         assert a == pytest.approx(b, rel=1e-12, abs=1e-15), what
 
 
-def test_score_on_the_cluster_equals_in_memory(tmp_path: Path, dask_cluster: Any, cli: Any) -> None:
-    ds, flat, shards = _write(tmp_path, 900)
+@pytest.mark.parametrize(
+    ("continuous", "extra", "path"),
+    [
+        (False, [], "tree merge"),
+        (True, ["--memory-limit", "64KiB"], "range partitions"),
+    ],
+)
+def test_score_on_the_cluster_equals_in_memory(
+    tmp_path: Path, dask_cluster: Any, cli: Any, continuous: bool, extra: list[str], path: str
+) -> None:
+    """Equal to the in-memory report on the tree merge (rounded scores) and on range
+    partitions (continuous scores over the memory target: several passes)."""
+    ds, flat, shards = _write(tmp_path, 900 if not continuous else 2500, continuous=continuous)
     want = score(flat, ds, bootstrap=0)
     out = tmp_path / "out"
     run = cli(
@@ -86,6 +102,7 @@ def test_score_on_the_cluster_equals_in_memory(tmp_path: Path, dask_cluster: Any
         "--out",
         str(out),
         "--quiet",
+        *extra,
     )
     assert run.returncode == 0, run.stderr
     got = json.loads((out / "results.json").read_text())
@@ -112,6 +129,10 @@ def test_score_on_the_cluster_equals_in_memory(tmp_path: Path, dask_cluster: Any
         for key in ("ap", "roc_auc", "f1"):
             _close(g[key], w[key], f"{w['id']} {key}")
     assert got["config"]["dask"]["engine"] == "dask"
+    states = got["config"]["dask"]["metric_states"]
+    assert states["path"] == path
+    if continuous:
+        assert states["passes"] > 1
 
 
 def test_mismatched_ids_are_an_error_unless_dropped(
@@ -189,6 +210,16 @@ def test_unreachable_scheduler_fails_within_the_timeout(tmp_path: Path, cli: Any
     assert run.returncode == 2
     assert "cannot reach the Dask scheduler" in run.stderr
     assert time.monotonic() - started < 60
+
+
+def test_a_bad_memory_limit_is_refused_before_any_work(tmp_path: Path, cli: Any) -> None:
+    ds, flat, _ = _write(tmp_path, 20)
+    run = cli(
+        "score", str(flat), "--dataset", str(ds), "--dask-local", "1", "--memory-limit", "lots"
+    )
+    assert run.returncode == 2
+    assert "--memory-limit" in run.stderr and "is not a size" in run.stderr
+    assert len(run.stderr.strip().splitlines()) == 1, run.stderr
 
 
 def test_scheduler_lost_mid_computation(tmp_path: Path) -> None:

@@ -209,7 +209,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="score out of core with memory bounded by SIZE (e.g. 2GB, 512MiB): Parquet "
         "inputs stream through mergeable states, spilling to disk (docs/out-of-core.md). "
         "Out of core without it too for a directory of shards or a Parquet file over "
-        "the default limit (2 GiB, or half the available memory)",
+        "the default limit (2 GiB, or half the available memory). With --dask-*: the "
+        "memory each worker may use for the metric states (docs/dask.md)",
     )
     sc.add_argument(
         "--dask-scheduler",

@@ -98,7 +98,6 @@ def score_dask(args: argparse.Namespace, dataset_options: dict[str, Any]) -> int
         raise UsageError(f"--dask-timeout {args.dask_timeout:g}: give a positive number of seconds")
     refused = {
         "--batch-input": bool(args.batch_input),
-        "--memory-limit": args.memory_limit is not None,
         "--spill-dir": args.spill_dir is not None,
         "--html": bool(getattr(args, "html", False)),
         "--plots": bool(args.plots),
@@ -113,6 +112,13 @@ def score_dask(args: argparse.Namespace, dataset_options: dict[str, Any]) -> int
         from toxeval.dask.score import DaskUnavailable, connect, score_on_dask
     except ImportError as e:
         raise UsageError(str(e)) from None
+    from toxeval.outofcore import parse_memory_limit
+
+    if args.memory_limit is not None:
+        try:
+            parse_memory_limit(args.memory_limit)
+        except ValueError as e:
+            raise UsageError(f"--memory-limit: {e}") from None
     from toxeval.datasets import load_dataset
 
     args.out_of_core = "dask"  # the report files only (no scored rows, HTML, plots)
@@ -134,6 +140,7 @@ def score_dask(args: argparse.Namespace, dataset_options: dict[str, Any]) -> int
                     on_mismatch=args.on_mismatch,
                     progress=step,
                     wait=None if args.quiet or not sys.stderr.isatty() else _dask_bar,
+                    memory_limit=args.memory_limit,
                 )
         except DaskUnavailable as e:
             raise UsageError(str(e)) from None

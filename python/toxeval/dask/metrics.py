@@ -1,6 +1,9 @@
 """The public functions of ``toxeval.dask``: the in-memory drop-ins' signatures on
 Dask collections. Each builds per-block states (``toxeval.dask.states``), merges
-them in a tree of tasks (``toxeval.dask.tree``) and finishes on the client.
+them in a tree of tasks (``toxeval.dask.tree``) and finishes on the client; where a
+label's runs of distinct scores would not fit a worker (continuous scores, large N),
+``multilabel_report`` and AP/ROC AUC go through range partitions by score instead
+(``toxeval.dask.ranges``), chosen from a first cheap pass or forced by ``n_ranges``.
 
 ``*_graph`` functions return the merged state as one ``Delayed`` without computing
 it, for callers who compute it themselves (``client.compute`` with a progress bar or
@@ -12,13 +15,23 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+import dask.array as da
 import numpy as np
 from dask.delayed import Delayed
 from numpy.typing import NDArray
 
 from toxeval import metrics
 from toxeval.dask.blocks import row_blocks
-from toxeval.dask.ranges import ranged_figures
+from toxeval.dask.budget import state_budget
+from toxeval.dask.ranges import (
+    Plan,
+    Survey,
+    plan_ranges,
+    ranged_figures,
+    ranged_report,
+    survey_graph,
+    tree_suffices,
+)
 from toxeval.dask.states import (
     BinaryState,
     RowSums,
@@ -37,6 +50,7 @@ from toxeval.metrics import (
     warning_category,
     weighted_mean,
 )
+from toxeval.outofcore.states import TREE, choose_path
 from toxeval.streaming import LabelRuns, MultilabelAccumulator
 
 __all__ = [
@@ -57,6 +71,40 @@ _AVERAGES = (None, "micro", "macro", "weighted", "samples")
 
 def _blocks(y_true: Any, y_score: Any, mask: Any, sample_weight: Any) -> list[tuple[Any, ...]]:
     return row_blocks(y_true, y_score, mask, sample_weight)
+
+
+def _route(
+    blocks: list[tuple[Any, ...]],
+    y_score: Any,
+    n_ranges: int | None,
+    memory_limit: str | int | None,
+    report: dict[str, Any] | None,
+    *,
+    labels: bool = True,
+    micro: bool = False,
+) -> tuple[Survey, Plan] | None:
+    """None for the tree merge of runs; else the survey and the range plan. The tree
+    when ``n_ranges`` is None and the state fits: an array of known shape small
+    enough (no pass needed), or a survey whose sample shows few distinct scores or
+    whose rows are few (the out-of-core rule, ``choose_path``)."""
+    state_bytes, workers = state_budget(memory_limit)
+    if n_ranges is None and isinstance(y_score, da.Array) and not np.isnan(y_score.shape[0]):
+        shape = y_score.shape
+        k = 1 if len(shape) == 1 else int(shape[1])
+        if choose_path(int(shape[0]), k, None, state_bytes) == TREE:
+            return None
+    survey: Survey = compute_one(survey_graph(blocks, report))
+    if n_ranges is None and tree_suffices(survey, state_bytes):
+        return None
+    plan = plan_ranges(
+        survey,
+        n_ranges=n_ranges,
+        state_bytes=state_bytes,
+        n_workers=workers,
+        labels=labels,
+        micro=micro,
+    )
+    return survey, plan
 
 
 # ------------------------------------------------------------------ multilabel_report
@@ -116,19 +164,41 @@ def multilabel_report(
     threshold: float = 0.5,
     n_jobs: int | None = 1,
     split_every: int = 8,
+    n_ranges: int | None = None,
+    memory_limit: str | int | None = None,
 ) -> MultilabelReport:
     """``toxeval.metrics.multilabel_report`` of Dask collections: ``y_true`` and
     ``y_score`` (n_samples, n_labels) dask arrays or dataframes, ``mask`` likewise,
-    ``sample_weight`` a 1-D dask array or series. Same dict, same warnings."""
-    return accumulate(
-        y_true,
+    ``sample_weight`` a 1-D dask array or series. Same dict, same warnings.
+
+    AP and ROC AUC (per label and micro) come from a tree merge of each label's runs
+    when they fit a worker, else from range partitions by score (no worker or client
+    holds a label's runs): chosen by a first pass over the data, or forced with
+    ``n_ranges`` (ranges per label). ``memory_limit``: the bytes one worker may use
+    (``"2GB"``; default 2 GiB, or half the smallest worker's limit), which sizes the
+    ranges and the passes over the data."""
+    MultilabelAccumulator(threshold=threshold, n_jobs=n_jobs)  # argument checks, here
+    blocks = _blocks(y_true, y_score, mask, sample_weight)
+    route = _route(
+        blocks,
         y_score,
-        mask=mask,
-        sample_weight=sample_weight,
-        threshold=threshold,
-        n_jobs=n_jobs,
-        split_every=split_every,
-    ).compute()
+        n_ranges,
+        memory_limit,
+        {"threshold": threshold, "n_jobs": n_jobs},
+        micro=True,
+    )
+    if route is None:
+        return accumulate(
+            y_true,
+            y_score,
+            mask=mask,
+            sample_weight=sample_weight,
+            threshold=threshold,
+            n_jobs=n_jobs,
+            split_every=split_every,
+        ).compute()
+    acc, binary = ranged_report(blocks, *route)
+    return acc.compute(binary=binary)
 
 
 # ------------------------------------------------------------------ AP / ROC AUC
@@ -164,6 +234,7 @@ def _binary_score(
     mask: Any,
     split_every: int,
     n_ranges: int | None = None,
+    memory_limit: str | int | None = None,
 ) -> Any:
     if average not in _AVERAGES:
         raise ValueError(f"average has to be one of {_AVERAGES}")
@@ -178,12 +249,13 @@ def _binary_score(
     def emit(flags: Any) -> None:
         warn_binary_flags(flags, none) if pick == 0 else warn_binary_flags(none, flags)
 
-    if n_ranges is not None:
-        if micro:
-            raise ValueError("n_ranges applies to average=None, 'macro' and 'weighted'")
-        figs, pos_weight = ranged_figures(
-            _blocks(y_true, y_score, mask, sample_weight), n_ranges, split_every
-        )
+    blocks = _blocks(y_true, y_score, mask, sample_weight)
+    route = _route(blocks, y_score, n_ranges, memory_limit, None, labels=not micro, micro=micro)
+    if route is not None:
+        figs, micro_fig, pos_weight = ranged_figures(blocks, route[1])
+        if micro_fig is not None:
+            emit(micro_fig[2 + pick])
+            return float(micro_fig[pick])
     else:
         state = compute_one(_binary_graph(y_true, y_score, mask, sample_weight, micro, split_every))
         if not isinstance(state, BinaryState) or state.labels is None:
@@ -219,13 +291,22 @@ def average_precision_score(
     mask: Any = None,
     split_every: int = 8,
     n_ranges: int | None = None,
+    memory_limit: str | int | None = None,
 ) -> Any:
     """``toxeval.metrics.average_precision_score`` of Dask collections (1-D binary or
-    (n_samples, n_labels) multi-label; every ``average``). ``n_ranges``: cut each label's
-    scores into that many ranges by score and merge range by range (no worker or
-    client holds a whole label's runs; ``average`` None, "macro" or "weighted")."""
+    (n_samples, n_labels) multi-label; every ``average``). Per-label and micro figures
+    go through range partitions by score where the runs would not fit a worker, as in
+    :func:`multilabel_report` (``n_ranges`` forces them, ``memory_limit`` sizes them)."""
     return _binary_score(
-        "average_precision", y_true, y_score, average, sample_weight, mask, split_every, n_ranges
+        "average_precision",
+        y_true,
+        y_score,
+        average,
+        sample_weight,
+        mask,
+        split_every,
+        n_ranges,
+        memory_limit,
     )
 
 
@@ -238,13 +319,23 @@ def roc_auc_score(
     mask: Any = None,
     split_every: int = 8,
     n_ranges: int | None = None,
+    memory_limit: str | int | None = None,
 ) -> Any:
     """``toxeval.metrics.roc_auc_score`` of Dask collections (1-D binary or
-    (n_samples, n_labels) multi-label; every ``average``). ``n_ranges``: cut each label's
-    scores into that many ranges by score and merge range by range (no worker or
-    client holds a whole label's runs; ``average`` None, "macro" or "weighted"; no ``max_fpr``)."""
+    (n_samples, n_labels) multi-label; every ``average``; no ``max_fpr``). Per-label and
+    micro figures go through range partitions by score where the runs would not fit a
+    worker, as in :func:`multilabel_report` (``n_ranges`` forces them, ``memory_limit``
+    sizes them)."""
     return _binary_score(
-        "roc_auc", y_true, y_score, average, sample_weight, mask, split_every, n_ranges
+        "roc_auc",
+        y_true,
+        y_score,
+        average,
+        sample_weight,
+        mask,
+        split_every,
+        n_ranges,
+        memory_limit,
     )
 
 

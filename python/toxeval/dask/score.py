@@ -3,9 +3,12 @@ the client (every label rule applies) and scattered to the workers as partitions
 (id, labels, mask); the predictions are read by Dask from Parquet (a file or a
 directory of shards, an ``id`` column and one float column per category); Dask
 joins the two on ``id`` (``dask.dataframe`` merge: a hash shuffle of both sides) and
-the joined partitions feed the report's mergeable states
-(``toxeval.dask.accumulator_graph``), merged in a tree of tasks. Only states and
-counts come back to the client.
+the joined partitions feed the report's mergeable states: a first pass gives the
+counts, the report's additive totals and a sample of the scores; then AP and ROC AUC
+come from a tree merge of runs where they fit a worker (few distinct scores, small
+inputs), else from range partitions by score (``toxeval.dask.ranges``: the join is
+recomputed once per pass over the ranges, so no worker holds a label's runs). Only
+states and counts come back to the client.
 
 The client waits at most ``timeout`` seconds for a scheduler that stops answering
 (``distributed.Client(timeout=...)`` and the comm timeouts): a lost scheduler is a
@@ -26,6 +29,13 @@ import dask.dataframe as dd
 import numpy as np
 import pandas as pd
 
+from toxeval.dask.budget import state_budget
+from toxeval.dask.ranges import (
+    plan_ranges,
+    ranged_report,
+    survey_graph,
+    tree_suffices,
+)
 from toxeval.dask.states import report_block, report_merge
 from toxeval.dask.tree import task, tree_reduce
 from toxeval.datasets import Dataset
@@ -131,10 +141,9 @@ def _dataset_frame(ds: Dataset, labels: list[str], masks: list[str]) -> pd.DataF
     return frame
 
 
-class _Joined(NamedTuple):
-    """The state and counts of joined partitions (they add)."""
+class _Counts(NamedTuple):
+    """The counts of joined partitions (they add)."""
 
-    acc: MultilabelAccumulator
     n_read: int
     n_null: int
     n_unknown: int
@@ -142,44 +151,52 @@ class _Joined(NamedTuple):
     n_null_known: int = 0
 
 
-def _joined_block(
-    part: pd.DataFrame, *, cats: list[str], labels: list[str], masks: list[str], threshold: Any
-) -> _Joined:
-    """One joined partition: the report state of its matched rows with a score, and
-    its counts (rows read, rows without any score, unknown ids, matched ids)."""
+def _joined_arrays(
+    part: pd.DataFrame, *, cats: list[str], labels: list[str], masks: list[str]
+) -> tuple[Any, Any, Any, None, _Counts]:
+    """One joined partition: the labels, scores and mask of its matched rows with a
+    score (no weights), and its counts (rows read, rows without any score, unknown
+    ids, matched ids, matched ids without any score)."""
     matched = (part["_merge"] == "both").to_numpy()
     scores = part[cats].to_numpy(dtype=None)
     null = np.isnan(scores.astype(np.float64)).all(axis=1) if len(part) else np.zeros(0, bool)
     use = matched & ~null
-    acc = report_block(
-        part[labels].to_numpy()[use],
-        scores[use],
-        part[masks].to_numpy()[use],
-        None,
-        threshold=threshold,
-        n_jobs=1,
-        keep_runs=True,
-    )
-    return _Joined(
-        acc,
+    counts = _Counts(
         len(part),
         int(null.sum()),
         int((~matched).sum()),
         int(matched.sum()),
         int((matched & null).sum()),
     )
+    return part[labels].to_numpy()[use], scores[use], part[masks].to_numpy()[use], None, counts
 
 
-def _merge_blocks(*parts: _Joined, threshold: Any) -> _Joined:
-    acc = report_merge(*(p.acc for p in parts), threshold=threshold, n_jobs=1, keep_runs=True)
-    return _Joined(
-        acc,
-        sum(p.n_read for p in parts),
-        sum(p.n_null for p in parts),
-        sum(p.n_unknown for p in parts),
-        sum(p.n_matched for p in parts),
-        sum(p.n_null_known for p in parts),
+def _add_counts(*parts: _Counts) -> _Counts:
+    return _Counts(*(sum(col) for col in zip(*parts, strict=True)))
+
+
+def _tree_report(
+    client: Any,
+    blocks: list[tuple[Any, ...]],
+    threshold: Any,
+    wait: Callable[[Any], None] | None,
+) -> MultilabelAccumulator:
+    """The report's accumulator with every label's runs, tree-merged."""
+    block = task(report_block)
+    opts = {"threshold": threshold, "n_jobs": 1, "keep_runs": True}
+    states = [block(*b, **opts) for b in blocks]
+    acc: MultilabelAccumulator = _compute(
+        client, tree_reduce(states, report_merge, split_every=8, **opts), wait
     )
+    return acc
+
+
+def _compute(client: Any, graph: Any, wait: Callable[[Any], None] | None) -> Any:
+    """The value of ``graph`` computed on ``client``, ``wait`` called on its future."""
+    fut = client.compute(graph)
+    if wait is not None:
+        wait(fut)
+    return fut.result()
 
 
 def score_on_dask(
@@ -191,12 +208,16 @@ def score_on_dask(
     on_mismatch: str = "error",
     progress: Progress | None = None,
     wait: Callable[[Any], None] | None = None,
+    memory_limit: str | int | None = None,
 ) -> EvaluationResult:
     """The report of Parquet ``predictions`` against ``dataset``, joined and scored on
     the cluster of ``client``. ``on_mismatch="drop"`` leaves dataset rows without a
     prediction and predictions of unknown ids out (counted); duplicate ids are always
     an error here (which of two rows to keep is not defined across partitions).
-    ``wait(futures)`` is called while the cluster computes (a progress bar)."""
+    ``wait(futures)`` is called while the cluster computes (a progress bar).
+    ``memory_limit``: the bytes a worker may use for the metric states (default 2 GiB
+    or half the smallest worker's limit), which decides between the tree merge and
+    range partitions and sizes the ranges."""
     import distributed
 
     started = time.perf_counter()
@@ -228,14 +249,18 @@ def score_on_dask(
     ds_frame = dd.from_delayed(futures, meta=frame.iloc[:0], verify_meta=False)
     step("joining on id and scoring (Dask)")
     # A left join keeps every prediction row: its partitions say which rows matched,
-    # which have no score; one task per partition builds the report's state from the
-    # matched, scored rows and counts the rest. Duplicate ids are counted first (ids only).
+    # which have no score; one task per partition takes its matched, scored rows (the
+    # blocks of the metric states) and counts the rest. Duplicate ids are counted first
+    # (ids only).
     joined = preds.merge(ds_frame, on="id", how="left", indicator=True)
-    block = task(_joined_block)
-    opts = {"cats": cats, "labels": labels, "masks": masks, "threshold": threshold}
-    states = [block(part, **opts) for part in joined.to_delayed()]
-    graph = tree_reduce(states, _merge_blocks, split_every=8, threshold=threshold)
+    arrays = task(_joined_arrays)
+    opts = {"cats": cats, "labels": labels, "masks": masks}
+    parts: list[Any] = [arrays(part, **opts) for part in joined.to_delayed()]
+    blocks = [(p[0], p[1], p[2], None) for p in parts]
+    counted = tree_reduce([p[4] for p in parts], _add_counts, split_every=32)
     dup = preds["id"].value_counts()
+    state_bytes, workers = state_budget(memory_limit)
+    ranges_info: dict[str, Any] = {"path": "tree merge"}
     try:
         n_duplicate = int(client.compute((dup[dup > 1] - 1).sum()).result())
         if n_duplicate:
@@ -243,13 +268,26 @@ def score_on_dask(
                 f"{predictions}: {n_duplicate} prediction rows repeat an id (Dask scoring "
                 "refuses duplicates: keep one row per id)"
             )
-        fut = client.compute(graph)
-        if wait is not None:
-            wait(fut)
-        total: _Joined = fut.result()
+        report_opts = {"threshold": threshold, "n_jobs": 1}
+        survey, total = _compute(
+            client, task(tuple)([survey_graph(blocks, report_opts), counted]), wait
+        )
+        binary = None
+        if survey.rows == 0 or tree_suffices(survey, state_bytes):
+            acc = _tree_report(client, blocks, threshold, wait)
+        else:
+            plan = plan_ranges(
+                survey, n_ranges=None, state_bytes=state_bytes, n_workers=workers, micro=True
+            )
+            acc, binary = ranged_report(blocks, survey, plan)
+            ranges_info = {
+                "path": "range partitions",
+                "ranges_per_label": plan.n_ranges,
+                "passes": len(plan.passes),
+            }
     except (distributed.client.FutureCancelledError, OSError, TimeoutError) as e:
         raise DaskUnavailable(f"lost the Dask scheduler while scoring ({e})") from None
-    acc, n_null, n_unknown, n_matched = total.acc, total.n_null, total.n_unknown, total.n_matched
+    n_null, n_unknown, n_matched = total.n_null, total.n_unknown, total.n_matched
     n_joined = n_matched - total.n_null_known
     n_missing = len(dataset.ids) - n_matched
     if on_mismatch == "error" and (n_unknown or n_missing):
@@ -262,7 +300,7 @@ def score_on_dask(
         raise PredictionError(f"{predictions}: no dataset row has a usable prediction")
     with warnings.catch_warnings():  # the report states undefined figures in its notes
         warnings.simplefilter("ignore")
-        report = acc.compute()
+        report = acc.compute(binary=binary)
     summary = report_figures(report, tax, threshold)
     notes = list(summary.notes)
     if n_missing:
@@ -291,6 +329,7 @@ def score_on_dask(
         "prediction_rows_read": total.n_read,
         "workers": len(client.scheduler_info().get("workers", {})),
         "seconds": round(time.perf_counter() - started, 3),
+        "metric_states": ranges_info,
         "intervals": "not computed on Dask",
         "absent": ["scored_rows.parquet", "report.html", "plots", "card_recipe"],
     }

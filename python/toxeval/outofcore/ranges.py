@@ -29,19 +29,41 @@ import numpy as np
 from toxeval.outofcore.spill import small_codes
 from toxeval.streaming import LabelRuns, RunsReducer, score_keys
 
-__all__ = ["RangeSpill", "reduce_runs", "splitters_from_sample"]
+__all__ = [
+    "RangeSpill",
+    "quantile_splitters",
+    "range_slices",
+    "reduce_runs",
+    "splitters_from_sample",
+]
+
+
+def quantile_splitters(values: np.ndarray, n_ranges: int) -> np.ndarray:
+    """Up to ``n_ranges - 1`` distinct ascending splitters at the quantiles of
+    ``values`` (sorted, distinct: ``np.unique`` of a sample), never its smallest value
+    (so no range is empty by construction); fewer when there are fewer values. Scores
+    or order keys (``toxeval.streaming.score_keys``) alike."""
+    if n_ranges <= 1 or values.size <= 1:
+        return values[:0]
+    at = np.linspace(0, values.size, n_ranges + 1)[1:-1].astype(np.int64)
+    return np.unique(values[np.clip(at, 1, values.size - 1)])
 
 
 def splitters_from_sample(sample: np.ndarray, n_ranges: int) -> np.ndarray:
     """Up to ``n_ranges - 1`` distinct ascending splitters at the sample's quantiles
     (fewer when the sample has fewer distinct values)."""
-    if n_ranges <= 1 or sample.size == 0:
-        return np.zeros(0, dtype=np.float64)
     values = np.unique(sample.astype(np.float64) + 0.0)  # + 0.0: -0.0 becomes 0.0
-    if values.size <= 1:
-        return np.zeros(0, dtype=np.float64)
-    at = np.linspace(0, values.size, n_ranges + 1)[1:-1].astype(np.int64)
-    return np.unique(values[np.clip(at, 1, values.size - 1)])
+    return quantile_splitters(values, n_ranges)
+
+
+def range_slices(parts: np.ndarray, n_parts: int) -> tuple[np.ndarray, list[tuple[int, int, int]]]:
+    """The order that groups values by their range number ``parts`` (stable: a
+    range's values keep their order) and, per range present, (range, start, stop) in
+    that order."""
+    order = np.argsort(small_codes(parts), kind="stable")
+    counts = np.bincount(parts, minlength=n_parts)
+    ends = np.cumsum(counts)
+    return order, [(int(r), int(ends[r] - counts[r]), int(ends[r])) for r in np.flatnonzero(counts)]
 
 
 @dataclass
@@ -82,14 +104,10 @@ class RangeSpill:
             if spl.size == 0:
                 self._hold((label, 0, is_pos), v)
                 continue
-            order = np.argsort(small_codes(r), kind="stable")
-            v, r = v[order], r[order]
-            counts = np.bincount(r, minlength=spl.size + 1)
-            at = 0
-            for rng in np.flatnonzero(counts):
-                c = int(counts[rng])
-                self._hold((label, int(rng), is_pos), v[at : at + c])
-                at += c
+            order, slices = range_slices(r, spl.size + 1)
+            v = v[order]
+            for rng, start, stop in slices:
+                self._hold((label, rng, is_pos), v[start:stop])
         if self._held >= self.buffer_bytes:
             self.flush()
 
@@ -219,15 +237,11 @@ def _split_range(
         for at in range(0, mm.size, block):
             v = np.array(mm[at : at + block])
             r = np.searchsorted(spl, v, side="right")
-            order = np.argsort(small_codes(r), kind="stable")
-            v, r = v[order], r[order]
-            counts = np.bincount(r, minlength=spl.size + 1)
-            start = 0
-            for i in np.flatnonzero(counts):
-                c = int(counts[i])
+            order, slices = range_slices(r, spl.size + 1)
+            v = v[order]
+            for i, start, stop in slices:
                 with open(names[i][side], "ab") as f:
-                    v[start : start + c].tofile(f)
-                start += c
+                    v[start:stop].tofile(f)
         del mm
         src.unlink()
     out.extend(names)  # ascending: popped from the end, highest first

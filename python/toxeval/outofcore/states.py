@@ -17,7 +17,6 @@ partitions (the choice is made from a sample, and a sample can mislead).
 
 from __future__ import annotations
 
-import math
 import os
 import warnings
 from collections.abc import Callable
@@ -28,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from toxeval.outofcore.ranges import RangeSpill, reduce_runs, splitters_from_sample
-from toxeval.streaming import BinaryFigures, MultilabelAccumulator, RunsReducer
+from toxeval.streaming import MultilabelAccumulator, RunsReducer, binary_figures
 
 __all__ = ["RangeStates", "StatesOutgrown", "TreeStates", "choose_path"]
 
@@ -156,17 +155,7 @@ class RangeStates:
                 out.append(o)
                 if progress:
                     progress(i + 1, self.k)
-        figures = [o[0] for o in out]
-        binary = BinaryFigures(
-            np.array([f.ap for f in figures], dtype=np.float64),
-            np.array([f.roc_auc for f in figures], dtype=np.float64),
-            np.array([f.ap_flags for f in figures], dtype=np.uint8),
-            np.array([f.roc_auc_flags for f in figures], dtype=np.uint8),
-            math.nan,
-            math.nan,
-            0,
-            0,
-        )
+        binary = binary_figures([o[0] for o in out], None)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the report's notes say what is undefined
             report = dict(self.acc.compute(binary=binary))

@@ -25,7 +25,13 @@ from __future__ import annotations
 
 from toxeval.metrics import BinaryFigures
 from toxeval.streaming.accumulator import MultilabelAccumulator
-from toxeval.streaming.runs import LabelRuns, PairFigures, RunsReducer, score_keys
+from toxeval.streaming.runs import (
+    LabelRuns,
+    PairFigures,
+    RunsReducer,
+    binary_figures,
+    score_keys,
+)
 
 __all__ = [
     "BinaryFigures",
@@ -33,5 +39,6 @@ __all__ = [
     "MultilabelAccumulator",
     "PairFigures",
     "RunsReducer",
+    "binary_figures",
     "score_keys",
 ]

@@ -29,16 +29,17 @@ families do not merge.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import math
+from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
 
 from toxeval import _core
-from toxeval.metrics import check_mask, check_n_jobs, to_array, warn_binary_flags
+from toxeval.metrics import BinaryFigures, check_mask, check_n_jobs, to_array, warn_binary_flags
 
-__all__ = ["LabelRuns", "PairFigures", "RunsReducer", "score_keys"]
+__all__ = ["LabelRuns", "PairFigures", "RunsReducer", "binary_figures", "score_keys"]
 
 SCORE_KINDS = ("float64", "float32", "int64", "uint64")
 
@@ -165,6 +166,16 @@ class LabelRuns:
         ``y_score`` of shape (n, k), ``mask`` (True = known) of the same shape,
         ``sample_weight`` of shape (n,). One native call; labels in parallel."""
         n_jobs = check_n_jobs(n_jobs, "LabelRuns.from_matrix")
+        s, kind, y, m, w = cls.check_matrix(y_true, y_score, mask=mask, sample_weight=sample_weight)
+        return cls.from_checked(s, kind, y, m, w, n_jobs)
+
+    @staticmethod
+    def check_matrix(
+        y_true: Any, y_score: Any, *, mask: Any = None, sample_weight: Any = None
+    ) -> tuple[NDArray[Any], str, NDArray[np.bool_], NDArray[np.bool_] | None, Any]:
+        """The checks of :meth:`from_matrix` (its errors), without building runs: the
+        kernel arrays (scores contiguous, score kind, bool labels, mask, float64
+        weights or None) for :meth:`from_checked`."""
         y = to_array(y_true)
         raw = to_array(y_score)
         if y.ndim != 2 or raw.shape != y.shape:
@@ -184,7 +195,7 @@ class LabelRuns:
                 raise ValueError(f"sample_weight must have shape {(y.shape[0],)}; got {w.shape}")
             if not np.isfinite(w).all():
                 raise ValueError("Input sample_weight contains NaN or infinity.")
-        return cls.from_checked(np.ascontiguousarray(s), kind, y, m, w, n_jobs)
+        return np.ascontiguousarray(s), kind, y, m, w
 
     @classmethod
     def from_checked(
@@ -338,3 +349,19 @@ class RunsReducer:
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
+
+
+def binary_figures(per_label: Sequence[PairFigures], micro: PairFigures | None) -> BinaryFigures:
+    """The per-label (and micro) figures of reducers or runs in the form
+    ``MultilabelAccumulator.compute(binary=...)`` takes; without ``micro`` the
+    micro-averaged AP and ROC AUC are NaN, unflagged (not computed)."""
+    return BinaryFigures(
+        np.array([f.ap for f in per_label], dtype=np.float64),
+        np.array([f.roc_auc for f in per_label], dtype=np.float64),
+        np.array([f.ap_flags for f in per_label], dtype=np.uint8),
+        np.array([f.roc_auc_flags for f in per_label], dtype=np.uint8),
+        math.nan if micro is None else micro.ap,
+        math.nan if micro is None else micro.roc_auc,
+        0 if micro is None else micro.ap_flags,
+        0 if micro is None else micro.roc_auc_flags,
+    )
