@@ -342,3 +342,29 @@ def test_an_estimate_outside_an_interval_given_is_named_in_a_note(
     monkeypatch.undo()
     r = toxeval.score(s, make_dataset(y), bootstrap=50)
     assert not any("outside its own interval" in n for n in r.notes)
+
+
+def test_reports_compare_and_the_gate_apply_the_rule_without_the_stats_warning(
+    tmp_path: Path,
+) -> None:
+    # toxeval.stats warns about a conditioned interval; the reports withhold it and say
+    # why, so the warning would only repeat that (and it reached the CLI's stderr)
+    import warnings
+
+    from toxeval.compare import compare
+    from toxeval.report import write_outputs
+
+    y, s = _rare_problem()
+    ds = make_dataset(y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", stats.ConditionedIntervalWarning)
+        write_outputs(toxeval.score(s, ds, bootstrap=200), tmp_path / "weak")
+        write_outputs(toxeval.score(np.clip(s + 0.3 * y, 0, 1), ds, bootstrap=0), tmp_path / "b")
+        c = compare(
+            [f"weak={tmp_path / 'weak'}", f"b={tmp_path / 'b'}"],
+            baseline="weak",
+            n_resamples=200,
+            seed=0,
+            fail_if_worse="map,ap:c0",
+        )
+    assert c.cells["test"]["b"].withheld["map"] == 182

@@ -333,6 +333,7 @@ def compare(
     gate (``Comparison.gate``): one-sided paired tests of each other system being worse
     than the baseline by more than ``margin`` (:mod:`toxeval.compare_gate`)."""
     from toxeval import stats
+    from toxeval.stats.bootstrap import conditioned_intervals_allowed
 
     try:
         check_resamples(n_resamples, allow_zero=False, option="--bootstrap")
@@ -424,19 +425,20 @@ def compare(
                         c.diff[metric] = c.value[metric] - row[base.name].value[metric]
                         continue
                     try:
-                        cmp = stats.compare(
-                            name,
-                            y[:, cols],
-                            sr.rows.scores[:, cols],
-                            base.rows.scores[:, cols],
-                            mask=m[:, cols],
-                            n_resamples=n_resamples,
-                            n_permutations=n_resamples,
-                            confidence_level=confidence_level,
-                            seed=seed,
-                            n_jobs=n_jobs,
-                            **kwargs,
-                        )
+                        with conditioned_intervals_allowed():  # compare_withheld's rule
+                            cmp = stats.compare(
+                                name,
+                                y[:, cols],
+                                sr.rows.scores[:, cols],
+                                base.rows.scores[:, cols],
+                                mask=m[:, cols],
+                                n_resamples=n_resamples,
+                                n_permutations=n_resamples,
+                                confidence_level=confidence_level,
+                                seed=seed,
+                                n_jobs=n_jobs,
+                                **kwargs,
+                            )
                     except stats.TooFewResamplesError:
                         # the difference has no interval and no test: n/a, not refused
                         c.diff[metric] = c.value[metric] - row[base.name].value[metric]

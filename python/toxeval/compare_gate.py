@@ -281,14 +281,13 @@ def category_tests(
     seed: int,
     n_jobs: int | None,
 ) -> list[GateTest]:
-    """The tests of the ``ap:CATEGORY`` figures of ``system`` against ``baseline`` (two
-    :class:`toxeval.compare_inputs.SystemResult` whose rows are matched): one paired
-    bootstrap of AP per category (:func:`toxeval.stats.compare` on its column, same
-    seed and count as the table's, resamples where its AP is undefined left out).
-    A category the dataset does not have, or whose AP is undefined there (no known
-    positive), is a ``CompareError``: the gate would watch nothing."""
+    """The ``ap:CATEGORY`` tests of ``system`` against ``baseline`` (row-matched
+    ``SystemResult``s): a paired bootstrap of AP per category (:func:`toxeval.stats.compare`,
+    the table's seed and count, undefined resamples counted for the gate's rule). A
+    category the dataset lacks or without a known positive is a ``CompareError``."""
     from toxeval import stats
     from toxeval.compare_inputs import CompareError
+    from toxeval.stats.bootstrap import conditioned_intervals_allowed
 
     wanted = [f for f in figures if f.metric == "ap"]
     if not wanted:
@@ -318,10 +317,11 @@ def category_tests(
         a, b = rows.scores[:, j], base.scores[:, j]
         if y.shape[0] >= 2:  # one row: nothing to resample, undecided
             try:
-                cmp = stats.compare(
-                    "average_precision_score", y, a, b, mask=m, method="bootstrap",
-                    n_resamples=n_resamples, seed=seed, n_jobs=n_jobs,
-                )  # fmt: skip
+                with conditioned_intervals_allowed():  # the gate's own rule, on the counts
+                    cmp = stats.compare(
+                        "average_precision_score", y, a, b, mask=m, method="bootstrap",
+                        n_resamples=n_resamples, seed=seed, n_jobs=n_jobs,
+                    )  # fmt: skip
             except stats.TooFewResamplesError:
                 pass
             else:

@@ -153,19 +153,21 @@ def _ap_distribution(
     are rebuilt from :func:`toxeval.stats.bootstrap_indices` and scored one by one with
     :func:`toxeval.metrics.average_precision_score`, the same values."""
     from toxeval import metrics, stats
+    from toxeval.stats.bootstrap import conditioned_intervals_allowed
 
     try:
-        res = stats.bootstrap(
-            "average_precision_score",
-            y,
-            s,
-            mask=m,
-            average=None,
-            n_resamples=n_resamples,
-            method=METHOD,
-            seed=seed,
-            n_jobs=n_jobs,
-        )
+        with conditioned_intervals_allowed():  # the rule is applied here, on the counts
+            res = stats.bootstrap(
+                "average_precision_score",
+                y,
+                s,
+                mask=m,
+                average=None,
+                n_resamples=n_resamples,
+                method=METHOD,
+                seed=seed,
+                n_jobs=n_jobs,
+            )
         return np.asarray(res.estimate, dtype=np.float64), np.asarray(
             res.bootstrap_distribution, dtype=np.float64
         )

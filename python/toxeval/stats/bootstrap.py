@@ -9,8 +9,10 @@ undefined resamples. Definitions: ``docs/statistics.md``.
 
 from __future__ import annotations
 
+import contextlib
 import numbers
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -33,6 +35,7 @@ __all__ = [
     "TooFewResamplesError",
     "bootstrap",
     "bootstrap_indices",
+    "conditioned_intervals_allowed",
 ]
 
 
@@ -205,13 +208,20 @@ def summarise(
     return cis, ses, undefined
 
 
+@contextlib.contextmanager
+def conditioned_intervals_allowed() -> Iterator[None]:
+    """No :class:`ConditionedIntervalWarning` inside: for callers that apply the reports'
+    rule themselves (withhold the interval, say why) on the counts returned."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConditionedIntervalWarning)
+        yield
+
+
 def _warn_conditioned(
     undefined: list[int], n_resamples: int, confidence_level: float, what: str, per_label: bool
 ) -> None:
     """One :class:`ConditionedIntervalWarning` naming the columns undefined on more
     than the share of resamples the reports allow (:func:`toxeval.stats.undefined.too_many_undefined`)."""
-    import warnings
-
     from toxeval.stats.undefined import too_many_undefined, undefined_limit
 
     limit = undefined_limit(confidence_level)
