@@ -82,6 +82,8 @@ def decision_options(
 
     if isinstance(slice_by, str):
         slice_by = (slice_by,)
+    if slice_by is not None and not isinstance(slice_by, (list, tuple)):
+        raise ValueError(f"slice_by must be column names (str), got {slice_by!r}")
     columns = tuple(slice_by or ())
     if not all(isinstance(c, str) for c in columns):
         raise ValueError(f"slice_by must be column names (str), got {slice_by!r}")
@@ -104,6 +106,11 @@ def decision_options(
         source = MAPPING
         thresholds = op.read_thresholds_mapping(dict(thresholds_from), "thresholds_from")
     elif thresholds_from is not None:
+        if not isinstance(thresholds_from, (str, Path)):
+            raise ValueError(
+                "thresholds_from must be a file, a results folder or a mapping category id "
+                f"-> threshold, got {thresholds_from!r}"
+            )
         source = str(thresholds_from)
         try:
             thresholds = op.thresholds_of(thresholds_from)
@@ -112,6 +119,9 @@ def decision_options(
     table = None
     if prices is not None:
         from toxeval.llm.prices import read_prices
+
+        if not isinstance(prices, (str, Path)):
+            raise ValueError(f"prices must be a price table file, got {prices!r}")
 
         table = read_prices(prices)
     return DecisionOptions(
