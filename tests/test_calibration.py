@@ -26,6 +26,7 @@ from toxeval.calibration import (
     FIGURES,
     NO_CELL,
     NOT_PROBABILITIES,
+    annotator_interval_line,
     brier_score,
     expected_calibration_error,
 )
@@ -288,6 +289,31 @@ def test_annotator_intervals_are_withheld_when_a_rare_category_leaves_many_undef
     assert got["median_rows_and_annotators"] == (
         None if median is None else pytest.approx(median, abs=1e-12)
     )
+
+
+def test_an_estimate_outside_its_rows_interval_is_said() -> None:
+    # small sets and few resamples: the rows-only percentile interval misses the estimate
+    # on some of them (a skewed bootstrap distribution); the line must say so, as the
+    # report's notes do for its own intervals
+    rng = np.random.default_rng(0)
+    seen = {True: 0, False: 0}
+    for seed in range(60):
+        n_ann = rng.integers(1, 6, 30)
+        share = rng.binomial(n_ann[:, None], 0.3, (30, 2)) / n_ann[:, None]
+        got = annotator_map_intervals(
+            (share > 0.5).astype(np.int8), rng.random((30, 2)), np.ones((30, 2), bool),
+            share, n_ann, n_resamples=int(rng.integers(2, 30)), seed=seed,
+            confidence_level=0.95,
+        )  # fmt: skip
+        assert got is not None
+        if got["ci_rows"] is None:  # withheld: too many resamples without a positive
+            continue
+        outside = not got["ci_rows"][0] <= got["map"] <= got["ci_rows"][1]
+        line = annotator_interval_line({"annotator_intervals": got})
+        assert line is not None
+        assert ("the estimate lies outside its rows interval" in line) is outside
+        seen[outside] += 1
+    assert seen[True] and seen[False]
 
 
 def test_unanimous_annotators_add_nothing_to_the_interval() -> None:

@@ -260,8 +260,17 @@ def annotator_interval_line(agreement: Mapping[str, Any] | None) -> str | None:
     # median goes with their range, which may lie below the estimate
     med = ai.get("median_rows_and_annotators")
     both = ci(ai.get("ci_rows_and_annotators"))
+    rows, est = ai.get("ci_rows"), ai.get("map")
+    # as the report's notes say of its own intervals: a skewed bootstrap distribution
+    skewed = (
+        "; the estimate lies outside its rows interval (a skewed bootstrap distribution: "
+        "read that interval as a rough guide)"
+        if rows and est is not None and not rows[0] <= est <= rows[1]
+        else ""
+    )
     return (
-        f"mAP against the annotators' majority {_fmt(ai.get('map'))}, {pct} interval "
-        f"resampling rows {ci(ai.get('ci_rows'))}; against redrawn annotators' majorities "
+        f"mAP against the annotators' majority {_fmt(est)}, {pct} interval "
+        f"resampling rows {ci(rows)}; against redrawn annotators' majorities "
         + (f"median {_fmt(med)} {both}" if med is not None else both)
+        + skewed
     )
