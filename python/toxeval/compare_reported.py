@@ -47,6 +47,12 @@ def _number(value: Any) -> float | None:
     return None
 
 
+def _list(value: Any) -> list[Any]:
+    """``value`` when it is a list (a block's ``columns``, ``slices``, ``points``), else
+    empty: a malformed block reads n/a."""
+    return value if isinstance(value, list) else []
+
+
 def _fmt(value: Any, digits: int = 4) -> str:
     v = _number(value)
     return "n/a" if v is None else f"{v:.{digits}f}"
@@ -88,8 +94,8 @@ def _slices(cells: Cells, d: str, systems: Sequence[str]) -> list[list[str]]:
     found: dict[tuple[str, str], dict[str, str]] = {}
     for s in systems:
         block = _blocks(cells, d, s).get("slices") or {}
-        for col in block.get("columns") or []:
-            for sl in col.get("slices") or [] if isinstance(col, Mapping) else []:
+        for col in _list(block.get("columns")):
+            for sl in _list(col.get("slices")) if isinstance(col, Mapping) else []:
                 if not isinstance(sl, Mapping):
                     continue
                 key = (str(col.get("column")), str(sl.get("value")))
@@ -108,7 +114,7 @@ def _points(cells: Cells, d: str, systems: Sequence[str]) -> tuple[list[list[str
     for s in systems:
         block = _blocks(cells, d, s).get("operating_points") or {}
         how.add(str(block.get("target") or f"thresholds from {block.get('thresholds_from')}"))
-        for p in block.get("points") or []:
+        for p in _list(block.get("points")):
             if not isinstance(p, Mapping):
                 continue
             cell = (
