@@ -316,6 +316,20 @@ def test_an_estimate_outside_its_rows_interval_is_said() -> None:
     assert seen[True] and seen[False]
 
 
+def test_one_scored_row_gets_no_annotator_interval() -> None:
+    # the report gives no interval on one row ("resampling needs two or more scored
+    # rows"); the annotator line must not show a [1.0000, 1.0000] beside that note
+    d = _annotated(3, n=1, k=3)
+    d["n_ann"][:] = 3
+    d["soft"] = np.full((1, 3), 2 / 3)
+    d["y"][:] = 1
+    d["mask"][:] = True
+    result = add_intervals(_result(d), 20)
+    assert result.agreement is not None
+    assert result.agreement["annotator_intervals"] is None
+    assert "annotator resampling" not in report_markdown(result)
+
+
 def test_unanimous_annotators_add_nothing_to_the_interval() -> None:
     d = _annotated(30)
     d["soft"] = np.where(np.isnan(d["soft"]), np.nan, (d["soft"] > 0.5).astype(float))
