@@ -330,6 +330,25 @@ def test_one_scored_row_gets_no_annotator_interval() -> None:
     assert "annotator resampling" not in report_markdown(result)
 
 
+def test_a_withheld_annotator_interval_says_why() -> None:
+    # two rows: most resamples draw no positive, so both intervals are withheld; the
+    # line says on how many resamples the figure was undefined, not a bare n/a
+    d = _annotated(3, n=2, k=3)
+    d["n_ann"][:] = 3
+    d["mask"][:] = True
+    d["soft"] = np.array([[2 / 3, 0.0, 1.0], [0.0, 1 / 3, 0.0]])
+    d["y"] = (d["soft"] > 0.5).astype(np.int8)
+    result = add_intervals(_result(d), 20)
+    assert result.agreement is not None
+    ai = result.agreement["annotator_intervals"]
+    assert ai["ci_rows"] is None and ai["ci_rows_and_annotators"] is None
+    line = annotator_interval_line(result.agreement)
+    assert line is not None
+    u = ai["n_undefined"]
+    assert f"n/a (undefined on {u['rows']} of 20 resamples)" in line
+    assert f"n/a (undefined on {u['rows_and_annotators']} of 20 resamples)" in line
+
+
 def test_unanimous_annotators_add_nothing_to_the_interval() -> None:
     d = _annotated(30)
     d["soft"] = np.where(np.isnan(d["soft"]), np.nan, (d["soft"] > 0.5).astype(float))

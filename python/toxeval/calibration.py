@@ -253,13 +253,18 @@ def annotator_interval_line(agreement: Mapping[str, Any] | None) -> str | None:
         return None
     pct = f"{100 * float(ai['confidence_level']):g}%"
 
-    def ci(x: Any) -> str:
-        return "n/a" if not x else f"[{x[0]:.4f}, {x[1]:.4f}]"
+    undefined = ai.get("n_undefined") or {}
+
+    def ci(x: Any, which: str) -> str:
+        if x:
+            return f"[{x[0]:.4f}, {x[1]:.4f}]"
+        u = undefined.get(which)  # withheld by the report's rule: say on how many
+        return f"n/a (undefined on {u} of {ai.get('n_resamples')} resamples)" if u else "n/a"
 
     # the rows-and-annotators resamples score against redrawn majorities: their own
     # median goes with their range, which may lie below the estimate
     med = ai.get("median_rows_and_annotators")
-    both = ci(ai.get("ci_rows_and_annotators"))
+    both = ci(ai.get("ci_rows_and_annotators"), "rows_and_annotators")
     rows, est = ai.get("ci_rows"), ai.get("map")
     # as the report's notes say of its own intervals: a skewed bootstrap distribution
     skewed = (
@@ -270,7 +275,7 @@ def annotator_interval_line(agreement: Mapping[str, Any] | None) -> str | None:
     )
     return (
         f"mAP against the annotators' majority {_fmt(est)}, {pct} interval "
-        f"resampling rows {ci(rows)}; against redrawn annotators' majorities "
+        f"resampling rows {ci(rows, 'rows')}; against redrawn annotators' majorities "
         + (f"median {_fmt(med)} {both}" if med is not None else both)
         + skewed
     )
