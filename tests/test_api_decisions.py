@@ -106,6 +106,17 @@ def test_mistakes_are_value_errors_before_the_detector_runs(
         toxeval.evaluate(detector=Refuse(), bootstrap=0, **kwargs)
 
 
+@pytest.mark.parametrize("content", [b"\xff\xfe", b"{not json", b"[]"])
+def test_an_unreadable_price_table_names_the_keyword(tmp_path: Path, content: bytes) -> None:
+    # as thresholds_from's messages do: the message starts with the keyword it is about
+    table = tmp_path / "prices.json"
+    table.write_bytes(content)
+    with pytest.raises(ValueError, match=r"^prices: "):
+        toxeval.evaluate(bootstrap=0, prices=table)
+    with pytest.raises(ValueError, match=r"^prices: .*cannot read the price table"):
+        toxeval.evaluate(bootstrap=0, prices=tmp_path / "missing.json")
+
+
 def test_numpy_thresholds_in_a_mapping_are_numbers() -> None:
     as_float = toxeval.evaluate(bootstrap=0, thresholds_from={"hate": 0.5})
     for value in (np.float32(0.5), np.int64(0) + 0.5, np.float16(0.5)):

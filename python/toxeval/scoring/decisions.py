@@ -123,7 +123,10 @@ def decision_options(
         if not isinstance(prices, (str, Path)):
             raise ValueError(f"prices must be a price table file, got {prices!r}")
 
-        table = read_prices(prices)
+        try:
+            table = read_prices(prices)
+        except ValueError as e:
+            raise ValueError(f"prices: {e}") from None
     return DecisionOptions(
         slice_by=columns,
         target=target,
