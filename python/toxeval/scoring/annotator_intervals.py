@@ -33,8 +33,9 @@ resamples is not given (the report's rule, :func:`toxeval.stats.undefined.too_ma
 The rows-and-annotators resamples measure mAP against a majority of *redrawn*
 annotators, which is noisier than the observed majority the estimate is scored against
 (a cell two of three annotators marked loses its majority on about a quarter of the
-redraws): their interval sits lower than the rows-only one and may lie wholly below the
-estimate. It is reported with its own median (``median_rows_and_annotators``) and read
+redraws): for a system that ranks the majority labels well their interval sits lower
+than the rows-only one and may lie wholly below the estimate; for one near chance it can
+sit higher (redrawn majorities add positives, and its AP follows their share). It is reported with its own median (``median_rows_and_annotators``) and read
 as how far label ambiguity alone can move the figure, not as an interval around the
 estimate.
 
