@@ -150,6 +150,21 @@ def test_scores_that_are_not_probabilities_get_no_figure(bad: float) -> None:
     assert "calibration against annotators: calibration does not apply" in con.export_text()
 
 
+@pytest.mark.parametrize("bad", [1.0000001, np.nextafter(1.0, 2.0), -1e-12, -0.0000004])
+def test_a_score_just_outside_0_1_is_shown_outside(bad: float) -> None:
+    # a float32 sigmoid's 1.0000001: the reason must not print its range as "0 to 1"
+    d = _annotated(3)
+    d["s"] = np.clip(d["s"].copy(), 0.01, 0.99)
+    d["s"][5, 1] = bad
+    d["mask"][5, 1] = True
+    block = _result(d).calibration
+    assert block is not None and not block["applicable"]
+    shown = re.search(r"run from (\S+) to (\S+)\)", block["reason"])
+    assert shown is not None
+    lo, hi = float(shown[1]), float(shown[2])
+    assert lo < 0 or hi > 1, block["reason"]
+
+
 def test_an_unknown_out_of_range_score_does_not_count() -> None:
     """Only known cells' scores are read: a score on an unknown label is not scored."""
     d = _annotated(4)

@@ -102,8 +102,15 @@ def _range_reason(s: NDArray[Any], m: NDArray[np.bool_]) -> str | None:
         return f"{NOT_PROBABILITIES} ({int((~finite).sum())} known scores are not finite)"
     lo, hi = float(known.min()), float(known.max())
     if lo < 0.0 or hi > 1.0:
-        return f"{NOT_PROBABILITIES} (the known scores run from {lo:.6g} to {hi:.6g})"
+        return f"{NOT_PROBABILITIES} (the known scores run from {_end(lo)} to {_end(hi)})"
     return None
+
+
+def _end(x: float) -> str:
+    """``x`` to 6 significant digits, or in full where those would round it into [0, 1]
+    (a float32 sigmoid's 1.0000001 is not "1")."""
+    short = f"{x:.6g}"
+    return repr(x) if (x < 0.0 or x > 1.0) and 0.0 <= float(short) <= 1.0 else short
 
 
 def calibration_block(
