@@ -145,3 +145,21 @@ def test_an_estimate_outside_its_interval_is_said(folders: dict[str, Path]) -> N
             assert where in md
         seen[bool(outside)] += 1
     assert seen[True] and seen[False]
+
+
+def test_a_block_without_its_reason_or_source_prints_no_none(
+    folders: dict[str, Path], tmp_path: Path
+) -> None:
+    # a hand-edited results.json: "applicable": false without a reason, operating
+    # points without a target or a source, a point without a category
+    import shutil
+
+    bad = tmp_path / "bad"
+    shutil.copytree(folders["plain"], bad)
+    results = _results(bad)
+    results["calibration"] = {"applicable": False}
+    results["operating_points"] = {"points": [{"threshold": 0.5}]}
+    (bad / "results.json").write_text(json.dumps(results))
+    md = compare([f"bad={bad}"], n_resamples=20).to_markdown()
+    tables = md.split("## Calibration against annotators", 1)[1]
+    assert "None" not in tables, tables

@@ -81,7 +81,7 @@ def _calibration(cells: Cells, datasets: Sequence[str], systems: Sequence[str]) 
             if not isinstance(block, Mapping):
                 continue
             if not block.get("applicable"):
-                rows.append([d, s, f"n/a: {block.get('reason')}", "", "", ""])
+                rows.append([d, s, f"n/a: {block.get('reason') or 'does not apply'}", "", "", ""])
                 continue
             cols = calibration_columns({"calibration": block})
             rows.append([d, s, *(_fmt(cols[k]) for k in CALIBRATION_COLUMNS)])
@@ -113,7 +113,8 @@ def _points(cells: Cells, d: str, systems: Sequence[str]) -> tuple[list[list[str
     how: set[str] = set()
     for s in systems:
         block = _blocks(cells, d, s).get("operating_points") or {}
-        how.add(str(block.get("target") or f"thresholds from {block.get('thresholds_from')}"))
+        source = block.get("thresholds_from") or "an unnamed source"
+        how.add(str(block.get("target") or f"thresholds from {source}"))
         for p in _list(block.get("points")):
             if not isinstance(p, Mapping):
                 continue
@@ -123,7 +124,7 @@ def _points(cells: Cells, d: str, systems: Sequence[str]) -> tuple[list[list[str
                 if _number(p.get("threshold")) is not None
                 else f"n/a ({p.get('reason') or 'no threshold'})"
             )
-            found.setdefault(str(p.get("category")), {})[s] = cell
+            found.setdefault(str(p.get("category") or "(unnamed)"), {})[s] = cell
     rows = [[d, c, *(by.get(s, "n/a") for s in systems)] for c, by in found.items()]
     return rows, how if rows else set()
 
