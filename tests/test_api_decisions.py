@@ -117,6 +117,23 @@ def test_an_unreadable_price_table_names_the_keyword(tmp_path: Path, content: by
         toxeval.evaluate(bootstrap=0, prices=tmp_path / "missing.json")
 
 
+def test_prices_for_an_in_process_detector_are_refused_before_it_runs(tmp_path: Path) -> None:
+    # a detector object (or the lexicon) records no token usage: prices= can only be
+    # refused, and that is known before the (maybe slow) detector runs
+    table = tmp_path / "prices.json"
+    table.write_text(json.dumps({"models": {"m": {"usd_per_1m_input": 1, "usd_per_1m_output": 2}}}))
+
+    class Refuse:
+        taxonomy = load_dataset("demo").taxonomy
+
+        def predict_scores(self, texts: Any) -> Any:
+            raise AssertionError("ran the detector")
+
+    for detector in (Refuse(), "lexicon", " Lexicon "):
+        with pytest.raises(ValueError, match="prices= prices the answers of a run file"):
+            toxeval.evaluate(detector=detector, bootstrap=0, prices=table)  # type: ignore[arg-type]
+
+
 def test_numpy_thresholds_in_a_mapping_are_numbers() -> None:
     as_float = toxeval.evaluate(bootstrap=0, thresholds_from={"hate": 0.5})
     for value in (np.float32(0.5), np.int64(0) + 0.5, np.float16(0.5)):

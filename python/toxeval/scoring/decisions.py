@@ -156,9 +156,20 @@ def check_dataset(options: DecisionOptions, dataset: Dataset) -> None:
         )
 
 
-def check_prices_model(options: DecisionOptions, detector: Any) -> None:
-    """With ``prices=``, a detector spec that names its model (``openai:MODEL``) must
-    have a row in the table: checked before any request is sent."""
+#: Why ``prices=`` is refused for predictions that are not a run file's answers.
+NO_RUN_FILE = (
+    "prices= prices the answers of a run file (toxeval.llm.predict, or evaluate "
+    "with a model); these predictions record no token usage"
+)
+
+
+def check_prices_model(options: DecisionOptions, detector: Any, *, runs: bool = True) -> None:
+    """With ``prices=``, the detector must run into a run file (``runs``: not an object
+    or the lexicon scored in process, which record no token usage), and a detector spec
+    that names its model (``openai:MODEL``) must have a row in the table: checked
+    before the detector runs or any request is sent."""
+    if options.prices is not None and not runs:
+        raise ValueError(NO_RUN_FILE)
     if options.prices is None or not isinstance(detector, str):
         return
     from toxeval.llm.detectors import parse_detector
@@ -209,10 +220,7 @@ def add_decisions(
         _operating_points(result, options)
     if options.prices is not None:
         if result.cost is None:
-            raise ValueError(
-                "prices= prices the answers of a run file (toxeval.llm.predict, or evaluate "
-                "with a model); these predictions record no token usage"
-            )
+            raise ValueError(NO_RUN_FILE)
         model = (result.system.get("fingerprint") or {}).get("model")
         result.cost["prices"] = _price(result.cost, options, model)
     return result
