@@ -85,6 +85,12 @@ def test_thresholds_from_a_folder_a_file_or_a_mapping(tmp_path: Path, capsys: An
         ({"thresholds_from": {"zzz": 0.5}}, "thresholds_from: categories the taxonomy"),
         ({"thresholds_from": {"hate": "high"}}, "the threshold of 'hate' is 'high'"),
         ({"prices": "no-such-prices.toml"}, "cannot read the price table"),
+        # wrong types: a ValueError naming the keyword, not a TypeError from deep inside
+        ({"slice_by": 3}, "slice_by must be column names"),
+        ({"slice_by": {"text_length": 1}}, "slice_by must be column names"),
+        ({"thresholds_from": [0.5]}, "thresholds_from must be"),
+        ({"thresholds_from": 5}, "thresholds_from must be"),
+        ({"prices": 3}, "prices must be"),
     ],
 )
 def test_mistakes_are_value_errors_before_the_detector_runs(
@@ -98,6 +104,45 @@ def test_mistakes_are_value_errors_before_the_detector_runs(
 
     with pytest.raises(ValueError, match=message.replace("(", r"\(").replace("[", r"\[")):
         toxeval.evaluate(detector=Refuse(), bootstrap=0, **kwargs)
+
+
+@pytest.mark.parametrize("content", [b"\xff\xfe", b"{not json", b"[]"])
+def test_an_unreadable_price_table_names_the_keyword(tmp_path: Path, content: bytes) -> None:
+    # as thresholds_from's messages do: the message starts with the keyword it is about
+    table = tmp_path / "prices.json"
+    table.write_bytes(content)
+    with pytest.raises(ValueError, match=r"^prices: "):
+        toxeval.evaluate(bootstrap=0, prices=table)
+    with pytest.raises(ValueError, match=r"^prices: .*cannot read the price table"):
+        toxeval.evaluate(bootstrap=0, prices=tmp_path / "missing.json")
+
+
+def test_prices_for_an_in_process_detector_are_refused_before_it_runs(tmp_path: Path) -> None:
+    # a detector object (or the lexicon) records no token usage: prices= can only be
+    # refused, and that is known before the (maybe slow) detector runs
+    table = tmp_path / "prices.json"
+    table.write_text(json.dumps({"models": {"m": {"usd_per_1m_input": 1, "usd_per_1m_output": 2}}}))
+
+    class Refuse:
+        taxonomy = load_dataset("demo").taxonomy
+
+        def predict_scores(self, texts: Any) -> Any:
+            raise AssertionError("ran the detector")
+
+    for detector in (Refuse(), "lexicon", " Lexicon "):
+        with pytest.raises(ValueError, match="prices= prices the answers of a run file"):
+            toxeval.evaluate(detector=detector, bootstrap=0, prices=table)  # type: ignore[arg-type]
+
+
+def test_numpy_thresholds_in_a_mapping_are_numbers() -> None:
+    as_float = toxeval.evaluate(bootstrap=0, thresholds_from={"hate": 0.5})
+    for value in (np.float32(0.5), np.int64(0) + 0.5, np.float16(0.5)):
+        got = toxeval.evaluate(bootstrap=0, thresholds_from={"hate": value})
+        assert got.operating_points == as_float.operating_points
+    with pytest.raises(ValueError, match="not a finite number"):
+        toxeval.evaluate(bootstrap=0, thresholds_from={"hate": np.float32("nan")})
+    with pytest.raises(ValueError, match="not a finite number"):
+        toxeval.evaluate(bootstrap=0, thresholds_from={"hate": np.bool_(True)})
 
 
 def test_prices_need_a_run_file_and_out_of_core_keeps_no_rows(tmp_path: Path) -> None:

@@ -26,6 +26,7 @@ from toxeval.calibration import (
     FIGURES,
     NO_CELL,
     NOT_PROBABILITIES,
+    annotator_interval_line,
     brier_score,
     expected_calibration_error,
 )
@@ -147,6 +148,21 @@ def test_scores_that_are_not_probabilities_get_no_figure(bad: float) -> None:
     con = Console(record=True, width=200, color_system=None)
     render(result, con)
     assert "calibration against annotators: calibration does not apply" in con.export_text()
+
+
+@pytest.mark.parametrize("bad", [1.0000001, np.nextafter(1.0, 2.0), -1e-12, -0.0000004])
+def test_a_score_just_outside_0_1_is_shown_outside(bad: float) -> None:
+    # a float32 sigmoid's 1.0000001: the reason must not print its range as "0 to 1"
+    d = _annotated(3)
+    d["s"] = np.clip(d["s"].copy(), 0.01, 0.99)
+    d["s"][5, 1] = bad
+    d["mask"][5, 1] = True
+    block = _result(d).calibration
+    assert block is not None and not block["applicable"]
+    shown = re.search(r"run from (\S+) to (\S+)\)", block["reason"])
+    assert shown is not None
+    lo, hi = float(shown[1]), float(shown[2])
+    assert lo < 0 or hi > 1, block["reason"]
 
 
 def test_an_unknown_out_of_range_score_does_not_count() -> None:
@@ -288,6 +304,64 @@ def test_annotator_intervals_are_withheld_when_a_rare_category_leaves_many_undef
     assert got["median_rows_and_annotators"] == (
         None if median is None else pytest.approx(median, abs=1e-12)
     )
+
+
+def test_an_estimate_outside_its_rows_interval_is_said() -> None:
+    # small sets and few resamples: the rows-only percentile interval misses the estimate
+    # on some of them (a skewed bootstrap distribution); the line must say so, as the
+    # report's notes do for its own intervals
+    rng = np.random.default_rng(0)
+    seen = {True: 0, False: 0}
+    for seed in range(60):
+        n_ann = rng.integers(1, 6, 30)
+        share = rng.binomial(n_ann[:, None], 0.3, (30, 2)) / n_ann[:, None]
+        got = annotator_map_intervals(
+            (share > 0.5).astype(np.int8), rng.random((30, 2)), np.ones((30, 2), bool),
+            share, n_ann, n_resamples=int(rng.integers(2, 30)), seed=seed,
+            confidence_level=0.95,
+        )  # fmt: skip
+        assert got is not None
+        if got["ci_rows"] is None:  # withheld: too many resamples without a positive
+            continue
+        outside = not got["ci_rows"][0] <= got["map"] <= got["ci_rows"][1]
+        line = annotator_interval_line({"annotator_intervals": got})
+        assert line is not None
+        assert ("the estimate lies outside its rows interval" in line) is outside
+        seen[outside] += 1
+    assert seen[True] and seen[False]
+
+
+def test_one_scored_row_gets_no_annotator_interval() -> None:
+    # the report gives no interval on one row ("resampling needs two or more scored
+    # rows"); the annotator line must not show a [1.0000, 1.0000] beside that note
+    d = _annotated(3, n=1, k=3)
+    d["n_ann"][:] = 3
+    d["soft"] = np.full((1, 3), 2 / 3)
+    d["y"][:] = 1
+    d["mask"][:] = True
+    result = add_intervals(_result(d), 20)
+    assert result.agreement is not None
+    assert result.agreement["annotator_intervals"] is None
+    assert "annotator resampling" not in report_markdown(result)
+
+
+def test_a_withheld_annotator_interval_says_why() -> None:
+    # two rows: most resamples draw no positive, so both intervals are withheld; the
+    # line says on how many resamples the figure was undefined, not a bare n/a
+    d = _annotated(3, n=2, k=3)
+    d["n_ann"][:] = 3
+    d["mask"][:] = True
+    d["soft"] = np.array([[2 / 3, 0.0, 1.0], [0.0, 1 / 3, 0.0]])
+    d["y"] = (d["soft"] > 0.5).astype(np.int8)
+    result = add_intervals(_result(d), 20)
+    assert result.agreement is not None
+    ai = result.agreement["annotator_intervals"]
+    assert ai["ci_rows"] is None and ai["ci_rows_and_annotators"] is None
+    line = annotator_interval_line(result.agreement)
+    assert line is not None
+    u = ai["n_undefined"]
+    assert f"n/a (undefined on {u['rows']} of 20 resamples)" in line
+    assert f"n/a (undefined on {u['rows_and_annotators']} of 20 resamples)" in line
 
 
 def test_unanimous_annotators_add_nothing_to_the_interval() -> None:

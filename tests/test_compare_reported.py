@@ -100,3 +100,66 @@ def test_nothing_added_without_the_blocks(folders: dict[str, Path], tmp_path: Pa
     plain = compare([str(tmp_path / "out")], n_resamples=20)
     assert "ece_share" not in plain.to_csv().splitlines()[0]
     assert "Calibration" not in plain.to_markdown()
+
+
+@pytest.mark.parametrize(
+    "block",
+    [
+        {"slices": {"columns": 5}},
+        {"slices": {"columns": [{"column": "c", "slices": 5}]}},
+        {"operating_points": {"points": 5}},
+    ],
+)
+def test_a_malformed_block_reads_n_a(
+    folders: dict[str, Path], tmp_path: Path, block: dict[str, Any]
+) -> None:
+    # a hand-edited or foreign results.json: its figures are missing (n/a), not a crash
+    import shutil
+
+    bad = tmp_path / "bad"
+    shutil.copytree(folders["plain"], bad)
+    results = _results(bad)
+    results.update(block)
+    (bad / "results.json").write_text(json.dumps(results))
+    cmp = compare([f"raw={folders['raw']}", f"bad={bad}"], n_resamples=20)
+    md = cmp.to_markdown()
+    assert "## Calibration against annotators" in md
+
+
+def test_an_estimate_outside_its_interval_is_said(folders: dict[str, Path]) -> None:
+    # two resamples: some intervals miss their estimate; the legend names each, as the
+    # systems' own reports do
+    seen = {True: 0, False: 0}
+    for seed in range(8):
+        cmp = compare([f"{n}={p}" for n, p in folders.items()], n_resamples=2, seed=seed)
+        outside = [
+            f"{s} on {d}: {short}"
+            for d in cmp.datasets
+            for s, c in cmp.cells[d].items()
+            for m, short in (("map", "mAP"), ("label_ranking_loss", "LRL"))
+            if (ci := c.interval[m]) is not None and not ci[0] <= c.value[m] <= ci[1]
+        ]
+        md = cmp.to_markdown()
+        assert ("outside its interval" in md) is bool(outside)
+        for where in outside:
+            assert where in md
+        seen[bool(outside)] += 1
+    assert seen[True] and seen[False]
+
+
+def test_a_block_without_its_reason_or_source_prints_no_none(
+    folders: dict[str, Path], tmp_path: Path
+) -> None:
+    # a hand-edited results.json: "applicable": false without a reason, operating
+    # points without a target or a source, a point without a category
+    import shutil
+
+    bad = tmp_path / "bad"
+    shutil.copytree(folders["plain"], bad)
+    results = _results(bad)
+    results["calibration"] = {"applicable": False}
+    results["operating_points"] = {"points": [{"threshold": 0.5}]}
+    (bad / "results.json").write_text(json.dumps(results))
+    md = compare([f"bad={bad}"], n_resamples=20).to_markdown()
+    tables = md.split("## Calibration against annotators", 1)[1]
+    assert "None" not in tables, tables

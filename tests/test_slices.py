@@ -328,3 +328,25 @@ def test_the_ignored_fields_note_leaves_out_the_slice_columns(tmp_path: Path) ->
     # every ignored field sliced by: no such note at all
     add_slices(result, ds, ["language", "source"])
     assert not [n for n in result.notes if n.startswith("dataset fields ignored")]
+
+
+def test_a_slice_estimate_outside_its_interval_is_marked() -> None:
+    # two resamples: the "<=50" slice's label ranking loss lies outside its interval;
+    # the table says so beside that interval, and only there
+    from toxeval.slices import slices_caption, slices_table
+
+    block = toxeval.evaluate(bootstrap=2, slice_by="text_length").slices
+    assert block is not None
+    rows = slices_table(block)
+    flagged = 0
+    slices = [sl for col in block["columns"] for sl in col["slices"]]
+    for sl, cells in zip(slices, rows, strict=True):
+        if sl["too_small"]:
+            continue
+        for key, cell in (("map", cells[4]), ("label_ranking_loss", cells[6])):
+            ci, est = sl["intervals"][key], sl["figures"][key]
+            outside = ci is not None and not ci[0] <= est <= ci[1]
+            assert ("estimate outside" in cell) is outside, cell
+            flagged += outside
+    assert flagged
+    assert "estimate outside" in slices_caption(block)

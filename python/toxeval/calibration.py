@@ -102,8 +102,15 @@ def _range_reason(s: NDArray[Any], m: NDArray[np.bool_]) -> str | None:
         return f"{NOT_PROBABILITIES} ({int((~finite).sum())} known scores are not finite)"
     lo, hi = float(known.min()), float(known.max())
     if lo < 0.0 or hi > 1.0:
-        return f"{NOT_PROBABILITIES} (the known scores run from {lo:.6g} to {hi:.6g})"
+        return f"{NOT_PROBABILITIES} (the known scores run from {_end(lo)} to {_end(hi)})"
     return None
+
+
+def _end(x: float) -> str:
+    """``x`` to 6 significant digits, or in full where those would round it into [0, 1]
+    (a float32 sigmoid's 1.0000001 is not "1")."""
+    short = f"{x:.6g}"
+    return repr(x) if (x < 0.0 or x > 1.0) and 0.0 <= float(short) <= 1.0 else short
 
 
 def calibration_block(
@@ -253,15 +260,29 @@ def annotator_interval_line(agreement: Mapping[str, Any] | None) -> str | None:
         return None
     pct = f"{100 * float(ai['confidence_level']):g}%"
 
-    def ci(x: Any) -> str:
-        return "n/a" if not x else f"[{x[0]:.4f}, {x[1]:.4f}]"
+    undefined = ai.get("n_undefined") or {}
+
+    def ci(x: Any, which: str) -> str:
+        if x:
+            return f"[{x[0]:.4f}, {x[1]:.4f}]"
+        u = undefined.get(which)  # withheld by the report's rule: say on how many
+        return f"n/a (undefined on {u} of {ai.get('n_resamples')} resamples)" if u else "n/a"
 
     # the rows-and-annotators resamples score against redrawn majorities: their own
     # median goes with their range, which may lie below the estimate
     med = ai.get("median_rows_and_annotators")
-    both = ci(ai.get("ci_rows_and_annotators"))
+    both = ci(ai.get("ci_rows_and_annotators"), "rows_and_annotators")
+    rows, est = ai.get("ci_rows"), ai.get("map")
+    # as the report's notes say of its own intervals: a skewed bootstrap distribution
+    skewed = (
+        "; the estimate lies outside its rows interval (a skewed bootstrap distribution: "
+        "read that interval as a rough guide)"
+        if rows and est is not None and not rows[0] <= est <= rows[1]
+        else ""
+    )
     return (
-        f"mAP against the annotators' majority {_fmt(ai.get('map'))}, {pct} interval "
-        f"resampling rows {ci(ai.get('ci_rows'))}; against redrawn annotators' majorities "
+        f"mAP against the annotators' majority {_fmt(est)}, {pct} interval "
+        f"resampling rows {ci(rows, 'rows')}; against redrawn annotators' majorities "
         + (f"median {_fmt(med)} {both}" if med is not None else both)
+        + skewed
     )

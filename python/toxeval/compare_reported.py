@@ -47,6 +47,12 @@ def _number(value: Any) -> float | None:
     return None
 
 
+def _list(value: Any) -> list[Any]:
+    """``value`` when it is a list (a block's ``columns``, ``slices``, ``points``), else
+    empty: a malformed block reads n/a."""
+    return value if isinstance(value, list) else []
+
+
 def _fmt(value: Any, digits: int = 4) -> str:
     v = _number(value)
     return "n/a" if v is None else f"{v:.{digits}f}"
@@ -75,7 +81,7 @@ def _calibration(cells: Cells, datasets: Sequence[str], systems: Sequence[str]) 
             if not isinstance(block, Mapping):
                 continue
             if not block.get("applicable"):
-                rows.append([d, s, f"n/a: {block.get('reason')}", "", "", ""])
+                rows.append([d, s, f"n/a: {block.get('reason') or 'does not apply'}", "", "", ""])
                 continue
             cols = calibration_columns({"calibration": block})
             rows.append([d, s, *(_fmt(cols[k]) for k in CALIBRATION_COLUMNS)])
@@ -88,8 +94,8 @@ def _slices(cells: Cells, d: str, systems: Sequence[str]) -> list[list[str]]:
     found: dict[tuple[str, str], dict[str, str]] = {}
     for s in systems:
         block = _blocks(cells, d, s).get("slices") or {}
-        for col in block.get("columns") or []:
-            for sl in col.get("slices") or [] if isinstance(col, Mapping) else []:
+        for col in _list(block.get("columns")):
+            for sl in _list(col.get("slices")) if isinstance(col, Mapping) else []:
                 if not isinstance(sl, Mapping):
                     continue
                 key = (str(col.get("column")), str(sl.get("value")))
@@ -107,8 +113,9 @@ def _points(cells: Cells, d: str, systems: Sequence[str]) -> tuple[list[list[str
     how: set[str] = set()
     for s in systems:
         block = _blocks(cells, d, s).get("operating_points") or {}
-        how.add(str(block.get("target") or f"thresholds from {block.get('thresholds_from')}"))
-        for p in block.get("points") or []:
+        source = block.get("thresholds_from") or "an unnamed source"
+        how.add(str(block.get("target") or f"thresholds from {source}"))
+        for p in _list(block.get("points")):
             if not isinstance(p, Mapping):
                 continue
             cell = (
@@ -117,7 +124,7 @@ def _points(cells: Cells, d: str, systems: Sequence[str]) -> tuple[list[list[str
                 if _number(p.get("threshold")) is not None
                 else f"n/a ({p.get('reason') or 'no threshold'})"
             )
-            found.setdefault(str(p.get("category")), {})[s] = cell
+            found.setdefault(str(p.get("category") or "(unnamed)"), {})[s] = cell
     rows = [[d, c, *(by.get(s, "n/a") for s in systems)] for c, by in found.items()]
     return rows, how if rows else set()
 

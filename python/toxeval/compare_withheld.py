@@ -6,11 +6,13 @@ resamples (a resample that draws no known positive of a category leaves its AP a
 undefined) gets no interval, as in the systems' own reports
 (:func:`toxeval.scoring.intervals.too_many_undefined`); a difference gets no bootstrap
 p-value either, nor Holm's adjustment of it. The approximate randomization test resamples
-no rows and keeps its p-value.
+no rows and keeps its p-value. A figure whose estimate lies outside its own interval (a
+skewed bootstrap distribution) is named in the legend too, as in the systems' reports.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -54,7 +56,45 @@ def na_legend(
 ) -> str:
     """The legend's sentences on n/a (``""`` when the table has none): the rule, then
     each figure given no interval with its count of undefined resamples (``esc``
-    escapes the system and dataset names, user text)."""
+    escapes the system and dataset names, user text); then the figures whose estimate
+    lies outside their own interval."""
+    return _na_text(cells, datasets, baseline, n_resamples, confidence_level, esc) + _outside(
+        cells, datasets, esc
+    )
+
+
+def _outside(
+    cells: Mapping[str, Mapping[str, Any]], datasets: Sequence[str], esc: Callable[[str], str]
+) -> str:
+    """The legend's sentence on estimates outside their own interval, as the systems'
+    own reports note them (``""`` when there is none)."""
+    where = [
+        f"{esc(s)} on {esc(d)}: {short}"
+        for d in datasets
+        for s, c in cells[d].items()
+        for m, short in _SHORT.items()
+        if (ci := c.interval.get(m)) is not None
+        and math.isfinite(est := c.value[m])
+        and not ci[0] <= est <= ci[1]
+    ]
+    if not where:
+        return ""
+    return (
+        " The estimate lies outside its interval for "
+        + "; ".join(where)
+        + ": its resampled values lie mostly on one side of it (a skewed bootstrap "
+        "distribution), so read that interval as a rough guide."
+    )
+
+
+def _na_text(
+    cells: Mapping[str, Mapping[str, Any]],
+    datasets: Sequence[str],
+    baseline: str | None,
+    n_resamples: int,
+    confidence_level: float,
+    esc: Callable[[str], str],
+) -> str:
     if not _has_na(cells, baseline):
         return ""
     limit = level_text(undefined_limit(confidence_level))

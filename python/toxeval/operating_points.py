@@ -24,6 +24,7 @@ choose on one split and measure on another (``apply_thresholds``), as docs/cli.m
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -294,10 +295,10 @@ def _load_json(p: Path) -> Any:
     return decode_json_document(p.read_text(encoding="utf-8"))
 
 
-def _finite_number(v: float) -> bool:
+def _finite_number(v: Any) -> bool:
     """``v`` is a finite float (an integer too large for a float is not)."""
     try:
-        return math.isfinite(v)
+        return math.isfinite(float(v))
     except OverflowError:
         return False
 
@@ -324,7 +325,7 @@ def read_thresholds_mapping(raw: Any, path: str) -> dict[str, float | None]:
     out: dict[str, float | None] = {}
     for k, v in raw.items():
         if v is not None and (
-            isinstance(v, bool) or not isinstance(v, (int, float)) or not _finite_number(v)
+            isinstance(v, bool) or not isinstance(v, numbers.Real) or not _finite_number(v)
         ):
             shown = repr(v) if len(repr(v)) <= 40 else repr(v)[:37] + "..."
             raise ValueError(f"{path}: the threshold of {k!r} is {shown}, not a finite number")

@@ -249,10 +249,19 @@ def _num(v: Any, digits: int = 4) -> str:
     )
 
 
-def _ci(ci: Mapping[str, Any], key: str, n_resamples: int) -> str:
-    """An interval, with the resamples it leaves out (figure undefined) when any."""
+def _outside(ci: Mapping[str, Any], key: str, estimate: Any) -> bool:
+    """Whether the figure ``key`` lies outside its own interval (a skewed bootstrap)."""
+    v = ci.get(key)
+    return v is not None and len(v) == 2 and estimate is not None and not v[0] <= estimate <= v[1]
+
+
+def _ci(ci: Mapping[str, Any], key: str, n_resamples: int, estimate: Any = None) -> str:
+    """An interval, with the resamples it leaves out (figure undefined) when any, and
+    a mark when the estimate lies outside it."""
     v = ci.get(key)
     text = "n/a" if not v else f"[{v[0]:.3f}, {v[1]:.3f}]"
+    if _outside(ci, key, estimate):
+        text += " (estimate outside)"
     undefined = (ci.get("n_undefined") or {}).get(key)
     return f"{text} ({undefined}/{n_resamples} resamples undefined)" if undefined else text
 
@@ -281,9 +290,9 @@ def _cells(block: Mapping[str, Any]) -> list[list[str]]:
                 f, ci = sl["figures"], sl.get("intervals") or {}
                 cells += [
                     _num(f["map"]),
-                    _ci(ci, "map", block["n_resamples"]),
+                    _ci(ci, "map", block["n_resamples"], f["map"]),
                     _num(f["label_ranking_loss"]),
-                    _ci(ci, "label_ranking_loss", block["n_resamples"]),
+                    _ci(ci, "label_ranking_loss", block["n_resamples"], f["label_ranking_loss"]),
                     _num(f["macro_f1"]),
                 ]
             rows.append(cells)
@@ -300,6 +309,17 @@ def slices_caption(block: Mapping[str, Any]) -> str:
         if level
         else "no intervals (--bootstrap 0)"
     )
+    skewed = any(
+        _outside(sl.get("intervals") or {}, key, (sl.get("figures") or {}).get(key))
+        for col in block["columns"]
+        for sl in col["slices"]
+        for key in ("map", "label_ranking_loss")
+    )
+    if skewed:
+        how += (
+            "; estimate outside: the slice's resampled values lie mostly on one side of its "
+            "figure (a skewed bootstrap distribution), so read that interval as a rough guide"
+        )
     return (
         f"Each slice scored on its own rows; {how}; a slice with fewer than "
         f"{block['min_rows']} scored rows or no known positive is too small for figures."

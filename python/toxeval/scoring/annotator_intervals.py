@@ -33,8 +33,9 @@ resamples is not given (the report's rule, :func:`toxeval.stats.undefined.too_ma
 The rows-and-annotators resamples measure mAP against a majority of *redrawn*
 annotators, which is noisier than the observed majority the estimate is scored against
 (a cell two of three annotators marked loses its majority on about a quarter of the
-redraws): their interval sits lower than the rows-only one and may lie wholly below the
-estimate. It is reported with its own median (``median_rows_and_annotators``) and read
+redraws): for a system that ranks the majority labels well their interval sits lower
+than the rows-only one and may lie wholly below the estimate; for one near chance it can
+sit higher (redrawn majorities add positives, and its AP follows their share). It is reported with its own median (``median_rows_and_annotators``) and read
 as how far label ambiguity alone can move the figure, not as an interval around the
 estimate.
 
@@ -159,15 +160,16 @@ def annotator_map_intervals(
 ) -> dict[str, Any] | None:
     """mAP against the annotators' majority with its percentile intervals resampling the
     rows (``ci_rows``) and the rows and their annotators (``ci_rows_and_annotators``), the
-    resamples left out of each (``n_undefined``); None when no row has annotators. An
+    resamples left out of each (``n_undefined``); None when no row has annotators or
+    fewer than two rows are scored (the report's rule). An
     interval defined on fewer than two resamples is None."""
     from toxeval import metrics
     from toxeval.stats.intervals import interval
     from toxeval.stats.undefined import too_many_undefined, undefined_limit
 
     n_ann = np.asarray(n_annotators, dtype=np.int64)
-    if not (n_ann > 0).any() or n_resamples < 2:
-        return None
+    if not (n_ann > 0).any() or n_resamples < 2 or n_ann.shape[0] < 2:
+        return None  # as the report: resampling needs two or more scored rows
     m = np.asarray(m, dtype=bool)
     labels, voted, share = majority_labels(y, m, soft, n_ann)
     cols = np.flatnonzero(((labels == 1) & m).any(axis=0))  # mAP's categories

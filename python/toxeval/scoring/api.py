@@ -393,7 +393,10 @@ def evaluate(
     and checked before the detector runs."""
     n_resamples = check_options(bootstrap, bootstrap_seed, confidence_level)
     decisions = decision_options(slice_by, operating_point, thresholds_from, prices)
-    check_prices_model(decisions, detector)
+    runs = isinstance(detector, str) and (
+        run_file is not None or bool(predict_options) or detector.strip().lower() != "lexicon"
+    )  # as _evaluate chooses: through toxeval.llm.predict into a run file
+    check_prices_model(decisions, detector, runs=runs)
     result, ds = _evaluate(
         dataset,
         detector,

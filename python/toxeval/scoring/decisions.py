@@ -82,6 +82,8 @@ def decision_options(
 
     if isinstance(slice_by, str):
         slice_by = (slice_by,)
+    if slice_by is not None and not isinstance(slice_by, (list, tuple)):
+        raise ValueError(f"slice_by must be column names (str), got {slice_by!r}")
     columns = tuple(slice_by or ())
     if not all(isinstance(c, str) for c in columns):
         raise ValueError(f"slice_by must be column names (str), got {slice_by!r}")
@@ -104,6 +106,11 @@ def decision_options(
         source = MAPPING
         thresholds = op.read_thresholds_mapping(dict(thresholds_from), "thresholds_from")
     elif thresholds_from is not None:
+        if not isinstance(thresholds_from, (str, Path)):
+            raise ValueError(
+                "thresholds_from must be a file, a results folder or a mapping category id "
+                f"-> threshold, got {thresholds_from!r}"
+            )
         source = str(thresholds_from)
         try:
             thresholds = op.thresholds_of(thresholds_from)
@@ -113,7 +120,13 @@ def decision_options(
     if prices is not None:
         from toxeval.llm.prices import read_prices
 
-        table = read_prices(prices)
+        if not isinstance(prices, (str, Path)):
+            raise ValueError(f"prices must be a price table file, got {prices!r}")
+
+        try:
+            table = read_prices(prices)
+        except ValueError as e:
+            raise ValueError(f"prices: {e}") from None
     return DecisionOptions(
         slice_by=columns,
         target=target,
@@ -143,9 +156,20 @@ def check_dataset(options: DecisionOptions, dataset: Dataset) -> None:
         )
 
 
-def check_prices_model(options: DecisionOptions, detector: Any) -> None:
-    """With ``prices=``, a detector spec that names its model (``openai:MODEL``) must
-    have a row in the table: checked before any request is sent."""
+#: Why ``prices=`` is refused for predictions that are not a run file's answers.
+NO_RUN_FILE = (
+    "prices= prices the answers of a run file (toxeval.llm.predict, or evaluate "
+    "with a model); these predictions record no token usage"
+)
+
+
+def check_prices_model(options: DecisionOptions, detector: Any, *, runs: bool = True) -> None:
+    """With ``prices=``, the detector must run into a run file (``runs``: not an object
+    or the lexicon scored in process, which record no token usage), and a detector spec
+    that names its model (``openai:MODEL``) must have a row in the table: checked
+    before the detector runs or any request is sent."""
+    if options.prices is not None and not runs:
+        raise ValueError(NO_RUN_FILE)
     if options.prices is None or not isinstance(detector, str):
         return
     from toxeval.llm.detectors import parse_detector
@@ -196,10 +220,7 @@ def add_decisions(
         _operating_points(result, options)
     if options.prices is not None:
         if result.cost is None:
-            raise ValueError(
-                "prices= prices the answers of a run file (toxeval.llm.predict, or evaluate "
-                "with a model); these predictions record no token usage"
-            )
+            raise ValueError(NO_RUN_FILE)
         model = (result.system.get("fingerprint") or {}).get("model")
         result.cost["prices"] = _price(result.cost, options, model)
     return result
