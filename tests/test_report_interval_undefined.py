@@ -368,3 +368,16 @@ def test_reports_compare_and_the_gate_apply_the_rule_without_the_stats_warning(
             fail_if_worse="map,ap:c0",
         )
     assert c.cells["test"]["b"].withheld["map"] == 182
+
+
+def test_lrl_undefined_on_most_resamples_is_withheld_without_the_stats_warning() -> None:
+    import warnings
+
+    y, s = _rare_problem(RARE_COUNTS[8:])  # every category has positives
+    m = np.zeros(y.shape, dtype=bool)
+    m[:1] = True  # one row with known labels: a resample misses it 37% of the time
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", stats.ConditionedIntervalWarning)
+        r = toxeval.score(s, make_dataset(y, m), bootstrap=200, bootstrap_seed=0)
+    iv = r.figures["intervals"]
+    assert iv["label_ranking_loss"] is None and iv["n_undefined"]["label_ranking_loss"] > 10

@@ -202,21 +202,23 @@ def _lrl_interval(
     resample's value is the figure's definition on the drawn rows. Undefined on the
     rows (no row with a known label): ``(None, nan, None)``."""
     from toxeval import stats
+    from toxeval.stats.bootstrap import conditioned_intervals_allowed
 
     if not m.any():
         return None, float("nan"), None
     try:
-        res = stats.bootstrap(
-            "label_ranking_loss",
-            y,
-            s,
-            mask=m,
-            n_resamples=n_resamples,
-            method=METHOD,
-            confidence_level=confidence_level,
-            seed=seed,
-            n_jobs=n_jobs,
-        )
+        with conditioned_intervals_allowed():  # the rule is applied below, on the counts
+            res = stats.bootstrap(
+                "label_ranking_loss",
+                y,
+                s,
+                mask=m,
+                n_resamples=n_resamples,
+                method=METHOD,
+                confidence_level=confidence_level,
+                seed=seed,
+                n_jobs=n_jobs,
+            )
     except stats.TooFewResamplesError:
         # Defined on fewer than two resamples: no interval, but the figure and the
         # count of resamples that draw no row with a known label.
