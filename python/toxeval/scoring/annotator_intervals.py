@@ -164,8 +164,7 @@ def annotator_map_intervals(
     fewer than two rows are scored (the report's rule). An
     interval defined on fewer than two resamples is None."""
     from toxeval import metrics
-    from toxeval.stats.intervals import interval
-    from toxeval.stats.undefined import too_many_undefined, undefined_limit
+    from toxeval.stats.undefined import too_many_undefined, undefined_limit, withheld_or_percentile
 
     n_ann = np.asarray(n_annotators, dtype=np.int64)
     if not (n_ann > 0).any() or n_resamples < 2 or n_ann.shape[0] < 2:
@@ -209,11 +208,9 @@ def annotator_map_intervals(
     limit = undefined_limit(confidence_level)
 
     def ci(values: NDArray[np.float64]) -> list[float] | None:
-        ok = values[np.isfinite(values)]
-        if too_many_undefined(n_resamples - ok.shape[0], n_resamples, limit):
-            return None  # the report's rule: no interval resting on a conditioned subset
-        low, high = interval(ok, np.nan, confidence_level=confidence_level, method="percentile")
-        return [float(low), float(high)]
+        # the report's rule: no interval resting on a conditioned subset
+        got = withheld_or_percentile(values[np.isfinite(values)], n_resamples, confidence_level)
+        return None if got is None else list(got)
 
     def median(values: NDArray[np.float64]) -> float | None:
         ok = values[np.isfinite(values)]

@@ -28,7 +28,6 @@ notes that say which figures have no interval and which categories cause it.
 
 from __future__ import annotations
 
-import math
 import numbers
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal
@@ -36,7 +35,11 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from toxeval.stats.undefined import too_many_undefined, undefined_limit
+from toxeval.stats.undefined import (
+    too_many_undefined,
+    undefined_limit,
+    withheld_or_percentile,
+)
 
 if TYPE_CHECKING:
     from toxeval.scoring.result import EvaluationResult
@@ -121,18 +124,6 @@ class FigureIntervals:
             for name, u in self.n_undefined.items()
             if u is not None and getattr(self, name) is None
         }
-
-
-def _percentile(values: NDArray[np.float64], n_resamples: int, confidence_level: float) -> Interval:
-    """The percentile interval of the defined resample values (``toxeval.stats``'
-    formula) of ``n_resamples``; ``None`` when too many are undefined
-    (:func:`too_many_undefined`)."""
-    from toxeval.stats.intervals import interval
-
-    n_undefined = n_resamples - values.shape[0]
-    if too_many_undefined(n_undefined, n_resamples, undefined_limit(confidence_level)):
-        return None
-    return interval(values, math.nan, confidence_level=confidence_level, method=METHOD)
 
 
 def _ap_distribution(
@@ -286,11 +277,13 @@ def figure_intervals(
         )
         defined = np.isfinite(dist)
         for i, j in enumerate(cols):
-            ap[j] = _percentile(dist[i, defined[i]], n_resamples, confidence_level)
+            ap[j] = withheld_or_percentile(dist[i, defined[i]], n_resamples, confidence_level)
             ap_undefined[j] = int(n_resamples - defined[i].sum())
         every = defined.all(axis=0)
         map_estimate = float(np.mean(estimate))
-        map_ci = _percentile(np.mean(dist[:, every], axis=0), n_resamples, confidence_level)
+        map_ci = withheld_or_percentile(
+            np.mean(dist[:, every], axis=0), n_resamples, confidence_level
+        )
         map_undefined = int(n_resamples - every.sum())
     lrl_ci, lrl_estimate, lrl_undefined = _lrl_interval(
         y,

@@ -31,6 +31,7 @@ __all__ = [
     "tiny_label_weight",
     "too_many_undefined",
     "undefined_limit",
+    "withheld_or_percentile",
 ]
 
 #: Metrics whose ``average=None`` values are the metric on each label's column alone
@@ -122,3 +123,20 @@ def too_many_undefined(n_undefined: int, n_resamples: int, limit: float) -> bool
     share ``limit`` of them (:func:`undefined_limit`; within 1e-9 of it counts as at
     it, so 50 of 1000 at 95% is not more than 5%)."""
     return n_resamples - n_undefined < 2 or n_undefined > limit * n_resamples + 1e-9
+
+
+def withheld_or_percentile(
+    defined: NDArray[np.float64], n_resamples: int, confidence_level: float
+) -> tuple[float, float] | None:
+    """The percentile interval (``toxeval.stats``' formula) of the ``defined`` values of
+    ``n_resamples`` resamples, or ``None`` when the others are too many
+    (:func:`too_many_undefined`): the reports' intervals and the annotator intervals."""
+    import math
+
+    from toxeval.stats.intervals import interval
+
+    n_undefined = n_resamples - defined.shape[0]
+    if too_many_undefined(n_undefined, n_resamples, undefined_limit(confidence_level)):
+        return None
+    low, high = interval(defined, math.nan, confidence_level=confidence_level, method="percentile")
+    return float(low), float(high)
