@@ -116,6 +116,12 @@ impl CompSum {
         (self.s, self.c)
     }
 
+    /// Add another accumulator's terms (its sum, then its compensation).
+    pub fn absorb(&mut self, other: &CompSum) {
+        self.add(other.s);
+        self.add(other.c);
+    }
+
     /// An accumulator resumed from [`CompSum::parts`].
     pub fn from_parts(s: f64, c: f64) -> Self {
         CompSum { s, c }

@@ -32,6 +32,7 @@ from hypothesis import strategies as st
 from sklearn.metrics import average_precision_score, roc_auc_score
 from toxeval.metrics import multilabel_report
 from toxeval.streaming import LabelRuns, MultilabelAccumulator, RunsReducer, score_keys
+from toxeval.streaming.runs import range_numbers
 
 SETTINGS = settings(
     max_examples=60,
@@ -433,6 +434,81 @@ def test_runs_fed_range_by_range_equal_sklearn(p: dict[str, Any]) -> None:
         if (ys & nonzero).any() and (~ys & nonzero).any():
             auc = roc_auc_score(ys, ss, sample_weight=ws)
             assert got.roc_auc == pytest.approx(auc, rel=1e-12, abs=1e-15)
+
+
+@SETTINGS
+@given(binary_problems())
+def test_ranges_reduced_apart_and_joined_equal_one_reducer(p: dict[str, Any]) -> None:
+    """Each range reduced on its own from the weight above it (``RunsReducer.below``,
+    in any order, pickled between) and joined highest first (``then``) gives the
+    figures of one reducer fed every range, hence scikit-learn's."""
+    s, y, w, mask = p["s"], p["y"], p["w"], p["mask"]
+    keys = score_keys(s)
+    splitters = np.unique(keys)[:: max(1, len(np.unique(keys)) // p["n_ranges"])][1:]
+    bounds = [np.uint64(0), *splitters, None]
+    pieces = []
+    for lo, hi in reversed(list(itertools.pairwise(bounds))):
+        rows = (keys >= lo) & (keys < hi) if hi is not None else keys >= lo
+        pieces.append(
+            LabelRuns.from_scores(
+                y[rows],
+                s[rows],
+                mask=None if mask is None else mask[rows],
+                sample_weight=None if w is None else w[rows],
+            )
+        )
+    above = np.cumsum([0.0] + [float(r.pos.sum()) for r in pieces])
+    above_neg = np.cumsum([0.0] + [float(r.neg.sum()) for r in pieces])
+    apart = [
+        pickle.loads(pickle.dumps(RunsReducer.below(above[i], above_neg[i]).feed(r)))
+        for i, r in reversed(list(enumerate(pieces)))
+    ][::-1]
+    joined = RunsReducer()
+    for red in apart:
+        joined.then(red)
+    one = RunsReducer()
+    for r in pieces:
+        one.feed(r)
+    assert joined.result() == pytest.approx(one.result(), rel=1e-12, nan_ok=True)
+    assert (joined.n_pos, joined.n_neg) == (one.n_pos, one.n_neg)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64, np.int32, np.uint64, np.uint8])
+def test_range_numbers_equal_searchsorted_of_the_keys(dtype: Any) -> None:
+    rng = np.random.default_rng(5)
+    raw = rng.integers(0, 200, 5000)
+    s = (raw / 7).astype(dtype) if np.dtype(dtype).kind == "f" else raw.astype(dtype)
+    if np.dtype(dtype).kind == "f":
+        s[:3] = [-0.0, 0.0, -1.5]
+    keys = score_keys(s)
+    for n_bounds in (0, 1, 7, 150):
+        bounds = np.unique(rng.choice(keys, n_bounds)) if n_bounds else keys[:0]
+        want = np.searchsorted(bounds, keys, side="right")
+        got = range_numbers(s, bounds)
+        assert got.dtype == np.uint32
+        np.testing.assert_array_equal(got, want)
+    # misaligned buffers (as Dask unpickles them from a network frame) are read too
+    raw_s = bytearray(s.nbytes + 1)
+    odd_s = np.frombuffer(raw_s, dtype=s.dtype, count=s.size, offset=1)
+    odd_s[:] = s
+    raw_b = bytearray(bounds.nbytes + 1)
+    odd_b = np.frombuffer(raw_b, dtype=np.uint64, count=bounds.size, offset=1)
+    odd_b[:] = bounds
+    np.testing.assert_array_equal(range_numbers(odd_s, odd_b), want)
+    with pytest.raises(ValueError, match="1-D"):
+        range_numbers(np.zeros((2, 2)), keys[:1])
+    if np.dtype(dtype).kind == "f":
+        with pytest.raises(ValueError, match="NaN"):
+            range_numbers(np.array([0.5, np.nan], dtype=dtype), keys[:1])
+
+
+def test_reducers_of_different_dtypes_are_not_joined() -> None:
+    hi = RunsReducer().feed(LabelRuns.from_scores([1, 0], [0.9, 0.8]))
+    lo = RunsReducer.below(1.0, 1.0).feed(
+        LabelRuns.from_scores([1, 0], np.array([0.2, 0.1], dtype=np.float32))
+    )
+    with pytest.raises(ValueError, match="different score dtypes"):
+        hi.then(lo)
 
 
 def test_reducer_refuses_runs_out_of_order_and_mixed_dtypes() -> None:

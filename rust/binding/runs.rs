@@ -206,6 +206,22 @@ fn runs_reducer_feed<'py>(
     Ok(state_of(&red))
 }
 
+/// The state of a reducer for a range below ranges holding `tp` positive and `fp`
+/// negative weight (`Reducer::below`).
+#[pyfunction]
+fn runs_reducer_below(tp: f64, fp: f64) -> ReducerState {
+    state_of(&Reducer::below(tp, fp))
+}
+
+/// A reducer state joined with the state of the next lower range
+/// (`Reducer::then`); the new state.
+#[pyfunction]
+fn runs_reducer_then(upper: ReducerState, lower: ReducerState) -> PyResult<ReducerState> {
+    let mut red = reducer_of(upper)?;
+    red.then(&reducer_of(lower)?);
+    Ok(state_of(&red))
+}
+
 /// AP and ROC AUC with flags of a reducer state, given the problem's known
 /// positives and negatives.
 #[pyfunction]
@@ -229,6 +245,24 @@ fn score_keys<'py>(
     .unwrap_or_else(|| Err(dtype_error("y_score", 1, SCORE_DTYPES)))
 }
 
+/// The range number of each score (float64, float32 or int64) given ascending order
+/// keys `bounds` (`toxeval.streaming.score_keys`): how many bounds are at most its
+/// key. Sequential (the callers run one task per core already).
+#[pyfunction]
+fn range_numbers<'py>(
+    py: Python<'py>,
+    y_score: &Bound<'py, PyAny>,
+    bounds: PyReadonlyArray1<'py, u64>,
+) -> PyResult<Bound<'py, PyArray1<u32>>> {
+    let b = bounds.as_slice()?.to_vec();
+    with_array!(y_score, PyReadonlyArray1, [f64, f32, i64], |s| {
+        let owned = s.to_vec();
+        let out = run_detached(py, owned.len(), || runs::range_numbers(&owned, &b));
+        Ok(out.into_pyarray(py))
+    })
+    .unwrap_or_else(|| Err(dtype_error("y_score", 1, SCORE_DTYPES)))
+}
+
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(runs_build, m)?)?;
     m.add_function(wrap_pyfunction!(runs_merge, m)?)?;
@@ -236,6 +270,9 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(runs_reducer_new, m)?)?;
     m.add_function(wrap_pyfunction!(runs_reducer_feed, m)?)?;
     m.add_function(wrap_pyfunction!(runs_reducer_finish, m)?)?;
+    m.add_function(wrap_pyfunction!(runs_reducer_below, m)?)?;
+    m.add_function(wrap_pyfunction!(runs_reducer_then, m)?)?;
     m.add_function(wrap_pyfunction!(score_keys, m)?)?;
+    m.add_function(wrap_pyfunction!(range_numbers, m)?)?;
     Ok(())
 }

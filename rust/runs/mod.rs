@@ -23,11 +23,13 @@
 //! Spark's exact `BinaryClassificationMetrics`).
 
 mod build;
+mod ranges;
 mod reduce;
 #[cfg(test)]
 mod tests;
 
 pub use build::{build_runs, LabelRuns};
+pub use ranges::range_numbers;
 pub use reduce::{ap_auc, micro_ap_auc, Reducer};
 
 use crate::error::{MetricError, Result};

@@ -51,6 +51,41 @@ impl Reducer {
         Self::default()
     }
 
+    /// A reducer for one range of scores below ranges that hold `tp` positive and
+    /// `fp` negative weight: fed that range's runs, it adds the terms the whole
+    /// sequence would add over them, so ranges can be reduced independently (in
+    /// parallel) once the totals above each are known, then joined by
+    /// [`Reducer::then`].
+    pub fn below(tp: f64, fp: f64) -> Self {
+        Reducer {
+            tp,
+            fp,
+            ..Self::default()
+        }
+    }
+
+    /// Join the reducer of the next lower range, made by [`Reducer::below`] with
+    /// this one's totals and sharing no key with it: the result is the reducer that
+    /// was fed this one's runs and then the lower range's.
+    pub fn then(&mut self, lower: &Reducer) {
+        let mut lo = *lower;
+        lo.commit();
+        if lo.n_thresholds == 0 {
+            return;
+        }
+        self.commit();
+        self.ap.absorb(&lo.ap);
+        self.auc.absorb(&lo.auc);
+        if self.n_thresholds == 0 {
+            self.first_precision = lo.first_precision;
+        }
+        self.n_thresholds += lo.n_thresholds;
+        self.dec |= lo.dec;
+        self.inc |= lo.inc;
+        self.tp = lo.tp;
+        self.fp = lo.fp;
+    }
+
     /// Feed runs whose keys do not exceed any key fed before (checked).
     pub fn feed(&mut self, r: RunsRef<'_>) -> Result<()> {
         if let (Some((last, _, _)), Some(&first)) = (self.pending, r.keys.first()) {

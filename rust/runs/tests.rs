@@ -111,6 +111,42 @@ fn reducer_fed_range_by_range_equals_one_pass() {
 }
 
 #[test]
+fn ranges_reduced_apart_and_joined_equal_one_pass() {
+    let mut rng = StdRng::seed_from_u64(11);
+    for _ in 0..300 {
+        let n = rng.random_range(1..80);
+        let c = case(&mut rng, n, 1);
+        let whole = &runs_of(&c, 0..n)[0];
+        let (ap, auc) = reference(&c);
+        // Cut the runs (never inside one: ranges share no key) into pieces, each
+        // reduced from the totals above it alone, some pieces empty; join in order.
+        let r = &whole.runs;
+        let mut joined = Reducer::new();
+        let (mut tp, mut fp) = (0.0, 0.0);
+        let mut at = 0;
+        while at <= r.len() {
+            let end = (at + rng.random_range(0..5)).min(r.len());
+            let piece =
+                RunsRef::checked(&r.keys[at..end], &r.pos[at..end], &r.neg[at..end]).unwrap();
+            let mut lower = Reducer::below(tp, fp);
+            lower.feed(piece).unwrap();
+            tp += r.pos[at..end].iter().sum::<f64>();
+            fp += r.neg[at..end].iter().sum::<f64>();
+            joined.then(&lower);
+            if end == r.len() {
+                break;
+            }
+            at = end;
+        }
+        let (x, u) = joined.finish(whole.n_pos, whole.n_neg);
+        assert!(close(x, ap[0]), "AP {x:?} vs {:?}", ap[0]);
+        assert!(close(u, auc[0]), "AUC {u:?} vs {:?}", auc[0]);
+        assert_eq!(x.flags, ap[0].flags);
+        assert_eq!(u.flags, auc[0].flags);
+    }
+}
+
+#[test]
 fn split_tie_is_one_threshold_and_order_is_checked() {
     let mut red = Reducer::new();
     red.push(10, 1.0, 0.0);

@@ -39,7 +39,14 @@ from numpy.typing import NDArray
 from toxeval import _core
 from toxeval.metrics import BinaryFigures, check_mask, check_n_jobs, to_array, warn_binary_flags
 
-__all__ = ["LabelRuns", "PairFigures", "RunsReducer", "binary_figures", "score_keys"]
+__all__ = [
+    "LabelRuns",
+    "PairFigures",
+    "RunsReducer",
+    "binary_figures",
+    "range_numbers",
+    "score_keys",
+]
 
 SCORE_KINDS = ("float64", "float32", "int64", "uint64")
 
@@ -92,6 +99,23 @@ def score_keys(y_score: Any) -> NDArray[np.uint64]:
         keys: NDArray[np.uint64] = np.array(arr, dtype=np.uint64, copy=True)
         return keys
     return _core.score_keys(np.ascontiguousarray(s))
+
+
+def range_numbers(y_score: Any, bounds: NDArray[np.uint64]) -> NDArray[np.uint32]:
+    """The range number of each of 1-D scores given ascending order keys ``bounds``
+    (from :func:`score_keys`): how many bounds are at most its key, i.e.
+    ``np.searchsorted(bounds, score_keys(y_score), side="right")``, in one native
+    pass without the keys (several times faster than that on random scores)."""
+    arr = to_array(y_score)
+    if arr.ndim != 1:
+        raise ValueError(f"range_numbers needs 1-D scores; got shape {arr.shape}")
+    kind, s = _kind_of(arr)
+    # aligned as well as contiguous: Dask's out-of-band buffers can be misaligned
+    b = np.require(bounds, dtype=np.uint64, requirements=("C", "A"))
+    if kind == "uint64":
+        out: NDArray[np.uint32] = np.searchsorted(b, arr, side="right").astype(np.uint32)
+        return out
+    return _core.range_numbers(np.require(s, requirements=("C", "A")), b)
 
 
 class LabelRuns:
@@ -334,6 +358,30 @@ class RunsReducer:
         self.score_kind = runs.score_kind
         self.n_pos += runs.n_pos
         self.n_neg += runs.n_neg
+        return self
+
+    @classmethod
+    def below(cls, pos_weight: float, neg_weight: float) -> RunsReducer:
+        """A reducer for one range of scores below ranges holding ``pos_weight``
+        positive and ``neg_weight`` negative weight: fed that range's runs, it holds
+        the range's share of the figures, so ranges can be reduced apart (in
+        parallel) once the totals above each are known, and joined with
+        :meth:`then`, highest range first."""
+        out = cls()
+        out._state = _core.runs_reducer_below(float(pos_weight), float(neg_weight))
+        return out
+
+    def then(self, lower: RunsReducer) -> RunsReducer:
+        """Join the reducer of the next lower range (made by :meth:`below` with the
+        weights fed here so far, no score shared with them): as if its runs had been
+        fed here (returns self)."""
+        kinds = {k for k in (self.score_kind, lower.score_kind) if k is not None}
+        if len(kinds) > 1:
+            raise ValueError(f"cannot join reducers of different score dtypes: {sorted(kinds)}")
+        self._state = _core.runs_reducer_then(self._state, lower._state)
+        self.score_kind = self.score_kind or lower.score_kind
+        self.n_pos += lower.n_pos
+        self.n_neg += lower.n_neg
         return self
 
     def result(self, *, warn: bool = False) -> PairFigures:
