@@ -174,7 +174,7 @@ def multilabel_report(
     AP and ROC AUC (per label and micro) come from a tree merge of each label's runs
     when they fit a worker, else from range partitions by score (no worker or client
     holds a label's runs): chosen by a first pass over the data, or forced with
-    ``n_ranges`` (ranges per label). ``memory_limit``: the bytes one worker may use
+    ``n_ranges`` (ranges, shared by every label). ``memory_limit``: the bytes one worker may use
     (``"2GB"``; default 2 GiB, or half the smallest worker's limit), which sizes the
     ranges and the passes over the data."""
     MultilabelAccumulator(threshold=threshold, n_jobs=n_jobs)  # argument checks, here

@@ -8,28 +8,31 @@ the data.
    label and, for ``multilabel_report``, the report's additive totals
    (``MultilabelAccumulator(keep_runs=False)``: O(labels)); these are tree-merged to
    the client.
-2. **Plan** (:func:`plan_ranges`, on the client): from the sample, each label's
-   splitters (a range is ``lo <= key < hi``, so equal scores never straddle two
-   ranges); from the known cells and a memory target per worker, how many ranges
-   each label needs (one range, reduced by one task, fits the target) and how many
-   passes over the data (the cells of one pass, held on the workers, fit the
-   target on every worker).
+2. **Plan** (:func:`plan_ranges`, on the client): from the sample, one set of
+   splitters shared by every label (a range is ``lo <= key < hi``, so equal scores
+   never straddle two ranges, and the micro average's range is the union of the
+   labels' ranges: its cells are not cut or held a second time); from the known
+   cells and a memory target per worker, how many ranges (one range, reduced by one
+   task, fits the target) and how many passes over the data (the cells of one pass,
+   held on the workers, fit the target on every worker).
 3. **Passes**, highest scores first: each block task keeps the known cells of the
    pass's ranges (score, label, weight: 5 bytes a cell for float32 unweighted
-   scores), bucketed by range; for every label a chain of tasks, highest range
-   first, gathers one range's cells from every block, turns them into runs
-   (``LabelRuns.from_scores``) and feeds them to the label's
-   ``toxeval.streaming.RunsReducer``, whose state (a few numbers: the positive and
-   negative weight above) moves from task to task.
+   scores), by range, label after label; the first pass also sums each range's
+   positive and negative weight per label (a tree of small arrays). One task per
+   range then gathers the range's cells from every block, turns each label's into
+   runs (``LabelRuns.from_scores``; the micro average's are their merge) and feeds
+   them to reducers started from the weight above the range
+   (``RunsReducer.below``): the ranges are reduced in parallel, and the client
+   joins their reducers (a few numbers each) highest range first
+   (``RunsReducer.then``).
 
-The client receives the survey and, per pass, one reducer per label. The splitters
+The client receives the survey, the totals and, per pass, a few reducers per range. The splitters
 only balance the ranges; exactness never depends on them (the reducer gives
 scikit-learn's figures over all the cells it was fed).
 """
 
 from __future__ import annotations
 
-import copy
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -49,6 +52,7 @@ from toxeval.streaming import (
     binary_figures,
     score_keys,
 )
+from toxeval.streaming.runs import range_numbers
 
 __all__ = [
     "Plan",
@@ -67,8 +71,8 @@ SAMPLE_PER_BLOCK = 2048
 SAMPLE_MAX = 1 << 16
 # Bytes a reduce task holds per cell of its range: the cells gathered from the blocks
 # and their concatenation, the order keys and the sort's buffer, the runs (24 bytes
-# per distinct score).
-REDUCE_BYTES_PER_CELL = 80
+# per distinct score), and the micro average's merged runs (24 bytes more).
+REDUCE_BYTES_PER_CELL = 96
 
 
 def _as_2d(x: Any) -> Any:
@@ -159,18 +163,21 @@ def tree_suffices(survey: Survey, state_bytes: int) -> bool:
 
 
 class Plan(NamedTuple):
-    """Per target (each label, then the raveled matrix for micro averages when asked)
-    its splitters; per pass, highest first, each target's range numbers [a, b)."""
+    """One set of splitters shared by every label (range ``g`` holds the keys
+    ``bounds[g-1] <= key < bounds[g]`` of every label, so the micro average's range
+    ``g`` is the union of the labels' ranges ``g``); per pass, highest first, the
+    range numbers [a, b) it reduces; the labels (K) and which figures are asked."""
 
-    bounds: list[NDArray[np.uint64]]
-    passes: list[list[tuple[int, int]]]
+    bounds: NDArray[np.uint64]
+    passes: list[tuple[int, int]]
+    k: int
     micro: bool
     labels: bool
 
     @property
     def n_ranges(self) -> int:
-        """The most ranges of any target."""
-        return max((b.size + 1 for b in self.bounds), default=1)
+        """How many ranges the scores are cut into."""
+        return int(self.bounds.size) + 1
 
 
 def plan_ranges(
@@ -182,69 +189,61 @@ def plan_ranges(
     labels: bool = True,
     micro: bool = False,
 ) -> Plan:
-    """Splitters and passes for ``survey``'s data: ``n_ranges`` per target when given,
-    else as many as make one range's reduce task fit ``state_bytes``; passes so that
-    the cells of one pass fit ``state_bytes`` on each of ``n_workers`` workers."""
+    """Splitters and passes for ``survey``'s data: ``n_ranges`` ranges when given,
+    else as many as make one range's reduce task (every label's cells of the range)
+    fit ``state_bytes``; passes so that the cells of one pass fit ``state_bytes`` on
+    each of ``n_workers`` workers."""
     if n_ranges is not None and (
         isinstance(n_ranges, bool) or not isinstance(n_ranges, int) or n_ranges < 1
     ):
         raise ValueError(f"n_ranges must be an int >= 1; got {n_ranges!r}")
-    targets: list[tuple[NDArray[np.uint64], int]] = []
-    if labels:
-        targets += [(survey.sample[:, j], int(survey.known[j])) for j in range(survey.known.size)]
-    if micro:
-        targets.append((survey.sample.ravel(), int(survey.known.sum())))
+    cells = int(survey.known.sum())
     cell = survey.itemsize + 1 + (8 if survey.weighted else 0)
-    total = sum(c for _, c in targets) * cell
-    n_passes = max(1, -(-total // max(1, n_workers * state_bytes)))
-    bounds = []
-    for keys, cells in targets:
-        r = n_ranges
-        if r is None:
-            r = max(n_passes, -(-cells * REDUCE_BYTES_PER_CELL // max(1, state_bytes)))
-        bounds.append(quantile_splitters(np.unique(keys), r))
-    n_passes = min(n_passes, max((b.size + 1 for b in bounds), default=1))
-    passes = []
-    for p in reversed(range(n_passes)):
-        spans = []
-        for b in bounds:
-            r = b.size + 1
-            spans.append((p * r // n_passes, (p + 1) * r // n_passes))
-        passes.append(spans)
-    return Plan(bounds, passes, micro, labels)
+    n_passes = max(1, -(-cells * cell // max(1, n_workers * state_bytes)))
+    r = n_ranges
+    if r is None:
+        r = max(n_passes, -(-cells * REDUCE_BYTES_PER_CELL // max(1, state_bytes)))
+    bounds = quantile_splitters(np.unique(survey.sample.ravel()), r)
+    total = int(bounds.size) + 1
+    n_passes = min(n_passes, total)
+    passes = [
+        (p * total // n_passes, (p + 1) * total // n_passes) for p in reversed(range(n_passes))
+    ]
+    return Plan(bounds, passes, int(survey.known.size), micro, labels)
 
 
 # ------------------------------------------------------------------ 3. passes
 
 
 class Cells(NamedTuple):
-    """Known cells of one range of one target in one block (scores in their own
-    dtype, positive flags, weights or None)."""
+    """Known cells of one range in one block, label after label: scores (their own
+    dtype), positive flags, weights or None, and each label's number of cells."""
 
     scores: NDArray[Any]
     positive: NDArray[np.bool_]
     weight: NDArray[np.float64] | None
+    counts: NDArray[np.int64]
 
 
-def _bucket(
-    out: dict[tuple[int, int], Cells],
-    t: int,
-    rank: NDArray[np.intp],
-    n_ranges: int,
-    scores: NDArray[Any],
-    positive: NDArray[np.bool_],
-    weight: NDArray[np.float64] | None,
-) -> None:
-    if scores.size == 0:
-        return
-    if n_ranges == 1:
-        out[(t, 0)] = Cells(scores, positive, weight)
-        return
-    order, slices = range_slices(rank, n_ranges)
-    s, y = scores[order], positive[order]
-    w = None if weight is None else weight[order]
-    for g, a, b in slices:
-        out[(t, g)] = Cells(s[a:b], y[a:b], None if w is None else w[a:b])
+class BlockCut(NamedTuple):
+    """One block's cells of a pass, by range number, and (in the first pass) the
+    positive and negative weight of its known cells per range and label,
+    shape (2, ranges, K)."""
+
+    cells: dict[int, Cells]
+    totals: NDArray[np.float64] | None
+
+
+def _range_numbers(
+    scores: NDArray[Any], bounds: NDArray[np.uint64], a: int, b: int, everything: bool
+) -> tuple[NDArray[np.uint32], NDArray[np.intp] | None]:
+    """Range numbers of ``scores`` (all, when ``everything``) or of the scores in
+    ranges [a, b) with their positions."""
+    rank = range_numbers(scores, bounds)
+    if everything or (a == 0 and b == bounds.size + 1):
+        return rank, None
+    idx = np.flatnonzero((rank >= a) & (rank < b))
+    return rank[idx], idx
 
 
 def cut_block(
@@ -253,17 +252,19 @@ def cut_block(
     mask: Any,
     weight: Any,
     *,
-    bounds: list[NDArray[np.uint64]],
-    spans: list[tuple[int, int]],
-    labels: bool,
-    micro: bool,
-) -> dict[tuple[int, int], Cells]:
-    """The known cells of one block in the pass's ranges, keyed by (target, range)."""
+    bounds: NDArray[np.uint64],
+    span: tuple[int, int],
+    totals: bool,
+) -> BlockCut:
+    """The known cells of one block in the pass's ranges ``span`` = [a, b), by range,
+    and with ``totals`` each range's positive and negative weight per label."""
     ys = _as_2d(y_score)
     n, k = ys.shape
-    out: dict[tuple[int, int], Cells] = {}
+    n_ranges = bounds.size + 1
+    tot = np.zeros((2, n_ranges, k)) if totals else None
     if n == 0:
-        return out
+        return BlockCut({}, tot)
+    a, b = span
     # one column at a time, contiguous: the transposes cost one pass each
     scores = np.ascontiguousarray(ys.T)
     positive = np.ascontiguousarray(np.asarray(_as_2d(y_true)).T) == 1
@@ -271,98 +272,150 @@ def cut_block(
     known = None if m is None else np.ascontiguousarray(np.asarray(m, dtype=bool).T)
     w = as_numpy(weight)
     w = None if w is None else np.asarray(w, dtype=np.float64)
-    mt = k if labels else 0
-    micro_parts: dict[int, list[Cells]] = {}
+    Piece = tuple[int, NDArray[Any], NDArray[np.bool_], NDArray[np.float64] | None]
+    parts: dict[int, list[Piece]] = {}
     for j in range(k):
-        keys = score_keys(scores[j])
-        for t in ([j] if labels else []) + ([mt] if micro else []):
-            a, b = spans[t]
-            if a >= b:
-                continue
-            n_ranges = bounds[t].size + 1
-            rank = np.searchsorted(bounds[t], keys, side="right")
-            s, y, wj = scores[j], positive[j], w
-            if a > 0 or b < n_ranges or known is not None:
-                sel = (rank >= a) & (rank < b)
-                if known is not None:
-                    sel &= known[j]
-                idx = np.flatnonzero(sel)
-                rank, s, y = rank[idx], s[idx], y[idx]
-                wj = None if w is None else w[idx]
-            if t == mt and micro:
-                part: dict[tuple[int, int], Cells] = {}
-                _bucket(part, t, rank, n_ranges, s, y, wj)
-                for (_, g), piece in part.items():
-                    micro_parts.setdefault(g, []).append(piece)
-            else:
-                _bucket(out, t, rank, n_ranges, s, y, wj)
-    for g, pieces in micro_parts.items():
-        out[(mt, g)] = Cells(
-            np.concatenate([c.scores for c in pieces]),
-            np.concatenate([c.positive for c in pieces]),
-            None
-            if w is None
-            else np.concatenate([c.weight for c in pieces if c.weight is not None]),
+        s, y, wj = scores[j], positive[j], w
+        if known is not None and not known[j].all():
+            at = np.flatnonzero(known[j])
+            s, y = s[at], y[at]
+            wj = None if w is None else w[at]
+        rank, idx = _range_numbers(s, bounds, a, b, tot is not None)
+        if tot is not None:
+            tot[0, :, j] = np.bincount(rank[y], None if wj is None else wj[y], n_ranges)
+            tot[1, :, j] = np.bincount(rank[~y], None if wj is None else wj[~y], n_ranges)
+            if a > 0 or b < n_ranges:
+                idx = np.flatnonzero((rank >= a) & (rank < b))
+                rank = rank[idx]
+        if idx is not None:
+            s, y = s[idx], y[idx]
+            wj = None if wj is None else wj[idx]
+        if s.size == 0:
+            continue
+        order, slices = range_slices(rank, n_ranges)
+        s, y = s[order], y[order]
+        wj = None if wj is None else wj[order]
+        for g, lo, hi in slices:
+            piece = (j, s[lo:hi], y[lo:hi], None if wj is None else wj[lo:hi])
+            parts.setdefault(g, []).append(piece)
+    cells = {}
+    for g, pieces in parts.items():
+        counts = np.zeros(k, dtype=np.int64)
+        for j, sj, _, _ in pieces:
+            counts[j] = sj.size
+        weights = [pw for _, _, _, pw in pieces if pw is not None]
+        cells[g] = Cells(
+            np.concatenate([sj for _, sj, _, _ in pieces]),
+            np.concatenate([yj for _, _, yj, _ in pieces]),
+            np.concatenate(weights) if weights else None,
+            counts,
         )
+    return BlockCut(cells, tot)
+
+
+def _pick(cut: BlockCut, g: int) -> Cells | None:
+    return cut.cells.get(g)
+
+
+def _totals(cut: BlockCut) -> NDArray[np.float64]:
+    if cut.totals is None:  # pragma: no cover - the first pass always asks for them
+        raise ValueError("this cut holds no totals")
+    return cut.totals
+
+
+def _add(*totals: NDArray[np.float64]) -> NDArray[np.float64]:
+    out: NDArray[np.float64] = np.sum(totals, axis=0)
     return out
 
 
-def _pick(cells: dict[tuple[int, int], Cells], key: tuple[int, int]) -> Cells | None:
-    return cells.get(key)
+def range_offsets(totals: NDArray[np.float64], g: int) -> NDArray[np.float64]:
+    """The positive and negative weight of every label above range ``g``, (2, K)."""
+    out: NDArray[np.float64] = totals[:, g + 1 :, :].sum(axis=1)
+    return out
 
 
-class Reduction(NamedTuple):
-    """A target's reducer (the ranges fed so far) and its positive weight."""
-
-    reducer: RunsReducer
-    pos_weight: float
-
-
-def reduce_range(state: Reduction, *pieces: Cells | None) -> Reduction:
-    """``state`` fed one more range (lower than every range fed before): the runs of
-    every block's cells of it. A new state: the input is not changed (a retried task
-    sees it as it was)."""
+def reduce_range(
+    offsets: NDArray[np.float64], *pieces: Cells | None, labels: bool, micro: bool
+) -> list[RunsReducer]:
+    """Range ``g`` reduced on its own: for each label (when ``labels``), then for the
+    micro average (when ``micro``), a reducer started from the weight above the range
+    (``offsets``, (2, K)) and fed the runs of every block's cells of it. Joined
+    highest range first (``RunsReducer.then``) they give the figures of all cells."""
     full = [p for p in pieces if p is not None and p.scores.size]
-    if not full:
-        return state
-    weights = None
-    if any(p.weight is not None for p in full):
-        weights = np.concatenate(
-            [p.weight if p.weight is not None else np.ones(p.scores.size) for p in full]
+    k = offsets.shape[1]
+    starts = [np.concatenate([[0], np.cumsum(p.counts)]) for p in full]
+    weighted = any(p.weight is not None for p in full)
+    runs: list[LabelRuns | None] = []
+    for j in range(k):
+        segs = [
+            (p, int(st[j]), int(st[j + 1]))
+            for p, st in zip(full, starts, strict=True)
+            if st[j + 1] > st[j]
+        ]
+        if not segs:
+            runs.append(None)
+            continue
+        w = None
+        if weighted:
+            w = np.concatenate(
+                [p.weight[a:b] if p.weight is not None else np.ones(b - a) for p, a, b in segs]
+            )
+        runs.append(
+            LabelRuns.from_scores(
+                np.concatenate([p.positive[a:b] for p, a, b in segs]),
+                np.concatenate([p.scores[a:b] for p, a, b in segs]),
+                sample_weight=w,
+            )
         )
-    runs = LabelRuns.from_scores(
-        np.concatenate([p.positive for p in full]),
-        np.concatenate([p.scores for p in full]),
-        sample_weight=weights,
-    )
-    reducer = copy.copy(state.reducer)
-    reducer.feed(runs)
-    return Reduction(reducer, state.pos_weight + float(np.sum(runs.pos)))
+    out = []
+    if labels:
+        for j in range(k):
+            red = RunsReducer.below(offsets[0, j], offsets[1, j])
+            out.append(red if runs[j] is None else red.feed(runs[j]))  # type: ignore[arg-type]
+    if micro:
+        red = RunsReducer.below(offsets[0].sum(), offsets[1].sum())
+        present = [r for r in runs if r is not None]
+        out.append(red.feed(LabelRuns.merge_all(present)) if present else red)
+    return out
 
 
 def ranged_figures(
     blocks: list[tuple[Any, ...]], plan: Plan
 ) -> tuple[list[PairFigures], PairFigures | None, NDArray[np.float64]]:
     """Each label's AP/ROC AUC figures (no warnings emitted; none when the plan has no
-    labels), the micro figures (when planned) and each label's positive weight."""
-    n_targets = len(plan.bounds)
-    states = [Reduction(RunsReducer(), 0.0) for _ in range(n_targets)]
+    labels), the micro figures (when planned) and each label's positive weight.
+
+    Each pass cuts every block into the pass's ranges; the first pass also sums the
+    weight of every range, so each range's reduce task knows the weight above it and
+    runs independently of the others (in parallel); only the reducers' few numbers
+    come back, joined here highest range first."""
+    n_targets = (plan.k if plan.labels else 0) + (1 if plan.micro else 0)
+    joined = [RunsReducer() for _ in range(n_targets)]
+    totals: NDArray[np.float64] | None = None
     cut, pick, reduce = task(cut_block), task(_pick), task(reduce_range)
-    for spans in plan.passes:
-        pieces = [
-            cut(*b, bounds=plan.bounds, spans=spans, labels=plan.labels, micro=plan.micro)
-            for b in blocks
-        ]
+    for a, b in plan.passes:
+        first = totals is None
+        cuts = [cut(*blk, bounds=plan.bounds, span=(a, b), totals=first) for blk in blocks]
+        summed: Any = totals
+        if first:
+            summed = tree_reduce([task(_totals)(c) for c in cuts], _add, split_every=32)
         graphs = []
-        for t, (a, b) in enumerate(spans):
-            state: Any = states[t]
-            for g in range(b - 1, a - 1, -1):
-                state = reduce(state, *[pick(p, (t, g)) for p in pieces])
-            graphs.append(state)
-        states = list(compute_one(task(list)(graphs)))
-    figs = [s.reducer.result() for s in states]
+        for g in range(b - 1, a - 1, -1):
+            offsets = task(range_offsets)(summed, g) if first else range_offsets(summed, g)
+            graphs.append(
+                reduce(offsets, *[pick(c, g) for c in cuts], labels=plan.labels, micro=plan.micro)
+            )
+        out = compute_one(task(list)([summed if first else None, *graphs]))
+        if first:
+            totals = out[0]
+        for reducers in out[1:]:
+            for t, red in enumerate(reducers):
+                joined[t].then(red)
+    figs = [r.result() for r in joined]
     micro = figs.pop() if plan.micro else None
-    support = np.array([s.pos_weight for s in states[: len(figs)]], dtype=np.float64)
+    if totals is None:  # pragma: no cover - a plan has at least one pass
+        totals = np.zeros((2, 1, plan.k))
+    support = totals[0].sum(axis=0) if plan.labels else np.zeros(0)
     return figs, micro, support
 
 

@@ -282,7 +282,7 @@ def score_on_dask(
             acc, binary = ranged_report(blocks, survey, plan)
             ranges_info = {
                 "path": "range partitions",
-                "ranges_per_label": plan.n_ranges,
+                "ranges": plan.n_ranges,
                 "passes": len(plan.passes),
             }
     except (distributed.client.FutureCancelledError, OSError, TimeoutError) as e:
