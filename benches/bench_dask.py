@@ -28,7 +28,16 @@
 6. ``--no-accumulator`` skips the single-process ``MultilabelAccumulator`` step;
    ``--no-in-memory`` skips the in-memory report too (for N too large for one
    process: then nothing checks the result against it).
-7. ``--plot A.json,B.json`` draws ``bench_dask.png`` (time and worker peak against N,
+7. ``--ooc``: the shards are **the out-of-core benchmark's** (``bench_out_of_core.py``'s
+   layout: ``id``, a ``labels`` K-vector, one float32 column per category; generated
+   by its code into ``--data-dir``/``N``/ when absent), and in the same run, before
+   the Dask calls, ``toxeval score DIR --dataset DIR --memory-limit LIMIT --bootstrap
+   0`` (out-of-core scoring, the CLI in a fresh process) is timed on them: the table
+   gives each Dask time as a ratio to it, and each Dask result's AP and ROC AUC per
+   label must equal the out-of-core run's (1e-12 relative). Dask reads the shards with
+   ``dd.from_map`` (pyarrow per shard, the labels vector into 15 int8 columns); no
+   in-memory report is made.
+8. ``--plot A.json,B.json`` draws ``bench_dask.png`` (time and worker peak against N,
    per worker count) from the JSON of earlier runs, and exits.
 
 Writes ``bench_dask.json`` and ``bench_dask.md`` into ``--out``.
@@ -52,6 +61,7 @@ OPTS: dict[str, Any] = {
     "accumulator": True,
     "in_memory": True,
     "memory_limit": None,
+    "ooc": False,
 }
 
 
@@ -185,8 +195,64 @@ def _spy_plan(record: dict[str, Any]) -> None:
     tdm.ranged_report = spy  # type: ignore[assignment]
 
 
-def on_dask(folder: Path, workers: int, want: Any) -> dict[str, Any]:
+def _ooc_shard(path: str, cats: list[str]) -> Any:
+    """One shard of the out-of-core bench as a pandas frame of y0..y14 (int8) and
+    s0..s14 (float32); ``cats``: its score columns (runs on the workers, which do not
+    import this script's neighbours)."""
+    import pandas as pd
+    import pyarrow.parquet as pq
+
+    t = pq.read_table(path, columns=["labels", *cats])
+    y = t["labels"].combine_chunks().flatten().to_numpy().reshape(-1, K)
+    cols: dict[str, Any] = {f"y{j}": y[:, j] for j in range(K)}
+    cols |= {f"s{j}": t[c].to_numpy() for j, c in enumerate(cats)}
+    return pd.DataFrame(cols)
+
+
+def _frame(folder: Path) -> Any:
     import dask.dataframe as dd
+
+    if not OPTS["ooc"]:
+        return dd.read_parquet(str(folder))
+    import functools
+
+    import bench_out_of_core as ooc
+
+    paths = sorted(str(p) for p in folder.glob("*.parquet"))
+    return dd.from_map(functools.partial(_ooc_shard, cats=list(ooc._categories())), paths)
+
+
+def ooc_cli(folder: Path, out: Path) -> dict[str, Any]:
+    """Out-of-core scoring of the shards by the CLI in a fresh process (the
+    out-of-core bench's own scoring step)."""
+    import shutil
+    import sys
+    import tempfile
+
+    import bench_out_of_core as ooc
+
+    res = Path(tempfile.mkdtemp(prefix="ooc-", dir=out))
+    cmd = [sys.executable, "-m", "toxeval", "score", str(folder), "--dataset", str(folder)]
+    cmd += ["--memory-limit", OPTS["memory_limit"] or "2GB", "--bootstrap", "0", "-q"]
+    cmd += ["--out", str(res / "r")]
+    timed = ooc._timed(cmd, dict(os.environ, TOXEVAL_TIMINGS="1"))
+    results = json.loads((res / "r" / "results.json").read_text())
+    shutil.rmtree(res, ignore_errors=True)
+    per = results["per_category"]
+    return {
+        "seconds": timed["wall_s"],
+        "cpu_s": timed["cpu_s"],
+        "peak_rss_bytes": timed["peak_rss_bytes"],
+        "load": timed["load_1min_before"],
+        "steps_cpu": timed["steps_cpu"],
+        "ap": [c["ap"] for c in per],
+        "roc_auc": [c["roc_auc"] for c in per],
+        "support": [c["support"] for c in per],
+        "path": results["config"]["out_of_core"]["path"],
+    }
+
+
+def on_dask(folder: Path, workers: int, want: Any) -> dict[str, Any]:
     import toxeval.dask as td
     from distributed import Client, LocalCluster
 
@@ -211,7 +277,7 @@ def on_dask(folder: Path, workers: int, want: Any) -> dict[str, Any]:
         plan: dict[str, Any] = {"path": "tree"}
         _spy_plan(plan)
         t0 = time.perf_counter()
-        df = dd.read_parquet(str(folder))
+        df = _frame(folder)
         report = td.multilabel_report(df[ycols], df[scols], memory_limit=OPTS["memory_limit"])
         seconds = time.perf_counter() - t0
         peaks = client.run(_hwm)
@@ -248,7 +314,11 @@ def on_dask(folder: Path, workers: int, want: Any) -> dict[str, Any]:
             }
             if want is not None:
                 np.testing.assert_allclose(ap, want["ap"], rtol=1e-12, atol=0)
-    if want is not None:
+    if want is not None and OPTS["ooc"]:
+        for key in ("ap", "roc_auc"):
+            np.testing.assert_allclose(report[key], want[key], rtol=1e-12, atol=0)
+        assert np.array_equal(report["support"], want["support"])
+    elif want is not None:
         for key in ("ap", "roc_auc", "f1", "ap_micro", "roc_auc_micro", "label_ranking_loss"):
             np.testing.assert_allclose(report[key], want[key], rtol=1e-12, atol=0)
         assert np.array_equal(report["support"], want["support"])
@@ -324,6 +394,9 @@ def main() -> None:
     ap.add_argument("--no-accumulator", action="store_true")
     ap.add_argument("--memory-limit", default=None, help="per-worker target (default 2 GiB)")
     ap.add_argument("--no-in-memory", action="store_true")
+    ap.add_argument(
+        "--ooc", action="store_true", help="the out-of-core bench's shards, timed against it"
+    )
     ap.add_argument("--plot", default=None, help="JSON files of earlier runs, comma-separated")
     args = ap.parse_args()
     if args.plot:
@@ -338,6 +411,7 @@ def main() -> None:
         accumulator=not args.no_accumulator,
         in_memory=not args.no_in_memory,
         memory_limit=args.memory_limit,
+        ooc=args.ooc,
     )
     sizes = [int(float(x)) for x in args.sizes.split(",")]
     workers = [int(x) for x in args.workers.split(",")]
@@ -346,21 +420,37 @@ def main() -> None:
     rows = []
     for n in sizes:
         folder = Path(args.data_dir) / str(n)
-        paths = make_shards(folder, n, args.rows_per_shard)
-        mem = in_memory(paths)
-        want = mem.pop("report")
-        print(f"N={n:.0e} in memory: {mem}", flush=True)
+        ooc: dict[str, Any] | None = None
+        if args.ooc:
+            import bench_out_of_core
+
+            bench_out_of_core.generate(folder, n, args.rows_per_shard)
+            OPTS["in_memory"] = False
+            mem = in_memory([])
+            ooc = ooc_cli(folder, out)
+            want: Any = {k: np.asarray(ooc[k]) for k in ("ap", "roc_auc", "support")}
+            print(f"N={n:.0e} out of core: {ooc}", flush=True)
+        else:
+            paths = make_shards(folder, n, args.rows_per_shard)
+            mem = in_memory(paths)
+            want = mem.pop("report")
+            print(f"N={n:.0e} in memory: {mem}", flush=True)
         for w in workers:
             d = on_dask(folder, w, want)
             print(f"N={n:.0e} dask {w} workers: {d}", flush=True)
-            rows.append({"n": n, **{f"mem_{k}": v for k, v in mem.items()}, **d})
+            mem.pop("report", None)
+            row = {"n": n, **{f"mem_{k}": v for k, v in mem.items()}, **d}
+            if ooc is not None:
+                row["ooc"] = {k: v for k, v in ooc.items() if k not in ("ap", "roc_auc", "support")}
+            rows.append(row)
     (out / "bench_dask.json").write_text(json.dumps(rows, indent=1))
     mib = 1 << 20
     lines = [
         "| N | workers | path | Dask (s) | worker peak (MiB) | client growth (MiB) "
         "| tree merge (s / worker peak MiB) | in-memory read + report (s) "
-        "| report peak (MiB) | accumulator (s) | load |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| report peak (MiB) | accumulator (s) | out of core (s, load) | Dask / out of core "
+        "| load |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         plan = r["plan"]
@@ -379,10 +469,13 @@ def main() -> None:
         mem_peak = (
             "-" if r["mem_report_peak_bytes"] is None else f"{r['mem_report_peak_bytes'] / mib:.0f}"
         )
+        o = r.get("ooc")
+        ooc_cell = "-" if o is None else f"{o['seconds']:.2f} ({o['load']})"
+        ratio = "-" if o is None else f"{r['seconds'] / o['seconds']:.2f}x"
         lines.append(
             f"| {r['n']:.0e} | {r['workers']} | {path} | {r['seconds']:.2f} | "
             f"{r['worker_peak_bytes'] / mib:.0f} | {r['client_peak_growth_bytes'] / mib:.0f} | "
-            f"{tree} | {mem} | {mem_peak} | {acc} | "
+            f"{tree} | {mem} | {mem_peak} | {acc} | {ooc_cell} | {ratio} | "
             f"{r['mem_load']} / {r['load']} |"
         )
     (out / "bench_dask.md").write_text("\n".join(lines) + "\n")
