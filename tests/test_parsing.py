@@ -393,6 +393,53 @@ def test_partial_lists_unknown_names(text: str, labels: set[str], unknown: tuple
     check_invariants(r, TOX15)
 
 
+UNPLACED_CASES: list[tuple[str, set[str], tuple[str, ...]]] = [
+    ("Catégories : haine, violence", {"violence"}, ("haine",)),
+    ("Kategorien: Hass, Gewalt, violence", {"violence"}, ("Hass", "Gewalt")),
+    ('["haine", "violence"]', {"violence"}, ("haine",)),
+    ("hate, spam", {"hate"}, ("spam",)),
+    ("- violence\n- clickbait\n- Drugs", {"violence", "drugs"}, ("clickbait",)),
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "labels", "unknown"), UNPLACED_CASES, ids=[c[0][:40] for c in UNPLACED_CASES]
+)
+def test_a_listed_name_the_taxonomy_lacks_leaves_the_rest_unknown(
+    text: str, labels: set[str], unknown: tuple[str, ...]
+) -> None:
+    """A list that names something the taxonomy does not hold ("haine" is French for
+    hate) does not say the categories it leaves out are negative: any of them may be
+    meant. They are unknown (NaN), never 0: "haine, violence" once scored hate 0."""
+    r = p(text)
+    assert r.status == "partial", r
+    assert r.labels == labels and r.unknown == unknown
+    for j, cat in enumerate(TOX15.categories):
+        if cat.id in labels:
+            assert r.scores[j] == 1.0
+        else:
+            assert np.isnan(r.scores[j]), (cat.id, r.scores)
+    assert r.reason is not None and "may name any category" in r.reason
+    check_invariants(r, TOX15)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "After analyzing, I conclude: harassment",
+        "Categories: harassment\nConfidence: high",
+        "After careful review, the content falls under the following categories:\n\n1. harassment",
+    ],
+)
+def test_prose_around_a_list_keeps_it_complete(text: str) -> None:
+    """Lead-in prose and meta fields beside a list are not names of categories: the
+    list still says what it leaves out is negative."""
+    r = p(text)
+    assert r.labels == {"harassment"}
+    assert not np.isnan(r.scores).any(), r.scores
+    assert r.reason is None or "may name any category" not in r.reason
+
+
 def test_unknown_name_scored_zero_is_not_partial() -> None:
     # an unrecognised key with a false/zero value loses nothing.
     r = p('{"hate": true, "spam": false}')

@@ -33,6 +33,7 @@ class Acc:
         "scores",
         "sentences",
         "unknown",
+        "unplaced",
         "unsafe_flag",
         "unsure",
     )
@@ -46,6 +47,10 @@ class Acc:
         self.complete = False
         # columns an unrecognised name may stand for ("violance"): unknown, never 0
         self.unsure: dict[int, None] = {}
+        # asserted names that match no category and look like no one in particular
+        # ("haine", "Hass", "spam"): any category may be meant, so a list that holds
+        # one does not say the categories it leaves out are negative
+        self.unplaced: list[str] = []
         # a dict used as an insertion-ordered set: membership is O(1), order is kept
         self.unknown: dict[str, None] = {}
         self.errors: list[str] = []

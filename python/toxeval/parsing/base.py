@@ -108,6 +108,22 @@ SUBSPLIT_RE = re.compile(r"\s*/\s*|\s+and\s+|\s*&\s*|\s+or\s+|\s*\+\s*", re.IGNO
 
 # An unrecognised item of this many words that mentions a category is a sentence.
 _SENTENCE_WORDS = 4
+# An unrecognised item of at most this many words that suggests no category is a name
+# of something the taxonomy may hold under another word ("haine", "Hass", "spam"),
+# unless a word of it belongs to the prose or the headings around an answer
+# ("After careful review", "Confidence: high", "### Present").
+_UNPLACED_WORDS = 3
+_PROSE_WORDS = frozenset(
+    (
+        "a an the of in on to for from by with and or not no this that these those here "
+        "there it is are was be been i we my our your after before under following based "
+        "careful carefully review reviewed analysis analyzing analysing analyzed analysed "
+        "conclusion conclude final answer output result results verdict assessment label "
+        "labels category categories present absent detected other others none confidence "
+        "score scores severity level risk reason reasoning rationale explanation note "
+        "notes summary overall content text message"
+    ).split()
+)
 
 
 class ParserBase:
@@ -178,8 +194,14 @@ class ParserBase:
         never a 0, and the reason says which category was meant."""
         acc.add_unknown(name)
         if len(acc.unknown) > _MAX_SUGGESTED or self._comparing:
+            acc.unplaced.append(name)
             return  # a flood of unknown names: the row is partial, suggestions cost time
         cols, how = self.suggest(name)
+        words = norm_name(name).split()
+        if not cols and 0 < len(words) <= _UNPLACED_WORDS and _PROSE_WORDS.isdisjoint(words):
+            # a short name that stands for no category in particular ("haine", "spam"):
+            # the category it means, if any, is not known
+            acc.unplaced.append(name)
         for c in cols:
             if c not in acc.unsure:
                 acc.unsure[c] = None

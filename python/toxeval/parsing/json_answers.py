@@ -371,6 +371,7 @@ def _merge(acc: Acc, sub: Acc) -> None:
     acc.complete = acc.complete or sub.complete
     for c in sub.unsure:
         acc.unsure[c] = None
+    acc.unplaced.extend(sub.unplaced)
     acc.errors.extend(sub.errors)
     acc.notes.extend(sub.notes)
     if sub.unsafe_flag is not None:

@@ -25,53 +25,14 @@ from .values import named_scale
 # Lead-in words: "Categories: hate", "Final answer: ..." (matched on the normalised lead).
 _LEAD_WORDS = frozenset(
     (
-        "category",
-        "label",
-        "answer",
-        "output",
-        "result",
-        "classification",
-        "prediction",
-        "predicted",
-        "tag",
-        "class",
-        "violation",
-        "verdict",
-        "response",
-        "assessment",
-        "toxicity",
-        "type",
-        "detected",
-        "flagged",
-        "flag",
-        "applicable",
-        "harm",
-        "violated",
+        "category label answer output result classification prediction predicted tag "
+        "class violation verdict response assessment toxicity type detected flagged flag "
+        "applicable harm violated "
         # positive leads ("Applies: fraud", "Present: hate") and other languages' words
-        "apply",
-        "present",
-        "positive",
-        "contain",
-        "found",
-        "identified",
-        "triggered",
-        "categoria",
-        "categorie",
-        "kategorie",
-        "kategorien",
-        "etiqueta",
-        "respuesta",
-        "reponse",
-        "resultado",
-        "resultat",
-        "antwort",
-        "ergebnis",
-        "presente",
-        "vorhanden",
-        "detectada",
-        "detectado",
-        "detectee",
-    )
+        "apply present positive contain found identified triggered categoria categorie "
+        "kategorie kategorien etiqueta respuesta reponse resultado resultat antwort "
+        "ergebnis presente vorhanden detectada detectado detectee "
+    ).split()
 )
 
 _REFUSAL_RE = re.compile(
@@ -255,6 +216,9 @@ class Parser(JsonReader):
         k = self.taxonomy.k
         complete = acc.complete or acc.unsafe_flag is False
         unsure = [c for c in acc.unsure if c not in acc.scores]
+        if complete and acc.unplaced and labels:  # "haine, violence": hate is not a 0
+            unsure = [c for c in range(k) if c not in acc.scores]
+            acc.notes.append(f"{_quote_list(tuple(acc.unplaced))} may name any category")
         if complete and not unsure:
             ucols: tuple[int, ...] = ()
         else:
