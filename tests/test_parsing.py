@@ -32,6 +32,7 @@ from toxeval.parsing.answer import Acc, norm_name
 from toxeval.taxonomy import Taxonomy, load_mapping, load_taxonomy, normalize_label
 
 TOX15 = load_taxonomy("toxeval-15")
+TOX15_IDS = [c.id for c in TOX15.categories]
 
 # ----------------------------------------------------------------------------- fixtures
 
@@ -438,6 +439,49 @@ def test_prose_around_a_list_keeps_it_complete(text: str) -> None:
     assert r.labels == {"harassment"}
     assert not np.isnan(r.scores).any(), r.scores
     assert r.reason is None or "may name any category" not in r.reason
+
+
+_TABLE = "| Category | Present |\n|---|---|\n| hate | yes |\n| violence | no |\n\n"
+
+
+@pytest.mark.parametrize(
+    "after",
+    [
+        "On reflection, hate does not apply either.",
+        "Correction: none of the categories apply.",
+        "Violence also applies.",
+        "Violence: yes",
+    ],
+)
+def test_prose_that_takes_a_table_back_is_a_contradiction(after: str) -> None:
+    """The table is the answer and prose around it is not read, unless it takes part of
+    the table back: then which answer is meant is not known (hate 1 / violence 0 were
+    kept as confident labels)."""
+    r = p(_TABLE + after)
+    assert r.status == "unparseable", r
+    assert r.reason is not None and r.reason.startswith("contradictory")
+
+
+@pytest.mark.parametrize(
+    ("after", "complete"),
+    [
+        ("Hate: yes", False),
+        ("The text is hateful toward a group.", False),
+        ("All other categories: no", True),
+    ],
+)
+def test_prose_that_agrees_with_a_table_keeps_it(after: str, complete: bool) -> None:
+    r = p(_TABLE + after)
+    assert r.labels == {"hate"} and r.scores[2] == 0.0
+    assert (not np.isnan(r.scores).any()) == complete, r.scores
+
+
+def test_a_phrase_that_speaks_of_a_category_again_leaves_it_unknown() -> None:
+    """ "Violence: no" then "Actually, violence also applies": violence is not known
+    (it was kept as a confident 0)."""
+    r = p("Hate: yes\nViolence: no\n\nActually, violence also applies.")
+    assert r.labels == {"hate"}
+    assert np.isnan(r.scores[TOX15_IDS.index("violence")]), r.scores
 
 
 def test_unknown_name_scored_zero_is_not_partial() -> None:

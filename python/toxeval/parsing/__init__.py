@@ -38,7 +38,7 @@ whole-output cache, so a million short outputs parse in seconds.
 The package's parts, each importable but not API (the API is what this module exports):
 ``result`` (statuses, :class:`ParseResult`, :class:`ParsedBatch`), ``api`` (the entry
 points and their caches), ``parser`` (the dispatcher), ``base`` (name resolution),
-``lists`` (lists and tables), ``llama_guard``, ``json_answers`` and ``json_decode``,
+``lists`` (lists and tables), ``table_prose`` (prose beside a table), ``llama_guard``, ``json_answers`` and ``json_decode``,
 ``reasoning_blocks`` (a leading ``<think>`` block),
 ``answer`` (what one output said, while it is read), ``values`` and ``value_words`` (the
 value grammar and its vocabulary).

@@ -82,6 +82,12 @@ class Acc:
             self.unknown[name] = None
 
 
+def shown(text: str) -> str:
+    """A piece of an answer quoted in a reason: whitespace collapsed, at most 40 chars."""
+    t = " ".join(text.split())
+    return repr(t if len(t) <= 40 else t[:37] + "...")
+
+
 def vector(acc: Acc) -> tuple[tuple[int, float], ...]:
     """The non-zero scores of an answer, in column order (to compare two answers)."""
     return tuple(sorted((c, v) for c, v in acc.scores.items() if v != 0.0))

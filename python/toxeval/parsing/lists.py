@@ -8,10 +8,10 @@ import re
 
 from toxeval.taxonomy import normalize_label
 
-from .answer import Acc, norm_name
+from .answer import Acc, norm_name, shown
 from .base import STRIP_CHARS, SUBSPLIT_RE
 from .negations import CUE_RE as NEG_CUE_RE
-from .negations import NegationReader
+from .table_prose import TableProseReader
 from .values import MARK_RE, NULL_VALUE, has_negation_cue, read_value
 
 _SPLIT_RE = re.compile(r"[\n\r,;|]+|(?<=[a-z)])\.\s+(?=[A-Z])")
@@ -108,7 +108,7 @@ _CONFIDENCE = frozenset(normalize_label(w) for w in ("confidence", "certainty"))
 _BARE_RULE_RE = re.compile(r"^[ \t]*:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)+\|?[ \t]*$", re.M)
 
 
-class ListReader(NegationReader):
+class ListReader(TableProseReader):
     """Reads a text answer as a list or a table of categories."""
 
     def read_list(self, body: str) -> Acc:
@@ -118,11 +118,13 @@ class ListReader(NegationReader):
             # "Category | Present\n--- | ---\nHate | No": a table without outer pipes
             rows = [ln for ln in body.splitlines() if "|" in ln]
             self._table(rows, acc)
+            self.prose_beside_table(body, acc)
             return acc
         if "|" in body and _TABLE_ROW_RE.search(body):
             rows = [ln for ln in body.splitlines() if ln.lstrip().startswith("|")]
             if rows:
-                self._table(rows, acc)  # the table is the answer; prose around it is not
+                self._table(rows, acc)  # the table is the answer; prose around it is not,
+                self.prose_beside_table(body, acc)  # unless it takes the table back
                 return acc
         split = _SPLIT_KEEP_DECIMALS_RE if _DIGIT_COMMA_RE.search(body) else _SPLIT_RE
         for raw in split.split(body):
@@ -238,26 +240,26 @@ class ListReader(NegationReader):
         p = BULLET_RE.sub("", p, count=1)
         if "*" in p and _CENSORED_VALUE_RE.search(p):
             # "Profanity: f***": a censored word as the value, not "f" (false)
-            acc.errors.append(f"a censored word as the value: {_shown(p)}")
+            acc.errors.append(f"a censored word as the value: {shown(p)}")
             return
         if _GOES_ON_RE.fullmatch(p):
             # "hate, violence, etc.": the list says it is not complete, so what it does
             # not name is not known to be negative
-            acc.errors.append(f"a list that goes on ({_shown(p)}): it is not complete")
+            acc.errors.append(f"a list that goes on ({shown(p)}): it is not complete")
             return
         box = _CHECKBOX_RE.match(p)
         if box is not None:  # a task list: "- [x] violence", "- [ ] hate"
             p = f"{p[box.end() :].strip()}: {'no' if box.group(1) == ' ' else 'yes'}"
         if p.rstrip().endswith("?") and ":" not in p and "=" not in p:
-            acc.errors.append(f"a question, not an answer: {_shown(p)}")  # "hate?"
+            acc.errors.append(f"a question, not an answer: {shown(p)}")  # "hate?"
             return
         if acc.scores and BARE_VERDICT_RE.fullmatch(p.strip(STRIP_CHARS)):
             # "Hate\nNo": read as the list {hate}, the "no" dropped as a "none" item
-            acc.errors.append(f"a bare {_shown(p)} after a name: a value, not a label")
+            acc.errors.append(f"a bare {shown(p)} after a name: a value, not a label")
             return
         if _QUALIFIER_RE.match(p):
             # "Hate: no, but borderline": the item before it is qualified, not plain
-            acc.errors.append(f"qualified answer: {_shown(p)}")
+            acc.errors.append(f"qualified answer: {shown(p)}")
             return
         if "  " in p or "\t" in p or "\n" in p:
             p = " ".join(p.split())  # the splitting regexes are quadratic in long space runs
@@ -267,7 +269,7 @@ class ListReader(NegationReader):
             # "🔴 Hate", "🟢 Violence", "🚫 hate": a sign that carries a verdict the
             # parser does not know (red may be "flagged" or "stop"; 🚫 "absent" or
             # "forbidden"); the item is not read as a bare name
-            acc.errors.append(f"sign {sign.group()!r} whose meaning is not known: {_shown(p)}")
+            acc.errors.append(f"sign {sign.group()!r} whose meaning is not known: {shown(p)}")
             return
         has_value = ":" in p or "=" in p
         if not has_value and DANGLING_DASH_RE.search(p):
@@ -285,7 +287,7 @@ class ListReader(NegationReader):
             ):
                 # "hate. Actually, none.": the "none" takes back the names before it
                 # ("hate, none of them" may be "none of the others": read as before)
-                acc.errors.append(f"contradictory: {_shown(p)} after the categories")
+                acc.errors.append(f"contradictory: {shown(p)} after the categories")
                 return
             if hit is not None:
                 acc.add(hit, 1.0)
@@ -308,7 +310,7 @@ class ListReader(NegationReader):
         if joined and last is not None:
             # the last item of "hate, violence, and harassment" / "..., or harassment"
             if joined.group(1).lower() == "or":
-                acc.errors.append(f"{_shown(p)}: one of these categories, not which")
+                acc.errors.append(f"{shown(p)}: one of these categories, not which")
                 return
             acc.add(last, 1.0)
             acc.complete = True
@@ -326,7 +328,7 @@ class ListReader(NegationReader):
             hits = [self.resolve(x.strip(STRIP_CHARS)) for x in parts if x.strip(STRIP_CHARS)]
             if hits and all(hits) and len(hits) > 1 and _hedged(p):
                 # "hate or violence", "Hate/Harassment": one of them, not which
-                acc.errors.append(f"{_shown(p)}: one of these categories, not which")
+                acc.errors.append(f"{shown(p)}: one of these categories, not which")
                 return
             if hits and all(hits):
                 for h in hits:
@@ -343,7 +345,7 @@ class ListReader(NegationReader):
             if hit and (UNSURE_HEAD_RE.search(head) or _hedge_value(head)):
                 # "Unlikely: hate", "Rejected: violence", "Initially: hate": the names
                 # after the lead are not asserted
-                acc.errors.append(f"a lead-in that does not assert its list: {_shown(p)}")
+                acc.errors.append(f"a lead-in that does not assert its list: {shown(p)}")
                 return
             if hit and not self.mentions(norm_name(head)):
                 acc.add(hit, 1.0)
@@ -355,7 +357,7 @@ class ListReader(NegationReader):
             and (sp_score := read_value(sp.group(1))[0]) is not None
             and sp_score < 0.5
         ):
-            acc.errors.append(f"{_shown(p)} beside the answer: is it a yes?")  # "confidence 0.1"
+            acc.errors.append(f"{shown(p)} beside the answer: is it a yes?")  # "confidence 0.1"
             return
         self.unknown_name(acc, p)
 
@@ -376,7 +378,7 @@ class ListReader(NegationReader):
                 return False  # not a value either: "Detected: hate", prose
             if score is not None and score < 0.5 and norm_name(name) in _SCORE_NAMES:
                 # "Label: hate\nScore: 0.1": a low score may take the answer back
-                acc.errors.append(f"{name!r} {_shown(text)} beside the answer: is it a yes?")
+                acc.errors.append(f"{name!r} {shown(text)} beside the answer: is it a yes?")
                 return True
             if score or err is not None or self.suggest(name)[0]:
                 self.unknown_name(acc, name)
@@ -385,7 +387,7 @@ class ListReader(NegationReader):
             if score > 0 and len(cols) > 1 and _hedged(name):
                 # "Hate/Harassment: yes", "hate or violence: 0.8": at least one of them,
                 # not which; "hate/harassment: no" is a negative for both
-                acc.errors.append(f"{name!r}: {_shown(text)} for one of them, not which")
+                acc.errors.append(f"{name!r}: {shown(text)} for one of them, not which")
                 return True
             if graded:
                 acc.graded = True
@@ -407,7 +409,7 @@ class ListReader(NegationReader):
                 acc.graded = acc.graded or graded
                 acc.add(cols, score)
                 return True
-            err = err or f"value {_shown(text)} not understood"
+            err = err or f"value {shown(text)} not understood"
         elif sep not in ":=":
             tail = text.rstrip(")").strip(STRIP_CHARS)
             more = self.resolve_name(tail) if tail else None
@@ -476,8 +478,3 @@ def _mark_as_value(piece: str) -> str:
     if nv is not None:
         return f"{nv.group(1)}: {marks} {nv.group(3)}"
     return f"{rest}: {marks}"
-
-
-def _shown(text: str) -> str:
-    t = " ".join(text.split())
-    return repr(t if len(t) <= 40 else t[:37] + "...")

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 
-from .answer import norm_name
+from .answer import norm_name, shown
 from .base import STRIP_CHARS, ParserBase
 from .values import MARK_RE, MARKS, read_value
 
@@ -213,7 +213,7 @@ class NegationReader(ParserBase):
             if EXCEPT_RE.search(clause) and any(isinstance(r, tuple) and r[0] for r in readings):
                 # "Everything except profanity is absent": the exception turns the
                 # denial around; which categories are denied is not read
-                errors.append(f"a negation with an exception: {_shown(clause)}")
+                errors.append(f"a negation with an exception: {shown(clause)}")
                 continue
             for part, r in zip(parts, readings, strict=True):
                 if r is None:
@@ -245,7 +245,7 @@ class NegationReader(ParserBase):
             value = rest.group("value")
             if value is None or read_value(value)[:2] == (0.0, False):
                 return (REST,), ""  # "All other categories: no"
-            return f"a value for the other categories that is not a no: {_shown(text)}"
+            return f"a value for the other categories that is not a no: {shown(text)}"
         if self.resolve(text.strip(STRIP_CHARS)) is not None:
             return None  # a name or a "none" phrase: "None of the above", "No categories"
         head = _ITEM_END_RE.split(text, maxsplit=1)[0].strip(STRIP_CHARS)
@@ -267,7 +267,7 @@ class NegationReader(ParserBase):
             if mid_list:
                 names = ""  # "harassment; no hate": the cue starts an item of its own
             if names and ";" in names:
-                return f"negation {m.group()!r} after a ';': {_shown(text)} is not one list"
+                return f"negation {m.group()!r} after a ';': {shown(text)} is not one list"
             if names:
                 cols = self._name_list(names)
                 if cols is not None:  # "hate, violence: not present", "hate absent"
@@ -295,16 +295,16 @@ class NegationReader(ParserBase):
                 return (UNSAFE,), ""
             if _NONE_WORD_RE.match(scope) and self.resolve(scope) == ():
                 # "Not present: none": a negated "none" says that nothing is absent
-                return f"negation {m.group()!r} of {_shown(scope)}: a double negation"
+                return f"negation {m.group()!r} of {shown(scope)}: a double negation"
             if _NOT_RE.match(scope):
                 # "This is not not violent": the second denial undoes the first
-                return f"negation {m.group()!r} of {_shown(scope)}: a double negation"
+                return f"negation {m.group()!r} of {shown(scope)}: a double negation"
             if self.resolve(f"no {scope}") == () or self.resolve(scope) == ():
                 return (REST,), ""  # "There are no violations", "contains no toxic content"
             cols = self._negated_list(after)
             if cols is None:
                 return (
-                    f"negation {m.group()!r} before {_shown(after)} that is not a list of "
+                    f"negation {m.group()!r} before {shown(after)} that is not a list of "
                     "categories: which categories it covers is not known"
                 )
             if not cols:
@@ -395,8 +395,3 @@ def _join_items(body: str) -> str:
             i += 1
         out.append(f"{line.rstrip()} {', '.join(items)}" if items else line)
     return "\n".join(out)
-
-
-def _shown(text: str) -> str:
-    t = " ".join(text.split())
-    return repr(t if len(t) <= 40 else t[:37] + "...")

@@ -189,6 +189,9 @@ class Parser(JsonReader):
                     return _unparseable(f"refusal: {s[:80]!r}")
                 return _unparseable(reason, unknown)
             return _unparseable("no categories or scores found")
+        for c in [c for c in acc.unsure if c in acc.scores]:
+            del acc.scores[c]  # "Violence: no ... violence also applies": a value, then a
+            # phrase that speaks of the category again, is not known to be the answer
         items = sorted((c, v) for c, v in acc.scores.items() if v != 0.0)
         cols = tuple(c for c, _ in items)
         vals = tuple(v for _, v in items)
