@@ -476,10 +476,50 @@ def test_prose_that_agrees_with_a_table_keeps_it(after: str, complete: bool) -> 
     assert (not np.isnan(r.scores).any()) == complete, r.scores
 
 
-def test_a_phrase_that_speaks_of_a_category_again_leaves_it_unknown() -> None:
-    """ "Violence: no" then "Actually, violence also applies": violence is not known
-    (it was kept as a confident 0)."""
-    r = p("Hate: yes\nViolence: no\n\nActually, violence also applies.")
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"hate": 1, "violence": 1}\nActually, hate does not apply.',
+        '["hate", "violence"]\n\nOn second thought, remove hate.',
+        "Labels: [hate, violence] - wait, remove hate.",
+        'Answer: ["hate"]. Correction: none apply.',
+        '```json\n["hate", "violence"]\n```\nOn reflection hate does not apply.',
+    ],
+)
+def test_prose_that_takes_json_or_a_fence_back_is_a_contradiction(text: str) -> None:
+    """JSON in prose and code fences: prose beside them that takes part of the answer
+    back is a contradiction (each kept hate 1)."""
+    r = p(text)
+    assert r.status == "unparseable", r
+    assert r.reason is not None and r.reason.startswith("contradictory")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'Here is my answer:\n{"hate": 0.9, "violence": 0.1}\nThe text is hateful but not violent.',
+        'The text is not violent but hateful:\n{"hate": 0.9, "violence": 0.1}',
+        'Here is the JSON:\n```json\n{"hate": 0.9, "violence": 0.1}\n```\nThe text is hateful.',
+    ],
+)
+def test_prose_that_agrees_with_json_keeps_it(text: str) -> None:
+    r = p(text)
+    assert r.labels == {"hate"} and r.status == "partial", r
+
+
+def test_a_phrase_that_speaks_of_a_category_again_is_not_a_known_value() -> None:
+    """ "Violence: no" then "Actually, violence also applies" (it kept violence 0), or a
+    list then "Correction: only violence" (it kept hate 1): the answer changes itself,
+    so which one it means is not known; a phrase that only mentions a category beside
+    its value leaves that category unknown."""
+    for text in (
+        "Hate: yes\nViolence: no\n\nActually, violence also applies.",
+        "hate, violence\nCorrection: only violence.",
+    ):
+        r = p(text)
+        assert r.status == "unparseable", r
+        assert r.reason is not None and "takes part of the answer back" in r.reason
+    r = p("Hate: yes\nViolence: no\nviolance")
     assert r.labels == {"hate"}
     assert np.isnan(r.scores[TOX15_IDS.index("violence")]), r.scores
 

@@ -11,6 +11,7 @@ from toxeval.taxonomy import LabelMapping, Taxonomy, normalize_label
 
 from .answer import MAX_CACHE, MISS, Acc, norm_name, vector
 from .result import NullPolicy
+from .value_words import TAKE_BACK_RE
 from .values import MARK_RE
 
 # Whole outputs (after normalize_label) that mean "no category applies".
@@ -218,6 +219,9 @@ class ParserBase:
                     "not a list of categories"
                 )
             acc.notes.append(f"{short!r} is not a category ({how} {meant}?): {meant} unknown")
+            if how == "it mentions" and TAKE_BACK_RE.search(name):
+                # "hate, violence\nCorrection: only violence": the answer changes itself
+                acc.sentences.append(f"contradictory: {short!r} takes part of the answer back")
 
     def suggest(self, name: str) -> tuple[tuple[int, ...], str]:
         """The columns an unrecognised ``name`` may stand for, and how it names them."""

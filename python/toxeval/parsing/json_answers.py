@@ -5,6 +5,7 @@ flags (``"unsafe": true``), JSON in prose; a second JSON answer must agree with 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from toxeval.taxonomy import normalize_label
@@ -15,6 +16,8 @@ from .llama_guard import LlamaGuardReader
 from .negations import CUE_RE as NEG_CUE_RE
 from .values import NULL_VALUE, Reading, read_number, read_value
 
+# A line of prose that holds JSON or a bracketed list of its own (checked apart).
+_BRACKET_RE = re.compile(r"[\[\]{}]")
 # Keys of JSON containers that hold the categories, in priority order.
 _SCORE_CONTAINERS = ("category scores", "scores", "score", "probabilities", "probability")
 _LABEL_CONTAINERS = (
@@ -136,6 +139,9 @@ class JsonReader(LlamaGuardReader):
                 return acc  # the output IS this JSON: its verdict stands
             if acc.resolved and not acc.errors:
                 self._later_json(s, end, acc, depth)
+                if not acc.errors:  # prose around it must not take it back
+                    lines = f"{s[:i]}\n{s[end:]}".splitlines()
+                    self.prose_beside_answer([x for x in lines if not _BRACKET_RE.search(x)], acc)
                 return acc
             if whole and (acc.errors or acc.unknown):
                 return acc

@@ -286,6 +286,8 @@ class Parser(JsonReader):
             other = self._compared_text(outside, depth + 1)
             if other.resolved and not other.errors and conflict(first, other):
                 first.errors.append("contradictory: the text around the code fence disagrees")
+            elif not first.errors:  # "On reflection hate does not apply" after the fence
+                self.prose_beside_answer(outside.splitlines(), first)
         return first
 
     def _compared_text(self, s: str, depth: int) -> Acc:

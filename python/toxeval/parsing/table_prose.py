@@ -1,8 +1,9 @@
-"""Prose beside a markdown table answer. The table is the answer and the prose around it
-is not, unless the prose takes part of the table back ("On reflection, hate does not
-apply", "violence also applies", "Correction: none apply": a contradiction, which
-answer the model means is not known) or speaks for the categories the table leaves out
-("All other categories: no": they are negative)."""
+"""Prose beside a structured answer (a markdown table, JSON in prose, a code fence). The
+structured part is the answer and the prose around it is not, unless the prose takes part
+of it back ("On reflection, hate does not apply", "violence also applies", "wait, remove
+hate", "Correction: none apply": a contradiction, which answer the model means is not
+known) or speaks for the categories the answer leaves out ("All other categories: no":
+they are negative)."""
 
 from __future__ import annotations
 
@@ -12,15 +13,10 @@ from .answer import Acc, norm_name, shown
 from .base import STRIP_CHARS
 from .negations import CUE_RE as NEG_CUE_RE
 from .negations import NegationReader
+from .value_words import TAKE_BACK_RE
 
 # "All other categories", "the rest", "everything else": what the answer does not name.
 _OTHERS_RE = re.compile(r"\b(?:other|others|rest|remaining|else)\b", re.IGNORECASE)
-# Words with which prose beside an answer takes part of it back or adds to it.
-_TAKE_BACK_RE = re.compile(
-    r"\b(?:actually|correction|corrected|on (?:second thought|reflection)|also|either|"
-    r"instead|rather|however|but|except|retract|revise|revised|mistake|wrong)\b",
-    re.IGNORECASE,
-)
 
 
 class TableProseReader(NegationReader):
@@ -31,27 +27,35 @@ class TableProseReader(NegationReader):
         raise NotImplementedError
 
     def prose_beside_table(self, body: str, acc: Acc) -> None:
-        """Prose around a table that takes part of it back ("On reflection, hate does
-        not apply", "violence also applies", "Correction: none apply") contradicts it:
-        which answer the model means is not known."""
-        for ln in body.splitlines():
-            if "|" in ln or not ln.strip():
+        """The prose lines of a block holding a markdown table (``acc``, read from it)."""
+        self.prose_beside_answer([ln for ln in body.splitlines() if "|" not in ln], acc)
+
+    def prose_beside_answer(self, lines: list[str], acc: Acc) -> None:
+        """Prose lines beside an answer read into ``acc``: one that takes part of it back
+        (a negation or correction naming a category the answer gives a value, a
+        ``name: value`` line or a negated list that disagrees, "none" beside positives)
+        makes the answer contradictory; "All other categories: no" completes it."""
+        for ln in lines:
+            if not ln.strip():
                 continue
             said = Acc()
             self.piece(ln, said)
+            neg = None if said.scores else self.negations(ln)
             if said.scores:  # an answer line ("Crime: not present"): its values must agree
-                named = sorted(
+                named = [
                     c
                     for c, v in said.scores.items()
                     if c in acc.scores and (v >= 0.5) != (acc.scores[c] >= 0.5)
-                )
+                ]
+            elif neg is not None and neg[0]:  # "not violent": a negated positive disagrees
+                named = [c for c in neg[0] if acc.scores.get(c, 0.0) >= 0.5]
             else:
-                named = sorted(self.mentions(norm_name(ln)) & set(acc.scores))
-                if not (NEG_CUE_RE.search(ln) or _TAKE_BACK_RE.search(ln)):
+                named = list(self.mentions(norm_name(ln)) & set(acc.scores))
+                if not (NEG_CUE_RE.search(ln) or TAKE_BACK_RE.search(ln)):
                     named = []
             if named:
-                ids = ", ".join(self.ids[c] for c in named)
-                acc.errors.append(f"contradictory: {shown(ln.strip())} beside the table ({ids})")
+                ids = ", ".join(self.ids[c] for c in sorted(named))
+                acc.errors.append(f"contradictory: {shown(ln.strip())} beside the answer ({ids})")
                 return
             tail = ln.rsplit(":", 1)[-1].strip(STRIP_CHARS)
             says_none = bool(tail) and self.resolve_name(tail) == ()
@@ -59,5 +63,5 @@ class TableProseReader(NegationReader):
                 acc.complete = True  # "All other categories: no": the rest are negative
                 continue
             if says_none and any(v > 0 for v in acc.scores.values()):
-                acc.errors.append(f"contradictory: {shown(ln.strip())} beside the table's labels")
+                acc.errors.append(f"contradictory: {shown(ln.strip())} beside the answer's labels")
                 return

@@ -302,3 +302,13 @@ CUE_WORDS = frozenset(
         "nein",
     )
 )
+
+
+# Words with which prose beside an answer takes part of it back or adds to it
+# ("Actually, violence also applies", "wait, remove hate", "Correction: only violence").
+TAKE_BACK_RE: Final = re.compile(
+    r"\b(?:actually|correction|corrected|on (?:second thought|reflection)|also|either|"
+    r"instead|rather|however|but|except|retract|revise|revised|mistake|wrong|wait|"
+    r"remove|drop|delete|scratch|exclude|only)\b",
+    re.IGNORECASE,
+)
