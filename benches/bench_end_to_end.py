@@ -1,29 +1,25 @@
 """Time ``toxeval score`` end to end on a 1,000,000-row prediction dump (JSONL and Parquet).
 
     python benches/bench_end_to_end.py [--rows 1M] [--formats jsonl,parquet] [--out bench-results/]
-
 1. Generates (once; reused while rows/seed match) in ``--data-dir``:
-
    * ``dataset.jsonl`` / ``dataset.parquet``: rows ``{"id", "text", "labels": [category ids]}``
      with each of the 15 categories present with probability 0.10;
    * ``predictions.jsonl`` / ``predictions.parquet``: rows ``{"id", "scores": {category: float}}``
      (Parquet: ``scores`` is a struct column with one float64 field per category), scores
      correlated with the labels and rounded to 6 decimals, rows in a shuffled order.
 
-2. Runs ``toxeval score PRED --dataset DATASET --out DIR --bootstrap N`` as a subprocess (``toxeval`` may be
-   replaced by a command in ``$TOXEVAL_BENCH_CLI``), each format with the dataset of the same format, ``--repeats`` times, and records the wall time and the
-   child's peak RSS. The peak comes from ``os.wait4`` (that child's own ``ru_maxrss``);
-   ``getrusage(RUSAGE_CHILDREN)`` is recorded too but is a running maximum over every child
-   reaped so far, so it cannot tell two runs apart.
+2. Runs ``toxeval score PRED --dataset DATASET --out DIR --bootstrap N`` as a subprocess
+   (``$TOXEVAL_BENCH_CLI`` may replace ``toxeval``), each format with the dataset of the
+   same format, ``--repeats`` times, and records the wall time and the child's own peak
+   RSS (``os.wait4``; ``getrusage(RUSAGE_CHILDREN)``, recorded too, is a running maximum
+   over every child reaped so far).
 
-   The child runs with ``TOXEVAL_TIMINGS=1``, so the CLI prints the wall time of each of
-   its steps (one JSON line on stderr); the report splits each run into **reading +
-   joining** (reading the dataset and the predictions, id join, score matrix), **metrics**
-   (the native ``multilabel_report`` call), **bootstrap intervals** (the report's
-   intervals; ``--bootstrap 0``, the default here, turns them off so that the targets time
-   scoring alone), **other steps** (importing the scoring
-   modules, summarising, writing the outputs) and **start-up + exit** (the rest of the
-   wall time: interpreter start, the first imports, freeing memory at exit).
+   The child runs with ``TOXEVAL_TIMINGS=1`` (the CLI prints each step's wall and CPU
+   time on stderr); the report splits each run into **reading + joining** (both files,
+   id join, score matrix), **metrics** (the native ``multilabel_report``), **bootstrap
+   intervals** (``--bootstrap 0``, the default here, turns them off), **other steps**
+   (importing the scoring modules, summarising, writing the outputs) and **start-up +
+   exit** (the rest of the wall time).
 
 3. Times the reference: ``toxeval.metrics.multilabel_report`` on the same arrays (the
    labels and scores the CLI scores, in dataset order, all labels known, threshold 0.5),
@@ -131,13 +127,9 @@ def reference_time(rows: int, seed: int, repeats: int, timeout: float) -> dict[s
         capture_output=True, text=True, timeout=timeout, check=True,
     )  # fmt: skip
     doc = json.loads(proc.stdout.strip().splitlines()[-1])
-    return {
-        "where": "a child interpreter, arrays built before timing",
-        "wall_s": doc["wall_s"],
-        "cpu_s": doc["cpu_s"],
-        "median_wall_s": statistics.median(doc["wall_s"]),
-        "median_cpu_s": statistics.median(doc["cpu_s"]),
-    }
+    doc["where"] = "a child interpreter, arrays built before timing"
+    doc.update({f"median_{k}": statistics.median(doc[k]) for k in ("wall_s", "cpu_s")})
+    return dict(doc)
 
 
 def _arrow_tables(rows: int, seed: int) -> tuple[Any, Any]:
