@@ -11,6 +11,7 @@ pub mod binary;
 pub mod bootstrap;
 pub mod check;
 pub mod cpu;
+pub mod datasets;
 pub mod dumps;
 pub mod error;
 pub mod ids;

@@ -424,6 +424,14 @@ def test_fake_cli_is_timed_with_its_peak_rss(
         assert run["steps_cpu_s"]["computing metrics"] == 0.02
         assert run["phases_cpu_s"]["metrics"] == pytest.approx(0.02)
     assert "| jsonl | CPU |" in md
+    # the reference: multilabel_report on the same arrays, timed in the same bench run
+    ref = doc["reference"]
+    assert len(ref["wall_s"]) == 2 and ref["median_wall_s"] > 0
+    for r in doc["results"]:
+        assert r["ratio"] == pytest.approx(r["median_wall_s"] / ref["median_wall_s"])
+        assert r["max_ratio"] == e2e.MAX_RATIO[r["format"]]
+        assert r["ratio_result"] == ("PASS" if r["ratio"] <= r["max_ratio"] else "FAIL")
+    assert "Reference: `toxeval.metrics.multilabel_report` on the same arrays" in md
 
 
 def test_failing_cli_run_is_a_fail(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -30,6 +30,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from toxeval.arrow_numpy import from_numpy
+
 __all__ = [
     "JOIN_ENV",
     "SHOW",
@@ -422,7 +424,11 @@ def join_ids(
     present = np.zeros(n_ds, dtype=bool)
     present[dst] = True
     missing_rows = np.flatnonzero(~present)
-    dup_ids = tuple(dict.fromkeys(pred_ids.take(pa.array(dup_rows[: SHOW * 4])).to_pylist()))
+    dup_ids = tuple(
+        dict.fromkeys(
+            pred_ids.take(from_numpy(np.asarray(dup_rows[: SHOW * 4], dtype=np.int64))).to_pylist()
+        )
+    )
     return IdJoin(
         src=src,
         dst=dst,

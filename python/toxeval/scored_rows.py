@@ -74,6 +74,8 @@ def write_scored_rows(
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    from toxeval.arrow_numpy import from_numpy
+
     n, k = np.shape(scores)
     if len(ids) != n or len(category_ids) != k:
         raise ValueError(
@@ -84,13 +86,12 @@ def write_scored_rows(
     m = np.asarray(mask, dtype=bool)
     s = np.asarray(scores)
     s = s if s.dtype == np.float32 else s.astype(np.float64, copy=False)
-    score_type = pa.float32() if s.dtype == np.float32 else pa.float64()
     id_col = ids if isinstance(ids, pa.Array) else pa.array(list(map(str, ids)), type=pa.string())
     columns: dict[str, pa.Array] = {"id": id_col.cast(pa.string())}
     for j, cid in enumerate(category_ids):
-        columns[f"true:{cid}"] = pa.array(y[:, j], type=pa.int8(), mask=~m[:, j])
+        columns[f"true:{cid}"] = from_numpy(y[:, j], mask=~m[:, j])
     for j, cid in enumerate(category_ids):
-        columns[f"score:{cid}"] = pa.array(s[:, j], type=score_type)
+        columns[f"score:{cid}"] = from_numpy(s[:, j])
     meta = {
         "version": _VERSION,
         "category_ids": list(category_ids),

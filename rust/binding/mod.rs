@@ -15,6 +15,7 @@ use crate::parallel::{Parallelism, PARALLEL_MIN_ELEMENTS};
 mod args;
 mod binary;
 mod bootstrap;
+mod datasets;
 mod dumps;
 mod ids;
 mod kendall;
@@ -55,6 +56,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     ranking::register(m)?;
     kendall::register(m)?;
     runs::register(m)?;
+    datasets::register(m)?;
     dumps::register(m)?;
     ids::register(m)?;
     Ok(())

@@ -148,11 +148,11 @@ def _check_threshold_categories(thresholds: dict[str, Any], taxonomy: str, sourc
 
 def _check_prices(args: argparse.Namespace) -> None:
     """--prices, read and checked before any work."""
-    from toxeval.llm.prices import PriceError, price_block, read_prices
-
     args.prices_table = None
     if getattr(args, "prices", None) is None:
-        return
+        return  # no import of the LLM package (35 ms) for a score without --prices
+    from toxeval.llm.prices import PriceError, price_block, read_prices
+
     try:
         args.prices_table = read_prices(args.prices)
     except PriceError as e:

@@ -3,9 +3,14 @@ from the name (:mod:`toxeval.file_formats`, as for prediction dumps); JSONL and 
 compressed (``.gz``, ``.bz2``, ``.zst``, ``.lz4``), and a file without a compression
 suffix whose bytes start with gzip's magic number is read as gzip.
 
-Simple, regular files are read column-wise with pyarrow (:mod:`toxeval.datasets.tables`;
-JSONL through the file layer's stream of record batches, :mod:`toxeval.record_batches`);
-a JSONL file that pyarrow cannot read in one piece (malformed line, mixed label forms,
+A JSONL file of the common form (``id``, ``text``, a ``labels`` list on every line) is
+parsed by the native reader (:mod:`toxeval.datasets.native_jsonl`; it declines anything
+else, and ``TOXEVAL_DATASET_READER=pyarrow`` turns it off). Other simple, regular files
+are read column-wise with pyarrow (:mod:`toxeval.datasets.tables`; JSONL through the file
+layer's stream of record batches, :mod:`toxeval.record_batches`); both give a table to
+:func:`~toxeval.datasets.tables.table_to_rows`. A file the native reader serves but whose
+rows break a rule (unknown category, duplicate id) is read again by the paths below, so
+the error is the one they give; a JSONL file that pyarrow cannot read in one piece (malformed line, mixed label forms,
 unknown category) is re-read line by line (:mod:`toxeval.datasets.records`) so errors
 name the line. The file's sha256 is computed on a thread while it is parsed.
 """
@@ -22,6 +27,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from toxeval.datasets.labels import LabelReader, RawRows, text_cell
+from toxeval.datasets.native_jsonl import native_dataset_reader, read_native_dataset
 from toxeval.datasets.records import records_to_rows
 from toxeval.datasets.schema import RESERVED_FIELDS, DatasetError
 from toxeval.datasets.tables import NotColumnar, table_to_rows
@@ -58,6 +64,14 @@ def _read_jsonl(path: Path, data: bytes, labels: LabelReader, source: str) -> Ra
     if _blank(body):
         raise DatasetError(f"{source}: the file is empty")
     check_utf8_encoding(body[:64], source, DatasetError)
+    if native_dataset_reader():
+        # the native reader declines blank lines itself (no pass over the body here)
+        table = read_native_dataset(body)
+        if table is not None:
+            try:
+                return table_to_rows(table, labels, source, "line", first_line=1)
+            except (NotColumnar, DatasetError):
+                pass  # read again below: the paths that name the line
     blank_free = b"\n\n" not in body and not body.startswith((b"\n", b"\r\n"))
     # a line nested too deeply for pyarrow is named by the stream (as Python's json
     # reads it) and read again line by line below

@@ -12,6 +12,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from toxeval.arrow_numpy import from_numpy, strings, values
 from toxeval.datasets.labels import (
     TEXT_ONE,
     TEXT_UNKNOWN,
@@ -33,7 +34,7 @@ class NotColumnar(Exception):
 def _list_of_codes(arr: pa.Array, labels: LabelReader) -> tuple[np.ndarray, np.ndarray]:
     """Column-wise list<string> -> (rows, cols) index pairs of positives."""
     flat = pc.list_flatten(arr)
-    parents = np.asarray(pc.list_parent_indices(arr))
+    parents = values(pc.list_parent_indices(arr))
     if len(flat) == 0:
         return parents, parents
     if isinstance(flat, pa.ChunkedArray):
@@ -43,7 +44,7 @@ def _list_of_codes(arr: pa.Array, labels: LabelReader) -> tuple[np.ndarray, np.n
     if enc.null_count or enc.dictionary.null_count:
         raise NotColumnar
     codes = enc.dictionary.to_pylist()
-    idx = np.asarray(enc.indices).astype(np.intp, copy=False)
+    idx = values(enc.indices).astype(np.intp, copy=False)
     # a dictionary read from a file may hold values no row uses: those need no category
     used = np.bincount(idx, minlength=len(codes)) > 0
     targets = [labels.targets(code) if u else () for code, u in zip(codes, used, strict=True)]
@@ -89,11 +90,11 @@ def _tri_state(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
         raise NotColumnar
     if pa.types.is_integer(t) and not arr.null_count:
         # integers without nulls (a K-vector of 0/1/-1): read in place, bounds checked
-        ints = np.asarray(arr.to_numpy(zero_copy_only=False))
+        ints = values(arr)
         if ints.size and (int(ints.min()) < -1 or int(ints.max()) > 1):
             raise NotColumnar
         return ints == 1, ints != -1
-    vals = np.asarray(pc.cast(arr, pa.float64()).fill_null(-1.0).to_numpy(zero_copy_only=False))
+    vals = values(pc.cast(arr, pa.float64()).fill_null(-1.0))
     vals = np.where(np.isnan(vals), -1.0, vals)
     if not np.isin(vals, (0.0, 1.0, -1.0)).all():
         raise NotColumnar
@@ -115,7 +116,7 @@ def table_labels(
             raise NotColumnar
         if csv_text and pa.types.is_string(t):
             first = pc.utf8_slice_codeunits(pc.utf8_trim_whitespace(col), 0, 1)
-            if pc.any(pc.is_in(first, pa.array(["[", "{"]))).as_py():
+            if pc.any(pc.is_in(first, strings(["[", "{"]))).as_py():
                 raise NotColumnar
             col = pc.split_pattern(pc.utf8_trim_whitespace(col), ";")
             col = pa.ListArray.from_arrays(col.offsets, pc.utf8_trim_whitespace(col.flatten()))
@@ -123,7 +124,7 @@ def table_labels(
             t = col.type
         if pa.types.is_list(t) or pa.types.is_large_list(t):
             vt = t.value_type
-            lens = np.asarray(pc.list_value_length(col))
+            lens = values(pc.list_value_length(col))
             if _is_text(vt):
                 r, c = _list_of_codes(col, labels)
                 y[r, c] = 1
@@ -196,11 +197,11 @@ def _drop_empty_strings(col: pa.ListArray) -> pa.ListArray:
     keep = pc.not_equal(flat, "")
     if pc.all(keep).as_py():
         return col
-    parents = np.asarray(pc.list_parent_indices(col))
-    kept = np.asarray(keep.to_numpy(zero_copy_only=False), dtype=bool)
+    parents = values(pc.list_parent_indices(col))
+    kept = values(keep.fill_null(False))
     counts = np.bincount(parents[kept], minlength=len(col))
     offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int32)
-    return pa.ListArray.from_arrays(pa.array(offsets), flat.filter(keep))
+    return pa.ListArray.from_arrays(from_numpy(offsets), flat.filter(keep))
 
 
 class _CellError(Exception):
@@ -211,16 +212,16 @@ class _CellError(Exception):
 def _text_cells(col: pa.Array, name: str) -> pa.Array:
     """CSV cells '1'/'0'/''/'-1'/'true'/'false' -> float64 with nulls for unknown."""
     s = pc.utf8_lower(pc.utf8_trim_whitespace(col))
-    one = pc.is_in(s, pa.array(TEXT_ONE))
-    zero = pc.is_in(s, pa.array(TEXT_ZERO))
-    unk = pc.or_(pc.is_null(s), pc.is_in(s, pa.array(TEXT_UNKNOWN)))
+    one = pc.is_in(s, strings(list(TEXT_ONE)))
+    zero = pc.is_in(s, strings(list(TEXT_ZERO)))
+    unk = pc.or_(pc.is_null(s), pc.is_in(s, strings(list(TEXT_UNKNOWN))))
     bad = pc.invert(pc.or_(pc.or_(one.fill_null(False), zero.fill_null(False)), unk))
     if pc.any(bad).as_py():
-        i = int(np.flatnonzero(np.asarray(bad.to_numpy(zero_copy_only=False)))[0])
+        i = int(np.flatnonzero(values(bad.fill_null(False)))[0])
         raise _CellError(i, name, str(col[i].as_py()))
-    out = np.where(np.asarray(one.fill_null(False)), 1.0, 0.0)
-    nulls = np.asarray(unk.to_numpy(zero_copy_only=False), dtype=bool)
-    return pa.array(out, mask=nulls)
+    out = np.where(values(one.fill_null(False)), 1.0, 0.0)
+    nulls = values(unk.fill_null(False))
+    return from_numpy(out, mask=nulls)
 
 
 def _table_annotations(
@@ -239,8 +240,8 @@ def _table_annotations(
         raise NotColumnar
     if inner.null_count:
         raise NotColumnar  # a null annotator list: the row path names the row
-    n_ann = np.asarray(pc.list_value_length(col).fill_null(0), dtype=np.int64)
-    outer_parent = np.asarray(pc.list_parent_indices(col))
+    n_ann = values(pc.list_value_length(col).fill_null(0)).astype(np.int64)
+    outer_parent = values(pc.list_parent_indices(col))
     counts = np.zeros((len(col), labels.k), dtype=np.float64)
     if pa.types.is_string(inner.type.value_type):
         r, c = _list_of_codes(inner, labels)
@@ -269,7 +270,7 @@ def table_to_rows(
             raise DatasetError(f"{source}: missing column {req!r} (columns: {', '.join(names)})")
         nulls = table.column(req).null_count
         if nulls:
-            i = int(np.flatnonzero(np.asarray(table.column(req).is_null()))[0])
+            i = int(np.flatnonzero(values(table.column(req).is_null()))[0])
             raise DatasetError(f"{source}: {unit} {i + first_line}: missing {req!r}")
     if not pa.types.is_string(table.column("text").type):
         raise NotColumnar
@@ -285,7 +286,7 @@ def table_to_rows(
     if csv_text and pa.types.is_string(idcol.type):
         empty = pc.equal(idcol, "")
         if pc.any(empty).as_py():
-            i = int(np.flatnonzero(np.asarray(empty.to_numpy(zero_copy_only=False)))[0])
+            i = int(np.flatnonzero(values(empty.fill_null(False)))[0])
             raise DatasetError(f"{source}: {unit} {i + first_line}: missing 'id'")
     # ids, texts and responses stay Arrow columns: no Python string per row unless asked
     ids = StringColumn(idcol)
@@ -297,7 +298,7 @@ def table_to_rows(
     if "response" in names:
         rc = table.column("response")
         if rc.null_count:
-            i = int(np.flatnonzero(np.asarray(rc.is_null()))[0])
+            i = int(np.flatnonzero(values(rc.is_null()))[0])
             raise DatasetError(f"{source}: {unit} {i + first_line}: missing 'response'")
         if pa.types.is_string(rc.type):
             responses = StringColumn(rc)

@@ -14,6 +14,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from toxeval.arrow_numpy import values as arrow_values
 from toxeval.predictions.schema import (
     ERROR_COLUMN,
     ID_COLUMNS,
@@ -67,7 +68,7 @@ def _column_values(col: Any, name: str, ids: pa.Array | None, path: str) -> list
         raise PredictionError(f"{path}: score column {name!r} is {typ}, not numeric")
     if col.null_count:
         arr = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
-        row = int(np.flatnonzero(arr.is_null().to_numpy(zero_copy_only=False))[0])
+        row = int(np.flatnonzero(arrow_values(arr.is_null()))[0])
         raise PredictionError(f"{path}: row {row_name(ids, row)}: no score for {name!r}")
     chunks = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
     out = []
@@ -76,7 +77,7 @@ def _column_values(col: Any, name: str, ids: pa.Array | None, path: str) -> list
             continue
         if not pa.types.is_float64(chunk.type):
             chunk = _as_float64(chunk, f"the scores of column {name!r}", path)
-        out.append(np.asarray(chunk.to_numpy(zero_copy_only=False)))
+        out.append(arrow_values(chunk))
     return out
 
 
@@ -149,7 +150,7 @@ def _named_scores(
 def _struct_scores(col: Any, taxonomy: Taxonomy, ids: pa.Array | None, path: str) -> Scores:
     if col.null_count:
         arr = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
-        row = int(np.flatnonzero(arr.is_null().to_numpy(zero_copy_only=False))[0])
+        row = int(np.flatnonzero(arrow_values(arr.is_null()))[0])
         raise PredictionError(f"{path}: row {row_name(ids, row)}: scores are missing (null)")
     typ = col.type
     # one (chunked) array per field, without concatenating the struct's chunks first
@@ -161,13 +162,13 @@ def _struct_scores(col: Any, taxonomy: Taxonomy, ids: pa.Array | None, path: str
 def _vector_scores(col: Any, taxonomy: Taxonomy, ids: pa.Array | None, path: str) -> np.ndarray:
     arr = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
     if arr.null_count:
-        row = int(np.flatnonzero(arr.is_null().to_numpy(zero_copy_only=False))[0])
+        row = int(np.flatnonzero(arrow_values(arr.is_null()))[0])
         raise PredictionError(f"{path}: row {row_name(ids, row)}: scores are missing (null)")
     k = taxonomy.k
     if pa.types.is_fixed_size_list(arr.type):
         lengths = np.full(len(arr), arr.type.list_size)
     else:
-        lengths = pc.list_value_length(arr).to_numpy(zero_copy_only=False)
+        lengths = arrow_values(pc.list_value_length(arr))
     bad = np.flatnonzero(lengths != k)
     if bad.size:
         row = int(bad[0])
@@ -182,12 +183,12 @@ def _vector_scores(col: Any, taxonomy: Taxonomy, ids: pa.Array | None, path: str
             f"scores per row, type {arr.type} given)"
         )
     if values.null_count:
-        pos = int(np.flatnonzero(values.is_null().to_numpy(zero_copy_only=False))[0])
+        pos = int(np.flatnonzero(arrow_values(values.is_null()))[0])
         raise PredictionError(
             f"{path}: row {row_name(ids, pos // k)}: null score for {taxonomy.ids[pos % k]!r}"
         )
     values = _as_float64(values, "the values of the score vectors", path)
-    flat = np.asarray(values.to_numpy(zero_copy_only=False), dtype=np.float64)
+    flat = np.asarray(arrow_values(values), dtype=np.float64)
     return flat.reshape(len(arr), k)
 
 
@@ -197,16 +198,16 @@ def _map_scores(col: Any, taxonomy: Taxonomy, ids: pa.Array | None, path: str) -
     m = len(arr)
     if arr.offset:
         arr = pa.concat_arrays([arr])  # unsliced, so offsets index keys/items directly
-    lengths = np.diff(arr.offsets.to_numpy(zero_copy_only=False))
+    lengths = np.diff(arrow_values(arr.offsets))
     rows = np.repeat(np.arange(m), lengths)
     cols, source = _label_columns(arr.keys, taxonomy, None, path, "score key")
     items = _as_float64(arr.items, "score map values", path)
     if items.null_count:
-        pos = int(np.flatnonzero(items.is_null().to_numpy(zero_copy_only=False))[0])
+        pos = int(np.flatnonzero(arrow_values(items.is_null()))[0])
         raise PredictionError(f"{path}: row {row_name(ids, int(rows[pos]))}: a score is null")
     out = np.zeros((m, taxonomy.k), dtype=np.float64)
     counts = np.zeros((m, taxonomy.k), dtype=np.int64)
-    out[rows[source], cols] = items.to_numpy(zero_copy_only=False)[source]
+    out[rows[source], cols] = arrow_values(items)[source]
     np.add.at(counts, (rows[source], cols), 1)
     holes = np.argwhere(counts != 1)
     if holes.size:
@@ -246,7 +247,7 @@ def _label_columns(
             f"{path}: unknown categories in {what}s: {', '.join(map(repr, sorted(unknown)))}; "
             f"taxonomy {taxonomy.name!r} has: {', '.join(taxonomy.ids)}"
         )
-    codes = pc.index_in(values, value_set=uniq).to_numpy(zero_copy_only=False)
+    codes = arrow_values(pc.index_in(values, value_set=uniq))
     if all(len(t) == 1 for t in targets):
         lut = np.array([t[0] for t in targets], dtype=np.intp)
         return lut[codes], np.arange(len(values))
@@ -272,13 +273,13 @@ def _label_scores(
         arr = pc.split_pattern_regex(stripped, pattern=r"[\"']?\s*[,;|]\s*[\"']?")
     elif not (pa.types.is_list(arr.type) or pa.types.is_large_list(arr.type)):
         raise PredictionError(f"{path}: labels column is {arr.type}, expected a list of ids")
-    lengths = pc.list_value_length(arr).fill_null(0).to_numpy(zero_copy_only=False)
+    lengths = arrow_values(pc.list_value_length(arr).fill_null(0))
     flat = arr.flatten()
     rows = np.repeat(np.arange(m), lengths)
     if is_text:
         keep = pc.not_equal(flat, "")
         flat = flat.filter(keep)
-        rows = rows[keep.to_numpy(zero_copy_only=False)]
+        rows = rows[arrow_values(keep)]
     out = np.zeros((m, taxonomy.k), dtype=np.float64)
     if len(flat):
         cols, source = _label_columns(flat, taxonomy, mapping, path, "label")
