@@ -11,7 +11,9 @@
 //! with its general reader, which also owns every error message. So this reader
 //! returns data or a decline, never a user-facing error of its own (I/O aside).
 
+pub mod csv;
 mod line;
+mod number;
 
 use std::io::Read;
 
@@ -188,10 +190,15 @@ fn fill(
 
 /// Block boundaries in `text`: about every `BLOCK` bytes, just after a newline.
 fn block_cuts(text: &[u8]) -> Vec<usize> {
+    block_cuts_from(text, BLOCK)
+}
+
+/// [`block_cuts`] with the first block about `first` bytes.
+fn block_cuts_from(text: &[u8], first: usize) -> Vec<usize> {
     let mut cuts = vec![0];
     let mut at = 0;
     while at < text.len() {
-        let target = at + BLOCK;
+        let target = at + if at == 0 { first } else { BLOCK };
         if target >= text.len() {
             break;
         }

@@ -199,3 +199,49 @@ fn scores_parse_as_std_does() {
         assert!(parse_score(bad.as_bytes()).is_err(), "{bad}");
     }
 }
+
+#[test]
+fn csv_columns_types_and_declines() {
+    use super::csv::{read_csv_predictions, CsvOutcome, NumberColumn};
+    let dir = std::env::temp_dir().join(format!("toxeval-csv-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("p.csv");
+    let strings = vec![b"labels".to_vec()];
+    let par = Parallelism::new(Some(2)).unwrap();
+    let mut text = String::from("a,id,b\r\n0.5,q0,1\r\n\r\n");
+    for i in 1..100_000 {
+        text.push_str(&format!(",q{i},{}\n", i % 3));
+    }
+    std::fs::write(&path, &text).unwrap();
+    let CsvOutcome::Read(r) = read_csv_predictions(&path, b',', &strings, par).unwrap() else {
+        panic!("declined")
+    };
+    assert_eq!(r.id_column, Some(1));
+    assert_eq!(r.id_offsets.len(), 100_001);
+    assert_eq!(
+        &r.id_data[r.id_offsets[1] as usize..r.id_offsets[2] as usize],
+        b"q1"
+    );
+    let NumberColumn::Float { values, valid } = &r.columns[0] else {
+        panic!("a is float64")
+    };
+    assert_eq!((values[0], valid[0], valid[1]), (0.5, 1, 0));
+    let NumberColumn::Int { values, .. } = &r.columns[1] else {
+        panic!("b is int64")
+    };
+    assert_eq!(values[99_999], 99_999 % 3);
+    for (bad, line) in [
+        ("id,a\nq,0.5\nr,\"1\"\n", 3),
+        ("id,a\nq,0.5\nNA,1\n", 3),
+        ("id,labels\nq,x\n", 1),
+        ("id,a\nq,0.5,1\n", 2),
+        ("id,a\nq,nan\n", 2),
+    ] {
+        std::fs::write(&path, bad).unwrap();
+        match read_csv_predictions(&path, b',', &strings, par).unwrap() {
+            CsvOutcome::Declined { line: l, .. } => assert_eq!(l, line, "{bad}"),
+            CsvOutcome::Read(_) => panic!("read {bad}"),
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
