@@ -22,7 +22,7 @@
 //! Blank lines are skipped as pyarrow skips them. Parallel over blocks of lines;
 //! results never depend on the thread count.
 
-use super::line::parse_score;
+use super::number::score_at;
 use super::{block_cuts_from, Decline};
 use crate::parallel::Parallelism;
 
@@ -264,31 +264,47 @@ fn scan_block(text: &[u8], layout: &Layout) -> Result<Block, (usize, Decline)> {
         if memchr::memchr(b'\r', line).is_some() {
             return Err((n, Decline("a lone carriage return")));
         }
-        let mut cells = line.split(|&b| b == layout.delimiter);
+        // cells read in place: an id up to the next delimiter, a number by its
+        // grammar, which must then end at a delimiter or the line's end
+        let mut pos = 0;
         let mut j = 0;
         for c in 0..layout.n_cells {
-            let cell = cells.next().ok_or((n, Decline("a row with fewer cells")))?;
+            if c > 0 {
+                if line.get(pos) != Some(&layout.delimiter) {
+                    return Err((n, Decline("a row with fewer cells")));
+                }
+                pos += 1;
+            }
+            let rest = &line[pos..];
             if Some(c) == layout.id_column {
+                let cell = &rest[..memchr::memchr(layout.delimiter, rest).unwrap_or(rest.len())];
                 if NULL_SPELLINGS.contains(&cell) {
                     return Err((n, Decline("an id pyarrow reads as null")));
                 }
                 out.id_data.extend_from_slice(cell);
                 // a block is at most a few MiB: its relative offsets fit
                 out.id_offsets.push(out.id_data.len() as i32);
+                pos += cell.len();
                 continue;
             }
-            if cell.is_empty() {
+            if rest.first().is_none_or(|&b| b == layout.delimiter) {
                 out.values[j].push(0.0);
                 out.valid[j].push(0);
             } else {
-                let v = parse_score(cell).map_err(|d| (n, d))?;
-                out.real[j] |= cell.iter().any(|&b| matches!(b, b'.' | b'e' | b'E'));
+                let (v, end) = score_at(line, pos).map_err(|d| (n, d))?;
+                if end < line.len() && line[end] != layout.delimiter {
+                    return Err((n, Decline("a cell that is not a number")));
+                }
+                out.real[j] |= line[pos..end]
+                    .iter()
+                    .any(|&b| matches!(b, b'.' | b'e' | b'E'));
                 out.values[j].push(v);
                 out.valid[j].push(1);
+                pos = end;
             }
             j += 1;
         }
-        if cells.next().is_some() {
+        if pos != line.len() {
             return Err((n, Decline("a row with more cells")));
         }
     }

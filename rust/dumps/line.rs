@@ -230,20 +230,6 @@ impl<'a> Cursor<'a> {
     }
 }
 
-/// A score token on its own (the whole of `tok`, no whitespace), as a line's
-/// scores are read: the value, or the decline.
-pub(super) fn parse_score(tok: &[u8]) -> R<f64> {
-    if tok.first().is_none_or(|&b| is_ws(b)) {
-        return Err(Decline("not a number"));
-    }
-    let (v, end) = number::score_at(tok, 0)?;
-    if end == tok.len() {
-        Ok(v)
-    } else {
-        Err(Decline("text after the number"))
-    }
-}
-
 /// Scan one non-blank line. `form` is `None` while the score form is not yet
 /// known (the object's names are then returned as [`Scores::Names`]).
 pub fn scan<'a>(line: &'a [u8], id_kind: Option<IdKind>, form: Option<&ScoreForm>) -> R<Line<'a>> {

@@ -97,6 +97,21 @@ pub(super) fn score_at(s: &[u8], start: usize) -> Result<(f64, usize), Decline> 
     }
 }
 
+/// A score token on its own (the whole of `tok`, no whitespace), as a line's
+/// scores are read: the value, or the decline.
+#[cfg(test)]
+pub(super) fn parse_score(tok: &[u8]) -> Result<f64, Decline> {
+    if tok.first().is_none_or(|&b| b.is_ascii_whitespace()) {
+        return Err(Decline("not a number"));
+    }
+    let (v, end) = score_at(tok, 0)?;
+    if end == tok.len() {
+        Ok(v)
+    } else {
+        Err(Decline("text after the number"))
+    }
+}
+
 /// Skip the ASCII digits of `s` from `i` (eight at a time where eight bytes are
 /// left), folding them into `m` (wrapping: exact while `m` keeps at most 19
 /// digits); the index after them.

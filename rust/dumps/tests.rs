@@ -1,7 +1,8 @@
 //! The scanner against hand-written lines; the Python tests compare the whole
 //! reader with pyarrow's on generated dumps.
 
-use super::line::{parse_score, scan, Decline, Id, IdKind, ScoreForm, Scores};
+use super::line::{scan, Decline, Id, IdKind, ScoreForm, Scores};
+use super::number::parse_score;
 use super::*;
 
 fn fields(names: &[&str]) -> ScoreForm {
