@@ -196,3 +196,34 @@ def named_part(r: Any) -> tuple[str, np.ndarray]:
     if r.unknown:
         return "partial", filled
     return ("ok" if filled.any() else "empty"), filled
+
+
+def either_reader(read: Any, path: Path, env: str) -> tuple[Any, Any]:
+    """``read(path)`` as a user gets it with the native readers allowed and with
+    ``env=pyarrow`` (every file to pyarrow): each a table, or ``(type, message)`` of the
+    error raised. A prediction reader's contract is that the two are equal."""
+
+    def once() -> Any:
+        try:
+            return read(path)
+        except Exception as e:  # the error a user would see, compared as such
+            return (type(e), str(e))
+
+    before = os.environ.pop(env, None)
+    try:
+        native = once()
+        os.environ[env] = "pyarrow"
+        general = once()
+    finally:
+        os.environ.pop(env, None)
+        if before is not None:
+            os.environ[env] = before
+    return native, general
+
+
+def same_read(a: Any, b: Any) -> bool:
+    """Two :func:`either_reader` results are the same: equal tables with equal
+    schemas, or the same error type and message."""
+    if isinstance(a, pa.Table) and isinstance(b, pa.Table):
+        return bool(a.schema == b.schema and a.equals(b))
+    return bool(a == b)

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pytest
+from helpers import either_reader, examples, same_read
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from toxeval.predictions import PredictionError, read_predictions
@@ -188,6 +189,20 @@ def test_property_native_reads_only_what_pyarrow_reads_the_same(
         assert isinstance(general, pa.Table), f"native read a file pyarrow refuses: {general}"
         assert native.equals(general), (native.to_pylist(), general.to_pylist())
         assert native.schema == general.schema
+
+
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(lines=st.lists(_line(), min_size=1, max_size=8), newline=st.sampled_from(["\n", "\r\n"]))
+def test_property_the_reader_gives_the_same_result_or_error_either_way(
+    lines: list[str], newline: str
+) -> None:
+    """What a user gets from ``read_jsonl_table``, table or error, is the same with the
+    native reader allowed and with ``TOXEVAL_JSONL_READER=pyarrow``."""
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "p.jsonl"
+        path.write_text(newline.join(lines), encoding="utf-8")
+        native, general = either_reader(read_jsonl_table, path, READER_ENV)
+        assert same_read(native, general), (native, general)
 
 
 _good_number = st.one_of(

@@ -1,7 +1,8 @@
-//! Binding of the native JSONL prediction reader (`crate::dumps`): a path in, the
-//! columns out as NumPy arrays (moved, not copied), or the line and reason it
-//! declined the file. `toxeval.predictions.native_jsonl` turns them into the
-//! pyarrow table the general reader would have produced.
+//! Binding of the native JSONL and CSV prediction readers (`crate::dumps`): a
+//! path in, the columns out as NumPy arrays (moved, not copied), or the line and
+//! reason it declined the file. `toxeval.predictions.native_jsonl` and
+//! `toxeval.predictions.native_csv` turn them into the pyarrow table the general
+//! reader would have produced.
 
 use numpy::IntoPyArray;
 use pyo3::exceptions::PyOSError;
@@ -9,6 +10,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 
 use super::parallelism;
+use crate::dumps::csv::{read_csv_predictions, CsvOutcome, NumberColumn};
 use crate::dumps::{read_jsonl_predictions, IdColumn, Outcome, ScoreColumn};
 
 /// Read a JSONL prediction dump of the common forms. Returns a dict: either
@@ -66,7 +68,56 @@ fn read_jsonl_dump<'py>(
     Ok(d)
 }
 
+/// Read a CSV / TSV prediction dump of the common form (`crate::dumps::csv`),
+/// cells split at `delimiter` (one byte), `string_columns` the names pyarrow reads
+/// as strings. Returns a dict: either `{"declined": (line, reason)}`, or `names`
+/// (bytes, header order), `id_column` (its place, or None) with `id_offsets`
+/// (int32) + `id_data` (uint8), and `columns`: per other column in header order a
+/// tuple (values: float64 or int64 array, valid: uint8 array).
+#[pyfunction]
+#[pyo3(signature = (path, delimiter, string_columns, n_jobs=None))]
+fn read_csv_dump<'py>(
+    py: Python<'py>,
+    path: std::path::PathBuf,
+    delimiter: u8,
+    string_columns: Vec<Vec<u8>>,
+    n_jobs: Option<i64>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let par = parallelism(n_jobs)?;
+    let outcome = py
+        .detach(|| read_csv_predictions(&path, delimiter, &string_columns, par))
+        .map_err(|e| PyOSError::new_err(e.to_string()))?;
+    let d = PyDict::new(py);
+    let read = match outcome {
+        CsvOutcome::Declined { line, reason } => {
+            d.set_item("declined", (line, reason))?;
+            return Ok(d);
+        }
+        CsvOutcome::Read(r) => r,
+    };
+    d.set_item("declined", py.None())?;
+    let names = PyList::new(py, read.names.iter().map(|n| PyBytes::new(py, n)))?;
+    d.set_item("names", names)?;
+    d.set_item("id_column", read.id_column)?;
+    d.set_item("id_offsets", read.id_offsets.into_pyarray(py))?;
+    d.set_item("id_data", read.id_data.into_pyarray(py))?;
+    let columns = PyList::empty(py);
+    for c in read.columns {
+        match c {
+            NumberColumn::Float { values, valid } => {
+                columns.append((values.into_pyarray(py), valid.into_pyarray(py)))?
+            }
+            NumberColumn::Int { values, valid } => {
+                columns.append((values.into_pyarray(py), valid.into_pyarray(py)))?
+            }
+        }
+    }
+    d.set_item("columns", columns)?;
+    Ok(d)
+}
+
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(read_jsonl_dump, m)?)?;
+    m.add_function(wrap_pyfunction!(read_csv_dump, m)?)?;
     Ok(())
 }

@@ -56,6 +56,56 @@ pub struct Line<'a> {
 
 type R<T> = Result<T, Decline>;
 
+use super::number;
+
+/// Where [`scan_into`] puts the numbers of a line's `scores` as it reads them (the
+/// block scanner writes them straight into its columns; [`scan`] collects them).
+pub trait ScoreSink {
+    /// Field `j` of the score object holds `v` (None: null); a decline when the
+    /// line already gave field `j`.
+    fn field(&mut self, j: usize, v: Option<f64>) -> R<()>;
+    /// The next element of a score vector.
+    fn element(&mut self, v: f64);
+}
+
+/// A line's `scores` as [`scan_into`] saw it (the numbers went to the sink).
+#[derive(Debug, PartialEq)]
+pub enum Seen {
+    Null,
+    Fields,
+    Vector,
+    /// Discovery only: an object's field names, in order.
+    Names(Vec<Vec<u8>>),
+}
+
+/// What [`scan_into`] gives besides the numbers.
+#[derive(Debug, PartialEq)]
+pub struct Head<'a> {
+    pub id: Id<'a>,
+    pub scores: Seen,
+    pub id_first: bool,
+}
+
+/// [`ScoreSink`] that keeps what it gets, in line order (for [`scan`]).
+#[derive(Default)]
+struct Collect {
+    fields: Vec<(usize, Option<f64>)>,
+    elements: Vec<f64>,
+}
+
+impl ScoreSink for Collect {
+    fn field(&mut self, j: usize, v: Option<f64>) -> R<()> {
+        if self.fields.iter().any(|&(i, _)| i == j) {
+            return Err(Decline("a repeated score field"));
+        }
+        self.fields.push((j, v));
+        Ok(())
+    }
+    fn element(&mut self, v: f64) {
+        self.elements.push(v);
+    }
+}
+
 fn is_ws(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\r' | b'\n')
 }
@@ -93,7 +143,7 @@ impl<'a> Cursor<'a> {
     }
     fn lit(&mut self, word: &[u8]) -> bool {
         self.ws();
-        if self.s[self.i..].starts_with(word) {
+        if self.s.get(self.i) == word.first() && self.s[self.i..].starts_with(word) {
             self.i += word.len();
             true
         } else {
@@ -163,25 +213,12 @@ impl<'a> Cursor<'a> {
         self.i = i;
         Ok((&s[start..i], real))
     }
-    /// A score: a finite float64, correctly rounded (as every JSON reader here
-    /// parses it). Integers of more than 15 digits and numbers beyond float64's
-    /// range are declined rather than second-guessed.
+    /// A score: a finite float64, correctly rounded ([`number::score_at`]).
     fn score(&mut self) -> R<f64> {
-        let (tok, real) = self.number_token()?;
-        let digits = tok.strip_prefix(b"-").unwrap_or(tok);
-        if !real && digits.len() > 15 {
-            return Err(Decline("a long integer score"));
-        }
-        if let Some(v) = exact_short_decimal(tok) {
-            return Ok(v);
-        }
-        let text = std::str::from_utf8(tok).map_err(|_| Decline("not a number"))?;
-        let v: f64 = text.parse().map_err(|_| Decline("not a number"))?;
-        if v.is_finite() {
-            Ok(v)
-        } else {
-            Err(Decline("a score beyond float64"))
-        }
+        self.ws();
+        let (v, end) = number::score_at(self.s, self.i)?;
+        self.i = end;
+        Ok(v)
     }
     fn int_id(&mut self) -> R<i64> {
         let (tok, real) = self.number_token()?;
@@ -193,54 +230,36 @@ impl<'a> Cursor<'a> {
     }
 }
 
-/// Powers of ten that float64 holds exactly.
-const POW10: [f64; 23] = [
-    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
-    1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
-];
-
-/// `-?D+(.D+)?` with at most 15 significant digits, as float64, exactly: the digits
-/// are an integer below 2^53 and 10^d is exact, so one correctly rounded division
-/// is the correctly rounded value (Clinger's fast path). None for other tokens
-/// (exponents, more digits), which go to the general parser.
-pub(super) fn exact_short_decimal(tok: &[u8]) -> Option<f64> {
-    let (neg, body) = match tok.strip_prefix(b"-") {
-        Some(rest) => (true, rest),
-        None => (false, tok),
-    };
-    let mut mantissa: u64 = 0;
-    let mut digits = 0usize;
-    let mut frac = 0usize;
-    let mut seen_dot = false;
-    for &b in body {
-        match b {
-            b'0'..=b'9' => {
-                mantissa = mantissa * 10 + u64::from(b - b'0');
-                if mantissa > 0 {
-                    digits += 1;
-                }
-                if digits > 15 {
-                    return None;
-                }
-                if seen_dot {
-                    frac += 1;
-                }
-            }
-            b'.' => seen_dot = true,
-            _ => return None,
-        }
-    }
-    let v = mantissa as f64 / *POW10.get(frac)?;
-    Some(if neg { -v } else { v })
-}
-
 /// Scan one non-blank line. `form` is `None` while the score form is not yet
 /// known (the object's names are then returned as [`Scores::Names`]).
 pub fn scan<'a>(line: &'a [u8], id_kind: Option<IdKind>, form: Option<&ScoreForm>) -> R<Line<'a>> {
+    let mut sink = Collect::default();
+    let head = scan_into(line, id_kind, form, &mut sink)?;
+    let scores = match head.scores {
+        Seen::Null => Scores::Null,
+        Seen::Fields => Scores::Fields(sink.fields),
+        Seen::Vector => Scores::Vector(sink.elements),
+        Seen::Names(names) => Scores::Names(names),
+    };
+    Ok(Line {
+        id: head.id,
+        scores,
+        id_first: head.id_first,
+    })
+}
+
+/// [`scan`] with the score numbers given to `sink` as they are read (no
+/// allocation per line once the form is known).
+pub fn scan_into<'a, S: ScoreSink>(
+    line: &'a [u8],
+    id_kind: Option<IdKind>,
+    form: Option<&ScoreForm>,
+    sink: &mut S,
+) -> R<Head<'a>> {
     let mut c = Cursor { s: line, i: 0 };
     c.expect(b'{')?;
     let mut id: Option<Id<'a>> = None;
-    let mut scores: Option<Scores> = None;
+    let mut scores: Option<Seen> = None;
     let mut id_first = false;
     loop {
         let key = c.string()?;
@@ -268,7 +287,7 @@ pub fn scan<'a>(line: &'a [u8], id_kind: Option<IdKind>, form: Option<&ScoreForm
                 if scores.is_some() {
                     return Err(Decline("a repeated field"));
                 }
-                scores = Some(scan_scores(&mut c, form)?);
+                scores = Some(scan_scores(&mut c, form, sink)?);
             }
             _ => return Err(Decline("a field other than id and scores")),
         }
@@ -286,53 +305,66 @@ pub fn scan<'a>(line: &'a [u8], id_kind: Option<IdKind>, form: Option<&ScoreForm
         return Err(Decline("text after the object"));
     }
     let id = id.ok_or(Decline("a line without an id"))?;
-    Ok(Line {
+    Ok(Head {
         id,
-        scores: scores.unwrap_or(Scores::Null),
+        scores: scores.unwrap_or(Seen::Null),
         id_first,
     })
 }
 
-fn scan_scores(c: &mut Cursor<'_>, form: Option<&ScoreForm>) -> R<Scores> {
+/// The index of the score field whose name starts at the cursor (a string), the
+/// cursor then after it. `guess` (the field's place in the first object) is tried
+/// first by comparing the bytes in place: a name has no quote, escape or control
+/// character, so `name"` there is that string and nothing else.
+fn field_index(c: &mut Cursor<'_>, names: &[Vec<u8>], guess: usize) -> R<usize> {
+    if let Some(name) = names.get(guess) {
+        c.ws();
+        let rest = &c.s[c.i..];
+        let n = name.len();
+        if rest.len() > n + 1 && rest[0] == b'"' && rest[n + 1] == b'"' && &rest[1..=n] == name {
+            c.i += n + 2;
+            return Ok(guess);
+        }
+    }
+    let key = c.string()?;
+    names
+        .iter()
+        .position(|n| n.as_slice() == key)
+        .ok_or(Decline("a score field the first object does not have"))
+}
+
+fn scan_scores<S: ScoreSink>(
+    c: &mut Cursor<'_>,
+    form: Option<&ScoreForm>,
+    sink: &mut S,
+) -> R<Seen> {
     if c.lit(b"null") {
-        return Ok(Scores::Null);
+        return Ok(Seen::Null);
     }
     match (c.peek()?, form) {
         (b'{', Some(ScoreForm::Fields(names))) => {
             c.i += 1;
-            let mut out: Vec<(usize, Option<f64>)> = Vec::with_capacity(names.len());
             if c.peek()? == b'}' {
                 c.i += 1;
-                return Ok(Scores::Fields(out));
+                return Ok(Seen::Fields);
             }
+            // fields usually come in the first object's order
+            let mut guess = 0;
             loop {
-                let key = c.string()?;
-                // names are few (one per category): a linear search from the
-                // position the field has in the first object finds it at once
-                let guess = out.len();
-                let at = if names.get(guess).is_some_and(|n| n.as_slice() == key) {
-                    guess
-                } else {
-                    names
-                        .iter()
-                        .position(|n| n.as_slice() == key)
-                        .ok_or(Decline("a score field the first object does not have"))?
-                };
-                if out.iter().any(|&(j, _)| j == at) {
-                    return Err(Decline("a repeated score field"));
-                }
+                let at = field_index(c, names, guess)?;
+                guess = at + 1;
                 c.expect(b':')?;
                 let v = if c.lit(b"null") {
                     None
                 } else {
                     Some(c.score()?)
                 };
-                out.push((at, v));
+                sink.field(at, v)?;
                 match c.peek()? {
                     b',' => c.i += 1,
                     b'}' => {
                         c.i += 1;
-                        return Ok(Scores::Fields(out));
+                        return Ok(Seen::Fields);
                     }
                     _ => return Err(Decline("unexpected character")),
                 }
@@ -358,7 +390,7 @@ fn scan_scores(c: &mut Cursor<'_>, form: Option<&ScoreForm>) -> R<Scores> {
                     b',' => c.i += 1,
                     b'}' => {
                         c.i += 1;
-                        return Ok(Scores::Names(names));
+                        return Ok(Seen::Names(names));
                     }
                     _ => return Err(Decline("unexpected character")),
                 }
@@ -366,18 +398,17 @@ fn scan_scores(c: &mut Cursor<'_>, form: Option<&ScoreForm>) -> R<Scores> {
         }
         (b'[', None | Some(ScoreForm::Vector)) => {
             c.i += 1;
-            let mut out = Vec::new();
             if c.peek()? == b']' {
                 c.i += 1;
-                return Ok(Scores::Vector(out));
+                return Ok(Seen::Vector);
             }
             loop {
-                out.push(c.score()?);
+                sink.element(c.score()?);
                 match c.peek()? {
                     b',' => c.i += 1,
                     b']' => {
                         c.i += 1;
-                        return Ok(Scores::Vector(out));
+                        return Ok(Seen::Vector);
                     }
                     _ => return Err(Decline("unexpected character")),
                 }

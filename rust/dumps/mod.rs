@@ -11,11 +11,13 @@
 //! with its general reader, which also owns every error message. So this reader
 //! returns data or a decline, never a user-facing error of its own (I/O aside).
 
+pub mod csv;
 mod line;
+mod number;
 
 use std::io::Read;
 
-use line::{is_blank, scan, Id, Scores};
+use line::{is_blank, scan, scan_into, Id, ScoreSink, Scores, Seen};
 pub use line::{Decline, IdKind, ScoreForm};
 
 use crate::parallel::Parallelism;
@@ -122,7 +124,7 @@ pub fn read_jsonl_predictions(
         let end = if eof {
             buf.len()
         } else {
-            match buf.iter().rposition(|&b| b == b'\n') {
+            match memchr::memrchr(b'\n', &buf) {
                 Some(p) => p + 1,
                 None => {
                     fill(&mut file, &mut buf, CHUNK, &mut eof)?;
@@ -140,16 +142,16 @@ pub fn read_jsonl_predictions(
             Err(e) => return Err(std::io::Error::other(e.to_string())),
         };
         let mut line_no = lines_before;
-        for (b, r) in results.into_iter().enumerate() {
+        for r in results {
             match r {
-                Ok(block) => {
+                Ok((block, lines)) => {
                     if !out.append(block) {
                         return Ok(declined(line_no + 1, "more than 2 GiB of ids or scores"));
                     }
+                    line_no += lines;
                 }
                 Err((rel_line, d)) => return Ok(declined(line_no + rel_line, d.0)),
             }
-            line_no += count_lines(&text[cuts[b]..cuts[b + 1]]);
         }
         lines_before = line_no;
         buf.drain(..end);
@@ -178,35 +180,29 @@ fn fill(
     more: usize,
     eof: &mut bool,
 ) -> std::io::Result<()> {
-    let start = buf.len();
-    buf.resize(start + more, 0);
-    let mut got = 0;
-    while got < more {
-        let n = file.read(&mut buf[start + got..])?;
-        if n == 0 {
-            *eof = true;
-            break;
-        }
-        got += n;
+    buf.reserve(more);
+    let got = file.take(more as u64).read_to_end(buf)?;
+    if got < more {
+        *eof = true;
     }
-    buf.truncate(start + got);
     Ok(())
-}
-
-fn count_lines(text: &[u8]) -> usize {
-    text.iter().filter(|&&b| b == b'\n').count()
 }
 
 /// Block boundaries in `text`: about every `BLOCK` bytes, just after a newline.
 fn block_cuts(text: &[u8]) -> Vec<usize> {
+    block_cuts_from(text, BLOCK)
+}
+
+/// [`block_cuts`] with the first block about `first` bytes.
+fn block_cuts_from(text: &[u8], first: usize) -> Vec<usize> {
     let mut cuts = vec![0];
     let mut at = 0;
     while at < text.len() {
-        let target = at + BLOCK;
+        let target = at + if at == 0 { first } else { BLOCK };
         if target >= text.len() {
             break;
         }
-        match text[target..].iter().position(|&b| b == b'\n') {
+        match memchr::memchr(b'\n', &text[target..]) {
             Some(p) => {
                 at = target + p + 1;
                 if at < text.len() {
@@ -231,7 +227,7 @@ fn discover(buf: &[u8], eof: bool) -> Discovery {
     let mut line_no = 0;
     let mut rest = buf;
     while !rest.is_empty() {
-        let (line, complete) = match rest.iter().position(|&b| b == b'\n') {
+        let (line, complete) = match memchr::memchr(b'\n', rest) {
             Some(p) => (&rest[..p], true),
             None => (rest, eof),
         };
@@ -358,8 +354,39 @@ impl Block {
     }
 }
 
-/// Scan the lines of one block; on a decline, the block's 1-based line of it.
-fn scan_block(text: &[u8], schema: &Schema, k: usize) -> Result<Block, (usize, Decline)> {
+/// The score sink of one row of a block: object fields straight into the
+/// block's columns (the row's cells were set to null first), vector elements onto
+/// its flat values.
+struct RowSink<'b> {
+    values: &'b mut [Vec<f64>],
+    valid: &'b mut [Vec<u8>],
+    vec_values: &'b mut Vec<f64>,
+    /// Per field, 1 + the last row that gave it (to decline a repeated field).
+    given: &'b mut [usize],
+    row: usize,
+}
+
+impl ScoreSink for RowSink<'_> {
+    fn field(&mut self, j: usize, v: Option<f64>) -> Result<(), Decline> {
+        // j < k: an index into the schema's names, which size these columns
+        if self.given[j] == self.row + 1 {
+            return Err(Decline("a repeated score field"));
+        }
+        self.given[j] = self.row + 1;
+        if let Some(v) = v {
+            self.values[j][self.row] = v;
+            self.valid[j][self.row] = 1;
+        }
+        Ok(())
+    }
+    fn element(&mut self, v: f64) {
+        self.vec_values.push(v);
+    }
+}
+
+/// Scan the lines of one block: its rows and its number of lines, or on a
+/// decline the block's 1-based line of it.
+fn scan_block(text: &[u8], schema: &Schema, k: usize) -> Result<(Block, usize), (usize, Decline)> {
     let mut out = Block::new(k);
     if std::str::from_utf8(text).is_err() {
         // the block's first line that is not UTF-8
@@ -372,14 +399,35 @@ fn scan_block(text: &[u8], schema: &Schema, k: usize) -> Result<Block, (usize, D
         }
         return Err((1, Decline("not UTF-8")));
     }
+    let mut given = vec![0usize; k];
     let mut n = 0;
-    for line in text.split(|&b| b == b'\n') {
+    let mut start = 0;
+    while start <= text.len() {
+        let end = memchr::memchr(b'\n', &text[start..]).map_or(text.len(), |p| start + p);
+        let line = &text[start..end];
+        start = end + 1;
+        if end == text.len() && line.is_empty() {
+            break; // nothing after the block's last newline
+        }
         n += 1;
         if is_blank(line) {
             continue;
         }
-        let l = scan(line, Some(schema.id_kind), Some(&schema.form)).map_err(|d| (n, d))?;
-        match l.id {
+        let row = out.row_valid.len();
+        for j in 0..k {
+            out.values[j].push(0.0);
+            out.valid[j].push(0);
+        }
+        let mut sink = RowSink {
+            values: &mut out.values,
+            valid: &mut out.valid,
+            vec_values: &mut out.vec_values,
+            given: &mut given,
+            row,
+        };
+        let head = scan_into(line, Some(schema.id_kind), Some(&schema.form), &mut sink)
+            .map_err(|d| (n, d))?;
+        match head.id {
             Id::Str(s) => {
                 out.id_data.extend_from_slice(s);
                 // a block is at most a few MiB: its relative offsets fit
@@ -387,41 +435,16 @@ fn scan_block(text: &[u8], schema: &Schema, k: usize) -> Result<Block, (usize, D
             }
             Id::Int(v) => out.ids_int.push(v),
         }
-        match l.scores {
-            Scores::Null => {
-                out.row_valid.push(0);
-                for j in 0..k {
-                    out.values[j].push(0.0);
-                    out.valid[j].push(0);
-                }
-                if k == 0 {
-                    out.vec_offsets.push(out.vec_values.len() as i32);
-                }
-            }
-            Scores::Fields(cells) => {
-                out.row_valid.push(1);
-                let row = out.row_valid.len();
-                for (j, v) in cells {
-                    out.values[j].push(v.unwrap_or(0.0));
-                    out.valid[j].push(u8::from(v.is_some()));
-                }
-                // fields the line leaves out are null
-                for j in 0..k {
-                    if out.values[j].len() < row {
-                        out.values[j].push(0.0);
-                        out.valid[j].push(0);
-                    }
-                }
-            }
-            Scores::Vector(v) => {
-                out.row_valid.push(1);
-                out.vec_values.extend_from_slice(&v);
-                out.vec_offsets.push(out.vec_values.len() as i32);
-            }
-            Scores::Names(_) => return Err((n, Decline("scores of another form"))),
+        match head.scores {
+            Seen::Null => out.row_valid.push(0),
+            Seen::Fields | Seen::Vector => out.row_valid.push(1),
+            Seen::Names(_) => return Err((n, Decline("scores of another form"))),
+        }
+        if k == 0 {
+            out.vec_offsets.push(out.vec_values.len() as i32);
         }
     }
-    Ok(out)
+    Ok((out, n))
 }
 
 #[cfg(test)]

@@ -1,7 +1,8 @@
 //! The scanner against hand-written lines; the Python tests compare the whole
 //! reader with pyarrow's on generated dumps.
 
-use super::line::{exact_short_decimal, scan, Decline, Id, IdKind, ScoreForm, Scores};
+use super::line::{scan, Decline, Id, IdKind, ScoreForm, Scores};
+use super::number::parse_score;
 use super::*;
 
 fn fields(names: &[&str]) -> ScoreForm {
@@ -107,13 +108,19 @@ fn whole_file_blocks_and_declines() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// xorshift64: the same pseudo-random sequence on every run.
+fn next(state: &mut u64) -> u64 {
+    *state ^= *state << 13;
+    *state ^= *state >> 7;
+    *state ^= *state << 17;
+    *state
+}
+
 #[test]
 fn short_decimals_are_parsed_exactly() {
     let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
     for _ in 0..200_000 {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
+        let state = next(&mut state);
         let digits = 1 + (state % 15) as usize;
         let frac = (state >> 8) as usize % 20;
         let m = (state >> 20) % 10u64.pow(digits as u32);
@@ -128,9 +135,114 @@ fn short_decimals_are_parsed_exactly() {
             s.insert(0, '-');
         }
         let want: f64 = s.parse().unwrap();
-        let got = exact_short_decimal(s.as_bytes()).unwrap();
+        let got = parse_score(s.as_bytes()).unwrap();
         assert_eq!(got.to_bits(), want.to_bits(), "{s}");
     }
-    assert_eq!(exact_short_decimal(b"1e5"), None);
-    assert_eq!(exact_short_decimal(b"1234567890123456"), None);
+}
+
+/// Random JSON numbers of every shape (1 to 25 significant digits, leading zeros
+/// in the fraction, exponents from -330 to 330 either case and sign): the value
+/// is `str::parse::<f64>`'s to the bit, or a decline exactly where the reader
+/// promises one (an integer of more than 15 digits, a value beyond float64).
+#[test]
+fn scores_parse_as_std_does() {
+    let mut state: u64 = 0x2545_F491_4F6C_DD1D;
+    for _ in 0..300_000 {
+        let r = next(&mut state);
+        let int_len = (r % 20) as usize;
+        let frac_len = ((r >> 5) % 22) as usize;
+        let mut s = String::new();
+        if r >> 10 & 1 == 1 {
+            s.push('-');
+        }
+        let mut d = next(&mut state);
+        let mut digit = |first: bool| {
+            d = d.rotate_left(5) ^ 0x9E37_79B9;
+            let v = (d % 10) as u8;
+            char::from(b'0' + if first { 1 + v % 9 } else { v })
+        };
+        if int_len == 0 {
+            s.push('0');
+        } else {
+            for i in 0..int_len {
+                s.push(digit(i == 0));
+            }
+        }
+        if frac_len > 0 && r >> 11 & 3 != 0 {
+            s.push('.');
+            for _ in 0..frac_len {
+                s.push(digit(false));
+            }
+        }
+        if r >> 13 & 3 == 0 {
+            s.push(if r >> 15 & 1 == 1 { 'e' } else { 'E' });
+            match r >> 16 & 3 {
+                0 => s.push('-'),
+                1 => s.push('+'),
+                _ => {}
+            }
+            s.push_str(&((r >> 20) % 331).to_string());
+        }
+        let want: f64 = s.parse().unwrap();
+        let real = s.contains(['.', 'e', 'E']);
+        let long_int = !real && s.trim_start_matches('-').len() > 15;
+        match parse_score(s.as_bytes()) {
+            Ok(got) => {
+                assert!(!long_int, "{s}: a long integer read");
+                assert_eq!(got.to_bits(), want.to_bits(), "{s}");
+            }
+            Err(Decline(why)) => {
+                assert!(long_int || !want.is_finite(), "{s}: declined ({why})");
+            }
+        }
+    }
+    for bad in ["1.", ".5", "01", "1e", "1e+", "+1", "--1", "0x1", "1.5.2"] {
+        assert!(parse_score(bad.as_bytes()).is_err(), "{bad}");
+    }
+}
+
+#[test]
+fn csv_columns_types_and_declines() {
+    use super::csv::{read_csv_predictions, CsvOutcome, NumberColumn};
+    let dir = std::env::temp_dir().join(format!("toxeval-csv-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("p.csv");
+    let strings = vec![b"labels".to_vec()];
+    let par = Parallelism::new(Some(2)).unwrap();
+    let mut text = String::from("a,id,b\r\n0.5,q0,1\r\n\r\n");
+    for i in 1..100_000 {
+        text.push_str(&format!(",q{i},{}\n", i % 3));
+    }
+    std::fs::write(&path, &text).unwrap();
+    let CsvOutcome::Read(r) = read_csv_predictions(&path, b',', &strings, par).unwrap() else {
+        panic!("declined")
+    };
+    assert_eq!(r.id_column, Some(1));
+    assert_eq!(r.id_offsets.len(), 100_001);
+    assert_eq!(
+        &r.id_data[r.id_offsets[1] as usize..r.id_offsets[2] as usize],
+        b"q1"
+    );
+    let NumberColumn::Float { values, valid } = &r.columns[0] else {
+        panic!("a is float64")
+    };
+    assert_eq!((values[0], valid[0], valid[1]), (0.5, 1, 0));
+    let NumberColumn::Int { values, .. } = &r.columns[1] else {
+        panic!("b is int64")
+    };
+    assert_eq!(values[99_999], 99_999 % 3);
+    for (bad, line) in [
+        ("id,a\nq,0.5\nr,\"1\"\n", 3),
+        ("id,a\nq,0.5\nNA,1\n", 3),
+        ("id,labels\nq,x\n", 1),
+        ("id,a\nq,0.5,1\n", 2),
+        ("id,a\nq,nan\n", 2),
+    ] {
+        std::fs::write(&path, bad).unwrap();
+        match read_csv_predictions(&path, b',', &strings, par).unwrap() {
+            CsvOutcome::Declined { line: l, .. } => assert_eq!(l, line, "{bad}"),
+            CsvOutcome::Read(_) => panic!("read {bad}"),
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
 }

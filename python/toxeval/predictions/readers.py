@@ -3,8 +3,9 @@ Parquet (NPY and NPZ: :mod:`~toxeval.predictions.arrays`). JSONL and CSV may be
 compressed (``.gz``, ``.bz2``, ``.zst``, ``.lz4``: pyarrow's codecs); a compressed
 Parquet, NPY or NPZ file is rejected.
 
-JSONL of the common score forms is read by the native reader
-(:mod:`~toxeval.predictions.native_jsonl`; :func:`read_jsonl_table` decides); the rest
+JSONL and CSV of the common score forms are read by the native readers
+(:mod:`~toxeval.predictions.native_jsonl`, :mod:`~toxeval.predictions.native_csv`;
+:func:`read_jsonl_table` and :func:`read_csv_table` decide); the rest
 by pyarrow with an explicit schema built from the first lines, so every row is typed
 the same way; when pyarrow refuses a file, it is scanned line by line to
 name the line and the problem. Decompression and decoding errors become a
@@ -41,6 +42,7 @@ from toxeval.files import (
 )
 from toxeval.input_columns import check_column_names
 from toxeval.json_lines import json_line_values
+from toxeval.predictions.native_csv import native_csv_available, read_native_csv
 from toxeval.predictions.native_jsonl import native_jsonl_available, read_native_jsonl
 from toxeval.predictions.schema import (
     FORMATS,
@@ -331,21 +333,33 @@ def read_pyarrow_jsonl_table(path: Path) -> pa.Table:
 
 
 def read_csv_table(path: Path) -> pa.Table:
+    """The one place that decides which reader serves a CSV / TSV dump: the native
+    reader (:mod:`~toxeval.predictions.native_csv`) for an uncompressed file it covers,
+    pyarrow for everything else: a compressed file, a file the native reader declines,
+    or ``TOXEVAL_CSV_READER=pyarrow``. Both give the same table; every error message
+    comes from the pyarrow path."""
     import pyarrow.csv as pcsv
 
     if path.stat().st_size == 0:
         raise PredictionError(f"{path}: empty file (no predictions)")
     _check_encoding(path)
     delimiter = prediction_format(path, "csv").delimiter
+    string_columns = ID_COLUMNS + LABEL_COLUMNS + TEXT_COLUMNS
+    if file_compression(path) is None and native_csv_available():
+        try:
+            table = read_native_csv(path, delimiter, string_columns)
+        except OSError as e:
+            raise _unreadable(path, e) from None
+        if table is not None:
+            check_column_names(table.column_names, str(path), PredictionError)
+            return table
     try:
         with _source(path) as src:
             table = pcsv.read_csv(
                 src,
                 parse_options=pcsv.ParseOptions(delimiter=delimiter, newlines_in_values=True),
                 convert_options=pcsv.ConvertOptions(
-                    column_types={
-                        c: pa.string() for c in ID_COLUMNS + LABEL_COLUMNS + TEXT_COLUMNS
-                    },
+                    column_types={c: pa.string() for c in string_columns},
                     # an empty cell is null (no prediction, unscored); a quoted "" is an
                     # empty string (an empty output, an empty label list)
                     strings_can_be_null=True,
