@@ -1,4 +1,4 @@
-"""``toxeval score`` of a JSONL or Parquet dump never imports pandas.
+"""``toxeval score`` of a JSONL, CSV or Parquet dump never imports pandas.
 
 pyarrow imports pandas (0.2-0.4 s) the first time ``pa.array(...)``, ``Array.to_numpy()``
 or ``np.asarray(arrow_array)`` runs; the score path converts through
@@ -52,6 +52,12 @@ def _files(tmp: Path) -> tuple[Path, Path, Path, Path]:
         pa.table({"id": [f"r{i}" for i in range(40)], **{c: [s[c] for s in scores] for c in CATS}}),
         dump_parquet,
     )
+    dump_csv = tmp / "p.csv"
+    dump_csv.write_text(
+        "id," + ",".join(CATS) + "\n"
+        + "".join(f"r{i}," + ",".join(str(s[c]) for c in CATS) + "\n" for i, s in enumerate(scores)),
+        encoding="utf-8",
+    )  # fmt: skip
     return ds_jsonl, ds_parquet, dump_jsonl, dump_parquet
 
 
@@ -71,14 +77,8 @@ def _score(tmp: Path, dump: Path, dataset: Path, env: dict[str, str]) -> str:
     [
         ("parquet", {}),
         ("jsonl", {"TOXEVAL_JSONL_READER": "pyarrow"}),
-        pytest.param(
-            "jsonl",
-            {},
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="toxeval.predictions.native_jsonl builds its arrays with pa.array",
-            ),
-        ),
+        ("jsonl", {}),
+        ("csv", {}),
     ],
 )
 def test_score_does_not_import_pandas(
@@ -86,7 +86,7 @@ def test_score_does_not_import_pandas(
 ) -> None:
     ds_jsonl, ds_parquet, dump_jsonl, dump_parquet = _files(tmp_path)
     ds = ds_jsonl if dataset == "jsonl" else ds_parquet
-    path = dump_jsonl if dump == "jsonl" else dump_parquet
+    path = {"jsonl": dump_jsonl, "parquet": dump_parquet, "csv": tmp_path / "p.csv"}[dump]
     assert _score(tmp_path, path, ds, env) == "NO PANDAS 0"
 
 

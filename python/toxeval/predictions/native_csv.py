@@ -24,6 +24,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from toxeval.arrow_numpy import from_numpy
+
 __all__ = ["CSV_READER_ENV", "native_csv_available", "read_native_csv"]
 
 #: ``TOXEVAL_CSV_READER=pyarrow`` sends every CSV / TSV dump to pyarrow (to compare, or
@@ -72,5 +74,5 @@ def read_native_csv(path: Path, delimiter: str, string_columns: Sequence[str]) -
             continue
         values, valid = next(numbers)
         ok = np.asarray(valid, dtype=bool)
-        columns.append(pa.array(values, mask=None if ok.all() else ~ok))
+        columns.append(from_numpy(np.asarray(values), None if ok.all() else ~ok))
     return pa.table(columns, names=names)

@@ -24,6 +24,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from toxeval.arrow_numpy import from_numpy
+
 __all__ = ["READER_ENV", "native_jsonl_available", "read_native_jsonl"]
 
 #: ``TOXEVAL_JSONL_READER=pyarrow`` sends every JSONL dump to pyarrow (to compare, or
@@ -52,9 +54,9 @@ def read_native_jsonl(path: Path) -> pa.Table | None:
         return None
     row_valid = np.asarray(d["row_valid"], dtype=bool)
     n = len(row_valid)
-    row_null = None if row_valid.all() else pa.array(~row_valid)
+    row_null = None if row_valid.all() else from_numpy(~row_valid)
     if "ids_int" in d:
-        ids = pa.array(d["ids_int"], type=pa.int64())
+        ids = from_numpy(np.asarray(d["ids_int"], dtype=np.int64))
     else:
         offsets = d["id_offsets"]
         ids = pa.Array.from_buffers(
@@ -65,14 +67,15 @@ def read_native_jsonl(path: Path) -> pa.Table | None:
         children = []
         for values, valid in zip(d["values"], d["valid"], strict=True):
             ok = np.asarray(valid, dtype=bool)
-            children.append(pa.array(values, type=pa.float64(), mask=None if ok.all() else ~ok))
+            f64 = np.asarray(values, dtype=np.float64)
+            children.append(from_numpy(f64, None if ok.all() else ~ok))
         scores: pa.Array = pa.StructArray.from_arrays(
             children, fields=[pa.field(name, pa.float64()) for name in names], mask=row_null
         )
     else:
         scores = pa.ListArray.from_arrays(
-            pa.array(d["vec_offsets"], type=pa.int32()),
-            pa.array(d["vec_values"], type=pa.float64()),
+            from_numpy(np.asarray(d["vec_offsets"], dtype=np.int32)),
+            from_numpy(np.asarray(d["vec_values"], dtype=np.float64)),
             type=pa.list_(pa.float64()),
             mask=row_null,
         )
