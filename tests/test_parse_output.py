@@ -80,3 +80,19 @@ def test_a_negative_phrase_that_names_a_category_negates_it() -> None:
 def test_a_negative_phrase_in_a_list_counts_as_nothing(text: str) -> None:
     r = parse_output(text)
     assert r.status == "ok" and r.labels == frozenset({"hate"})
+
+
+def test_reading_predictions_does_not_import_the_parser() -> None:
+    """``toxeval.parsing`` exports its statuses and error type eagerly and the parser on
+    first use, so reading score dumps does not pay for the parser's modules."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys, toxeval.predictions, toxeval.parsing as p\n"
+        "print('toxeval.parsing.parser' in sys.modules)\n"
+        "p.parse_output('hate')\n"
+        "print('toxeval.parsing.parser' in sys.modules, 'parse_outputs' in dir(p))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert out.stdout.split() == ["False", "True", "True"], out.stderr

@@ -46,8 +46,8 @@ value grammar and its vocabulary).
 
 from __future__ import annotations
 
-from .api import clear_caches, parse_output, parse_outputs
-from .llama_guard import DEFAULT_LLAMA_GUARD_MAPPING as DEFAULT_LLAMA_GUARD_MAPPING
+from typing import TYPE_CHECKING, Any
+
 from .result import (
     DEFAULT_THRESHOLD,
     NULL_POLICIES,
@@ -76,3 +76,32 @@ __all__ = [
     "parse_output",
     "parse_outputs",
 ]
+
+if TYPE_CHECKING:
+    from .api import clear_caches, parse_output, parse_outputs
+    from .llama_guard import DEFAULT_LLAMA_GUARD_MAPPING as DEFAULT_LLAMA_GUARD_MAPPING
+
+# The parser itself is imported on first use: the statuses and the error type above are
+# all that code reading prediction files needs, and the parser's modules take a tenth
+# of a second to import.
+_LAZY = {
+    "clear_caches": "api",
+    "parse_output": "api",
+    "parse_outputs": "api",
+    "DEFAULT_LLAMA_GUARD_MAPPING": "llama_guard",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
