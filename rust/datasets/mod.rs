@@ -147,6 +147,10 @@ fn block_cuts(text: &[u8]) -> Vec<usize> {
 /// Scan the lines of one block (`last`: the file's last block, whose final
 /// newline may end the file). On a decline, the block's 1-based line of it.
 fn scan_block(text: &[u8], last: bool) -> Result<Block, (usize, Decline)> {
+    if i32::try_from(text.len()).is_err() {
+        // a line of 2 GiB or more: the block's int32 offsets could not hold it
+        return Err((1, Decline("a line too long for int32 offsets")));
+    }
     if let Err(e) = std::str::from_utf8(text) {
         let line = 1 + text[..e.valid_up_to()]
             .iter()
@@ -198,7 +202,7 @@ fn scan_block(text: &[u8], last: bool) -> Result<Block, (usize, Decline)> {
             label_codes.push(code);
         };
         let id = scan(line, id_kind, &mut sinks, &mut on_label).map_err(|d| (n + 1, d))?;
-        // a block is a few MiB: its relative offsets fit in i32
+        // the block is under 2 GiB (checked above): its relative offsets fit in i32
         match id {
             Id::Str => {
                 out.id_str = Some(true);

@@ -231,6 +231,10 @@ struct Layout {
 /// Scan the lines of one block: its rows, or on a decline the block's 1-based
 /// line of it.
 fn scan_block(text: &[u8], layout: &Layout) -> Result<Block, (usize, Decline)> {
+    if i32::try_from(text.len()).is_err() {
+        // a line of 2 GiB or more: the block's int32 offsets could not hold it
+        return Err((1, Decline("a line too long for int32 offsets")));
+    }
     let k = layout.n_cells - usize::from(layout.id_column.is_some());
     let mut out = Block {
         id_offsets: vec![0],

@@ -388,6 +388,10 @@ impl ScoreSink for RowSink<'_> {
 /// decline the block's 1-based line of it.
 fn scan_block(text: &[u8], schema: &Schema, k: usize) -> Result<(Block, usize), (usize, Decline)> {
     let mut out = Block::new(k);
+    if i32::try_from(text.len()).is_err() {
+        // a line of 2 GiB or more: the block's int32 offsets could not hold it
+        return Err((1, Decline("a line too long for int32 offsets")));
+    }
     if std::str::from_utf8(text).is_err() {
         // the block's first line that is not UTF-8
         let mut n = 0;
