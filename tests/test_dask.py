@@ -281,6 +281,34 @@ def test_empty_blocks_and_degenerate_inputs(dask_cluster: Any) -> None:
         assert (v1 == v0 or (v0 != v0 and v1 != v1)) and w1 == w0, name
 
 
+def test_input_of_no_rows_gives_the_in_memory_result(dask_cluster: Any) -> None:
+    """No rows at all: the report of NaN figures with the in-memory warnings (it was
+    an error), and AP/ROC AUC raise what scikit-learn raises, by either path."""
+    for k in (1, 3):
+        y0, s0 = np.zeros((0, k), dtype=np.int64), np.zeros((0, k))
+        y1, s1 = da.from_array(y0, chunks=(1, k)), da.from_array(s0, chunks=(1, k))
+        for forced in ({}, {"n_ranges": 3}):
+            r0, w0 = _call(tm.multilabel_report, y0, s0)
+            r1, w1 = _call(td.multilabel_report, y1, s1, **forced)
+            if isinstance(r0, tuple):  # one label: multilabel_report's own error
+                assert r1 == r0
+            else:
+                assert w1 == w0 and set(r1) == set(r0)
+                for key in r0:
+                    _same(r1[key], r0[key])
+            for name in ("average_precision_score", "roc_auc_score"):
+                for avg in ("macro", "micro"):
+                    v0, _ = _call(getattr(tm, name), y0, s0, average=avg)
+                    v1, _ = _call(getattr(td, name), y1, s1, average=avg, **forced)
+                    assert v1 == v0, (name, avg, forced)
+    for name in ("average_precision_score", "roc_auc_score"):
+        v0, _ = _call(getattr(tm, name), np.zeros(0, np.int64), np.zeros(0))
+        v1, _ = _call(
+            getattr(td, name), da.zeros(0, chunks=1, dtype=np.int64), da.zeros(0, chunks=1)
+        )
+        assert v1 == v0, name
+
+
 @settings(
     max_examples=4,
     deadline=None,

@@ -188,7 +188,7 @@ def multilabel_report(
         micro=True,
     )
     if route is None:
-        return accumulate(
+        merged = accumulate(
             y_true,
             y_score,
             mask=mask,
@@ -196,9 +196,37 @@ def multilabel_report(
             threshold=threshold,
             n_jobs=n_jobs,
             split_every=split_every,
-        ).compute()
+        )
+        if merged.n_samples == 0:
+            return _empty_report(y_score, threshold)
+        return merged.compute()
+    if route[0].rows == 0:
+        return _empty_report(y_score, threshold)
     acc, binary = ranged_report(blocks, *route)
     return acc.compute(binary=binary)
+
+
+def _n_labels(y_score: Any) -> int:
+    """The columns of a Dask array or dataframe of scores (1 for 1-D input)."""
+    if isinstance(y_score, da.Array):
+        return 1 if y_score.ndim == 1 else int(y_score.shape[1])
+    columns = getattr(y_score, "columns", None)
+    return 1 if columns is None else len(columns)
+
+
+def _empty_report(y_score: Any, threshold: float) -> MultilabelReport:
+    """The report of no rows: the in-memory function's (NaN figures, its warnings)."""
+    k = _n_labels(y_score)
+    return metrics.multilabel_report(
+        np.zeros((0, k), np.int8), np.zeros((0, k)), threshold=threshold
+    )
+
+
+def _of_no_rows(y_score: Any, name: str, average: Any) -> Any:
+    """What the in-memory function gives for input of no rows of this shape (its
+    value, warnings or error: scikit-learn's)."""
+    shape = (0,) if getattr(y_score, "ndim", 2) == 1 else (0, _n_labels(y_score))
+    return getattr(metrics, name)(np.zeros(shape, np.int64), np.zeros(shape), average=average)
 
 
 # ------------------------------------------------------------------ AP / ROC AUC
@@ -252,6 +280,8 @@ def _binary_score(
     blocks = _blocks(y_true, y_score, mask, sample_weight)
     route = _route(blocks, y_score, n_ranges, memory_limit, None, labels=not micro, micro=micro)
     if route is not None:
+        if route[0].rows == 0:
+            return _of_no_rows(y_score, name, average)
         figs, micro_fig, pos_weight = ranged_figures(blocks, route[1])
         if micro_fig is not None:
             emit(micro_fig[2 + pick])
@@ -259,7 +289,7 @@ def _binary_score(
     else:
         state = compute_one(_binary_graph(y_true, y_score, mask, sample_weight, micro, split_every))
         if not isinstance(state, BinaryState) or state.labels is None:
-            raise ValueError("toxeval.dask: the input has no rows")
+            return _of_no_rows(y_score, name, average)
         if micro:
             assert state.micro is not None
             fig = state.micro.figures()
