@@ -366,6 +366,15 @@ def plot(rows: list[dict[str, Any]], path: Path) -> None:
             color="grey",
             label="in memory (read + report)",
         )
+    ooc = sorted({r["n"]: r for r in rows if r.get("ooc")}.values(), key=lambda r: r["n"])
+    if ooc:
+        a.loglog(
+            [r["n"] for r in ooc],
+            [r["ooc"]["seconds"] for r in ooc],
+            "s--",
+            color="black",
+            label="out of core (toxeval score), same shards",
+        )
     a.set_xlabel("rows (x 15 float32 continuous scores)")
     a.set_ylabel("wall time (s)")
     a.legend(fontsize=8)
