@@ -16,6 +16,7 @@ pub mod dumps;
 pub mod error;
 pub mod ids;
 pub mod indicator;
+pub mod json_cursor;
 pub mod kendall;
 pub mod labels;
 pub mod numeric;

@@ -6,9 +6,9 @@
 //! form: each is a *decline* (`Err(Decline)`), and the caller hands the file to the
 //! general reader, which reads it or names the problem.
 
-/// Why a line was not read here (for tests and notes).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Decline(pub &'static str);
+pub use crate::json_cursor::is_blank;
+pub use crate::json_cursor::Decline;
+use crate::json_cursor::{Cursor, R};
 
 /// An id as it appears on a line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -16,17 +16,6 @@ pub enum Id {
     /// A string: its decoded bytes are the last ones pushed to the id buffer.
     Str,
     Int(i64),
-}
-
-type R<T> = Result<T, Decline>;
-
-fn is_ws(b: u8) -> bool {
-    matches!(b, b' ' | b'\t' | b'\r' | b'\n')
-}
-
-/// True when `line` holds only JSON whitespace.
-pub fn is_blank(line: &[u8]) -> bool {
-    line.iter().all(|&b| is_ws(b))
 }
 
 /// Where one line's values go: decoded strings are appended to the buffers, and
@@ -38,35 +27,7 @@ pub struct Sinks<'a> {
     pub label: &'a mut Vec<u8>,
 }
 
-struct Cursor<'a> {
-    s: &'a [u8],
-    i: usize,
-}
-
 impl<'a> Cursor<'a> {
-    fn ws(&mut self) {
-        while self.i < self.s.len() && is_ws(self.s[self.i]) {
-            self.i += 1;
-        }
-    }
-
-    fn peek(&mut self) -> R<u8> {
-        self.ws();
-        self.s
-            .get(self.i)
-            .copied()
-            .ok_or(Decline("a line ends early"))
-    }
-
-    fn expect(&mut self, b: u8) -> R<()> {
-        if self.peek()? == b {
-            self.i += 1;
-            Ok(())
-        } else {
-            Err(Decline("not the expected JSON"))
-        }
-    }
-
     /// A key: a string without escapes (the three names need none).
     fn key(&mut self) -> R<&'a [u8]> {
         let s = self.s;
@@ -86,7 +47,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// A string value, decoded and appended to `out`.
-    fn string(&mut self, out: &mut Vec<u8>) -> R<()> {
+    fn decoded_string(&mut self, out: &mut Vec<u8>) -> R<()> {
         self.expect(b'"')?;
         loop {
             let start = self.i;
@@ -217,14 +178,14 @@ pub fn scan(
         match key {
             b"id" if id.is_none() => {
                 id = Some(if c.peek()? == b'"' {
-                    c.string(sinks.id_data)?;
+                    c.decoded_string(sinks.id_data)?;
                     Id::Str
                 } else {
                     Id::Int(c.integer()?)
                 });
             }
             b"text" if !text => {
-                c.string(sinks.text_data)?;
+                c.decoded_string(sinks.text_data)?;
                 text = true;
             }
             b"labels" if !labels => {
@@ -234,7 +195,7 @@ pub fn scan(
                 } else {
                     loop {
                         sinks.label.clear();
-                        c.string(sinks.label)?;
+                        c.decoded_string(sinks.label)?;
                         label(sinks.label);
                         match c.peek()? {
                             b',' => c.i += 1,

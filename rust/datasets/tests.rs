@@ -117,7 +117,7 @@ fn many_blocks_give_what_one_thread_gives() {
         read_jsonl_dataset(&bad, Parallelism { threads: 4 }),
         Outcome::Declined {
             line: 60_001,
-            reason: "not the expected JSON"
+            reason: "an unexpected character"
         }
     );
 }

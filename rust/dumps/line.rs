@@ -6,9 +6,9 @@
 //! control character, a number it cannot parse exactly like JSON, another field,
 //! a repeated field, each is a decline.
 
-/// Why a line was not read here (for tests and `TOXEVAL_TIMINGS`-style notes).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Decline(pub &'static str);
+pub use crate::json_cursor::is_blank;
+pub use crate::json_cursor::Decline;
+use crate::json_cursor::{Cursor, R};
 
 /// How the `scores` values of a file are laid out (fixed by the first line that
 /// has non-null scores).
@@ -53,8 +53,6 @@ pub struct Line<'a> {
     /// `id` came before `scores` on the line.
     pub id_first: bool,
 }
-
-type R<T> = Result<T, Decline>;
 
 use super::number;
 
@@ -106,41 +104,7 @@ impl ScoreSink for Collect {
     }
 }
 
-fn is_ws(b: u8) -> bool {
-    matches!(b, b' ' | b'\t' | b'\r' | b'\n')
-}
-
-/// True when `line` holds only JSON whitespace (a blank line, skipped by every reader).
-pub fn is_blank(line: &[u8]) -> bool {
-    line.iter().all(|&b| is_ws(b))
-}
-
-struct Cursor<'a> {
-    s: &'a [u8],
-    i: usize,
-}
-
 impl<'a> Cursor<'a> {
-    fn ws(&mut self) {
-        while self.i < self.s.len() && is_ws(self.s[self.i]) {
-            self.i += 1;
-        }
-    }
-    fn peek(&mut self) -> R<u8> {
-        self.ws();
-        self.s
-            .get(self.i)
-            .copied()
-            .ok_or(Decline("line ends early"))
-    }
-    fn expect(&mut self, b: u8) -> R<()> {
-        if self.peek()? == b {
-            self.i += 1;
-            Ok(())
-        } else {
-            Err(Decline("unexpected character"))
-        }
-    }
     fn lit(&mut self, word: &[u8]) -> bool {
         self.ws();
         if self.s.get(self.i) == word.first() && self.s[self.i..].starts_with(word) {
