@@ -187,8 +187,7 @@ def test_property_native_reads_only_what_pyarrow_reads_the_same(
         if native is None:
             return  # declined: pyarrow serves the file (errors included)
         assert isinstance(general, pa.Table), f"native read a file pyarrow refuses: {general}"
-        assert native.equals(general), (native.to_pylist(), general.to_pylist())
-        assert native.schema == general.schema
+        assert same_read(native, general), (native.to_pylist(), general.to_pylist())
 
 
 @settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -256,3 +255,47 @@ def test_property_covered_dumps_are_read_natively_and_equal(text: str) -> None:
         assert isinstance(general, pa.Table), general
         assert native.equals(general), (native.to_pylist(), general.to_pylist())
         assert native.schema == general.schema
+
+
+@pytest.mark.parametrize(
+    ("suffix", "codec"), [(".gz", "gzip"), (".bz2", "bz2"), (".zst", "zstd"), (".lz4", "lz4")]
+)
+def test_compressed_dumps_are_read_natively_after_decompression(
+    tmp_path: Path, suffix: str, codec: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A gz, bz2, zst or lz4 dump is decompressed by pyarrow's decompressor and read by
+    the native reader: the table pyarrow's JSON reader gives; a corrupt one goes to
+    pyarrow, which names the error."""
+    from toxeval import _core
+
+    text = "".join(
+        json.dumps({"id": f"r{i}", "scores": {"x": i / 7, "y": None if i % 5 else 0.5}}) + "\n"
+        for i in range(500)
+    )
+    path = tmp_path / f"p.jsonl{suffix}"
+    with pa.output_stream(str(path), compression=codec) as out:
+        out.write(text.encode())
+    calls: list[int] = []
+    real = _core.read_jsonl_dump_bytes
+    monkeypatch.setattr(_core, "read_jsonl_dump_bytes", lambda b: calls.append(len(b)) or real(b))
+    native, general = either_reader(read_jsonl_table, path, READER_ENV)
+    assert calls == [len(text.encode())]
+    assert isinstance(native, pa.Table) and same_read(native, general)
+    bad = tmp_path / f"bad.jsonl{suffix}"
+    bad.write_bytes(path.read_bytes()[: len(path.read_bytes()) // 2])
+    native, general = either_reader(read_jsonl_table, bad, READER_ENV)
+    assert same_read(native, general) and isinstance(native, tuple), native
+
+
+def test_a_compressed_dump_too_large_to_hold_goes_to_pyarrow(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import toxeval.predictions.native_jsonl as nj
+
+    path = tmp_path / "p.jsonl.gz"
+    with pa.output_stream(str(path), compression="gzip") as out:
+        out.write(b'{"id": "a", "scores": {"x": 0.5}}\n' * 100)
+    monkeypatch.setattr(nj, "COMPRESSED_MAX_BYTES", 1000)
+    assert read_native_jsonl(path) is None
+    native, general = either_reader(read_jsonl_table, path, READER_ENV)
+    assert isinstance(native, pa.Table) and same_read(native, general)

@@ -11,7 +11,9 @@ use pyo3::types::{PyBytes, PyDict, PyList};
 
 use super::parallelism;
 use crate::dumps::csv::{read_csv_predictions, CsvOutcome, NumberColumn};
-use crate::dumps::{read_jsonl_predictions, IdColumn, Outcome, ScoreColumn};
+use crate::dumps::{
+    read_jsonl_predictions, read_jsonl_predictions_from, IdColumn, Outcome, ScoreColumn,
+};
 
 /// Read a JSONL prediction dump of the common forms. Returns a dict: either
 /// `{"declined": (line, reason)}`, or the columns: `id_first`, `ids_int` (int64) or
@@ -29,6 +31,26 @@ fn read_jsonl_dump<'py>(
     let outcome = py
         .detach(|| read_jsonl_predictions(&path, par))
         .map_err(|e| PyOSError::new_err(e.to_string()))?;
+    jsonl_dict(py, outcome)
+}
+
+/// [`read_jsonl_dump`] of a dump's bytes (a compressed file, decompressed by the
+/// caller); the same dict.
+#[pyfunction]
+#[pyo3(signature = (body, n_jobs=None))]
+fn read_jsonl_dump_bytes<'py>(
+    py: Python<'py>,
+    body: &[u8],
+    n_jobs: Option<i64>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let par = parallelism(n_jobs)?;
+    let outcome = py
+        .detach(|| read_jsonl_predictions_from(body, par))
+        .map_err(|e| PyOSError::new_err(e.to_string()))?;
+    jsonl_dict(py, outcome)
+}
+
+fn jsonl_dict(py: Python<'_>, outcome: Outcome) -> PyResult<Bound<'_, PyDict>> {
     let d = PyDict::new(py);
     let read = match outcome {
         Outcome::Declined { line, reason } => {
@@ -118,6 +140,7 @@ fn read_csv_dump<'py>(
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(read_jsonl_dump, m)?)?;
+    m.add_function(wrap_pyfunction!(read_jsonl_dump_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(read_csv_dump, m)?)?;
     Ok(())
 }

@@ -97,7 +97,15 @@ pub fn read_jsonl_predictions(
     path: &std::path::Path,
     par: Parallelism,
 ) -> std::io::Result<Outcome> {
-    let mut file = std::fs::File::open(path)?;
+    read_jsonl_predictions_from(std::fs::File::open(path)?, par)
+}
+
+/// [`read_jsonl_predictions`] of any byte stream (a file, or bytes a decompressor
+/// gave), read in chunks of whole lines.
+pub fn read_jsonl_predictions_from(
+    mut file: impl Read,
+    par: Parallelism,
+) -> std::io::Result<Outcome> {
     let mut buf: Vec<u8> = Vec::new();
     let mut eof = false;
     fill(&mut file, &mut buf, CHUNK, &mut eof)?;
@@ -175,13 +183,13 @@ fn declined(line: usize, reason: &'static str) -> Outcome {
 
 /// Append up to `more` bytes of `file` to `buf`; `eof` once the file is exhausted.
 fn fill(
-    file: &mut std::fs::File,
+    file: &mut impl Read,
     buf: &mut Vec<u8>,
     more: usize,
     eof: &mut bool,
 ) -> std::io::Result<()> {
     buf.reserve(more);
-    let got = file.take(more as u64).read_to_end(buf)?;
+    let got = file.by_ref().take(more as u64).read_to_end(buf)?;
     if got < more {
         *eof = true;
     }

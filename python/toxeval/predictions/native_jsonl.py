@@ -2,13 +2,13 @@
 and the pyarrow table it gives, equal to the one :mod:`pyarrow.json` gives for the same
 file.
 
-It covers the common forms of a score dump, uncompressed: one object per line with an
+It covers the common forms of a score dump (compressed ones once decompressed): one object per line with an
 ``id`` (a string without escapes, or a 64-bit integer, the same kind on every line) and
 ``scores``, either an object of numbers or nulls (``{"hate": 0.9, ...}``, field names
 from the first non-null object, within the first 10,000 lines as for pyarrow's schema)
 or a vector of numbers, or null. Blank lines are skipped. For any other file (another
 field, label lists, raw text, a string with an escape, a number JSON does not allow or
-float64 cannot hold, a compressed file, ...) it *declines*, and the general reader
+float64 cannot hold, a compressed file that does not decompress, ...) it *declines*, and the general reader
 (pyarrow, :func:`toxeval.predictions.readers.read_jsonl_table`) reads the file and
 names every problem; so both readers give the same table or the same error. It is
 parallel over blocks of lines (``TOXEVAL_NUM_THREADS`` caps the threads) and builds no
@@ -25,12 +25,18 @@ import numpy as np
 import pyarrow as pa
 
 from toxeval.arrow_numpy import from_numpy
+from toxeval.file_formats import file_compression
+from toxeval.files import open_stream
 
 __all__ = ["READER_ENV", "native_jsonl_available", "read_native_jsonl"]
 
 #: ``TOXEVAL_JSONL_READER=pyarrow`` sends every JSONL dump to pyarrow (to compare, or
 #: to step around the native reader); unset or ``auto``: native where it covers the file.
 READER_ENV = "TOXEVAL_JSONL_READER"
+
+#: A compressed dump is decompressed whole into memory for the native reader; one that
+#: decompresses to more than this is read by pyarrow's streaming reader instead.
+COMPRESSED_MAX_BYTES = 1 << 30
 
 
 def native_jsonl_available() -> bool:
@@ -44,12 +50,24 @@ def native_jsonl_available() -> bool:
 
 
 def read_native_jsonl(path: Path) -> pa.Table | None:
-    """The table of ``path`` (uncompressed JSONL), or None when the native reader
-    declines the file (see the module docstring). ``OSError`` as reading the file
-    raises it."""
+    """The table of ``path`` (JSONL; gz, bz2, zst or lz4 files decompressed by
+    pyarrow's decompressors first), or None when the native reader declines the file
+    (see the module docstring), or a compressed file does not decompress (the general
+    reader names that error). ``OSError`` as reading the file raises it."""
     from toxeval import _core
 
-    d: dict[str, Any] = _core.read_jsonl_dump(str(path))
+    d: dict[str, Any]
+    if file_compression(path) is None:
+        d = _core.read_jsonl_dump(str(path))
+    else:
+        try:
+            with open_stream(path) as stream:
+                body = stream.read(COMPRESSED_MAX_BYTES + 1)
+        except (OSError, EOFError, pa.ArrowException):
+            return None
+        if len(body) > COMPRESSED_MAX_BYTES:
+            return None  # held whole in memory: past this, pyarrow's blocks read it
+        d = _core.read_jsonl_dump_bytes(body)
     if d["declined"] is not None:
         return None
     row_valid = np.asarray(d["row_valid"], dtype=bool)

@@ -294,11 +294,11 @@ def _check_encoding(path: Path) -> None:
 
 def read_jsonl_table(path: Path) -> pa.Table:
     """The one place that decides which reader serves a JSONL dump: the native reader
-    (:mod:`~toxeval.predictions.native_jsonl`) for an uncompressed file it covers,
-    pyarrow (:func:`read_pyarrow_jsonl_table`) for everything else: a compressed file,
-    a file the native reader declines, or ``TOXEVAL_JSONL_READER=pyarrow``. Both give
-    the same table; every error message comes from the pyarrow path."""
-    if file_compression(path) is None and native_jsonl_available():
+    (:mod:`~toxeval.predictions.native_jsonl`) for a file it covers (compressed ones
+    decompressed first), pyarrow (:func:`read_pyarrow_jsonl_table`) for everything
+    else: a file the native reader declines, or ``TOXEVAL_JSONL_READER=pyarrow``. Both
+    give the same table; every error message comes from the pyarrow path."""
+    if native_jsonl_available():
         try:
             table = read_native_jsonl(path)
         except OSError as e:
