@@ -210,3 +210,31 @@ def test_property_covered_dumps_are_read_natively_and_equal(text: str) -> None:
         native, general = either_reader(read_csv_table, path, CSV_READER_ENV)
         assert isinstance(general, pa.Table), general
         assert same_read(native, general), (native, general)
+
+
+@pytest.mark.parametrize(
+    ("suffix", "codec"), [(".gz", "gzip"), (".bz2", "bz2"), (".zst", "zstd"), (".lz4", "lz4")]
+)
+def test_compressed_csv_dumps_are_read_natively_after_decompression(
+    tmp_path: Path, suffix: str, codec: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A gz, bz2, zst or lz4 CSV dump is decompressed by pyarrow and read natively: the
+    table pyarrow's CSV reader gives; a corrupt one goes to pyarrow, which names it."""
+    from toxeval import _core
+
+    text = "id,x,y\n" + "".join(f"r{i},{i / 7},{'' if i % 5 else 0.5}\n" for i in range(400))
+    path = tmp_path / f"p.csv{suffix}"
+    with pa.output_stream(str(path), compression=codec) as out:
+        out.write(text.encode())
+    calls: list[int] = []
+    real = _core.read_csv_dump_bytes
+    monkeypatch.setattr(
+        _core, "read_csv_dump_bytes", lambda b, *a, **k: calls.append(len(b)) or real(b, *a, **k)
+    )
+    native, general = either_reader(read_csv_table, path, CSV_READER_ENV)
+    assert calls == [len(text.encode())]
+    assert isinstance(native, pa.Table) and same_read(native, general)
+    bad = tmp_path / f"bad.csv{suffix}"
+    bad.write_bytes(path.read_bytes()[: len(path.read_bytes()) // 2])
+    native, general = either_reader(read_csv_table, bad, CSV_READER_ENV)
+    assert same_read(native, general) and isinstance(native, tuple), native

@@ -300,6 +300,12 @@ def read_csv_dump(
     string_columns: Sequence[bytes],
     n_jobs: int | None = None,
 ) -> dict[str, Any]: ...
+def read_csv_dump_bytes(
+    body: bytes,
+    delimiter: int,
+    string_columns: Sequence[bytes],
+    n_jobs: int | None = None,
+) -> dict[str, Any]: ...
 def ids_index_in(
     probe_offsets: NDArray[np.int32] | NDArray[np.int64],
     probe_data: NDArray[np.uint8],

@@ -178,6 +178,22 @@ def open_stream(path: Path) -> pa.NativeFile:
     return pa.input_stream(str(path), compression=COMPRESSIONS[sfx][0] if sfx else None)
 
 
+def read_decompressed(path: Path, limit: int) -> bytes | None:
+    """The decompressed bytes of a compressed file (pyarrow's decompressors), or None
+    when they exceed ``limit`` bytes or the stream is corrupt (a reader then falls back
+    to one that streams the file and names the problem). ``OSError`` as opening it."""
+    try:
+        with open_stream(path) as stream:
+            body: bytes = stream.read(limit + 1)
+    except (EOFError, pa.ArrowException):
+        return None
+    except OSError:
+        if not path.exists():
+            raise
+        return None
+    return None if len(body) > limit else body
+
+
 def open_binary(path: Path) -> io.BufferedReader:
     """``path`` opened for reading bytes (lines, blocks), decompressed when its name or
     its first bytes say so."""

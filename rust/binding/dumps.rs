@@ -10,7 +10,9 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 
 use super::parallelism;
-use crate::dumps::csv::{read_csv_predictions, CsvOutcome, NumberColumn};
+use crate::dumps::csv::{
+    read_csv_predictions, read_csv_predictions_from, CsvOutcome, NumberColumn,
+};
 use crate::dumps::{
     read_jsonl_predictions, read_jsonl_predictions_from, IdColumn, Outcome, ScoreColumn,
 };
@@ -109,6 +111,28 @@ fn read_csv_dump<'py>(
     let outcome = py
         .detach(|| read_csv_predictions(&path, delimiter, &string_columns, par))
         .map_err(|e| PyOSError::new_err(e.to_string()))?;
+    csv_dict(py, outcome)
+}
+
+/// [`read_csv_dump`] of a dump's bytes (a compressed file, decompressed by the
+/// caller); the same dict.
+#[pyfunction]
+#[pyo3(signature = (body, delimiter, string_columns, n_jobs=None))]
+fn read_csv_dump_bytes<'py>(
+    py: Python<'py>,
+    body: &[u8],
+    delimiter: u8,
+    string_columns: Vec<Vec<u8>>,
+    n_jobs: Option<i64>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let par = parallelism(n_jobs)?;
+    let outcome = py
+        .detach(|| read_csv_predictions_from(body, delimiter, &string_columns, par))
+        .map_err(|e| PyOSError::new_err(e.to_string()))?;
+    csv_dict(py, outcome)
+}
+
+fn csv_dict(py: Python<'_>, outcome: CsvOutcome) -> PyResult<Bound<'_, PyDict>> {
     let d = PyDict::new(py);
     let read = match outcome {
         CsvOutcome::Declined { line, reason } => {
@@ -142,5 +166,6 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(read_jsonl_dump, m)?)?;
     m.add_function(wrap_pyfunction!(read_jsonl_dump_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(read_csv_dump, m)?)?;
+    m.add_function(wrap_pyfunction!(read_csv_dump_bytes, m)?)?;
     Ok(())
 }

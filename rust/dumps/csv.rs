@@ -102,14 +102,24 @@ pub fn read_csv_predictions(
     string_columns: &[Vec<u8>],
     par: Parallelism,
 ) -> std::io::Result<CsvOutcome> {
-    let text = std::fs::read(path)?;
+    read_csv_predictions_from(&std::fs::read(path)?, delimiter, string_columns, par)
+}
+
+/// [`read_csv_predictions`] of a dump's bytes (a file read whole, or bytes a
+/// decompressor gave).
+pub fn read_csv_predictions_from(
+    text: &[u8],
+    delimiter: u8,
+    string_columns: &[Vec<u8>],
+    par: Parallelism,
+) -> std::io::Result<CsvOutcome> {
     if text.starts_with(&[0xEF, 0xBB, 0xBF]) {
         return Ok(declined(1, "a byte-order mark"));
     }
     if delimiter == b'"' || delimiter == b'\n' || delimiter == b'\r' {
         return Ok(declined(1, "an unusual delimiter"));
     }
-    let header_end = memchr::memchr(b'\n', &text).unwrap_or(text.len());
+    let header_end = memchr::memchr(b'\n', text).unwrap_or(text.len());
     let header = strip_cr(&text[..header_end]);
     let names: Vec<Vec<u8>> = header
         .split(|&b| b == delimiter)

@@ -26,7 +26,7 @@ import pyarrow as pa
 
 from toxeval.arrow_numpy import from_numpy
 from toxeval.file_formats import file_compression
-from toxeval.files import open_stream
+from toxeval.files import read_decompressed
 
 __all__ = ["READER_ENV", "native_jsonl_available", "read_native_jsonl"]
 
@@ -60,13 +60,9 @@ def read_native_jsonl(path: Path) -> pa.Table | None:
     if file_compression(path) is None:
         d = _core.read_jsonl_dump(str(path))
     else:
-        try:
-            with open_stream(path) as stream:
-                body = stream.read(COMPRESSED_MAX_BYTES + 1)
-        except (OSError, EOFError, pa.ArrowException):
-            return None
-        if len(body) > COMPRESSED_MAX_BYTES:
-            return None  # held whole in memory: past this, pyarrow's blocks read it
+        body = read_decompressed(path, COMPRESSED_MAX_BYTES)
+        if body is None:
+            return None  # held whole in memory: past the limit, pyarrow's blocks read it
         d = _core.read_jsonl_dump_bytes(body)
     if d["declined"] is not None:
         return None

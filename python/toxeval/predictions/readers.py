@@ -334,9 +334,9 @@ def read_pyarrow_jsonl_table(path: Path) -> pa.Table:
 
 def read_csv_table(path: Path) -> pa.Table:
     """The one place that decides which reader serves a CSV / TSV dump: the native
-    reader (:mod:`~toxeval.predictions.native_csv`) for an uncompressed file it covers,
-    pyarrow for everything else: a compressed file, a file the native reader declines,
-    or ``TOXEVAL_CSV_READER=pyarrow``. Both give the same table; every error message
+    reader (:mod:`~toxeval.predictions.native_csv`) for a file it covers (compressed
+    ones decompressed first), pyarrow for everything else: a file the native reader
+    declines, or ``TOXEVAL_CSV_READER=pyarrow``. Both give the same table; every error message
     comes from the pyarrow path."""
     import pyarrow.csv as pcsv
 
@@ -345,7 +345,7 @@ def read_csv_table(path: Path) -> pa.Table:
     _check_encoding(path)
     delimiter = prediction_format(path, "csv").delimiter
     string_columns = ID_COLUMNS + LABEL_COLUMNS + TEXT_COLUMNS
-    if file_compression(path) is None and native_csv_available():
+    if native_csv_available():
         try:
             table = read_native_csv(path, delimiter, string_columns)
         except OSError as e:
