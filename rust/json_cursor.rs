@@ -53,4 +53,30 @@ impl<'a> Cursor<'a> {
             Err(Decline("an unexpected character"))
         }
     }
+
+    /// After an object's member: `true` on `,` (another member follows), `false` on
+    /// `}` (the object ends); anything else declines.
+    pub fn member_end(&mut self) -> R<bool> {
+        match self.peek()? {
+            b',' => {
+                self.i += 1;
+                Ok(true)
+            }
+            b'}' => {
+                self.i += 1;
+                Ok(false)
+            }
+            _ => Err(Decline("an unexpected character")),
+        }
+    }
+
+    /// Only whitespace is left on the line.
+    pub fn at_end(&mut self) -> R<()> {
+        self.ws();
+        if self.i == self.s.len() {
+            Ok(())
+        } else {
+            Err(Decline("more after the object"))
+        }
+    }
 }

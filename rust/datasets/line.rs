@@ -212,19 +212,11 @@ pub fn scan(
             b"id" | b"text" | b"labels" => return Err(Decline("a repeated key")),
             _ => return Err(Decline("another field")),
         }
-        match c.peek()? {
-            b',' => c.i += 1,
-            b'}' => {
-                c.i += 1;
-                break;
-            }
-            _ => return Err(Decline("not the expected JSON")),
+        if !c.member_end()? {
+            break;
         }
     }
-    c.ws();
-    if c.i != line.len() {
-        return Err(Decline("more after the object"));
-    }
+    c.at_end()?;
     let id = id.ok_or(Decline("a line without an id"))?;
     if !text || !labels {
         return Err(Decline("a line without text or labels"));

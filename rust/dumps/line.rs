@@ -255,19 +255,11 @@ pub fn scan_into<'a, S: ScoreSink>(
             }
             _ => return Err(Decline("a field other than id and scores")),
         }
-        match c.peek()? {
-            b',' => c.i += 1,
-            b'}' => {
-                c.i += 1;
-                break;
-            }
-            _ => return Err(Decline("unexpected character")),
+        if !c.member_end()? {
+            break;
         }
     }
-    c.ws();
-    if c.i != line.len() {
-        return Err(Decline("text after the object"));
-    }
+    c.at_end()?;
     let id = id.ok_or(Decline("a line without an id"))?;
     Ok(Head {
         id,
