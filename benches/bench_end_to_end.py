@@ -26,9 +26,9 @@
    in a fresh child interpreter (``--reference``; the arrays are built before the clock
    starts), median of ``--repeats`` calls, in the same bench run.
 
-4. Writes ``bench_end_to_end.json`` and ``.md`` with PASS/FAIL against the targets
-   (issue 38): median wall JSONL <= 1.8 s and <= 4x the reference, Parquet <= 1.2 s and
-   <= 2.5x the reference, peak RSS <= 1 GiB, and the split of the median run.
+4. Writes ``bench_end_to_end.json`` and ``.md`` with PASS/FAIL against the targets:
+   median wall JSONL <= 1.8 s and <= 4x the reference, Parquet <= 1.2 s and <= 2.5x
+   the reference, peak RSS <= 1 GiB, and the split of the median run.
 
 If ``toxeval score`` is not available (the CLI is not built yet) the command prints a SKIP
 message and exits 0 without generating anything (``--generate-only`` generates anyway).

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-__all__ = ["from_numpy", "string_array", "strings", "validity", "values"]
+__all__ = ["from_numpy", "string_array", "string_buffers", "strings", "validity", "values"]
 
 
 def _chunks(arr: pa.Array | pa.ChunkedArray) -> list[pa.Array]:
@@ -95,6 +95,18 @@ def string_array(offsets: np.ndarray, data: np.ndarray) -> pa.Array:
     return pa.Array.from_buffers(
         pa.string(), len(offsets) - 1, [None, pa.py_buffer(offsets), pa.py_buffer(data)]
     )
+
+
+def string_buffers(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """The offsets (int32, or int64 for ``large_string``) and UTF-8 bytes of one string
+    array, as NumPy views of its Arrow buffers (no copy, no Python string per row); the
+    offsets start at the array's offset, so they index the whole data buffer."""
+    width = np.int64 if pa.types.is_large_string(arr.type) else np.int32
+    size = np.dtype(width).itemsize
+    bufs = arr.buffers()
+    offsets = np.frombuffer(bufs[1], dtype=width, count=len(arr) + 1, offset=arr.offset * size)
+    data = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None else np.zeros(0, np.uint8)
+    return offsets, data
 
 
 def strings(items: list[str]) -> pa.Array:

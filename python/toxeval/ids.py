@@ -30,7 +30,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from toxeval.arrow_numpy import from_numpy
+from toxeval.arrow_numpy import from_numpy, string_buffers
 
 __all__ = [
     "JOIN_ENV",
@@ -68,17 +68,6 @@ def native_join_available() -> bool:
     return hasattr(_core, "ids_index_in")
 
 
-def _string_buffers(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
-    """The offsets (int32 or int64) and UTF-8 bytes of a string or large_string array,
-    as NumPy views of its Arrow buffers (no copy, no Python string per row)."""
-    width = np.int64 if pa.types.is_large_string(arr.type) else np.int32
-    size = np.dtype(width).itemsize
-    bufs = arr.buffers()
-    offsets = np.frombuffer(bufs[1], dtype=width, count=len(arr) + 1, offset=arr.offset * size)
-    data = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None else np.zeros(0, np.uint8)
-    return offsets, data
-
-
 def _text_array(arr: pa.Array | pa.ChunkedArray) -> pa.Array:
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks() if arr.num_chunks != 1 else arr.chunk(0)
@@ -98,10 +87,10 @@ def index_in(
     if native_join_available():
         from toxeval import _core
 
-        set_offsets, set_data = _string_buffers(_text_array(value_set))
+        set_offsets, set_data = string_buffers(_text_array(value_set))
         chunks = values.chunks if isinstance(values, pa.ChunkedArray) else [values]
         parts = [
-            _core.ids_index_in(*_string_buffers(chunk), set_offsets, set_data, set_keys)
+            _core.ids_index_in(*string_buffers(chunk), set_offsets, set_data, set_keys)
             for chunk in chunks
         ]
         return np.concatenate(parts) if len(parts) != 1 else parts[0]
@@ -151,19 +140,14 @@ def id_index(arr: pa.Array) -> IdIndex | None:
     n = len(arr)
     if n == 0 or arr.null_count or not pa.types.is_string(arr.type):
         return None
-    offsets = np.frombuffer(arr.buffers()[1], dtype=np.int32, count=n + 1, offset=arr.offset * 4)
+    offsets, data = string_buffers(arr)
     lengths = np.diff(offsets).astype(np.int64)
     longest = int(lengths.max())
     if longest > _ID_BYTES_MAX:
         return None
     width = max(8, (longest + 7) // 8 * 8)
     start, stop = int(offsets[0]), int(offsets[-1])
-    data = arr.buffers()[2]
-    body = (
-        np.frombuffer(data, dtype=np.uint8)[start:stop]
-        if data is not None
-        else np.zeros(0, np.uint8)
-    )
+    body = data[start:stop]
     shortest = int(lengths.min())
     if shortest == longest == width:
         padded = body.reshape(n, width)
@@ -225,7 +209,7 @@ class StringColumn(Sequence[str]):
         if self._keys is None:
             from toxeval import _core
 
-            self._keys = _core.ids_sorted_keys(*_string_buffers(self._arr))
+            self._keys = _core.ids_sorted_keys(*string_buffers(self._arr))
         return self._keys
 
     def id_index(self) -> IdIndex | None:
@@ -241,7 +225,7 @@ class StringColumn(Sequence[str]):
         if not self._arr.null_count and native_join_available():
             from toxeval import _core
 
-            buffers = _string_buffers(self._arr)
+            buffers = string_buffers(self._arr)
             return not _core.ids_any_repeat(*buffers, self.native_keys())
         index = self.id_index()
         if index is not None and index.distinct_hashes():

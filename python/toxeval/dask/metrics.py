@@ -198,10 +198,10 @@ def multilabel_report(
             split_every=split_every,
         )
         if merged.n_samples == 0:
-            return _empty_report(y_score, threshold)
+            return _of_no_rows(y_score, "multilabel_report", threshold=threshold)  # type: ignore[no-any-return]
         return merged.compute()
     if route[0].rows == 0:
-        return _empty_report(y_score, threshold)
+        return _of_no_rows(y_score, "multilabel_report", threshold=threshold)  # type: ignore[no-any-return]
     acc, binary = ranged_report(blocks, *route)
     return acc.compute(binary=binary)
 
@@ -214,19 +214,11 @@ def _n_labels(y_score: Any) -> int:
     return 1 if columns is None else len(columns)
 
 
-def _empty_report(y_score: Any, threshold: float) -> MultilabelReport:
-    """The report of no rows: the in-memory function's (NaN figures, its warnings)."""
-    k = _n_labels(y_score)
-    return metrics.multilabel_report(
-        np.zeros((0, k), np.int8), np.zeros((0, k)), threshold=threshold
-    )
-
-
-def _of_no_rows(y_score: Any, name: str, average: Any) -> Any:
-    """What the in-memory function gives for input of no rows of this shape (its
-    value, warnings or error: scikit-learn's)."""
+def _of_no_rows(y_score: Any, name: str, **kwargs: Any) -> Any:
+    """What the in-memory function ``name`` gives for input of no rows of this shape
+    (its value, warnings or error: scikit-learn's)."""
     shape = (0,) if getattr(y_score, "ndim", 2) == 1 else (0, _n_labels(y_score))
-    return getattr(metrics, name)(np.zeros(shape, np.int64), np.zeros(shape), average=average)
+    return getattr(metrics, name)(np.zeros(shape, np.int64), np.zeros(shape), **kwargs)
 
 
 # ------------------------------------------------------------------ AP / ROC AUC
@@ -281,7 +273,7 @@ def _binary_score(
     route = _route(blocks, y_score, n_ranges, memory_limit, None, labels=not micro, micro=micro)
     if route is not None:
         if route[0].rows == 0:
-            return _of_no_rows(y_score, name, average)
+            return _of_no_rows(y_score, name, average=average)
         figs, micro_fig, pos_weight = ranged_figures(blocks, route[1])
         if micro_fig is not None:
             emit(micro_fig[2 + pick])
@@ -289,7 +281,7 @@ def _binary_score(
     else:
         state = compute_one(_binary_graph(y_true, y_score, mask, sample_weight, micro, split_every))
         if not isinstance(state, BinaryState) or state.labels is None:
-            return _of_no_rows(y_score, name, average)
+            return _of_no_rows(y_score, name, average=average)
         if micro:
             assert state.micro is not None
             fig = state.micro.figures()

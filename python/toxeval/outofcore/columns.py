@@ -21,6 +21,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from toxeval.arrow_numpy import values as arrow_values
 from toxeval.datasets import DatasetError
 from toxeval.datasets.labels import LabelReader
 from toxeval.datasets.schema import RESERVED_FIELDS
@@ -220,11 +221,7 @@ def _float_columns(batch: pa.Table, taxonomy: Taxonomy) -> np.ndarray | None:
     for j, col in enumerate(cols):
         at = 0
         for chunk in col.chunks:
-            # the values buffer itself (no nulls): pyarrow's to_numpy would import pandas
-            dt = np.dtype(np.float32 if pa.types.is_float32(chunk.type) else np.float64)
-            values = np.frombuffer(
-                chunk.buffers()[1], dtype=dt, count=len(chunk), offset=chunk.offset * dt.itemsize
-            )
+            values = arrow_values(chunk)  # the buffer itself: no pandas, no copy
             out_t[j, at : at + len(values)] = values
             at += len(values)
     return np.asarray(out_t.T)
