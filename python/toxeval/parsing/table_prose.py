@@ -38,21 +38,9 @@ class TableProseReader(NegationReader):
         for ln in lines:
             if not ln.strip():
                 continue
-            said = Acc()
-            self.piece(ln, said)
-            neg = None if said.scores else self.negations(ln)
-            if said.scores:  # an answer line ("Crime: not present"): its values must agree
-                named = [
-                    c
-                    for c, v in said.scores.items()
-                    if c in acc.scores and (v >= 0.5) != (acc.scores[c] >= 0.5)
-                ]
-            elif neg is not None and neg[0]:  # "not violent": a negated positive disagrees
-                named = [c for c in neg[0] if acc.scores.get(c, 0.0) >= 0.5]
-            else:
-                named = list(self.mentions(norm_name(ln)) & set(acc.scores))
-                if not (NEG_CUE_RE.search(ln) or TAKE_BACK_RE.search(ln)):
-                    named = []
+            named = list(self.mentions(norm_name(ln)) & set(acc.scores))
+            if named:  # only a line naming what the answer gave a value can disagree
+                named = self._disagreeing(ln, named, acc)
             if named:
                 ids = ", ".join(self.ids[c] for c in sorted(named))
                 acc.errors.append(f"contradictory: {shown(ln.strip())} beside the answer ({ids})")
@@ -65,3 +53,25 @@ class TableProseReader(NegationReader):
             if says_none and any(v > 0 for v in acc.scores.values()):
                 acc.errors.append(f"contradictory: {shown(ln.strip())} beside the answer's labels")
                 return
+
+    def _disagreeing(self, ln: str, named: list[int], acc: Acc) -> list[int]:
+        """The categories of ``named`` (given a value by ``acc``) that the prose line
+        ``ln`` contradicts: its own value for them, a negated list, or a negation or a
+        correction word beside them. Read without looking up close names (as text read
+        only to compare)."""
+        said = Acc()
+        was, self._comparing = self._comparing, True
+        try:
+            self.piece(ln, said)
+            neg = None if said.scores else self.negations(ln)
+        finally:
+            self._comparing = was
+        if said.scores:  # an answer line ("Crime: not present"): its values must agree
+            return [
+                c
+                for c, v in said.scores.items()
+                if c in acc.scores and (v >= 0.5) != (acc.scores[c] >= 0.5)
+            ]
+        if neg is not None and neg[0]:  # "not violent": a negated positive disagrees
+            return [c for c in neg[0] if acc.scores.get(c, 0.0) >= 0.5]
+        return named if (NEG_CUE_RE.search(ln) or TAKE_BACK_RE.search(ln)) else []
