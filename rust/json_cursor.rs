@@ -79,4 +79,23 @@ impl<'a> Cursor<'a> {
             Err(Decline("more after the object"))
         }
     }
+
+    /// A string without escapes or control characters (keys, plain ids), in place;
+    /// UTF-8 is checked by the caller per block.
+    pub fn plain_string(&mut self) -> R<&'a [u8]> {
+        self.expect(b'"')?;
+        let start = self.i;
+        while let Some(&b) = self.s.get(self.i) {
+            match b {
+                b'"' => {
+                    self.i += 1;
+                    return Ok(&self.s[start..self.i - 1]);
+                }
+                b'\\' => return Err(Decline("a string with an escape")),
+                0..=0x1f => return Err(Decline("a control character in a string")),
+                _ => self.i += 1,
+            }
+        }
+        Err(Decline("a line ends early"))
+    }
 }

@@ -28,24 +28,6 @@ pub struct Sinks<'a> {
 }
 
 impl<'a> Cursor<'a> {
-    /// A key: a string without escapes (the three names need none).
-    fn key(&mut self) -> R<&'a [u8]> {
-        let s = self.s;
-        self.expect(b'"')?;
-        let start = self.i;
-        while let Some(&b) = self.s.get(self.i) {
-            match b {
-                b'"' => {
-                    self.i += 1;
-                    return Ok(&s[start..self.i - 1]);
-                }
-                b'\\' => return Err(Decline("a key with an escape")),
-                _ => self.i += 1,
-            }
-        }
-        Err(Decline("a line ends early"))
-    }
-
     /// A string value, decoded and appended to `out`.
     fn decoded_string(&mut self, out: &mut Vec<u8>) -> R<()> {
         self.expect(b'"')?;
@@ -173,7 +155,7 @@ pub fn scan(
     c.expect(b'{')?;
     let (mut id, mut text, mut labels) = (None, false, false);
     loop {
-        let key = c.key()?;
+        let key = c.plain_string()?; // the three names need no escape
         c.expect(b':')?;
         match key {
             b"id" if id.is_none() => {

@@ -114,23 +114,6 @@ impl<'a> Cursor<'a> {
             false
         }
     }
-    /// A string without escapes or control characters (UTF-8 is checked per block).
-    fn string(&mut self) -> R<&'a [u8]> {
-        self.expect(b'"')?;
-        let start = self.i;
-        while let Some(&b) = self.s.get(self.i) {
-            match b {
-                b'"' => {
-                    self.i += 1;
-                    return Ok(&self.s[start..self.i - 1]);
-                }
-                b'\\' => return Err(Decline("a string with an escape")),
-                0..=0x1f => return Err(Decline("a control character in a string")),
-                _ => self.i += 1,
-            }
-        }
-        Err(Decline("unterminated string"))
-    }
     /// The extent of a JSON number (strict grammar) and whether it has a fraction
     /// or exponent.
     fn number_token(&mut self) -> R<(&'a [u8], bool)> {
@@ -226,7 +209,7 @@ pub fn scan_into<'a, S: ScoreSink>(
     let mut scores: Option<Seen> = None;
     let mut id_first = false;
     loop {
-        let key = c.string()?;
+        let key = c.plain_string()?;
         c.expect(b':')?;
         match key {
             b"id" => {
@@ -243,7 +226,7 @@ pub fn scan_into<'a, S: ScoreSink>(
                     return Err(Decline("ids of two kinds"));
                 }
                 id = Some(match kind {
-                    IdKind::Str => Id::Str(c.string()?),
+                    IdKind::Str => Id::Str(c.plain_string()?),
                     IdKind::Int => Id::Int(c.int_id()?),
                 });
             }
@@ -282,7 +265,7 @@ fn field_index(c: &mut Cursor<'_>, names: &[Vec<u8>], guess: usize) -> R<usize> 
             return Ok(guess);
         }
     }
-    let key = c.string()?;
+    let key = c.plain_string()?;
     names
         .iter()
         .position(|n| n.as_slice() == key)
@@ -333,7 +316,7 @@ fn scan_scores<S: ScoreSink>(
                 return Err(Decline("an empty scores object"));
             }
             loop {
-                let key = c.string()?;
+                let key = c.plain_string()?;
                 if names.iter().any(|n| n.as_slice() == key) {
                     return Err(Decline("a repeated score field"));
                 }
